@@ -1,0 +1,84 @@
+"""Embedders turn text into unit-length float32 vectors for the vector channel.
+
+``HashingEmbedder`` is deterministic and needs nothing: it hashes analysed terms and
+character trigrams into signed buckets, so it sees spelling, not meaning.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import anyio.to_thread
+import numpy as np
+
+from .recall._analysis import analyse
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+#: Batches at least this large are embedded in a worker thread, off the event loop.
+THREAD_BATCH = 16
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that embeds text: ``dimension`` and ``async embed(texts)``.
+
+    ``embed`` returns an array of shape ``(len(texts), dimension)``, float32, each row
+    L2-normalised (or all zeros for a text with nothing to embed).
+    """
+
+    @property
+    def dimension(self) -> int: ...
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _bucket(feature: str, dimension: int) -> tuple[int, float]:
+    digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+    value = int.from_bytes(digest, "little")
+    return value % dimension, 1.0 if value >> 63 else -1.0
+
+
+class HashingEmbedder:
+    """A deterministic feature-hashing embedder: no model, no download, no dependency.
+
+    Args:
+        dimension: vector size; 256 by default.
+    """
+
+    def __init__(self, dimension: int = 256) -> None:
+        if dimension < 8:
+            raise ValueError("dimension must be at least 8")
+        self._dimension = dimension
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if len(texts) >= THREAD_BATCH:
+            return await anyio.to_thread.run_sync(self.embed_sync, texts)
+        return self.embed_sync(texts)
+
+    def embed_sync(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed without a worker thread."""
+        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for index, text in enumerate(texts):
+            self._embed_into(out[index], text)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+    def _embed_into(self, row: npt.NDArray[np.float32], text: str) -> None:
+        for term in analyse(text):
+            slot, sign = _bucket(term, self._dimension)
+            row[slot] += sign
+            padded = f"<{term}>"
+            for start in range(len(padded) - 2):
+                slot, sign = _bucket(padded[start : start + 3], self._dimension)
+                row[slot] += 0.5 * sign

@@ -1,0 +1,97 @@
+"""The records an agent keeps, and the references that cite them.
+
+Constructors only normalise (tags to a tuple); validation happens when a record is
+written, so the error can name the field's position in the batch (``entries[2].text``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import attrs
+
+from ._families import Family
+
+
+def _tuple_of_str(value: Iterable[str] | str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+@attrs.frozen
+class MemoryEntry:
+    """One remembered thing. Versions are immutable; an update makes a new version."""
+
+    text: str
+    kind: str = "fact"
+    tags: tuple[str, ...] = attrs.field(default=(), converter=_tuple_of_str)
+    created_at: datetime | None = None
+    thread: str | None = None
+
+
+@attrs.frozen
+class Experience:
+    """What happened when the agent acted: searched lexically only."""
+
+    situation: str
+    action: str
+    outcome: str
+    lesson: str
+
+
+@attrs.frozen
+class TopicMemory:
+    """A note on one topic; writing the same title again makes a new revision."""
+
+    title: str
+    text: str
+
+
+@attrs.frozen
+class Profile:
+    """The scope's profile: read with every request that selects it, never searched."""
+
+    text: str
+
+
+@attrs.frozen
+class Resource:
+    """A document cited by URI; searched on its abstract and overview, never its body."""
+
+    uri: str
+    body: str
+    abstract: str | None = None
+    overview: str | None = None
+
+
+@attrs.frozen
+class MemoryRef:
+    """Exactly one version of one memory entry, as cited in a prepared context."""
+
+    scope_id: str
+    entry_id: str
+    version: int
+
+
+@attrs.frozen
+class RecordRef:
+    """One revision of an experience, topic memory or resource."""
+
+    family: Family
+    scope_id: str
+    id: str
+    revision: int
+
+
+@attrs.frozen
+class MemoryRecord:
+    """A memory entry version read back by :meth:`Runtime.get_memory`."""
+
+    ref: MemoryRef
+    text: str
+    kind: str
+    tags: tuple[str, ...]
+    created_at: datetime | None
+    thread: str | None

@@ -1,0 +1,256 @@
+"""Fitting: places the selected items into the byte budget, one pass plus deepening.
+
+Pure: no I/O, no clock. Sizes are tracked arithmetically from :mod:`._render`'s pieces;
+nothing is rendered here. The Builder and the budget probe both run :func:`fit_pack`,
+so the probe's counts are the Builder's counts by construction.
+
+Per item, in selection order, against what is left of the budget: serve the deepest
+rung of its tier ladder that fits whole, else the next rung down, else the lowest rung
+truncated, else a bare ``uri`` citation; drop it only when even that does not fit.
+Afterwards, leftover budget deepens the best items back up towards their ceilings.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from .._errors import InvariantError
+from ._render import ItemHead, Layout, json_string, smallest_item_bytes
+from ._selection import select
+from ._tiers import Rung, tier_ceiling, tier_ladder
+from ._utf8 import utf8_len, utf8_prefix
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from .._families import Family, Tier
+    from .._limits import Limits
+    from .._requests import Section
+    from ..recall._evidence import Evidence
+
+
+@attrs.frozen
+class OmissionCounts:
+    """What the budget cost a pack: cut items, and dropped items split by cause."""
+
+    truncated_items: int
+    dropped_items: int
+    dropped_below_min_bytes: int
+    dropped_no_fitting_truncation: int
+
+
+@attrs.frozen
+class Placement:
+    """How one item is served: its tier, content literal, byte size and truncation.
+
+    ``rung`` indexes the item's tier ladder (``len(ladder)`` for a bare citation), and
+    ``cut`` says the budget cut that rung's content, so the item can still deepen.
+    """
+
+    tier: Tier
+    rung: int
+    literal: str | None
+    size: int
+    truncated: bool
+    cut: bool = False
+
+
+@attrs.define
+class Candidate:
+    """A selected item with its invariant JSON head, its tier ladder and cached literals."""
+
+    evidence: Evidence
+    head: ItemHead
+    ladder: tuple[Rung, ...]
+    _literals: dict[int, tuple[str, int]] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_evidence(
+        cls, evidence: Evidence, detail: Mapping[Family, Tier], limits: Limits
+    ) -> Candidate:
+        head = ItemHead.from_evidence(evidence.citation, evidence.family, evidence.created_at)
+        ladder = tier_ladder(evidence, tier_ceiling(evidence.family, detail), limits)
+        return cls(evidence=evidence, head=head, ladder=ladder)
+
+    def literal(self, rung: int) -> tuple[str, int]:
+        """A rung's whole content as a JSON literal, with its byte length (computed once)."""
+        cached = self._literals.get(rung)
+        if cached is None:
+            literal = json_string(self.ladder[rung].text)
+            cached = self._literals[rung] = (literal, utf8_len(literal))
+        return cached
+
+
+@attrs.frozen
+class Fitted:
+    """One delivered item and how it is served."""
+
+    candidate: Candidate
+    placement: Placement
+
+
+@attrs.frozen
+class FittedPack:
+    """The outcome of fitting: delivered items in render order, their total size, omissions."""
+
+    layout: Layout
+    items: tuple[Fitted, ...]
+    content_bytes: int
+    omissions: OmissionCounts
+
+
+def fit_pack(
+    candidates: Mapping[Family, Sequence[Evidence]],
+    *,
+    max_bytes: int,
+    sections: Sequence[Section] | None,
+    detail: Mapping[Family, Tier],
+    limits: Limits,
+) -> FittedPack:
+    """Select, fit and deepen; the single fitting pass shared by the Builder and the probe."""
+    layout = Layout(sectioned=sections is not None)
+    offered = select(candidates, sections, limits)
+    placed, used, below_min, no_fit = _first_pass(offered, layout, max_bytes, detail, limits)
+    unused = _deepen(placed, max_bytes - used, limits)
+    omissions = OmissionCounts(
+        truncated_items=sum(item.placement.truncated for item in placed),
+        dropped_items=below_min + no_fit,
+        dropped_below_min_bytes=below_min,
+        dropped_no_fitting_truncation=no_fit,
+    )
+    content_bytes = max_bytes - unused if placed else 0
+    return FittedPack(layout, tuple(placed), content_bytes, omissions)
+
+
+def _first_pass(
+    offered: Sequence[Evidence],
+    layout: Layout,
+    max_bytes: int,
+    detail: Mapping[Family, Tier],
+    limits: Limits,
+) -> tuple[list[Fitted], int, int, int]:
+    placed: list[Fitted] = []
+    families: set[Family] = set()
+    used = layout.wrapper_bytes
+    below_min = no_fit = 0
+    for evidence in offered:
+        family = evidence.family
+        overhead = layout.overhead(
+            family, first_item=not placed, new_section=family not in families
+        )
+        room = max_bytes - used - overhead
+        fitted = _place(evidence, room, detail, limits)
+        if fitted is None:
+            # Below the floor no truncation is even tried; above it one was, and failed.
+            if room < limits.min_truncated_bytes:
+                below_min += 1
+            else:
+                no_fit += 1
+            continue
+        placed.append(fitted)
+        families.add(family)
+        used += overhead + fitted.placement.size
+    return placed, used, below_min, no_fit
+
+
+def _place(
+    evidence: Evidence, room: int, detail: Mapping[Family, Tier], limits: Limits
+) -> Fitted | None:
+    if room < smallest_item_bytes(evidence.family):
+        return None  # a spent budget drops the rest without encoding them
+    candidate = Candidate.from_evidence(evidence, detail, limits)
+    placement = fit_item(candidate, room, limits)
+    return None if placement is None else Fitted(candidate, placement)
+
+
+def _deepen(placed: list[Fitted], unused: int, limits: Limits) -> int:
+    """Spend leftover bytes on the best items first; returns the bytes still unused.
+
+    Refitting with more room never yields a shallower placement: every option tried
+    before the current one was too big for less room, and the truncation search is
+    monotone in room. So an item only gains, and the total only grows within budget.
+    """
+    for index, item in enumerate(placed):
+        if unused <= 0:
+            break
+        if item.placement.rung == 0 and not item.placement.cut:
+            continue  # already at its ceiling, whole
+        deeper = fit_item(item.candidate, item.placement.size + unused, limits)
+        if deeper is None or deeper.size < item.placement.size:
+            raise InvariantError("deepening made an item shallower")
+        unused -= deeper.size - item.placement.size
+        placed[index] = Fitted(item.candidate, deeper)
+    return unused
+
+
+def fit_item(candidate: Candidate, room: int, limits: Limits) -> Placement | None:
+    """The deepest placement of ``candidate`` within ``room`` bytes, or None to drop it."""
+    for rung in range(len(candidate.ladder)):
+        placement = _whole(candidate, rung, room)
+        if placement is not None:
+            return placement
+    if candidate.ladder and room >= limits.min_truncated_bytes:
+        placement = _truncated(candidate, len(candidate.ladder) - 1, room, limits)
+        if placement is not None:
+            return placement
+    size = candidate.head.size("uri", None, truncated=False)
+    if size > room:
+        return None
+    return Placement(
+        tier="uri", rung=len(candidate.ladder), literal=None, size=size, truncated=False
+    )
+
+
+def _whole(candidate: Candidate, rung: int, room: int) -> Placement | None:
+    step = candidate.ladder[rung]
+    # Escaping never shortens text, so the raw length rejects most misfits unescaped.
+    if candidate.head.size(step.tier, step.raw_bytes + 2, truncated=step.capped) > room:
+        return None
+    literal, literal_bytes = candidate.literal(rung)
+    size = candidate.head.size(step.tier, literal_bytes, truncated=step.capped)
+    if size > room:
+        return None
+    return Placement(step.tier, rung, literal, size, truncated=step.capped)
+
+
+def _truncated(candidate: Candidate, rung: int, room: int, limits: Limits) -> Placement | None:
+    step = candidate.ladder[rung]
+    literal_room = room - candidate.head.size(step.tier, 0, truncated=True)
+    # A literal is its text plus two quotes at least, and a cut must drop something.
+    longest = utf8_prefix(step.text, min(literal_room - 2, step.raw_bytes - 1))
+    if utf8_len(longest) < limits.min_truncated_bytes:
+        return None
+    fitted = longest_fitting_prefix(longest, literal_room)
+    if fitted is None or utf8_len(fitted[0]) < limits.min_truncated_bytes:
+        return None
+    _, literal, literal_bytes = fitted
+    size = candidate.head.size(step.tier, literal_bytes, truncated=True)
+    return Placement(step.tier, rung, literal, size, truncated=True, cut=True)
+
+
+def longest_fitting_prefix(text: str, room: int) -> tuple[str, str, int] | None:
+    """The longest non-empty prefix of ``text`` whose JSON literal fits in ``room`` bytes.
+
+    Returns the prefix, its literal and the literal's byte length. Prefixes are taken in
+    code points, so a cut never splits a UTF-8 sequence; escaping can only lengthen a
+    prefix, which makes "fits" monotone and a binary search exact.
+    """
+    literal = json_string(text)
+    literal_bytes = utf8_len(literal)
+    if literal_bytes <= room:
+        return text, literal, literal_bytes
+    best: tuple[str, str, int] | None = None
+    low, high = 1, len(text) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        prefix = text[:middle]
+        literal = json_string(prefix)
+        literal_bytes = utf8_len(literal)
+        if literal_bytes <= room:
+            best = (prefix, literal, literal_bytes)
+            low = middle + 1
+        else:
+            high = middle - 1
+    return best

@@ -1,0 +1,199 @@
+"""``glean ingest`` and ``glean prepare``: the CLI's calls into the public runtime.
+
+Every command returns an exit code: 0 on success, 1 when it could not do its work, 2 for
+bad input. Results go to stdout; progress, notes and errors to stderr. Nothing here
+reaches below the public API (``glean.open_runtime``) and the workload reader.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, TypeVar
+
+import anyio
+import attrs
+
+import glean
+
+from .._families import FAMILIES
+from .._workload import (
+    IngestError,
+    IngestReport,
+    WorkloadEntry,
+    WorkloadError,
+    append_id_map,
+    ingest,
+    iter_entries,
+)
+from ._progress import ProgressBar
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Awaitable, Callable, Iterable, Iterator
+
+MAX_SHOWN_ERRORS: Final = 100
+ID_MAP_SUFFIX: Final = ".ids.jsonl"
+
+T = TypeVar("T")
+
+
+class CommandError(Exception):
+    """A command cannot go on; ``main`` prints the message and exits with ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def run_async(fn: Callable[[], Awaitable[T]], backend: str) -> T:
+    """Run a command's coroutine under ``backend`` (``asyncio`` or ``trio``)."""
+    if backend == "trio" and importlib.util.find_spec("trio") is None:
+        raise CommandError("--backend trio needs trio: pip install 'glean[trio]'", code=2)
+    return anyio.run(fn, backend=backend)
+
+
+# ------------------------------------------------------------------------------ prepare
+
+
+def prepare_command(args: argparse.Namespace) -> int:
+    """``glean prepare``: print one context pack for a query."""
+    database = existing_database(args.db)
+    request = glean.PrepareContextRequest(
+        scope_id=args.scope,
+        query=args.query,
+        max_bytes=args.max_bytes,
+        references=tuple(args.reference),
+        assembly=glean.Assembly(tuple(args.section)) if args.section else None,
+    )
+    context = run_async(partial(_prepare, database, request), args.backend)
+    if args.json:
+        print(json.dumps(attrs.asdict(context), ensure_ascii=False, indent=2))
+    elif context.status == "empty":
+        print(f"glean: nothing relevant to deliver (status {context.status!r})", file=sys.stderr)
+    else:
+        print(context.content)
+    return 0
+
+
+async def _prepare(database: str, request: glean.PrepareContextRequest) -> glean.PreparedContext:
+    async with glean.open_runtime(database) as runtime:
+        try:
+            return await runtime.prepare_context(request)
+        except glean.InvalidRequestError as exc:
+            raise CommandError(str(exc), code=2) from exc
+
+
+def existing_database(path: str) -> str:
+    """The path of a database that already exists; reading never creates one."""
+    if not Path(path).is_file():
+        raise CommandError(
+            f"no database at {path}; create one with: glean ingest WORKLOAD_DIR --db {path}",
+            code=2,
+        )
+    return path
+
+
+# ------------------------------------------------------------------------------- ingest
+
+
+def ingest_command(args: argparse.Namespace) -> int:
+    """``glean ingest``: write a workload folder's entries into a database."""
+    entries_path = _entries_file(Path(args.workload_dir))
+    if args.db == ":memory:":
+        raise CommandError("--db must be a file: an in-memory store is gone when ingest ends", 2)
+    bar = ProgressBar(_count_lines(entries_path), sys.stderr, label="ingesting")
+    skipped = _SkippedLines(bar)
+    entries = skipped.filter(iter_entries(entries_path))
+    run = partial(_ingest, args.db, entries, args.batch_size, bar, skipped)
+    report, failure = run_async(run, args.backend)
+    bar.finish()
+    id_map = args.db + ID_MAP_SUFFIX
+    if report.ids:  # even a failed ingest maps what it wrote, so citations map back
+        append_id_map(id_map, report.ids)
+    _print_report(report, skipped, args.db, id_map)
+    if failure is not None:
+        raise CommandError(f"{failure} ({report.written:,} entries were written first)")
+    if not report.written:
+        raise CommandError(_nothing_written(entries_path, skipped.count, report))
+    return 0
+
+
+def _entries_file(folder: Path) -> Path:
+    if not folder.is_dir():
+        raise CommandError(f"no workload folder at {folder}")
+    entries = folder / "entries.jsonl"
+    if not entries.is_file():
+        raise CommandError(f"{folder} holds no entries.jsonl (see WORKLOAD.md for the format)")
+    return entries
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as lines:
+        return sum(1 for line in lines if line.strip())
+
+
+async def _ingest(
+    database: str,
+    entries: Iterable[WorkloadEntry],
+    batch_size: int,
+    bar: ProgressBar,
+    skipped: _SkippedLines,
+) -> tuple[IngestReport, IngestError | None]:
+    async with glean.open_runtime(database) as runtime:
+        try:
+            report = await ingest(
+                runtime,
+                entries,
+                batch_size=batch_size,
+                progress=lambda done: bar.update(done + skipped.count),
+            )
+        except IngestError as exc:
+            return exc.report, exc
+    return report, None
+
+
+@attrs.define
+class _SkippedLines:
+    """Reports malformed lines on stderr as the reader meets them, and counts them."""
+
+    bar: ProgressBar
+    count: int = 0
+
+    def filter(self, items: Iterable[WorkloadEntry | WorkloadError]) -> Iterator[WorkloadEntry]:
+        for item in items:
+            if isinstance(item, WorkloadError):
+                self.skip(item)
+            else:
+                yield item
+
+    def skip(self, error: WorkloadError) -> None:
+        self.count += 1
+        if self.count <= MAX_SHOWN_ERRORS:
+            self.bar.note(str(error))
+        elif self.count == MAX_SHOWN_ERRORS + 1:
+            self.bar.note("... further malformed lines are counted but not shown")
+
+
+def _print_report(report: IngestReport, skipped: _SkippedLines, database: str, id_map: str) -> None:
+    print(f"ingested {report.written:,} entries into {database}")
+    for family in FAMILIES:
+        if report.counts.get(family):
+            print(f"  {family:<13} {report.counts[family]:>8,}")
+    for rejected in report.rejected:
+        print(f"glean: rejected entry {rejected.id!r}: {rejected.message}", file=sys.stderr)
+    if report.rejected:
+        print(f"rejected {len(report.rejected):,} entries (see stderr)")
+    if skipped.count:
+        print(f"skipped {skipped.count:,} malformed lines (see stderr)")
+    if report.ids:
+        print(f"id map appended to {id_map}")
+
+
+def _nothing_written(path: Path, skipped: int, report: IngestReport) -> str:
+    if skipped or report.rejected:
+        return f"nothing ingested: every entry of {path} was malformed or rejected"
+    return f"nothing ingested: {path} holds no entries"

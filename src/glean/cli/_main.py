@@ -1,0 +1,238 @@
+"""The ``glean`` command line: argument parsing and dispatch to the commands.
+
+``main`` never lets an exception or ``SystemExit`` escape for an expected failure: it
+returns the exit code, so the CLI can be driven in-process (tests, notebooks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import metadata
+from typing import TYPE_CHECKING
+
+import glean
+
+from ._commands import CommandError, ingest_command, prepare_command
+from ._demo import demo_command
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+_DESCRIPTION = """\
+glean prepares bounded, cited context packs for AI agents from the memory they keep.
+
+Start with 'glean demo'. Then load your own workload folder (entries.jsonl and
+queries.jsonl, see WORKLOAD.md) with 'glean ingest' and ask for a pack with
+'glean prepare'.
+"""
+
+_EPILOG = """\
+examples:
+  glean demo
+  glean ingest ./my-workload --db team.db
+  glean prepare --db team.db --scope project:demo "Why was the deploy slow?"
+
+'glean COMMAND --help' explains each command.
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``glean`` command line and return its exit code.
+
+    Args:
+        argv: the arguments after the program name; ``sys.argv[1:]`` when None.
+
+    Returns:
+        0 on success, 1 when the command could not do its work, 2 for bad input,
+        130 when interrupted.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        code: int = args.run(args)
+    except CommandError as exc:
+        print(f"glean {args.command}: error: {exc}", file=sys.stderr)
+        return exc.code
+    except glean.GleanError as exc:
+        print(f"glean {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"glean {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``glean`` and its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="glean",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_demo(commands)
+    _add_ingest(commands)
+    _add_prepare(commands)
+    return parser
+
+
+def _version() -> str:
+    try:
+        return metadata.version("glean")
+    except metadata.PackageNotFoundError:  # run from a source tree
+        return "(not installed)"
+
+
+def _command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    summary: str,
+    description: str,
+    epilog: str,
+) -> argparse.ArgumentParser:
+    command = commands.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    command.add_argument(
+        "--backend",
+        choices=("asyncio", "trio"),
+        default="asyncio",
+        help="the async library to run on (default: asyncio; trio needs glean[trio])",
+    )
+    return command
+
+
+def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = _command(
+        commands,
+        "demo",
+        summary="show glean on a bundled sample: four context packs in a few seconds",
+        description=(
+            "Load a small bundled sample (a fictional team's project memory: memories in\n"
+            "two scopes, experiences, topic memories, resources and a profile) into a\n"
+            "throwaway store, prepare four context packs with different queries and byte\n"
+            "budgets, and print each one under a header line. The store is deleted\n"
+            "afterwards; nothing is written outside a temporary directory."
+        ),
+        epilog="examples:\n  glean demo\n  glean demo --backend trio\n",
+    )
+    command.set_defaults(run=demo_command)
+
+
+def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = _command(
+        commands,
+        "ingest",
+        summary="write a workload folder's entries.jsonl into a database",
+        description=(
+            "Read WORKLOAD_DIR/entries.jsonl (one JSON record per line, see WORKLOAD.md)\n"
+            "and write every entry into the database at --db, creating it if needed.\n"
+            "Malformed lines are reported on stderr as FILE:LINE: message and skipped.\n"
+            "The mapping from each workload id to the citation glean will render for it\n"
+            "is appended to DB.ids.jsonl, so delivered citations can be mapped back.\n"
+            "\n"
+            "Exits 0 when anything was ingested, 1 when nothing was (missing folder, or\n"
+            "every line malformed)."
+        ),
+        epilog=(
+            "examples:\n"
+            "  glean ingest ./locomo --db locomo.db\n"
+            "  glean ingest ./locomo --db locomo.db --batch-size 2048 2> ingest.log\n"
+        ),
+    )
+    command.add_argument("workload_dir", metavar="WORKLOAD_DIR", help="folder with entries.jsonl")
+    command.add_argument("--db", required=True, metavar="PATH", help="database file to write")
+    command.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=512,
+        metavar="N",
+        help="entries per atomic write (default: 512)",
+    )
+    command.set_defaults(run=ingest_command)
+
+
+def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = _command(
+        commands,
+        "prepare",
+        summary="print the context pack glean prepares for a query",
+        description=(
+            "Search the memory of --scope (and of every --reference scope) for QUERY, fit\n"
+            "the result into --max-bytes and print the rendered, cited context pack. When\n"
+            "nothing relevant is found, stdout stays empty and a note goes to stderr.\n"
+            "\n"
+            "Exits 2 for bad input (e.g. --max-bytes outside 512..32768, or no database\n"
+            "at --db: prepare never creates one)."
+        ),
+        epilog=(
+            "examples:\n"
+            '  glean prepare --db team.db --scope project:demo "Why was the deploy slow?"\n'
+            "  glean prepare --db team.db --scope chat-1 --reference chat-2 \\\n"
+            '      --max-bytes 2000 --json "Where does Alice live?"\n'
+            "  glean prepare --db team.db --scope project:demo --section profile=1 \\\n"
+            '      --section memory=4 --section resource=2 "How do I deploy?"\n'
+        ),
+    )
+    command.add_argument("query", metavar="QUERY", help="what the agent needs context for")
+    command.add_argument("--db", required=True, metavar="PATH", help="an existing database file")
+    command.add_argument("--scope", required=True, metavar="S", help="the scope to search")
+    command.add_argument(
+        "--reference",
+        action="append",
+        default=[],
+        metavar="R",
+        help="another scope to search as well (repeatable)",
+    )
+    command.add_argument(
+        "--max-bytes",
+        type=int,
+        default=8000,
+        metavar="N",
+        help="byte budget of the pack, 512..32768 (default: 8000)",
+    )
+    command.add_argument(
+        "--section",
+        action="append",
+        default=[],
+        type=_section,
+        metavar="FAMILY=LIMIT",
+        help=(
+            "deliver an assembly: one Markdown section per family, in the order given "
+            "(memory, experience, topic-memory, profile, resource; repeatable)"
+        ),
+    )
+    command.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result's four fields (schema, status, content, content_bytes) as JSON",
+    )
+    command.set_defaults(run=prepare_command)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _section(text: str) -> glean.Section:
+    family, sep, limit = text.partition("=")
+    if not sep or not limit.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected FAMILY=LIMIT, e.g. memory=4, not {text!r}")
+    return glean.Section(family.strip(), int(limit))

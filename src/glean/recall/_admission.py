@@ -1,0 +1,79 @@
+"""Admission: the floor a retrieved pool must clear before fusion.
+
+Pure. A lexical candidate must contain ``required_matches`` distinct query terms; a
+vector candidate needs a cosine similarity of at least the floor (0.3 by default).
+Expansion rounds lower these floors on the same pool; nothing here retrieves.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+import attrs
+
+from .._families import Family
+from ._evidence import LexicalHit, Pool, VectorHit
+
+DEFAULT_MIN_SIMILARITY: Final = 0.3
+
+
+def required_matches(term_count: int) -> int:
+    """Distinct query terms a lexical candidate must contain: 1 for queries of at most
+    two terms, else ``max(2, ceil(0.25 * terms))``."""
+    if term_count <= 2:
+        return 1
+    return max(2, math.ceil(0.25 * term_count))
+
+
+@attrs.frozen
+class AdmissionFloor:
+    """The floor one round applies; ``None`` means the derived default.
+
+    ``AdmissionFloor()`` reproduces round 0 exactly.
+    """
+
+    required_matches: int | None = None
+    min_similarity: float | None = None
+
+    def lexical_floor(self, term_count: int) -> int:
+        if self.required_matches is None:
+            return required_matches(term_count)
+        return max(1, min(self.required_matches, required_matches(term_count)))
+
+    def vector_floor(self) -> float:
+        return DEFAULT_MIN_SIMILARITY if self.min_similarity is None else self.min_similarity
+
+
+@attrs.frozen
+class AdmissionCounts:
+    """How many candidates one search retrieved and how many survived admission."""
+
+    family: Family
+    scope_id: str
+    retrieved: int
+    admitted: int
+
+
+@attrs.frozen
+class Admitted:
+    """The admitted part of a pool, each channel still in its retrieval order."""
+
+    lexical: tuple[LexicalHit, ...]
+    vector: tuple[VectorHit, ...]
+    counts: AdmissionCounts
+
+
+def admit(pool: Pool, term_count: int, floor: AdmissionFloor) -> Admitted:
+    """Filter ``pool`` through ``floor`` for a query of ``term_count`` distinct terms."""
+    needed = floor.lexical_floor(term_count)
+    minimum = floor.vector_floor()
+    lexical = tuple(hit for hit in pool.lexical if len(hit.matched_terms) >= needed)
+    vector = tuple(hit for hit in pool.vector if hit.similarity >= minimum)
+    counts = AdmissionCounts(
+        family=pool.family,
+        scope_id=pool.scope_id,
+        retrieved=pool.retrieved,
+        admitted=len(lexical) + len(vector),
+    )
+    return Admitted(lexical, vector, counts)

@@ -1,0 +1,38 @@
+"""Allocators: clamp a family's candidates to its ceiling, round-robin across scopes.
+
+Pure. Applied to round 0 and, unchanged, to every merged set, so a merge can never
+exceed a ceiling (the Builder invariant holds by construction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .._errors import InvariantError
+from ._evidence import Evidence
+
+
+def allocate(per_scope: Sequence[Sequence[Evidence]], ceiling: int) -> tuple[Evidence, ...]:
+    """Take rank 1 of every scope in scope order, then rank 2, ... up to ``ceiling``.
+
+    Each scope's list is already ranked; an identity seen twice is kept once, at its
+    first position.
+    """
+    chosen: list[Evidence] = []
+    seen: set[str] = set()
+    depth = max((len(ranked) for ranked in per_scope), default=0)
+    for rank in range(depth):
+        for ranked in per_scope:
+            if rank >= len(ranked) or ranked[rank].identity in seen:
+                continue
+            seen.add(ranked[rank].identity)
+            chosen.append(ranked[rank])
+            if len(chosen) == ceiling:
+                return tuple(chosen)
+    return tuple(chosen)
+
+
+def check_ceiling(family: str, candidates: Sequence[Evidence], ceiling: int) -> None:
+    """The Builder invariant: no family offers more than its ceiling."""
+    if len(candidates) > ceiling:
+        raise InvariantError(f"{family}-candidate-limit: {len(candidates)} > {ceiling}")

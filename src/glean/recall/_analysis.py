@@ -1,0 +1,289 @@
+"""Text analysis shared by indexing and querying: the only place text becomes terms.
+
+The store writes ``index_text(text)`` into its FTS5 column and computes matched terms
+from it; a prepare analyses its query once and searches with ``match_expression``. Both
+sides must go through these same rules, so changing any of them changes what stored
+rows mean: a store built with other rules must re-analyse its rows.
+
+Every term is a run of Unicode letters and digits only (categories L* and N*), so that
+SQLite's ``unicode61`` tokenizer sees each term as exactly one token and no query can
+reach FTS5 syntax. Pure: no I/O, no anyio, no clock.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import unicodedata
+from typing import TYPE_CHECKING, Final
+
+import attrs
+import snowballstemmer
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+MAX_QUERY_TERMS: Final[int] = 24
+"""Cap on the distinct terms of one query: bounds the MATCH and the admission floor."""
+
+_MAX_TERM_CHARS: Final = 64
+_STEM_CACHE_SIZE: Final = 1 << 15
+_DIGIT_BONUS: Final = 3
+_CJK_WEIGHT: Final = 3
+
+# Function words that carry no topic. Surface forms, checked before stemming; "near"
+# is kept on purpose (a content word, and FTS5 syntax only when unquoted). The last line
+# holds what remains of a contraction written without its apostrophe ("don t").
+_STOPWORDS: Final = frozenset(
+    """
+    a about above after again against all also am among an and any are as at
+    be because been before being below between both but by can cannot could did do does
+    doing during each either else ever every few for from further had has have having he
+    her here hers herself him himself his how however i if in into is it its itself just
+    let many me more most much must my myself neither no nor not now of on once only onto
+    or other others otherwise our ours ourselves out over own per rather same shall she
+    should since so some such than that the their theirs them themselves then there
+    therefore these they this those though through thus to too toward towards under until
+    up upon us very via was we were what whatever when whenever where whereas wherever
+    whether which while who whoever whom whose why will with within without would yet you
+    your yours yourself yourselves
+    d ll m re s t ve
+    """.split()
+)
+
+# English clitics dropped after an apostrophe; "n't" is handled apart because it
+# changes the word before it ("don't" -> "do", "can't" -> "can").
+_CLITICS: Final = frozenset({"d", "ll", "m", "re", "s", "ve"})
+_NEGATED: Final = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
+
+# Han, Hiragana, Katakana and Hangul blocks. Only ever applied to runs that are
+# already letters and digits, so the blocks may be generous (holes and punctuation in
+# them can never reach this class).
+_CJK: Final = (
+    "\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c"
+    "\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+    "\uac00-\ud7ff\uf900-\ufaff\uff65-\uffdc\U0001b000-\U0001b16f\U00020000-\U000323af"
+)
+_WORDS: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_SCRIPT_RUNS: Final = re.compile(f"([{_CJK}]+)|([^{_CJK}]+)")
+_CJK_START: Final = re.compile(f"[{_CJK}]")
+_DIGIT: Final = re.compile(r"\d")
+# Invisible format characters that sit inside words (soft hyphen, zero-width
+# (non-)joiners, word joiner, BOM). The zero-width space is not here: it separates words.
+_IN_WORD_FORMAT: Final = "\u00ad\u200c\u200d\u2060\ufeff"
+
+_STEMMER: Final = snowballstemmer.stemmer("english")
+# The stemmer keeps its state on the object and the store analyses in worker threads.
+# A lock and one stemmer per thread measured the same (~40 µs a miss either way, and the
+# GIL serialises the pure-Python stemmer anyway); the lock is simpler.
+_STEMMER_LOCK: Final = threading.Lock()
+
+
+@attrs.frozen
+class AnalysedQuery:
+    """A query as the lexical channel sees it.
+
+    ``terms`` are the distinct analysed terms in query order, at most the cap given to
+    ``analyse_query``; empty when the query has no content words.
+    """
+
+    text: str = attrs.field(validator=attrs.validators.instance_of(str))
+    terms: tuple[str, ...] = attrs.field(
+        validator=attrs.validators.deep_iterable(
+            attrs.validators.instance_of(str), attrs.validators.instance_of(tuple)
+        )
+    )
+
+
+def analyse(text: str) -> list[str]:
+    """Index terms of ``text`` in order, duplicates kept.
+
+    Args:
+        text: Any text; the empty string gives no terms.
+
+    Returns:
+        Normalised, stopword-free, stemmed terms and CJK bigrams.
+    """
+    return list(map(_term, _words(text)))
+
+
+def index_text(text: str) -> str:
+    """What the store writes into its FTS5 column: the terms joined by spaces."""
+    return " ".join(analyse(text))
+
+
+def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQuery:
+    """Analyse a query once for every family, scope and round of a prepare.
+
+    Args:
+        text: The query as the caller wrote it.
+        max_terms: Most distinct terms to keep; when the query has more, the most
+            informative are kept (see ``_informativeness``), in query order.
+
+    Returns:
+        The query with its distinct terms.
+
+    Raises:
+        ValueError: If ``max_terms`` is below 1.
+    """
+    if max_terms < 1:
+        raise ValueError(f"max_terms must be at least 1, got {max_terms}")
+    words = list(dict.fromkeys(_words(text)))
+    if len(words) <= max_terms:
+        terms = tuple(dict.fromkeys(map(_term, words)))
+    else:
+        terms = _most_informative(words, max_terms)
+    return AnalysedQuery(text=text, terms=terms)
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """A safe FTS5 MATCH body: every term a quoted phrase, joined with ``OR``.
+
+    Quoting makes operators (``NEAR``, ``AND``, ``*``, ``:``, ...) plain text; inner
+    quotes are doubled and NUL, which ends an FTS5 string early, becomes a space (the
+    tokenizer would split there anyway).
+
+    Args:
+        terms: Analysed terms, usually ``AnalysedQuery.terms``.
+
+    Returns:
+        The expression, or the empty string when there are no terms: callers then skip
+        the lexical channel.
+
+    Raises:
+        TypeError: If ``terms`` is a single string rather than a sequence of terms.
+    """
+    if isinstance(terms, str):
+        raise TypeError("match_expression takes a sequence of terms, not a string")
+    return " OR ".join(_phrase(term) for term in terms)
+
+
+def _phrase(term: str) -> str:
+    return '"' + term.replace('"', '""').replace("\x00", " ") + '"'
+
+
+def _words(text: str) -> list[str]:
+    """Surface words of ``text`` in order: folded, clitics and stopwords removed, CJK
+    runs as bigrams, long words cut; not yet stemmed."""
+    words: list[str] = []
+    for token in _WORDS.findall(_fold(text)):
+        if not token.isascii():
+            _add_mixed(token, words)
+        elif "'" in token:
+            _add_word(token, words)
+        elif token not in _STOPWORDS:
+            # The common case, inlined: analysis runs on every stored text.
+            words.append(token[:_MAX_TERM_CHARS])
+    return words
+
+
+def _fold(text: str) -> str:
+    """NFKC and casefold, one apostrophe, no marks: equal text gives equal terms."""
+    if text.isascii():
+        return text.lower()
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return _invisible().sub("", text.replace("\u2019", "'").replace("\u02bc", "'"))
+
+
+def _add_mixed(token: str, words: list[str]) -> None:
+    """Split a non-ASCII token into CJK runs (as bigrams) and other words."""
+    for cjk, other in _SCRIPT_RUNS.findall(token):
+        if cjk:
+            words.extend(_bigrams(cjk))
+        else:
+            _add_word(other, words)
+
+
+def _add_word(token: str, words: list[str]) -> None:
+    parts = _split_clitics(token) if "'" in token else [token]
+    words.extend(part[:_MAX_TERM_CHARS] for part in parts if part and part not in _STOPWORDS)
+
+
+def _split_clitics(token: str) -> list[str]:
+    """Words of a token with apostrophes: a trailing English clitic dropped ("we'll",
+    "Caroline's"), "n't" undone ("won't" -> "will"), any other apostrophe a break."""
+    *parts, last = token.split("'")
+    if last == "t" and parts[-1].endswith("n"):
+        base = parts[-1][:-1]
+        parts[-1] = _NEGATED.get(base, base)
+    elif last not in _CLITICS:
+        parts.append(last)
+    return parts
+
+
+def _bigrams(run: str) -> list[str]:
+    """Overlapping character pairs of a CJK run: CJK text has no spaces, and pairs
+    find a word inside a longer run ("数据库" in "数据库备份")."""
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+@functools.lru_cache(maxsize=_STEM_CACHE_SIZE)
+def _term(word: str) -> str:
+    """The index term of a surface word.
+
+    Only words of 3 to 63 characters that end in an ASCII letter are stemmed: the
+    English stemmer changes nothing else (digits, CJK bigrams, other scripts), and a
+    word of 64 or more characters is an identifier or blob already cut to 64, whose
+    prefix must stay exactly as written.
+    """
+    if 2 < len(word) < _MAX_TERM_CHARS and "a" <= word[-1] <= "z":
+        with _STEMMER_LOCK:
+            stem: str = _STEMMER.stemWord(word)
+        return stem
+    return word
+
+
+def _most_informative(words: list[str], max_terms: int) -> tuple[str, ...]:
+    """The ``max_terms`` distinct terms of the best-ranked words, in query order.
+
+    Words are stemmed in rank order only until enough distinct terms are found, so a
+    pasted document costs a few dozen stems, not thousands.
+    """
+    ranked = sorted(range(len(words)), key=lambda i: -_informativeness(words[i]))
+    first_seen: dict[str, int] = {}
+    for index in ranked:
+        term = _term(words[index])
+        first_seen[term] = min(first_seen.get(term, index), index)
+        if len(first_seen) == max_terms:
+            break
+    return tuple(sorted(first_seen, key=first_seen.__getitem__))
+
+
+def _informativeness(word: str) -> int:
+    """Rarity proxy without corpus statistics: longer words are rarer; a CJK bigram
+    counts like a six-letter word; digits (versions, years, ids) add a bonus.
+    Sorting is stable, so ties keep query order."""
+    score = len(word)
+    if _CJK_START.match(word):
+        score *= _CJK_WEIGHT
+    if _DIGIT.search(word):
+        score += _DIGIT_BONUS
+    return score
+
+
+@functools.cache
+def _invisible() -> re.Pattern[str]:
+    """Combining marks and in-word format characters, to delete after NFKC.
+
+    Marks NFKC could not compose would split words ("हिन्दी", voweled Arabic, the dot
+    casefold leaves on "İ"); without them every term is letters and digits. Built on
+    the first non-ASCII text (tens of milliseconds, once) from this Python's Unicode
+    tables rather than a copied list that would age.
+    """
+    code_points = (*range(0x300, 0x20000), *range(0xE0100, 0xE01F0))
+    marks = (chr(cp) for cp in code_points if unicodedata.category(chr(cp))[0] == "M")
+    return re.compile(f"[{_char_class(marks)}{_IN_WORD_FORMAT}]")
+
+
+def _char_class(chars: Iterable[str]) -> str:
+    """A regex class body of ranges for ``chars`` given in code-point order."""
+    ranges: list[list[int]] = []
+    for cp in map(ord, chars):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    return "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in ranges)

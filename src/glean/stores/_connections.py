@@ -1,0 +1,115 @@
+"""SQLite connections driven from anyio worker threads, identically on asyncio and trio.
+
+One writer connection serialised by a lock, and a small pool of reader connections for
+concurrent searches (WAL lets readers run beside the writer). ``:memory:`` databases
+have one connection for everything, since each connection would see its own database.
+"""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+
+T = TypeVar("T")
+
+MEMORY: str = ":memory:"
+
+
+def _connect(database: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(database, check_same_thread=False, isolation_level=None)
+    if database != MEMORY:
+        conn.execute("PRAGMA journal_mode = WAL")
+        # Durable when a write returns: FULL syncs the WAL on every commit.
+        conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA busy_timeout = 5000")
+    return conn
+
+
+class Connections:
+    """Runs blocking SQLite work in worker threads.
+
+    Args:
+        database: a file path or ``":memory:"``.
+        readers: how many reader connections may search at once.
+    """
+
+    def __init__(self, database: str, *, readers: int = 4) -> None:
+        self._database = database
+        self._shared = database == MEMORY
+        self._writer = _connect(database)
+        self._write_lock = threading.Lock()
+        self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._opened: list[sqlite3.Connection] = []
+        self._open_lock = threading.Lock()
+        self._limiter = anyio.CapacityLimiter(readers)
+
+    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work(connection)`` on a reader connection in a worker thread."""
+        return await anyio.to_thread.run_sync(self._read_sync, work, limiter=self._limiter)
+
+    async def write(
+        self,
+        work: Callable[[sqlite3.Connection], T],
+        after: Callable[[T], None] | None = None,
+    ) -> T:
+        """Run ``work(connection)`` inside one IMMEDIATE transaction; all or nothing.
+
+        ``after(result)`` runs in the same thread once the commit succeeded, still
+        holding the write lock, so in-memory state follows the database in commit order.
+        """
+        return await anyio.to_thread.run_sync(self._write_sync, work, after)
+
+    def write_now(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """The blocking form of :meth:`write`, for opening the store."""
+        return self._write_sync(work, None)
+
+    def close(self) -> None:
+        with self._open_lock:
+            for conn in self._opened:
+                conn.close()
+            self._opened.clear()
+        self._writer.close()
+
+    def _read_sync(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        if self._shared:
+            with self._write_lock:
+                return work(self._writer)
+        with self._reader() as conn:
+            return work(conn)
+
+    def _write_sync(
+        self, work: Callable[[sqlite3.Connection], T], after: Callable[[T], None] | None
+    ) -> T:
+        with self._write_lock:
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            if after is not None:
+                after(result)
+            return result
+
+    @contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection]:
+        try:
+            conn = self._idle.get_nowait()
+        except queue.Empty:
+            conn = _connect(self._database)
+            with self._open_lock:
+                self._opened.append(conn)
+        try:
+            yield conn
+        finally:
+            self._idle.put(conn)

@@ -1,0 +1,129 @@
+"""The embedded store's schema and statements, and the decoding of rows into evidence.
+
+Searchable records of every family share one table; each family has its own FTS5 table
+whose ``skey`` column holds a per-scope token, so a scoped search is one MATCH.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Final
+
+from .._families import Family
+from ..recall._evidence import Evidence
+
+SCHEMA_VERSION: Final = "1"
+
+FTS_TABLES: Final[dict[Family, str]] = {
+    "memory": "fts_memory",
+    "experience": "fts_experience",
+    "topic-memory": "fts_topic",
+    "resource": "fts_resource",
+}
+
+DDL: Final = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS scopes (
+    scope_key INTEGER PRIMARY KEY,
+    scope TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS records (
+    row INTEGER PRIMARY KEY,
+    family TEXT NOT NULL,
+    scope_key INTEGER NOT NULL REFERENCES scopes(scope_key),
+    rid TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    live INTEGER NOT NULL,
+    text TEXT,
+    kind TEXT,
+    tags TEXT,
+    created_at TEXT,
+    thread TEXT,
+    title TEXT,
+    abstract TEXT,
+    overview TEXT,
+    embedding BLOB,
+    UNIQUE (family, scope_key, rid, revision)
+);
+CREATE INDEX IF NOT EXISTS records_title ON records (family, scope_key, title) WHERE live = 1;
+CREATE TABLE IF NOT EXISTS resource_bodies (
+    row INTEGER PRIMARY KEY REFERENCES records(row),
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS profiles (
+    scope_key INTEGER PRIMARY KEY REFERENCES scopes(scope_key),
+    text TEXT NOT NULL
+);
+"""
+
+FTS_DDL: Final = """
+CREATE VIRTUAL TABLE IF NOT EXISTS {table}
+    USING fts5(skey, terms, tokenize = "unicode61 remove_diacritics 0");
+INSERT INTO {table} ({table}, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
+"""
+
+EVIDENCE_COLUMNS: Final = "row, rid, revision, text, created_at, thread, abstract, overview"
+
+INSERT_RECORD: Final = """
+INSERT INTO records (family, scope_key, rid, revision, live, text, kind, tags, created_at,
+                     thread, title, abstract, overview, embedding)
+VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+
+def scope_token(scope_key: int) -> str:
+    """The FTS token that marks every indexed row of one scope."""
+    return f"s{scope_key}"
+
+
+def lexical_query(scope_key: int, match: str) -> str:
+    """A MATCH expression restricted to one scope (``match`` is already safe)."""
+    return f'skey : "{scope_token(scope_key)}" AND ({match})'
+
+
+def fetch_statement(table: str, count: int) -> str:
+    placeholders = ",".join("?" * count)
+    return f"SELECT {EVIDENCE_COLUMNS} FROM {table} WHERE row IN ({placeholders})"
+
+
+def citation(family: Family, scope_id: str, rid: str, revision: int) -> dict[str, str | int]:
+    """The exact citation of DESIGN §5 for one record version."""
+    if family == "memory":
+        return {"family": family, "scope": scope_id, "entry_id": rid, "version": revision}
+    if family == "resource":
+        return {"family": family, "scope": scope_id, "uri": rid}
+    return {"family": family, "scope": scope_id, "id": rid, "revision": revision}
+
+
+def identity(family: Family, scope_id: str, rid: str, revision: int) -> str:
+    """The family's evidence identity as one string (a resource is its URI)."""
+    if family == "resource":
+        return f"resource\x1f{scope_id}\x1f{rid}"
+    return f"{family}\x1f{scope_id}\x1f{rid}\x1f{revision}"
+
+
+def evidence_from_row(family: Family, scope_id: str, row: Sequence[object]) -> Evidence:
+    """Decode one ``EVIDENCE_COLUMNS`` row."""
+    _, rid, revision, text, created_at, thread, abstract, overview = row
+    assert isinstance(rid, str) and isinstance(revision, int)
+    return Evidence(
+        family=family,
+        scope_id=scope_id,
+        identity=identity(family, scope_id, rid, revision),
+        citation=citation(family, scope_id, rid, revision),
+        text=text if isinstance(text, str) else None,
+        abstract=abstract if isinstance(abstract, str) else None,
+        overview=overview if isinstance(overview, str) else None,
+        created_at=datetime.fromisoformat(created_at) if isinstance(created_at, str) else None,
+        thread=thread if isinstance(thread, str) else None,
+    )
+
+
+def encode_tags(tags: Sequence[str]) -> str:
+    return json.dumps(list(tags), ensure_ascii=False)
+
+
+def decode_tags(value: object) -> tuple[str, ...]:
+    return tuple(json.loads(value)) if isinstance(value, str) else ()

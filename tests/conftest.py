@@ -1,0 +1,26 @@
+"""Every async test runs on asyncio and on trio (trio with an autojumping mock clock)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio.testing
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(("asyncio", {}), id="asyncio"),
+        pytest.param(("trio", {}), id="trio"),
+    ]
+)
+def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
+    """Run each async test once per backend."""
+    backend: tuple[str, dict[str, Any]] = request.param
+    return backend
+
+
+@pytest.fixture
+def mock_clock_backend() -> tuple[str, dict[str, Any]]:
+    """A trio backend whose clock jumps ahead whenever every task is blocked."""
+    return ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)})

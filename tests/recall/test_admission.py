@@ -1,0 +1,74 @@
+"""Admission floors, RRF fusion and the round-robin allocators (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from glean._errors import InvariantError
+from glean.recall._admission import AdmissionFloor, admit, required_matches
+from glean.recall._allocation import allocate, check_ceiling
+from glean.recall._fusion import fuse
+from tests.recall._factory import evidence, pool
+
+
+@pytest.mark.parametrize(
+    ("terms", "needed"), [(0, 1), (1, 1), (2, 1), (3, 2), (8, 2), (9, 3), (12, 3), (13, 4), (24, 6)]
+)
+def test_required_matches_rule(terms: int, needed: int) -> None:
+    """1 for at most two terms, else max(2, ceil(0.25 * terms))."""
+    assert required_matches(terms) == needed
+
+
+def test_admit_applies_both_floors_and_counts() -> None:
+    """Lexical hits need the required matches, vector hits cosine >= 0.3; counts per channel."""
+    admitted = admit(
+        pool(lexical=[("a", 3), ("b", 1), ("c", 2)], vector=[("d", 0.8), ("a", 0.31), ("e", 0.29)]),
+        term_count=8,
+        floor=AdmissionFloor(),
+    )
+    assert [h.evidence.citation["entry_id"] for h in admitted.lexical] == ["a", "c"]
+    assert [h.evidence.citation["entry_id"] for h in admitted.vector] == ["d", "a"]
+    assert (admitted.counts.retrieved, admitted.counts.admitted) == (6, 4)
+
+
+def test_lowered_floor_admits_more_of_the_same_pool() -> None:
+    """A lower floor re-admits candidates round 0 discarded, never more than the pool."""
+    retrieved = pool(lexical=[("a", 3), ("b", 1)], vector=[("c", 0.2)])
+    low = admit(retrieved, 8, AdmissionFloor(required_matches=1, min_similarity=0.1))
+    assert low.counts.admitted == 3 == low.counts.retrieved
+
+
+def test_floor_override_never_raises_the_requirement() -> None:
+    """An override can only lower the lexical requirement, never above the derived one."""
+    assert AdmissionFloor(required_matches=5).lexical_floor(2) == 1
+
+
+def test_fuse_orders_by_reciprocal_rank() -> None:
+    """A candidate in both channels outranks one in a single channel; signals are reported."""
+    admitted = admit(
+        pool(lexical=[("a", 2), ("b", 2)], vector=[("b", 0.9), ("c", 0.7)]), 2, AdmissionFloor()
+    )
+    search = fuse(admitted, 2)
+    assert [e.citation["entry_id"] for e in search.ranked] == ["b", "a", "c"]
+    assert (search.best_similarity, search.next_similarity, search.best_overlap) == (0.9, 0.7, 1.0)
+
+
+def test_allocate_round_robins_across_scopes() -> None:
+    """The ceiling is shared rank by rank across scopes, in scope order."""
+    a = [evidence(f"a{i}", scope="a") for i in range(5)]
+    b = [evidence(f"b{i}", scope="b") for i in range(2)]
+    chosen = allocate([a, b], ceiling=5)
+    assert [e.citation["entry_id"] for e in chosen] == ["a0", "b0", "a1", "b1", "a2"]
+
+
+def test_allocate_keeps_prefix_and_dedups() -> None:
+    """A list clamped again keeps its prefix; a repeated identity is kept once."""
+    ranked = [evidence(n) for n in ("x", "y", "x", "z")]
+    assert [e.citation["entry_id"] for e in allocate([ranked], 16)] == ["x", "y", "z"]
+    assert allocate([ranked], 2) == tuple(ranked[:2])
+
+
+def test_check_ceiling_raises_invariant_error() -> None:
+    """More candidates than the ceiling is an internal invariant error."""
+    with pytest.raises(InvariantError, match="memory-candidate-limit"):
+        check_ceiling("memory", [evidence(str(n)) for n in range(17)], 16)

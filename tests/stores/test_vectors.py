@@ -1,0 +1,52 @@
+"""The per-scope vector matrix: add, remove by swap, nearest rows."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glean.stores._vectors import VectorMatrix
+
+
+def unit(rows: int, dimension: int = 8, seed: int = 0) -> np.ndarray:
+    vectors = np.random.default_rng(seed).normal(size=(rows, dimension)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_nearest_matches_brute_force() -> None:
+    """nearest returns the k best rows by cosine, best first."""
+    vectors = unit(200)
+    matrix = VectorMatrix(8, np.arange(1000, 1200, dtype=np.int64), vectors)
+    query = vectors[17]
+    rows, sims = matrix.nearest(query, 5)
+    expected = np.argsort(-(vectors @ query), kind="stable")[:5] + 1000
+    assert rows.tolist() == expected.tolist()
+    assert sims[0] == np.float32(vectors[17] @ query)
+    assert list(sims) == sorted(sims, reverse=True)
+
+
+def test_add_grows_and_remove_swaps() -> None:
+    """Rows added past capacity are searchable; removed rows never come back."""
+    matrix = VectorMatrix(8, np.empty(0, dtype=np.int64), unit(0))
+    vectors = unit(150, seed=1)
+    matrix.add(np.arange(150, dtype=np.int64), vectors)
+    matrix.remove(np.array([3, 149, 999], dtype=np.int64))
+    assert len(matrix) == 148
+    rows, _ = matrix.nearest(vectors[3], 150)
+    assert 3 not in rows.tolist() and 149 not in rows.tolist()
+    assert sorted(rows.tolist()) == [r for r in range(150) if r not in (3, 149)]
+    assert matrix.nearest(vectors[10], 1)[0].tolist() == [10]
+
+
+def test_adding_a_known_row_is_ignored() -> None:
+    """A row loaded and then re-added by a racing write is kept once."""
+    vectors = unit(3)
+    matrix = VectorMatrix(8, np.arange(3, dtype=np.int64), vectors)
+    matrix.add(np.array([2], dtype=np.int64), vectors[2:3])
+    assert len(matrix) == 3
+
+
+def test_empty_matrix_returns_nothing() -> None:
+    """An empty scope has no nearest rows."""
+    matrix = VectorMatrix(8, np.empty(0, dtype=np.int64), unit(0))
+    rows, sims = matrix.nearest(unit(1)[0], 4)
+    assert rows.size == 0 and sims.size == 0

@@ -1,0 +1,21 @@
+"""The public surface is exactly what glean.__all__ names."""
+
+from __future__ import annotations
+
+import glean
+
+
+def test_all_matches_public_names() -> None:
+    """Every public attribute is in __all__ and every name in __all__ exists."""
+    public = {name for name in dir(glean) if not name.startswith("_")}
+    public -= {"builder", "recall", "cli"}  # sub-packages loaded as a side effect of imports
+    assert set(glean.__all__) == public
+    assert glean.__all__ == sorted(glean.__all__)
+
+
+def test_prepared_context_has_exactly_four_fields() -> None:
+    """PreparedContext has schema, status, content and content_bytes, nothing else."""
+    import attrs
+
+    names = [field.name for field in attrs.fields(glean.PreparedContext)]
+    assert names == ["schema", "status", "content", "content_bytes"]

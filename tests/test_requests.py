@@ -1,0 +1,118 @@
+"""Every validation error of DESIGN §1 names its field, and nothing is written."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+import glean
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def runtime() -> AsyncIterator[glean.Runtime]:
+    async with glean.open_runtime() as rt:
+        await rt.add_memories("s", [glean.MemoryEntry(text="the backup runs nightly")])
+        yield rt
+
+
+def request(**overrides: Any) -> glean.PrepareContextRequest:
+    fields: dict[str, Any] = {"scope_id": "s", "query": "backup", "max_bytes": 8000}
+    fields.update(overrides)
+    return glean.PrepareContextRequest(**fields)
+
+
+BAD_REQUESTS = [
+    pytest.param({"query": ""}, "query", id="empty-query"),
+    pytest.param({"query": "   \n\t"}, "query", id="whitespace-query"),
+    pytest.param({"query": "x" * 8193}, "query", id="long-query"),
+    pytest.param({"query": 42}, "query", id="query-type"),
+    pytest.param({"max_bytes": 511}, "max_bytes", id="max-bytes-low"),
+    pytest.param({"max_bytes": 32769}, "max_bytes", id="max-bytes-high"),
+    pytest.param({"max_bytes": 1000.0}, "max_bytes", id="max-bytes-float"),
+    pytest.param({"max_bytes": True}, "max_bytes", id="max-bytes-bool"),
+    pytest.param({"scope_id": ""}, "scope_id", id="empty-scope"),
+    pytest.param({"scope_id": None}, "scope_id", id="none-scope"),
+    pytest.param({"references": ["ok", ""]}, "references[1]", id="empty-reference"),
+    pytest.param({"assembly": "memory"}, "assembly", id="assembly-type"),
+    pytest.param(
+        {"assembly": glean.Assembly(sections=(glean.Section("diary", 1),))},
+        "assembly.sections[0].family",
+        id="unknown-family",
+    ),
+    pytest.param(
+        {
+            "assembly": glean.Assembly(
+                sections=(glean.Section("memory", 1), glean.Section("memory", 2))
+            )
+        },
+        "assembly.sections[1].family",
+        id="family-twice",
+    ),
+    pytest.param(
+        {"assembly": glean.Assembly(sections=(glean.Section("memory", 0),))},
+        "assembly.sections[0].limit",
+        id="limit-zero",
+    ),
+    pytest.param(
+        {"assembly": glean.Assembly(sections=(glean.Section("memory", 9),))},
+        "assembly.sections[0].limit",
+        id="limit-nine",
+    ),
+    pytest.param(
+        {"assembly": glean.Assembly(sections=(glean.Section("experience", 3),))},
+        "assembly.sections[0].limit",
+        id="experience-limit",
+    ),
+    pytest.param(
+        {
+            "assembly": glean.Assembly(
+                sections=(glean.Section("memory", 5), glean.Section("topic-memory", 4))
+            )
+        },
+        "assembly.sections",
+        id="limits-sum",
+    ),
+    pytest.param({"detail": "summary"}, "detail", id="detail-tier"),
+    pytest.param({"detail": {"diary": "full"}}, "detail", id="detail-family"),
+    pytest.param({"detail": {"resource": "body"}}, "detail['resource']", id="detail-map-tier"),
+    pytest.param({"session_id": ""}, "session_id", id="empty-session"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "field"), BAD_REQUESTS)
+async def test_invalid_request_names_field(
+    runtime: glean.Runtime, overrides: dict[str, Any], field: str
+) -> None:
+    """A malformed field raises InvalidRequestError (a ValueError) naming that field."""
+    with pytest.raises(glean.InvalidRequestError, match=f"^{__import__('re').escape(field)}"):
+        await runtime.prepare_context(request(**overrides))
+    assert issubclass(glean.InvalidRequestError, ValueError)
+
+
+async def test_not_a_request_is_refused(runtime: glean.Runtime) -> None:
+    """Passing something other than a PrepareContextRequest is an InvalidRequestError."""
+    with pytest.raises(glean.InvalidRequestError, match="request"):
+        await runtime.prepare_context({"scope_id": "s", "query": "q"})
+
+
+async def test_boundaries_are_accepted(runtime: glean.Runtime) -> None:
+    """max_bytes 512 and 32768, an 8192-character query and limits summing to 8 are valid."""
+    sections = (glean.Section("memory", 6), glean.Section("experience", 2))
+    for overrides in (
+        {"max_bytes": 512},
+        {"max_bytes": 32768},
+        {"query": "backup " + "x" * 8185},
+        {"assembly": glean.Assembly(sections=sections)},
+    ):
+        result = await runtime.prepare_context(request(**overrides))
+        assert result.status == "ready"
+
+
+async def test_empty_sections_is_normal_empty_result(runtime: glean.Runtime) -> None:
+    """sections=() is a valid request whose result is the normal empty result."""
+    result = await runtime.prepare_context(request(assembly=glean.Assembly(sections=())))
+    assert (result.status, result.content, result.content_bytes) == ("empty", None, 0)
