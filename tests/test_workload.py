@@ -12,6 +12,7 @@ import pytest
 
 import glean
 from glean._workload import (
+    CitationKey,
     IngestError,
     WorkloadEntry,
     WorkloadError,
@@ -27,6 +28,7 @@ from glean._workload import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
 S = "project:demo"
@@ -34,7 +36,7 @@ S = "project:demo"
 
 def jsonl(path: Path, *lines: object) -> Path:
     """Write ``lines`` to ``path``: dicts as JSON, strings verbatim."""
-    text = "".join((json.dumps(line) if isinstance(line, dict) else line) + "\n" for line in lines)
+    text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -204,7 +206,9 @@ def test_byte_order_mark_and_bad_utf8(tmp_path: Path) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + good + b"\n" + b'{"id": "\xff"}\n')
     entries, errors = read_entries(path)
     assert [e.record for e in entries] == [glean.MemoryEntry("日本語のメモ")]
-    assert [(e.line_number, e.message) for e in errors] == [(2, "not valid UTF-8 at byte 9 of the line")]
+    assert [(e.line_number, e.message) for e in errors] == [
+        (2, "not valid UTF-8 at byte 9 of the line")
+    ]
 
 
 def test_iter_entries_reads_lazily(tmp_path: Path) -> None:
@@ -468,12 +472,31 @@ async def test_failed_ingest_keeps_what_was_written() -> None:
     """A store failure stops ingest with an IngestError whose report holds earlier batches."""
     writer = RecordingWriter(fail_on_call=2)
     done: list[int] = []
+    written: list[Mapping[str, CitationKey]] = []
     with pytest.raises(IngestError, match="disk full") as caught:
-        await ingest(writer, [entry(f"m{n}") for n in range(5)], batch_size=2, progress=done.append)
+        await ingest(
+            writer,
+            [entry(f"m{n}") for n in range(5)],
+            batch_size=2,
+            progress=done.append,
+            on_written=written.append,
+        )
+    assert written == [{"m0": ("memory", S, "e0", 1), "m1": ("memory", S, "e1", 1)}]
     assert isinstance(caught.value.__cause__, glean.StoreError)
     assert sorted(caught.value.report.ids) == ["m0", "m1"]
     assert caught.value.report.counts == {"memory": 2}
     assert done == [2]
+
+
+@pytest.mark.anyio
+async def test_on_written_gets_each_batch_without_the_rejected() -> None:
+    """on_written receives every batch's written ids once; a rejected entry is not among them."""
+    written: list[Mapping[str, CitationKey]] = []
+    entries = [entry("m0"), entry("m1", text="bad"), entry("m2"), entry("m3")]
+    await ingest(
+        RecordingWriter(refuse_text="bad"), entries, batch_size=2, on_written=written.append
+    )
+    assert [sorted(batch) for batch in written] == [["m0"], ["m2", "m3"]]
 
 
 @pytest.mark.anyio

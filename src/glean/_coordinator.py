@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from ._limits import Limits
     from .recall._analysis import AnalysedQuery
-    from .recall._evidence import Pool
+    from .recall._evidence import Evidence, Pool
     from .stores._protocol import Store
 
 
@@ -39,11 +39,13 @@ class SearchSpec:
 
 @attrs.frozen
 class SearchOutcome:
-    """What one search task sends the coordinator: the pool it read and its fused result."""
+    """What one search task sends the coordinator: the pool it read, its fused result,
+    and the evidence of the fused candidates within the family's ceiling, in order."""
 
     spec: SearchSpec
     pool: Pool
     search: FamilySearch
+    evidence: tuple[Evidence, ...]
 
 
 @attrs.frozen
@@ -97,4 +99,8 @@ class Coordinator:
             )
             terms = len(shared.query.terms)
             search = fuse(admit(pool, terms, shared.floor), terms)
-            await results.send(SearchOutcome(spec, pool, search))
+            # No scope can offer more than the family's ceiling, so only that prefix is read.
+            top = search.ranked[: self._limits.ceiling(spec.family)]
+            found = await self._store.evidence(spec.family, spec.scope_id, top)
+            evidence = tuple(found[key] for key in top if key in found)
+            await results.send(SearchOutcome(spec, pool, search, evidence))

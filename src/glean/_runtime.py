@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import attrs
+import threadpoolctl
 
 from . import _writes
 from ._coordinator import Coordinator, RoundInput, SearchSpec
@@ -57,6 +58,9 @@ class RuntimeOptions:
     prepare_timeout: float | None = None
     dedup_turns: int = 0
     readers: int = 4
+    #: Threads BLAS may use while the runtime is open (None leaves BLAS alone). One is
+    #: fastest for glean's products: with more, every search pays a thread wake-up.
+    blas_threads: int | None = 1
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> RuntimeOptions:
@@ -189,7 +193,7 @@ class Runtime:
         for family in plan.families:
             if family == "profile":
                 continue
-            ranked = [outcomes[s].search.ranked for s in specs if s.family == family]
+            ranked = [outcomes[s].evidence for s in specs if s.family == family]
             ceiling = self._limits.ceiling(family)
             candidates[family] = allocate(ranked, ceiling)
             check_ceiling(family, candidates[family], ceiling)
@@ -241,7 +245,8 @@ async def open_runtime(
         store: any :class:`glean.Store`; the runtime closes it on exit.
         embedder: defaults to :class:`HashingEmbedder`.
         limits: candidate ceilings and item limits; defaults to :class:`Limits()`.
-        **options: ``round_timeout``, ``prepare_timeout``, ``dedup_turns``, ``readers``.
+        **options: ``round_timeout``, ``prepare_timeout``, ``dedup_turns``, ``readers``
+            (reader connections of the embedded store), ``blas_threads``.
 
     Raises:
         InvalidRequestError: an unknown option or a malformed argument.
@@ -254,8 +259,13 @@ async def open_runtime(
         if not isinstance(database, str) or not database:
             raise InvalidRequestError("database must be a file path or ':memory:'")
         store = await SqliteStore.open(database, readers=settings.readers)
+    blas = None
+    if settings.blas_threads is not None:
+        blas = threadpoolctl.threadpool_limits(limits=settings.blas_threads, user_api="blas")
     try:
         yield Runtime(store, embedder or HashingEmbedder(), limits or Limits())
     finally:
+        if blas is not None:
+            blas.restore_original_limits()
         with anyio.CancelScope(shield=True):
             await store.aclose()

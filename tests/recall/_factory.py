@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from glean._families import Family
-from glean.recall._evidence import Evidence, LexicalHit, Pool, VectorHit
+from glean.recall._evidence import Evidence, LexicalHit, Pool
 
 
 def evidence(name: str, family: Family = "memory", scope: str = "s") -> Evidence:
@@ -17,19 +19,20 @@ def evidence(name: str, family: Family = "memory", scope: str = "s") -> Evidence
 
 
 def pool(
-    lexical: list[tuple[str, int]] = (),  # type: ignore[assignment]
-    vector: list[tuple[str, float]] = (),  # type: ignore[assignment]
+    lexical: Sequence[tuple[int, int]] = (),
+    vector: Sequence[tuple[int, float]] = (),
     family: Family = "memory",
     scope: str = "s",
 ) -> Pool:
-    """``lexical`` is (name, matched term count) in BM25 order; ``vector`` is (name, cosine)."""
+    """``lexical`` is (key, matched term count) in BM25 order; ``vector`` is (key, cosine)."""
     return Pool(
         family=family,
         scope_id=scope,
         version=0,
         lexical=tuple(
-            LexicalHit(evidence(n, family, scope), -float(i), frozenset(f"t{k}" for k in range(m)))
-            for i, (n, m) in enumerate(lexical)
+            LexicalHit(key, -float(i), frozenset(f"t{k}" for k in range(m)))
+            for i, (key, m) in enumerate(lexical)
         ),
-        vector=tuple(VectorHit(evidence(n, family, scope), s) for n, s in vector),
+        vector_keys=[key for key, _ in vector],
+        vector_similarities=[s for _, s in vector],
     )

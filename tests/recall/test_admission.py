@@ -22,18 +22,18 @@ def test_required_matches_rule(terms: int, needed: int) -> None:
 def test_admit_applies_both_floors_and_counts() -> None:
     """Lexical hits need the required matches, vector hits cosine >= 0.3; counts per channel."""
     admitted = admit(
-        pool(lexical=[("a", 3), ("b", 1), ("c", 2)], vector=[("d", 0.8), ("a", 0.31), ("e", 0.29)]),
+        pool(lexical=[(1, 3), (2, 1), (3, 2)], vector=[(4, 0.8), (1, 0.31), (5, 0.29)]),
         term_count=8,
         floor=AdmissionFloor(),
     )
-    assert [h.evidence.citation["entry_id"] for h in admitted.lexical] == ["a", "c"]
-    assert [h.evidence.citation["entry_id"] for h in admitted.vector] == ["d", "a"]
+    assert [h.key for h in admitted.lexical] == [1, 3]
+    assert admitted.vector_keys == (4, 1)
     assert (admitted.counts.retrieved, admitted.counts.admitted) == (6, 4)
 
 
 def test_lowered_floor_admits_more_of_the_same_pool() -> None:
     """A lower floor re-admits candidates round 0 discarded, never more than the pool."""
-    retrieved = pool(lexical=[("a", 3), ("b", 1)], vector=[("c", 0.2)])
+    retrieved = pool(lexical=[(1, 3), (2, 1)], vector=[(3, 0.2)])
     low = admit(retrieved, 8, AdmissionFloor(required_matches=1, min_similarity=0.1))
     assert low.counts.admitted == 3 == low.counts.retrieved
 
@@ -46,11 +46,13 @@ def test_floor_override_never_raises_the_requirement() -> None:
 def test_fuse_orders_by_reciprocal_rank() -> None:
     """A candidate in both channels outranks one in a single channel; signals are reported."""
     admitted = admit(
-        pool(lexical=[("a", 2), ("b", 2)], vector=[("b", 0.9), ("c", 0.7)]), 2, AdmissionFloor()
+        pool(lexical=[(1, 2), (2, 2)], vector=[(2, 0.9), (3, 0.7)]), 2, AdmissionFloor()
     )
     search = fuse(admitted, 2)
-    assert [e.citation["entry_id"] for e in search.ranked] == ["b", "a", "c"]
-    assert (search.best_similarity, search.next_similarity, search.best_overlap) == (0.9, 0.7, 1.0)
+    assert search.ranked == (2, 1, 3)
+    assert search.best_similarity == pytest.approx(0.9)
+    assert search.next_similarity == pytest.approx(0.7)
+    assert search.best_overlap == 1.0
 
 
 def test_allocate_round_robins_across_scopes() -> None:

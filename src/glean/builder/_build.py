@@ -70,10 +70,10 @@ def build_context(
         candidates, max_bytes=max_bytes, sections=sections, detail=detail, limits=limits
     )
     delivered = tuple(_delivered(item) for item in pack.items)
-    return BuildResult(context=_render(pack), delivered=delivered, omissions=pack.omissions)
+    return BuildResult(context=_prepared(pack), delivered=delivered, omissions=pack.omissions)
 
 
-def _render(pack: FittedPack) -> PreparedContext:
+def _prepared(pack: FittedPack) -> PreparedContext:
     if not pack.items:
         return PreparedContext.empty()
     content = pack.layout.render(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from .._errors import InvariantError
-from ._render import ItemHead, Layout, json_string, smallest_item_bytes
+from ._render import ItemHead, Layout, item_floor_bytes, json_string
 from ._selection import select
 from ._tiers import Rung, tier_ceiling, tier_ladder
 from ._utf8 import utf8_len, utf8_prefix
@@ -158,7 +158,7 @@ def _first_pass(
 def _place(
     evidence: Evidence, room: int, detail: Mapping[Family, Tier], limits: Limits
 ) -> Fitted | None:
-    if room < smallest_item_bytes(evidence.family):
+    if room < item_floor_bytes(evidence.family, evidence.citation):
         return None  # a spent budget drops the rest without encoding them
     candidate = Candidate.from_evidence(evidence, detail, limits)
     placement = fit_item(candidate, room, limits)
@@ -171,6 +171,11 @@ def _deepen(placed: list[Fitted], unused: int, limits: Limits) -> int:
     Refitting with more room never yields a shallower placement: every option tried
     before the current one was too big for less room, and the truncation search is
     monotone in room. So an item only gains, and the total only grows within budget.
+
+    While every family starts at its ceiling, the first pass already gives each item
+    the deepest placement its room allowed, and the bytes left at the end are never
+    more than that room had spare, so this finds nothing to gain. It stays as the
+    contract's second step (DESIGN §5) for the day a family starts below its ceiling.
     """
     for index, item in enumerate(placed):
         if unused <= 0:

@@ -50,7 +50,10 @@ _ITEM_FIXED_BYTES: Final = 2 + len(_TRUNCATED_KEY) + 1
 
 def harden(dumped: str) -> str:
     """Escape what :mod:`json` left raw in ``dumped`` that could break or forge the wrapper."""
-    if not dumped.isprintable():
+    if dumped.isascii():  # O(1) in CPython; JSON escaped every ASCII control but DEL
+        if "\x7f" in dumped:
+            dumped = dumped.replace("\x7f", "\\u007f")
+    elif not dumped.isprintable():
         # Only the distinct characters are inspected, so long text costs one set().
         for char in {c for c in set(dumped) if not c.isprintable()}:
             if unicodedata.category(char) in _UNSAFE_CATEGORIES:
@@ -87,7 +90,8 @@ class ItemHead:
     ) -> ItemHead:
         cited = harden(_ENCODER.encode(dict(citation)))
         head = f'{{"citation":{cited},"family":"{family}","detail":'
-        at = "" if created_at is None else f',"at":{json_string(created_at.isoformat())}'
+        # isoformat() spells digits, "-", ":", ".", "+" and "T" only: nothing to escape.
+        at = "" if created_at is None else f',"at":"{created_at.isoformat()}"'
         return cls(head=head, at=at, fixed_bytes=utf8_len(head) + utf8_len(at) + _ITEM_FIXED_BYTES)
 
     def size(self, tier: Tier, content_bytes: int | None, *, truncated: bool) -> int:
@@ -104,17 +108,24 @@ class ItemHead:
         return f'{self.head}"{tier}"{self.at}{body}{_TRUNCATED_KEY}{flag}}}'
 
 
-# The smallest item a family can render: an empty citation at tier "uri". Fitting uses
-# it to drop items unexamined once the budget cannot hold even that.
+# The smallest item of each family: an empty citation at tier "uri".
 _SMALLEST_ITEM: Final[Mapping[Family, int]] = {
     family: ItemHead.from_evidence({}, family, None).size("uri", None, truncated=False)
     for family in FAMILIES
 }
 
 
-def smallest_item_bytes(family: Family) -> int:
-    """A lower bound on the size of any item of ``family``."""
-    return _SMALLEST_ITEM[family]
+def item_floor_bytes(family: Family, citation: Mapping[str, str | int]) -> int:
+    """A cheap lower bound on any item of this evidence: its bare citation, unescaped.
+
+    Fitting checks it before encoding anything, so once the budget is spent the
+    remaining candidates are dropped for the cost of a sum.
+    """
+    # Each entry is at least ',"key":' plus a value of its length, quoted if a string.
+    floor = _SMALLEST_ITEM[family] - 1  # no comma before the first entry
+    for key, value in citation.items():
+        floor += len(key) + (len(value) + 6 if isinstance(value, str) else 5)
+    return max(floor, _SMALLEST_ITEM[family])
 
 
 @attrs.frozen

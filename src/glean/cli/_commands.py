@@ -73,7 +73,8 @@ def prepare_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(attrs.asdict(context), ensure_ascii=False, indent=2))
     elif context.status == "empty":
-        print(f"glean: nothing relevant to deliver (status {context.status!r})", file=sys.stderr)
+        scopes = ", ".join((args.scope, *args.reference))
+        print(f"glean prepare: nothing relevant in {scopes} (status empty)", file=sys.stderr)
     else:
         print(context.content)
     return 0
@@ -108,12 +109,12 @@ def ingest_command(args: argparse.Namespace) -> int:
     bar = ProgressBar(_count_lines(entries_path), sys.stderr, label="ingesting")
     skipped = _SkippedLines(bar)
     entries = skipped.filter(iter_entries(entries_path))
-    run = partial(_ingest, args.db, entries, args.batch_size, bar, skipped)
-    report, failure = run_async(run, args.backend)
-    bar.finish()
     id_map = args.db + ID_MAP_SUFFIX
-    if report.ids:  # even a failed ingest maps what it wrote, so citations map back
-        append_id_map(id_map, report.ids)
+    run = partial(_ingest, args.db, entries, args.batch_size, bar, skipped, id_map)
+    try:
+        report, failure = run_async(run, args.backend)
+    finally:
+        bar.finish()
     _print_report(report, skipped, args.db, id_map)
     if failure is not None:
         raise CommandError(f"{failure} ({report.written:,} entries were written first)")
@@ -127,7 +128,9 @@ def _entries_file(folder: Path) -> Path:
         raise CommandError(f"no workload folder at {folder}")
     entries = folder / "entries.jsonl"
     if not entries.is_file():
-        raise CommandError(f"{folder} holds no entries.jsonl (see WORKLOAD.md for the format)")
+        raise CommandError(
+            f"{folder} holds no entries.jsonl ('glean ingest --help' shows its format)"
+        )
     return entries
 
 
@@ -142,6 +145,7 @@ async def _ingest(
     batch_size: int,
     bar: ProgressBar,
     skipped: _SkippedLines,
+    id_map: str,
 ) -> tuple[IngestReport, IngestError | None]:
     async with glean.open_runtime(database) as runtime:
         try:
@@ -150,6 +154,8 @@ async def _ingest(
                 entries,
                 batch_size=batch_size,
                 progress=lambda done: bar.update(done + skipped.count),
+                # appended batch by batch, so even an interrupted ingest maps what it wrote
+                on_written=partial(append_id_map, id_map),
             )
         except IngestError as exc:
             return exc.report, exc
@@ -184,10 +190,13 @@ def _print_report(report: IngestReport, skipped: _SkippedLines, database: str, i
         if report.counts.get(family):
             print(f"  {family:<13} {report.counts[family]:>8,}")
     for rejected in report.rejected:
-        print(f"glean: rejected entry {rejected.id!r}: {rejected.message}", file=sys.stderr)
+        where = f"{rejected.family} entry {rejected.id!r} in scope {rejected.scope!r}"
+        print(f"glean ingest: {where} refused: {rejected.message}", file=sys.stderr)
     if report.rejected:
         print(f"rejected {len(report.rejected):,} entries (see stderr)")
-    if skipped.count:
+    if skipped.count > MAX_SHOWN_ERRORS:
+        print(f"skipped {skipped.count:,} malformed lines (the first {MAX_SHOWN_ERRORS} on stderr)")
+    elif skipped.count:
         print(f"skipped {skipped.count:,} malformed lines (see stderr)")
     if report.ids:
         print(f"id map appended to {id_map}")

@@ -78,9 +78,9 @@ def demo_command(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="glean-demo-") as folder:
         database = str(Path(folder) / "demo.db")
         run_async(partial(_demo, database, entries, queries), args.backend)
-    print(
-        "Next: glean ingest WORKLOAD_DIR --db my.db, then glean prepare --db my.db --scope S QUERY"
-    )
+    print()
+    print("Next, your own memory: glean ingest WORKLOAD_DIR --db my.db")
+    print("                       glean prepare --db my.db --scope SCOPE QUERY")
     return 0
 
 

@@ -7,6 +7,8 @@ returns the exit code, so the CLI can be driven in-process (tests, notebooks).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from importlib import metadata
 from typing import TYPE_CHECKING
@@ -22,9 +24,9 @@ if TYPE_CHECKING:
 _DESCRIPTION = """\
 glean prepares bounded, cited context packs for AI agents from the memory they keep.
 
-Start with 'glean demo'. Then load your own workload folder (entries.jsonl and
-queries.jsonl, see WORKLOAD.md) with 'glean ingest' and ask for a pack with
-'glean prepare'.
+Start with 'glean demo'. Then load your own workload folder (an entries.jsonl
+with one record per line, see 'glean ingest --help') with 'glean ingest', and
+ask for a pack with 'glean prepare'.
 """
 
 _EPILOG = """\
@@ -57,13 +59,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommandError as exc:
         print(f"glean {args.command}: error: {exc}", file=sys.stderr)
         return exc.code
-    except glean.GleanError as exc:
+    except BrokenPipeError:  # stdout closed early (`glean prepare ... | head`): not an error
+        _silence_stdout()
+        return 1
+    except (glean.GleanError, OSError) as exc:
         print(f"glean {args.command}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"glean {args.command}: interrupted", file=sys.stderr)
         return 130
     return code
+
+
+def _silence_stdout() -> None:
+    # Python would report the broken pipe again when it flushes stdout at exit.
+    with contextlib.suppress(OSError, ValueError):  # stdout may be no real file
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -136,14 +147,20 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "ingest",
         summary="write a workload folder's entries.jsonl into a database",
         description=(
-            "Read WORKLOAD_DIR/entries.jsonl (one JSON record per line, see WORKLOAD.md)\n"
-            "and write every entry into the database at --db, creating it if needed.\n"
-            "Malformed lines are reported on stderr as FILE:LINE: message and skipped.\n"
-            "The mapping from each workload id to the citation glean will render for it\n"
-            "is appended to DB.ids.jsonl, so delivered citations can be mapped back.\n"
+            "Read WORKLOAD_DIR/entries.jsonl and write every entry into the database at\n"
+            "--db, creating it if needed. Each line is one JSON object, for example\n"
+            '  {"id": "c1/3", "scope": "chat-1", "text": "Alice: I moved to Lisbon.",\n'
+            '   "kind": "dialog", "created_at": "2023-05-08T13:56:00Z", "session": 1}\n'
+            '"family" is memory (the default), experience (situation, action, outcome,\n'
+            "lesson), topic-memory (title, text), resource (uri, body, abstract,\n"
+            "overview) or profile (text). created_at without a timezone is UTC; thread,\n"
+            "or an integer session, groups a conversation's turns; other fields are\n"
+            "ignored. Malformed lines are reported on stderr as FILE:LINE: message and\n"
+            "skipped. Each workload id's citation key is appended to DB.ids.jsonl as\n"
+            "it is written, so delivered citations can be mapped back to workload ids.\n"
             "\n"
-            "Exits 0 when anything was ingested, 1 when nothing was (missing folder, or\n"
-            "every line malformed)."
+            "Exits 0 when anything was ingested; 1 when nothing was (missing folder,\n"
+            "every line malformed) or a write failed (what was written stays, mapped)."
         ),
         epilog=(
             "examples:\n"
@@ -210,7 +227,8 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="FAMILY=LIMIT",
         help=(
             "deliver an assembly: one Markdown section per family, in the order given "
-            "(memory, experience, topic-memory, profile, resource; repeatable)"
+            "(memory, experience, topic-memory, profile, resource; repeatable; limits "
+            "1..8, experience at most 2, at most 8 in all)"
         ),
     )
     command.add_argument(

@@ -13,7 +13,7 @@ from typing import Final
 import attrs
 
 from .._families import Family
-from ._evidence import LexicalHit, Pool, VectorHit
+from ._evidence import LexicalHit, Pool
 
 DEFAULT_MIN_SIMILARITY: Final = 0.3
 
@@ -60,7 +60,8 @@ class Admitted:
     """The admitted part of a pool, each channel still in its retrieval order."""
 
     lexical: tuple[LexicalHit, ...]
-    vector: tuple[VectorHit, ...]
+    vector_keys: tuple[int, ...]
+    vector_similarities: tuple[float, ...]
     counts: AdmissionCounts
 
 
@@ -69,11 +70,12 @@ def admit(pool: Pool, term_count: int, floor: AdmissionFloor) -> Admitted:
     needed = floor.lexical_floor(term_count)
     minimum = floor.vector_floor()
     lexical = tuple(hit for hit in pool.lexical if len(hit.matched_terms) >= needed)
-    vector = tuple(hit for hit in pool.vector if hit.similarity >= minimum)
+    passed = pool.vector_similarities >= minimum
+    keys = tuple(pool.vector_keys[passed].tolist())
     counts = AdmissionCounts(
         family=pool.family,
         scope_id=pool.scope_id,
         retrieved=pool.retrieved,
-        admitted=len(lexical) + len(vector),
+        admitted=len(lexical) + len(keys),
     )
-    return Admitted(lexical, vector, counts)
+    return Admitted(lexical, keys, tuple(pool.vector_similarities[passed].tolist()), counts)

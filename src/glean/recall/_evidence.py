@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from datetime import datetime
 
 import attrs
+import numpy as np
+import numpy.typing as npt
 
 from .._families import Family
 
@@ -38,36 +40,50 @@ class Evidence:
 @attrs.frozen
 class LexicalHit:
     """A full-text candidate: its BM25 (lower is better, as SQLite reports it) and
-    the distinct query terms its analysed text contains."""
+    the distinct query terms its analysed text contains.
 
-    evidence: Evidence
+    ``key`` is the store's handle of one record version (unique within the family and
+    scope); its :class:`Evidence` is read only if the candidate is admitted and ranked
+    within the family's ceiling.
+    """
+
+    key: int
     bm25: float
     matched_terms: frozenset[str]
 
 
-@attrs.frozen
-class VectorHit:
-    """A vector candidate with its cosine similarity to the query vector."""
+def _keys(value: object) -> npt.NDArray[np.int64]:
+    return np.asarray(value, dtype=np.int64)
 
-    evidence: Evidence
-    similarity: float
+
+def _similarities(value: object) -> npt.NDArray[np.float32]:
+    return np.asarray(value, dtype=np.float32)
 
 
 @attrs.frozen
 class Pool:
     """What one retrieve returned for one family in one scope, before admission.
 
-    ``version`` is the scope's write version when the pool was read: a later round may
-    re-admit this pool only while the scope still has that version.
+    A pool holds keys and scores only, so a large pool costs no text I/O; admission and
+    fusion need nothing more. ``version`` is the scope's write version when the pool was
+    read: a later round may re-admit this pool only while the scope still has that
+    version.
     """
 
     family: Family
     scope_id: str
     version: int
     lexical: tuple[LexicalHit, ...] = ()
-    vector: tuple[VectorHit, ...] = ()
+    #: The vector channel as two parallel arrays, most similar first: hundreds of
+    #: candidates cost two arrays, not hundreds of objects.
+    vector_keys: npt.NDArray[np.int64] = attrs.field(
+        factory=lambda: _keys(()), converter=_keys, eq=False
+    )
+    vector_similarities: npt.NDArray[np.float32] = attrs.field(
+        factory=lambda: _similarities(()), converter=_similarities, eq=False
+    )
 
     @property
     def retrieved(self) -> int:
         """Candidates the backend returned, counted per channel (the RFC's count)."""
-        return len(self.lexical) + len(self.vector)
+        return len(self.lexical) + len(self.vector_keys)

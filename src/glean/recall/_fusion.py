@@ -8,7 +8,6 @@ import attrs
 
 from .._families import Family
 from ._admission import AdmissionCounts, Admitted
-from ._evidence import Evidence
 
 RRF_K: Final = 60
 
@@ -17,14 +16,14 @@ RRF_K: Final = 60
 class FamilySearch:
     """One (family, scope) search after admission and fusion.
 
-    ``ranked`` is the fused order, best first. The remaining fields are the signals the
-    sufficiency gate reads: the best and second-best admitted cosine similarities and
+    ``ranked`` is the fused order of record keys, best first. The remaining fields are
+    the signals the sufficiency gate reads: the best and second-best admitted cosine similarities and
     the share of query terms the best lexical candidate contains.
     """
 
     family: Family
     scope_id: str
-    ranked: tuple[Evidence, ...]
+    ranked: tuple[int, ...]
     counts: AdmissionCounts
     best_similarity: float | None = None
     next_similarity: float | None = None
@@ -34,21 +33,19 @@ class FamilySearch:
 def fuse(admitted: Admitted, term_count: int, *, k: int = RRF_K) -> FamilySearch:
     """Order the admitted candidates by reciprocal-rank fusion (``1 / (k + rank)`` per
     channel, rank from 1); ties keep lexical-first, then retrieval order."""
-    scores: dict[str, float] = {}
-    evidence: dict[str, Evidence] = {}
-    for channel in (admitted.lexical, admitted.vector):
-        for rank, hit in enumerate(channel, start=1):
-            identity = hit.evidence.identity
-            scores[identity] = scores.get(identity, 0.0) + 1.0 / (k + rank)
-            evidence.setdefault(identity, hit.evidence)
+    scores: dict[int, float] = {}
+    lexical_keys = [hit.key for hit in admitted.lexical]
+    for channel in (lexical_keys, admitted.vector_keys):
+        for rank, key in enumerate(channel, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
     order = sorted(scores, key=scores.__getitem__, reverse=True)  # stable: ties keep insertion
-    similarities = [hit.similarity for hit in admitted.vector[:2]]
+    similarities = admitted.vector_similarities[:2]
     best_matches = max((len(hit.matched_terms) for hit in admitted.lexical), default=0)
     counts = admitted.counts
     return FamilySearch(
         family=counts.family,
         scope_id=counts.scope_id,
-        ranked=tuple(evidence[identity] for identity in order),
+        ranked=tuple(order),
         counts=counts,
         best_similarity=similarities[0] if similarities else None,
         next_similarity=similarities[1] if len(similarities) > 1 else None,

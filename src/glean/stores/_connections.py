@@ -54,6 +54,22 @@ class Connections:
         """Run ``work(connection)`` on a reader connection in a worker thread."""
         return await anyio.to_thread.run_sync(self._read_sync, work, limiter=self._limiter)
 
+    def read_inline(self, work: Callable[[sqlite3.Connection], T]) -> tuple[bool, T | None]:
+        """Run ``work`` on the calling thread if a connection is free right now.
+
+        Returns ``(False, None)`` instead of blocking when the only connection (a
+        ``:memory:`` database) is busy with a write; the caller then uses :meth:`read`.
+        """
+        if self._shared:
+            if not self._write_lock.acquire(blocking=False):
+                return False, None
+            try:
+                return True, work(self._writer)
+            finally:
+                self._write_lock.release()
+        with self._reader() as conn:
+            return True, work(conn)
+
     async def write(
         self,
         work: Callable[[sqlite3.Connection], T],

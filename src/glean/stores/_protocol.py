@@ -73,6 +73,12 @@ class Store(Protocol):
         """Return up to ``pool_size`` candidates per channel, before any admission."""
         ...
 
+    async def evidence(
+        self, family: Family, scope_id: str, keys: Sequence[int]
+    ) -> Mapping[int, Evidence]:
+        """Read the evidence of pool keys that are still searchable."""
+        ...
+
     def scope_version(self, scope_id: str) -> int:
         """A number that changes whenever anything in the scope is written."""
         ...

@@ -52,6 +52,13 @@ CREATE TABLE IF NOT EXISTS resource_bodies (
     row INTEGER PRIMARY KEY REFERENCES records(row),
     body TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS term_stats (
+    family TEXT NOT NULL,
+    scope_key INTEGER NOT NULL,
+    term TEXT NOT NULL,
+    df INTEGER NOT NULL,
+    PRIMARY KEY (family, scope_key, term)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS profiles (
     scope_key INTEGER PRIMARY KEY REFERENCES scopes(scope_key),
     text TEXT NOT NULL
@@ -64,13 +71,30 @@ CREATE VIRTUAL TABLE IF NOT EXISTS {table}
 INSERT INTO {table} ({table}, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
 """
 
-EVIDENCE_COLUMNS: Final = "row, rid, revision, text, created_at, thread, abstract, overview"
+EVIDENCE_COLUMNS: Final = "row, rid, revision, text, created_at, thread, abstract, overview, live"
 
 INSERT_RECORD: Final = """
 INSERT INTO records (family, scope_key, rid, revision, live, text, kind, tags, created_at,
                      thread, title, abstract, overview, embedding)
 VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
+
+
+#: The term_stats row whose ``df`` counts the searchable records of a family in a scope.
+DOCUMENTS: Final = ""
+
+COUNT_TERMS: Final = """
+INSERT INTO term_stats (family, scope_key, term, df) VALUES (?, ?, ?, ?)
+ON CONFLICT (family, scope_key, term) DO UPDATE SET df = df + excluded.df
+"""
+
+
+def term_frequencies(term_count: int) -> str:
+    marks = ",".join("?" * term_count)
+    return (
+        "SELECT term, df FROM term_stats WHERE family = ? AND scope_key = ?"
+        f" AND term IN ({marks})"
+    )
 
 
 def scope_token(scope_key: int) -> str:
@@ -80,12 +104,12 @@ def scope_token(scope_key: int) -> str:
 
 def lexical_query(scope_key: int, match: str) -> str:
     """A MATCH expression restricted to one scope (``match`` is already safe)."""
-    return f'skey : "{scope_token(scope_key)}" AND ({match})'
+    return f'skey : "{scope_token(scope_key)}" AND terms : ({match})'
 
 
-def fetch_statement(table: str, count: int) -> str:
+def fetch_statement(count: int) -> str:
     placeholders = ",".join("?" * count)
-    return f"SELECT {EVIDENCE_COLUMNS} FROM {table} WHERE row IN ({placeholders})"
+    return f"SELECT {EVIDENCE_COLUMNS} FROM records WHERE row IN ({placeholders})"
 
 
 def citation(family: Family, scope_id: str, rid: str, revision: int) -> dict[str, str | int]:
@@ -106,7 +130,7 @@ def identity(family: Family, scope_id: str, rid: str, revision: int) -> str:
 
 def evidence_from_row(family: Family, scope_id: str, row: Sequence[object]) -> Evidence:
     """Decode one ``EVIDENCE_COLUMNS`` row."""
-    _, rid, revision, text, created_at, thread, abstract, overview = row
+    _, rid, revision, text, created_at, thread, abstract, overview, _ = row
     assert isinstance(rid, str) and isinstance(revision, int)
     return Evidence(
         family=family,

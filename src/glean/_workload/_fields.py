@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ._errors import InvalidRequestError
-from ._requests import validate_scope
+from .._errors import InvalidRequestError
+from .._requests import validate_scope
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

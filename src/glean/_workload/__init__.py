@@ -1,0 +1,55 @@
+"""Workloads: the JSON Lines folders glean ingests and evaluates (``shared/WORKLOAD.md``).
+
+A workload folder holds ``entries.jsonl`` (records to remember) and ``queries.jsonl``
+(questions with the entry ids that answer them). This package reads them line by line
+into glean records (``_reading``), writes entries through the public runtime in atomic
+batches (``_ingest``) and maps the citations of a prepared context back to workload ids
+(``_citations``). The CLI and the benchmarks use it; nothing here reaches below the
+public runtime API.
+"""
+
+from ._citations import BEGIN_MARKER as BEGIN_MARKER
+from ._citations import END_MARKER as END_MARKER
+from ._citations import CitationKey as CitationKey
+from ._citations import append_id_map as append_id_map
+from ._citations import citation_key as citation_key
+from ._citations import delivered_citations as delivered_citations
+from ._citations import read_id_map as read_id_map
+from ._fields import MalformedLineError as MalformedLineError
+from ._ingest import IngestError as IngestError
+from ._ingest import IngestReport as IngestReport
+from ._ingest import RecordWriter as RecordWriter
+from ._ingest import RejectedEntry as RejectedEntry
+from ._ingest import ingest as ingest
+from ._reading import Record as Record
+from ._reading import WorkloadEntry as WorkloadEntry
+from ._reading import WorkloadError as WorkloadError
+from ._reading import WorkloadQuery as WorkloadQuery
+from ._reading import iter_entries as iter_entries
+from ._reading import iter_queries as iter_queries
+from ._reading import read_entries as read_entries
+from ._reading import read_queries as read_queries
+
+__all__ = [
+    "BEGIN_MARKER",
+    "END_MARKER",
+    "CitationKey",
+    "IngestError",
+    "IngestReport",
+    "MalformedLineError",
+    "Record",
+    "RecordWriter",
+    "RejectedEntry",
+    "WorkloadEntry",
+    "WorkloadError",
+    "WorkloadQuery",
+    "append_id_map",
+    "citation_key",
+    "delivered_citations",
+    "ingest",
+    "iter_entries",
+    "iter_queries",
+    "read_entries",
+    "read_id_map",
+    "read_queries",
+]

@@ -1,0 +1,20 @@
+"""The Builder package's public surface."""
+
+from __future__ import annotations
+
+import glean.builder
+
+
+def test_builder_exports_exactly_its_public_names() -> None:
+    """``__all__`` lists the names the runtime calls, and each one resolves."""
+    assert glean.builder.__all__ == [
+        "BudgetView",
+        "BuildResult",
+        "DeliveredItem",
+        "OmissionCounts",
+        "build_context",
+        "needs_body",
+        "probe_budget",
+        "tier_ceiling",
+    ]
+    assert all(hasattr(glean.builder, name) for name in glean.builder.__all__)

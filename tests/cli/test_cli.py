@@ -1,0 +1,450 @@
+"""The ``glean`` command line, driven in-process through ``glean.cli.main``."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import glean
+from glean._workload import citation_key, delivered_citations, read_id_map
+from glean.cli import main
+from glean.cli._progress import ProgressBar
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+S = "project:demo"
+BACKENDS = pytest.mark.parametrize("backend", ["asyncio", "trio"])
+ENTRIES = [
+    {"id": "m1", "scope": S, "text": "The deploy pipeline runs on Kestrel CI.", "kind": "fact"},
+    {
+        "id": "m2",
+        "scope": S,
+        "text": "Alice moved to Lisbon last May.",
+        "session": 1,
+        "created_at": "2023-05-08T13:56:00Z",
+    },
+    {"id": "m-bad", "scope": S},
+    {"id": "m3", "scope": S, "text": "The Kestrel cluster has 12 nodes."},
+    {"id": "p1", "scope": S, "family": "profile", "text": "A small platform team."},
+]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run the CLI; return its exit code, stdout and stderr."""
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def write_workload(folder: Path, entries: Sequence[object]) -> Path:
+    folder.mkdir()
+    lines = (json.dumps(entry) for entry in entries)
+    (folder / "entries.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def workload(tmp_path: Path) -> Path:
+    """A workload folder: four good entries and one malformed line (line 3)."""
+    return write_workload(tmp_path / "workload", ENTRIES)
+
+
+@pytest.fixture
+def database(tmp_path: Path, workload: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """A database holding the workload's entries."""
+    path = str(tmp_path / "team.db")
+    assert run(capsys, "ingest", str(workload), "--db", path)[0] == 0
+    return path
+
+
+# --------------------------------------------------------------------------------- help
+
+
+def test_top_level_help_lists_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    """'glean --help' names every command and shows examples."""
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    for text in ("demo", "ingest", "prepare", "examples:", "glean demo"):
+        assert text in out
+
+
+@pytest.mark.parametrize(
+    ("command", "explains"),
+    [("demo", "throwaway store"), ("ingest", ".ids.jsonl"), ("prepare", "512..32768")],
+)
+def test_command_help_explains_with_examples(
+    capsys: pytest.CaptureFixture[str], command: str, explains: str
+) -> None:
+    """Each command's --help has a description and an examples epilog."""
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0
+    assert explains in out
+    assert f"examples:\n  glean {command}" in out
+
+
+def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """'glean' alone exits 2 with a usage message instead of raising SystemExit."""
+    code, _, err = run(capsys)
+    assert code == 2
+    assert "required: COMMAND" in err
+
+
+def test_python_m_glean_runs_the_cli() -> None:
+    """'python -m glean' is the same command line."""
+    done = subprocess.run(
+        [sys.executable, "-m", "glean", "prepare", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert "usage: glean prepare" in done.stdout
+
+
+# --------------------------------------------------------------------------------- demo
+
+
+@BACKENDS
+def test_demo_prints_four_packs_and_leaves_nothing_behind(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    backend: str,
+) -> None:
+    """The demo prints four ready packs whose headers state their true byte sizes."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    code, out, err = run(capsys, "demo", "--backend", backend)
+    assert (code, err) == (0, "")
+    blocks = [block for block in out.split("\n\n") if block.startswith("=== [")]
+    assert len(blocks) == 4
+    for block in blocks:
+        header, content = block.split("\n", 1)
+        assert "| status ready |" in header
+        assert f"content_bytes {len(content.encode())} ===" in header
+        assert delivered_citations(content)
+    assert "assembly: profile, memory, experience, resource" in blocks[2]
+    assert '{"citation":{"family":"resource"' in blocks[2]
+    assert list(tmp_path.iterdir()) == []  # the throwaway store is gone
+
+
+# ------------------------------------------------------------------------------- ingest
+
+
+@BACKENDS
+def test_ingest_counts_reports_and_maps(
+    capsys: pytest.CaptureFixture[str], workload: Path, tmp_path: Path, backend: str
+) -> None:
+    """ingest writes the good lines, names the bad one by line, and maps ids to citations."""
+    db = str(tmp_path / "team.db")
+    code, out, err = run(capsys, "ingest", str(workload), "--db", db, "--backend", backend)
+    assert code == 0
+    assert "ingested 4 entries" in out
+    assert "  memory               3\n  profile              1\n" in out
+    assert "skipped 1 malformed lines" in out
+    assert "entries.jsonl:3: missing field 'text'\n" in err
+    id_map = (tmp_path / "team.db.ids.jsonl").read_text(encoding="utf-8")
+    lines = [json.loads(line) for line in id_map.splitlines()]
+    assert [line["id"] for line in lines] == ["m1", "m2", "m3", "p1"]
+    assert [line["key"][0] for line in lines] == ["memory", "memory", "memory", "profile"]
+    assert lines[3]["key"] == ["profile", S]
+
+
+def test_ingest_appends_to_the_id_map(
+    capsys: pytest.CaptureFixture[str], database: str, tmp_path: Path
+) -> None:
+    """A second ingest into the same database appends its ids to the same map."""
+    more = write_workload(tmp_path / "more", [{"id": "m9", "scope": S, "text": "More text."}])
+    assert run(capsys, "ingest", str(more), "--db", database)[0] == 0
+    lines = Path(database + ".ids.jsonl").read_text(encoding="utf-8").splitlines()
+    ids = [json.loads(line)["id"] for line in lines]
+    assert ids == ["m1", "m2", "m3", "p1", "m9"]
+
+
+def test_ingest_progress_on_a_non_terminal(
+    capsys: pytest.CaptureFixture[str], workload: Path, tmp_path: Path
+) -> None:
+    """Off a terminal, progress is plain lines on stderr ending at 100% of the file's lines."""
+    code, _, err = run(capsys, "ingest", str(workload), "--db", str(tmp_path / "t.db"))
+    assert code == 0
+    assert "\r" not in err
+    assert err.splitlines()[-1] == "ingesting: 100% (5/5)"
+
+
+def test_ingest_of_only_malformed_lines_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """When every line is malformed, ingest exits 1, says so, and writes no id map."""
+    folder = write_workload(tmp_path / "bad", [{"id": "a"}, {"id": "b", "scope": S, "text": 1}])
+    db = tmp_path / "t.db"
+    code, out, err = run(capsys, "ingest", str(folder), "--db", str(db))
+    assert code == 1
+    assert "entries.jsonl:1: missing field 'scope'" in err
+    assert "entries.jsonl:2: field 'text' must be a string, not a number" in err
+    assert "error: nothing ingested: every entry of" in err
+    assert "ingested 0 entries" in out
+    assert not (tmp_path / "t.db.ids.jsonl").exists()
+
+
+def test_ingest_shows_the_first_hundred_malformed_lines_and_counts_all(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A flood of malformed lines is cut at 100 on stderr but every one is counted."""
+    folder = write_workload(tmp_path / "w", [{"id": "m0", "scope": S, "text": "ok"}] + [{}] * 102)
+    code, out, err = run(capsys, "ingest", str(folder), "--db", str(tmp_path / "t.db"))
+    assert code == 0
+    shown = [line for line in err.splitlines() if line.startswith("entries.jsonl:")]
+    assert len(shown) == 100
+    assert (shown[0], shown[-1]) == (
+        "entries.jsonl:2: missing field 'id'",
+        "entries.jsonl:101: missing field 'id'",
+    )
+    assert "... further malformed lines are counted but not shown" in err
+    assert "skipped 102 malformed lines (the first 100 on stderr)" in out
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda root: root / "missing", "no workload folder at"),
+        (lambda root: root, "holds no entries.jsonl"),
+    ],
+)
+def test_ingest_without_a_workload_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, make: object, message: str
+) -> None:
+    """A missing folder or entries.jsonl exits 1 with a clear message."""
+    assert callable(make)
+    folder = make(tmp_path)
+    code, _, err = run(capsys, "ingest", str(folder), "--db", str(tmp_path / "t.db"))
+    assert code == 1
+    assert message in err
+
+
+def test_ingest_refuses_an_in_memory_database(
+    capsys: pytest.CaptureFixture[str], workload: Path
+) -> None:
+    """--db :memory: would be lost on exit, so ingest refuses it as bad input."""
+    code, _, err = run(capsys, "ingest", str(workload), "--db", ":memory:")
+    assert code == 2
+    assert "--db must be a file" in err
+
+
+def test_failed_ingest_keeps_the_id_map_of_what_it_wrote(
+    capsys: pytest.CaptureFixture[str],
+    workload: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When a write fails midway, the batches already written are mapped and ingest exits 1."""
+    add_memories = glean.Runtime.add_memories
+    calls: list[int] = []
+
+    async def failing(
+        self: glean.Runtime, scope_id: str, entries: list[glean.MemoryEntry]
+    ) -> list[glean.MemoryRef]:
+        calls.append(len(entries))
+        if len(calls) == 2:
+            raise glean.StoreError("disk full")
+        return await add_memories(self, scope_id, entries)
+
+    monkeypatch.setattr(glean.Runtime, "add_memories", failing)
+    db = str(tmp_path / "t.db")
+    code, out, err = run(capsys, "ingest", str(workload), "--db", db, "--batch-size", "2")
+    assert code == 1
+    assert "ingest stopped: disk full (2 entries were written first)" in err
+    assert "ingested 2 entries" in out
+    assert list(read_id_map(db + ".ids.jsonl").values()) == [["m1"], ["m2"]]
+
+
+def test_interrupted_ingest_keeps_the_id_map_of_what_it_wrote(
+    capsys: pytest.CaptureFixture[str],
+    workload: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C midway exits 130; the id map already holds every batch written before it."""
+    add_memories = glean.Runtime.add_memories
+    calls: list[int] = []
+
+    async def interrupted(
+        self: glean.Runtime, scope_id: str, entries: list[glean.MemoryEntry]
+    ) -> list[glean.MemoryRef]:
+        calls.append(len(entries))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return await add_memories(self, scope_id, entries)
+
+    monkeypatch.setattr(glean.Runtime, "add_memories", interrupted)
+    db = str(tmp_path / "t.db")
+    code, _, err = run(capsys, "ingest", str(workload), "--db", db, "--batch-size", "2")
+    assert code == 130
+    assert "glean ingest: interrupted" in err
+    assert list(read_id_map(db + ".ids.jsonl").values()) == [["m1"], ["m2"]]
+
+
+# ------------------------------------------------------------------------------ prepare
+
+
+@BACKENDS
+def test_prepare_prints_the_cited_pack(
+    capsys: pytest.CaptureFixture[str], database: str, backend: str
+) -> None:
+    """prepare prints the pack; its citations map back to the workload's ids."""
+    code, out, err = run(
+        capsys,
+        "prepare",
+        "--db",
+        database,
+        "--scope",
+        S,
+        "--backend",
+        backend,
+        "Where did Alice move?",
+    )
+    assert (code, err) == (0, "")
+    by_key = read_id_map(database + ".ids.jsonl")
+    delivered = [by_key[citation_key(c)] for c in delivered_citations(out)]
+    assert ["m2"] in delivered
+    assert "Alice moved to Lisbon last May." in out
+
+
+def test_prepare_json_prints_the_four_fields(
+    capsys: pytest.CaptureFixture[str], database: str
+) -> None:
+    """--json prints schema, status, content and content_bytes, and nothing else."""
+    code, out, _ = run(capsys, "prepare", "--db", database, "--scope", S, "--json", "Kestrel")
+    assert code == 0
+    result = json.loads(out)
+    assert sorted(result) == ["content", "content_bytes", "schema", "status"]
+    assert (result["schema"], result["status"]) == ("glean.prepared-context.v1", "ready")
+    assert result["content_bytes"] == len(result["content"].encode())
+
+
+def test_prepare_of_an_empty_scope_prints_nothing(
+    capsys: pytest.CaptureFixture[str], database: str
+) -> None:
+    """An empty result leaves stdout empty, notes it on stderr, and is not a failure."""
+    code, out, err = run(capsys, "prepare", "--db", database, "--scope", "elsewhere", "Kestrel")
+    assert (code, out) == (0, "")
+    assert "nothing relevant in elsewhere (status empty)" in err
+
+
+def test_prepare_with_sections_renders_an_assembly(
+    capsys: pytest.CaptureFixture[str], database: str
+) -> None:
+    """--section FAMILY=LIMIT asks for an assembly: Markdown sections, profile included."""
+    code, out, _ = run(
+        capsys,
+        "prepare",
+        "--db",
+        database,
+        "--scope",
+        S,
+        "--section",
+        "profile=1",
+        "--section",
+        "memory=2",
+        "Kestrel cluster",
+    )
+    assert code == 0
+    assert out.index("## profile") < out.index("## memory")
+    assert {"family": "profile", "scope": S} in delivered_citations(out)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-bytes", "100"], "error: max_bytes must be in 512..32768"),
+        (["--section", "note=1"], "assembly.sections[0].family must be one of"),
+        (["--section", "memory"], "expected FAMILY=LIMIT"),
+        (["--max-bytes", "lots"], "invalid int value: 'lots'"),
+    ],
+)
+def test_prepare_bad_input_exits_2(
+    capsys: pytest.CaptureFixture[str], database: str, args: list[str], message: str
+) -> None:
+    """Bad input exits 2 with a message naming the field, printing no pack."""
+    code, out, err = run(capsys, "prepare", "--db", database, "--scope", S, *args, "Kestrel")
+    assert (code, out) == (2, "")
+    assert message in err
+
+
+def test_prepare_never_creates_a_database(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A missing --db exits 2, says how to create one, and leaves no file behind."""
+    db = tmp_path / "none.db"
+    code, _, err = run(capsys, "prepare", "--db", str(db), "--scope", S, "Kestrel")
+    assert code == 2
+    assert f"no database at {db}; create one with: glean ingest" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_prepare_on_a_file_that_is_no_database_fails(
+    capsys: pytest.CaptureFixture[str], workload: Path
+) -> None:
+    """A --db that is not a glean database is a clear error, not a traceback."""
+    entries = str(workload / "entries.jsonl")
+    code, _, err = run(capsys, "prepare", "--db", entries, "--scope", S, "Kestrel")
+    assert code == 1
+    assert err.startswith("glean prepare: error: ")
+
+
+def test_trio_backend_without_trio_is_bad_input(
+    capsys: pytest.CaptureFixture[str], database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--backend trio without trio installed says how to install it."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "trio" else real(name, *a)
+    )
+    code, _, err = run(capsys, "prepare", "--db", database, "--scope", S, "--backend", "trio", "x")
+    assert code == 2
+    assert "pip install 'glean[trio]'" in err
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+class Terminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_redraws_in_place_on_a_terminal() -> None:
+    """On a terminal the bar is redrawn with \\r only when it changes; notes keep it whole."""
+    stream = Terminal()
+    bar = ProgressBar(4, stream, label="x")
+    bar.update(1)
+    bar.update(1)
+    bar.note("entries.jsonl:2: bad")
+    bar.update(4)
+    bar.finish()
+    quarter = "x [#######.......................]  25% (1/4)"
+    full = "x [##############################] 100% (4/4)"
+    assert stream.getvalue() == (f"\r{quarter}\r\x1b[2Kentries.jsonl:2: bad\n{quarter}\r{full}\n")
+
+
+def test_progress_logs_every_ten_percent_elsewhere() -> None:
+    """Off a terminal the bar writes one line per 10% step, and a last line if short of total."""
+    stream = io.StringIO()
+    bar = ProgressBar(100, stream, label="x")
+    for done in range(1, 96):
+        bar.update(done)
+    bar.finish()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "x:  10% (10/100)"
+    assert len(lines) == 10
+    assert lines[-2:] == ["x:  90% (90/100)", "x:  95% (95/100)"]
