@@ -60,8 +60,8 @@ def needs_body(evidence: Evidence, detail: Mapping[Family, Tier]) -> bool:
     """Whether the runtime must read this evidence's body before building.
 
     True only for a resource whose ceiling is ``full``. Every other family carries its
-    whole text already, and a resource served at ``abstract`` or ``overview`` (or one
-    that falls to a bare citation) never needs its body.
+    whole text already, and a resource capped at ``abstract`` or ``overview`` never needs
+    its body, even when it has no usable abstract and falls to a bare citation.
     """
     return evidence.family == "resource" and tier_ceiling("resource", detail) == "full"
 
