@@ -43,7 +43,7 @@ def percentile(values: list[float], q: float) -> float:
 
 async def build_store(path: Path, size: int) -> float:
     """Ingest ``size`` entries unless the cached store has them; returns entries/s or 0."""
-    if path.exists():
+    if await anyio.Path(path).exists():
         return 0.0
     texts = _corpus.texts(size)
     started = time.perf_counter()
@@ -64,7 +64,9 @@ def floor_latencies(path: Path, queries: list[str], embedder: glean.HashingEmbed
     matrix = np.frombuffer(b"".join(b for (b,) in blobs), dtype=np.float32)
     matrix = matrix.reshape(len(blobs), embedder.dimension)
     vectors = embedder.embed_sync(queries)
-    statement = "SELECT rowid, terms, rank FROM fts_memory WHERE fts_memory MATCH ? ORDER BY rank LIMIT ?"
+    statement = (
+        "SELECT rowid, terms, rank FROM fts_memory WHERE fts_memory MATCH ? ORDER BY rank LIMIT ?"
+    )
     matches = [lexical_query(key, match_expression(analyse_query(q).terms)) for q in queries]
     out: list[float] = []
     for match, vector in zip(matches, vectors, strict=True):
@@ -127,7 +129,9 @@ def report(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--queries", type=int, default=300)
     args = parser.parse_args()

@@ -20,7 +20,7 @@ def items(content: str | None) -> list[dict[str, Any]]:
         if not line.startswith("{"):
             continue
         value = json.loads(line)
-        found.extend(value["items"] if "items" in value else [value])
+        found.extend(value.get("items", [value]))
     return found
 
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import glean
 from tests._envelope import citations, contents, items
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
 
 pytestmark = pytest.mark.anyio
 
@@ -41,13 +44,17 @@ async def test_add_memories_returns_refs_in_input_order(rt: glean.Runtime) -> No
 async def test_get_memory_round_trips_every_field(rt: glean.Runtime) -> None:
     """A memory record keeps kind, tags, created_at (with its offset) and thread."""
     at = datetime(2023, 5, 8, 13, 56, tzinfo=timezone(timedelta(hours=2)))
-    entry = glean.MemoryEntry(text="moved to Lisbon", kind="dialog", tags=("move", "city"),
-                              created_at=at, thread="chat/1")  # fmt: skip
+    entry = glean.MemoryEntry(
+        text="moved to Lisbon", kind="dialog", tags=("move", "city"), created_at=at, thread="chat/1"
+    )
     (ref,) = await rt.add_memories("s", [entry])
     record = await rt.get_memory(ref)
     assert (record.kind, record.tags, record.created_at, record.thread) == (
-        "dialog", ("move", "city"), at, "chat/1",
-    )  # fmt: skip
+        "dialog",
+        ("move", "city"),
+        at,
+        "chat/1",
+    )
 
 
 async def test_update_keeps_entry_id_and_old_version_readable(rt: glean.Runtime) -> None:
@@ -97,27 +104,46 @@ async def test_prepare_cites_exact_version(rt: glean.Runtime) -> None:
     assert result.content_bytes == len(result.content.encode())
     (item,) = items(result.content)
     assert item["citation"] == {
-        "family": "memory", "scope": "s", "entry_id": ref.entry_id, "version": 1,
-    }  # fmt: skip
+        "family": "memory",
+        "scope": "s",
+        "entry_id": ref.entry_id,
+        "version": 1,
+    }
     assert (item["family"], item["content"], item["truncated"]) == (
-        "memory", "Backups run at 02:00 UTC", False,
-    )  # fmt: skip
+        "memory",
+        "Backups run at 02:00 UTC",
+        False,
+    )
 
 
 async def test_created_at_is_rendered_as_at(rt: glean.Runtime) -> None:
     """An entry's created_at is rendered with the item as "at"; without it there is no "at"."""
     at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
-    await rt.add_memories("s", [glean.MemoryEntry(text="Alice moved to Lisbon", created_at=at),
-                                glean.MemoryEntry(text="Alice likes Lisbon trams")])  # fmt: skip
-    found = {item["content"]: item.get("at") for item in items((await prepare(rt, "Lisbon")).content)}
-    assert found == {"Alice moved to Lisbon": "2023-05-08T13:56:00+00:00",
-                     "Alice likes Lisbon trams": None}  # fmt: skip
+    await rt.add_memories(
+        "s",
+        [
+            glean.MemoryEntry(text="Alice moved to Lisbon", created_at=at),
+            glean.MemoryEntry(text="Alice likes Lisbon trams"),
+        ],
+    )
+    found = {
+        item["content"]: item.get("at") for item in items((await prepare(rt, "Lisbon")).content)
+    }
+    assert found == {
+        "Alice moved to Lisbon": "2023-05-08T13:56:00+00:00",
+        "Alice likes Lisbon trams": None,
+    }
 
 
 async def test_plural_and_possessive_queries_match(rt: glean.Runtime) -> None:
-    """"backup" finds "backups" and "Caroline" finds "Caroline's" through the shared analysis."""
-    await rt.add_memories("s", [glean.MemoryEntry(text="Nightly backups go to the cold bucket"),
-                                glean.MemoryEntry(text="Caroline's favourite editor is Helix")])  # fmt: skip
+    """Plural and possessive forms match through the shared analysis."""
+    await rt.add_memories(
+        "s",
+        [
+            glean.MemoryEntry(text="Nightly backups go to the cold bucket"),
+            glean.MemoryEntry(text="Caroline's favourite editor is Helix"),
+        ],
+    )
     assert contents((await prepare(rt, "backup")).content) == [
         "Nightly backups go to the cold bucket"
     ]
@@ -128,16 +154,29 @@ async def test_plural_and_possessive_queries_match(rt: glean.Runtime) -> None:
 
 async def test_cjk_text_is_searchable(rt: glean.Runtime) -> None:
     """A CJK query finds a CJK entry."""
-    await rt.add_memories("s", [glean.MemoryEntry(text="数据库备份在每天凌晨两点运行"),
-                                glean.MemoryEntry(text="the weather was fine")])  # fmt: skip
+    await rt.add_memories(
+        "s",
+        [
+            glean.MemoryEntry(text="数据库备份在每天凌晨两点运行"),
+            glean.MemoryEntry(text="the weather was fine"),
+        ],
+    )
     assert contents((await prepare(rt, "数据库备份")).content)[0] == "数据库备份在每天凌晨两点运行"
 
 
 async def test_hostile_query_syntax_is_plain_words(rt: glean.Runtime) -> None:
     """FTS5 syntax in a query is searched as plain words and never raises."""
     await rt.add_memories("s", [glean.MemoryEntry(text="restore the backups near midnight")])
-    for query in ('"backup* NEAR(restore)', "backup OR NOT restore", "terms:backup -restore",
-                  "(backup) AND ^restore", '{skey terms}: backup', 'skey : "s1"', '"""'):  # fmt: skip
+    hostile = (
+        '"backup* NEAR(restore)',
+        "backup OR NOT restore",
+        "terms:backup -restore",
+        "(backup) AND ^restore",
+        "{skey terms}: backup",
+        'skey : "s1"',
+        '"""',
+    )
+    for query in hostile:
         result = await prepare(rt, query)
         if "backup" in query or "restore" in query:
             assert contents(result.content) == ["restore the backups near midnight"], query
@@ -177,7 +216,9 @@ async def test_profile_is_never_searched(rt: glean.Runtime) -> None:
     default = items((await prepare(rt, "kestrel")).content)
     assert [i["family"] for i in default] == ["memory"]
     sections = (glean.Section("profile", 1), glean.Section("memory", 2))
-    chosen = items((await prepare(rt, "unrelated words", assembly=glean.Assembly(sections))).content)
+    chosen = items(
+        (await prepare(rt, "unrelated words", assembly=glean.Assembly(sections))).content
+    )
     assert [(i["family"], i["citation"]) for i in chosen] == [
         ("profile", {"family": "profile", "scope": "s"})
     ]
@@ -194,11 +235,18 @@ async def test_empty_scope_gives_empty_result(rt: glean.Runtime) -> None:
 
 async def test_experience_at_most_two(rt: glean.Runtime) -> None:
     """At most two experiences are delivered, searched lexically."""
-    await rt.add_experiences("s", [
-        glean.Experience(situation=f"deploy {n} failed", action="rolled back",
-                         outcome="recovered", lesson="check the migration first")
-        for n in range(5)
-    ])  # fmt: skip
+    await rt.add_experiences(
+        "s",
+        [
+            glean.Experience(
+                situation=f"deploy {n} failed",
+                action="rolled back",
+                outcome="recovered",
+                lesson="check the migration first",
+            )
+            for n in range(5)
+        ],
+    )
     found = items((await prepare(rt, "deploy failed migration")).content)
     assert [i["family"] for i in found] == ["experience", "experience"]
     assert set(found[0]["citation"]) == {"family", "scope", "id", "revision"}
@@ -206,16 +254,22 @@ async def test_experience_at_most_two(rt: glean.Runtime) -> None:
 
 async def test_resource_body_is_never_read_unless_pinned(rt: glean.Runtime) -> None:
     """A resource serves its abstract; its body only with detail="full"; none -> bare uri."""
-    await rt.add_resources("s", [
-        glean.Resource(uri="docs/setup.md", body="TOKEN=secret", abstract="kestrel setup guide"),
-        glean.Resource(uri="docs/raw.md", body="TOKEN=hidden", overview="kestrel raw notes"),
-    ])  # fmt: skip
+    await rt.add_resources(
+        "s",
+        [
+            glean.Resource(
+                uri="docs/setup.md", body="TOKEN=secret", abstract="kestrel setup guide"
+            ),
+            glean.Resource(uri="docs/raw.md", body="TOKEN=hidden", overview="kestrel raw notes"),
+        ],
+    )
     sections = glean.Assembly((glean.Section("resource", 4),))
     served = items((await prepare(rt, "kestrel setup", assembly=sections)).content)
     by_uri = {i["citation"]["uri"]: i for i in served}
     assert by_uri["docs/setup.md"]["detail"] == "abstract"
     assert by_uri["docs/setup.md"]["content"] == "kestrel setup guide"
-    assert by_uri["docs/raw.md"]["detail"] == "uri" and "content" not in by_uri["docs/raw.md"]
+    assert by_uri["docs/raw.md"]["detail"] == "uri"
+    assert "content" not in by_uri["docs/raw.md"]
     pinned = await prepare(rt, "kestrel setup", assembly=sections, detail={"resource": "full"})
     assert "TOKEN=secret" in (pinned.content or "")
     assert "TOKEN" not in (await prepare(rt, "kestrel setup", assembly=sections)).content  # type: ignore[operator]
@@ -224,8 +278,9 @@ async def test_resource_body_is_never_read_unless_pinned(rt: glean.Runtime) -> N
 @pytest.mark.parametrize("max_bytes", [512, 600, 1000, 4096])
 async def test_content_bytes_never_exceed_max_bytes(rt: glean.Runtime, max_bytes: int) -> None:
     """content_bytes is the UTF-8 length of content and never exceeds max_bytes."""
-    await rt.add_memories("s", [glean.MemoryEntry(text=f"kestrel 数据 {n} 🦅 " * 60)
-                                for n in range(30)])  # fmt: skip
+    await rt.add_memories(
+        "s", [glean.MemoryEntry(text=f"kestrel 数据 {n} 🦅 " * 60) for n in range(30)]
+    )
     result = await prepare(rt, "kestrel 数据", max_bytes=max_bytes)
     assert result.status == "ready"
     assert result.content is not None
@@ -241,7 +296,8 @@ async def test_stored_text_cannot_forge_the_wrapper(rt: glean.Runtime) -> None:
     assert content is not None
     assert content.count("END_GLEAN_CONTEXT_V1") == 1
     assert content.count("BEGIN_GLEAN_CONTEXT_V1") == 1
-    assert "\u2028" not in content and "\x00" not in content
+    assert "\u2028" not in content
+    assert "\x00" not in content
     assert contents(content) == [hostile]
 
 
@@ -255,7 +311,12 @@ async def test_durable_across_reopen(tmp_path: Path) -> None:
     async with glean.open_runtime(path) as rt:
         assert (await rt.get_memory(ref)).text == "kestrel uses port 7400"
         found = citations((await prepare(rt, "kestrel port")).content)
-        assert {"family": "memory", "scope": "s", "entry_id": ref.entry_id, "version": ref2.version} in found
+        assert {
+            "family": "memory",
+            "scope": "s",
+            "entry_id": ref.entry_id,
+            "version": ref2.version,
+        } in found
         assert len(found) == 2
 
 
@@ -263,10 +324,11 @@ async def test_failed_batch_writes_nothing(
     rt: glean.Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A write that fails mid-batch leaves no partial batch behind."""
+    from glean.recall import _analysis
     from glean.stores import _sqlite
 
     calls = 0
-    real = _sqlite.index_text
+    real = _analysis.index_text
 
     def failing(text: str) -> str:
         nonlocal calls
@@ -286,18 +348,22 @@ async def test_failed_batch_writes_nothing(
 
 async def test_invalid_records_name_their_field(rt: glean.Runtime) -> None:
     """Malformed records raise InvalidRequestError naming the field and position."""
-    naive = datetime(2023, 1, 1)  # noqa: DTZ001 - the point of the test
+    naive = datetime(2023, 1, 1)
     cases = [
-        (rt.add_memories("s", [glean.MemoryEntry(text="ok"), glean.MemoryEntry(text="")]),
-         "entries[1].text"),
-        (rt.add_memories("s", [glean.MemoryEntry(text="ok", created_at=naive)]),
-         "entries[0].created_at"),
+        (
+            rt.add_memories("s", [glean.MemoryEntry(text="ok"), glean.MemoryEntry(text="")]),
+            "entries[1].text",
+        ),
+        (
+            rt.add_memories("s", [glean.MemoryEntry(text="ok", created_at=naive)]),
+            "entries[0].created_at",
+        ),
         (rt.add_memories("", [glean.MemoryEntry(text="ok")]), "scope_id"),
         (rt.add_memories("s", "just a string"), "entries"),  # type: ignore[arg-type]
         (rt.add_experiences("s", [glean.Experience("a", "b", "", "d")]), "experiences[0].outcome"),
         (rt.add_topic_memories("s", [glean.TopicMemory(title=" ", text="t")]), "topics[0].title"),
         (rt.set_profile("s", glean.Profile(text="")), "profile.text"),
-    ]  # fmt: skip
+    ]
     for call, field in cases:
         with pytest.raises(glean.InvalidRequestError, match=__import__("re").escape(field)):
             await call

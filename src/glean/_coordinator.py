@@ -8,21 +8,22 @@ exception group, and the caller decides what that means (round 0: prepare fails)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import anyio
 import attrs
 
-from ._families import Family
 from .recall._admission import AdmissionFloor, admit
 from .recall._fusion import FamilySearch, fuse
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy as np
     import numpy.typing as npt
     from anyio.streams.memory import MemoryObjectSendStream
 
+    from ._families import Family
     from ._limits import Limits
     from .recall._analysis import AnalysedQuery
     from .recall._evidence import Evidence, Pool

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import anyio.to_thread
@@ -17,6 +16,8 @@ import numpy as np
 from .recall._analysis import analyse
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy.typing as npt
 
 #: Batches at least this large are embedded in a worker thread, off the event loop.

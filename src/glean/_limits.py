@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from ._errors import InvalidRequestError
-from ._families import Family
+
+if TYPE_CHECKING:
+    from ._families import Family
 
 POOL_FACTOR: Final = 4
 MIN_POOL: Final = 32

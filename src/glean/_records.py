@@ -6,12 +6,15 @@ written, so the error can name the field's position in the batch (``entries[2].t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 import attrs
 
-from ._families import Family
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from datetime import datetime
+
+    from ._families import Family
 
 
 def _tuple_of_str(value: Iterable[str] | str) -> tuple[str, ...]:

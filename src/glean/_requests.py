@@ -208,7 +208,7 @@ def _validate_detail(value: object) -> Mapping[Family, Tier]:
 def _tier(value: object, field: str) -> Tier:
     if value not in TIERS:
         raise InvalidRequestError(f"{field} must be one of {', '.join(TIERS)}")
-    return cast("Tier", value)
+    return value
 
 
 def _validate_session(value: object) -> str | None:

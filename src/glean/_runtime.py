@@ -6,7 +6,6 @@ core and the Builder stay pure.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -25,10 +24,11 @@ from .builder import build_context, needs_body
 from .recall._admission import AdmissionFloor
 from .recall._allocation import allocate, check_ceiling
 from .recall._analysis import analyse_query
-from .stores._protocol import Store
 from .stores._sqlite import SqliteStore, topic_text
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Mapping, Sequence
+
     import numpy as np
     import numpy.typing as npt
 
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         TopicMemory,
     )
     from .recall._evidence import Evidence
+    from .stores._protocol import Store
 
 #: Families whose search has a vector channel (experience is lexical only).
 VECTOR_FAMILIES: Final = frozenset({"memory", "topic-memory", "resource"})

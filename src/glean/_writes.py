@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ._errors import InvalidRequestError
 from ._records import Experience, MemoryEntry, MemoryRef, Profile, Resource, TopicMemory
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 R = TypeVar("R")
 

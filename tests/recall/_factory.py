@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from glean._families import Family
 from glean.recall._evidence import Evidence, LexicalHit, Pool
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from glean._families import Family
 
 
 def evidence(name: str, family: Family = "memory", scope: str = "s") -> Evidence:

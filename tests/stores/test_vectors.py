@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from glean.stores._vectors import VectorMatrix
 
 
-def unit(rows: int, dimension: int = 8, seed: int = 0) -> np.ndarray:
+def unit(rows: int, dimension: int = 8, seed: int = 0) -> npt.NDArray[np.float32]:
     vectors = np.random.default_rng(seed).normal(size=(rows, dimension)).astype(np.float32)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    normed: npt.NDArray[np.float32] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return normed
 
 
 def test_nearest_matches_brute_force() -> None:
@@ -32,7 +34,8 @@ def test_add_grows_and_remove_swaps() -> None:
     matrix.remove(np.array([3, 149, 999], dtype=np.int64))
     assert len(matrix) == 148
     rows, _ = matrix.nearest(vectors[3], 150)
-    assert 3 not in rows.tolist() and 149 not in rows.tolist()
+    assert 3 not in rows.tolist()
+    assert 149 not in rows.tolist()
     assert sorted(rows.tolist()) == [r for r in range(150) if r not in (3, 149)]
     assert matrix.nearest(vectors[10], 1)[0].tolist() == [10]
 
@@ -49,4 +52,5 @@ def test_empty_matrix_returns_nothing() -> None:
     """An empty scope has no nearest rows."""
     matrix = VectorMatrix(8, np.empty(0, dtype=np.int64), unit(0))
     rows, sims = matrix.nearest(unit(1)[0], 4)
-    assert rows.size == 0 and sims.size == 0
+    assert rows.size == 0
+    assert sims.size == 0

@@ -8,12 +8,13 @@ Expansion rounds lower these floors on the same pool; nothing here retrieves.
 from __future__ import annotations
 
 import math
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from .._families import Family
-from ._evidence import LexicalHit, Pool
+if TYPE_CHECKING:
+    from .._families import Family
+    from ._evidence import LexicalHit, Pool
 
 DEFAULT_MIN_SIMILARITY: Final = 0.3
 

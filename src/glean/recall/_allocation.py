@@ -6,10 +6,14 @@ exceed a ceiling (the Builder invariant holds by construction).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .._errors import InvariantError
-from ._evidence import Evidence
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ._evidence import Evidence
 
 
 def allocate(per_scope: Sequence[Sequence[Evidence]], ceiling: int) -> tuple[Evidence, ...]:

@@ -5,14 +5,17 @@ Pure: no I/O, no clock. A store builds these; admission, fusion and the Builder 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
 import numpy.typing as npt
 
-from .._families import Family
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from datetime import datetime
+
+    from .._families import Family
 
 
 @attrs.frozen

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from .._families import Family
-from ._admission import AdmissionCounts, Admitted
+if TYPE_CHECKING:
+    from .._families import Family
+    from ._admission import AdmissionCounts, Admitted
 
 RRF_K: Final = 60
 
@@ -17,8 +18,8 @@ class FamilySearch:
     """One (family, scope) search after admission and fusion.
 
     ``ranked`` is the fused order of record keys, best first. The remaining fields are
-    the signals the sufficiency gate reads: the best and second-best admitted cosine similarities and
-    the share of query terms the best lexical candidate contains.
+    the signals the sufficiency gate reads: the best and second-best admitted cosine
+    similarities and the share of query terms the best lexical candidate contains.
     """
 
     family: Family

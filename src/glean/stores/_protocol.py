@@ -6,10 +6,11 @@ and retrieve pools.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     import numpy as np
     import numpy.typing as npt
 
@@ -38,7 +39,9 @@ class Store(Protocol):
         self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
     ) -> list[MemoryRef]: ...
 
-    async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef: ...
+    async def update_memory(
+        self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors
+    ) -> MemoryRef: ...
 
     async def forget_memory(self, ref: MemoryRef) -> None: ...
 
@@ -60,7 +63,9 @@ class Store(Protocol):
 
     async def get_profile(self, scope_id: str) -> Evidence | None: ...
 
-    async def read_resource_bodies(self, scope_id: str, uris: Sequence[str]) -> Mapping[str, str]: ...
+    async def read_resource_bodies(
+        self, scope_id: str, uris: Sequence[str]
+    ) -> Mapping[str, str]: ...
 
     async def retrieve(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.lowlevel
@@ -48,6 +48,8 @@ _NO_ROWS = np.empty(0, dtype=np.int64)
 _NO_SIMILARITIES = np.empty(0, dtype=np.float32)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
     import numpy.typing as npt
 
     from .._families import Family
@@ -220,8 +222,9 @@ class SqliteStore:
                 _, revision = _supersede(conn, written, "rid", resource.uri)
                 searchable = " ".join(filter(None, (resource.abstract, resource.overview)))
                 row = _insert(
-                    conn, "resource", key, resource.uri, revision, index_text(searchable), abstract=resource.abstract,
-                    overview=resource.overview, embedding=vector.tobytes(),
+                    conn, "resource", key, resource.uri, revision, index_text(searchable),
+                    abstract=resource.abstract, overview=resource.overview,
+                    embedding=vector.tobytes(),
                 )  # fmt: skip
                 conn.execute("INSERT INTO resource_bodies VALUES (?, ?)", (row, resource.body))
                 written.added_rows.append(row)
@@ -267,7 +270,7 @@ class SqliteStore:
             text=text,
             kind=kind,
             tags=sql.decode_tags(tags),
-            created_at=sql.datetime.fromisoformat(created_at) if created_at else None,
+            created_at=datetime.fromisoformat(created_at) if created_at else None,
             thread=thread,
         )
 
@@ -365,7 +368,9 @@ class SqliteStore:
 
     # -- internals ------------------------------------------------------------------
 
-    async def _write(self, work: Callable[[sqlite3.Connection], _Written], vectors: Any) -> _Written:
+    async def _write(
+        self, work: Callable[[sqlite3.Connection], _Written], vectors: Any
+    ) -> _Written:
         if self._closed:
             raise StoreError("the store is closed")
 
@@ -606,7 +611,9 @@ def _fetch(
     return {row[0]: sql.evidence_from_row(family, scope_id, row) for row in found if row[-1]}
 
 
-def _load_matrix(conn: sqlite3.Connection, family: Family, key: int, dimension: int) -> VectorMatrix:
+def _load_matrix(
+    conn: sqlite3.Connection, family: Family, key: int, dimension: int
+) -> VectorMatrix:
     found = conn.execute(
         "SELECT row, embedding FROM records WHERE family = ? AND scope_key = ? AND live = 1"
         " AND embedding IS NOT NULL ORDER BY row",

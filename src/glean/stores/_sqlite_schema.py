@@ -7,12 +7,15 @@ whose ``skey`` column holds a per-scope token, so a scoped search is one MATCH.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .._families import Family
 from ..recall._evidence import Evidence
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .._families import Family
 
 SCHEMA_VERSION: Final = "1"
 
@@ -92,8 +95,7 @@ ON CONFLICT (family, scope_key, term) DO UPDATE SET df = df + excluded.df
 def term_frequencies(term_count: int) -> str:
     marks = ",".join("?" * term_count)
     return (
-        "SELECT term, df FROM term_stats WHERE family = ? AND scope_key = ?"
-        f" AND term IN ({marks})"
+        f"SELECT term, df FROM term_stats WHERE family = ? AND scope_key = ? AND term IN ({marks})"
     )
 
 
@@ -131,7 +133,8 @@ def identity(family: Family, scope_id: str, rid: str, revision: int) -> str:
 def evidence_from_row(family: Family, scope_id: str, row: Sequence[object]) -> Evidence:
     """Decode one ``EVIDENCE_COLUMNS`` row."""
     _, rid, revision, text, created_at, thread, abstract, overview, _ = row
-    assert isinstance(rid, str) and isinstance(revision, int)
+    assert isinstance(rid, str)
+    assert isinstance(revision, int)
     return Evidence(
         family=family,
         scope_id=scope_id,

@@ -77,10 +77,7 @@ class VectorMatrix:
                 return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
             scores = self._matrix[:count] @ query
             rows = self._rows[:count].copy()
-        if k < count:
-            top = np.argpartition(-scores, k - 1)[:k]
-        else:
-            top = np.arange(count)
+        top = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
         order = top[np.argsort(-scores[top], kind="stable")]
         return rows[order], scores[order]
 
