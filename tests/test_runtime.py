@@ -325,7 +325,7 @@ async def test_failed_batch_writes_nothing(
 ) -> None:
     """A write that fails mid-batch leaves no partial batch behind."""
     from glean.recall import _analysis
-    from glean.stores import _sqlite
+    from glean.stores import _sqlite_rows
 
     calls = 0
     real = _analysis.index_text
@@ -337,10 +337,10 @@ async def test_failed_batch_writes_nothing(
             raise RuntimeError("disk on fire")
         return real(text)
 
-    monkeypatch.setattr(_sqlite, "index_text", failing)
+    monkeypatch.setattr(_sqlite_rows, "index_text", failing)
     with pytest.raises(RuntimeError, match="disk on fire"):
         await rt.add_memories("s", [glean.MemoryEntry(text=f"kestrel fact {n}") for n in range(5)])
-    monkeypatch.setattr(_sqlite, "index_text", real)
+    monkeypatch.setattr(_sqlite_rows, "index_text", real)
     assert (await prepare(rt, "kestrel fact")).status == "empty"
     await rt.add_memories("s", [glean.MemoryEntry(text="kestrel fact 9")])
     assert contents((await prepare(rt, "kestrel fact")).content) == ["kestrel fact 9"]

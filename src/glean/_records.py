@@ -98,3 +98,16 @@ class MemoryRecord:
     tags: tuple[str, ...]
     created_at: datetime | None
     thread: str | None
+
+
+def experience_text(experience: Experience) -> str:
+    """How an experience reads in a context pack and in the full-text index."""
+    return (
+        f"Situation: {experience.situation}\nAction: {experience.action}\n"
+        f"Outcome: {experience.outcome}\nLesson: {experience.lesson}"
+    )
+
+
+def topic_text(topic: TopicMemory) -> str:
+    """How a topic memory reads in a context pack and in the full-text index."""
+    return f"{topic.title}\n\n{topic.text}"

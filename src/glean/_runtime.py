@@ -19,12 +19,13 @@ from ._embedders import Embedder, HashingEmbedder
 from ._errors import InvalidRequestError, PrepareFailedError
 from ._families import SEARCHABLE, Family
 from ._limits import Limits
+from ._records import topic_text
 from ._requests import PreparedContext, PreparePlan, validate_request, validate_scope
 from .builder import build_context, needs_body
 from .recall._admission import AdmissionFloor
 from .recall._allocation import allocate, check_ceiling
 from .recall._analysis import analyse_query
-from .stores._sqlite import SqliteStore, topic_text
+from .stores._sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.lowlevel
 import anyio.to_thread
-import attrs
 import numpy as np
 
 from .._errors import NotFoundError, StoreError
@@ -29,15 +28,16 @@ from .._records import (
     RecordRef,
     Resource,
     TopicMemory,
+    experience_text,
+    topic_text,
 )
-from ..recall._analysis import index_text, match_expression
+from ..recall._analysis import index_text
 from ..recall._evidence import Evidence, LexicalHit, Pool
+from . import _sqlite_rows as rows
 from . import _sqlite_schema as sql
+from . import _sqlite_search as search
 from ._connections import Connections
-from ._vectors import VectorMatrix
 
-#: Most postings (rows matching any chosen term) one full-text search may rank.
-POSTINGS_BUDGET = 2048
 #: Searches of a family with at most this many records in the scope run on the calling
 #: thread: they take well under a millisecond, less than a worker-thread round trip
 #: (measured 0.15 ms on asyncio and 0.6 ms on trio on a 2-core machine).
@@ -54,33 +54,9 @@ if TYPE_CHECKING:
 
     from .._families import Family
     from ..recall._analysis import AnalysedQuery
+    from ._vectors import VectorMatrix
 
     Vectors = npt.NDArray[np.float32]
-
-
-@attrs.frozen
-class _Written:
-    """What one write transaction changed, applied to memory after it commits."""
-
-    scope_id: str
-    scope_key: int
-    family: Family
-    refs: list[Any]
-    added_rows: list[int] = attrs.Factory(list)
-    removed_rows: list[int] = attrs.Factory(list)
-
-
-def experience_text(experience: Experience) -> str:
-    """How an experience reads in a context pack and in the full-text index."""
-    return (
-        f"Situation: {experience.situation}\nAction: {experience.action}\n"
-        f"Outcome: {experience.outcome}\nLesson: {experience.lesson}"
-    )
-
-
-def topic_text(topic: TopicMemory) -> str:
-    """How a topic memory reads in a context pack and in the full-text index."""
-    return f"{topic.title}\n\n{topic.text}"
 
 
 class SqliteStore:
@@ -119,7 +95,7 @@ class SqliteStore:
             conns = Connections(database, readers=readers)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {database!r}: {exc}") from exc
-        scopes, dimension, counts = conns.write_now(_create_schema)
+        scopes, dimension, counts = conns.write_now(rows.create_schema)
         return cls(conns, scopes, dimension, counts)
 
     async def aclose(self) -> None:
@@ -138,12 +114,12 @@ class SqliteStore:
     ) -> list[MemoryRef]:
         self._check_vectors(vectors, len(entries))
 
-        def work(conn: sqlite3.Connection) -> _Written:
-            key = _scope_key(conn, scope_id)
-            written = _Written(scope_id, key, "memory", [])
+        def work(conn: sqlite3.Connection) -> rows.Written:
+            key = rows.scope_key(conn, scope_id)
+            written = rows.Written(scope_id, key, "memory", [])
             for entry, vector in zip(entries, vectors, strict=True):
                 rid = uuid.uuid4().hex
-                written.added_rows.append(_insert_memory(conn, key, rid, 1, entry, vector))
+                written.added_rows.append(rows.insert_memory(conn, key, rid, 1, entry, vector))
                 written.refs.append(MemoryRef(scope_id, rid, 1))
             return written
 
@@ -152,36 +128,36 @@ class SqliteStore:
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
         self._check_vectors(vector, 1)
 
-        def work(conn: sqlite3.Connection) -> _Written:
+        def work(conn: sqlite3.Connection) -> rows.Written:
             key = self._known_scope(ref.scope_id)
-            row, latest = _live_memory(conn, key, ref)
-            _retire(conn, "memory", row)
-            new_row = _insert_memory(conn, key, ref.entry_id, latest + 1, entry, vector[0])
+            row, latest = rows.live_memory(conn, key, ref)
+            rows.retire(conn, "memory", row)
+            new_row = rows.insert_memory(conn, key, ref.entry_id, latest + 1, entry, vector[0])
             new_ref = MemoryRef(ref.scope_id, ref.entry_id, latest + 1)
-            return _Written(ref.scope_id, key, "memory", [new_ref], [new_row], [row])
+            return rows.Written(ref.scope_id, key, "memory", [new_ref], [new_row], [row])
 
         return (await self._write(work, vector)).refs[0]  # type: ignore[no-any-return]
 
     async def forget_memory(self, ref: MemoryRef) -> None:
-        def work(conn: sqlite3.Connection) -> _Written:
+        def work(conn: sqlite3.Connection) -> rows.Written:
             key = self._known_scope(ref.scope_id)
-            row, _ = _live_memory(conn, key, ref, forgotten_ok=True)
+            row, _ = rows.live_memory(conn, key, ref, forgotten_ok=True)
             if row is not None:
-                _retire(conn, "memory", row)
-            return _Written(ref.scope_id, key, "memory", [], [], [] if row is None else [row])
+                rows.retire(conn, "memory", row)
+            return rows.Written(ref.scope_id, key, "memory", [], [], [] if row is None else [row])
 
         await self._write(work, None)
 
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
     ) -> list[RecordRef]:
-        def work(conn: sqlite3.Connection) -> _Written:
-            key = _scope_key(conn, scope_id)
-            written = _Written(scope_id, key, "experience", [])
+        def work(conn: sqlite3.Connection) -> rows.Written:
+            key = rows.scope_key(conn, scope_id)
+            written = rows.Written(scope_id, key, "experience", [])
             for experience in experiences:
                 rid = uuid.uuid4().hex
                 text = experience_text(experience)
-                row = _insert(conn, "experience", key, rid, 1, index_text(text), text=text)
+                row = rows.insert(conn, "experience", key, rid, 1, index_text(text), text=text)
                 written.refs.append(RecordRef("experience", scope_id, rid, 1))
                 written.added_rows.append(row)
             return written
@@ -193,14 +169,14 @@ class SqliteStore:
     ) -> list[RecordRef]:
         self._check_vectors(vectors, len(topics))
 
-        def work(conn: sqlite3.Connection) -> _Written:
-            key = _scope_key(conn, scope_id)
-            written = _Written(scope_id, key, "topic-memory", [])
+        def work(conn: sqlite3.Connection) -> rows.Written:
+            key = rows.scope_key(conn, scope_id)
+            written = rows.Written(scope_id, key, "topic-memory", [])
             for topic, vector in zip(topics, vectors, strict=True):
-                rid, revision = _supersede(conn, written, "title", topic.title)
+                rid, revision = rows.supersede(conn, written, "title", topic.title)
                 text = topic_text(topic)
                 written.added_rows.append(
-                    _insert(
+                    rows.insert(
                         conn, "topic-memory", key, rid, revision, index_text(text),
                         text=text, title=topic.title, embedding=vector.tobytes(),
                     )
@@ -215,13 +191,13 @@ class SqliteStore:
     ) -> list[RecordRef]:
         self._check_vectors(vectors, len(resources))
 
-        def work(conn: sqlite3.Connection) -> _Written:
-            key = _scope_key(conn, scope_id)
-            written = _Written(scope_id, key, "resource", [])
+        def work(conn: sqlite3.Connection) -> rows.Written:
+            key = rows.scope_key(conn, scope_id)
+            written = rows.Written(scope_id, key, "resource", [])
             for resource, vector in zip(resources, vectors, strict=True):
-                _, revision = _supersede(conn, written, "rid", resource.uri)
+                _, revision = rows.supersede(conn, written, "rid", resource.uri)
                 searchable = " ".join(filter(None, (resource.abstract, resource.overview)))
-                row = _insert(
+                row = rows.insert(
                     conn, "resource", key, resource.uri, revision, index_text(searchable),
                     abstract=resource.abstract, overview=resource.overview,
                     embedding=vector.tobytes(),
@@ -234,10 +210,10 @@ class SqliteStore:
         return (await self._write(work, vectors)).refs
 
     async def set_profile(self, scope_id: str, profile: Profile) -> None:
-        def work(conn: sqlite3.Connection) -> _Written:
-            key = _scope_key(conn, scope_id)
+        def work(conn: sqlite3.Connection) -> rows.Written:
+            key = rows.scope_key(conn, scope_id)
             conn.execute("INSERT OR REPLACE INTO profiles VALUES (?, ?)", (key, profile.text))
-            return _Written(scope_id, key, "profile", [])
+            return rows.Written(scope_id, key, "profile", [])
 
         await self._write(work, None)
 
@@ -326,7 +302,7 @@ class SqliteStore:
         terms = frozenset(query.terms)
 
         def work(conn: sqlite3.Connection) -> Pool:
-            lexical = _lexical_rows(conn, family, key, query.terms, pool_size)
+            lexical = search.lexical_rows(conn, family, key, query.terms, pool_size)
             rows, similarities = self._nearest(conn, family, key, vector, pool_size)
             return Pool(
                 family,
@@ -354,7 +330,7 @@ class SqliteStore:
             return {}
 
         def work(conn: sqlite3.Connection) -> dict[int, Evidence]:
-            return _fetch(conn, family, scope_id, list(keys))
+            return search.fetch(conn, family, scope_id, list(keys))
 
         return await self._read(work, inline=len(keys) <= 256)
 
@@ -369,12 +345,12 @@ class SqliteStore:
     # -- internals ------------------------------------------------------------------
 
     async def _write(
-        self, work: Callable[[sqlite3.Connection], _Written], vectors: Any
-    ) -> _Written:
+        self, work: Callable[[sqlite3.Connection], rows.Written], vectors: Any
+    ) -> rows.Written:
         if self._closed:
             raise StoreError("the store is closed")
 
-        def after(written: _Written) -> None:
+        def after(written: rows.Written) -> None:
             self._scope_keys[written.scope_id] = written.scope_key
             self._versions[written.scope_id] = self._versions.get(written.scope_id, 0) + 1
             if written.family == "profile":
@@ -389,7 +365,7 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"write failed: {exc}") from exc
 
-    def _apply_vectors(self, written: _Written, vectors: Any) -> None:
+    def _apply_vectors(self, written: rows.Written, vectors: Any) -> None:
         with self._load_lock:
             matrix = self._matrices.get((written.family, written.scope_key))
             if matrix is None:
@@ -413,7 +389,7 @@ class SqliteStore:
             with self._load_lock:
                 matrix = self._matrices.get((family, key))
                 if matrix is None:
-                    matrix = _load_matrix(conn, family, key, len(vector))
+                    matrix = search.load_matrix(conn, family, key, len(vector))
                     self._matrices[(family, key)] = matrix
         return matrix.nearest(vector, k)
 
@@ -434,191 +410,3 @@ class SqliteStore:
         if key is None:
             raise NotFoundError(f"scope {scope_id!r} holds no memory")
         return key
-
-
-def _create_schema(
-    conn: sqlite3.Connection,
-) -> tuple[dict[str, int], int | None, dict[tuple[Family, int], int]]:
-    for statement in sql.DDL.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-    for table in sql.FTS_TABLES.values():
-        exists = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-        ).fetchone()
-        if not exists:
-            for statement in sql.FTS_DDL.format(table=table).split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-    found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-    if found is None:
-        conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
-    elif found[0] != sql.SCHEMA_VERSION:
-        raise StoreError(f"database schema {found[0]} is not {sql.SCHEMA_VERSION}")
-    scopes = dict(conn.execute("SELECT scope, scope_key FROM scopes").fetchall())
-    row = conn.execute("SELECT length(embedding) FROM records WHERE embedding IS NOT NULL LIMIT 1")
-    size = row.fetchone()
-    counts = {
-        (family, key): df
-        for family, key, df in conn.execute(
-            "SELECT family, scope_key, df FROM term_stats WHERE term = ?", (sql.DOCUMENTS,)
-        )
-    }
-    return scopes, None if size is None else int(size[0]) // 4, counts
-
-
-def _scope_key(conn: sqlite3.Connection, scope_id: str) -> int:
-    conn.execute("INSERT OR IGNORE INTO scopes (scope) VALUES (?)", (scope_id,))
-    row = conn.execute("SELECT scope_key FROM scopes WHERE scope = ?", (scope_id,)).fetchone()
-    return int(row[0])
-
-
-def _insert(
-    conn: sqlite3.Connection,
-    family: Family,
-    key: int,
-    rid: str,
-    revision: int,
-    terms: str,
-    **columns: Any,
-) -> int:
-    values = (
-        family, key, rid, revision, columns.get("text"), columns.get("kind"),
-        columns.get("tags"), columns.get("created_at"), columns.get("thread"),
-        columns.get("title"), columns.get("abstract"), columns.get("overview"),
-        columns.get("embedding"),
-    )  # fmt: skip
-    row = conn.execute(sql.INSERT_RECORD, values).lastrowid
-    assert row is not None
-    table = sql.FTS_TABLES[family]
-    conn.execute(
-        f"INSERT INTO {table} (rowid, skey, terms) VALUES (?, ?, ?)",
-        (row, sql.scope_token(key), terms),
-    )
-    _count_terms(conn, family, key, terms, +1)
-    return row
-
-
-def _count_terms(conn: sqlite3.Connection, family: Family, key: int, terms: str, step: int) -> None:
-    """Keep the scope's document frequencies in step with what is searchable."""
-    distinct = {sql.DOCUMENTS, *terms.split()}
-    conn.executemany(sql.COUNT_TERMS, [(family, key, term, step) for term in distinct])
-
-
-def _insert_memory(
-    conn: sqlite3.Connection, key: int, rid: str, revision: int, entry: MemoryEntry, vector: Any
-) -> int:
-    created_at = entry.created_at.isoformat() if entry.created_at is not None else None
-    return _insert(
-        conn, "memory", key, rid, revision, index_text(entry.text),
-        text=entry.text, kind=entry.kind, tags=sql.encode_tags(entry.tags),
-        created_at=created_at, thread=entry.thread, embedding=vector.tobytes(),
-    )  # fmt: skip
-
-
-def _retire(conn: sqlite3.Connection, family: Family, row: int) -> None:
-    """Take a record version out of search; it stays readable by its reference."""
-    conn.execute("UPDATE records SET live = 0 WHERE row = ?", (row,))
-    table = sql.FTS_TABLES[family]
-    found = conn.execute(f"SELECT terms FROM {table} WHERE rowid = ?", (row,)).fetchone()
-    conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (row,))
-    key = conn.execute("SELECT scope_key FROM records WHERE row = ?", (row,)).fetchone()[0]
-    _count_terms(conn, family, key, found[0], -1)
-
-
-def _supersede(
-    conn: sqlite3.Connection, written: _Written, column: str, value: str
-) -> tuple[str, int]:
-    """Retire the live record whose ``column`` equals ``value``; return its id and next revision."""
-    found = conn.execute(
-        f"SELECT row, rid, revision FROM records WHERE family = ? AND scope_key = ?"
-        f" AND {column} = ? AND live = 1",
-        (written.family, written.scope_key, value),
-    ).fetchone()
-    if found is None:
-        return (value if column == "rid" else uuid.uuid4().hex), 1
-    row, rid, revision = found
-    _retire(conn, written.family, row)
-    written.removed_rows.append(row)
-    return rid, revision + 1
-
-
-def _live_memory(
-    conn: sqlite3.Connection, key: int, ref: MemoryRef, *, forgotten_ok: bool = False
-) -> tuple[Any, int]:
-    versions = conn.execute(
-        "SELECT row, revision, live FROM records WHERE family = 'memory' AND scope_key = ?"
-        " AND rid = ? ORDER BY revision DESC",
-        (key, ref.entry_id),
-    ).fetchall()
-    if not any(revision == ref.version for _, revision, _ in versions):
-        raise NotFoundError(
-            f"no version {ref.version} of memory entry {ref.entry_id!r} in scope {ref.scope_id!r}"
-        )
-    row, latest, live = versions[0]
-    if not live:
-        if forgotten_ok:
-            return None, latest
-        raise NotFoundError(f"memory entry {ref.entry_id!r} was forgotten")
-    return row, latest
-
-
-def _lexical_rows(
-    conn: sqlite3.Connection, family: Family, key: int, terms: Sequence[str], limit: int
-) -> list[tuple[int, str, float]]:
-    match = match_expression(_selective_terms(conn, family, key, terms))
-    if not match:
-        return []
-    table = sql.FTS_TABLES[family]
-    statement = (
-        f"SELECT rowid, terms, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
-    )
-    return conn.execute(statement, (sql.lexical_query(key, match), limit)).fetchall()
-
-
-def _selective_terms(
-    conn: sqlite3.Connection, family: Family, key: int, terms: Sequence[str]
-) -> list[str]:
-    """The query terms that drive the full-text search, rarest first.
-
-    BM25 ranking costs per matching row, so a term found in most of a scope would make
-    every search scan the scope while adding almost nothing to the ranking. Terms absent
-    from the scope are skipped; the rest are taken rarest first while their postings stay
-    within ``POSTINGS_BUDGET`` (the rarest term is always taken). Admission still counts
-    every query term a candidate contains.
-    """
-    if not terms:
-        return []
-    found = dict(conn.execute(sql.term_frequencies(len(terms)), (family, key, *terms)).fetchall())
-    chosen: list[str] = []
-    postings = 0
-    for term in sorted(found, key=found.__getitem__):
-        if found[term] <= 0:
-            continue
-        if chosen and postings + found[term] > POSTINGS_BUDGET:
-            break
-        chosen.append(term)
-        postings += found[term]
-    return chosen
-
-
-def _fetch(
-    conn: sqlite3.Connection, family: Family, scope_id: str, rows: list[int]
-) -> dict[int, Evidence]:
-    if not rows:
-        return {}
-    found = conn.execute(sql.fetch_statement(len(rows)), rows).fetchall()
-    return {row[0]: sql.evidence_from_row(family, scope_id, row) for row in found if row[-1]}
-
-
-def _load_matrix(
-    conn: sqlite3.Connection, family: Family, key: int, dimension: int
-) -> VectorMatrix:
-    found = conn.execute(
-        "SELECT row, embedding FROM records WHERE family = ? AND scope_key = ? AND live = 1"
-        " AND embedding IS NOT NULL ORDER BY row",
-        (family, key),
-    ).fetchall()
-    rows = np.fromiter((row for row, _ in found), dtype=np.int64, count=len(found))
-    vectors = np.frombuffer(b"".join(blob for _, blob in found), dtype=np.float32)
-    return VectorMatrix(dimension, rows, vectors.reshape(len(found), dimension))

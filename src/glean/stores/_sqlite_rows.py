@@ -1,0 +1,158 @@
+"""Writing records as rows of the embedded store: inserts, retirements, revisions and
+the per-scope term statistics that follow them. Runs inside one write transaction."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .._errors import NotFoundError, StoreError
+from ..recall._analysis import index_text
+from . import _sqlite_schema as sql
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from .._families import Family
+    from .._records import MemoryEntry, MemoryRef
+
+
+@attrs.frozen
+class Written:
+    """What one write transaction changed, applied to memory after it commits."""
+
+    scope_id: str
+    scope_key: int
+    family: Family
+    refs: list[Any]
+    added_rows: list[int] = attrs.Factory(list)
+    removed_rows: list[int] = attrs.Factory(list)
+
+
+def create_schema(
+    conn: sqlite3.Connection,
+) -> tuple[dict[str, int], int | None, dict[tuple[Family, int], int]]:
+    for statement in sql.DDL.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    for table in sql.FTS_TABLES.values():
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+        if not exists:
+            for statement in sql.FTS_DDL.format(table=table).split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+    found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    if found is None:
+        conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
+    elif found[0] != sql.SCHEMA_VERSION:
+        raise StoreError(f"database schema {found[0]} is not {sql.SCHEMA_VERSION}")
+    scopes = dict(conn.execute("SELECT scope, scope_key FROM scopes").fetchall())
+    row = conn.execute("SELECT length(embedding) FROM records WHERE embedding IS NOT NULL LIMIT 1")
+    size = row.fetchone()
+    counts = {
+        (family, key): df
+        for family, key, df in conn.execute(
+            "SELECT family, scope_key, df FROM term_stats WHERE term = ?", (sql.DOCUMENTS,)
+        )
+    }
+    return scopes, None if size is None else int(size[0]) // 4, counts
+
+
+def scope_key(conn: sqlite3.Connection, scope_id: str) -> int:
+    conn.execute("INSERT OR IGNORE INTO scopes (scope) VALUES (?)", (scope_id,))
+    row = conn.execute("SELECT scope_key FROM scopes WHERE scope = ?", (scope_id,)).fetchone()
+    return int(row[0])
+
+
+def insert(
+    conn: sqlite3.Connection,
+    family: Family,
+    key: int,
+    rid: str,
+    revision: int,
+    terms: str,
+    **columns: Any,
+) -> int:
+    values = (
+        family, key, rid, revision, columns.get("text"), columns.get("kind"),
+        columns.get("tags"), columns.get("created_at"), columns.get("thread"),
+        columns.get("title"), columns.get("abstract"), columns.get("overview"),
+        columns.get("embedding"),
+    )  # fmt: skip
+    row = conn.execute(sql.INSERT_RECORD, values).lastrowid
+    assert row is not None
+    table = sql.FTS_TABLES[family]
+    conn.execute(
+        f"INSERT INTO {table} (rowid, skey, terms) VALUES (?, ?, ?)",
+        (row, sql.scope_token(key), terms),
+    )
+    count_terms(conn, family, key, terms, +1)
+    return row
+
+
+def count_terms(conn: sqlite3.Connection, family: Family, key: int, terms: str, step: int) -> None:
+    """Keep the scope's document frequencies in step with what is searchable."""
+    distinct = {sql.DOCUMENTS, *terms.split()}
+    conn.executemany(sql.COUNT_TERMS, [(family, key, term, step) for term in distinct])
+
+
+def insert_memory(
+    conn: sqlite3.Connection, key: int, rid: str, revision: int, entry: MemoryEntry, vector: Any
+) -> int:
+    created_at = entry.created_at.isoformat() if entry.created_at is not None else None
+    return insert(
+        conn, "memory", key, rid, revision, index_text(entry.text),
+        text=entry.text, kind=entry.kind, tags=sql.encode_tags(entry.tags),
+        created_at=created_at, thread=entry.thread, embedding=vector.tobytes(),
+    )  # fmt: skip
+
+
+def retire(conn: sqlite3.Connection, family: Family, row: int) -> None:
+    """Take a record version out of search; it stays readable by its reference."""
+    conn.execute("UPDATE records SET live = 0 WHERE row = ?", (row,))
+    table = sql.FTS_TABLES[family]
+    found = conn.execute(f"SELECT terms FROM {table} WHERE rowid = ?", (row,)).fetchone()
+    conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (row,))
+    key = conn.execute("SELECT scope_key FROM records WHERE row = ?", (row,)).fetchone()[0]
+    count_terms(conn, family, key, found[0], -1)
+
+
+def supersede(
+    conn: sqlite3.Connection, written: Written, column: str, value: str
+) -> tuple[str, int]:
+    """Retire the live record whose ``column`` equals ``value``; return its id and next revision."""
+    found = conn.execute(
+        f"SELECT row, rid, revision FROM records WHERE family = ? AND scope_key = ?"
+        f" AND {column} = ? AND live = 1",
+        (written.family, written.scope_key, value),
+    ).fetchone()
+    if found is None:
+        return (value if column == "rid" else uuid.uuid4().hex), 1
+    row, rid, revision = found
+    retire(conn, written.family, row)
+    written.removed_rows.append(row)
+    return rid, revision + 1
+
+
+def live_memory(
+    conn: sqlite3.Connection, key: int, ref: MemoryRef, *, forgotten_ok: bool = False
+) -> tuple[Any, int]:
+    versions = conn.execute(
+        "SELECT row, revision, live FROM records WHERE family = 'memory' AND scope_key = ?"
+        " AND rid = ? ORDER BY revision DESC",
+        (key, ref.entry_id),
+    ).fetchall()
+    if not any(revision == ref.version for _, revision, _ in versions):
+        raise NotFoundError(
+            f"no version {ref.version} of memory entry {ref.entry_id!r} in scope {ref.scope_id!r}"
+        )
+    row, latest, live = versions[0]
+    if not live:
+        if forgotten_ok:
+            return None, latest
+        raise NotFoundError(f"memory entry {ref.entry_id!r} was forgotten")
+    return row, latest
