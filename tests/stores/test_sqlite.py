@@ -1,0 +1,139 @@
+"""SqliteStore: concurrency, vector bookkeeping, term statistics and its guards."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import anyio
+import numpy as np
+import pytest
+
+import glean
+from glean.recall._analysis import analyse_query
+from glean.stores import SqliteStore
+from tests._envelope import contents
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+
+
+async def prepare(rt: glean.Runtime, query: str, scope: str = "s") -> list[str]:
+    request = glean.PrepareContextRequest(scope_id=scope, query=query)
+    return contents((await rt.prepare_context(request)).content)
+
+
+async def test_concurrent_prepares_and_writes_on_a_file(tmp_path: Path) -> None:
+    """Many prepares run at once beside writes, each seeing a consistent store."""
+    async with glean.open_runtime(str(tmp_path / "g.db"), readers=3) as rt:
+        await rt.add_memories("s", [glean.MemoryEntry(text=f"kestrel node {n}") for n in range(20)])
+        results: list[int] = []
+
+        async def reader() -> None:
+            results.append(len(await prepare(rt, "kestrel node")))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(20):
+                group.start_soon(reader)
+            group.start_soon(rt.add_memories, "s", [glean.MemoryEntry(text="kestrel node 99")])
+        assert len(results) == 20
+        assert set(results) <= {20, 21}
+        assert "kestrel node 99" in await prepare(rt, "kestrel node 99")
+
+
+@pytest.mark.parametrize("inline_rows", [0, 1_000_000])
+async def test_thread_and_inline_searches_agree(inline_rows: int) -> None:
+    """A search gives the same pool whether it runs inline or in a worker thread."""
+    store = await SqliteStore.open()
+    store._inline_rows = inline_rows
+    embedder = glean.HashingEmbedder()
+    texts = [f"rotation of the kestrel credential number {n}" for n in range(40)]
+    entries = [glean.MemoryEntry(text=t) for t in texts]
+    await store.add_memories("s", entries, await embedder.embed(texts))
+    query = analyse_query("kestrel credential rotation")
+    vector = (await embedder.embed([query.text]))[0]
+    first = await store.retrieve("memory", "s", query, vector, 32)
+    second = await store.retrieve("memory", "s", query, vector, 32)  # matrix now loaded
+    assert len(first.lexical) == len(first.vector_keys) == 32
+    assert first.lexical == second.lexical
+    assert first.vector_keys.tolist() == second.vector_keys.tolist()
+    await store.aclose()
+
+
+async def test_vectors_follow_writes_after_the_matrix_is_loaded() -> None:
+    """Updates and forgets change the loaded matrix: old versions leave the vector channel."""
+    store = await SqliteStore.open()
+    embedder = glean.HashingEmbedder()
+
+    async def search(text: str) -> list[int]:
+        query = analyse_query(text)
+        vector = (await embedder.embed([text]))[0]
+        return (await store.retrieve("memory", "s", query, vector, 8)).vector_keys.tolist()
+
+    (ref,) = await store.add_memories(
+        "s", [glean.MemoryEntry(text="alpha")], await embedder.embed(["alpha"])
+    )
+    (old_key,) = await search("alpha")
+    new = await store.update_memory(
+        ref, glean.MemoryEntry(text="beta"), await embedder.embed(["beta"])
+    )
+    keys = await search("beta")
+    assert old_key not in keys
+    assert len(keys) == 1
+    await store.forget_memory(new)
+    assert await search("beta") == []
+    await store.aclose()
+
+
+async def test_scope_version_changes_on_every_write() -> None:
+    """Every write to a scope changes its version; other scopes keep theirs."""
+    async with glean.open_runtime() as rt:
+        store = rt.store
+        assert store.scope_version("a") == 0
+        await rt.add_memories("a", [glean.MemoryEntry(text="one")])
+        await rt.set_profile("a", glean.Profile(text="p"))
+        await rt.add_experiences("a", [glean.Experience("s", "a", "o", "l")])
+        assert store.scope_version("a") == 3
+        assert store.scope_version("b") == 0
+
+
+async def test_term_statistics_follow_forget(tmp_path: Path) -> None:
+    """Document frequencies drop when an entry leaves search, and survive reopening."""
+    path = str(tmp_path / "g.db")
+    async with glean.open_runtime(path) as rt:
+        (ref,) = await rt.add_memories("s", [glean.MemoryEntry(text="zebra crossing")])
+        await rt.add_memories("s", [glean.MemoryEntry(text="zebra stripes")])
+        await rt.forget_memory(ref)
+    async with glean.open_runtime(path) as rt:
+        assert await prepare(rt, "zebra crossing") == ["zebra stripes"]
+        store = rt.store
+        assert isinstance(store, SqliteStore)
+        frequencies = store._counts
+        assert sum(frequencies.values()) == 1
+
+
+async def test_mismatched_embedding_dimension_is_refused(tmp_path: Path) -> None:
+    """A store built with one vector size refuses vectors of another with a clear error."""
+    path = str(tmp_path / "g.db")
+    async with glean.open_runtime(path, embedder=glean.HashingEmbedder(64)) as rt:
+        await rt.add_memories("s", [glean.MemoryEntry(text="kestrel")])
+    async with glean.open_runtime(path, embedder=glean.HashingEmbedder(128)) as rt:
+        with pytest.raises(glean.StoreError, match="64-dimensional"):
+            await rt.add_memories("s", [glean.MemoryEntry(text="osprey")])
+
+
+async def test_closed_store_refuses_writes() -> None:
+    """Writing to a closed store raises StoreError instead of touching a closed file."""
+    store = await SqliteStore.open()
+    await store.aclose()
+    with pytest.raises(glean.StoreError, match="closed"):
+        await store.add_experiences("s", [glean.Experience("s", "a", "o", "l")])
+
+
+async def test_unknown_scope_retrieves_nothing() -> None:
+    """A scope nobody wrote to yields an empty pool without I/O."""
+    store = await SqliteStore.open()
+    pool = await store.retrieve("memory", "nobody", analyse_query("x"), np.ones(8, np.float32), 8)
+    assert pool.retrieved == 0
+    await store.aclose()
