@@ -66,7 +66,7 @@ async def test_searches_of_a_round_overlap() -> None:
     """Every (family, scope) search starts before any finishes: one task group per round."""
     # memory and experience in three scopes, topic memory in the request's scope only
     store = GatedStore(await seeded_store(), expected=7)
-    async with glean.open_runtime(store=store) as rt:  # type: ignore[arg-type]
+    async with glean.open_runtime(store=store) as rt:
         with anyio.fail_after(10):
             result = await rt.prepare_context(
                 glean.PrepareContextRequest(
@@ -82,7 +82,7 @@ async def test_searches_of_a_round_overlap() -> None:
 async def test_round_zero_failure_is_one_domain_error() -> None:
     """A failing search fails prepare with PrepareFailedError raised from the exception group."""
     store = FailingStore(await seeded_store(), expected=7, fail=("memory", "b"))
-    async with glean.open_runtime(store=store) as rt:  # type: ignore[arg-type]
+    async with glean.open_runtime(store=store) as rt:
         request = glean.PrepareContextRequest(scope_id="a", query="kestrel", references=("b", "c"))
         with pytest.raises(glean.PrepareFailedError) as caught:
             await rt.prepare_context(request)
@@ -109,7 +109,7 @@ async def test_caller_cancellation_propagates() -> None:
     """Cancelling the caller cancels the round's searches; the prepare does not finish."""
     store = BlockingStore(await seeded_store(), expected=3)
     finished = False
-    async with glean.open_runtime(store=store) as rt:  # type: ignore[arg-type]
+    async with glean.open_runtime(store=store) as rt:
 
         async def run() -> None:
             nonlocal finished

@@ -69,7 +69,10 @@ async def test_vectors_follow_writes_after_the_matrix_is_loaded() -> None:
     async def search(text: str) -> list[int]:
         query = analyse_query(text)
         vector = (await embedder.embed([text]))[0]
-        return (await store.retrieve("memory", "s", query, vector, 8)).vector_keys.tolist()
+        keys: list[int] = (
+            await store.retrieve("memory", "s", query, vector, 8)
+        ).vector_keys.tolist()
+        return keys
 
     (ref,) = await store.add_memories(
         "s", [glean.MemoryEntry(text="alpha")], await embedder.embed(["alpha"])
