@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from glean.recall._evidence import Evidence, LexicalHit, Pool
+from glean.recall._evidence import Evidence, Pool
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,10 +33,9 @@ def pool(
         family=family,
         scope_id=scope,
         version=0,
-        lexical=tuple(
-            LexicalHit(key, -float(i), frozenset(f"t{k}" for k in range(m)))
-            for i, (key, m) in enumerate(lexical)
-        ),
+        lexical_keys=[key for key, _ in lexical],
+        lexical_scores=[-float(i) for i in range(len(lexical))],
+        lexical_matches=[matches for _, matches in lexical],
         vector_keys=[key for key, _ in vector],
         vector_similarities=[s for _, s in vector],
     )

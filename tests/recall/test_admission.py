@@ -26,7 +26,7 @@ def test_admit_applies_both_floors_and_counts() -> None:
         term_count=8,
         floor=AdmissionFloor(),
     )
-    assert [h.key for h in admitted.lexical] == [1, 3]
+    assert admitted.lexical_keys == (1, 3)
     assert admitted.vector_keys == (4, 1)
     assert (admitted.counts.retrieved, admitted.counts.admitted) == (6, 4)
 

@@ -55,8 +55,9 @@ async def test_thread_and_inline_searches_agree(inline_rows: int) -> None:
     vector = (await embedder.embed([query.text]))[0]
     first = await store.retrieve("memory", "s", query, vector, 32)
     second = await store.retrieve("memory", "s", query, vector, 32)  # matrix now loaded
-    assert len(first.lexical) == len(first.vector_keys) == 32
-    assert first.lexical == second.lexical
+    assert len(first.lexical_keys) == len(first.vector_keys) == 32
+    assert first.lexical_keys.tolist() == second.lexical_keys.tolist()
+    assert first.lexical_matches.tolist() == second.lexical_matches.tolist()
     assert first.vector_keys.tolist() == second.vector_keys.tolist()
     await store.aclose()
 

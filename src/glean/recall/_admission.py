@@ -14,7 +14,7 @@ import attrs
 
 if TYPE_CHECKING:
     from .._families import Family
-    from ._evidence import LexicalHit, Pool
+    from ._evidence import Pool
 
 DEFAULT_MIN_SIMILARITY: Final = 0.3
 
@@ -60,7 +60,8 @@ class AdmissionCounts:
 class Admitted:
     """The admitted part of a pool, each channel still in its retrieval order."""
 
-    lexical: tuple[LexicalHit, ...]
+    lexical_keys: tuple[int, ...]
+    lexical_matches: tuple[int, ...]
     vector_keys: tuple[int, ...]
     vector_similarities: tuple[float, ...]
     counts: AdmissionCounts
@@ -70,13 +71,20 @@ def admit(pool: Pool, term_count: int, floor: AdmissionFloor) -> Admitted:
     """Filter ``pool`` through ``floor`` for a query of ``term_count`` distinct terms."""
     needed = floor.lexical_floor(term_count)
     minimum = floor.vector_floor()
-    lexical = tuple(hit for hit in pool.lexical if len(hit.matched_terms) >= needed)
-    passed = pool.vector_similarities >= minimum
-    keys = tuple(pool.vector_keys[passed].tolist())
+    lexical = pool.lexical_matches >= needed
+    vector = pool.vector_similarities >= minimum
+    lexical_keys = tuple(pool.lexical_keys[lexical].tolist())
+    vector_keys = tuple(pool.vector_keys[vector].tolist())
     counts = AdmissionCounts(
         family=pool.family,
         scope_id=pool.scope_id,
         retrieved=pool.retrieved,
-        admitted=len(lexical) + len(keys),
+        admitted=len(lexical_keys) + len(vector_keys),
     )
-    return Admitted(lexical, keys, tuple(pool.vector_similarities[passed].tolist()), counts)
+    return Admitted(
+        lexical_keys=lexical_keys,
+        lexical_matches=tuple(pool.lexical_matches[lexical].tolist()),
+        vector_keys=vector_keys,
+        vector_similarities=tuple(pool.vector_similarities[vector].tolist()),
+        counts=counts,
+    )

@@ -40,27 +40,16 @@ class Evidence:
     thread: str | None = None
 
 
-@attrs.frozen
-class LexicalHit:
-    """A full-text candidate: its BM25 (lower is better, as SQLite reports it) and
-    the distinct query terms its analysed text contains.
-
-    ``key`` is the store's handle of one record version (unique within the family and
-    scope); its :class:`Evidence` is read only if the candidate is admitted and ranked
-    within the family's ceiling.
-    """
-
-    key: int
-    bm25: float
-    matched_terms: frozenset[str]
-
-
 def _keys(value: object) -> npt.NDArray[np.int64]:
     return np.asarray(value, dtype=np.int64)
 
 
 def _similarities(value: object) -> npt.NDArray[np.float32]:
     return np.asarray(value, dtype=np.float32)
+
+
+def _counts(value: object) -> npt.NDArray[np.int32]:
+    return np.asarray(value, dtype=np.int32)
 
 
 @attrs.frozen
@@ -76,9 +65,20 @@ class Pool:
     family: Family
     scope_id: str
     version: int
-    lexical: tuple[LexicalHit, ...] = ()
-    #: The vector channel as two parallel arrays, most similar first: hundreds of
-    #: candidates cost two arrays, not hundreds of objects.
+    #: The full-text channel in BM25 order as parallel arrays: each candidate's key (the
+    #: store's handle of one record version, unique within family and scope), its BM25
+    #: (lower is better, as SQLite reports it) and how many distinct query terms its
+    #: analysed text contains. Hundreds of candidates cost three arrays, not objects.
+    lexical_keys: npt.NDArray[np.int64] = attrs.field(
+        factory=lambda: _keys(()), converter=_keys, eq=False
+    )
+    lexical_scores: npt.NDArray[np.float32] = attrs.field(
+        factory=lambda: _similarities(()), converter=_similarities, eq=False
+    )
+    lexical_matches: npt.NDArray[np.int32] = attrs.field(
+        factory=lambda: _counts(()), converter=_counts, eq=False
+    )
+    #: The vector channel, most similar first: keys and cosine similarities.
     vector_keys: npt.NDArray[np.int64] = attrs.field(
         factory=lambda: _keys(()), converter=_keys, eq=False
     )
@@ -89,4 +89,4 @@ class Pool:
     @property
     def retrieved(self) -> int:
         """Candidates the backend returned, counted per channel (the RFC's count)."""
-        return len(self.lexical) + len(self.vector_keys)
+        return len(self.lexical_keys) + len(self.vector_keys)

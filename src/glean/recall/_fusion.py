@@ -35,13 +35,12 @@ def fuse(admitted: Admitted, term_count: int, *, k: int = RRF_K) -> FamilySearch
     """Order the admitted candidates by reciprocal-rank fusion (``1 / (k + rank)`` per
     channel, rank from 1); ties keep lexical-first, then retrieval order."""
     scores: dict[int, float] = {}
-    lexical_keys = [hit.key for hit in admitted.lexical]
-    for channel in (lexical_keys, admitted.vector_keys):
+    for channel in (admitted.lexical_keys, admitted.vector_keys):
         for rank, key in enumerate(channel, start=1):
             scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
     order = sorted(scores, key=scores.__getitem__, reverse=True)  # stable: ties keep insertion
     similarities = admitted.vector_similarities[:2]
-    best_matches = max((len(hit.matched_terms) for hit in admitted.lexical), default=0)
+    best_matches = max(admitted.lexical_matches, default=0)
     counts = admitted.counts
     return FamilySearch(
         family=counts.family,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,7 +33,7 @@ from .._records import (
     topic_text,
 )
 from ..recall._analysis import index_text
-from ..recall._evidence import Evidence, LexicalHit, Pool
+from ..recall._evidence import Evidence, Pool
 from . import _sqlite_rows as rows
 from . import _sqlite_schema as sql
 from . import _sqlite_search as search
@@ -42,6 +43,8 @@ from ._connections import Connections
 #: thread: they take well under a millisecond, less than a worker-thread round trip
 #: (measured 0.15 ms on asyncio and 0.6 ms on trio on a 2-core machine).
 INLINE_ROWS = 20000
+#: Vector products over at least this many rows run beside the full-text query.
+PARALLEL_VECTOR_ROWS = 4096
 
 T = TypeVar("T")
 _NO_ROWS = np.empty(0, dtype=np.int64)
@@ -82,6 +85,7 @@ class SqliteStore:
         # ones, so a matrix loaded from a snapshot never misses a write. Searches read
         # ``_matrices`` without it.
         self._load_lock = threading.Lock()
+        self._vector_threads = ThreadPoolExecutor(2, thread_name_prefix="glean-vectors")
         self._closed = False
 
     @classmethod
@@ -102,6 +106,7 @@ class SqliteStore:
         """Close every connection. Idempotent."""
         if not self._closed:
             self._closed = True
+            self._vector_threads.shutdown(wait=True)
             self._conns.close()
 
     def scope_version(self, scope_id: str) -> int:
@@ -302,16 +307,18 @@ class SqliteStore:
         terms = frozenset(query.terms)
 
         def work(conn: sqlite3.Connection) -> Pool:
+            nearest = self._start_nearest(conn, family, key, vector, pool_size)
             lexical = search.lexical_rows(conn, family, key, query.terms, pool_size)
-            rows, similarities = self._nearest(conn, family, key, vector, pool_size)
+            rows, similarities = nearest()
             return Pool(
                 family,
                 scope_id,
                 version,
-                lexical=tuple(
-                    LexicalHit(row, score, terms.intersection(indexed.split()))
-                    for row, indexed, score in lexical
-                ),
+                lexical_keys=[row for row, _, _ in lexical],
+                lexical_scores=[score for _, _, score in lexical],
+                lexical_matches=[
+                    len(terms.intersection(indexed.split())) for _, indexed, _ in lexical
+                ],
                 vector_keys=rows,
                 vector_similarities=similarities,
             )
@@ -374,16 +381,22 @@ class SqliteStore:
             if vectors is not None and written.added_rows:
                 matrix.add(np.asarray(written.added_rows, dtype=np.int64), vectors)
 
-    def _nearest(
+    def _start_nearest(
         self,
         conn: sqlite3.Connection,
         family: Family,
         key: int,
         vector: Vectors | None,
         k: int,
-    ) -> tuple[Any, Any]:
+    ) -> Callable[[], tuple[Any, Any]]:
+        """Begin the vector search; the returned callable yields its rows and similarities.
+
+        A product over a large matrix runs on the store's vector thread while the caller
+        runs the full-text query: both release the GIL, so the two channels of one search
+        overlap on two cores instead of queueing.
+        """
         if vector is None or family == "experience":
-            return _NO_ROWS, _NO_SIMILARITIES
+            return lambda: (_NO_ROWS, _NO_SIMILARITIES)
         matrix = self._matrices.get((family, key))
         if matrix is None:
             with self._load_lock:
@@ -391,7 +404,10 @@ class SqliteStore:
                 if matrix is None:
                     matrix = search.load_matrix(conn, family, key, len(vector))
                     self._matrices[(family, key)] = matrix
-        return matrix.nearest(vector, k)
+        if len(matrix) < PARALLEL_VECTOR_ROWS:
+            found = matrix.nearest(vector, k)
+            return lambda: found
+        return self._vector_threads.submit(matrix.nearest, vector, k).result
 
     def _check_vectors(self, vectors: Vectors, count: int) -> None:
         if vectors.ndim != 2 or vectors.shape[0] != count:
