@@ -122,3 +122,68 @@ async def test_caller_cancellation_propagates() -> None:
             group.cancel_scope.cancel()
     assert not finished
     assert len(store.started) == 3
+
+
+class RecordingStore(GatedStore):
+    """Records the pool size every retrieve asks for."""
+
+    def __init__(self, inner: SqliteStore) -> None:
+        super().__init__(inner, expected=0)
+        self.pool_sizes: dict[str, set[int]] = {}
+
+    async def retrieve(self, family: Any, scope_id: str, *args: Any) -> Any:
+        self.pool_sizes.setdefault(family, set()).add(args[-1])
+        return await self.inner.retrieve(family, scope_id, *args)
+
+
+class CountingEmbedder(glean.HashingEmbedder):
+    """Counts embed calls and texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+
+    async def embed(self, texts: Any) -> Any:
+        self.calls.append(len(texts))
+        return await super().embed(texts)
+
+
+@pytest.mark.parametrize(
+    ("limits", "expected"),
+    [
+        (glean.Limits.classic(), {"memory": 64, "experience": 32, "topic-memory": 32}),
+        (glean.Limits(), {"memory": 256, "experience": 32, "topic-memory": 64}),
+    ],
+)
+async def test_pool_is_four_times_the_ceiling(
+    limits: glean.Limits, expected: dict[str, int]
+) -> None:
+    """Each search retrieves max(4 * ceiling, 32) candidates of its family."""
+    store = RecordingStore(await seeded_store())
+    async with glean.open_runtime(store=store, limits=limits) as rt:
+        await rt.prepare_context(
+            glean.PrepareContextRequest(scope_id="a", query="kestrel", references=("b",))
+        )
+    assert store.pool_sizes == {family: {size} for family, size in expected.items()}
+
+
+async def test_query_is_embedded_once_per_prepare() -> None:
+    """One prepare over three scopes and three families embeds the query exactly once."""
+    embedder = CountingEmbedder()
+    async with glean.open_runtime(store=await seeded_store(), embedder=embedder) as rt:
+        await rt.prepare_context(
+            glean.PrepareContextRequest(scope_id="a", query="kestrel", references=("b", "c"))
+        )
+    assert embedder.calls == [1]
+
+
+async def test_experience_only_request_embeds_nothing() -> None:
+    """A request whose families have no vector channel pays no embedding."""
+    embedder = CountingEmbedder()
+    async with glean.open_runtime(store=await seeded_store(), embedder=embedder) as rt:
+        sections = glean.Assembly((glean.Section("experience", 2),))
+        result = await rt.prepare_context(
+            glean.PrepareContextRequest(scope_id="a", query="kestrel", assembly=sections)
+        )
+    assert embedder.calls == []
+    assert [c["family"] for c in citations(result.content)] == ["experience"]
