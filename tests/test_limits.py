@@ -29,5 +29,5 @@ def test_default_lets_the_budget_decide() -> None:
 @pytest.mark.parametrize("value", [0, -1, 2.5, True, "8"])
 def test_limits_must_be_positive_integers(value: object) -> None:
     """A non-positive or non-integer limit raises InvalidRequestError naming the field."""
-    with pytest.raises(glean.InvalidRequestError, match="Limits.max_items"):
+    with pytest.raises(glean.InvalidRequestError, match=r"Limits\.max_items"):
         glean.Limits(max_items=value)  # type: ignore[arg-type]
