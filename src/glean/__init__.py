@@ -24,15 +24,28 @@ from ._requests import PreparedContext as PreparedContext
 from ._requests import Section as Section
 from ._runtime import Runtime as Runtime
 from ._runtime import open_runtime as open_runtime
+from .builder import BudgetView as BudgetView
 from .recall._admission import AdmissionCounts as AdmissionCounts
+from .recall._admission import AdmissionFloor as AdmissionFloor
+from .recall._effort import RecallEffort as RecallEffort
+from .recall._gate import FamilyView as FamilyView
+from .recall._gate import GateAssessment as GateAssessment
+from .recall._gate import RecallSufficiencyGate as RecallSufficiencyGate
+from .recall._policy import RecallExpander as RecallExpander
+from .recall._policy import RecallSufficiencyPolicy as RecallSufficiencyPolicy
+from .recall._policy import SearchPlan as SearchPlan
 from .stores import SqliteStore as SqliteStore
 from .stores import Store as Store
 
 __all__ = [
     "AdmissionCounts",
+    "AdmissionFloor",
     "Assembly",
+    "BudgetView",
     "Embedder",
     "Experience",
+    "FamilyView",
+    "GateAssessment",
     "GleanError",
     "HashingEmbedder",
     "InvalidRequestError",
@@ -46,9 +59,14 @@ __all__ = [
     "PrepareTimeoutError",
     "PreparedContext",
     "Profile",
+    "RecallEffort",
+    "RecallExpander",
+    "RecallSufficiencyGate",
+    "RecallSufficiencyPolicy",
     "RecordRef",
     "Resource",
     "Runtime",
+    "SearchPlan",
     "Section",
     "SqliteStore",
     "Store",

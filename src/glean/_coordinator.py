@@ -1,107 +1,353 @@
-"""The coordinator: runs each round's searches as one task group and collects them.
+"""The coordinator: round 0, the sufficiency gate, and at most two bounded second looks.
 
-Search tasks never touch shared state: each retrieves, admits and fuses, then sends its
-result through a memory object stream to the coordinator, which alone stages the round.
-A round is all-or-nothing: if any search fails, the whole round fails as one
-exception group, and the caller decides what that means (round 0: prepare fails).
+An actor: search tasks send their outcomes to it and it alone stages, commits and
+merges. Round 0 is committed unconditionally. An expansion round is staged whole and
+committed only if every search in it succeeded before the round's deadline; otherwise
+it is discarded and the previous committed result stands. The gate fails closed.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from typing import TYPE_CHECKING
 
 import anyio
 import attrs
 
-from .recall._admission import AdmissionFloor, admit
-from .recall._fusion import FamilySearch, fuse
+from ._errors import PrepareFailedError, PrepareTimeoutError
+from ._families import SEARCHABLE, Family
+from ._rounds import RoundInput, RoundRunner, SearchOutcome, SearchSpec
+from .builder import BudgetView
+from .recall import _gate as gate
+from .recall._admission import AdmissionFloor
+from .recall._allocation import allocate, check_ceiling
+from .recall._effort import RecallEffort
+from .recall._gate import FamilyView, GateAssessment, RecallSufficiencyGate
+from .recall._merge import merge_rounds
+from .recall._policy import RecallExpander
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from contextlib import AbstractContextManager
 
     import numpy as np
     import numpy.typing as npt
-    from anyio.streams.memory import MemoryObjectSendStream
+    from opentelemetry.trace import Span, Tracer
+    from opentelemetry.util.types import AttributeValue
 
-    from ._families import Family
     from ._limits import Limits
+    from ._locks import ScopeGuards
+    from ._requests import PreparePlan
+    from .builder import BuildResult
+    from .recall._admission import AdmissionCounts
     from .recall._analysis import AnalysedQuery
-    from .recall._evidence import Evidence, Pool
+    from .recall._evidence import Evidence
+    from .recall._policy import RecallSufficiencyPolicy
     from .stores._protocol import Store
 
+    Candidates = dict[Family, tuple[Evidence, ...]]
+    Fit = Callable[[Candidates], BuildResult]
+    Bodies = Callable[[Candidates], Awaitable[None]]
+
+logger = logging.getLogger("glean")
+
+#: Families searched in the request's own scope only.
+OWN_SCOPE_ONLY = frozenset({"topic-memory"})
+
+
+@attrs.define
+class Committed:
+    """The committed state of one prepare: only the coordinator touches it."""
+
+    specs: tuple[SearchSpec, ...]
+    outcomes: dict[SearchSpec, SearchOutcome]
+    known: dict[SearchSpec, frozenset[int]]
+    candidates: dict[Family, tuple[Evidence, ...]]
+    candidates_by_round: list[int]
+    actions: list[str] = attrs.Factory(list)
+
 
 @attrs.frozen
-class SearchSpec:
-    """One supervised search of a round: a family in a scope."""
+class Recalled:
+    """What recall hands the runtime: the final fit and, when asked, the effort."""
 
-    family: Family
-    scope_id: str
-
-
-@attrs.frozen
-class SearchOutcome:
-    """What one search task sends the coordinator: the pool it read, its fused result,
-    and the evidence of the fused candidates within the family's ceiling, in order."""
-
-    spec: SearchSpec
-    pool: Pool
-    search: FamilySearch
-    evidence: tuple[Evidence, ...]
-
-
-@attrs.frozen
-class RoundInput:
-    """Everything a round's searches share: the query is analysed and embedded once."""
-
-    query: AnalysedQuery
-    vector: npt.NDArray[np.float32] | None
-    floor: AdmissionFloor
+    build: BuildResult
+    effort: RecallEffort | None
 
 
 class Coordinator:
-    """Runs rounds of concurrent family searches against one store."""
+    """Runs the rounds of every prepare against one store."""
 
-    def __init__(self, store: Store, limits: Limits) -> None:
-        self._store = store
+    def __init__(
+        self,
+        store: Store,
+        limits: Limits,
+        guards: ScopeGuards,
+        tracer: Tracer,
+        *,
+        policy: RecallSufficiencyPolicy | None,
+        round_timeout: float | None,
+        prepare_timeout: float | None,
+    ) -> None:
         self._limits = limits
+        self._runner = RoundRunner(store, limits, guards, tracer)
+        self._tracer = tracer
+        self._policy = policy
+        self._round_timeout = round_timeout
+        self._prepare_timeout = prepare_timeout
 
-    async def run_round(
-        self, specs: Sequence[SearchSpec], shared: RoundInput
-    ) -> dict[SearchSpec, SearchOutcome]:
-        """Run every search of one round concurrently and stage their outcomes.
+    async def recall(
+        self,
+        plan: PreparePlan,
+        query: AnalysedQuery,
+        vector: npt.NDArray[np.float32] | None,
+        fit: Fit,
+        *,
+        bodies: Bodies,
+        effort: bool,
+    ) -> Recalled:
+        """Search, judge, expand at most twice, and fit the committed candidates.
 
         Raises:
-            ExceptionGroup: if any search failed; nothing of the round is returned.
+            PrepareFailedError: a search of round 0 failed.
+            PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
         """
-        staged: dict[SearchSpec, SearchOutcome] = {}
-        send, receive = anyio.create_memory_object_stream[SearchOutcome](len(specs) or 1)
-        async with anyio.create_task_group() as group:
-            async with send:
-                for spec in specs:
-                    group.start_soon(self._search, spec, shared, send.clone())
-            async with receive:
-                async for outcome in receive:
-                    staged[outcome.spec] = outcome
-        return staged
+        started = anyio.current_time()
+        specs = search_specs(plan)
+        shared = RoundInput(0, "search", query, vector, AdmissionFloor(), self._ceilings(plan))
+        state = await self._round_zero(specs, shared, self._deadline(started, started))
 
-    async def _search(
-        self,
-        spec: SearchSpec,
-        shared: RoundInput,
-        results: MemoryObjectSendStream[SearchOutcome],
-    ) -> None:
-        async with results:
-            pool = await self._store.retrieve(
-                spec.family,
-                spec.scope_id,
-                shared.query,
-                shared.vector,
-                self._limits.pool_size(spec.family),
+        async def refit(candidates: Candidates) -> BuildResult:
+            await bodies(candidates)
+            return fit(candidates)
+
+        build = await refit(state.candidates)
+        rounds, reason = 1, "disabled"
+        if self._policy is not None:
+            rounds, reason, build = await self._expand(
+                plan, query, vector, refit, state, build, started
             )
-            terms = len(shared.query.terms)
-            search = fuse(admit(pool, terms, shared.floor), terms)
-            # No scope can offer more than the family's ceiling, so only that prefix is read.
-            top = search.ranked[: self._limits.ceiling(spec.family)]
-            found = await self._store.evidence(spec.family, spec.scope_id, top)
-            evidence = tuple(found[key] for key in top if key in found)
-            await results.send(SearchOutcome(spec, pool, search, evidence))
+        self._trace_build(build, rounds, reason)
+        if not effort:
+            return Recalled(build, None)
+        policy = "disabled" if self._policy is None else self._policy.policy
+        return Recalled(build, _effort(policy, reason, rounds, state, build))
+
+    async def _round_zero(
+        self, specs: Sequence[SearchSpec], shared: RoundInput, deadline: float
+    ) -> Committed:
+        with self._round_span(shared) as span, anyio.CancelScope(deadline=deadline) as scope:
+            try:
+                outcomes = await self._runner.run(specs, shared)
+            except ExceptionGroup as group:
+                raise PrepareFailedError(f"round 0 failed: {group.exceptions[0]!r}") from group
+            span.set_attribute("glean.recall.round.committed", True)
+        if scope.cancelled_caught:
+            raise PrepareTimeoutError("round 0 did not finish before its deadline")
+        candidates: Candidates = {}
+        for family in dict.fromkeys(spec.family for spec in specs):
+            ranked = [outcomes[spec].evidence for spec in specs if spec.family == family]
+            candidates[family] = allocate(ranked, self._limits.ceiling(family))
+            check_ceiling(family, candidates[family], self._limits.ceiling(family))
+        known = {spec: frozenset(outcome.keys) for spec, outcome in outcomes.items()}
+        total = sum(len(items) for items in candidates.values())
+        return Committed(tuple(specs), outcomes, known, candidates, [total])
+
+    async def _expand(
+        self,
+        plan: PreparePlan,
+        query: AnalysedQuery,
+        vector: npt.NDArray[np.float32] | None,
+        fit: Callable[[Candidates], Awaitable[BuildResult]],
+        state: Committed,
+        build: BuildResult,
+        started: float,
+    ) -> tuple[int, str, BuildResult]:
+        assert self._policy is not None
+        rounds = 1
+        while True:
+            assessment = self._assess(query, state, build, plan.max_bytes)
+            if assessment.sufficient:
+                return rounds, assessment.reason, build
+            if len(state.actions) >= self._policy.max_expansions:
+                return rounds, gate.AT_MAX_ROUNDS, build
+            step = RecallExpander.plan(len(state.actions) + 1, self._policy)
+            shared = RoundInput(
+                rounds, step.action, query, vector, step.floor, self._room(state),
+                {spec: outcome.pool for spec, outcome in state.outcomes.items()}, state.known,
+            )  # fmt: skip
+            rounds += 1
+            staged, stopped = await self._stage(state.specs, shared, started)
+            if stopped is not None:
+                state.candidates_by_round.append(state.candidates_by_round[-1])
+                return rounds, stopped, build
+            if self._commit(state, staged, step.action):
+                build = await fit(state.candidates)
+
+    async def _stage(
+        self, specs: Sequence[SearchSpec], shared: RoundInput, started: float
+    ) -> tuple[dict[SearchSpec, SearchOutcome], str | None]:
+        """Run one expansion round; its outcomes, or why it was discarded."""
+        deadline = self._deadline(anyio.current_time(), started)
+        staged: dict[SearchSpec, SearchOutcome] = {}
+        failed = False
+        with self._round_span(shared) as span, anyio.CancelScope(deadline=deadline) as scope:
+            try:
+                staged = await self._runner.run(specs, shared)
+            except ExceptionGroup as group:
+                logger.warning("expansion round %d discarded: %r", shared.index, group)
+                failed = True
+            span.set_attribute("glean.recall.round.committed", not failed)
+        if scope.cancelled_caught:
+            span.set_attribute("glean.recall.round.committed", False)
+            return {}, gate.EXPANSION_TIMEOUT
+        return staged, gate.EXPANSION_FAILED if failed else None
+
+    def _commit(
+        self, state: Committed, staged: dict[SearchSpec, SearchOutcome], action: str
+    ) -> bool:
+        """Merge a whole, successful round into the committed state; True if it added any."""
+        before = state.candidates
+        merged: Candidates = {}
+        for family, committed in before.items():
+            added = [staged[spec].evidence for spec in state.specs if spec.family == family]
+            merged[family] = merge_rounds(committed, added, self._limits.ceiling(family))
+            check_ceiling(family, merged[family], self._limits.ceiling(family))
+        state.outcomes = staged
+        state.known = {
+            spec: state.known[spec] | frozenset(staged[spec].keys) for spec in state.specs
+        }
+        state.candidates = merged
+        state.actions.append(action)
+        state.candidates_by_round.append(sum(len(items) for items in merged.values()))
+        return any(len(merged[family]) != len(before[family]) for family in merged)
+
+    def _assess(
+        self, query: AnalysedQuery, state: Committed, build: BuildResult, max_bytes: int
+    ) -> GateAssessment:
+        assert self._policy is not None
+        try:
+            return RecallSufficiencyGate.assess(
+                query=query,
+                families=family_views(state, self._limits),
+                budget=budget_view(build, max_bytes),
+                policy=self._policy,
+            )
+        except Exception:  # the gate fails closed: no expansion, round 0 stands
+            logger.exception("recall sufficiency gate failed; not expanding")
+            return GateAssessment(True, gate.GATE_FAILED)
+
+    def _ceilings(self, plan: PreparePlan) -> dict[Family, int]:
+        return {family: self._limits.ceiling(family) for family in plan.families}
+
+    def _room(self, state: Committed) -> dict[Family, int]:
+        return {
+            family: self._limits.ceiling(family) - len(items)
+            for family, items in state.candidates.items()
+        }
+
+    def _deadline(self, now: float, started: float) -> float:
+        """A round ends at ``round_timeout`` from its start or ``prepare_timeout`` from the
+        prepare's, whichever comes first."""
+        deadline = math.inf
+        if self._round_timeout is not None:
+            deadline = now + self._round_timeout
+        if self._prepare_timeout is not None:
+            deadline = min(deadline, started + self._prepare_timeout)
+        return deadline
+
+    def _round_span(self, shared: RoundInput) -> AbstractContextManager[Span]:
+        attributes: dict[str, AttributeValue] = {
+            "glean.recall.round.index": shared.index,
+            "glean.recall.round.action": shared.action,
+        }
+        return self._tracer.start_as_current_span("glean.recall.round", attributes=attributes)
+
+    def _trace_build(self, build: BuildResult, rounds: int, reason: str) -> None:
+        omissions = build.omissions
+        attributes: dict[str, AttributeValue] = {
+            "glean.recall.rounds": rounds,
+            "glean.recall.assessment": reason,
+            "glean.recall.truncated_items": omissions.truncated_items,
+            "glean.recall.dropped_items": omissions.dropped_items,
+            "glean.context.status": build.context.status,
+            "glean.context.bytes": build.context.content_bytes,
+        }
+        with self._tracer.start_as_current_span("glean.context.build", attributes=attributes):
+            pass
+
+
+def search_specs(plan: PreparePlan) -> list[SearchSpec]:
+    """One search per selected searchable family and scope (topic memory: own scope)."""
+    return [
+        SearchSpec(family, scope)
+        for family in plan.families
+        if family in SEARCHABLE
+        for scope in ((plan.scope_id,) if family in OWN_SCOPE_ONLY else plan.scopes)
+    ]
+
+
+def family_views(state: Committed, limits: Limits) -> list[FamilyView]:
+    """The gate's view of each searchable family, from the last committed round."""
+    views: list[FamilyView] = []
+    for family, candidates in state.candidates.items():
+        searches = [state.outcomes[s] for s in state.specs if s.family == family]
+        similarities = sorted(
+            (
+                s
+                for o in searches
+                for s in (o.search.best_similarity, o.search.next_similarity)
+                if s is not None
+            ),
+            reverse=True,
+        )
+        views.append(
+            FamilyView(
+                family=family,
+                ceiling=limits.ceiling(family),
+                retrieved=sum(o.search.counts.retrieved for o in searches),
+                admitted=sum(o.search.counts.admitted for o in searches),
+                candidates=len(candidates),
+                scored=family != "experience",
+                best_similarity=similarities[0] if similarities else None,
+                next_similarity=similarities[1] if len(similarities) > 1 else None,
+                best_overlap=max((o.search.best_overlap for o in searches), default=0.0),
+            )
+        )
+    return views
+
+
+def budget_view(build: BuildResult, max_bytes: int) -> BudgetView:
+    """The budget probe's view of a fit: the Builder's own fitting pass, reused."""
+    context = build.context
+    return BudgetView(
+        max_bytes=max_bytes,
+        delivered_items=len(build.delivered),
+        truncated_items=build.omissions.truncated_items,
+        dropped_items=build.omissions.dropped_items,
+        unused_bytes=max_bytes - context.content_bytes,
+    )
+
+
+def _effort(
+    policy: str, reason: str, rounds: int, state: Committed, build: BuildResult
+) -> RecallEffort:
+    counts: Mapping[SearchSpec, AdmissionCounts] = {
+        spec: outcome.search.counts for spec, outcome in state.outcomes.items()
+    }
+    omissions = build.omissions
+    return RecallEffort(
+        policy=policy,
+        assessment=reason,
+        rounds=rounds,
+        expansion_actions=tuple(state.actions),
+        candidates_by_round=tuple(state.candidates_by_round),
+        admission_by_family=tuple(counts[spec] for spec in state.specs),
+        added_embeddings=0,  # every round reuses the round-0 query vector
+        added_generation_calls=0,  # glean calls no model
+        truncated_items=omissions.truncated_items,
+        dropped_items=omissions.dropped_items,
+        dropped_below_min_bytes=omissions.dropped_below_min_bytes,
+        dropped_no_fitting_truncation=omissions.dropped_no_fitting_truncation,
+    )

@@ -7,24 +7,23 @@ core and the Builder stay pure.
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 import threadpoolctl
 
+from . import _tracing as tracing
 from . import _writes
-from ._coordinator import Coordinator, RoundInput, SearchSpec
+from ._coordinator import Coordinator
 from ._embedders import Embedder, HashingEmbedder
-from ._errors import InvalidRequestError, PrepareFailedError
-from ._families import SEARCHABLE, Family
+from ._errors import InvalidRequestError
 from ._limits import Limits
+from ._locks import ScopeGuards
+from ._prepare import Preparer
 from ._records import topic_text
-from ._requests import PreparedContext, PreparePlan, validate_request, validate_scope
-from .builder import build_context, needs_body
-from .recall._admission import AdmissionFloor
-from .recall._allocation import allocate, check_ceiling
-from .recall._analysis import analyse_query
+from ._requests import PreparedContext, validate_request, validate_scope
+from .recall._policy import RecallSufficiencyPolicy
 from .stores._sqlite import SqliteStore
 
 if TYPE_CHECKING:
@@ -32,7 +31,9 @@ if TYPE_CHECKING:
 
     import numpy as np
     import numpy.typing as npt
+    from opentelemetry.trace import TracerProvider
 
+    from ._prepare import RecallEffortSink
     from ._records import (
         Experience,
         MemoryEntry,
@@ -43,13 +44,7 @@ if TYPE_CHECKING:
         Resource,
         TopicMemory,
     )
-    from .recall._evidence import Evidence
     from .stores._protocol import Store
-
-#: Families whose search has a vector channel (experience is lexical only).
-VECTOR_FAMILIES: Final = frozenset({"memory", "topic-memory", "resource"})
-#: Families searched in the request's own scope only.
-OWN_SCOPE_ONLY: Final = frozenset({"topic-memory"})
 
 
 @attrs.frozen(kw_only=True)
@@ -78,11 +73,28 @@ class RuntimeOptions:
 class Runtime:
     """One open glean runtime. Create it with :func:`open_runtime`."""
 
-    def __init__(self, store: Store, embedder: Embedder, limits: Limits) -> None:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        limits: Limits,
+        *,
+        policy: RecallSufficiencyPolicy | None = None,
+        sink: RecallEffortSink | None = None,
+        tracer_provider: TracerProvider | None = None,
+        options: RuntimeOptions | None = None,
+    ) -> None:
+        options = options or RuntimeOptions()
         self._store = store
         self._embedder = embedder
         self._limits = limits
-        self._coordinator = Coordinator(store, limits)
+        self._guards = ScopeGuards()
+        self._tracer = tracing.tracer(tracer_provider)
+        coordinator = Coordinator(
+            store, limits, self._guards, self._tracer, policy=policy,
+            round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
+        )  # fmt: skip
+        self._preparer = Preparer(store, embedder, limits, self._guards, coordinator, sink)
 
     @property
     def store(self) -> Store:
@@ -101,18 +113,23 @@ class Runtime:
         if not checked:
             return []
         vectors = await self._embed([entry.text for entry in checked])
-        return await self._store.add_memories(scope_id, checked, vectors)
+        async with self._guards.writing(scope_id):
+            return await self._store.add_memories(scope_id, checked, vectors)
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry) -> MemoryRef:
         """Write a new version of an entry; the old version stays readable by its ref."""
         ref = _writes.memory_ref(ref)
         _writes.batch([entry], type(entry), "entry")
         _writes.memory_entry(entry, "entry")
-        return await self._store.update_memory(ref, entry, await self._embed([entry.text]))
+        vector = await self._embed([entry.text])
+        async with self._guards.writing(ref.scope_id):
+            return await self._store.update_memory(ref, entry, vector)
 
     async def forget_memory(self, ref: MemoryRef) -> None:
         """Take an entry out of search; every version stays readable by its ref."""
-        await self._store.forget_memory(_writes.memory_ref(ref))
+        ref = _writes.memory_ref(ref)
+        async with self._guards.writing(ref.scope_id):
+            await self._store.forget_memory(ref)
 
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
         """Read exactly the version ``ref`` names.
@@ -127,7 +144,10 @@ class Runtime:
     ) -> list[RecordRef]:
         scope_id = validate_scope(scope_id, "scope_id")
         checked = _writes.experiences(experiences)
-        return await self._store.add_experiences(scope_id, checked) if checked else []
+        if not checked:
+            return []
+        async with self._guards.writing(scope_id):
+            return await self._store.add_experiences(scope_id, checked)
 
     async def add_topic_memories(
         self, scope_id: str, topics: Sequence[TopicMemory]
@@ -137,11 +157,14 @@ class Runtime:
         if not checked:
             return []
         vectors = await self._embed([topic_text(topic) for topic in checked])
-        return await self._store.add_topic_memories(scope_id, checked, vectors)
+        async with self._guards.writing(scope_id):
+            return await self._store.add_topic_memories(scope_id, checked, vectors)
 
     async def set_profile(self, scope_id: str, profile: Profile) -> None:
         scope_id = validate_scope(scope_id, "scope_id")
-        await self._store.set_profile(scope_id, _writes.profile(profile))
+        checked = _writes.profile(profile)
+        async with self._guards.writing(scope_id):
+            await self._store.set_profile(scope_id, checked)
 
     async def add_resources(self, scope_id: str, resources: Sequence[Resource]) -> list[RecordRef]:
         scope_id = validate_scope(scope_id, "scope_id")
@@ -149,80 +172,32 @@ class Runtime:
         if not checked:
             return []
         vectors = await self._embed(_writes.embedding_texts(checked))
-        return await self._store.add_resources(scope_id, checked, vectors)
+        async with self._guards.writing(scope_id):
+            return await self._store.add_resources(scope_id, checked, vectors)
 
     # -- prepare --------------------------------------------------------------------
 
     async def prepare_context(self, request: object) -> PreparedContext:
-        """Search, fit and render a context pack for one turn.
+        """Search, judge, fit and render a context pack for one turn. Writes nothing.
 
         Raises:
             InvalidRequestError: a request field is malformed (the message names it).
-            PrepareFailedError: a search of round 0 failed.
+            PrepareFailedError: a search of round 0 failed (raised from the group).
+            PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
         """
         plan = validate_request(request)
-        if not plan.families:
-            return PreparedContext.empty()
-        candidates = await self._recall(plan)
-        candidates = await self._read_bodies(plan, candidates)
-        result = build_context(
-            candidates,
-            max_bytes=plan.max_bytes,
-            sections=plan.sections,
-            detail=plan.detail,
-            limits=self._limits,
-        )
-        return result.context
-
-    async def _recall(self, plan: PreparePlan) -> dict[Family, tuple[Evidence, ...]]:
-        specs = [
-            SearchSpec(family, scope)
-            for family in plan.families
-            if family in SEARCHABLE
-            for scope in ((plan.scope_id,) if family in OWN_SCOPE_ONLY else plan.scopes)
-        ]
-        query = analyse_query(plan.query)
-        vector = None
-        if any(spec.family in VECTOR_FAMILIES for spec in specs):
-            vector = (await self._embedder.embed([plan.query]))[0]
-        try:
-            outcomes = await self._coordinator.run_round(
-                specs, RoundInput(query, vector, AdmissionFloor())
-            )
-        except ExceptionGroup as group:
-            raise PrepareFailedError(f"round 0 failed: {group.exceptions[0]!r}") from group
-        candidates: dict[Family, tuple[Evidence, ...]] = {}
-        for family in plan.families:
-            if family == "profile":
-                continue
-            ranked = [outcomes[s].evidence for s in specs if s.family == family]
-            ceiling = self._limits.ceiling(family)
-            candidates[family] = allocate(ranked, ceiling)
-            check_ceiling(family, candidates[family], ceiling)
-        if "profile" in plan.families:
-            profile = await self._store.get_profile(plan.scope_id)
-            candidates["profile"] = () if profile is None else (profile,)
-        return candidates
-
-    async def _read_bodies(
-        self, plan: PreparePlan, candidates: dict[Family, tuple[Evidence, ...]]
-    ) -> dict[Family, tuple[Evidence, ...]]:
-        """Read resource bodies, only for resources whose tier ceiling is ``full``."""
-        resources = candidates.get("resource", ())
-        wanted = [item for item in resources if needs_body(item, plan.detail)]
-        if not wanted:
-            return candidates
-        bodies: dict[str, Mapping[str, str]] = {}
-        for scope in {item.scope_id for item in wanted}:
-            uris = [str(item.citation["uri"]) for item in wanted if item.scope_id == scope]
-            bodies[scope] = await self._store.read_resource_bodies(scope, uris)
-        candidates["resource"] = tuple(
-            attrs.evolve(item, text=bodies[item.scope_id].get(str(item.citation["uri"])))
-            if needs_body(item, plan.detail)
-            else item
-            for item in resources
-        )
-        return candidates
+        attributes = {
+            "glean.scope_count": len(plan.scopes),
+            "glean.family_count": len(plan.families),
+            "glean.max_bytes": plan.max_bytes,
+        }
+        with self._tracer.start_as_current_span(
+            "glean.prepare_context", attributes=attributes
+        ) as span:
+            context = (await self._preparer.prepare(plan)).context
+            span.set_attribute("glean.context.status", context.status)
+            span.set_attribute("glean.context.bytes", context.content_bytes)
+        return context
 
     async def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
         return await self._embedder.embed(texts)
@@ -234,9 +209,9 @@ async def open_runtime(
     *,
     store: Store | None = None,
     embedder: Embedder | None = None,
-    recall_policy: object | None = None,
-    recall_effort_sink: object | None = None,
-    tracer_provider: object | None = None,
+    recall_policy: RecallSufficiencyPolicy | None = None,
+    recall_effort_sink: RecallEffortSink | None = None,
+    tracer_provider: TracerProvider | None = None,
     limits: Limits | None = None,
     **options: Any,
 ) -> AsyncIterator[Runtime]:
@@ -246,17 +221,22 @@ async def open_runtime(
         database: path of the embedded store; ignored when ``store`` is given.
         store: any :class:`glean.Store`; the runtime closes it on exit.
         embedder: defaults to :class:`HashingEmbedder`.
+        recall_policy: enables the sufficiency gate (``None`` disables it).
+        recall_effort_sink: ``async (RecallEffort) -> None``, awaited after each prepare;
+            its errors are logged and swallowed. Without it no effort is computed.
+        tracer_provider: OpenTelemetry provider; the global one when None.
         limits: candidate ceilings and item limits; defaults to :class:`Limits()`.
-        **options: ``round_timeout``, ``prepare_timeout``, ``dedup_turns``, ``readers``
-            (reader connections of the embedded store), ``blas_threads``.
+        **options: ``round_timeout`` and ``prepare_timeout`` (seconds), ``dedup_turns``,
+            ``readers`` (reader connections of the embedded store), ``blas_threads``.
 
     Raises:
         InvalidRequestError: an unknown option or a malformed argument.
     """
-    del recall_policy, recall_effort_sink, tracer_provider  # wired by the orchestrator
     settings = RuntimeOptions.from_options(options)
     if limits is not None and not isinstance(limits, Limits):
         raise InvalidRequestError("limits must be a glean.Limits")
+    if recall_policy is not None and not isinstance(recall_policy, RecallSufficiencyPolicy):
+        raise InvalidRequestError("recall_policy must be a glean.RecallSufficiencyPolicy or None")
     if store is None:
         if not isinstance(database, str) or not database:
             raise InvalidRequestError("database must be a file path or ':memory:'")
@@ -265,7 +245,15 @@ async def open_runtime(
     if settings.blas_threads is not None:
         blas = threadpoolctl.threadpool_limits(limits=settings.blas_threads, user_api="blas")
     try:
-        yield Runtime(store, embedder or HashingEmbedder(), limits or Limits())
+        yield Runtime(
+            store,
+            embedder or HashingEmbedder(),
+            limits or Limits(),
+            policy=recall_policy,
+            sink=recall_effort_sink,
+            tracer_provider=tracer_provider,
+            options=settings,
+        )
     finally:
         if blas is not None:
             blas.restore_original_limits()

@@ -1,0 +1,102 @@
+"""Per-scope readers-writer guards: searches share a scope, writes take it alone.
+
+A prepare acquires the guard per search task and releases it when the task ends, so
+nothing holds a scope across rounds. Writers are preferred: once a write waits, new
+searches queue behind it, so a busy scope cannot starve its writers.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import anyio
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+
+class ScopeGuard:
+    """One scope's readers-writer guard, for tasks of one event loop."""
+
+    def __init__(self) -> None:
+        self.readers = 0
+        self.writing = False
+        self.waiting_writers = 0
+        self._changed: anyio.Event | None = None
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator[None]:
+        while self.writing or self.waiting_writers:
+            await self._wait()
+        self.readers += 1
+        try:
+            yield
+        finally:
+            self.readers -= 1
+            if not self.readers:
+                self._notify()
+
+    @asynccontextmanager
+    async def writing_alone(self) -> AsyncIterator[None]:
+        self.waiting_writers += 1
+        acquired = False
+        try:
+            while self.writing or self.readers:
+                await self._wait()
+            self.writing = acquired = True
+        finally:
+            self.waiting_writers -= 1
+            if not acquired:
+                self._notify()  # readers queued behind this writer may go now
+        try:
+            yield
+        finally:
+            self.writing = False
+            self._notify()
+
+    @property
+    def idle(self) -> bool:
+        return not (self.readers or self.writing or self.waiting_writers)
+
+    async def _wait(self) -> None:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+
+class ScopeGuards:
+    """The guards of every scope in use; an idle scope's guard is dropped."""
+
+    def __init__(self) -> None:
+        self._guards: dict[str, ScopeGuard] = {}
+
+    @asynccontextmanager
+    async def reading(self, scope_id: str) -> AsyncIterator[None]:
+        guard = self._guards.setdefault(scope_id, ScopeGuard())
+        try:
+            async with guard.reading():
+                yield
+        finally:
+            self._forget_if_idle(scope_id, guard)
+
+    @asynccontextmanager
+    async def writing(self, scope_id: str) -> AsyncIterator[None]:
+        guard = self._guards.setdefault(scope_id, ScopeGuard())
+        try:
+            async with guard.writing_alone():
+                yield
+        finally:
+            self._forget_if_idle(scope_id, guard)
+
+    def guard(self, scope_id: str) -> ScopeGuard | None:
+        return self._guards.get(scope_id)
+
+    def _forget_if_idle(self, scope_id: str, guard: ScopeGuard) -> None:
+        if guard.idle and self._guards.get(scope_id) is guard:
+            del self._guards[scope_id]

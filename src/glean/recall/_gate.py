@@ -1,0 +1,138 @@
+"""The recall-sufficiency gate: a cheap, model-free judgement of whether recall was thin.
+
+Pure: it reads only its arguments. It separates thin recall, which a lower admission
+floor on the same pool can help, from everything a second look cannot fix: no content,
+a budget that is already the constraint, families at their ceilings, pools with nothing
+left to admit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .._families import Family
+    from ..builder import BudgetView
+    from ._analysis import AnalysedQuery
+    from ._policy import RecallSufficiencyPolicy
+
+#: Reasons that end recall without a further round.
+SUFFICIENT: Final = "sufficient"
+NO_CONTENT: Final = "no-content"
+BUDGET_BOUND: Final = "budget-bound"
+SATURATED: Final = "saturated"
+POOL_EXHAUSTED: Final = "pool-exhausted"
+#: Reasons that call for an expansion round.
+THIN_FAMILIES: Final = "thin-families"
+THIN_CANDIDATES: Final = "thin-candidates"
+WEAK_TOP_1: Final = "weak-top-1"
+WEAK_LEXICAL: Final = "weak-lexical"
+#: Final reasons when expansion stopped short.
+AT_MAX_ROUNDS: Final = "at-max-rounds"
+EXPANSION_FAILED: Final = "expansion-failed"
+EXPANSION_TIMEOUT: Final = "expansion-timeout"
+GATE_FAILED: Final = "gate-failed"
+
+
+@attrs.frozen
+class FamilyView:
+    """What the gate sees of one selected searchable family, across its scopes.
+
+    Experience carries no score: ``scored`` is False and its similarity and overlap
+    are not read, only its counts and coverage.
+    """
+
+    family: Family
+    ceiling: int
+    retrieved: int
+    admitted: int
+    candidates: int
+    scored: bool = True
+    best_similarity: float | None = None
+    next_similarity: float | None = None
+    best_overlap: float = 0.0
+
+    @property
+    def can_grow(self) -> bool:
+        """A lower floor could add candidates: room under the ceiling and unadmitted pool."""
+        return self.candidates < self.ceiling and self.retrieved > self.admitted
+
+
+@attrs.frozen
+class GateAssessment:
+    """The gate's verdict, its reason and the signal values behind it."""
+
+    sufficient: bool
+    reason: str
+    signals: dict[str, float] = attrs.field(factory=dict, eq=False)
+
+
+class RecallSufficiencyGate:
+    """Judges one round's candidate set. Pure: reads only its arguments."""
+
+    @staticmethod
+    def assess(
+        *,
+        query: AnalysedQuery,
+        families: Sequence[FamilyView],
+        budget: BudgetView,
+        policy: RecallSufficiencyPolicy,
+    ) -> GateAssessment:
+        signals = _signals(families, budget)
+        if not families or signals["retrieved"] == 0:
+            return GateAssessment(True, NO_CONTENT, signals)
+        if budget.dropped_items or budget.unused_bytes < policy.min_unused_bytes:
+            return GateAssessment(True, BUDGET_BOUND, signals)
+        if all(view.candidates >= view.ceiling for view in families if view.retrieved):
+            return GateAssessment(True, SATURATED, signals)
+        if not any(view.can_grow for view in families):
+            return GateAssessment(True, POOL_EXHAUSTED, signals)
+        reason = _thinness(query, families, signals, policy)
+        return GateAssessment(reason is None, reason or SUFFICIENT, signals)
+
+
+def _thinness(
+    query: AnalysedQuery,
+    families: Sequence[FamilyView],
+    signals: dict[str, float],
+    policy: RecallSufficiencyPolicy,
+) -> str | None:
+    if any(view.retrieved and not view.admitted for view in families):
+        return THIN_FAMILIES  # a family found something and admitted none of it
+    if signals["candidates"] < policy.min_candidates:
+        return THIN_CANDIDATES
+    scored = [view for view in families if view.scored]
+    if scored and signals["best_similarity"] < policy.min_top_similarity:
+        return WEAK_TOP_1
+    if len(query.terms) >= 3 and scored and signals["best_overlap"] < policy.min_lexical_overlap:
+        return WEAK_LEXICAL
+    return None
+
+
+def _signals(families: Sequence[FamilyView], budget: BudgetView) -> dict[str, float]:
+    scored = [view for view in families if view.scored]
+    similarities = sorted(
+        (
+            s
+            for view in scored
+            for s in (view.best_similarity, view.next_similarity)
+            if s is not None
+        ),
+        reverse=True,
+    )
+    best = similarities[0] if similarities else 0.0
+    return {
+        "retrieved": float(sum(view.retrieved for view in families)),
+        "admitted": float(sum(view.admitted for view in families)),
+        "candidates": float(sum(view.candidates for view in families)),
+        "covered_families": float(sum(1 for view in families if view.admitted)),
+        "best_similarity": best,
+        "top_gap": best - similarities[1] if len(similarities) > 1 else best,
+        "best_overlap": max((view.best_overlap for view in scored), default=0.0),
+        "unused_bytes": float(budget.unused_bytes),
+        "dropped_items": float(budget.dropped_items),
+    }

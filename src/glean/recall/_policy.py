@@ -1,0 +1,97 @@
+"""The recall-sufficiency policy and the expander: what a second look may do. Pure.
+
+A policy is a frozen, versioned value: the gate's thresholds and the two expansion
+floors. The expander turns an expansion round into a :class:`SearchPlan`, which only
+ever lowers the admission floor on the pool already retrieved: it never names a family,
+never raises a limit, never changes the search mode or the byte budget.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+
+from .._errors import InvalidRequestError
+from ._admission import AdmissionFloor
+
+#: The expansion actions of the RFC's floor-only policy, in round order.
+FLOOR_ACTIONS: Final = ("admission", "policy-floor")
+MAX_EXPANSIONS: Final = 2
+
+
+def _share(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise InvalidRequestError(f"RecallSufficiencyPolicy.{attribute.name} must be in 0..1")
+
+
+def _count(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidRequestError(
+            f"RecallSufficiencyPolicy.{attribute.name} must be a non-negative integer"
+        )
+
+
+def _expansions(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    _count(instance, attribute, value)
+    if value > MAX_EXPANSIONS:
+        raise InvalidRequestError(
+            f"RecallSufficiencyPolicy.{attribute.name} must be at most {MAX_EXPANSIONS}"
+        )
+
+
+@attrs.frozen(kw_only=True)
+class RecallSufficiencyPolicy:
+    """Thresholds of the sufficiency gate and the floors of its two expansion rounds.
+
+    Thresholds are calibrated per embedder: cosine values depend on it.
+
+    Attributes:
+        policy: versioned id, reported in every ``RecallEffort``.
+        max_expansions: committed expansion rounds allowed (at most 2).
+        min_candidates: fewer distinct evidence identities than this is thin.
+        min_top_similarity: a best admitted cosine below this is a weak top hit.
+        min_lexical_overlap: a best lexical candidate holding a smaller share of the
+            query's terms (for queries of at least 3 terms) is weak lexical evidence.
+        min_unused_bytes: less room than this left after fitting is budget-bound.
+        admission: the floor of round 1 ("admission").
+        policy_floor: the floor of round 2 ("policy-floor").
+    """
+
+    policy: str = "glean.recall-gate.v1"
+    max_expansions: int = attrs.field(default=MAX_EXPANSIONS, validator=_expansions)
+    min_candidates: int = attrs.field(default=3, validator=_count)
+    min_top_similarity: float = attrs.field(default=0.45, validator=_share)
+    min_lexical_overlap: float = attrs.field(default=0.5, validator=_share)
+    min_unused_bytes: int = attrs.field(default=512, validator=_count)
+    admission: AdmissionFloor = attrs.field(
+        factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.2)
+    )
+    policy_floor: AdmissionFloor = attrs.field(
+        factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.1)
+    )
+
+
+@attrs.frozen
+class SearchPlan:
+    """One expansion round: its named action and the admission floor it applies."""
+
+    round: int
+    action: str
+    floor: AdmissionFloor
+
+
+class RecallExpander:
+    """Chooses each expansion round's bounded step. Pure: reads only its arguments."""
+
+    @staticmethod
+    def plan(round: int, policy: RecallSufficiencyPolicy) -> SearchPlan:
+        """The plan of expansion round ``round`` (1 or 2).
+
+        Raises:
+            ValueError: for a round the policy does not allow.
+        """
+        if not 1 <= round <= policy.max_expansions:
+            raise ValueError(f"round {round} is not an expansion round of {policy.policy}")
+        floor = policy.admission if round == 1 else policy.policy_floor
+        return SearchPlan(round=round, action=FLOOR_ACTIONS[round - 1], floor=floor)
