@@ -240,7 +240,9 @@ async def open_runtime(
     if store is None:
         if not isinstance(database, str) or not database:
             raise InvalidRequestError("database must be a file path or ':memory:'")
-        store = await SqliteStore.open(database, readers=settings.readers)
+        store = await SqliteStore.open(
+            database, readers=settings.readers, tracer_provider=tracer_provider
+        )
     blas = None
     if settings.blas_threads is not None:
         blas = threadpoolctl.threadpool_limits(limits=settings.blas_threads, user_api="blas")

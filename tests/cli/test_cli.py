@@ -8,17 +8,14 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
 import glean
 from glean._workload import citation_key, delivered_citations, read_id_map
-from glean.cli import main
 from glean.cli._progress import ProgressBar
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from ._driver import run, write_workload
 
 S = "project:demo"
 BACKENDS = pytest.mark.parametrize("backend", ["asyncio", "trio"])
@@ -35,20 +32,6 @@ ENTRIES = [
     {"id": "m3", "scope": S, "text": "The Kestrel cluster has 12 nodes."},
     {"id": "p1", "scope": S, "family": "profile", "text": "A small platform team."},
 ]
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """Run the CLI; return its exit code, stdout and stderr."""
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def write_workload(folder: Path, entries: Sequence[object]) -> Path:
-    folder.mkdir()
-    lines = (json.dumps(entry) for entry in entries)
-    (folder / "entries.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import json
 import sys
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, TextIO, TypeVar
 
 import anyio
 import attrs
@@ -60,7 +60,7 @@ def run_async(fn: Callable[[], Awaitable[T]], backend: str) -> T:
 
 
 def prepare_command(args: argparse.Namespace) -> int:
-    """``glean prepare``: print one context pack for a query."""
+    """``glean prepare``: print one context pack for a query, and with ``--effort`` its effort."""
     database = existing_database(args.db)
     request = glean.PrepareContextRequest(
         scope_id=args.scope,
@@ -69,7 +69,9 @@ def prepare_command(args: argparse.Namespace) -> int:
         references=tuple(args.reference),
         assembly=glean.Assembly(tuple(args.section)) if args.section else None,
     )
-    context = run_async(partial(_prepare, database, request), args.backend)
+    record = _EffortRecord() if args.effort else None
+    run = partial(_prepare, database, request, gate=args.gate, record=record)
+    context = run_async(run, args.backend)
     if args.json:
         print(json.dumps(attrs.asdict(context), ensure_ascii=False, indent=2))
     elif context.status == "empty":
@@ -77,15 +79,49 @@ def prepare_command(args: argparse.Namespace) -> int:
         print(f"glean prepare: nothing relevant in {scopes} (status empty)", file=sys.stderr)
     else:
         print(context.content)
+    if record is not None:
+        record.report(sys.stderr)
     return 0
 
 
-async def _prepare(database: str, request: glean.PrepareContextRequest) -> glean.PreparedContext:
-    async with glean.open_runtime(database) as runtime:
+async def _prepare(
+    database: str,
+    request: glean.PrepareContextRequest,
+    *,
+    gate: bool,
+    record: _EffortRecord | None,
+) -> glean.PreparedContext:
+    async with glean.open_runtime(
+        database,
+        recall_policy=glean.RecallSufficiencyPolicy() if gate else None,
+        # without a sink the runtime computes no effort at all
+        recall_effort_sink=None if record is None else record.keep,
+    ) as runtime:
         try:
             return await runtime.prepare_context(request)
         except glean.InvalidRequestError as exc:
             raise CommandError(str(exc), code=2) from exc
+
+
+@attrs.define
+class _EffortRecord:
+    """The runtime's recall-effort sink for ``--effort``: keeps what one prepare spent."""
+
+    effort: glean.RecallEffort | None = None
+
+    async def keep(self, effort: glean.RecallEffort) -> None:
+        self.effort = effort
+
+    def report(self, stream: TextIO) -> None:
+        """Write the effort as one JSON object on one line of ``stream``."""
+        if self.effort is None:  # the runtime awaits the sink after every successful prepare
+            raise CommandError("the runtime reported no recall effort")
+        # Not RecallEffort.to_json(): it passes retain_collection_types to attrs.asdict,
+        # which that (new-API) function does not take, so it raises TypeError. Tuples
+        # kept here encode as the same JSON arrays.
+        fields = attrs.asdict(self.effort)
+        line = json.dumps(fields, ensure_ascii=False, sort_keys=False)
+        print(line, file=stream)
 
 
 def existing_database(path: str) -> str:

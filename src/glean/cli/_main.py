@@ -190,6 +190,22 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "the result into --max-bytes and print the rendered, cited context pack. When\n"
             "nothing relevant is found, stdout stays empty and a note goes to stderr.\n"
             "\n"
+            "--gate turns on the recall-sufficiency gate. When the first search round looks\n"
+            "thin (too few candidates, a weak top hit, weak lexical evidence, or a family\n"
+            "that found entries but admitted none), it runs at most two bounded expansion\n"
+            "rounds that only lower the admission floor on the pool already retrieved:\n"
+            "never more families, higher limits or a larger byte budget. A query that is\n"
+            "well served prints the same pack with or without it.\n"
+            "\n"
+            "--effort prints what the prepare spent on recall as one JSON object on one\n"
+            'line of stderr, after the pack (stdout is unchanged): policy ("disabled"\n'
+            "without --gate), assessment (the gate's final reason), rounds (1..3),\n"
+            "expansion_actions, candidates_by_round, admission_by_family (retrieved and\n"
+            "admitted per family and scope), added_embeddings, added_generation_calls,\n"
+            "truncated_items, dropped_items, dropped_below_min_bytes and\n"
+            "dropped_no_fitting_truncation. It carries counts only: no query text and no\n"
+            "entry ids or content.\n"
+            "\n"
             "Exits 2 for bad input (e.g. --max-bytes outside 512..32768, or no database\n"
             "at --db: prepare never creates one)."
         ),
@@ -200,6 +216,8 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
             '      --max-bytes 2000 --json "Where does Alice live?"\n'
             "  glean prepare --db team.db --scope project:demo --section profile=1 \\\n"
             '      --section memory=4 --section resource=2 "How do I deploy?"\n'
+            "  glean prepare --db team.db --scope project:demo --gate --effort \\\n"
+            '      "Why was the deploy slow?" 2> effort.log\n'
         ),
     )
     command.add_argument("query", metavar="QUERY", help="what the agent needs context for")
@@ -235,6 +253,19 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--json",
         action="store_true",
         help="print the result's four fields (schema, status, content, content_bytes) as JSON",
+    )
+    command.add_argument(
+        "--gate",
+        action="store_true",
+        help=(
+            "run the recall-sufficiency gate: up to two bounded expansion rounds when the "
+            "first round looks thin (default: off)"
+        ),
+    )
+    command.add_argument(
+        "--effort",
+        action="store_true",
+        help="print the prepare's recall effort on stderr as one JSON object (no query text)",
     )
     command.set_defaults(run=prepare_command)
 

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio.lowlevel
 import anyio.to_thread
 import numpy as np
+from opentelemetry.trace import SpanKind
 
+from .. import _tracing as tracing
 from .._errors import NotFoundError, StoreError
 from .._records import (
     Experience,
@@ -52,8 +54,10 @@ _NO_SIMILARITIES = np.empty(0, dtype=np.float32)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from contextlib import AbstractContextManager
 
     import numpy.typing as npt
+    from opentelemetry.trace import Span, TracerProvider
 
     from .._families import Family
     from ..recall._analysis import AnalysedQuery
@@ -86,12 +90,27 @@ class SqliteStore:
         # ``_matrices`` without it.
         self._load_lock = threading.Lock()
         self._vector_threads = ThreadPoolExecutor(2, thread_name_prefix="glean-vectors")
+        self._tracer = tracing.tracer(None)
         self._closed = False
 
     @classmethod
-    async def open(cls, database: str = ":memory:", *, readers: int = 4) -> SqliteStore:
-        """Open (creating if needed) an embedded store at ``database``."""
-        return await anyio.to_thread.run_sync(cls._open_sync, database, readers)
+    async def open(
+        cls,
+        database: str = ":memory:",
+        *,
+        readers: int = 4,
+        tracer_provider: TracerProvider | None = None,
+    ) -> SqliteStore:
+        """Open (creating if needed) an embedded store at ``database``.
+
+        Args:
+            database: a file path or ``":memory:"``.
+            readers: reader connections for concurrent searches.
+            tracer_provider: where its DB spans go; the global provider when None.
+        """
+        store = await anyio.to_thread.run_sync(cls._open_sync, database, readers)
+        store._tracer = tracing.tracer(tracer_provider)
+        return store
 
     @classmethod
     def _open_sync(cls, database: str, readers: int) -> SqliteStore:
@@ -128,7 +147,7 @@ class SqliteStore:
                 written.refs.append(MemoryRef(scope_id, rid, 1))
             return written
 
-        return (await self._write(work, vectors)).refs
+        return (await self._write("add_memories", work, vectors)).refs
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
         self._check_vectors(vector, 1)
@@ -141,7 +160,7 @@ class SqliteStore:
             new_ref = MemoryRef(ref.scope_id, ref.entry_id, latest + 1)
             return rows.Written(ref.scope_id, key, "memory", [new_ref], [new_row], [row])
 
-        return (await self._write(work, vector)).refs[0]  # type: ignore[no-any-return]
+        return (await self._write("update_memory", work, vector)).refs[0]  # type: ignore[no-any-return]
 
     async def forget_memory(self, ref: MemoryRef) -> None:
         def work(conn: sqlite3.Connection) -> rows.Written:
@@ -151,7 +170,7 @@ class SqliteStore:
                 rows.retire(conn, "memory", row)
             return rows.Written(ref.scope_id, key, "memory", [], [], [] if row is None else [row])
 
-        await self._write(work, None)
+        await self._write("forget_memory", work, None)
 
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
@@ -167,7 +186,7 @@ class SqliteStore:
                 written.added_rows.append(row)
             return written
 
-        return (await self._write(work, None)).refs
+        return (await self._write("add_experiences", work, None)).refs
 
     async def add_topic_memories(
         self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
@@ -189,7 +208,7 @@ class SqliteStore:
                 written.refs.append(RecordRef("topic-memory", scope_id, rid, revision))
             return written
 
-        return (await self._write(work, vectors)).refs
+        return (await self._write("add_topic_memories", work, vectors)).refs
 
     async def add_resources(
         self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
@@ -212,7 +231,7 @@ class SqliteStore:
                 written.refs.append(RecordRef("resource", scope_id, resource.uri, revision))
             return written
 
-        return (await self._write(work, vectors)).refs
+        return (await self._write("add_resources", work, vectors)).refs
 
     async def set_profile(self, scope_id: str, profile: Profile) -> None:
         def work(conn: sqlite3.Connection) -> rows.Written:
@@ -220,7 +239,7 @@ class SqliteStore:
             conn.execute("INSERT OR REPLACE INTO profiles VALUES (?, ?)", (key, profile.text))
             return rows.Written(scope_id, key, "profile", [])
 
-        await self._write(work, None)
+        await self._write("set_profile", work, None)
 
     # -- reads ----------------------------------------------------------------------
 
@@ -239,7 +258,7 @@ class SqliteStore:
             ).fetchone()
             return row
 
-        row = await self._conns.read(work)
+        row = await self._read("get_memory", work, inline=True)
         if row is None:
             raise NotFoundError(
                 f"no version {ref.version} of memory entry {ref.entry_id!r}"
@@ -264,7 +283,7 @@ class SqliteStore:
             row = conn.execute("SELECT text FROM profiles WHERE scope_key = ?", (key,)).fetchone()
             return None if row is None else str(row[0])
 
-        text = await self._conns.read(work)
+        text = await self._read("get_profile", work, inline=True)
         if text is None:
             return None
         return Evidence(
@@ -289,7 +308,7 @@ class SqliteStore:
             )
             return dict(conn.execute(statement, (key, *uris)).fetchall())
 
-        return await self._conns.read(work)
+        return await self._read("read_resource_bodies", work, inline=True)
 
     async def retrieve(
         self,
@@ -326,7 +345,7 @@ class SqliteStore:
         inline = rows <= self._inline_rows and (
             vector is None or family == "experience" or (family, key) in self._matrices
         )
-        return await self._read(work, inline=inline)
+        return await self._read("retrieve", work, inline=inline)
 
     async def evidence(
         self, family: Family, scope_id: str, keys: Sequence[int]
@@ -339,20 +358,31 @@ class SqliteStore:
         def work(conn: sqlite3.Connection) -> dict[int, Evidence]:
             return search.fetch(conn, family, scope_id, list(keys))
 
-        return await self._read(work, inline=len(keys) <= 256)
+        return await self._read("evidence", work, inline=len(keys) <= 256)
 
-    async def _read(self, work: Callable[[sqlite3.Connection], T], *, inline: bool) -> T:
-        if inline:
-            await anyio.lowlevel.checkpoint()
-            done, result = self._conns.read_inline(work)
-            if done:
-                return result  # type: ignore[return-value]
-        return await self._conns.read(work)
+    async def _read(
+        self, operation: str, work: Callable[[sqlite3.Connection], T], *, inline: bool
+    ) -> T:
+        """Run a read on the calling thread when ``inline`` and a connection is free, else
+        in a worker thread; one DB span either way."""
+        with self._span(operation):
+            if inline:
+                await anyio.lowlevel.checkpoint()
+                done, result = self._conns.read_inline(work)
+                if done:
+                    return result  # type: ignore[return-value]
+            return await self._conns.read(work)
+
+    def _span(self, operation: str) -> AbstractContextManager[Span]:
+        attributes = {"db.system.name": "sqlite", "db.operation.name": operation}
+        return self._tracer.start_as_current_span(
+            f"sqlite {operation}", kind=SpanKind.CLIENT, attributes=attributes
+        )
 
     # -- internals ------------------------------------------------------------------
 
     async def _write(
-        self, work: Callable[[sqlite3.Connection], rows.Written], vectors: Any
+        self, operation: str, work: Callable[[sqlite3.Connection], rows.Written], vectors: Any
     ) -> rows.Written:
         if self._closed:
             raise StoreError("the store is closed")
@@ -368,7 +398,8 @@ class SqliteStore:
             self._apply_vectors(written, vectors)
 
         try:
-            return await self._conns.write(work, after)
+            with self._span(operation):
+                return await self._conns.write(work, after)
         except sqlite3.Error as exc:
             raise StoreError(f"write failed: {exc}") from exc
 
@@ -397,6 +428,11 @@ class SqliteStore:
         """
         if vector is None or family == "experience":
             return lambda: (_NO_ROWS, _NO_SIMILARITIES)
+        if self._dimension is not None and len(vector) != self._dimension:
+            raise StoreError(
+                f"this store holds {self._dimension}-dimensional vectors; the query vector"
+                f" has {len(vector)} dimensions (was the store built with another embedder?)"
+            )
         matrix = self._matrices.get((family, key))
         if matrix is None:
             with self._load_lock:

@@ -1,0 +1,117 @@
+"""Test helpers for the recall orchestrator: a seeded store, wrappers and a runner."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+import glean
+from glean.recall._analysis import analyse_query
+from glean.stores import SqliteStore
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+QUERY = "alpha beta gamma delta"  # four terms: round 0 needs two of them per candidate
+
+
+class ZeroEmbedder:
+    """Every text embeds to the zero vector: the vector channel retrieves, never admits."""
+
+    dimension = 8
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.zeros((len(texts), self.dimension), dtype=np.float32)
+
+
+def policy(**overrides: Any) -> glean.RecallSufficiencyPolicy:
+    """A policy whose only thinness signal is the candidate count, unless overridden."""
+    fields: dict[str, Any] = {
+        "min_candidates": 3,
+        "min_top_similarity": 0.0,
+        "min_lexical_overlap": 0.0,
+        "min_unused_bytes": 0,
+    }
+    fields.update(overrides)
+    return glean.RecallSufficiencyPolicy(**fields)
+
+
+async def seed(path: Path, scopes: Sequence[str] = ("a",), *, thin: int = 5) -> None:
+    """Per scope: one entry round 0 admits (two query terms) and ``thin`` it discards."""
+    async with glean.open_runtime(str(path), embedder=ZeroEmbedder()) as rt:
+        for scope in scopes:
+            entries = [glean.MemoryEntry(text=f"alpha beta strong match in {scope}")]
+            entries += [
+                glean.MemoryEntry(text=f"alpha weak note {n} in {scope}") for n in range(thin)
+            ]
+            await rt.add_memories(scope, entries)
+
+
+class StoreWrapper:
+    """Delegates to a real store; subclasses intercept calls."""
+
+    def __init__(self, inner: SqliteStore) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, str, str]] = []
+
+    async def retrieve(self, family: Any, scope_id: str, *args: Any) -> Any:
+        self.calls.append(("retrieve", family, scope_id))
+        return await self.inner.retrieve(family, scope_id, *args)
+
+    async def evidence(self, family: Any, scope_id: str, keys: Any) -> Any:
+        self.calls.append(("evidence", family, scope_id))
+        await self.on_evidence(family, scope_id, self.count("evidence", family, scope_id))
+        return await self.inner.evidence(family, scope_id, keys)
+
+    async def on_evidence(self, family: str, scope_id: str, call: int) -> None:
+        """Called before the ``call``-th evidence read of (family, scope); 1 is round 0."""
+
+    def count(self, kind: str, family: str, scope_id: str) -> int:
+        return self.calls.count((kind, family, scope_id))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def run(
+    path: Path,
+    request: glean.PrepareContextRequest,
+    *,
+    wrapper: type[StoreWrapper] | None = None,
+    recall_policy: glean.RecallSufficiencyPolicy | None = None,
+    preload: bool = False,
+    **options: Any,
+) -> tuple[glean.PreparedContext, glean.RecallEffort, Any]:
+    """One prepare on a fresh runtime over the store at ``path``; its effort and store.
+
+    ``preload`` loads the request scope's vector matrix first, so the prepare itself
+    never waits on a worker thread (a mock clock would jump over that wait).
+    """
+    efforts: list[glean.RecallEffort] = []
+
+    async def sink(effort: glean.RecallEffort) -> None:
+        efforts.append(effort)
+
+    store: Any = await SqliteStore.open(str(path))
+    if preload:
+        zero = np.zeros(ZeroEmbedder.dimension, dtype=np.float32)
+        await store.retrieve("memory", request.scope_id, analyse_query(QUERY), zero, 8)
+    if wrapper is not None:
+        store = wrapper(store)
+    async with glean.open_runtime(
+        store=store,
+        embedder=ZeroEmbedder(),
+        recall_policy=recall_policy,
+        recall_effort_sink=sink,
+        **options,
+    ) as rt:
+        context = await rt.prepare_context(request)
+    (effort,) = efforts
+    return context, effort, store
+
+
+def request(scope: str = "a", **fields: Any) -> glean.PrepareContextRequest:
+    return glean.PrepareContextRequest(scope_id=scope, query=QUERY, **fields)

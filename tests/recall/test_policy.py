@@ -1,0 +1,233 @@
+"""The recall-sufficiency policy (frozen, versioned, validated) and the expander's plans."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+
+from glean._errors import InvalidRequestError
+from glean.recall._admission import DEFAULT_MIN_SIMILARITY, AdmissionFloor, required_matches
+from glean.recall._analysis import MAX_QUERY_TERMS
+from glean.recall._policy import RecallExpander, RecallSufficiencyPolicy, SearchPlan
+
+POLICY = RecallSufficiencyPolicy()
+
+
+def test_policy_defaults_and_version_id() -> None:
+    """The default policy is the versioned v1 gate with its documented thresholds."""
+    assert POLICY.policy == "glean.recall-gate.v1"
+    assert POLICY.max_expansions == 2
+    assert POLICY.min_candidates == 3
+    assert POLICY.min_top_similarity == 0.45
+    assert POLICY.min_lexical_overlap == 0.5
+    assert POLICY.min_unused_bytes == 512
+    assert POLICY.admission == AdmissionFloor(required_matches=1, min_similarity=0.2)
+    assert POLICY.policy_floor == AdmissionFloor(required_matches=1, min_similarity=0.1)
+
+
+def test_policy_fields_are_keyword_only() -> None:
+    """Thresholds are named at construction; positional arguments are refused."""
+    with pytest.raises(TypeError):
+        RecallSufficiencyPolicy("glean.recall-gate.v1")  # type: ignore[call-arg]
+
+
+def test_policies_with_equal_fields_are_equal_and_hashable() -> None:
+    """A policy is a value: equal fields compare equal and hash alike."""
+    assert RecallSufficiencyPolicy() == POLICY
+    assert hash(RecallSufficiencyPolicy()) == hash(POLICY)
+    assert RecallSufficiencyPolicy(min_candidates=4) != POLICY
+
+
+def test_policy_is_frozen() -> None:
+    """Assigning to a field raises FrozenInstanceError and leaves the value unchanged."""
+    policy = RecallSufficiencyPolicy()
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        policy.min_candidates = 10  # type: ignore[misc]
+    assert policy.min_candidates == 3
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("min_top_similarity", 1.5),
+        ("min_top_similarity", -0.1),
+        ("min_top_similarity", "0.5"),
+        ("min_top_similarity", True),
+        ("min_lexical_overlap", 1.01),
+        ("min_lexical_overlap", None),
+        ("max_expansions", 3),
+        ("max_expansions", -1),
+        ("max_expansions", 1.0),
+        ("min_candidates", -1),
+        ("min_candidates", 2.5),
+        ("min_candidates", False),
+        ("min_unused_bytes", -512),
+        ("min_unused_bytes", "512"),
+    ],
+)
+def test_invalid_field_raises_invalid_request_naming_it(field: str, value: object) -> None:
+    """A bad threshold raises InvalidRequestError (a ValueError) whose message names the field."""
+    kwargs: dict[str, Any] = {field: value}
+    with pytest.raises(InvalidRequestError, match=rf"RecallSufficiencyPolicy\.{field}\b"):
+        RecallSufficiencyPolicy(**kwargs)
+
+
+def test_invalid_request_error_is_a_value_error() -> None:
+    """Callers can catch a bad policy as a plain ValueError."""
+    with pytest.raises(ValueError, match="min_candidates"):
+        RecallSufficiencyPolicy(min_candidates=-1)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("min_top_similarity", 0),
+        ("min_top_similarity", 1),
+        ("min_lexical_overlap", 0.0),
+        ("max_expansions", 0),
+        ("max_expansions", 2),
+        ("min_candidates", 0),
+        ("min_unused_bytes", 0),
+    ],
+)
+def test_boundary_values_are_accepted(field: str, value: object) -> None:
+    """The ends of each valid range are accepted as given."""
+    kwargs: dict[str, Any] = {field: value}
+    assert getattr(RecallSufficiencyPolicy(**kwargs), field) == value
+
+
+def test_evolve_changes_one_field_and_keeps_the_rest() -> None:
+    """attrs.evolve makes a new policy with one field changed; the original stands."""
+    tuned = attrs.evolve(POLICY, policy="glean.recall-gate.v1-tuned", min_top_similarity=0.6)
+    assert tuned.policy == "glean.recall-gate.v1-tuned"
+    assert tuned.min_top_similarity == 0.6
+    assert attrs.evolve(tuned, policy=POLICY.policy, min_top_similarity=0.45) == POLICY
+    assert POLICY.min_top_similarity == 0.45
+
+
+def test_evolve_validates() -> None:
+    """attrs.evolve runs the validators: an invalid change raises naming the field."""
+    with pytest.raises(InvalidRequestError, match="max_expansions"):
+        attrs.evolve(POLICY, max_expansions=3)
+
+
+# --- the expander ---------------------------------------------------------------------
+
+
+def test_round_1_lowers_to_the_admission_floor() -> None:
+    """Round 1 is the "admission" action with the policy's admission floor."""
+    assert RecallExpander.plan(1, POLICY) == SearchPlan(
+        round=1, action="admission", floor=POLICY.admission
+    )
+
+
+def test_round_2_lowers_to_the_policy_floor() -> None:
+    """Round 2 is the "policy-floor" action with the policy's policy_floor."""
+    assert RecallExpander.plan(2, POLICY) == SearchPlan(
+        round=2, action="policy-floor", floor=POLICY.policy_floor
+    )
+
+
+def test_plan_uses_the_policys_own_floors() -> None:
+    """The plan carries whatever floors the policy configures, not built-in ones."""
+    custom = attrs.evolve(
+        POLICY,
+        admission=AdmissionFloor(required_matches=2, min_similarity=0.25),
+        policy_floor=AdmissionFloor(min_similarity=0.15),
+    )
+    assert RecallExpander.plan(1, custom).floor == AdmissionFloor(2, 0.25)
+    assert RecallExpander.plan(2, custom).floor == AdmissionFloor(None, 0.15)
+
+
+@pytest.mark.parametrize("round_", [0, -1, 3, 4])
+def test_rounds_outside_1_and_2_raise(round_: int) -> None:
+    """Round 0 is not an expansion, and there is no round 3: ValueError."""
+    with pytest.raises(ValueError, match=f"round {round_} "):
+        RecallExpander.plan(round_, POLICY)
+
+
+@pytest.mark.parametrize(("max_expansions", "round_"), [(0, 1), (1, 2), (0, 2)])
+def test_rounds_beyond_max_expansions_raise(max_expansions: int, round_: int) -> None:
+    """A policy that allows fewer expansions refuses the later rounds."""
+    policy = attrs.evolve(POLICY, max_expansions=max_expansions)
+    with pytest.raises(ValueError, match=r"glean\.recall-gate\.v1"):
+        RecallExpander.plan(round_, policy)
+
+
+def test_rounds_within_max_expansions_are_planned() -> None:
+    """With max_expansions=1 round 1 is still planned."""
+    policy = attrs.evolve(POLICY, max_expansions=1)
+    assert RecallExpander.plan(1, policy).action == "admission"
+
+
+@pytest.mark.parametrize("round_", [1, 2])
+@pytest.mark.parametrize("terms", range(MAX_QUERY_TERMS + 1))
+def test_default_plans_only_lower_floors(round_: int, terms: int) -> None:
+    """Every default plan's floors are at or below round 0's for every query length."""
+    floor = RecallExpander.plan(round_, POLICY).floor
+    round_0 = AdmissionFloor()
+    assert 1 <= floor.lexical_floor(terms) <= round_0.lexical_floor(terms)
+    assert floor.lexical_floor(terms) <= required_matches(terms)
+    assert floor.vector_floor() <= round_0.vector_floor() == DEFAULT_MIN_SIMILARITY == 0.3
+
+
+def test_default_policy_floor_is_no_stricter_than_the_admission_floor() -> None:
+    """Round 2 never undoes round 1: its floor is at or below round 1's."""
+    first = RecallExpander.plan(1, POLICY).floor
+    second = RecallExpander.plan(2, POLICY).floor
+    assert second.vector_floor() <= first.vector_floor()
+    for terms in range(MAX_QUERY_TERMS + 1):
+        assert second.lexical_floor(terms) <= first.lexical_floor(terms)
+
+
+def test_default_plans_strictly_lower_the_vector_floor() -> None:
+    """Each default round admits more of the same pool: 0.3 > 0.2 > 0.1."""
+    assert RecallExpander.plan(1, POLICY).floor.vector_floor() < DEFAULT_MIN_SIMILARITY
+    assert (
+        RecallExpander.plan(2, POLICY).floor.vector_floor()
+        < RecallExpander.plan(1, POLICY).floor.vector_floor()
+    )
+
+
+def test_a_raised_required_matches_is_clamped_to_round_0() -> None:
+    """A policy asking for more lexical matches than round 0 is clamped down to round 0's."""
+    strict = attrs.evolve(POLICY, admission=AdmissionFloor(required_matches=10))
+    floor = RecallExpander.plan(1, strict).floor
+    for terms in range(MAX_QUERY_TERMS + 1):
+        assert floor.lexical_floor(terms) <= required_matches(terms)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "bug: RecallSufficiencyPolicy does not validate its AdmissionFloor fields and "
+        "RecallExpander.plan passes them through, so a policy floor of min_similarity=0.9 "
+        "makes an expansion round raise the vector floor above round 0's 0.3"
+    ),
+)
+def test_no_policy_can_make_an_expansion_raise_the_vector_floor() -> None:
+    """Expansion only lowers floors: a stricter vector floor is refused or clamped."""
+    try:
+        policy = attrs.evolve(POLICY, admission=AdmissionFloor(min_similarity=0.9))
+    except InvalidRequestError:
+        return  # refused at construction: acceptable
+    assert RecallExpander.plan(1, policy).floor.vector_floor() <= DEFAULT_MIN_SIMILARITY
+
+
+def test_search_plan_fields_are_exactly_round_action_floor() -> None:
+    """A plan names no family, limit or mode: it can only lower a floor."""
+    assert [field.name for field in attrs.fields(SearchPlan)] == ["round", "action", "floor"]
+
+
+def test_search_plan_floor_has_only_the_two_overrides() -> None:
+    """The plan's floor carries only the two admission overrides of the RFC."""
+    names = [field.name for field in attrs.fields(AdmissionFloor)]
+    assert names == ["required_matches", "min_similarity"]
+
+
+def test_plan_is_pure() -> None:
+    """The same round and an equal policy always give an equal plan."""
+    assert RecallExpander.plan(1, POLICY) == RecallExpander.plan(1, RecallSufficiencyPolicy())
+    assert RecallExpander.plan(2, POLICY) == RecallExpander.plan(2, RecallSufficiencyPolicy())
