@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,13 +19,27 @@ if TYPE_CHECKING:
 QUERY = "alpha beta gamma delta"  # four terms: round 0 needs two of them per candidate
 
 
-class ZeroEmbedder:
-    """Every text embeds to the zero vector: the vector channel retrieves, never admits."""
+def _at(cosine: float) -> tuple[float, float]:
+    return (cosine, math.sqrt(1 - cosine * cosine))
 
-    dimension = 8
+
+#: Cosine similarity to the query of the texts that have one; every other text is
+#: orthogonal to it. 0.25 clears round 1's floor (0.2), 0.15 only round 2's (0.1).
+SIMILARITY = {"alpha beta strong match": 0.25, "omega faint note": 0.15}
+
+
+class ScriptedEmbedder:
+    """Two-dimensional vectors with scripted cosines to ``QUERY``."""
+
+    dimension = 2
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.zeros((len(texts), self.dimension), dtype=np.float32)
+        rows = [_at(1.0) if t == QUERY else _at(self._cosine(t)) for t in texts]
+        return np.asarray(rows, dtype=np.float32)
+
+    @staticmethod
+    def _cosine(text: str) -> float:
+        return next((c for prefix, c in SIMILARITY.items() if text.startswith(prefix)), 0.0)
 
 
 def policy(**overrides: Any) -> glean.RecallSufficiencyPolicy:
@@ -39,14 +54,20 @@ def policy(**overrides: Any) -> glean.RecallSufficiencyPolicy:
     return glean.RecallSufficiencyPolicy(**fields)
 
 
-async def seed(path: Path, scopes: Sequence[str] = ("a",), *, thin: int = 5) -> None:
-    """Per scope: one entry round 0 admits (two query terms) and ``thin`` it discards."""
-    async with glean.open_runtime(str(path), embedder=ZeroEmbedder()) as rt:
+async def seed(
+    path: Path, scopes: Sequence[str] = ("a",), *, thin: int = 5, faint: bool = True
+) -> None:
+    """Per scope: one entry round 0 admits (two query terms; cosine 0.25), ``thin`` that
+    only round 1's floor admits (one term), and a ``faint`` one only round 2's admits
+    (no term; cosine 0.15)."""
+    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:
         for scope in scopes:
             entries = [glean.MemoryEntry(text=f"alpha beta strong match in {scope}")]
             entries += [
                 glean.MemoryEntry(text=f"alpha weak note {n} in {scope}") for n in range(thin)
             ]
+            if faint:
+                entries.append(glean.MemoryEntry(text=f"omega faint note in {scope}"))
             await rt.add_memories(scope, entries)
 
 
@@ -97,13 +118,13 @@ async def run(
 
     store: Any = await SqliteStore.open(str(path))
     if preload:
-        zero = np.zeros(ZeroEmbedder.dimension, dtype=np.float32)
-        await store.retrieve("memory", request.scope_id, analyse_query(QUERY), zero, 8)
+        vector = (await ScriptedEmbedder().embed([QUERY]))[0]
+        await store.retrieve("memory", request.scope_id, analyse_query(QUERY), vector, 8)
     if wrapper is not None:
         store = wrapper(store)
     async with glean.open_runtime(
         store=store,
-        embedder=ZeroEmbedder(),
+        embedder=ScriptedEmbedder(),
         recall_policy=recall_policy,
         recall_effort_sink=sink,
         **options,

@@ -12,7 +12,7 @@ import trio.testing
 import glean
 from glean import _coordinator
 from tests._envelope import citations, contents
-from tests._orchestration import StoreWrapper, ZeroEmbedder, policy, request, run, seed
+from tests._orchestration import ScriptedEmbedder, StoreWrapper, policy, request, run, seed
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -56,7 +56,7 @@ async def test_one_thin_round_gives_exactly_one_expansion(db: Path) -> None:
     assert effort.rounds == 2
     assert effort.expansion_actions == ("admission",)
     assert effort.assessment == "sufficient"
-    assert effort.candidates_by_round == (1, 6)  # the strong entry, then all six
+    assert effort.candidates_by_round == (1, 6)  # the strong entry, then the five weak
     assert len(contents(context.content)) == 6
     assert effort.added_embeddings == 0
     assert effort.added_generation_calls == 0
@@ -68,17 +68,22 @@ async def test_second_thin_round_stops_at_two_expansions(db: Path) -> None:
     assert effort.rounds == 3
     assert effort.expansion_actions == ("admission", "policy-floor")
     assert effort.assessment == "at-max-rounds"
-    assert effort.candidates_by_round == (1, 6, 6)  # round 2 adds no identity: flat
+    assert effort.candidates_by_round == (1, 6, 7)  # round 2 admits the faint entry
 
 
 async def test_round_adding_nothing_keeps_the_earlier_set(tmp_path: Path) -> None:
-    """A round with no new identity leaves the result byte-identical and the counts flat."""
+    """A round whose only newly admitted hit is a committed identity changes nothing.
+
+    Round 1 admits the strong entry's vector hit (cosine 0.25), but round 0 already
+    holds that entry: the result is byte-identical and the counts are flat.
+    """
     path = tmp_path / "g.db"
-    await seed(path, ("a",), thin=0)
+    await seed(path, ("a",), thin=0, faint=False)
     off, _, _ = await run(path, request())
     on, effort, _ = await run(path, request(), recall_policy=policy(min_candidates=100))
-    assert effort.candidates_by_round == (1, 1, 1)
-    assert effort.expansion_actions == ("admission", "policy-floor")
+    assert effort.expansion_actions == ("admission",)
+    assert effort.candidates_by_round == (1, 1)
+    assert effort.assessment == "pool-exhausted"
     assert on == off
 
 
@@ -87,7 +92,7 @@ async def test_merged_rounds_never_exceed_the_ceiling(tmp_path: Path, limits: gl
     """Round 0 one short of the ceiling plus new hits merges without an invariant error."""
     ceiling = limits.memory_candidates
     path = tmp_path / "g.db"
-    async with glean.open_runtime(str(path), embedder=ZeroEmbedder()) as rt:  # fmt: skip
+    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:  # fmt: skip
         strong = [glean.MemoryEntry(text=f"alpha beta strong {n}") for n in range(ceiling - 1)]
         weak = [glean.MemoryEntry(text=f"alpha weak {n}") for n in range(3)]
         await rt.add_memories("a", strong + weak)
@@ -114,7 +119,7 @@ async def test_saturated_family_receives_nothing_later(tmp_path: Path) -> None:
     """A family at its ceiling in round 0 is unchanged while another family grows."""
     path = tmp_path / "g.db"
     await seed(path, ("a",))
-    async with glean.open_runtime(str(path), embedder=ZeroEmbedder()) as rt:  # fmt: skip
+    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:  # fmt: skip
         topics = [glean.TopicMemory(title="alpha beta", text="strong topic")]
         topics += [glean.TopicMemory(title=f"alpha {n}", text="weak topic") for n in range(4)]
         await rt.add_topic_memories("a", topics)
@@ -244,8 +249,9 @@ async def test_admission_counters_are_reported(db: Path) -> None:
     assert set(counts) == {(f, s) for f in ("memory", "experience") for s in "ab"} | {
         ("topic-memory", "a")
     }
-    # round 1 re-admitted the same pools: six lexical + six vector retrieved, six admitted
-    assert counts[("memory", "a")] == (12, 6)
+    # round 1 re-admitted the same pools: six lexical + seven vector retrieved; six
+    # lexical and the strong entry's vector hit admitted
+    assert counts[("memory", "a")] == (13, 7)
     assert counts[("experience", "a")] == (0, 0)
 
 
@@ -259,7 +265,7 @@ async def test_no_effort_is_computed_without_a_sink(
 
     monkeypatch.setattr(_coordinator, "_effort", forbidden)
     async with glean.open_runtime(
-        str(db), embedder=ZeroEmbedder(),
+        str(db), embedder=ScriptedEmbedder(),
         recall_policy=policy(),
     ) as rt:  # fmt: skip
         result = await rt.prepare_context(request())
@@ -274,7 +280,9 @@ async def test_failing_sink_is_logged_and_swallowed(
     async def sink(effort: glean.RecallEffort) -> None:
         raise RuntimeError("sink down")
 
-    async with glean.open_runtime(str(db), embedder=ZeroEmbedder(), recall_effort_sink=sink) as rt:
+    async with glean.open_runtime(
+        str(db), embedder=ScriptedEmbedder(), recall_effort_sink=sink
+    ) as rt:
         with caplog.at_level(logging.ERROR, logger="glean"):
             result = await rt.prepare_context(request())
     assert result.status == "ready"
@@ -297,7 +305,7 @@ async def test_gate_fails_closed(db: Path, monkeypatch: pytest.MonkeyPatch) -> N
 async def test_expansion_stops_at_the_budget(tmp_path: Path) -> None:
     """An expansion never crosses max_bytes, and a budget-bound fit stops further rounds."""
     path = tmp_path / "g.db"
-    async with glean.open_runtime(str(path), embedder=ZeroEmbedder()) as rt:  # fmt: skip
+    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:  # fmt: skip
         text = " ".join(["padding"] * 60)
         entries = [glean.MemoryEntry(text=f"alpha beta {text}")]
         entries += [glean.MemoryEntry(text=f"alpha {n} {text}") for n in range(6)]
@@ -364,7 +372,7 @@ async def test_spans_and_attributes(db: Path) -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     async with glean.open_runtime(
-        str(db), embedder=ZeroEmbedder(), recall_policy=policy(), tracer_provider=provider
+        str(db), embedder=ScriptedEmbedder(), recall_policy=policy(), tracer_provider=provider
     ) as rt:
         await rt.prepare_context(request())
     spans = exporter.get_finished_spans()
@@ -375,8 +383,13 @@ async def test_spans_and_attributes(db: Path) -> None:
     rounds = sorted(
         by_name["glean.recall.round"], key=lambda s: s.attributes["glean.recall.round.index"]
     )
-    steps = [(s.attributes["glean.recall.round.action"], s.attributes["glean.recall.round.committed"])
-             for s in rounds]  # fmt: skip
+    steps = [
+        (
+            span.attributes["glean.recall.round.action"],
+            span.attributes["glean.recall.round.committed"],
+        )
+        for span in rounds
+    ]
     assert steps == [("search", True), ("admission", True)]
     searches = by_name["search_memory"]
     assert len(searches) == 2 * 3  # memory, experience, topic memory; two rounds

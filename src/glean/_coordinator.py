@@ -168,10 +168,14 @@ class Coordinator:
         rounds = 1
         while True:
             assessment = self._assess(query, state, build, plan.max_bytes)
+            exhausted = assessment.reason == gate.POOL_EXHAUSTED
+            if len(state.actions) >= self._policy.max_expansions and (
+                exhausted or not assessment.sufficient
+            ):
+                # Past the last round nothing is reachable by construction: the cap ended it.
+                return rounds, gate.AT_MAX_ROUNDS, build
             if assessment.sufficient:
                 return rounds, assessment.reason, build
-            if len(state.actions) >= self._policy.max_expansions:
-                return rounds, gate.AT_MAX_ROUNDS, build
             step = RecallExpander.plan(len(state.actions) + 1, self._policy)
             shared = RoundInput(
                 rounds, step.action, query, vector, step.floor, self._room(state),
@@ -230,7 +234,7 @@ class Coordinator:
         try:
             return RecallSufficiencyGate.assess(
                 query=query,
-                families=family_views(state, self._limits),
+                families=family_views(state, self._limits, lowest_floor(self._policy), query),
                 budget=budget_view(build, max_bytes),
                 policy=self._policy,
             )
@@ -288,7 +292,27 @@ def search_specs(plan: PreparePlan) -> list[SearchSpec]:
     ]
 
 
-def family_views(state: Committed, limits: Limits) -> list[FamilyView]:
+def lowest_floor(policy: RecallSufficiencyPolicy) -> AdmissionFloor:
+    """The lowest floor any expansion round of ``policy`` may apply."""
+    floors = (policy.admission, policy.policy_floor)[: policy.max_expansions]
+    if not floors:
+        return AdmissionFloor()
+    lexical = [f.required_matches for f in floors if f.required_matches is not None]
+    vector = [f.min_similarity for f in floors if f.min_similarity is not None]
+    return AdmissionFloor(min(lexical, default=None), min(vector, default=None))
+
+
+def reachable(outcome: SearchOutcome, floor: AdmissionFloor, terms: int) -> int:
+    """Pool candidates ``floor`` would admit beyond those the outcome admitted."""
+    pool = outcome.pool
+    lexical = int((pool.lexical_matches >= floor.lexical_floor(terms)).sum())
+    vector = int((pool.vector_similarities >= floor.vector_floor()).sum())
+    return max(0, lexical + vector - outcome.search.counts.admitted)
+
+
+def family_views(
+    state: Committed, limits: Limits, floor: AdmissionFloor, query: AnalysedQuery
+) -> list[FamilyView]:
     """The gate's view of each searchable family, from the last committed round."""
     views: list[FamilyView] = []
     for family, candidates in state.candidates.items():
@@ -313,6 +337,7 @@ def family_views(state: Committed, limits: Limits) -> list[FamilyView]:
                 best_similarity=similarities[0] if similarities else None,
                 next_similarity=similarities[1] if len(similarities) > 1 else None,
                 best_overlap=max((o.search.best_overlap for o in searches), default=0.0),
+                reachable=sum(reachable(o, floor, len(query.terms)) for o in searches),
             )
         )
     return views

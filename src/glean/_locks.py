@@ -23,12 +23,17 @@ class ScopeGuard:
         self.readers = 0
         self.writing = False
         self.waiting_writers = 0
+        self.waiting_readers = 0
         self._changed: anyio.Event | None = None
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[None]:
-        while self.writing or self.waiting_writers:
-            await self._wait()
+        self.waiting_readers += 1
+        try:
+            while self.writing or self.waiting_writers:
+                await self._wait()
+        finally:
+            self.waiting_readers -= 1
         self.readers += 1
         try:
             yield
@@ -57,7 +62,7 @@ class ScopeGuard:
 
     @property
     def idle(self) -> bool:
-        return not (self.readers or self.writing or self.waiting_writers)
+        return not (self.readers or self.writing or self.waiting_writers or self.waiting_readers)
 
     async def _wait(self) -> None:
         if self._changed is None:

@@ -28,8 +28,9 @@ TEXTS = [
 ]
 #: Four close matches: round 0 is sufficient, so the gate adds no round.
 WELL_SERVED = "How does the Kestrel deploy pipeline work?"
-#: One match among six: round 0 is thin, so the gate expands.
-THIN = "Where did Alice move to Lisbon?"
+#: Two entries hold two of its five terms and two more hold one: round 0 admits two
+#: (thin), the admission round admits the other two.
+THIN = "Did the Kestrel smoke tests page Bob?"
 
 
 @pytest.fixture
@@ -81,20 +82,21 @@ def test_effort_carries_no_query_text(
     assert code == 0
     assert effort_of(err)["candidates_by_round"]  # the effort was printed
     assert THIN not in err
-    for word in ("alice", "lisbon", "move"):
+    for word in ("kestrel", "smoke", "bob"):
         assert word not in err.lower()
 
 
-def test_gate_expands_a_thin_round_at_most_twice(
-    capsys: pytest.CaptureFixture[str], database: str
-) -> None:
-    """With --gate a thin query runs bounded expansion rounds, each named and counted."""
-    code, _, err = prepare(capsys, database, "--gate", "--effort", query=THIN)
+def test_gate_expands_a_thin_round(capsys: pytest.CaptureFixture[str], database: str) -> None:
+    """With --gate a thin query runs one named, counted expansion round and delivers more."""
+    code, plain, _ = prepare(capsys, database, query=THIN)
+    assert code == 0
+    code, gated, err = prepare(capsys, database, "--gate", "--effort", query=THIN)
     assert code == 0
     effort = effort_of(err)
-    assert effort["rounds"] == 3
-    assert effort["expansion_actions"] == ["admission", "policy-floor"]
-    assert len(effort["candidates_by_round"]) == 3
+    assert effort["rounds"] == 2
+    assert effort["expansion_actions"] == ["admission"]
+    assert effort["candidates_by_round"] == [2, 4]
+    assert gated.count('"citation"') == 4 > plain.count('"citation"') == 2
 
 
 @pytest.mark.parametrize("args", [[], ["--json"]])
@@ -107,7 +109,7 @@ def test_gate_leaves_a_well_served_pack_byte_identical(
     code, gated, err = prepare(capsys, database, "--gate", "--effort", *args)
     assert code == 0
     effort = effort_of(err)
-    assert (effort["assessment"], effort["rounds"]) == ("sufficient", 1)
+    assert (effort["rounds"], effort["expansion_actions"]) == (1, [])
     assert plain
     assert gated.encode() == plain.encode()
 

@@ -38,6 +38,7 @@ def view(
     best: float | None = 0.8,
     next_: float | None = None,
     overlap: float = 1.0,
+    reachable: int | None = None,
 ) -> FamilyView:
     """A healthy family by default: room to grow, strong scores, full lexical overlap."""
     return FamilyView(
@@ -50,6 +51,7 @@ def view(
         best_similarity=best,
         next_similarity=next_,
         best_overlap=overlap,
+        reachable=reachable,
     )
 
 
@@ -288,6 +290,36 @@ def test_can_grow_needs_room_and_unadmitted_pool() -> None:
     assert not view(ceiling=16, candidates=4, retrieved=4, admitted=4).can_grow
 
 
+def test_nothing_reachable_by_the_lowest_floor_is_pool_exhausted() -> None:
+    """Unadmitted candidates that no expansion floor would admit do not count as growth."""
+    stuck = view(retrieved=40, admitted=2, candidates=2, best=0.1, reachable=0)
+    assert not stuck.can_grow
+    assessment = assess([stuck])
+    assert (assessment.sufficient, assessment.reason) == (True, "pool-exhausted")
+
+
+def test_reachable_candidates_let_a_thin_family_expand() -> None:
+    """A pool holding candidates a lower floor would admit keeps thin recall expandable."""
+    grows = view(retrieved=40, admitted=2, candidates=2, best=0.1, reachable=3)
+    assert grows.can_grow
+    assert assess([grows]).reason == "thin-candidates"
+
+
+def test_unknown_reachable_assumes_every_unadmitted_candidate() -> None:
+    """Without a reachable count, any retrieved-but-unadmitted candidate could grow."""
+    assert view(retrieved=3, admitted=2, candidates=2, reachable=None).can_grow
+    assert not view(retrieved=2, admitted=2, candidates=2, reachable=None).can_grow
+
+
+def test_unreachable_thin_family_does_not_expand() -> None:
+    """A family that admitted nothing, with nothing any floor would add, is pool-exhausted."""
+    families = [
+        view("memory", retrieved=40, admitted=10, candidates=10, reachable=0),
+        view("topic-memory", retrieved=5, admitted=0, candidates=0, best=None, reachable=0),
+    ]
+    assert assess(families).reason == "pool-exhausted"
+
+
 # --- thinness -------------------------------------------------------------------------
 
 
@@ -426,14 +458,6 @@ def test_unscored_family_scores_are_never_read() -> None:
     assert assessment.signals["best_overlap"] == pytest.approx(0.1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: _thinness reads best_similarity over every scored view, including one that "
-        "retrieved nothing, so an empty memory view scores 0.0 and experience-only recall "
-        "is reported weak-top-1"
-    ),
-)
 def test_empty_scored_family_does_not_make_experience_recall_weak() -> None:
     """A scored family that retrieved nothing has no top hit to be weak; experience decides."""
     families = [

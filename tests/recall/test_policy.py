@@ -199,21 +199,15 @@ def test_a_raised_required_matches_is_clamped_to_round_0() -> None:
         assert floor.lexical_floor(terms) <= required_matches(terms)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: RecallSufficiencyPolicy does not validate its AdmissionFloor fields and "
-        "RecallExpander.plan passes them through, so a policy floor of min_similarity=0.9 "
-        "makes an expansion round raise the vector floor above round 0's 0.3"
-    ),
-)
-def test_no_policy_can_make_an_expansion_raise_the_vector_floor() -> None:
-    """Expansion only lowers floors: a stricter vector floor is refused or clamped."""
+@pytest.mark.parametrize(("round_", "field"), [(1, "admission"), (2, "policy_floor")])
+def test_no_policy_can_make_an_expansion_raise_the_vector_floor(round_: int, field: str) -> None:
+    """Expansion only lowers floors: a policy's stricter vector floor is refused or clamped."""
+    stricter: dict[str, Any] = {field: AdmissionFloor(min_similarity=0.9)}
     try:
-        policy = attrs.evolve(POLICY, admission=AdmissionFloor(min_similarity=0.9))
+        policy = attrs.evolve(POLICY, **stricter)
     except InvalidRequestError:
         return  # refused at construction: acceptable
-    assert RecallExpander.plan(1, policy).floor.vector_floor() <= DEFAULT_MIN_SIMILARITY
+    assert RecallExpander.plan(round_, policy).floor.vector_floor() <= DEFAULT_MIN_SIMILARITY
 
 
 def test_search_plan_fields_are_exactly_round_action_floor() -> None:

@@ -116,11 +116,7 @@ class _EffortRecord:
         """Write the effort as one JSON object on one line of ``stream``."""
         if self.effort is None:  # the runtime awaits the sink after every successful prepare
             raise CommandError("the runtime reported no recall effort")
-        # Not RecallEffort.to_json(): it passes retain_collection_types to attrs.asdict,
-        # which that (new-API) function does not take, so it raises TypeError. Tuples
-        # kept here encode as the same JSON arrays.
-        fields = attrs.asdict(self.effort)
-        line = json.dumps(fields, ensure_ascii=False, sort_keys=False)
+        line = json.dumps(self.effort.to_json(), ensure_ascii=False, sort_keys=False)
         print(line, file=stream)
 
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from .._errors import InvalidRequestError
+
 if TYPE_CHECKING:
     from .._families import Family
     from ._evidence import Pool
@@ -27,6 +29,18 @@ def required_matches(term_count: int) -> int:
     return max(2, math.ceil(0.25 * term_count))
 
 
+def _matches(instance: object, attribute: attrs.Attribute[int | None], value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InvalidRequestError(f"AdmissionFloor.{attribute.name} must be a positive integer")
+
+
+def _similarity(instance: object, attribute: attrs.Attribute[float | None], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 1:
+        raise InvalidRequestError(f"AdmissionFloor.{attribute.name} must be a cosine in -1..1")
+
+
 @attrs.frozen
 class AdmissionFloor:
     """The floor one round applies; ``None`` means the derived default.
@@ -34,8 +48,8 @@ class AdmissionFloor:
     ``AdmissionFloor()`` reproduces round 0 exactly.
     """
 
-    required_matches: int | None = None
-    min_similarity: float | None = None
+    required_matches: int | None = attrs.field(default=None, validator=_matches)
+    min_similarity: float | None = attrs.field(default=None, validator=_similarity)
 
     def lexical_floor(self, term_count: int) -> int:
         if self.required_matches is None:
@@ -43,7 +57,10 @@ class AdmissionFloor:
         return max(1, min(self.required_matches, required_matches(term_count)))
 
     def vector_floor(self) -> float:
-        return DEFAULT_MIN_SIMILARITY if self.min_similarity is None else self.min_similarity
+        # An override only lowers the floor: expansion never raises it above round 0's.
+        if self.min_similarity is None:
+            return DEFAULT_MIN_SIMILARITY
+        return min(self.min_similarity, DEFAULT_MIN_SIMILARITY)
 
 
 @attrs.frozen

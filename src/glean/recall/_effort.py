@@ -47,4 +47,4 @@ class RecallEffort:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready mapping of every field."""
-        return attrs.asdict(self, retain_collection_types=False)
+        return attrs.asdict(self)

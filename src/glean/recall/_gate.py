@@ -43,7 +43,9 @@ class FamilyView:
     """What the gate sees of one selected searchable family, across its scopes.
 
     Experience carries no score: ``scored`` is False and its similarity and overlap
-    are not read, only its counts and coverage.
+    are not read, only its counts and coverage. ``reachable`` counts pool candidates the
+    policy's lowest floor would admit beyond those admitted now (None: assume every
+    unadmitted candidate could be).
     """
 
     family: Family
@@ -55,11 +57,14 @@ class FamilyView:
     best_similarity: float | None = None
     next_similarity: float | None = None
     best_overlap: float = 0.0
+    reachable: int | None = None
 
     @property
     def can_grow(self) -> bool:
-        """A lower floor could add candidates: room under the ceiling and unadmitted pool."""
-        return self.candidates < self.ceiling and self.retrieved > self.admitted
+        """A lower floor could add candidates: room under the ceiling, and pool candidates
+        that the policy's floors would admit but the current one does not."""
+        more = self.retrieved - self.admitted if self.reachable is None else self.reachable
+        return self.candidates < self.ceiling and more > 0
 
 
 @attrs.frozen
@@ -105,7 +110,9 @@ def _thinness(
         return THIN_FAMILIES  # a family found something and admitted none of it
     if signals["candidates"] < policy.min_candidates:
         return THIN_CANDIDATES
-    scored = [view for view in families if view.scored]
+    # Only families that found something carry a score worth judging: an empty memory
+    # family beside experiences is absence of content, not a weak hit.
+    scored = [view for view in families if view.scored and view.retrieved]
     if scored and signals["best_similarity"] < policy.min_top_similarity:
         return WEAK_TOP_1
     if len(query.terms) >= 3 and scored and signals["best_overlap"] < policy.min_lexical_overlap:
@@ -114,7 +121,7 @@ def _thinness(
 
 
 def _signals(families: Sequence[FamilyView], budget: BudgetView) -> dict[str, float]:
-    scored = [view for view in families if view.scored]
+    scored = [view for view in families if view.scored and view.retrieved]
     similarities = sorted(
         (
             s
