@@ -21,9 +21,11 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def db(tmp_path: Path) -> Path:
+def db(tmp_path: Path) -> Path:
+    """Two seeded scopes. Seeded on a loop of its own: under a mock clock with a zero
+    autojump threshold the test's loop spins, and worker threads crawl for the GIL."""
     path = tmp_path / "g.db"
-    await seed(path, ("a", "b"))
+    anyio.run(seed, path, ("a", "b"))
     return path
 
 
