@@ -49,6 +49,7 @@ def policy(**overrides: Any) -> glean.RecallSufficiencyPolicy:
         "min_top_similarity": 0.0,
         "min_lexical_overlap": 0.0,
         "min_unused_bytes": 0,
+        "sufficient_overlap": 1.0,
     }
     fields.update(overrides)
     return glean.RecallSufficiencyPolicy(**fields)

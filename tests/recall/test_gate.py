@@ -37,10 +37,11 @@ def view(
     scored: bool = True,
     best: float | None = 0.8,
     next_: float | None = None,
-    overlap: float = 1.0,
+    overlap: float = 0.6,
     reachable: int | None = None,
 ) -> FamilyView:
-    """A healthy family by default: room to grow, strong scores, full lexical overlap."""
+    """A healthy family by default: room to grow, strong scores, good lexical overlap
+    (below the policy's precise-hit share, so every thinness signal stays live)."""
     return FamilyView(
         family=family,
         ceiling=ceiling,
@@ -485,7 +486,7 @@ def test_signal_values() -> None:
         "covered_families": 2.0,
         "best_similarity": pytest.approx(0.7),
         "top_gap": pytest.approx(0.2),
-        "best_overlap": 1.0,
+        "best_overlap": 0.6,
         "unused_bytes": 4321.0,
         "dropped_items": 0.0,
     }
@@ -519,3 +520,9 @@ def test_assess_is_pure() -> None:
     assert first.signals == second.signals
     assert (families, budget, LONG, POLICY) == before
     assert first.signals is not second.signals
+
+
+@pytest.mark.parametrize(("overlap", "reason"), [(0.75, "sufficient"), (0.74, "thin-candidates")])
+def test_precise_lexical_hit_is_sufficient(overlap: float, reason: str) -> None:
+    """A best hit holding sufficient_overlap of the query's terms ends recall, however thin."""
+    assert assess([view(candidates=1, admitted=1, overlap=overlap)]).reason == reason

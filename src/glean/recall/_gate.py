@@ -106,6 +106,8 @@ def _thinness(
     signals: dict[str, float],
     policy: RecallSufficiencyPolicy,
 ) -> str | None:
+    if signals["best_overlap"] >= policy.sufficient_overlap:
+        return None  # a precise lexical hit: more, weaker candidates would not help
     if any(view.retrieved and not view.admitted for view in families):
         return THIN_FAMILIES  # a family found something and admitted none of it
     if signals["candidates"] < policy.min_candidates:

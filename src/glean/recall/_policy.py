@@ -54,6 +54,8 @@ class RecallSufficiencyPolicy:
         min_lexical_overlap: a best lexical candidate holding a smaller share of the
             query's terms (for queries of at least 3 terms) is weak lexical evidence.
         min_unused_bytes: less room than this left after fitting is budget-bound.
+        sufficient_overlap: a best lexical candidate holding at least this share of the
+            query's terms is a precise hit: recall is sufficient however few candidates.
         admission: the floor of round 1 ("admission").
         policy_floor: the floor of round 2 ("policy-floor").
     """
@@ -64,6 +66,7 @@ class RecallSufficiencyPolicy:
     min_top_similarity: float = attrs.field(default=0.45, validator=_share)
     min_lexical_overlap: float = attrs.field(default=0.5, validator=_share)
     min_unused_bytes: int = attrs.field(default=512, validator=_count)
+    sufficient_overlap: float = attrs.field(default=0.75, validator=_share)
     admission: AdmissionFloor = attrs.field(
         factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.2)
     )
