@@ -50,6 +50,8 @@ def policy(**overrides: Any) -> glean.RecallSufficiencyPolicy:
         "min_lexical_overlap": 0.0,
         "min_unused_bytes": 0,
         "sufficient_overlap": 1.0,
+        "admission": glean.AdmissionFloor(required_matches=1, min_similarity=0.2),
+        "policy_floor": glean.AdmissionFloor(required_matches=1, min_similarity=0.1),
     }
     fields.update(overrides)
     return glean.RecallSufficiencyPolicy(**fields)

@@ -89,11 +89,13 @@ class Coordinator:
         policy: RecallSufficiencyPolicy | None,
         round_timeout: float | None,
         prepare_timeout: float | None,
+        sequential: bool = False,
     ) -> None:
         self._limits = limits
-        self._runner = RoundRunner(store, limits, guards, tracer)
+        self._runner = RoundRunner(store, limits, guards, tracer, sequential=sequential)
         self._tracer = tracer
         self._policy = policy
+        self._lowest_floor = AdmissionFloor() if policy is None else lowest_floor(policy)
         self._round_timeout = round_timeout
         self._prepare_timeout = prepare_timeout
 
@@ -234,7 +236,7 @@ class Coordinator:
         try:
             return RecallSufficiencyGate.assess(
                 query=query,
-                families=family_views(state, self._limits, lowest_floor(self._policy), query),
+                families=family_views(state, self._limits, self._lowest_floor, query),
                 budget=budget_view(build, max_bytes),
                 policy=self._policy,
             )

@@ -80,11 +80,21 @@ class SearchOutcome:
 class RoundRunner:
     """Runs the searches of one round concurrently against one store."""
 
-    def __init__(self, store: Store, limits: Limits, guards: ScopeGuards, tracer: Tracer):
+    def __init__(
+        self,
+        store: Store,
+        limits: Limits,
+        guards: ScopeGuards,
+        tracer: Tracer,
+        *,
+        sequential: bool = False,
+    ) -> None:
         self._store = store
         self._limits = limits
         self._guards = guards
         self._tracer = tracer
+        # Benchmarks only: the same searches one after another, to measure concurrency.
+        self._sequential = sequential
 
     async def run(
         self, specs: Sequence[SearchSpec], shared: RoundInput
@@ -96,6 +106,12 @@ class RoundRunner:
         """
         staged: dict[SearchSpec, SearchOutcome] = {}
         send, receive = anyio.create_memory_object_stream[SearchOutcome](max(len(specs), 1))
+        if self._sequential:
+            async with send, receive:
+                for spec in specs:
+                    await self._search(spec, shared, send.clone())
+                    staged[spec] = receive.receive_nowait()
+            return staged
         async with anyio.create_task_group() as group:
             async with send:
                 for spec in specs:

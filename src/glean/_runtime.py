@@ -58,6 +58,8 @@ class RuntimeOptions:
     #: Threads BLAS may use while the runtime is open (None leaves BLAS alone). One is
     #: fastest for glean's products: with more, every search pays a thread wake-up.
     blas_threads: int | None = 1
+    #: For benchmarks only: run a round's searches one after another instead of at once.
+    sequential_searches: bool = False
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> RuntimeOptions:
@@ -93,6 +95,7 @@ class Runtime:
         coordinator = Coordinator(
             store, limits, self._guards, self._tracer, policy=policy,
             round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
+            sequential=options.sequential_searches,
         )  # fmt: skip
         self._preparer = Preparer(store, embedder, limits, self._guards, coordinator, sink)
 

@@ -23,8 +23,9 @@ def test_policy_defaults_and_version_id() -> None:
     assert POLICY.min_top_similarity == 0.45
     assert POLICY.min_lexical_overlap == 0.5
     assert POLICY.min_unused_bytes == 512
-    assert POLICY.admission == AdmissionFloor(required_matches=1, min_similarity=0.2)
-    assert POLICY.policy_floor == AdmissionFloor(required_matches=1, min_similarity=0.1)
+    assert POLICY.sufficient_overlap == 0.75
+    assert POLICY.admission == AdmissionFloor(required_matches=1, min_similarity=0.3)
+    assert POLICY.policy_floor == AdmissionFloor(required_matches=1, min_similarity=0.25)
 
 
 def test_policy_fields_are_keyword_only() -> None:
@@ -182,13 +183,12 @@ def test_default_policy_floor_is_no_stricter_than_the_admission_floor() -> None:
         assert second.lexical_floor(terms) <= first.lexical_floor(terms)
 
 
-def test_default_plans_strictly_lower_the_vector_floor() -> None:
-    """Each default round admits more of the same pool: 0.3 > 0.2 > 0.1."""
-    assert RecallExpander.plan(1, POLICY).floor.vector_floor() < DEFAULT_MIN_SIMILARITY
-    assert (
-        RecallExpander.plan(2, POLICY).floor.vector_floor()
-        < RecallExpander.plan(1, POLICY).floor.vector_floor()
-    )
+def test_default_plans_lower_the_lexical_then_the_vector_floor() -> None:
+    """Round 1 lowers the lexical floor to one term; round 2 also lowers the cosine (0.25)."""
+    first, second = RecallExpander.plan(1, POLICY).floor, RecallExpander.plan(2, POLICY).floor
+    assert first.lexical_floor(8) == second.lexical_floor(8) == 1
+    assert first.vector_floor() == DEFAULT_MIN_SIMILARITY
+    assert second.vector_floor() < first.vector_floor()
 
 
 def test_a_raised_required_matches_is_clamped_to_round_0() -> None:

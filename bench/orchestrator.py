@@ -1,0 +1,250 @@
+"""The recall orchestrator's cost and benefit, gate off vs gate on, on one store in one run.
+
+Part 1, on the synthetic workload (``bench/_synthetic.py``: direct and paraphrased
+questions with known evidence, multi-scope, 512-byte and empty-scope queries):
+- queries the gate does not expand: p50 latency gate on / gate off;
+- queries it expands: added latency per committed round / that query's round-0 latency;
+- share of queries expanded, added embeddings, evidence recall per category per arm.
+Part 2: one prepare over S scopes x 3 families, the round's searches concurrent vs one
+after another (the runtime's benchmark-only ``sequential_searches`` option), S = 1..16.
+
+Run: ``python -m bench.orchestrator [--repeat 5] [--scopes 1 2 4 8 16]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import anyio
+import numpy as np
+import threadpoolctl
+
+import glean
+from bench import _corpus, _synthetic
+from glean._workload import citation_key, delivered_citations, ingest, read_entries, read_queries
+
+CACHE = Path(__file__).parent / ".cache"
+RESULTS = Path(__file__).parent / "results"
+
+
+async def build(db: Path, workload: Path) -> dict[Any, str]:
+    """Ingest the workload once; return citation key -> workload id."""
+    ids_path = db.with_suffix(".ids.json")
+    if not db.exists():
+        _synthetic.generate(workload)
+        entries, errors = read_entries(workload / "entries.jsonl")
+        assert not errors, errors[:3]
+        async with glean.open_runtime(str(db)) as rt:
+            report = await ingest(rt, entries, batch_size=1000)
+        ids_path.write_text(json.dumps([[wid, list(key)] for wid, key in report.ids.items()]))
+    return {tuple(key): wid for wid, key in json.loads(ids_path.read_text())}
+
+
+def request(query: Any) -> glean.PrepareContextRequest:
+    max_bytes = 512 if query.category == "budget-512" else 8000
+    return glean.PrepareContextRequest(
+        scope_id=query.scopes[0],
+        query=query.query,
+        references=query.scopes[1:],
+        max_bytes=max_bytes,
+    )
+
+
+async def timed(
+    rt: glean.Runtime, req: glean.PrepareContextRequest
+) -> tuple[float, glean.PreparedContext]:
+    started = time.perf_counter()
+    context = await rt.prepare_context(req)
+    return time.perf_counter() - started, context
+
+
+async def gate_part(repeat: int) -> dict[str, Any]:
+    CACHE.mkdir(exist_ok=True)
+    db = CACHE / "orchestrator.db"
+    owners = await build(db, CACHE / "workload-synthetic")
+    queries, _ = read_queries(CACHE / "workload-synthetic" / "queries.jsonl")
+    efforts: dict[str, list[glean.RecallEffort]] = {"off": [], "on": []}
+
+    def sink(arm: str) -> Any:
+        async def keep(effort: glean.RecallEffort) -> None:
+            efforts[arm].append(effort)
+
+        return keep
+
+    latency: dict[str, dict[str, list[float]]] = {"off": defaultdict(list), "on": defaultdict(list)}
+    delivered: dict[str, dict[str, list[str]]] = {"off": {}, "on": {}}
+    rounds: dict[str, int] = {}
+    async with (
+        glean.open_runtime(str(db), recall_effort_sink=sink("off")) as off,
+        glean.open_runtime(
+            str(db), recall_policy=glean.RecallSufficiencyPolicy(), recall_effort_sink=sink("on")
+        ) as on,
+    ):
+        arms = {"off": off, "on": on}
+        for query in queries:  # warm-up: matrices loaded, caches filled
+            for rt in arms.values():
+                await rt.prepare_context(request(query))
+        for rep in range(repeat):
+            for query in queries:
+                order = ("off", "on") if rep % 2 == 0 else ("on", "off")
+                for arm in order:
+                    efforts[arm].clear()
+                    seconds, context = await timed(arms[arm], request(query))
+                    latency[arm][query.id].append(seconds)
+                    (effort,) = efforts[arm]
+                    if arm == "on":
+                        rounds[query.id] = effort.rounds
+                    delivered[arm][query.id] = [
+                        owners.get(citation_key(c), "?")
+                        for c in delivered_citations(context.content)
+                    ]
+    return summarise(queries, latency, delivered, rounds, efforts)
+
+
+def summarise(
+    queries: list[Any], latency: Any, delivered: Any, rounds: dict[str, int], efforts: Any
+) -> dict[str, Any]:
+    median = {
+        arm: {qid: statistics.median(v) for qid, v in latency[arm].items()} for arm in latency
+    }
+    quiet = [q.id for q in queries if rounds[q.id] == 1]
+    loud = [q.id for q in queries if rounds[q.id] > 1]
+    per_round = [
+        (median["on"][qid] - median["off"][qid]) / (rounds[qid] - 1) / median["off"][qid]
+        for qid in loud
+    ]
+    recall: dict[str, dict[str, list[float]]] = {"off": defaultdict(list), "on": defaultdict(list)}
+    for query in queries:
+        if not query.expected:
+            continue
+        for arm in ("off", "on"):
+            got = set(delivered[arm][query.id]) & set(query.expected)
+            value = len(got) / len(query.expected)
+            recall[arm][query.category].append(value)
+            recall[arm]["all"].append(value)
+    return {
+        "queries": len(queries),
+        "expanded_share": len(loud) / len(queries),
+        "quiet_p50_ratio_on_off": float(
+            np.median([median["on"][q] for q in quiet])
+            / np.median([median["off"][q] for q in quiet])
+        ),
+        "quiet_p50_ms": {
+            arm: float(np.median([median[arm][q] for q in quiet]) * 1e3) for arm in ("off", "on")
+        },
+        "expanded_added_per_round_ratio_p50": float(np.median(per_round)) if per_round else None,
+        "expanded_added_per_round_ratio_mean": float(np.mean(per_round)) if per_round else None,
+        "rounds": {str(r): sum(1 for v in rounds.values() if v == r) for r in (1, 2, 3)},
+        "added_embeddings": sum(e.added_embeddings for arm in efforts.values() for e in arm),
+        "recall": {
+            arm: {cat: float(np.mean(v)) for cat, v in sorted(values.items())}
+            for arm, values in recall.items()
+        },
+    }
+
+
+async def concurrency_part(scopes: list[int], entries: int) -> list[dict[str, Any]]:
+    db = CACHE / f"scopes-{max(scopes)}x{entries}.db"
+    names = [f"s{i}" for i in range(max(scopes))]
+    if not db.exists():
+        texts = _corpus.texts(entries * len(names), seed=3)
+        async with glean.open_runtime(str(db)) as rt:
+            for i, scope in enumerate(names):
+                chunk = texts[i * entries : (i + 1) * entries]
+                for start in range(0, entries, 2000):
+                    await rt.add_memories(
+                        scope, [glean.MemoryEntry(text=t) for t in chunk[start : start + 2000]]
+                    )
+                await rt.add_experiences(
+                    scope, [glean.Experience(t, "act", "ok", "learn") for t in chunk[:200]]
+                )
+                await rt.add_topic_memories(
+                    scope, [glean.TopicMemory(title=t[:30], text=t) for t in chunk[200:400]]
+                )
+    queries = _corpus.queries(_corpus.texts(entries, seed=3), 60, seed=21)
+    out: list[dict[str, Any]] = []
+    for count in scopes:
+        arms: dict[str, float] = {}
+        for arm, sequential in (("concurrent", False), ("sequential", True)):
+            async with glean.open_runtime(str(db), sequential_searches=sequential) as rt:
+
+                def req(q: str) -> glean.PrepareContextRequest:
+                    return glean.PrepareContextRequest(
+                        scope_id=names[0], query=q, references=tuple(names[1:count])
+                    )
+
+                for q in queries[:10]:
+                    await rt.prepare_context(req(q))
+                times = [(await timed(rt, req(q)))[0] for q in queries]
+            arms[arm] = float(np.median(times) * 1e3)
+        out.append(
+            {
+                "scopes": count,
+                "searches": 2 * count + 1,
+                "concurrent_p50_ms": arms["concurrent"],
+                "sequential_p50_ms": arms["sequential"],
+                "ratio": arms["concurrent"] / arms["sequential"],
+            }
+        )
+    return out
+
+
+def report(gate: dict[str, Any], curve: list[dict[str, Any]]) -> str:
+    lines = [
+        f"- queries: {gate['queries']}; expanded: {gate['expanded_share']:.1%}; rounds: {gate['rounds']}",
+        f"- not expanded: p50 gate on / gate off = {gate['quiet_p50_ratio_on_off']:.3f}"
+        f" ({gate['quiet_p50_ms']['on']:.3f} ms / {gate['quiet_p50_ms']['off']:.3f} ms)",
+        f"- expanded: added latency per committed round / round-0 latency: p50"
+        f" {gate['expanded_added_per_round_ratio_p50']:.3f}, mean {gate['expanded_added_per_round_ratio_mean']:.3f}",
+        f"- added embeddings: {gate['added_embeddings']}",
+        "",
+        "| category | recall gate off | recall gate on |",
+        "|---|---:|---:|",
+    ]
+    for cat in gate["recall"]["off"]:
+        lines.append(
+            f"| {cat} | {gate['recall']['off'][cat]:.3f} | {gate['recall']['on'][cat]:.3f} |"
+        )
+    lines += [
+        "",
+        "| scopes | searches | concurrent p50 ms | sequential p50 ms | ratio |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['scopes']} | {r['searches']} | {r['concurrent_p50_ms']:.2f} | {r['sequential_p50_ms']:.2f} | {r['ratio']:.2f} |"
+        for r in curve
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--scopes", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    parser.add_argument("--scope-entries", type=int, default=24000)
+    parser.add_argument("--skip-concurrency", action="store_true")
+    args = parser.parse_args()
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        gate = anyio.run(gate_part, args.repeat)
+        curve = (
+            []
+            if args.skip_concurrency
+            else anyio.run(concurrency_part, args.scopes, args.scope_entries)
+        )
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "orchestrator.json").write_text(
+        json.dumps({"gate": gate, "concurrency": curve}, indent=2) + "\n"
+    )
+    print(report(gate, curve))
+
+
+if __name__ == "__main__":
+    main()
