@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench import _corpus
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TEMPLATES = [
     (

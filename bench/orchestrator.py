@@ -33,11 +33,11 @@ CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"
 
 
-async def build(db: Path, workload: Path) -> dict[Any, str]:
+async def build(db: Path, workload: Path, filler: int) -> dict[Any, str]:
     """Ingest the workload once; return citation key -> workload id."""
     ids_path = db.with_suffix(".ids.json")
-    if not db.exists():
-        _synthetic.generate(workload)
+    if not await anyio.Path(db).exists():
+        _synthetic.generate(workload, filler=filler)
         entries, errors = read_entries(workload / "entries.jsonl")
         assert not errors, errors[:3]
         async with glean.open_runtime(str(db)) as rt:
@@ -64,11 +64,12 @@ async def timed(
     return time.perf_counter() - started, context
 
 
-async def gate_part(repeat: int) -> dict[str, Any]:
+async def gate_part(repeat: int, filler: int) -> dict[str, Any]:
     CACHE.mkdir(exist_ok=True)
-    db = CACHE / "orchestrator.db"
-    owners = await build(db, CACHE / "workload-synthetic")
-    queries, _ = read_queries(CACHE / "workload-synthetic" / "queries.jsonl")
+    db = CACHE / f"orchestrator-{filler}.db"
+    workload = CACHE / f"workload-synthetic-{filler}"
+    owners = await build(db, workload, filler)
+    queries, _ = read_queries(workload / "queries.jsonl")
     efforts: dict[str, list[glean.RecallEffort]] = {"off": [], "on": []}
 
     def sink(arm: str) -> Any:
@@ -168,56 +169,56 @@ async def concurrency_part(scopes: list[int], entries: int) -> list[dict[str, An
                     scope, [glean.TopicMemory(title=t[:30], text=t) for t in chunk[200:400]]
                 )
     queries = _corpus.queries(_corpus.texts(entries, seed=3), 60, seed=21)
-    out: list[dict[str, Any]] = []
-    for count in scopes:
-        arms: dict[str, float] = {}
-        for arm, sequential in (("concurrent", False), ("sequential", True)):
-            async with glean.open_runtime(str(db), sequential_searches=sequential) as rt:
+    return [await scope_point(db, names[:count], queries) for count in scopes]
 
-                def req(q: str) -> glean.PrepareContextRequest:
-                    return glean.PrepareContextRequest(
-                        scope_id=names[0], query=q, references=tuple(names[1:count])
-                    )
 
-                for q in queries[:10]:
-                    await rt.prepare_context(req(q))
-                times = [(await timed(rt, req(q)))[0] for q in queries]
-            arms[arm] = float(np.median(times) * 1e3)
-        out.append(
-            {
-                "scopes": count,
-                "searches": 2 * count + 1,
-                "concurrent_p50_ms": arms["concurrent"],
-                "sequential_p50_ms": arms["sequential"],
-                "ratio": arms["concurrent"] / arms["sequential"],
-            }
-        )
-    return out
+async def scope_point(db: Path, names: list[str], queries: list[str]) -> dict[str, Any]:
+    """p50 of one prepare over ``names``, concurrent and sequential searches."""
+    arms: dict[str, float] = {}
+    for arm, sequential in (("concurrent", False), ("sequential", True)):
+        async with glean.open_runtime(str(db), sequential_searches=sequential) as rt:
+            requests = [
+                glean.PrepareContextRequest(scope_id=names[0], query=q, references=tuple(names[1:]))
+                for q in queries
+            ]
+            for req in requests[:10]:
+                await rt.prepare_context(req)
+            times = [(await timed(rt, req))[0] for req in requests]
+        arms[arm] = float(np.median(times) * 1e3)
+    return {
+        "scopes": len(names),
+        "searches": 2 * len(names) + 1,
+        "concurrent_p50_ms": arms["concurrent"],
+        "sequential_p50_ms": arms["sequential"],
+        "ratio": arms["concurrent"] / arms["sequential"],
+    }
 
 
 def report(gate: dict[str, Any], curve: list[dict[str, Any]]) -> str:
+    quiet = gate["quiet_p50_ms"]
     lines = [
-        f"- queries: {gate['queries']}; expanded: {gate['expanded_share']:.1%}; rounds: {gate['rounds']}",
+        f"- queries: {gate['queries']}; expanded: {gate['expanded_share']:.1%};"
+        f" rounds: {gate['rounds']}",
         f"- not expanded: p50 gate on / gate off = {gate['quiet_p50_ratio_on_off']:.3f}"
-        f" ({gate['quiet_p50_ms']['on']:.3f} ms / {gate['quiet_p50_ms']['off']:.3f} ms)",
-        f"- expanded: added latency per committed round / round-0 latency: p50"
-        f" {gate['expanded_added_per_round_ratio_p50']:.3f}, mean {gate['expanded_added_per_round_ratio_mean']:.3f}",
+        f" ({quiet['on']:.3f} ms / {quiet['off']:.3f} ms)",
+        "- expanded: added latency per committed round / round-0 latency: p50"
+        f" {gate['expanded_added_per_round_ratio_p50']:.3f},"
+        f" mean {gate['expanded_added_per_round_ratio_mean']:.3f}",
         f"- added embeddings: {gate['added_embeddings']}",
         "",
         "| category | recall gate off | recall gate on |",
         "|---|---:|---:|",
     ]
-    for cat in gate["recall"]["off"]:
-        lines.append(
-            f"| {cat} | {gate['recall']['off'][cat]:.3f} | {gate['recall']['on'][cat]:.3f} |"
-        )
+    recall = gate["recall"]
+    lines += [f"| {c} | {recall['off'][c]:.3f} | {recall['on'][c]:.3f} |" for c in recall["off"]]
     lines += [
         "",
         "| scopes | searches | concurrent p50 ms | sequential p50 ms | ratio |",
         "|---:|---:|---:|---:|---:|",
     ]
     lines += [
-        f"| {r['scopes']} | {r['searches']} | {r['concurrent_p50_ms']:.2f} | {r['sequential_p50_ms']:.2f} | {r['ratio']:.2f} |"
+        f"| {r['scopes']} | {r['searches']} | {r['concurrent_p50_ms']:.2f}"
+        f" | {r['sequential_p50_ms']:.2f} | {r['ratio']:.2f} |"
         for r in curve
     ]
     return "\n".join(lines)
@@ -230,17 +231,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--scopes", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     parser.add_argument("--scope-entries", type=int, default=24000)
+    parser.add_argument("--filler", type=int, default=2500, help="filler notes per scope")
     parser.add_argument("--skip-concurrency", action="store_true")
     args = parser.parse_args()
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        gate = anyio.run(gate_part, args.repeat)
+        gate = anyio.run(gate_part, args.repeat, args.filler)
         curve = (
             []
             if args.skip_concurrency
             else anyio.run(concurrency_part, args.scopes, args.scope_entries)
         )
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "orchestrator.json").write_text(
+    (RESULTS / f"orchestrator-{args.filler}.json").write_text(
         json.dumps({"gate": gate, "concurrency": curve}, indent=2) + "\n"
     )
     print(report(gate, curve))

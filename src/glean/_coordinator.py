@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 import attrs
+import numpy as np
 
 from ._errors import PrepareFailedError, PrepareTimeoutError
 from ._families import SEARCHABLE, Family
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
-    import numpy as np
     import numpy.typing as npt
     from opentelemetry.trace import Span, Tracer
     from opentelemetry.util.types import AttributeValue
@@ -92,6 +92,7 @@ class Coordinator:
         sequential: bool = False,
     ) -> None:
         self._limits = limits
+        self._store = store
         self._runner = RoundRunner(store, limits, guards, tracer, sequential=sequential)
         self._tracer = tracer
         self._policy = policy
@@ -184,7 +185,9 @@ class Coordinator:
                 {spec: outcome.pool for spec, outcome in state.outcomes.items()}, state.known,
             )  # fmt: skip
             rounds += 1
-            staged, stopped = await self._stage(state.specs, shared, started)
+            runnable, carried = self._plan_round(state, step.floor, query)
+            staged, stopped = await self._stage(runnable, shared, started)
+            staged.update(carried)
             if stopped is not None:
                 state.candidates_by_round.append(state.candidates_by_round[-1])
                 return rounds, stopped, build
@@ -209,6 +212,27 @@ class Coordinator:
             span.set_attribute("glean.recall.round.committed", False)
             return {}, gate.EXPANSION_TIMEOUT
         return staged, gate.EXPANSION_FAILED if failed else None
+
+    def _plan_round(
+        self, state: Committed, floor: AdmissionFloor, query: AnalysedQuery
+    ) -> tuple[list[SearchSpec], dict[SearchSpec, SearchOutcome]]:
+        """Split a round's searches into those to run and those whose outcome is known.
+
+        A search whose scope is unchanged and whose pool holds nothing the round's floor
+        would newly admit would re-admit exactly what it admitted before: its previous
+        outcome is staged, with no new candidates, instead of running a task.
+        """
+        runnable: list[SearchSpec] = []
+        carried: dict[SearchSpec, SearchOutcome] = {}
+        terms = len(query.terms)
+        for spec in state.specs:
+            outcome = state.outcomes[spec]
+            unchanged = self._store.scope_version(spec.scope_id) == outcome.pool.version
+            if unchanged and not reachable(outcome, floor, terms):
+                carried[spec] = attrs.evolve(outcome, keys=(), evidence=())
+            else:
+                runnable.append(spec)
+        return runnable, carried
 
     def _commit(
         self, state: Committed, staged: dict[SearchSpec, SearchOutcome], action: str
@@ -307,8 +331,8 @@ def lowest_floor(policy: RecallSufficiencyPolicy) -> AdmissionFloor:
 def reachable(outcome: SearchOutcome, floor: AdmissionFloor, terms: int) -> int:
     """Pool candidates ``floor`` would admit beyond those the outcome admitted."""
     pool = outcome.pool
-    lexical = int((pool.lexical_matches >= floor.lexical_floor(terms)).sum())
-    vector = int((pool.vector_similarities >= floor.vector_floor()).sum())
+    lexical = int(np.count_nonzero(pool.lexical_matches >= floor.lexical_floor(terms)))
+    vector = int(np.count_nonzero(pool.vector_similarities >= floor.vector_floor()))
     return max(0, lexical + vector - outcome.search.counts.admitted)
 
 

@@ -141,3 +141,30 @@ async def test_unknown_scope_retrieves_nothing() -> None:
     pool = await store.retrieve("memory", "nobody", analyse_query("x"), np.ones(8, np.float32), 8)
     assert pool.retrieved == 0
     await store.aclose()
+
+
+async def test_cached_evidence_never_outlives_a_forget_or_update() -> None:
+    """Evidence cached by one prepare is not served after its entry is forgotten or updated."""
+    async with glean.open_runtime() as rt:
+        (kept, gone) = await rt.add_memories(
+            "s", [glean.MemoryEntry(text="kestrel north"), glean.MemoryEntry(text="kestrel south")]
+        )
+        assert sorted(await prepare(rt, "kestrel")) == ["kestrel north", "kestrel south"]
+        await rt.forget_memory(gone)
+        await rt.update_memory(kept, glean.MemoryEntry(text="kestrel west"))
+        assert await prepare(rt, "kestrel") == ["kestrel west"]
+
+
+def test_evidence_cache_ignores_reads_older_than_a_retirement() -> None:
+    """A read that started before rows were retired is not cached; capacity is a bound."""
+    from glean.stores._evidence_cache import EvidenceCache
+    from tests.recall._factory import evidence
+
+    cache = EvidenceCache(capacity=2)
+    before = cache.generation
+    cache.retire([1])
+    cache.remember({1: evidence("one")}, before)
+    assert cache.split([1]) == ({}, [1])
+    cache.remember({n: evidence(str(n)) for n in (1, 2, 3)}, cache.generation)
+    found, missing = cache.split([1, 2, 3])
+    assert (sorted(found), missing) == ([2, 3], [1])  # the oldest was evicted

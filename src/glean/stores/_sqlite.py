@@ -40,6 +40,7 @@ from . import _sqlite_rows as rows
 from . import _sqlite_schema as sql
 from . import _sqlite_search as search
 from ._connections import Connections
+from ._evidence_cache import EvidenceCache
 
 #: Searches of a family with at most this many records in the scope run on the calling
 #: thread: they take well under a millisecond, less than a worker-thread round trip
@@ -91,6 +92,7 @@ class SqliteStore:
         self._load_lock = threading.Lock()
         self._vector_threads = ThreadPoolExecutor(2, thread_name_prefix="glean-vectors")
         self._tracer = tracing.tracer(None)
+        self._evidence = EvidenceCache()
         self._closed = False
 
     @classmethod
@@ -352,13 +354,18 @@ class SqliteStore:
     ) -> Mapping[int, Evidence]:
         """Read the evidence of record versions a pool named; a key whose record was
         retired since is missing from the result (searched versions only)."""
-        if not keys:
-            return {}
+        found, missing = self._evidence.split(keys)
+        if not missing:
+            return found
+        generation = self._evidence.generation
 
         def work(conn: sqlite3.Connection) -> dict[int, Evidence]:
-            return search.fetch(conn, family, scope_id, list(keys))
+            return search.fetch(conn, family, scope_id, missing)
 
-        return await self._read("evidence", work, inline=len(keys) <= 256)
+        fetched = await self._read("evidence", work, inline=len(missing) <= 256)
+        self._evidence.remember(fetched, generation)
+        found.update(fetched)
+        return found
 
     async def _read(
         self, operation: str, work: Callable[[sqlite3.Connection], T], *, inline: bool
@@ -392,6 +399,8 @@ class SqliteStore:
             self._versions[written.scope_id] = self._versions.get(written.scope_id, 0) + 1
             if written.family == "profile":
                 return
+            if written.removed_rows:
+                self._evidence.retire(written.removed_rows)
             count = (written.family, written.scope_key)
             delta = len(written.added_rows) - len(written.removed_rows)
             self._counts[count] = self._counts.get(count, 0) + delta

@@ -1,0 +1,56 @@
+"""A bounded cache of evidence by row, so hot entries are not decoded again each prepare.
+
+A row is one immutable record version, so its evidence never changes; it only stops
+being searchable. Retiring rows removes them and bumps a generation: evidence read
+before a retirement is never cached after it, so a forgotten version cannot come back.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from ..recall._evidence import Evidence
+
+
+class EvidenceCache:
+    """Evidence of live record versions by row id, oldest evicted first."""
+
+    def __init__(self, capacity: int = 1 << 16) -> None:
+        self._items: dict[int, Evidence] = {}
+        self._lock = threading.Lock()
+        self._capacity = capacity
+        self.generation = 0
+
+    def split(self, keys: Sequence[int]) -> tuple[dict[int, Evidence], list[int]]:
+        """The cached evidence of ``keys`` and the keys that must be read."""
+        found: dict[int, Evidence] = {}
+        missing: list[int] = []
+        items = self._items
+        for key in keys:
+            hit = items.get(key)
+            if hit is None:
+                missing.append(key)
+            else:
+                found[key] = hit
+        return found, missing
+
+    def remember(self, found: Mapping[int, Evidence], generation: int) -> None:
+        """Keep evidence read at ``generation``, unless rows were retired since."""
+        with self._lock:
+            if generation != self.generation:
+                return
+            self._items.update(found)
+            overflow = len(self._items) - self._capacity
+            for key in list(self._items)[: max(overflow, 0)]:
+                del self._items[key]
+
+    def retire(self, rows: Iterable[int]) -> None:
+        """Forget rows that left search; in-flight reads will not cache them either."""
+        with self._lock:
+            self.generation += 1
+            for row in rows:
+                self._items.pop(row, None)
