@@ -60,7 +60,10 @@ def generate(
 ) -> None:
     """Write ``entries.jsonl`` and ``queries.jsonl`` into ``folder``."""
     rng = random.Random(seed)
-    codenames = iter(_corpus.vocabulary(20000, seed=seed + 1)[-scopes * projects :])
+    # Codenames are words the filler never uses, as a project name is in real notes.
+    used = set(_corpus.vocabulary(20000))
+    fresh = [w for w in _corpus.vocabulary(40000, seed=seed + 1) if w not in used and len(w) > 5]
+    codenames = iter(fresh[-scopes * projects :])
     fillers = _corpus.texts(scopes * filler, seed=seed + 2)
     entries: list[dict[str, Any]] = []
     queries: list[dict[str, Any]] = []
