@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.anyio
 
+MOCK_CLOCK = [
+    pytest.param(
+        ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}), id="trio-mock-clock"
+    )
+]
+
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
@@ -163,14 +169,7 @@ class SlowSecondLook(StoreWrapper):
             await anyio.sleep(100)
 
 
-@pytest.mark.parametrize(
-    "anyio_backend",
-    [
-        pytest.param(
-            ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}), id="trio-mock-clock"
-        )
-    ],
-)
+@pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
 async def test_slow_expansion_is_cancelled_at_round_timeout(db: Path) -> None:
     """An expansion round overrunning round_timeout is cancelled at exactly that time."""
     off, _, _ = await run(db, request())
@@ -327,13 +326,6 @@ class SlowRoundZero(StoreWrapper):
     async def on_evidence(self, family: str, scope_id: str, call: int) -> None:
         if (family, scope_id, call) == ("memory", "a", 1):
             await anyio.sleep(100)
-
-
-MOCK_CLOCK = [
-    pytest.param(
-        ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}), id="trio-mock-clock"
-    )
-]
 
 
 @pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)

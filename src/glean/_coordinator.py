@@ -371,14 +371,8 @@ def family_views(
 
 def budget_view(build: BuildResult, max_bytes: int) -> BudgetView:
     """The budget probe's view of a fit: the Builder's own fitting pass, reused."""
-    context = build.context
-    return BudgetView(
-        max_bytes=max_bytes,
-        delivered_items=len(build.delivered),
-        truncated_items=build.omissions.truncated_items,
-        dropped_items=build.omissions.dropped_items,
-        unused_bytes=max_bytes - context.content_bytes,
-    )
+    delivered, omissions = len(build.delivered), build.omissions
+    return BudgetView.from_fit(max_bytes, delivered, omissions, build.context.content_bytes)
 
 
 def _effort(

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .._limits import Limits
     from .._requests import Section
     from ..recall._evidence import Evidence
+    from ._fitting import OmissionCounts
 
 
 @attrs.frozen
@@ -30,6 +31,19 @@ class BudgetView:
     truncated_items: int
     dropped_items: int
     unused_bytes: int
+
+    @classmethod
+    def from_fit(
+        cls, max_bytes: int, delivered: int, omissions: OmissionCounts, content_bytes: int
+    ) -> BudgetView:
+        """The view of one fitting pass: what it delivered, cut, dropped and left unused."""
+        return cls(
+            max_bytes=max_bytes,
+            delivered_items=delivered,
+            truncated_items=omissions.truncated_items,
+            dropped_items=omissions.dropped_items,
+            unused_bytes=max_bytes - content_bytes,
+        )
 
 
 def probe_budget(
@@ -49,10 +63,4 @@ def probe_budget(
     pack = fit_pack(
         candidates, max_bytes=max_bytes, sections=sections, detail=detail, limits=limits
     )
-    return BudgetView(
-        max_bytes=max_bytes,
-        delivered_items=len(pack.items),
-        truncated_items=pack.omissions.truncated_items,
-        dropped_items=pack.omissions.dropped_items,
-        unused_bytes=max_bytes - pack.content_bytes,
-    )
+    return BudgetView.from_fit(max_bytes, len(pack.items), pack.omissions, pack.content_bytes)
