@@ -195,6 +195,21 @@ async def scope_point(db: Path, names: list[str], queries: list[str]) -> dict[st
 
 
 def report(gate: dict[str, Any], curve: list[dict[str, Any]]) -> str:
+    lines = [] if not gate else gate_lines(gate)
+    lines += [
+        "",
+        "| scopes | searches | concurrent p50 ms | sequential p50 ms | ratio |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['scopes']} | {r['searches']} | {r['concurrent_p50_ms']:.2f}"
+        f" | {r['sequential_p50_ms']:.2f} | {r['ratio']:.2f} |"
+        for r in curve
+    ]
+    return "\n".join(lines)
+
+
+def gate_lines(gate: dict[str, Any]) -> list[str]:
     quiet = gate["quiet_p50_ms"]
     lines = [
         f"- queries: {gate['queries']}; expanded: {gate['expanded_share']:.1%};"
@@ -211,17 +226,7 @@ def report(gate: dict[str, Any], curve: list[dict[str, Any]]) -> str:
     ]
     recall = gate["recall"]
     lines += [f"| {c} | {recall['off'][c]:.3f} | {recall['on'][c]:.3f} |" for c in recall["off"]]
-    lines += [
-        "",
-        "| scopes | searches | concurrent p50 ms | sequential p50 ms | ratio |",
-        "|---:|---:|---:|---:|---:|",
-    ]
-    lines += [
-        f"| {r['scopes']} | {r['searches']} | {r['concurrent_p50_ms']:.2f}"
-        f" | {r['sequential_p50_ms']:.2f} | {r['ratio']:.2f} |"
-        for r in curve
-    ]
-    return "\n".join(lines)
+    return lines
 
 
 def main() -> None:
@@ -233,9 +238,10 @@ def main() -> None:
     parser.add_argument("--scope-entries", type=int, default=24000)
     parser.add_argument("--filler", type=int, default=2500, help="filler notes per scope")
     parser.add_argument("--skip-concurrency", action="store_true")
+    parser.add_argument("--skip-gate", action="store_true")
     args = parser.parse_args()
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        gate = anyio.run(gate_part, args.repeat, args.filler)
+        gate = {} if args.skip_gate else anyio.run(gate_part, args.repeat, args.filler)
         curve = (
             []
             if args.skip_concurrency
