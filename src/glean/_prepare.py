@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from ._dedup import DedupLedger, hold_back
 from .builder import BuildResult, build_context, needs_body
 from .recall._analysis import analyse_query
 
@@ -47,6 +48,7 @@ class Preparer:
     guards: ScopeGuards
     coordinator: Coordinator
     sink: RecallEffortSink | None
+    ledger: DedupLedger | None = None
 
     async def prepare(self, plan: PreparePlan) -> BuildResult:
         query = analyse_query(plan.query)
@@ -55,14 +57,21 @@ class Preparer:
             vector = (await self.embedder.embed([plan.query]))[0]
         profile = await self._profile(plan)
         bodies: dict[tuple[str, str], str] = {}
+        turn, held = 0, frozenset[str]()
+        session = plan.session_id if self.ledger is not None else None
+        if session is not None and self.ledger is not None:
+            turn, held = self.ledger.begin_turn(session)
 
         def fit(candidates: Candidates) -> BuildResult:
-            return self._fit(plan, {**candidates, **profile}, bodies)
+            merged = {**candidates, **profile}
+            return self._fit(plan, hold_back(merged, held) if held else merged, bodies)
 
         recalled = await self.coordinator.recall(
             plan, query, vector, fit, bodies=lambda c: self._read_bodies(plan, c, bodies),
             effort=self.sink is not None,
         )  # fmt: skip
+        if session is not None and self.ledger is not None:
+            self.ledger.record(session, turn, recalled.build.delivered)
         if recalled.effort is not None:
             await self._report(recalled.effort)
         return recalled.build

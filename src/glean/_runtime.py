@@ -16,6 +16,7 @@ import threadpoolctl
 from . import _tracing as tracing
 from . import _writes
 from ._coordinator import Coordinator
+from ._dedup import DedupLedger
 from ._embedders import Embedder, HashingEmbedder
 from ._errors import InvalidRequestError
 from ._limits import Limits
@@ -27,7 +28,7 @@ from .recall._policy import RecallSufficiencyPolicy
 from .stores._sqlite import SqliteStore
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
     import numpy as np
     import numpy.typing as npt
@@ -47,17 +48,34 @@ if TYPE_CHECKING:
     from .stores._protocol import Store
 
 
+def _seconds(instance: object, attribute: attrs.Attribute[float | None], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise InvalidRequestError(f"{attribute.name} must be a positive number of seconds")
+
+
+def _count(*, minimum: int, none: bool = False) -> Callable[[object, Any, object], None]:
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is None and none:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise InvalidRequestError(f"{attribute.name} must be an integer >= {minimum}")
+
+    return check
+
+
 @attrs.frozen(kw_only=True)
 class RuntimeOptions:
     """Keyword options of :func:`open_runtime` beyond the named ones."""
 
-    round_timeout: float | None = None
-    prepare_timeout: float | None = None
-    dedup_turns: int = 0
-    readers: int = 4
+    round_timeout: float | None = attrs.field(default=None, validator=_seconds)
+    prepare_timeout: float | None = attrs.field(default=None, validator=_seconds)
+    dedup_turns: int = attrs.field(default=0, validator=_count(minimum=0))
+    readers: int = attrs.field(default=4, validator=_count(minimum=1))
     #: Threads BLAS may use while the runtime is open (None leaves BLAS alone). One is
     #: fastest for glean's products: with more, every search pays a thread wake-up.
-    blas_threads: int | None = 1
+    blas_threads: int | None = attrs.field(default=1, validator=_count(minimum=1, none=True))
     #: For benchmarks only: run a round's searches one after another instead of at once.
     sequential_searches: bool = False
 
@@ -97,7 +115,8 @@ class Runtime:
             round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
             sequential=options.sequential_searches,
         )  # fmt: skip
-        self._preparer = Preparer(store, embedder, limits, self._guards, coordinator, sink)
+        ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
+        self._preparer = Preparer(store, embedder, limits, self._guards, coordinator, sink, ledger)
 
     @property
     def store(self) -> Store:
