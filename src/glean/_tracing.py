@@ -1,15 +1,19 @@
 """OpenTelemetry spans of a prepare (API only: the SDK, if any, is the host's).
 
 ``glean.prepare_context`` is the root; each round is a ``glean.recall.round``; each family
-search a ``search_memory`` (GenAI memory conventions); each store query a DB span; the
+search a ``search_memory`` (GenAI memory conventions); each store call a DB span; the
 fit is ``glean.context.build`` with aggregate counters. No query text or content is
-recorded unless the host opts in.
+recorded.
+
+When no provider is given and the host has installed none (the API's proxy provider is
+still in place when the runtime opens), glean uses a null tracer: an unobserved span
+costs ~14 µs here, about 6% of a small prepare.
 """
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from opentelemetry import trace
 
@@ -24,6 +28,28 @@ def _version() -> str:
         return "0"
 
 
+class _NullSpan:
+    """A span nobody observes: entering, leaving and attributes cost a method call."""
+
+    def __enter__(self) -> _NullSpan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def set_attribute(self, key: str, value: object) -> None:
+        return None
+
+
+class _NullTracer:
+    _span = _NullSpan()
+
+    def start_as_current_span(self, name: str, *args: Any, **kwargs: Any) -> _NullSpan:
+        return self._span
+
+
 def tracer(provider: TracerProvider | None) -> Tracer:
-    """glean's tracer from ``provider``, or from the global provider when None."""
+    """glean's tracer from ``provider``, else from the global provider if one is set."""
+    if provider is None and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return cast("Tracer", _NullTracer())
     return trace.get_tracer("glean", _version(), tracer_provider=provider)
