@@ -79,40 +79,23 @@ async def test_writer_waits_for_readers_to_leave() -> None:
     assert log == ["r in", "r out", "w in", "w out"]
 
 
-async def test_writer_excludes_readers() -> None:
-    """A reader does not enter while a writer is inside; it enters once the writer leaves."""
+@pytest.mark.parametrize("second_kind", ["reading", "writing_alone"])
+async def test_writer_excludes_readers_and_writers(second_kind: str) -> None:
+    """Nobody enters while a writer is inside; the next one enters once the writer leaves."""
     guard = ScopeGuard()
     log: list[str] = []
-    writer, reader = Holder("w", log), Holder("r", log)
+    writer, second = Holder("w", log), Holder("next", log)
     with anyio.fail_after(SAFETY_NET):
         async with anyio.create_task_group() as tg:
             tg.start_soon(writer.hold, guard.writing_alone())
             await writer.inside.wait()
-            tg.start_soon(reader.hold, guard.reading())
-            await wait_all_tasks_blocked()
-            assert not reader.inside.is_set()
-            writer.release.set()
-            await reader.inside.wait()
-            reader.release.set()
-    assert log == ["w in", "w out", "r in", "r out"]
-
-
-async def test_writers_exclude_each_other() -> None:
-    """A second writer waits for the first to leave."""
-    guard = ScopeGuard()
-    log: list[str] = []
-    first, second = Holder("w1", log), Holder("w2", log)
-    with anyio.fail_after(SAFETY_NET):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(first.hold, guard.writing_alone())
-            await first.inside.wait()
-            tg.start_soon(second.hold, guard.writing_alone())
+            tg.start_soon(second.hold, getattr(guard, second_kind)())
             await wait_all_tasks_blocked()
             assert not second.inside.is_set()
-            first.release.set()
+            writer.release.set()
             await second.inside.wait()
             second.release.set()
-    assert log == ["w1 in", "w1 out", "w2 in", "w2 out"]
+    assert log == ["w in", "w out", "next in", "next out"]
 
 
 async def test_reader_arriving_while_a_writer_waits_queues_behind_it() -> None:

@@ -170,19 +170,24 @@ class SlowSecondLook(StoreWrapper):
 
 
 @pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
-async def test_slow_expansion_is_cancelled_at_round_timeout(db: Path) -> None:
-    """An expansion round overrunning round_timeout is cancelled at exactly that time."""
+@pytest.mark.parametrize(
+    ("deadlines", "elapsed"),
+    [
+        pytest.param({"round_timeout": 1.0}, 1.0, id="round-timeout"),
+        pytest.param({"round_timeout": 10.0, "prepare_timeout": 1.5}, 1.5, id="prepare-timeout"),
+    ],
+)
+async def test_slow_expansion_is_cancelled_at_its_deadline(
+    db: Path, deadlines: dict[str, float], elapsed: float
+) -> None:
+    """An overrunning expansion round is cancelled at exactly its deadline (round_timeout, or
+    prepare_timeout when that comes first); the committed result is returned."""
     off, _, _ = await run(db, request())
     started = anyio.current_time()
     on, effort, _ = await run(
-        db,
-        request(),
-        wrapper=SlowSecondLook,
-        recall_policy=policy(),
-        round_timeout=1.0,
-        preload=True,
+        db, request(), wrapper=SlowSecondLook, recall_policy=policy(), preload=True, **deadlines
     )
-    assert anyio.current_time() - started == 1.0
+    assert anyio.current_time() - started == elapsed
     assert (effort.rounds, effort.assessment, effort.expansion_actions) == (
         2,
         "expansion-timeout",
@@ -335,25 +340,6 @@ async def test_slow_round_zero_raises_prepare_timeout(db: Path) -> None:
     with pytest.raises(glean.PrepareTimeoutError):
         await run(db, request(), wrapper=SlowRoundZero, round_timeout=2.5, preload=True)
     assert anyio.current_time() - started == 2.5
-
-
-@pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
-async def test_prepare_timeout_bounds_the_expansion(db: Path) -> None:
-    """prepare_timeout cuts an expansion short at the prepare's deadline; round 0 stands."""
-    off, _, _ = await run(db, request())
-    started = anyio.current_time()
-    on, effort, _ = await run(
-        db,
-        request(),
-        wrapper=SlowSecondLook,
-        recall_policy=policy(),
-        round_timeout=10.0,
-        prepare_timeout=1.5,
-        preload=True,
-    )
-    assert anyio.current_time() - started == 1.5
-    assert effort.assessment == "expansion-timeout"
-    assert on == off
 
 
 async def test_spans_and_attributes(db: Path) -> None:
