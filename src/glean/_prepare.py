@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ._limits import Limits
     from ._locks import ScopeGuards
     from ._requests import PreparePlan
+    from .builder._fitting import FitMemo
     from .recall._effort import RecallEffort
     from .recall._evidence import Evidence
     from .stores._protocol import Store
@@ -57,6 +58,7 @@ class Preparer:
             vector = (await self.embedder.embed([plan.query]))[0]
         profile = await self._profile(plan)
         bodies: dict[tuple[str, str], str] = {}
+        memo: FitMemo = {}  # a refit after an expansion round encodes only new items
         turn, held = 0, frozenset[str]()
         session = plan.session_id if self.ledger is not None else None
         if session is not None and self.ledger is not None:
@@ -64,7 +66,7 @@ class Preparer:
 
         def fit(candidates: Candidates) -> BuildResult:
             merged = {**candidates, **profile}
-            return self._fit(plan, hold_back(merged, held) if held else merged, bodies)
+            return self._fit(plan, hold_back(merged, held) if held else merged, bodies, memo)
 
         recalled = await self.coordinator.recall(
             plan, query, vector, fit, bodies=lambda c: self._read_bodies(plan, c, bodies),
@@ -84,7 +86,11 @@ class Preparer:
         return {"profile": () if found is None else (found,)}
 
     def _fit(
-        self, plan: PreparePlan, candidates: Candidates, bodies: Mapping[tuple[str, str], str]
+        self,
+        plan: PreparePlan,
+        candidates: Candidates,
+        bodies: Mapping[tuple[str, str], str],
+        memo: FitMemo,
     ) -> BuildResult:
         if bodies and "resource" in candidates:
             candidates["resource"] = tuple(
@@ -99,6 +105,7 @@ class Preparer:
             sections=plan.sections,
             detail=plan.detail,
             limits=self.limits,
+            memo=memo,
         )
 
     async def _read_bodies(

@@ -12,7 +12,7 @@ import attrs
 
 from .._errors import InvariantError
 from .._requests import PreparedContext, Section
-from ._fitting import Fitted, FittedPack, OmissionCounts, fit_pack
+from ._fitting import FitMemo, Fitted, FittedPack, OmissionCounts, fit_pack
 from ._utf8 import utf8_len
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ def build_context(
     sections: Sequence[Section] | None,
     detail: Mapping[Family, Tier],
     limits: Limits,
+    memo: FitMemo | None = None,
 ) -> BuildResult:
     """Fit ranked candidates into ``max_bytes`` and render them as a prepared context.
 
@@ -58,6 +59,8 @@ def build_context(
             default interleaved pack.
         detail: Tier pins by family; empty for none.
         limits: Item limits, the per-item byte cap and the truncation floor.
+        memo: Reused across fits of one prepare (same detail and limits) so a refit
+            encodes only new candidates; the result is identical without it.
 
     Returns:
         The prepared context ("empty" when nothing fits), the delivered items and the
@@ -67,7 +70,12 @@ def build_context(
         InvariantError: if the rendered length disagrees with the fitted length.
     """
     pack = fit_pack(
-        candidates, max_bytes=max_bytes, sections=sections, detail=detail, limits=limits
+        candidates,
+        max_bytes=max_bytes,
+        sections=sections,
+        detail=detail,
+        limits=limits,
+        memo=memo,
     )
     delivered = tuple(_delivered(item) for item in pack.items)
     return BuildResult(context=_prepared(pack), delivered=delivered, omissions=pack.omissions)

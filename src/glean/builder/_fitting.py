@@ -108,11 +108,18 @@ def fit_pack(
     sections: Sequence[Section] | None,
     detail: Mapping[Family, Tier],
     limits: Limits,
+    memo: FitMemo | None = None,
 ) -> FittedPack:
-    """Select, fit and deepen; the single fitting pass shared by the Builder and the probe."""
+    """Select, fit and deepen; the single fitting pass shared by the Builder and the probe.
+
+    ``memo`` keeps each evidence's encoded head and literals between fits of one prepare
+    (same ``detail`` and ``limits``), so refitting after an expansion round encodes only
+    the new candidates. The result is the same with or without it.
+    """
     layout = Layout(sectioned=sections is not None)
     offered = select(candidates, sections, limits)
-    placed, used, below_min, no_fit = _first_pass(offered, layout, max_bytes, detail, limits)
+    fit = _Placer(detail, limits, {} if memo is None else memo)
+    placed, used, below_min, no_fit = _first_pass(offered, layout, max_bytes, fit, limits)
     unused = _deepen(placed, max_bytes - used, limits)
     omissions = OmissionCounts(
         truncated_items=sum(item.placement.truncated for item in placed),
@@ -128,7 +135,7 @@ def _first_pass(
     offered: Sequence[Evidence],
     layout: Layout,
     max_bytes: int,
-    detail: Mapping[Family, Tier],
+    place: _Placer,
     limits: Limits,
 ) -> tuple[list[Fitted], int, int, int]:
     placed: list[Fitted] = []
@@ -141,7 +148,7 @@ def _first_pass(
             family, first_item=not placed, new_section=family not in families
         )
         room = max_bytes - used - overhead
-        fitted = _place(evidence, room, detail, limits)
+        fitted = place(evidence, room)
         if fitted is None:
             # Below the floor no truncation is even tried; above it one was, and failed.
             if room < limits.min_truncated_bytes:
@@ -155,14 +162,27 @@ def _first_pass(
     return placed, used, below_min, no_fit
 
 
-def _place(
-    evidence: Evidence, room: int, detail: Mapping[Family, Tier], limits: Limits
-) -> Fitted | None:
-    if room < item_floor_bytes(evidence.family, evidence.citation):
-        return None  # a spent budget drops the rest without encoding them
-    candidate = Candidate.from_evidence(evidence, detail, limits)
-    placement = fit_item(candidate, room, limits)
-    return None if placement is None else Fitted(candidate, placement)
+#: Candidates by ``id`` of their evidence (the candidate keeps the evidence alive).
+FitMemo = dict[int, "Candidate"]
+
+
+@attrs.frozen
+class _Placer:
+    """Places one evidence in the room left, reusing memoised candidates."""
+
+    detail: Mapping[Family, Tier]
+    limits: Limits
+    memo: FitMemo
+
+    def __call__(self, evidence: Evidence, room: int) -> Fitted | None:
+        if room < item_floor_bytes(evidence.family, evidence.citation):
+            return None  # a spent budget drops the rest without encoding them
+        candidate = self.memo.get(id(evidence))
+        if candidate is None:
+            candidate = Candidate.from_evidence(evidence, self.detail, self.limits)
+            self.memo[id(evidence)] = candidate
+        placement = fit_item(candidate, room, self.limits)
+        return None if placement is None else Fitted(candidate, placement)
 
 
 def _deepen(placed: list[Fitted], unused: int, limits: Limits) -> int:
