@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from glean import Limits
 from glean.builder import build_context
-from glean.builder._fitting import FitMemo
 
 from .factories import memory
+
+if TYPE_CHECKING:
+    from glean.builder._fitting import FitMemo
 
 
 def test_refit_with_a_memo_equals_a_fresh_fit() -> None:
