@@ -94,6 +94,7 @@ class SqliteStore:
         self._tracer = tracing.tracer(None)
         self._evidence = EvidenceCache()
         self._threaded_searches = 0  # searches now in worker threads (event loop counts)
+        self._parallel_vector_rows = PARALLEL_VECTOR_ROWS
         self._closed = False
 
     @classmethod
@@ -459,7 +460,7 @@ class SqliteStore:
         # With other searches in worker threads the cores are busy already: a product on
         # the vector thread would only oversubscribe them (measured: 2 scopes took 21 ms
         # with it, 17 ms without).
-        if len(matrix) < PARALLEL_VECTOR_ROWS or self._threaded_searches > 1:
+        if len(matrix) < self._parallel_vector_rows or self._threaded_searches > 1:
             found = matrix.nearest(vector, k)
             return lambda: found
         return self._vector_threads.submit(matrix.nearest, vector, k).result
