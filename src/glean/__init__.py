@@ -24,6 +24,8 @@ from ._requests import PreparedContext as PreparedContext
 from ._requests import Section as Section
 from ._runtime import Runtime as Runtime
 from ._runtime import open_runtime as open_runtime
+from ._static import ModelLoadError as ModelLoadError
+from ._static import StaticEmbedder as StaticEmbedder
 from .builder import BudgetView as BudgetView
 from .recall._admission import AdmissionCounts as AdmissionCounts
 from .recall._admission import AdmissionFloor as AdmissionFloor
@@ -53,6 +55,7 @@ __all__ = [
     "MemoryEntry",
     "MemoryRecord",
     "MemoryRef",
+    "ModelLoadError",
     "NotFoundError",
     "PrepareContextRequest",
     "PrepareFailedError",
@@ -69,6 +72,7 @@ __all__ = [
     "SearchPlan",
     "Section",
     "SqliteStore",
+    "StaticEmbedder",
     "Store",
     "StoreError",
     "TopicMemory",
