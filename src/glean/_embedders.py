@@ -38,6 +38,15 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
 
 
+def embedder_identity(embedder: Embedder) -> str:
+    """An embedder's identity: its ``identity`` attribute, else its class and dimension."""
+    identity = getattr(embedder, "identity", None)
+    if isinstance(identity, str) and identity:
+        return identity
+    kind = type(embedder)
+    return f"{kind.__module__}.{kind.__qualname__}/{embedder.dimension}"
+
+
 @functools.lru_cache(maxsize=1 << 17)
 def _bucket(feature: str, dimension: int) -> tuple[int, float]:
     digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
@@ -60,6 +69,11 @@ class HashingEmbedder:
     @property
     def dimension(self) -> int:
         return self._dimension
+
+    @property
+    def identity(self) -> str:
+        """What built a store's vectors: a store refuses an embedder of another identity."""
+        return f"hashing-v1/{self._dimension}"
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if len(texts) >= THREAD_BATCH:

@@ -17,7 +17,7 @@ from . import _tracing as tracing
 from . import _writes
 from ._coordinator import Coordinator
 from ._dedup import DedupLedger
-from ._embedders import Embedder, HashingEmbedder
+from ._embedders import Embedder, HashingEmbedder, embedder_identity
 from ._errors import InvalidRequestError
 from ._limits import Limits
 from ._locks import ScopeGuards
@@ -265,13 +265,20 @@ async def open_runtime(
         store = await SqliteStore.open(
             database, readers=settings.readers, tracer_provider=tracer_provider
         )
+    embedder = embedder or HashingEmbedder()
+    try:
+        await store.bind_embedder(embedder_identity(embedder), embedder.dimension)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await store.aclose()
+        raise
     blas = None
     if settings.blas_threads is not None:
         blas = threadpoolctl.threadpool_limits(limits=settings.blas_threads, user_api="blas")
     try:
         yield Runtime(
             store,
-            embedder or HashingEmbedder(),
+            embedder,
             limits or Limits(),
             policy=recall_policy,
             sink=recall_effort_sink,

@@ -63,6 +63,11 @@ class StaticEmbedder:
     def dimension(self) -> int:
         return int(self._vectors.shape[1])
 
+    @property
+    def identity(self) -> str:
+        """The model's name and the first 16 hex digits of its weights' SHA-256."""
+        return f"static:{self.name}/{self.checksum[:16]}"
+
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if len(texts) >= THREAD_BATCH:
             return await anyio.to_thread.run_sync(self.embed_sync, texts)

@@ -117,14 +117,48 @@ async def test_term_statistics_follow_forget(tmp_path: Path) -> None:
         assert sum(frequencies.values()) == 1
 
 
-async def test_mismatched_embedding_dimension_is_refused(tmp_path: Path) -> None:
-    """A store built with one vector size refuses vectors of another with a clear error."""
+async def test_a_store_refuses_another_embedder(tmp_path: Path) -> None:
+    """A store remembers which embedder built its vectors and refuses another at open."""
     path = str(tmp_path / "g.db")
     async with glean.open_runtime(path, embedder=glean.HashingEmbedder(64)) as rt:
         await rt.add_memories("s", [glean.MemoryEntry(text="kestrel")])
+    with pytest.raises(
+        glean.StoreError, match=r"built by hashing-v1/64.*opened with hashing-v1/128"
+    ):
+        async with glean.open_runtime(path, embedder=glean.HashingEmbedder(128)):
+            pass
+    async with glean.open_runtime(path, embedder=glean.HashingEmbedder(64)) as rt:
+        assert await prepare(rt, "kestrel") == ["kestrel"]
+
+
+async def test_an_empty_store_accepts_any_embedder(tmp_path: Path) -> None:
+    """Opening a store binds nothing until a vector is written."""
+    path = str(tmp_path / "g.db")
+    async with glean.open_runtime(path, embedder=glean.HashingEmbedder(64)) as rt:
+        await rt.add_experiences("s", [glean.Experience("s", "a", "o", "l")])  # no vectors
     async with glean.open_runtime(path, embedder=glean.HashingEmbedder(128)) as rt:
-        with pytest.raises(glean.StoreError, match="64-dimensional"):
-            await rt.add_memories("s", [glean.MemoryEntry(text="osprey")])
+        await rt.add_memories("s", [glean.MemoryEntry(text="kestrel")])
+        assert await prepare(rt, "kestrel") == ["kestrel"]
+
+
+async def test_reembed_rebuilds_vectors_for_a_new_embedder(tmp_path: Path) -> None:
+    """reembed swaps every live vector and the recorded embedder in one transaction."""
+    path = str(tmp_path / "g.db")
+    async with glean.open_runtime(path, embedder=glean.HashingEmbedder(64)) as rt:
+        (ref,) = await rt.add_memories("s", [glean.MemoryEntry(text="kestrel one")])
+        await rt.update_memory(ref, glean.MemoryEntry(text="kestrel two"))
+        await rt.add_topic_memories("s", [glean.TopicMemory(title="kestrel", text="notes")])
+    store = await SqliteStore.open(path)
+    new = glean.HashingEmbedder(128)
+    seen: list[tuple[int, int]] = []
+    count = await store.reembed(
+        new, new.identity, progress=lambda done, total: seen.append((done, total))
+    )
+    await store.aclose()
+    assert count == 2  # the live memory version and the topic; the retired version has none
+    assert seen[-1] == (2, 2)
+    async with glean.open_runtime(path, embedder=new) as rt:
+        assert await prepare(rt, "kestrel two") == ["kestrel two", "kestrel\n\nnotes"]
 
 
 async def test_closed_store_refuses_writes() -> None:

@@ -18,6 +18,7 @@ import anyio
 import attrs
 
 import glean
+from glean._embedders import embedder_identity
 
 from .._families import FAMILIES
 from .._workload import (
@@ -59,6 +60,44 @@ def run_async(fn: Callable[[], Awaitable[T]], backend: str) -> T:
 # ------------------------------------------------------------------------------ prepare
 
 
+#: The embedders the CLI can open a database with.
+EMBEDDERS = ("hashing", "static")
+
+
+def make_embedder(name: str) -> glean.Embedder:
+    """The embedder a ``--embedder`` choice names."""
+    if name == "static":
+        try:
+            return glean.StaticEmbedder()
+        except glean.ModelLoadError as exc:
+            raise CommandError(str(exc)) from exc
+    return glean.HashingEmbedder()
+
+
+def reembed_command(args: argparse.Namespace) -> int:
+    """``glean reembed``: rebuild every vector of a database with another embedder."""
+    database = existing_database(args.db)
+    embedder = make_embedder(args.embedder)
+
+    async def run() -> int:
+        store = await glean.SqliteStore.open(database)
+        try:
+            identity = embedder_identity(embedder)
+            return await store.reembed(
+                embedder, identity, progress=lambda done, total: _reembed_progress(done, total)
+            )
+        finally:
+            await store.aclose()
+
+    count = run_async(run, args.backend)
+    print(f"re-embedded {count} records of {database} with {args.embedder}", file=sys.stderr)
+    return 0
+
+
+def _reembed_progress(done: int, total: int) -> None:
+    print(f"\rembedding {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
+
+
 def prepare_command(args: argparse.Namespace) -> int:
     """``glean prepare``: print one context pack for a query, and with ``--effort`` its effort."""
     database = existing_database(args.db)
@@ -70,7 +109,8 @@ def prepare_command(args: argparse.Namespace) -> int:
         assembly=glean.Assembly(tuple(args.section)) if args.section else None,
     )
     record = _EffortRecord() if args.effort else None
-    run = partial(_prepare, database, request, gate=args.gate, record=record)
+    embedder = make_embedder(args.embedder)
+    run = partial(_prepare, database, request, gate=args.gate, record=record, embedder=embedder)
     context = run_async(run, args.backend)
     if args.json:
         print(json.dumps(attrs.asdict(context), ensure_ascii=False, indent=2))
@@ -90,9 +130,11 @@ async def _prepare(
     *,
     gate: bool,
     record: _EffortRecord | None,
+    embedder: glean.Embedder,
 ) -> glean.PreparedContext:
     async with glean.open_runtime(
         database,
+        embedder=embedder,
         recall_policy=glean.RecallSufficiencyPolicy() if gate else None,
         # without a sink the runtime computes no effort at all
         recall_effort_sink=None if record is None else record.keep,
@@ -142,7 +184,16 @@ def ingest_command(args: argparse.Namespace) -> int:
     skipped = _SkippedLines(bar)
     entries = skipped.filter(iter_entries(entries_path))
     id_map = args.db + ID_MAP_SUFFIX
-    run = partial(_ingest, args.db, entries, args.batch_size, bar, skipped, id_map)
+    run = partial(
+        _ingest,
+        args.db,
+        entries,
+        args.batch_size,
+        bar,
+        skipped,
+        id_map,
+        make_embedder(args.embedder),
+    )
     try:
         report, failure = run_async(run, args.backend)
     finally:
@@ -178,8 +229,9 @@ async def _ingest(
     bar: ProgressBar,
     skipped: _SkippedLines,
     id_map: str,
+    embedder: glean.Embedder,
 ) -> tuple[IngestReport, IngestError | None]:
-    async with glean.open_runtime(database) as runtime:
+    async with glean.open_runtime(database, embedder=embedder) as runtime:
         try:
             report = await ingest(
                 runtime,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import glean
 
-from ._commands import CommandError, ingest_command, prepare_command
+from ._commands import EMBEDDERS, CommandError, ingest_command, prepare_command, reembed_command
 from ._demo import demo_command
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo(commands)
     _add_ingest(commands)
     _add_prepare(commands)
+    _add_reembed(commands)
     return parser
 
 
@@ -122,6 +123,20 @@ def _command(
         help="the async library to run on (default: asyncio; trio needs glean[trio])",
     )
     return command
+
+
+def _embedder_option(command: argparse.ArgumentParser, *, required: bool = False) -> None:
+    command.add_argument(
+        "--embedder",
+        choices=EMBEDDERS,
+        default=None if required else "hashing",
+        required=required,
+        help=(
+            "embedder for vectors: hashing (spelling only, no model) or static (the bundled"
+            " semantic model); a database keeps the embedder that built it"
+            + ("" if required else " (default: hashing)")
+        ),
+    )
 
 
 def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -170,6 +185,7 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     command.add_argument("workload_dir", metavar="WORKLOAD_DIR", help="folder with entries.jsonl")
     command.add_argument("--db", required=True, metavar="PATH", help="database file to write")
+    _embedder_option(command)
     command.add_argument(
         "--batch-size",
         type=_positive_int,
@@ -267,7 +283,27 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="store_true",
         help="print the prepare's recall effort on stderr as one JSON object (no query text)",
     )
+    _embedder_option(command)
     command.set_defaults(run=prepare_command)
+
+
+def _add_reembed(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = _command(
+        commands,
+        "reembed",
+        summary="rebuild a database's vectors with another embedder",
+        description=(
+            "Re-embed every searchable record of the database at --db with --embedder and\n"
+            "record that embedder as the one that built the vectors, in one transaction:\n"
+            "an interrupted run changes nothing. A database refuses to be opened with an\n"
+            "embedder other than the one that built its vectors; this is how to switch.\n"
+            "Run it while nothing else uses the database."
+        ),
+        epilog="examples:\n  glean reembed --db team.db --embedder static\n",
+    )
+    command.add_argument("--db", required=True, metavar="PATH", help="database file to rewrite")
+    _embedder_option(command, required=True)
+    command.set_defaults(run=reembed_command)
 
 
 def _positive_int(text: str) -> int:

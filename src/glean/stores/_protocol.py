@@ -84,6 +84,10 @@ class Store(Protocol):
         """Read the evidence of pool keys that are still searchable."""
         ...
 
+    async def bind_embedder(self, identity: str, dimension: int) -> None:
+        """Accept the runtime's embedder, or raise if the stored vectors came from another."""
+        ...
+
     def scope_version(self, scope_id: str) -> int:
         """A number that changes whenever anything in the scope is written."""
         ...

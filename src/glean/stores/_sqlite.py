@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from opentelemetry.trace import Span, TracerProvider
 
+    from .._embedders import Embedder
     from .._families import Family
     from ..recall._analysis import AnalysedQuery
     from ._vectors import VectorMatrix
@@ -95,6 +96,7 @@ class SqliteStore:
         self._evidence = EvidenceCache()
         self._threaded_searches = 0  # searches now in worker threads (event loop counts)
         self._parallel_vector_rows = PARALLEL_VECTOR_ROWS
+        self._embedder: str | None = None  # identity bound by the runtime
         self._closed = False
 
     @classmethod
@@ -134,6 +136,73 @@ class SqliteStore:
 
     def scope_version(self, scope_id: str) -> int:
         return self._versions.get(scope_id, 0)
+
+    async def bind_embedder(self, identity: str, dimension: int) -> None:
+        """Accept the embedder the runtime will write and search with.
+
+        The identity of the embedder that built the store's vectors is recorded with the
+        first vector written; a different one is refused instead of returning garbage.
+
+        Raises:
+            StoreError: the store's vectors were built by another embedder.
+        """
+
+        def work(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+            return None if row is None else str(row[0])
+
+        recorded = await self._read("bind_embedder", work, inline=True)
+        mismatch = (recorded is not None and recorded != identity) or (
+            recorded is None and self._dimension not in (None, dimension)
+        )
+        if mismatch:
+            built = recorded or f"a {self._dimension}-dimensional embedder"
+            raise StoreError(
+                f"this store's vectors were built by {built}; the runtime was opened with"
+                f" {identity}. Open it with the same embedder, or rebuild its vectors with"
+                " `glean reembed`."
+            )
+        self._embedder = identity
+
+    async def reembed(
+        self,
+        embedder: Embedder,
+        identity: str,
+        *,
+        batch_size: int = 512,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> int:
+        """Rebuild every searchable vector with ``embedder``, atomically; returns how many.
+
+        Run it while no prepare uses the store.
+        """
+
+        def read(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+            return search.embedding_sources(conn)
+
+        sources = await self._read("reembed", read, inline=False)
+        vectors: list[Any] = []
+        for start in range(0, len(sources), batch_size):
+            chunk = sources[start : start + batch_size]
+            vectors.append(await embedder.embed([text for _, text in chunk]))
+            if progress is not None:
+                progress(start + len(chunk), len(sources))
+        blobs = [v.tobytes() for block in vectors for v in block]
+
+        def write(conn: sqlite3.Connection) -> rows.Written:
+            rows.replace_embeddings(conn, [row for row, _ in sources], blobs, identity)
+            return rows.Written("", 0, "profile", [])
+
+        def after(_: rows.Written) -> None:
+            with self._load_lock:
+                self._matrices.clear()
+            self._dimension = embedder.dimension
+            self._embedder = identity
+            for scope in list(self._versions):  # every pool read before is stale now
+                self._versions[scope] += 1
+
+        await self._conns.write(write, after)
+        return len(sources)
 
     # -- writes ---------------------------------------------------------------------
 
@@ -414,9 +483,15 @@ class SqliteStore:
             self._counts[count] = self._counts.get(count, 0) + delta
             self._apply_vectors(written, vectors)
 
+        def recorded(conn: sqlite3.Connection) -> rows.Written:
+            written = work(conn)
+            if vectors is not None and self._embedder is not None:
+                rows.record_embedder(conn, self._embedder)
+            return written
+
         try:
             with self._span(operation):
-                return await self._conns.write(work, after)
+                return await self._conns.write(recorded, after)
         except sqlite3.Error as exc:
             raise StoreError(f"write failed: {exc}") from exc
 

@@ -156,3 +156,19 @@ def live_memory(
             return None, latest
         raise NotFoundError(f"memory entry {ref.entry_id!r} was forgotten")
     return row, latest
+
+
+def record_embedder(conn: sqlite3.Connection, identity: str) -> None:
+    """Remember which embedder built the store's vectors (the first one written wins)."""
+    conn.execute("INSERT OR IGNORE INTO meta VALUES ('embedder', ?)", (identity,))
+
+
+def replace_embeddings(
+    conn: sqlite3.Connection, rows: list[int], blobs: list[bytes], identity: str
+) -> None:
+    """Swap in vectors from another embedder: live rows get new ones, retired rows none."""
+    conn.executemany(
+        "UPDATE records SET embedding = ? WHERE row = ?", zip(blobs, rows, strict=True)
+    )
+    conn.execute("UPDATE records SET embedding = NULL WHERE live = 0")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (identity,))

@@ -79,3 +79,17 @@ def load_matrix(conn: sqlite3.Connection, family: Family, key: int, dimension: i
     rows = np.fromiter((row for row, _ in found), dtype=np.int64, count=len(found))
     vectors = np.frombuffer(b"".join(blob for _, blob in found), dtype=np.float32)
     return VectorMatrix(dimension, rows, vectors.reshape(len(found), dimension))
+
+
+def embedding_sources(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+    """Every searchable vector's row and the text it embeds (as the runtime embeds it)."""
+    found = conn.execute(
+        "SELECT row, family, text, abstract, overview, rid FROM records"
+        " WHERE live = 1 AND family IN ('memory', 'topic-memory', 'resource') ORDER BY row"
+    ).fetchall()
+    out: list[tuple[int, str]] = []
+    for row, family, text, abstract, overview, rid in found:
+        if family == "resource":
+            text = " ".join(filter(None, (abstract, overview))) or rid
+        out.append((row, text))
+    return out
