@@ -33,14 +33,18 @@ CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"
 
 
-async def build(db: Path, workload: Path, filler: int) -> dict[Any, str]:
+def make_embedder(name: str) -> glean.Embedder:
+    return glean.StaticEmbedder() if name == "static" else glean.HashingEmbedder()
+
+
+async def build(db: Path, workload: Path, filler: int, embedder: glean.Embedder) -> dict[Any, str]:
     """Ingest the workload once; return citation key -> workload id."""
     ids_path = db.with_suffix(".ids.json")
     if not await anyio.Path(db).exists():
         _synthetic.generate(workload, filler=filler)
         entries, errors = read_entries(workload / "entries.jsonl")
         assert not errors, errors[:3]
-        async with glean.open_runtime(str(db)) as rt:
+        async with glean.open_runtime(str(db), embedder=embedder) as rt:
             report = await ingest(rt, entries, batch_size=1000)
         ids_path.write_text(json.dumps([[wid, list(key)] for wid, key in report.ids.items()]))
     return {tuple(key): wid for wid, key in json.loads(ids_path.read_text())}
@@ -64,11 +68,13 @@ async def timed(
     return time.perf_counter() - started, context
 
 
-async def gate_part(repeat: int, filler: int) -> dict[str, Any]:
+async def gate_part(repeat: int, filler: int, embedder_name: str) -> dict[str, Any]:
     CACHE.mkdir(exist_ok=True)
-    db = CACHE / f"orchestrator-{filler}.db"
+    suffix = "" if embedder_name == "hashing" else f"-{embedder_name}"
+    db = CACHE / f"orchestrator-{filler}{suffix}.db"
     workload = CACHE / f"workload-synthetic-{filler}"
-    owners = await build(db, workload, filler)
+    embedder = make_embedder(embedder_name)
+    owners = await build(db, workload, filler, embedder)
     queries, _ = read_queries(workload / "queries.jsonl")
     efforts: dict[str, list[glean.RecallEffort]] = {"off": [], "on": []}
 
@@ -82,9 +88,12 @@ async def gate_part(repeat: int, filler: int) -> dict[str, Any]:
     delivered: dict[str, dict[str, list[str]]] = {"off": {}, "on": {}}
     rounds: dict[str, int] = {}
     async with (
-        glean.open_runtime(str(db), recall_effort_sink=sink("off")) as off,
+        glean.open_runtime(str(db), embedder=embedder, recall_effort_sink=sink("off")) as off,
         glean.open_runtime(
-            str(db), recall_policy=glean.RecallSufficiencyPolicy(), recall_effort_sink=sink("on")
+            str(db),
+            embedder=embedder,
+            recall_policy=glean.RecallSufficiencyPolicy(),
+            recall_effort_sink=sink("on"),
         ) as on,
     ):
         arms = {"off": off, "on": on}
@@ -245,18 +254,21 @@ def main() -> None:
     parser.add_argument("--scopes", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     parser.add_argument("--scope-entries", type=int, default=24000)
     parser.add_argument("--filler", type=int, default=2500, help="filler notes per scope")
+    parser.add_argument("--embedder", choices=("hashing", "static"), default="hashing")
     parser.add_argument("--skip-concurrency", action="store_true")
     parser.add_argument("--skip-gate", action="store_true")
     args = parser.parse_args()
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        gate = {} if args.skip_gate else anyio.run(gate_part, args.repeat, args.filler)
+        gate = (
+            {} if args.skip_gate else anyio.run(gate_part, args.repeat, args.filler, args.embedder)
+        )
         curve = (
             []
             if args.skip_concurrency
             else anyio.run(concurrency_part, args.scopes, args.scope_entries)
         )
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"orchestrator-{args.filler}.json").write_text(
+    (RESULTS / f"orchestrator-{args.filler}-{args.embedder}.json").write_text(
         json.dumps({"gate": gate, "concurrency": curve}, indent=2) + "\n"
     )
     print(report(gate, curve))
