@@ -200,3 +200,33 @@ def queries(corpus: list[str], count: int, *, seed: int = 13) -> list[str]:
         chosen = rng.choice(len(words), size=size, replace=False)
         out.append(" ".join(words[i] for i in sorted(chosen)))
     return out
+
+
+def english_words() -> list[str]:
+    """Real English words: the whole-word entries of the bundled model's tokenizer vocabulary."""
+    import json
+    from importlib import resources
+
+    path = resources.files("glean") / "models" / "minilm-static-256" / "tokenizer.json"
+    vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
+    return sorted(w for w in vocab if w.isascii() and w.isalpha() and len(w) > 2)
+
+
+def english_texts(count: int, *, seed: int = 11) -> list[str]:
+    """``count`` notes of real words in random order, Zipf-distributed: unrelated to any
+    query in meaning, as the filler of a real memory mostly is (a semantic embedder scores
+    pseudo-words as alike, which real filler is not)."""
+    rng = np.random.default_rng(seed)
+    words = english_words()
+    rng.shuffle(words)  # frequency must not follow alphabetical order
+    ranks = np.arange(1, len(words) + 1)
+    weights = 1.0 / ranks**1.07
+    weights /= weights.sum()
+    lengths = rng.integers(8, 25, size=count)
+    picks = rng.choice(len(words), size=int(lengths.sum()), p=weights)
+    out: list[str] = []
+    start = 0
+    for length in lengths:
+        out.append(" ".join(words[p] for p in picks[start : start + length]).capitalize() + ".")
+        start += length
+    return out

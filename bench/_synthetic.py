@@ -1,7 +1,7 @@
 """A deterministic synthetic workload with known evidence, in the WORKLOAD.md format.
 
 Each scope holds facts about a few projects (one fact per template and project) among
-filler notes. Every fact has two queries:
+filler notes of real English words in random order. Every fact has two queries:
 - direct: shares most of its terms with the fact (round 0 serves it; no expansion);
 - paraphrased: shares only the project's codename, so round 0's lexical floor (two
   terms of three or more) discards the evidence; a lowered floor admits it.
@@ -61,10 +61,10 @@ def generate(
     """Write ``entries.jsonl`` and ``queries.jsonl`` into ``folder``."""
     rng = random.Random(seed)
     # Codenames are words the filler never uses, as a project name is in real notes.
-    used = set(_corpus.vocabulary(20000))
+    used = set(_corpus.english_words())
     fresh = [w for w in _corpus.vocabulary(40000, seed=seed + 1) if w not in used and len(w) > 5]
     codenames = iter(fresh[-scopes * projects :])
-    fillers = _corpus.texts(scopes * filler, seed=seed + 2)
+    fillers = _corpus.english_texts(scopes * filler, seed=seed + 2)
     entries: list[dict[str, Any]] = []
     queries: list[dict[str, Any]] = []
     for s in range(scopes):

@@ -67,12 +67,12 @@ class RecallSufficiencyPolicy:
     min_lexical_overlap: float = attrs.field(default=0.5, validator=_share)
     min_unused_bytes: int = attrs.field(default=512, validator=_count)
     sufficient_overlap: float = attrs.field(default=0.75, validator=_share)
-    # Calibrated for the hashing embedder on the synthetic workload (bench/README.md):
-    # a paraphrase's evidence scores no higher than filler (cosine p50 0.21 against a
-    # filler p99 of 0.21), so lowering the cosine floor admits only noise. Round 1
-    # lowers the lexical floor to one query term; the round-2 floor equals it, so with
-    # this embedder a second look never runs. An embedder whose cosines carry meaning
-    # gets a lower policy floor from its calibration.
+    # Calibrated for the hashing embedder on the synthetic workload (bench/README.md,
+    # `python -m bench.calibrate`): a paraphrase's evidence scores below the filler
+    # (cosine p10 0.16 against a filler p99.9 of 0.23), so lowering the cosine floor
+    # admits noise. Round 1 lowers the lexical floor to one query term; the round-2
+    # floor equals it, so with this embedder a second look never runs. An embedder whose
+    # cosines carry meaning gets a lower policy floor from its calibration.
     admission: AdmissionFloor = attrs.field(
         factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.3)
     )
