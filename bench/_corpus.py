@@ -175,13 +175,18 @@ def vocabulary(size: int, seed: int = 7) -> list[str]:
 
 def texts(count: int, *, vocab_size: int = 20000, seed: int = 11) -> list[str]:
     """``count`` note-like texts drawn from a Zipf distribution over the vocabulary."""
-    words = vocabulary(vocab_size)
-    rng = np.random.default_rng(seed)
-    ranks = np.arange(1, vocab_size + 1)
+    return _zipf_notes(vocabulary(vocab_size), np.random.default_rng(seed), count, longest=31)
+
+
+def _zipf_notes(
+    words: list[str], rng: np.random.Generator, count: int, *, longest: int
+) -> list[str]:
+    """``count`` sentences of 8 to ``longest - 1`` words, Zipf-distributed by list rank."""
+    ranks = np.arange(1, len(words) + 1)
     weights = 1.0 / ranks**1.07
     weights /= weights.sum()
-    lengths = rng.integers(8, 31, size=count)
-    picks = rng.choice(vocab_size, size=int(lengths.sum()), p=weights)
+    lengths = rng.integers(8, longest, size=count)
+    picks = rng.choice(len(words), size=int(lengths.sum()), p=weights)
     out: list[str] = []
     start = 0
     for length in lengths:
@@ -219,14 +224,4 @@ def english_texts(count: int, *, seed: int = 11) -> list[str]:
     rng = np.random.default_rng(seed)
     words = english_words()
     rng.shuffle(words)  # frequency must not follow alphabetical order
-    ranks = np.arange(1, len(words) + 1)
-    weights = 1.0 / ranks**1.07
-    weights /= weights.sum()
-    lengths = rng.integers(8, 25, size=count)
-    picks = rng.choice(len(words), size=int(lengths.sum()), p=weights)
-    out: list[str] = []
-    start = 0
-    for length in lengths:
-        out.append(" ".join(words[p] for p in picks[start : start + length]).capitalize() + ".")
-        start += length
-    return out
+    return _zipf_notes(words, rng, count, longest=25)
