@@ -74,3 +74,11 @@ async def test_runtime_prepares_with_the_static_embedder(embedder: glean.StaticE
         await rt.add_memories("s", [glean.MemoryEntry(text="Backups run nightly at 02:00 UTC")])
         request = glean.PrepareContextRequest(scope_id="s", query="when are backups taken?")
         assert (await rt.prepare_context(request)).status == "ready"
+
+
+async def test_static_embedder_brings_its_calibrated_floors(embedder: glean.StaticEmbedder) -> None:
+    """With the bundled model, round 0 admits cosines from its baseline (0.25, not 0.3)."""
+    assert embedder.calibration.baseline == 0.25
+    async with glean.open_runtime(embedder=embedder) as rt:
+        coordinator = rt._preparer.coordinator
+        assert coordinator._round0.vector_floor() == 0.25

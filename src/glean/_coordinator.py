@@ -90,6 +90,7 @@ class Coordinator:
         round_timeout: float | None,
         prepare_timeout: float | None,
         sequential: bool = False,
+        baseline: float | None = None,
     ) -> None:
         self._limits = limits
         self._store = store
@@ -97,6 +98,8 @@ class Coordinator:
         self._tracer = tracer
         self._policy = policy
         self._lowest_floor = AdmissionFloor() if policy is None else lowest_floor(policy)
+        # Round 0's floor: the embedder's calibrated cosine baseline (0.3 by design).
+        self._round0 = AdmissionFloor(min_similarity=baseline)
         self._round_timeout = round_timeout
         self._prepare_timeout = prepare_timeout
 
@@ -118,7 +121,7 @@ class Coordinator:
         """
         started = anyio.current_time()
         specs = search_specs(plan)
-        shared = RoundInput(0, "search", query, vector, AdmissionFloor(), self._ceilings(plan))
+        shared = RoundInput(0, "search", query, vector, self._round0, self._ceilings(plan))
         state = await self._round_zero(specs, shared, self._deadline(started, started))
 
         async def refit(candidates: Candidates) -> BuildResult:

@@ -14,6 +14,7 @@ import anyio.to_thread
 import numpy as np
 
 from .recall._analysis import analyse
+from .recall._policy import Calibration
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -36,6 +37,12 @@ class Embedder(Protocol):
     def dimension(self) -> int: ...
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+def calibration_of(embedder: Embedder) -> Calibration:
+    """An embedder's calibrated thresholds: its ``calibration`` attribute, else the design's."""
+    calibration = getattr(embedder, "calibration", None)
+    return calibration if isinstance(calibration, Calibration) else Calibration()
 
 
 def embedder_identity(embedder: Embedder) -> str:
@@ -74,6 +81,10 @@ class HashingEmbedder:
     def identity(self) -> str:
         """What built a store's vectors: a store refuses an embedder of another identity."""
         return f"hashing-v1/{self._dimension}"
+
+    #: A paraphrase's evidence scores below filler with it, so a lower cosine floor only
+    #: admits noise: expansions lower the lexical floor alone (bench/README.md).
+    calibration = Calibration(baseline=0.3, expansion=0.3, min_top_similarity=0.45)
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if len(texts) >= THREAD_BATCH:

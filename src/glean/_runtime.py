@@ -17,14 +17,14 @@ from . import _tracing as tracing
 from . import _writes
 from ._coordinator import Coordinator
 from ._dedup import DedupLedger
-from ._embedders import Embedder, HashingEmbedder, embedder_identity
+from ._embedders import Embedder, HashingEmbedder, calibration_of, embedder_identity
 from ._errors import InvalidRequestError
 from ._limits import Limits
 from ._locks import ScopeGuards
 from ._prepare import Preparer
 from ._records import topic_text
 from ._requests import PreparedContext, validate_request, validate_scope
-from .recall._policy import RecallSufficiencyPolicy
+from .recall._policy import RecallSufficiencyPolicy, calibrate
 from .stores._sqlite import SqliteStore
 
 if TYPE_CHECKING:
@@ -110,8 +110,11 @@ class Runtime:
         self._limits = limits
         self._guards = ScopeGuards()
         self._tracer = tracing.tracer(tracer_provider)
+        calibration = calibration_of(embedder)
+        if policy is not None:
+            policy = calibrate(policy, calibration)
         coordinator = Coordinator(
-            store, limits, self._guards, self._tracer, policy=policy,
+            store, limits, self._guards, self._tracer, policy=policy, baseline=calibration.baseline,
             round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
             sequential=options.sequential_searches,
         )  # fmt: skip

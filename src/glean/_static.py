@@ -18,6 +18,7 @@ import anyio.to_thread
 import numpy as np
 
 from ._errors import GleanError
+from .recall._policy import Calibration
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -62,6 +63,14 @@ class StaticEmbedder:
     @property
     def dimension(self) -> int:
         return int(self._vectors.shape[1])
+
+    @property
+    def calibration(self) -> Calibration:
+        """The bundled model's thresholds (``python -m bench.calibrate``); the design's
+        for any other model until it is calibrated."""
+        if self.name == BUNDLED:
+            return Calibration(baseline=0.25, expansion=0.2, min_top_similarity=0.5)
+        return Calibration()
 
     @property
     def identity(self) -> str:

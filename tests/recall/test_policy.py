@@ -224,3 +224,17 @@ def test_plan_is_pure() -> None:
     """The same round and an equal policy always give an equal plan."""
     assert RecallExpander.plan(1, POLICY) == RecallExpander.plan(1, RecallSufficiencyPolicy())
     assert RecallExpander.plan(2, POLICY) == RecallExpander.plan(2, RecallSufficiencyPolicy())
+
+
+def test_calibration_replaces_only_default_thresholds() -> None:
+    """An embedder's calibration fills the thresholds the caller left at their defaults."""
+    from glean.recall._policy import Calibration, calibrate
+
+    tuned = Calibration(baseline=0.25, expansion=0.2, min_top_similarity=0.5)
+    default = calibrate(POLICY, tuned)
+    assert default.admission == AdmissionFloor(required_matches=1, min_similarity=0.25)
+    assert default.policy_floor == AdmissionFloor(required_matches=1, min_similarity=0.2)
+    assert default.min_top_similarity == 0.5
+    mine = attrs.evolve(POLICY, min_top_similarity=0.6)
+    assert calibrate(mine, tuned).min_top_similarity == 0.6
+    assert calibrate(POLICY, Calibration()) == POLICY  # the design's values change nothing

@@ -81,6 +81,40 @@ class RecallSufficiencyPolicy:
     )
 
 
+@attrs.frozen(kw_only=True)
+class Calibration:
+    """Cosine thresholds calibrated for one embedder (``python -m bench.calibrate``).
+
+    Attributes:
+        baseline: round 0's vector floor (at most the design's 0.3).
+        expansion: the lowest vector floor an expansion round may apply.
+        min_top_similarity: a best hit below this is a weak top hit.
+    """
+
+    baseline: float = attrs.field(default=0.3, validator=_share)
+    expansion: float = attrs.field(default=0.3, validator=_share)
+    min_top_similarity: float = attrs.field(default=0.45, validator=_share)
+
+
+def calibrate(policy: RecallSufficiencyPolicy, calibration: Calibration) -> RecallSufficiencyPolicy:
+    """``policy`` with the embedder's thresholds wherever it keeps the default ones.
+
+    Round 1 admits one-term matches at the embedder's baseline, round 2 also lowers the
+    cosine floor to its expansion floor; a field the caller set stays as set.
+    """
+    defaults = RecallSufficiencyPolicy()
+    admission, floor = policy.admission, policy.policy_floor
+    if admission == defaults.admission:
+        admission = AdmissionFloor(required_matches=1, min_similarity=calibration.baseline)
+    if floor == defaults.policy_floor:
+        lowest = min(calibration.expansion, calibration.baseline)
+        floor = AdmissionFloor(required_matches=1, min_similarity=lowest)
+    top = policy.min_top_similarity
+    if top == defaults.min_top_similarity:
+        top = calibration.min_top_similarity
+    return attrs.evolve(policy, admission=admission, policy_floor=floor, min_top_similarity=top)
+
+
 @attrs.frozen
 class SearchPlan:
     """One expansion round: its named action and the admission floor it applies."""
