@@ -1,5 +1,7 @@
 """The recall-sufficiency gate: a paraphrased question whose evidence round 0 discards.
 
+With the hashing embedder (spelling only) the single pass misses the paraphrase and the
+gate's admission round finds it; the default semantic model finds it in round 0.
 Run: ``python examples/gate.py``. Prints the pack and the RecallEffort of each arm.
 """
 
@@ -25,7 +27,9 @@ async def arm(policy: glean.RecallSufficiencyPolicy | None) -> None:
     async def sink(effort: glean.RecallEffort) -> None:
         efforts.append(effort)
 
-    async with glean.open_runtime(recall_policy=policy, recall_effort_sink=sink) as rt:
+    async with glean.open_runtime(
+        embedder=glean.HashingEmbedder(), recall_policy=policy, recall_effort_sink=sink
+    ) as rt:
         await rt.add_memories("ops", [glean.MemoryEntry(text=t) for t in FACTS])
         request = glean.PrepareContextRequest(scope_id="ops", query=QUESTION)
         ctx = await rt.prepare_context(request)

@@ -82,3 +82,25 @@ async def test_static_embedder_brings_its_calibrated_floors(embedder: glean.Stat
     async with glean.open_runtime(embedder=embedder) as rt:
         coordinator = rt._preparer.coordinator
         assert coordinator._round0.vector_floor() == 0.25
+
+
+async def test_default_is_the_static_model_only_when_it_loads(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """open_runtime() embeds with the bundled model; if it cannot load, with hashing."""
+    from glean import _static
+
+    async with glean.open_runtime() as rt:
+        assert isinstance(rt._preparer.embedder, glean.StaticEmbedder)
+
+    def broken() -> glean.StaticEmbedder:
+        raise glean.ModelLoadError("model.safetensors does not match its checksum")
+
+    monkeypatch.setattr(_static, "bundled", broken)
+    with caplog.at_level("WARNING", logger="glean"):
+        async with glean.open_runtime() as rt:
+            assert isinstance(rt._preparer.embedder, glean.HashingEmbedder)
+            await rt.add_memories("s", [glean.MemoryEntry(text="Backups run nightly")])
+            request = glean.PrepareContextRequest(scope_id="s", query="backups")
+            assert (await rt.prepare_context(request)).status == "ready"
+    assert "did not load" in caplog.text

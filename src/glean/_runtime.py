@@ -17,13 +17,14 @@ from . import _tracing as tracing
 from . import _writes
 from ._coordinator import Coordinator
 from ._dedup import DedupLedger
-from ._embedders import Embedder, HashingEmbedder, calibration_of, embedder_identity
+from ._embedders import Embedder, calibration_of, embedder_identity
 from ._errors import InvalidRequestError
 from ._limits import Limits
 from ._locks import ScopeGuards
 from ._prepare import Preparer
 from ._records import topic_text
 from ._requests import PreparedContext, validate_request, validate_scope
+from ._static import default_embedder
 from .recall._policy import RecallSufficiencyPolicy, calibrate
 from .stores._sqlite import SqliteStore
 
@@ -245,7 +246,8 @@ async def open_runtime(
     Args:
         database: path of the embedded store; ignored when ``store`` is given.
         store: any :class:`glean.Store`; the runtime closes it on exit.
-        embedder: defaults to :class:`HashingEmbedder`.
+        embedder: defaults to the bundled :class:`StaticEmbedder` (the
+            :class:`HashingEmbedder` when the model cannot load).
         recall_policy: enables the sufficiency gate (``None`` disables it).
         recall_effort_sink: ``async (RecallEffort) -> None``, awaited after each prepare;
             its errors are logged and swallowed. Without it no effort is computed.
@@ -268,7 +270,7 @@ async def open_runtime(
         store = await SqliteStore.open(
             database, readers=settings.readers, tracer_provider=tracer_provider
         )
-    embedder = embedder or HashingEmbedder()
+    embedder = embedder or default_embedder()
     try:
         await store.bind_embedder(embedder_identity(embedder), embedder.dimension)
     except BaseException:

@@ -8,8 +8,10 @@ model2vec folder with ``config.json``, ``tokenizer.json`` and ``model.safetensor
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import logging
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 import numpy as np
 
+from ._embedders import HashingEmbedder
 from ._errors import GleanError
 from .recall._policy import Calibration
 
@@ -24,6 +27,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import numpy.typing as npt
+
+    from ._embedders import Embedder
+
+logger = logging.getLogger("glean")
 
 #: The bundled model, inside the package.
 BUNDLED = "minilm-static-256"
@@ -96,6 +103,23 @@ class StaticEmbedder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+
+@functools.lru_cache(maxsize=1)
+def bundled() -> StaticEmbedder:
+    """The bundled model, loaded and verified once per process."""
+    return StaticEmbedder()
+
+
+def default_embedder() -> Embedder:
+    """The bundled semantic model, or the hashing embedder when it cannot load."""
+    try:
+        return bundled()
+    except ModelLoadError:
+        logger.warning(
+            "the bundled static model did not load; using HashingEmbedder", exc_info=True
+        )
+        return HashingEmbedder()
 
 
 def _bundled_folder() -> Path:

@@ -17,11 +17,12 @@ TEXTS = ["Backups run nightly at 02:00 UTC", "The deploy pipeline pages Bob when
 def test_reembed_switches_a_database_to_another_embedder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A hashing-built database refuses the static embedder until reembed rebuilds it."""
+    """A hashing-built database refuses the static embedder (the default) until reembed
+    rebuilds it; then it refuses hashing."""
     entries = [{"id": f"e{i}", "scope": "s", "text": t} for i, t in enumerate(TEXTS)]
     workload = write_workload(tmp_path / "w", entries)
     db = str(tmp_path / "g.db")
-    assert run(capsys, "ingest", str(workload), "--db", db)[0] == 0
+    assert run(capsys, "ingest", str(workload), "--db", db, "--embedder", "hashing")[0] == 0
     query = ["prepare", "--db", db, "--scope", "s", "--embedder", "static", "when are backups"]
     code, out, err = run(capsys, *query)
     assert code == 1
@@ -34,7 +35,8 @@ def test_reembed_switches_a_database_to_another_embedder(
     code, out, _ = run(capsys, *query)
     assert code == 0
     assert "Backups run nightly at 02:00 UTC" in out
-    code, _, err = run(capsys, "prepare", "--db", db, "--scope", "s", "backups")
+    query[-3:-1] = ["--embedder", "hashing"]
+    code, _, err = run(capsys, *query)
     assert code == 1
     assert "built by static:minilm-static-256/" in err
 

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 S = "project:demo"
+#: The gate's thin case needs a spelling-only embedder: the default semantic model finds
+#: the paraphrased entries in round 0.
+HASHING = ("--embedder", "hashing")
 GATE_POLICY = glean.RecallSufficiencyPolicy().policy
 EFFORT_FIELDS = [field.name for field in attrs.fields(glean.RecallEffort)]
 TEXTS = [
@@ -39,7 +42,7 @@ def database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     entries = [{"id": f"d{i}", "scope": S, "text": text} for i, text in enumerate(TEXTS)]
     workload = write_workload(tmp_path / "workload", entries)
     path = str(tmp_path / "team.db")
-    assert run(capsys, "ingest", str(workload), "--db", path)[0] == 0
+    assert run(capsys, "ingest", str(workload), "--db", path, *HASHING)[0] == 0
     return path
 
 
@@ -47,7 +50,7 @@ def prepare(
     capsys: pytest.CaptureFixture[str], database: str, *args: str, query: str = WELL_SERVED
 ) -> tuple[int, str, str]:
     """Run ``glean prepare`` over ``database``; return its exit code, stdout and stderr."""
-    return run(capsys, "prepare", "--db", database, "--scope", S, *args, query)
+    return run(capsys, "prepare", "--db", database, "--scope", S, *HASHING, *args, query)
 
 
 def effort_of(err: str) -> dict[str, Any]:
@@ -129,7 +132,7 @@ def test_effort_leaves_stdout_unchanged(
 
 def test_effort_follows_the_empty_note(capsys: pytest.CaptureFixture[str], database: str) -> None:
     """An empty result still reports its effort, on the line after the stderr note."""
-    args = ("prepare", "--db", database, "--scope", "elsewhere", "--effort", WELL_SERVED)
+    args = ("prepare", "--db", database, "--scope", "elsewhere", *HASHING, "--effort", WELL_SERVED)
     code, out, err = run(capsys, *args)
     assert (code, out) == (0, "")
     note, line = err.splitlines()

@@ -129,12 +129,12 @@ def _embedder_option(command: argparse.ArgumentParser, *, required: bool = False
     command.add_argument(
         "--embedder",
         choices=EMBEDDERS,
-        default=None if required else "hashing",
+        default=None if required else "static",
         required=required,
         help=(
-            "embedder for vectors: hashing (spelling only, no model) or static (the bundled"
-            " semantic model); a database keeps the embedder that built it"
-            + ("" if required else " (default: hashing)")
+            "embedder for vectors: static (the bundled semantic model) or hashing (spelling"
+            " only, no model); a database keeps the embedder that built it"
+            + ("" if required else " (default: static)")
         ),
     )
 
