@@ -217,11 +217,15 @@ def english_words() -> list[str]:
     return sorted(w for w in vocab if w.isascii() and w.isalpha() and len(w) > 2)
 
 
-def english_texts(count: int, *, seed: int = 11) -> list[str]:
+def english_texts(count: int, *, seed: int = 11, function_head: bool = False) -> list[str]:
     """``count`` notes of real words in random order, Zipf-distributed: unrelated to any
     query in meaning, as the filler of a real memory mostly is (a semantic embedder scores
-    pseudo-words as alike, which real filler is not)."""
+    pseudo-words as alike, which real filler is not). With ``function_head`` the most
+    frequent words are English function words, as in real text (the analyser drops them)."""
     rng = np.random.default_rng(seed)
     words = english_words()
     rng.shuffle(words)  # frequency must not follow alphabetical order
+    if function_head:
+        head = set(FUNCTION_WORDS)
+        words = [*FUNCTION_WORDS, *(w for w in words if w not in head)]
     return _zipf_notes(words, rng, count, longest=25)

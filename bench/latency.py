@@ -35,6 +35,8 @@ CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"
 SCOPE = "bench"
 POOL = glean.Limits().pool_size("memory")
+#: The default embedder: the bundled static model (loaded once per process).
+EMBEDDER = glean._static.bundled
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -45,16 +47,16 @@ async def build_store(path: Path, size: int) -> float:
     """Ingest ``size`` entries unless the cached store has them; returns entries/s or 0."""
     if await anyio.Path(path).exists():
         return 0.0
-    texts = _corpus.texts(size)
+    texts = _corpus.english_texts(size, function_head=True)
     started = time.perf_counter()
-    async with glean.open_runtime(str(path)) as rt:
+    async with glean.open_runtime(str(path), embedder=EMBEDDER()) as rt:
         for start in range(0, size, 2000):
             batch = [glean.MemoryEntry(text=t) for t in texts[start : start + 2000]]
             await rt.add_memories(SCOPE, batch)
     return size / (time.perf_counter() - started)
 
 
-def floor_latencies(path: Path, queries: list[str], embedder: glean.HashingEmbedder) -> list[float]:
+def floor_latencies(path: Path, queries: list[str], embedder: glean.StaticEmbedder) -> list[float]:
     """The floor: one FTS5 pool query plus one matrix-vector product and top-k, per query."""
     conn = sqlite3.connect(path)
     (key,) = conn.execute("SELECT scope_key FROM scopes WHERE scope = ?", (SCOPE,)).fetchone()
@@ -83,7 +85,7 @@ def floor_latencies(path: Path, queries: list[str], embedder: glean.HashingEmbed
 
 async def prepare_latencies(path: Path, queries: list[str]) -> list[float]:
     out: list[float] = []
-    async with glean.open_runtime(str(path)) as rt:
+    async with glean.open_runtime(str(path), embedder=EMBEDDER()) as rt:
         for query in queries[:20]:  # warm-up: loads the scope's matrix, fills caches
             await rt.prepare_context(glean.PrepareContextRequest(scope_id=SCOPE, query=query))
         for query in queries:
@@ -96,10 +98,10 @@ async def prepare_latencies(path: Path, queries: list[str]) -> list[float]:
 
 async def measure(size: int, query_count: int) -> dict[str, Any]:
     CACHE.mkdir(exist_ok=True)
-    path = CACHE / f"latency-{size}.db"
+    path = CACHE / f"latency-static-{size}.db"
     ingest_rate = await build_store(path, size)
-    queries = _corpus.queries(_corpus.texts(size), query_count)
-    floor = floor_latencies(path, queries, glean.HashingEmbedder())
+    queries = _corpus.queries(_corpus.english_texts(size, function_head=True), query_count)
+    floor = floor_latencies(path, queries, EMBEDDER())
     prepare = await prepare_latencies(path, queries)
     row = {
         "entries": size,

@@ -164,7 +164,7 @@ async def concurrency_part(scopes: list[int], entries: int) -> list[dict[str, An
     names = [f"s{i}" for i in range(max(scopes))]
     if not db.exists():
         texts = _corpus.texts(entries * len(names), seed=3)
-        async with glean.open_runtime(str(db)) as rt:
+        async with glean.open_runtime(str(db), embedder=glean.HashingEmbedder()) as rt:
             for i, scope in enumerate(names):
                 chunk = texts[i * entries : (i + 1) * entries]
                 for start in range(0, entries, 2000):
@@ -190,7 +190,9 @@ async def scope_point(db: Path, names: list[str], queries: list[str]) -> dict[st
         ("sequential", True, True),
         ("serial", True, False),
     ):
-        async with glean.open_runtime(str(db), sequential_searches=sequential) as rt:
+        async with glean.open_runtime(
+            str(db), embedder=glean.HashingEmbedder(), sequential_searches=sequential
+        ) as rt:
             if not overlap:
                 rt.store._parallel_vector_rows = 1 << 62  # type: ignore[attr-defined]
             requests = [
