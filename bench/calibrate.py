@@ -9,7 +9,8 @@ separate them:
   percentile: lower than that, a second look admits noise;
 - ``min_top_similarity``: a best hit below this is weak: the 10th percentile of the
   evidence similarity of direct and paraphrased questions, whichever is lower.
-Run: ``python -m bench.calibrate [--embedder hashing|static] [--filler 2500]``.
+Run: ``python -m bench.calibrate [--embedder hashing|static | --model PATH] [--filler 2500]``;
+pass the suggested values as ``Calibration`` (an embedder's ``calibration`` attribute).
 """
 
 from __future__ import annotations
@@ -70,12 +71,17 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--embedder", choices=("hashing", "static"), default="static")
+    parser.add_argument("--model", metavar="PATH", help="calibrate this model2vec folder instead")
     parser.add_argument("--filler", type=int, default=2500)
     args = parser.parse_args()
     workload = CACHE / f"workload-synthetic-{args.filler}"
     if not (workload / "entries.jsonl").exists():
         _synthetic.generate(workload, filler=args.filler)
-    embedder = glean.StaticEmbedder() if args.embedder == "static" else glean.HashingEmbedder()
+    embedder: Any = glean.HashingEmbedder()
+    if args.model:
+        embedder = glean.StaticEmbedder(args.model, verify=False)
+    elif args.embedder == "static":
+        embedder = glean.StaticEmbedder()
     found = distributions(embedder, workload)
     print(
         json.dumps(

@@ -33,8 +33,23 @@ CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"
 
 
+class FullTextOnly:
+    """Embeds everything to the zero vector: no vector candidate is ever admitted, so
+    recall is the full-text channel's alone (the "full-text only" arm)."""
+
+    dimension = 8
+    identity = "full-text-only"
+
+    async def embed(self, texts: Any) -> Any:
+        return np.zeros((len(texts), self.dimension), dtype=np.float32)
+
+
 def make_embedder(name: str) -> glean.Embedder:
-    return glean.StaticEmbedder() if name == "static" else glean.HashingEmbedder()
+    if name == "static":
+        return glean.StaticEmbedder()
+    if name == "none":
+        return FullTextOnly()
+    return glean.HashingEmbedder()
 
 
 async def build(db: Path, workload: Path, filler: int, embedder: glean.Embedder) -> dict[Any, str]:
@@ -256,7 +271,12 @@ def main() -> None:
     parser.add_argument("--scopes", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     parser.add_argument("--scope-entries", type=int, default=24000)
     parser.add_argument("--filler", type=int, default=2500, help="filler notes per scope")
-    parser.add_argument("--embedder", choices=("hashing", "static"), default="hashing")
+    parser.add_argument(
+        "--embedder",
+        choices=("hashing", "static", "none"),
+        default="hashing",
+        help="none: full-text only (zero vectors)",
+    )
     parser.add_argument("--skip-concurrency", action="store_true")
     parser.add_argument("--skip-gate", action="store_true")
     args = parser.parse_args()
