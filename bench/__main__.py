@@ -1,0 +1,84 @@
+"""``python -m bench COMMAND``: glean's benchmarks behind one entry point.
+
+Commands:
+  evaluate WORKLOAD_DIR   ingest any workload folder (shared/WORKLOAD.md format) once and
+                          evaluate gate off vs gate on on it: evidence recall overall and
+                          per category, share of queries at recall 1.0, mean content_bytes,
+                          latency p50/p95/p99, rounds, expansion share, added embeddings
+  latency                 prepare latency against the bare search floor (bench/latency.py)
+  orchestrator            the gate on the synthetic workload and the concurrency curve
+  calibrate               an embedder's similarity distributions and suggested floors
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+import threadpoolctl
+
+from bench import calibrate, latency, orchestrator
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def evaluate_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench evaluate", description=__doc__)
+    parser.add_argument("workload", type=Path, metavar="WORKLOAD_DIR")
+    parser.add_argument("--embedder", choices=("static", "hashing", "none"), default="static")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--max-bytes", type=int, default=8000)
+    parser.add_argument("--db", type=Path, help="store to ingest into (default: bench/.cache)")
+    args = parser.parse_args(argv)
+    name = args.workload.resolve().name
+    db = args.db or orchestrator.CACHE / f"evaluate-{name}-{args.embedder}.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    embedder = orchestrator.make_embedder(args.embedder)
+
+    async def run() -> dict[str, object]:
+        owners = await orchestrator.ingest_workload(db, args.workload, embedder)
+        return await orchestrator.evaluate(
+            db, args.workload, embedder, owners, repeat=args.repeat, budget=args.max_bytes
+        )
+
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        result = anyio.run(run)
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"evaluate-{name}-{args.embedder}.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(orchestrator.report(result, []))
+    print(
+        f"\nmean content_bytes: {result['mean_content_bytes']}; latency ms: {result['latency_ms']}"
+    )
+    print(f"share of queries at recall 1.0: {result['full_recall_share']}; written to {out}")
+
+
+COMMANDS: dict[str, Callable[[list[str]], None]] = {
+    "evaluate": evaluate_main,
+    "latency": lambda argv: _run_module_main(latency.main, argv),
+    "orchestrator": lambda argv: _run_module_main(orchestrator.main, argv),
+    "calibrate": lambda argv: _run_module_main(calibrate.main, argv),
+}
+
+
+def _run_module_main(main: Callable[[], None], argv: list[str]) -> None:
+    sys.argv = [sys.argv[0], *argv]
+    main()
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+        print(__doc__)
+        raise SystemExit(0 if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help") else 2)
+    COMMANDS[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    main()
