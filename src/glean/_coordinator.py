@@ -343,33 +343,45 @@ def family_views(
     state: Committed, limits: Limits, floor: AdmissionFloor, query: AnalysedQuery
 ) -> list[FamilyView]:
     """The gate's view of each searchable family, from the last committed round."""
-    views: list[FamilyView] = []
-    for family, candidates in state.candidates.items():
-        searches = [state.outcomes[s] for s in state.specs if s.family == family]
-        similarities = sorted(
-            (
-                s
-                for o in searches
-                for s in (o.search.best_similarity, o.search.next_similarity)
-                if s is not None
-            ),
-            reverse=True,
-        )
-        views.append(
-            FamilyView(
-                family=family,
-                ceiling=limits.ceiling(family),
-                retrieved=sum(o.search.counts.retrieved for o in searches),
-                admitted=sum(o.search.counts.admitted for o in searches),
-                candidates=len(candidates),
-                scored=family != "experience",
-                best_similarity=similarities[0] if similarities else None,
-                next_similarity=similarities[1] if len(similarities) > 1 else None,
-                best_overlap=max((o.search.best_overlap for o in searches), default=0.0),
-                reachable=sum(reachable(o, floor, len(query.terms)) for o in searches),
-            )
-        )
-    return views
+    by_family: dict[Family, list[SearchOutcome]] = {}
+    for spec in state.specs:
+        by_family.setdefault(spec.family, []).append(state.outcomes[spec])
+    terms = len(query.terms)
+    return [
+        _view(family, by_family.get(family, []), len(candidates), limits, floor, terms)
+        for family, candidates in state.candidates.items()
+    ]
+
+
+def _view(
+    family: Family,
+    searches: list[SearchOutcome],
+    candidates: int,
+    limits: Limits,
+    floor: AdmissionFloor,
+    terms: int,
+) -> FamilyView:
+    similarities = sorted(
+        (
+            s
+            for o in searches
+            for s in (o.search.best_similarity, o.search.next_similarity)
+            if s is not None
+        ),
+        reverse=True,
+    )
+    return FamilyView(
+        family=family,
+        ceiling=limits.ceiling(family),
+        retrieved=sum(o.search.counts.retrieved for o in searches),
+        admitted=sum(o.search.counts.admitted for o in searches),
+        candidates=candidates,
+        scored=family != "experience",
+        best_similarity=similarities[0] if similarities else None,
+        next_similarity=similarities[1] if len(similarities) > 1 else None,
+        best_overlap=max((o.search.best_overlap for o in searches), default=0.0),
+        reach=lambda: sum(reachable(o, floor, terms) for o in searches),
+    )
 
 
 def budget_view(build: BuildResult, max_bytes: int) -> BudgetView:

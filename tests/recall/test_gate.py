@@ -526,3 +526,22 @@ def test_assess_is_pure() -> None:
 def test_precise_lexical_hit_is_sufficient(overlap: float, reason: str) -> None:
     """A best hit holding sufficient_overlap of the query's terms ends recall, however thin."""
     assert assess([view(candidates=1, admitted=1, overlap=overlap)]).reason == reason
+
+
+def test_reach_is_computed_only_when_the_gate_needs_it() -> None:
+    """The reachable count (the costliest signal) is not computed for a precise hit."""
+    calls: list[int] = []
+
+    def reach() -> int:
+        calls.append(1)
+        return 3
+
+    precise = FamilyView(
+        family="memory", ceiling=16, retrieved=40, admitted=1, candidates=1,
+        best_similarity=0.8, best_overlap=1.0, reach=reach,
+    )  # fmt: skip
+    assert assess([precise]).reason == "sufficient"
+    assert calls == []
+    thin = attrs.evolve(precise, best_overlap=0.6)
+    assert assess([thin]).reason == "thin-candidates"
+    assert calls == [1]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from .._families import Family
     from ..builder import BudgetView
@@ -58,13 +58,18 @@ class FamilyView:
     next_similarity: float | None = None
     best_overlap: float = 0.0
     reachable: int | None = None
+    #: Computes ``reachable`` only if the gate asks (it is the costliest signal).
+    reach: Callable[[], int] | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def can_grow(self) -> bool:
         """A lower floor could add candidates: room under the ceiling, and pool candidates
         that the policy's floors would admit but the current one does not."""
-        more = self.retrieved - self.admitted if self.reachable is None else self.reachable
-        return self.candidates < self.ceiling and more > 0
+        if self.candidates >= self.ceiling:
+            return False
+        if self.reachable is not None:
+            return self.reachable > 0
+        return (self.reach() if self.reach is not None else self.retrieved - self.admitted) > 0
 
 
 @attrs.frozen
@@ -92,6 +97,8 @@ class RecallSufficiencyGate:
             return GateAssessment(True, NO_CONTENT, signals)
         if budget.dropped_items or budget.unused_bytes < policy.min_unused_bytes:
             return GateAssessment(True, BUDGET_BOUND, signals)
+        if signals["best_overlap"] >= policy.sufficient_overlap:
+            return GateAssessment(True, SUFFICIENT, signals)  # a precise lexical hit
         if all(view.candidates >= view.ceiling for view in families if view.retrieved):
             return GateAssessment(True, SATURATED, signals)
         if not any(view.can_grow for view in families):
@@ -106,8 +113,6 @@ def _thinness(
     signals: dict[str, float],
     policy: RecallSufficiencyPolicy,
 ) -> str | None:
-    if signals["best_overlap"] >= policy.sufficient_overlap:
-        return None  # a precise lexical hit: more, weaker candidates would not help
     if any(view.retrieved and not view.admitted for view in families):
         return THIN_FAMILIES  # a family found something and admitted none of it
     if signals["candidates"] < policy.min_candidates:
