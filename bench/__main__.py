@@ -8,6 +8,7 @@ Commands:
   latency                 prepare latency against the bare search floor (bench/latency.py)
   orchestrator            the gate on the synthetic workload and the concurrency curve
   calibrate               an embedder's similarity distributions and suggested floors
+  embedders               query-embedding latency and embedding throughput per embedder
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 import anyio
 import threadpoolctl
 
-from bench import calibrate, latency, orchestrator
+from bench import calibrate, embedders, latency, orchestrator
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -65,6 +66,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "latency": lambda argv: _run_module_main(latency.main, argv),
     "orchestrator": lambda argv: _run_module_main(orchestrator.main, argv),
     "calibrate": lambda argv: _run_module_main(calibrate.main, argv),
+    "embedders": lambda argv: _run_module_main(embedders.main, argv),
 }
 
 
