@@ -111,3 +111,8 @@ def experience_text(experience: Experience) -> str:
 def topic_text(topic: TopicMemory) -> str:
     """How a topic memory reads in a context pack and in the full-text index."""
     return f"{topic.title}\n\n{topic.text}"
+
+
+def resource_text(abstract: str | None, overview: str | None, uri: str) -> str:
+    """What a resource is embedded on: its abstract and overview, else its URI."""
+    return " ".join(filter(None, (abstract, overview))) or uri

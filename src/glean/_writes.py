@@ -6,7 +6,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from ._errors import InvalidRequestError
-from ._records import Experience, MemoryEntry, MemoryRef, Profile, Resource, TopicMemory
+from ._records import (
+    Experience,
+    MemoryEntry,
+    MemoryRef,
+    Profile,
+    Resource,
+    TopicMemory,
+    resource_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -101,4 +109,4 @@ def profile(value: object) -> Profile:
 
 def embedding_texts(resources: Sequence[Resource]) -> list[str]:
     """A resource is embedded on what is searchable about it: abstract and overview."""
-    return [" ".join(filter(None, (r.abstract, r.overview))) or r.uri for r in resources]
+    return [resource_text(r.abstract, r.overview, r.uri) for r in resources]

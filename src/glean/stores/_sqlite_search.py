@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._records import resource_text
 from ..recall._analysis import match_expression
 from . import _sqlite_schema as sql
 from ._vectors import VectorMatrix
@@ -90,6 +91,6 @@ def embedding_sources(conn: sqlite3.Connection) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     for row, family, text, abstract, overview, rid in found:
         if family == "resource":
-            text = " ".join(filter(None, (abstract, overview))) or rid
+            text = resource_text(abstract, overview, rid)
         out.append((row, text))
     return out
