@@ -24,6 +24,7 @@ from .recall import _gate as gate
 from .recall._admission import AdmissionFloor
 from .recall._allocation import allocate, check_ceiling
 from .recall._effort import RecallEffort
+from .recall._fusion import FusionWeights
 from .recall._gate import FamilyView, GateAssessment, RecallSufficiencyGate
 from .recall._merge import merge_rounds
 from .recall._policy import RecallExpander
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("glean")
 
+NEIGHBOURS = "neighbours"
+
 #: Families searched in the request's own scope only.
 OWN_SCOPE_ONLY = frozenset({"topic-memory"})
 
@@ -65,7 +68,10 @@ class Committed:
     known: dict[SearchSpec, frozenset[int]]
     candidates: dict[Family, tuple[Evidence, ...]]
     candidates_by_round: list[int]
+    floor: AdmissionFloor
     actions: list[str] = attrs.Factory(list)
+    #: Candidates offered as a hit's thread neighbour, over the committed rounds.
+    neighbours: int = 0
 
 
 @attrs.frozen
@@ -98,6 +104,7 @@ class Coordinator:
         self._tracer = tracer
         self._policy = policy
         self._lowest_floor = AdmissionFloor() if policy is None else lowest_floor(policy)
+        self._weights = FusionWeights() if policy is None else policy.fusion
         # Round 0's floor: the embedder's calibrated cosine baseline (0.3 by design).
         self._round0 = AdmissionFloor(min_similarity=baseline)
         self._round_timeout = round_timeout
@@ -121,7 +128,10 @@ class Coordinator:
         """
         started = anyio.current_time()
         specs = search_specs(plan)
-        shared = RoundInput(0, "search", query, vector, self._round0, self._ceilings(plan))
+        shared = RoundInput(
+            0, "search", query, vector, self._round0, self._ceilings(plan),
+            weights=self._weights, neighbours=self._weights.neighbours > 0,
+        )  # fmt: skip
         state = await self._round_zero(specs, shared, self._deadline(started, started))
 
         async def refit(candidates: Candidates) -> BuildResult:
@@ -134,7 +144,7 @@ class Coordinator:
             rounds, reason, build = await self._expand(
                 plan, query, vector, refit, state, build, started
             )
-        self._trace_build(build, rounds, reason)
+        self._trace_build(build, rounds, reason, state.neighbours)
         if not effort:
             return Recalled(build, None)
         policy = "disabled" if self._policy is None else self._policy.policy
@@ -158,7 +168,10 @@ class Coordinator:
             check_ceiling(family, candidates[family], self._limits.ceiling(family))
         known = {spec: frozenset(outcome.keys) for spec, outcome in outcomes.items()}
         total = sum(len(items) for items in candidates.values())
-        return Committed(tuple(specs), outcomes, known, candidates, [total])
+        joined = sum(outcome.neighbours for outcome in outcomes.values())
+        return Committed(
+            tuple(specs), outcomes, known, candidates, [total], shared.floor, neighbours=joined
+        )
 
     async def _expand(
         self,
@@ -183,18 +196,20 @@ class Coordinator:
             if assessment.sufficient:
                 return rounds, assessment.reason, build
             step = RecallExpander.plan(len(state.actions) + 1, self._policy)
+            floor = state.floor if step.floor is None else step.floor
             shared = RoundInput(
-                rounds, step.action, query, vector, step.floor, self._room(state),
+                rounds, step.action, query, vector, floor, self._room(state),
                 {spec: outcome.pool for spec, outcome in state.outcomes.items()}, state.known,
+                weights=self._weights, neighbours=step.action == NEIGHBOURS,
             )  # fmt: skip
             rounds += 1
-            runnable, carried = self._plan_round(state, step.floor, query)
+            runnable, carried = self._plan_round(state, shared)
             staged, stopped = await self._stage(runnable, shared, started)
             staged.update(carried)
             if stopped is not None:
                 state.candidates_by_round.append(state.candidates_by_round[-1])
                 return rounds, stopped, build
-            if self._commit(state, staged, step.action):
+            if self._commit(state, staged, shared):
                 build = await fit(state.candidates)
 
     async def _stage(
@@ -217,28 +232,33 @@ class Coordinator:
         return staged, gate.EXPANSION_FAILED if failed else None
 
     def _plan_round(
-        self, state: Committed, floor: AdmissionFloor, query: AnalysedQuery
+        self, state: Committed, shared: RoundInput
     ) -> tuple[list[SearchSpec], dict[SearchSpec, SearchOutcome]]:
         """Split a round's searches into those to run and those whose outcome is known.
 
         A search whose scope is unchanged and whose pool holds nothing the round's floor
         would newly admit would re-admit exactly what it admitted before: its previous
-        outcome is staged, with no new candidates, instead of running a task.
+        outcome is staged, with no new candidates, instead of running a task. The
+        ``"neighbours"`` action runs only memory searches that committed something.
         """
         runnable: list[SearchSpec] = []
         carried: dict[SearchSpec, SearchOutcome] = {}
-        terms = len(query.terms)
+        terms = len(shared.query.terms)
         for spec in state.specs:
             outcome = state.outcomes[spec]
             unchanged = self._store.scope_version(spec.scope_id) == outcome.pool.version
-            if unchanged and not reachable(outcome, floor, terms):
-                carried[spec] = attrs.evolve(outcome, keys=(), evidence=())
+            if shared.neighbours:
+                idle = unchanged and not (spec.family == "memory" and state.known[spec])
+            else:
+                idle = unchanged and not reachable(outcome, shared.floor, terms)
+            if idle:
+                carried[spec] = attrs.evolve(outcome, keys=(), evidence=(), neighbours=0)
             else:
                 runnable.append(spec)
         return runnable, carried
 
     def _commit(
-        self, state: Committed, staged: dict[SearchSpec, SearchOutcome], action: str
+        self, state: Committed, staged: dict[SearchSpec, SearchOutcome], shared: RoundInput
     ) -> bool:
         """Merge a whole, successful round into the committed state; True if it added any."""
         before = state.candidates
@@ -252,7 +272,9 @@ class Coordinator:
             spec: state.known[spec] | frozenset(staged[spec].keys) for spec in state.specs
         }
         state.candidates = merged
-        state.actions.append(action)
+        state.floor = shared.floor
+        state.neighbours += sum(outcome.neighbours for outcome in staged.values())
+        state.actions.append(shared.action)
         state.candidates_by_round.append(sum(len(items) for items in merged.values()))
         return any(len(merged[family]) != len(before[family]) for family in merged)
 
@@ -263,13 +285,21 @@ class Coordinator:
         try:
             return RecallSufficiencyGate.assess(
                 query=query,
-                families=family_views(state, self._limits, self._lowest_floor, query),
+                families=family_views(
+                    state, self._limits, self._lowest_floor, query, self._neighbours_next(state)
+                ),
                 budget=budget_view(build, max_bytes),
                 policy=self._policy,
             )
         except Exception:  # the gate fails closed: no expansion, round 0 stands
             logger.exception("recall sufficiency gate failed; not expanding")
             return GateAssessment(True, gate.GATE_FAILED)
+
+    def _neighbours_next(self, state: Committed) -> bool:
+        """Whether the next expansion round's action is ``"neighbours"``."""
+        assert self._policy is not None
+        actions = self._policy.actions[: self._policy.max_expansions]
+        return len(state.actions) < len(actions) and actions[len(state.actions)] == NEIGHBOURS
 
     def _ceilings(self, plan: PreparePlan) -> dict[Family, int]:
         return {family: self._limits.ceiling(family) for family in plan.families}
@@ -297,12 +327,13 @@ class Coordinator:
         }
         return self._tracer.start_as_current_span("glean.recall.round", attributes=attributes)
 
-    def _trace_build(self, build: BuildResult, rounds: int, reason: str) -> None:
+    def _trace_build(self, build: BuildResult, rounds: int, reason: str, neighbours: int) -> None:
         omissions = build.omissions
         attributes: dict[str, AttributeValue] = {
             "glean.recall.rounds": rounds,
             "glean.recall.assessment": reason,
             "glean.recall.truncated_items": omissions.truncated_items,
+            "glean.recall.neighbours": neighbours,
             "glean.recall.dropped_items": omissions.dropped_items,
             "glean.context.status": build.context.status,
             "glean.context.bytes": build.context.content_bytes,
@@ -323,7 +354,9 @@ def search_specs(plan: PreparePlan) -> list[SearchSpec]:
 
 def lowest_floor(policy: RecallSufficiencyPolicy) -> AdmissionFloor:
     """The lowest floor any expansion round of ``policy`` may apply."""
-    floors = (policy.admission, policy.policy_floor)[: policy.max_expansions]
+    by_action = {"admission": policy.admission, "policy-floor": policy.policy_floor}
+    actions = policy.actions[: policy.max_expansions]
+    floors = [by_action[action] for action in actions if action in by_action]
     if not floors:
         return AdmissionFloor()
     lexical = [f.required_matches for f in floors if f.required_matches is not None]
@@ -336,21 +369,36 @@ def reachable(outcome: SearchOutcome, floor: AdmissionFloor, terms: int) -> int:
     pool = outcome.pool
     lexical = int(np.count_nonzero(pool.lexical_matches >= floor.lexical_floor(terms)))
     vector = int(np.count_nonzero(pool.vector_similarities >= floor.vector_floor()))
-    return max(0, lexical + vector - outcome.search.counts.admitted)
+    return max(0, lexical + vector + len(pool.time_keys) - outcome.search.counts.admitted)
 
 
 def family_views(
-    state: Committed, limits: Limits, floor: AdmissionFloor, query: AnalysedQuery
+    state: Committed,
+    limits: Limits,
+    floor: AdmissionFloor,
+    query: AnalysedQuery,
+    neighbours_next: bool = False,
 ) -> list[FamilyView]:
-    """The gate's view of each searchable family, from the last committed round."""
+    """The gate's view of each searchable family, from the last committed round.
+
+    When the next action is ``"neighbours"``, a memory family with committed hits can
+    still grow (their neighbours are unknown until looked up).
+    """
     by_family: dict[Family, list[SearchOutcome]] = {}
     for spec in state.specs:
         by_family.setdefault(spec.family, []).append(state.outcomes[spec])
     terms = len(query.terms)
-    return [
+    views = [
         _view(family, by_family.get(family, []), len(candidates), limits, floor, terms)
         for family, candidates in state.candidates.items()
     ]
+    if neighbours_next:
+        views = [
+            attrs.evolve(view, reachable=1) if view.family == "memory" and view.candidates
+            else view
+            for view in views
+        ]  # fmt: skip
+    return views
 
 
 def _view(

@@ -15,7 +15,10 @@ import anyio
 import attrs
 
 from .recall._admission import AdmissionFloor, admit
-from .recall._fusion import FamilySearch, fuse
+from .recall._fusion import FamilySearch, FusionWeights, fuse, with_neighbours
+
+#: The best fused hits of a memory search whose thread neighbours join the candidates.
+NEIGHBOUR_HITS = 5
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -47,7 +50,9 @@ class RoundInput:
 
     ``pools`` are the pools of earlier rounds, to re-admit; ``known`` the keys already
     committed per search, which a round never reads again; ``room`` how many new
-    candidates each family can still take.
+    candidates each family can still take. ``neighbours`` says whether a memory
+    search's best hits bring their thread neighbours (round 0's neighbour channel, or
+    the ``"neighbours"`` expansion action).
     """
 
     index: int
@@ -58,6 +63,8 @@ class RoundInput:
     room: Mapping[Family, int]
     pools: Mapping[SearchSpec, Pool] = attrs.Factory(dict)
     known: Mapping[SearchSpec, frozenset[int]] = attrs.Factory(dict)
+    weights: FusionWeights = attrs.Factory(FusionWeights)
+    neighbours: bool = False
 
 
 @attrs.frozen
@@ -66,7 +73,8 @@ class SearchOutcome:
 
     ``keys`` and ``evidence`` are the search's new candidates in fused order, at most
     the family's room; ``retrieved_again`` is True when an earlier pool could not be
-    reused because the scope was written in between.
+    reused because the scope was written in between; ``neighbours`` counts the keys
+    that joined as a hit's thread neighbour.
     """
 
     spec: SearchSpec
@@ -75,6 +83,7 @@ class SearchOutcome:
     keys: tuple[int, ...]
     evidence: tuple[Evidence, ...]
     retrieved_again: bool = False
+    neighbours: int = 0
 
 
 class RoundRunner:
@@ -137,6 +146,7 @@ class RoundRunner:
                 span.set_attribute("glean.recall.retrieved", outcome.search.counts.retrieved)
                 span.set_attribute("glean.recall.admitted", outcome.search.counts.admitted)
                 span.set_attribute("glean.recall.retrieved_again", outcome.retrieved_again)
+                span.set_attribute("glean.recall.neighbours", outcome.neighbours)
             await results.send(outcome)
 
     async def _searched(self, spec: SearchSpec, shared: RoundInput) -> SearchOutcome:
@@ -151,11 +161,33 @@ class RoundRunner:
                 self._limits.pool_size(spec.family),
             )
         terms = len(shared.query.terms)
-        search = fuse(admit(pool, terms, shared.floor), terms)
+        search = fuse(admit(pool, terms, shared.floor), terms, shared.weights)
         known = shared.known.get(spec, frozenset())
+        ranked, joined = await self._joined(spec, shared, search, known)
         # A scope never offers more than its family's room, so only that prefix is read.
-        wanted = [key for key in search.ranked if key not in known][: shared.room[spec.family]]
+        wanted = [key for key in ranked if key not in known][: shared.room[spec.family]]
         found = await self._store.evidence(spec.family, spec.scope_id, wanted) if wanted else {}
         keys = tuple(key for key in wanted if key in found)
         evidence = tuple(found[key] for key in keys)
-        return SearchOutcome(spec, pool, search, keys, evidence, again)
+        neighbours = sum(key in joined for key in keys)
+        return SearchOutcome(spec, pool, search, keys, evidence, again, neighbours)
+
+    async def _joined(
+        self, spec: SearchSpec, shared: RoundInput, search: FamilySearch, known: frozenset[int]
+    ) -> tuple[tuple[int, ...], frozenset[int]]:
+        """The search's order with its best hits' thread neighbours, and those neighbours.
+
+        In round 0 they are fused in, a channel like any other; the ``"neighbours"``
+        action offers only them, after the committed candidates, so it never displaces
+        one.
+        """
+        if not shared.neighbours or spec.family != "memory" or not search.ranked:
+            return search.ranked, frozenset()
+        hits = search.ranked[:NEIGHBOUR_HITS]
+        if shared.index:
+            hits = tuple(key for key in search.ranked if key in known)[:NEIGHBOUR_HITS]
+        around = await self._store.neighbours(spec.family, spec.scope_id, hits)
+        joined = frozenset(key for near in around.values() for key in near) - set(search.ranked)
+        if shared.index:
+            return tuple(key for hit in hits for key in around.get(hit, ())), joined
+        return with_neighbours(search, around, shared.weights.neighbours), joined

@@ -1,7 +1,8 @@
 """Admission: the floor a retrieved pool must clear before fusion.
 
 Pure. A lexical candidate must contain ``required_matches`` distinct query terms; a
-vector candidate needs a cosine similarity of at least the floor (0.3 by default).
+vector candidate needs a cosine similarity of at least the floor (0.3 by default); a
+time candidate was recorded in a window the query names, which is its floor.
 Expansion rounds lower these floors on the same pool; nothing here retrieves.
 """
 
@@ -82,6 +83,7 @@ class Admitted:
     vector_keys: tuple[int, ...]
     vector_similarities: tuple[float, ...]
     counts: AdmissionCounts
+    time_keys: tuple[int, ...] = ()
 
 
 def admit(pool: Pool, term_count: int, floor: AdmissionFloor) -> Admitted:
@@ -92,11 +94,13 @@ def admit(pool: Pool, term_count: int, floor: AdmissionFloor) -> Admitted:
     vector = pool.vector_similarities >= minimum
     lexical_keys = tuple(pool.lexical_keys[lexical].tolist())
     vector_keys = tuple(pool.vector_keys[vector].tolist())
+    # The window a query's date names is the time channel's floor: it admits them all.
+    time_keys = tuple(pool.time_keys.tolist())
     counts = AdmissionCounts(
         family=pool.family,
         scope_id=pool.scope_id,
         retrieved=pool.retrieved,
-        admitted=len(lexical_keys) + len(vector_keys),
+        admitted=len(lexical_keys) + len(vector_keys) + len(time_keys),
     )
     return Admitted(
         lexical_keys=lexical_keys,
@@ -104,4 +108,5 @@ def admit(pool: Pool, term_count: int, floor: AdmissionFloor) -> Admitted:
         vector_keys=vector_keys,
         vector_similarities=tuple(pool.vector_similarities[vector].tolist()),
         counts=counts,
+        time_keys=time_keys,
     )

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Final
 import attrs
 import snowballstemmer
 
+from ._dates import DateMention, extract_dates
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
@@ -98,7 +100,8 @@ class AnalysedQuery:
     """A query as the lexical channel sees it.
 
     ``terms`` are the distinct analysed terms in query order, at most the cap given to
-    ``analyse_query``; empty when the query has no content words.
+    ``analyse_query``; empty when the query has no content words. ``dates`` are the
+    dates and ranges the query names, for the time channel.
     """
 
     text: str = attrs.field(validator=attrs.validators.instance_of(str))
@@ -107,6 +110,7 @@ class AnalysedQuery:
             attrs.validators.instance_of(str), attrs.validators.instance_of(tuple)
         )
     )
+    dates: tuple[DateMention, ...] = ()
 
 
 def analyse(text: str) -> list[str]:
@@ -147,7 +151,7 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
         terms = tuple(dict.fromkeys(map(_term, words)))
     else:
         terms = _most_informative(words, max_terms)
-    return AnalysedQuery(text=text, terms=terms)
+    return AnalysedQuery(text=text, terms=terms, dates=extract_dates(text))
 
 
 def match_expression(terms: Sequence[str]) -> str:

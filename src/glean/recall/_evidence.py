@@ -67,8 +67,9 @@ class Pool:
     version: int
     #: The full-text channel in BM25 order as parallel arrays: each candidate's key (the
     #: store's handle of one record version, unique within family and scope), its BM25
-    #: (lower is better, as SQLite reports it) and how many distinct query terms its
-    #: analysed text contains. Hundreds of candidates cost three arrays, not objects.
+    #: over the scope's own statistics (negated: lower is better, as SQLite reports it)
+    #: and how many distinct query terms its analysed text contains. Hundreds of
+    #: candidates cost three arrays, not objects.
     lexical_keys: npt.NDArray[np.int64] = attrs.field(
         factory=lambda: _keys(()), converter=_keys, eq=False
     )
@@ -86,7 +87,13 @@ class Pool:
         factory=lambda: _similarities(()), converter=_similarities, eq=False
     )
 
+    #: The time channel: entries recorded in a window the query's dates name, most
+    #: similar to the query first (empty when the query names no date).
+    time_keys: npt.NDArray[np.int64] = attrs.field(
+        factory=lambda: _keys(()), converter=_keys, eq=False
+    )
+
     @property
     def retrieved(self) -> int:
         """Candidates the backend returned, counted per channel (the RFC's count)."""
-        return len(self.lexical_keys) + len(self.vector_keys)
+        return len(self.lexical_keys) + len(self.vector_keys) + len(self.time_keys)

@@ -1,9 +1,11 @@
 """The recall-sufficiency policy and the expander: what a second look may do. Pure.
 
-A policy is a frozen, versioned value: the gate's thresholds and the two expansion
-floors. The expander turns an expansion round into a :class:`SearchPlan`, which only
-ever lowers the admission floor on the pool already retrieved: it never names a family,
-never raises a limit, never changes the search mode or the byte budget.
+A policy is a frozen, versioned value: the gate's thresholds, the two expansion floors,
+the expansion actions in round order and the fusion weights. The expander turns an
+expansion round into a :class:`SearchPlan`: a lower admission floor on the pool already
+retrieved, or (``"neighbours"``, policy v2) the committed hits' thread neighbours. It
+never names a family, never raises a limit, never changes the search mode or the byte
+budget.
 """
 
 from __future__ import annotations
@@ -14,9 +16,13 @@ import attrs
 
 from .._errors import InvalidRequestError
 from ._admission import AdmissionFloor
+from ._fusion import FusionWeights
 
 #: The expansion actions of the RFC's floor-only policy, in round order.
 FLOOR_ACTIONS: Final = ("admission", "policy-floor")
+#: Policy v2's: the committed hits' thread neighbours first, then the admission floor.
+CONVERSATION_ACTIONS: Final = ("neighbours", "admission")
+ACTIONS: Final = frozenset({*FLOOR_ACTIONS, "neighbours"})
 MAX_EXPANSIONS: Final = 2
 
 
@@ -40,6 +46,22 @@ def _expansions(instance: object, attribute: attrs.Attribute[int], value: int) -
         )
 
 
+def _actions(instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: object) -> None:
+    if (
+        not isinstance(value, tuple)
+        or len(value) != MAX_EXPANSIONS
+        or any(action not in ACTIONS for action in value)
+    ):
+        raise InvalidRequestError(
+            f"RecallSufficiencyPolicy.actions must be {MAX_EXPANSIONS} of {sorted(ACTIONS)}"
+        )
+
+
+def _fusion(instance: object, attribute: attrs.Attribute[FusionWeights], value: object) -> None:
+    if not isinstance(value, FusionWeights):
+        raise InvalidRequestError("RecallSufficiencyPolicy.fusion must be a glean.FusionWeights")
+
+
 @attrs.frozen(kw_only=True)
 class RecallSufficiencyPolicy:
     """Thresholds of the sufficiency gate and the floors of its two expansion rounds.
@@ -56,8 +78,11 @@ class RecallSufficiencyPolicy:
         min_unused_bytes: less room than this left after fitting is budget-bound.
         sufficient_overlap: a best lexical candidate holding at least this share of the
             query's terms is a precise hit: recall is sufficient however few candidates.
-        admission: the floor of round 1 ("admission").
-        policy_floor: the floor of round 2 ("policy-floor").
+        admission: the floor of the ``"admission"`` action.
+        policy_floor: the floor of the ``"policy-floor"`` action.
+        actions: the expansion actions in round order: the RFC's floor-only
+            ``("admission", "policy-floor")``, or v2's ``("neighbours", "admission")``.
+        fusion: the fusion weights of every round's channels.
     """
 
     policy: str = "glean.recall-gate.v1"
@@ -79,6 +104,19 @@ class RecallSufficiencyPolicy:
     policy_floor: AdmissionFloor = attrs.field(
         factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.3)
     )
+    actions: tuple[str, ...] = attrs.field(default=FLOOR_ACTIONS, validator=_actions)
+    fusion: FusionWeights = attrs.field(factory=FusionWeights, validator=_fusion)
+
+    @classmethod
+    def conversational(cls) -> RecallSufficiencyPolicy:
+        """Policy v2: neighbours join only when the gate asks, as expansion round 1
+        (``"neighbours"``), then round 2 lowers the admission floor; round 0 fuses no
+        neighbours. The floor-only policy is ``RecallSufficiencyPolicy()``."""
+        return cls(
+            policy="glean.recall-gate.v2",
+            actions=CONVERSATION_ACTIONS,
+            fusion=FusionWeights(neighbours=0.0),
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -117,11 +155,12 @@ def calibrate(policy: RecallSufficiencyPolicy, calibration: Calibration) -> Reca
 
 @attrs.frozen
 class SearchPlan:
-    """One expansion round: its named action and the admission floor it applies."""
+    """One expansion round: its named action and the admission floor it applies
+    (``None``: the floor of the last committed round, as ``"neighbours"`` keeps it)."""
 
     round: int
     action: str
-    floor: AdmissionFloor
+    floor: AdmissionFloor | None
 
 
 class RecallExpander:
@@ -136,5 +175,6 @@ class RecallExpander:
         """
         if not 1 <= round <= policy.max_expansions:
             raise ValueError(f"round {round} is not an expansion round of {policy.policy}")
-        floor = policy.admission if round == 1 else policy.policy_floor
-        return SearchPlan(round=round, action=FLOOR_ACTIONS[round - 1], floor=floor)
+        action = policy.actions[round - 1]
+        floors = {"admission": policy.admission, "policy-floor": policy.policy_floor}
+        return SearchPlan(round=round, action=action, floor=floors.get(action))

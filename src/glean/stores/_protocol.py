@@ -78,6 +78,12 @@ class Store(Protocol):
         """Return up to ``pool_size`` candidates per channel, before any admission."""
         ...
 
+    async def neighbours(
+        self, family: Family, scope_id: str, keys: Sequence[int]
+    ) -> Mapping[int, tuple[int, ...]]:
+        """Per key, the searchable keys just before and after it in its thread."""
+        ...
+
     async def evidence(
         self, family: Family, scope_id: str, keys: Sequence[int]
     ) -> Mapping[int, Evidence]:

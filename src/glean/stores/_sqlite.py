@@ -396,23 +396,22 @@ class SqliteStore:
         rows = 0 if key is None else self._counts.get((family, key), 0)
         if key is None or rows == 0:
             return Pool(family, scope_id, version)  # nothing to search: no I/O at all
-        terms = frozenset(query.terms)
 
         def work(conn: sqlite3.Connection) -> Pool:
             nearest = self._start_nearest(conn, family, key, vector, pool_size)
-            lexical = search.lexical_rows(conn, family, key, query.terms, pool_size)
+            lexical = search.lexical_hits(conn, family, key, query.terms, pool_size)
             rows, similarities = nearest()
+            timed = self._time_channel(conn, family, key, query, vector, pool_size // 4)
             return Pool(
                 family,
                 scope_id,
                 version,
-                lexical_keys=[row for row, _, _ in lexical],
-                lexical_scores=[score for _, _, score in lexical],
-                lexical_matches=[
-                    len(terms.intersection(indexed.split())) for _, indexed, _ in lexical
-                ],
+                lexical_keys=[hit.row for hit in lexical],
+                lexical_scores=[-hit.score for hit in lexical],
+                lexical_matches=[hit.matches for hit in lexical],
                 vector_keys=rows,
                 vector_similarities=similarities,
+                time_keys=timed,
             )
 
         inline = rows <= self._inline_rows and (
@@ -425,6 +424,21 @@ class SqliteStore:
             return await self._read("retrieve", work, inline=False)
         finally:
             self._threaded_searches -= 1
+
+    async def neighbours(
+        self, family: Family, scope_id: str, keys: Sequence[int]
+    ) -> Mapping[int, tuple[int, ...]]:
+        """For each key, the searchable records just before and just after it in its
+        thread (ordered by ``created_at``, then insertion); keys without a thread, or no
+        longer searchable, are absent. Never crosses a thread, a scope or a family."""
+        key = self._scope_keys.get(scope_id)
+        if key is None or not keys:
+            return {}
+
+        def work(conn: sqlite3.Connection) -> dict[int, tuple[int, ...]]:
+            return search.thread_neighbours(conn, family, key, keys)
+
+        return await self._read("neighbours", work, inline=True)
 
     async def evidence(
         self, family: Family, scope_id: str, keys: Sequence[int]
@@ -539,6 +553,27 @@ class SqliteStore:
             found = matrix.nearest(vector, k)
             return lambda: found
         return self._vector_threads.submit(matrix.nearest, vector, k).result
+
+    def _time_channel(
+        self,
+        conn: sqlite3.Connection,
+        family: Family,
+        key: int,
+        query: AnalysedQuery,
+        vector: Vectors | None,
+        size: int,
+    ) -> Any:
+        """The time channel's keys: records in the windows the query's dates name, most
+        similar to the query first (nearest the window's middle without a vector)."""
+        if not query.dates or family != "memory" or size <= 0:
+            return _NO_ROWS
+        rows, distances = search.window_rows(conn, family, key, query.dates)
+        matrix = self._matrices.get((family, key))
+        if vector is not None and matrix is not None and len(rows):
+            order = np.lexsort((distances, -matrix.similarities(rows, vector)))
+        else:
+            order = np.argsort(distances, kind="stable")
+        return rows[order[:size]]
 
     def _check_vectors(self, vectors: Vectors, count: int) -> None:
         if vectors.ndim != 2 or vectors.shape[0] != count:

@@ -4,6 +4,7 @@ the per-scope term statistics that follow them. Runs inside one write transactio
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -34,9 +35,7 @@ class Written:
 def create_schema(
     conn: sqlite3.Connection,
 ) -> tuple[dict[str, int], int | None, dict[tuple[Family, int], int]]:
-    for statement in sql.DDL.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    _run(conn, sql.DDL)
     for table in sql.FTS_TABLES.values():
         exists = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
@@ -48,8 +47,11 @@ def create_schema(
     found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
+    elif found[0] == "1":
+        _migrate_from_1(conn)
     elif found[0] != sql.SCHEMA_VERSION:
         raise StoreError(f"database schema {found[0]} is not {sql.SCHEMA_VERSION}")
+    _run(conn, sql.INDEXES)
     scopes = dict(conn.execute("SELECT scope, scope_key FROM scopes").fetchall())
     row = conn.execute("SELECT length(embedding) FROM records WHERE embedding IS NOT NULL LIMIT 1")
     size = row.fetchone()
@@ -60,6 +62,33 @@ def create_schema(
         )
     }
     return scopes, None if size is None else int(size[0]) // 4, counts
+
+
+def _run(conn: sqlite3.Connection, script: str) -> None:
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _migrate_from_1(conn: sqlite3.Connection) -> None:
+    """Version 2 adds each record's sortable time and each scope's total term count."""
+    conn.execute(f"ALTER TABLE records ADD COLUMN created_ts REAL NOT NULL DEFAULT {sql.NO_TIME}")
+    dated = conn.execute("SELECT row, created_at FROM records WHERE created_at IS NOT NULL")
+    conn.executemany(
+        "UPDATE records SET created_ts = ? WHERE row = ?",
+        [(datetime.fromisoformat(at).timestamp(), row) for row, at in dated.fetchall()],
+    )
+    lengths: dict[tuple[str, int], int] = {}
+    for family, table in sql.FTS_TABLES.items():
+        indexed = conn.execute(
+            f"SELECT r.scope_key, f.terms FROM {table} f JOIN records r ON r.row = f.rowid"
+        )
+        for key, terms in indexed:
+            lengths[(family, key)] = lengths.get((family, key), 0) + len(terms.split())
+    conn.executemany(
+        sql.COUNT_TERMS, [(f, key, sql.LENGTHS, total) for (f, key), total in lengths.items()]
+    )
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (sql.SCHEMA_VERSION,))
 
 
 def scope_key(conn: sqlite3.Connection, scope_id: str) -> int:
@@ -79,7 +108,8 @@ def insert(
 ) -> int:
     values = (
         family, key, rid, revision, columns.get("text"), columns.get("kind"),
-        columns.get("tags"), columns.get("created_at"), columns.get("thread"),
+        columns.get("tags"), columns.get("created_at"), columns.get("created_ts", sql.NO_TIME),
+        columns.get("thread"),
         columns.get("title"), columns.get("abstract"), columns.get("overview"),
         columns.get("embedding"),
     )  # fmt: skip
@@ -96,8 +126,10 @@ def insert(
 
 def count_terms(conn: sqlite3.Connection, family: Family, key: int, terms: str, step: int) -> None:
     """Keep the scope's document frequencies in step with what is searchable."""
-    distinct = {sql.DOCUMENTS, *terms.split()}
-    conn.executemany(sql.COUNT_TERMS, [(family, key, term, step) for term in distinct])
+    words = terms.split()
+    counts = [(family, key, term, step) for term in {sql.DOCUMENTS, *words}]
+    counts.append((family, key, sql.LENGTHS, step * len(words)))
+    conn.executemany(sql.COUNT_TERMS, counts)
 
 
 def insert_memory(
@@ -107,7 +139,8 @@ def insert_memory(
     return insert(
         conn, "memory", key, rid, revision, index_text(entry.text),
         text=entry.text, kind=entry.kind, tags=sql.encode_tags(entry.tags),
-        created_at=created_at, thread=entry.thread, embedding=vector.tobytes(),
+        created_at=created_at, created_ts=sql.created_ts(entry.created_at),
+        thread=entry.thread, embedding=vector.tobytes(),
     )  # fmt: skip
 
 

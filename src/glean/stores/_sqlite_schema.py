@@ -17,7 +17,11 @@ if TYPE_CHECKING:
 
     from .._families import Family
 
-SCHEMA_VERSION: Final = "1"
+SCHEMA_VERSION: Final = "2"
+
+#: ``records.created_ts`` of a record saved without ``created_at``: before every real
+#: time, so a thread orders such records first and no time window ever selects them.
+NO_TIME: Final = -1e18
 
 FTS_TABLES: Final[dict[Family, str]] = {
     "memory": "fts_memory",
@@ -43,6 +47,7 @@ CREATE TABLE IF NOT EXISTS records (
     kind TEXT,
     tags TEXT,
     created_at TEXT,
+    created_ts REAL NOT NULL DEFAULT -1e18,
     thread TEXT,
     title TEXT,
     abstract TEXT,
@@ -50,7 +55,6 @@ CREATE TABLE IF NOT EXISTS records (
     embedding BLOB,
     UNIQUE (family, scope_key, rid, revision)
 );
-CREATE INDEX IF NOT EXISTS records_title ON records (family, scope_key, title) WHERE live = 1;
 CREATE TABLE IF NOT EXISTS resource_bodies (
     row INTEGER PRIMARY KEY REFERENCES records(row),
     body TEXT NOT NULL
@@ -68,6 +72,15 @@ CREATE TABLE IF NOT EXISTS profiles (
 );
 """
 
+#: Created after any migration: they name columns a version 1 database lacks.
+INDEXES: Final = """
+CREATE INDEX IF NOT EXISTS records_title ON records (family, scope_key, title) WHERE live = 1;
+CREATE INDEX IF NOT EXISTS records_time ON records (family, scope_key, created_ts)
+    WHERE live = 1;
+CREATE INDEX IF NOT EXISTS records_thread ON records (family, scope_key, thread, created_ts, row)
+    WHERE live = 1 AND thread IS NOT NULL;
+"""
+
 FTS_DDL: Final = """
 CREATE VIRTUAL TABLE IF NOT EXISTS {table}
     USING fts5(skey, terms, tokenize = "unicode61 remove_diacritics 0");
@@ -78,17 +91,40 @@ EVIDENCE_COLUMNS: Final = "row, rid, revision, text, created_at, thread, abstrac
 
 INSERT_RECORD: Final = """
 INSERT INTO records (family, scope_key, rid, revision, live, text, kind, tags, created_at,
-                     thread, title, abstract, overview, embedding)
-VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                     created_ts, thread, title, abstract, overview, embedding)
+VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 
 #: The term_stats row whose ``df`` counts the searchable records of a family in a scope.
 DOCUMENTS: Final = ""
+#: The term_stats row whose ``df`` sums their lengths in terms (for BM25's average);
+#: a space never occurs inside a term, so neither sentinel can collide with one.
+LENGTHS: Final = " length"
 
 COUNT_TERMS: Final = """
 INSERT INTO term_stats (family, scope_key, term, df) VALUES (?, ?, ?, ?)
 ON CONFLICT (family, scope_key, term) DO UPDATE SET df = df + excluded.df
+"""
+
+
+NEWEST: Final = (
+    "SELECT max(created_ts) FROM records WHERE family = ? AND scope_key = ? AND live = 1"
+)
+IN_WINDOW: Final = """
+SELECT row, created_ts FROM records
+WHERE family = ? AND scope_key = ? AND live = 1 AND created_ts >= ? AND created_ts < ? LIMIT ?
+"""
+#: The records just before and just after one record in its thread.
+BEFORE: Final = """
+SELECT row FROM records
+WHERE family = ? AND scope_key = ? AND thread = ? AND live = 1 AND (created_ts, row) < (?, ?)
+ORDER BY created_ts DESC, row DESC LIMIT 1
+"""
+AFTER: Final = """
+SELECT row FROM records
+WHERE family = ? AND scope_key = ? AND thread = ? AND live = 1 AND (created_ts, row) > (?, ?)
+ORDER BY created_ts, row LIMIT 1
 """
 
 
@@ -97,6 +133,11 @@ def term_frequencies(term_count: int) -> str:
     return (
         f"SELECT term, df FROM term_stats WHERE family = ? AND scope_key = ? AND term IN ({marks})"
     )
+
+
+def created_ts(created_at: datetime | None) -> float:
+    """The sortable UTC time of a record (``NO_TIME`` without one)."""
+    return NO_TIME if created_at is None else created_at.timestamp()
 
 
 def scope_token(scope_key: int) -> str:

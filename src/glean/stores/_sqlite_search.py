@@ -1,10 +1,14 @@
 """Searching the embedded store: the scoped full-text query over the selective query
-terms, evidence reads by key, and loading a scope's vector matrix."""
+terms ranked with the scope's own statistics, evidence reads by key, and loading a
+scope's vector matrix."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Final
 
+import attrs
 import numpy as np
 
 from .._records import resource_text
@@ -16,29 +20,90 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
+    import numpy.typing as npt
+
     from .._families import Family
+    from ..recall._dates import DateMention
     from ..recall._evidence import Evidence
 
 #: Most postings (rows matching any chosen term) one full-text search may rank.
 POSTINGS_BUDGET = 2048
+#: Most records one time window may select before they are ranked by similarity.
+WINDOW_SCAN: Final = 4096
+#: Okapi BM25's term-frequency saturation and length normalisation (FTS5's defaults).
+BM25_K1: Final = 1.2
+BM25_B: Final = 0.75
 
 
-def lexical_rows(
+@attrs.frozen
+class LexicalHit:
+    """One full-text candidate: its row, per-scope BM25 (higher is better) and how many
+    distinct query terms its indexed text holds."""
+
+    row: int
+    score: float
+    matches: int
+
+
+def lexical_hits(
     conn: sqlite3.Connection, family: Family, key: int, terms: Sequence[str], limit: int
-) -> list[tuple[int, str, float]]:
-    match = match_expression(selective_terms(conn, family, key, terms))
+) -> list[LexicalHit]:
+    """The scope's best ``limit`` full-text candidates, ranked by per-scope BM25.
+
+    FTS5's own ``bm25`` weighs terms by their frequency in the whole table, so a term
+    common in one large scope would count as common in every small one. FTS5 still
+    chooses the ``limit`` candidates (it cannot rank otherwise); they are then scored
+    with the scope's own document frequencies and average length from ``term_stats``,
+    which the candidates' indexed text already read for admission makes exact.
+    """
+    stats = scope_stats(conn, family, key, terms)
+    match = match_expression(selective_terms(stats.frequencies))
     if not match:
         return []
     table = sql.FTS_TABLES[family]
-    statement = (
-        f"SELECT rowid, terms, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
-    )
-    return conn.execute(statement, (sql.lexical_query(key, match), limit)).fetchall()
+    statement = f"SELECT rowid, terms FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
+    found = conn.execute(statement, (sql.lexical_query(key, match), limit)).fetchall()
+    hits = [stats.score(row, indexed.split()) for row, indexed in found]
+    hits.sort(key=lambda hit: hit.score, reverse=True)  # stable: FTS5's order breaks ties
+    return hits
 
 
-def selective_terms(
+@attrs.frozen
+class ScopeStats:
+    """A scope's statistics for one query's terms: document frequencies (terms absent
+    from the scope left out), documents and average length in terms."""
+
+    frequencies: dict[str, int]
+    documents: int
+    average_length: float
+
+    def score(self, row: int, words: list[str]) -> LexicalHit:
+        """Okapi BM25 of one indexed text, with the idf that never goes negative."""
+        length_norm = BM25_K1 * (1 - BM25_B + BM25_B * len(words) / self.average_length)
+        score = 0.0
+        matches = 0
+        for term, df in self.frequencies.items():
+            tf = words.count(term)
+            if tf:
+                matches += 1
+                idf = math.log(1 + (self.documents - df + 0.5) / (df + 0.5))
+                score += idf * tf * (BM25_K1 + 1) / (tf + length_norm)
+        return LexicalHit(row, score, matches)
+
+
+def scope_stats(
     conn: sqlite3.Connection, family: Family, key: int, terms: Sequence[str]
-) -> list[str]:
+) -> ScopeStats:
+    """One indexed read of ``term_stats`` for the query's terms and the two sentinels."""
+    names = (*terms, sql.DOCUMENTS, sql.LENGTHS)
+    found = dict(conn.execute(sql.term_frequencies(len(names)), (family, key, *names)).fetchall())
+    documents = max(found.pop(sql.DOCUMENTS, 0), 1)
+    total = found.pop(sql.LENGTHS, 0)
+    frequencies = {term: found[term] for term in terms if found.get(term, 0) > 0}
+    return ScopeStats(frequencies, documents, max(total / documents, 1.0))
+
+
+def selective_terms(frequencies: dict[str, int]) -> list[str]:
     """The query terms that drive the full-text search, rarest first.
 
     BM25 ranking costs per matching row, so a term found in most of a scope would make
@@ -47,19 +112,61 @@ def selective_terms(
     within ``POSTINGS_BUDGET`` (the rarest term is always taken). Admission still counts
     every query term a candidate contains.
     """
-    if not terms:
-        return []
-    found = dict(conn.execute(sql.term_frequencies(len(terms)), (family, key, *terms)).fetchall())
     chosen: list[str] = []
     postings = 0
-    for term in sorted(found, key=found.__getitem__):
-        if found[term] <= 0:
-            continue
-        if chosen and postings + found[term] > POSTINGS_BUDGET:
+    for term in sorted(frequencies, key=frequencies.__getitem__):
+        if chosen and postings + frequencies[term] > POSTINGS_BUDGET:
             break
         chosen.append(term)
-        postings += found[term]
+        postings += frequencies[term]
     return chosen
+
+
+def window_rows(
+    conn: sqlite3.Connection, family: Family, key: int, dates: Sequence[DateMention]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The live records recorded in any window ``dates`` name, each with its distance in
+    seconds from the middle of its window (at most ``WINDOW_SCAN`` per window).
+
+    Relative dates resolve against the day of the scope's newest record; both reads
+    are range scans of the ``records_time`` index.
+    """
+    reference: date | None = None
+    if any(mention.relative for mention in dates):
+        newest = conn.execute(sql.NEWEST, (family, key)).fetchone()[0]
+        if newest is not None and newest > sql.NO_TIME:
+            reference = datetime.fromtimestamp(newest, UTC).date()
+    distance: dict[int, float] = {}
+    for mention in dates:
+        window = mention.window(reference)
+        if window is None:
+            continue
+        middle = (window[0] + window[1]) / 2
+        for row, at in conn.execute(sql.IN_WINDOW, (family, key, *window, WINDOW_SCAN)):
+            distance[row] = min(distance.get(row, math.inf), abs(at - middle))
+    rows = np.fromiter(distance, dtype=np.int64, count=len(distance))
+    return rows, np.fromiter(distance.values(), dtype=np.float64, count=len(distance))
+
+
+def thread_neighbours(
+    conn: sqlite3.Connection, family: Family, key: int, rows: Sequence[int]
+) -> dict[int, tuple[int, ...]]:
+    """The live records just before and after each of ``rows`` in its own thread; two
+    range reads of the ``records_thread`` index per row."""
+    marks = ",".join("?" * len(rows))
+    found = conn.execute(
+        f"SELECT row, thread, created_ts FROM records WHERE row IN ({marks})"
+        " AND family = ? AND scope_key = ? AND live = 1 AND thread IS NOT NULL",
+        (*rows, family, key),
+    ).fetchall()
+    around: dict[int, tuple[int, ...]] = {}
+    for row, thread, at in found:
+        near = (
+            conn.execute(statement, (family, key, thread, at, row)).fetchone()
+            for statement in (sql.BEFORE, sql.AFTER)
+        )
+        around[row] = tuple(hit[0] for hit in near if hit is not None)
+    return around
 
 
 def fetch(

@@ -81,6 +81,16 @@ class VectorMatrix:
         order = top[np.argsort(-scores[top], kind="stable")]
         return rows[order], scores[order]
 
+    def similarities(self, rows: Rows, query: Matrix) -> npt.NDArray[np.float32]:
+        """The cosine similarity of each of ``rows`` to ``query`` (-1 for a row without a
+        vector here): a product over those rows only."""
+        with self._lock:
+            slots = np.fromiter((self._slot.get(int(row), -1) for row in rows), np.int64)
+            present = slots >= 0
+            scores = np.full(len(rows), -1.0, dtype=np.float32)
+            scores[present] = self._matrix[slots[present]] @ query
+        return scores
+
     def _reserve(self, needed: int) -> None:
         capacity = len(self._rows)
         if needed <= capacity:

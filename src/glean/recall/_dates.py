@@ -1,0 +1,222 @@
+"""Dates a query names, and the time windows they select. Pure: no I/O, no clock.
+
+"When" questions about conversations name dates that live in when a memory was
+recorded, not in its text: "What did Alice do on 7 May 2023?" is answered by "I went to
+a pottery class yesterday!" said on 8 May. :func:`extract_dates` finds the dates and
+ranges a query names; :meth:`DateMention.window` turns one into a UTC window, resolving
+relative phrases ("yesterday", "last week", "three days ago", "last Friday") against a
+reference day: the scope's newest entry, since a conversation's "now" is its last turn.
+Every window is widened by a day on each side, so "yesterday" said the next day and
+"tomorrow" said the day before still fall in.
+
+Hand-written patterns, not a date library: a query naming no date must cost nothing
+(one regular-expression search), and general parsers guess dates in ordinary words
+("may", "march", "second") that a recall channel must not act on.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import UTC, date, datetime, timedelta
+from typing import Final, Literal
+
+import attrs
+
+Unit = Literal["day", "week", "month", "year"]
+
+MONTHS: Final = {
+    name.lower(): number
+    for number in range(1, 13)
+    for name in (calendar.month_name[number], calendar.month_abbr[number])
+} | {"sept": 9}
+WEEKDAYS: Final = {calendar.day_name[number].lower(): number for number in range(7)}
+NUMBERS: Final = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3,
+}  # fmt: skip
+MARGIN: Final = timedelta(days=1)
+
+_MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:19|20)\d\d)"
+_AMOUNT = r"(?P<amount>\d{1,3}|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + ")"
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_NO_DATE = r"(?!,?\s+(?:of\s+)?\d)"
+_WEEKDAY = r"(?P<weekday>" + "|".join(WEEKDAYS) + r")"
+
+#: One alternative per way of naming a date, tried left to right at each position.
+_PATTERNS: Final = {
+    "iso": rf"\b{_YEAR}-(?P<mon>[01]\d)-(?P<day>[0-3]\d)\b",
+    "month_day_year": rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b",
+    "day_month_year": rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b",
+    "month_year": rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b",
+    "month_day": rf"\b{_MONTH}\s+{_DAY}\b(?!\s*(?:,\s*)?\d)",
+    "day_month": rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b",
+    "in_month": rf"\b(?:in|during|since|early|late|mid|last|this)[\s-]+{_MONTH}\b{_NO_DATE}",
+    "in_year": rf"\b(?:in|during|since|of|year)\s+{_YEAR}\b",
+    "ago": rf"\b{_AMOUNT}\s+{_UNIT}\s+(?:ago|back|earlier)\b",
+    "weekday": rf"\b(?P<which>last|this|on|past)\s+{_WEEKDAY}\b",
+    "last_unit": r"\b(?P<which>last|past|previous|this)\s+(?P<unit>week|month|year|weekend)\b",
+    "day_before": r"\bthe\s+day\s+before\s+yesterday\b",
+    "yesterday": r"\b(?P<word>yesterday|today|tonight|tomorrow)\b",
+}
+_SCANNER: Final = re.compile(
+    "|".join(
+        f"(?P<_{name}>{pattern.replace('(?P<', f'(?P<{name}_')})"
+        for name, pattern in _PATTERNS.items()
+    ),
+    re.IGNORECASE,
+)
+#: The cheap test that lets a query naming no date skip the scanner's groups entirely.
+_ANY: Final = re.compile(
+    r"\d|yesterday|today|tonight|tomorrow|\bago\b|\blast\b|\bthis\b|\bpast\b|previous|"
+    + "|".join(rf"\b{name}\b" for name in [*MONTHS, *WEEKDAYS]),
+    re.IGNORECASE,
+)
+
+
+@attrs.frozen
+class DateMention:
+    """One date or range a query names.
+
+    Absolute mentions carry ``start``/``end`` (end exclusive); ``month`` and ``day``
+    without a year take the reference year. Relative ones carry ``unit`` and ``shift``:
+    the calendar ``unit`` shifted by ``shift`` from the reference day's (``weekday``
+    set: the most recent such weekday before it).
+    """
+
+    phrase: str
+    start: date | None = None
+    end: date | None = None
+    unit: Unit | None = None
+    shift: int = 0
+    weekday: int | None = None
+    month: int | None = None
+    day: int | None = None
+
+    @property
+    def relative(self) -> bool:
+        """Whether the window depends on the reference day."""
+        return self.start is None
+
+    def window(self, reference: date | None) -> tuple[float, float] | None:
+        """The UTC window ``[low, high)`` in epoch seconds, a day's margin each side.
+
+        Returns None for a relative mention without a reference day.
+        """
+        span = self._span(reference)
+        if span is None:
+            return None
+        start, end = span
+        low = datetime.combine(start, datetime.min.time(), UTC) - MARGIN
+        high = datetime.combine(end, datetime.min.time(), UTC) + MARGIN
+        return low.timestamp(), high.timestamp()
+
+    def _span(self, reference: date | None) -> tuple[date, date] | None:
+        if self.start is not None and self.end is not None:
+            return self.start, self.end
+        if reference is None:
+            return None
+        if self.month is not None:
+            return _in_reference_year(self.month, self.day, reference)
+        if self.weekday is not None:
+            back = (reference.weekday() - self.weekday - 1) % 7 + 1
+            day = reference - timedelta(days=back)
+            return day, day + timedelta(days=1)
+        assert self.unit is not None
+        return shifted(reference, self.unit, self.shift)
+
+
+def extract_dates(text: str) -> tuple[DateMention, ...]:
+    """Every date or range ``text`` names, in order; empty (and cheap) when none."""
+    if not _ANY.search(text):
+        return ()
+    found: list[DateMention] = []
+    for match in _SCANNER.finditer(text):
+        kind = match.lastgroup
+        assert kind is not None
+        fields = {
+            key.removeprefix(f"{kind[1:]}_"): value
+            for key, value in match.groupdict().items()
+            if value is not None and key.startswith(f"{kind[1:]}_")
+        }
+        mention = _mention(kind[1:], match.group(0), fields)
+        if mention is not None:
+            found.append(mention)
+    return tuple(found)
+
+
+def shifted(reference: date, unit: Unit, shift: int) -> tuple[date, date]:
+    """The calendar ``unit`` holding ``reference``, moved by ``shift`` units."""
+    if unit == "day":
+        day = reference + timedelta(days=shift)
+        return day, day + timedelta(days=1)
+    if unit == "week":
+        monday = reference - timedelta(days=reference.weekday()) + timedelta(weeks=shift)
+        return monday, monday + timedelta(weeks=1)
+    if unit == "month":
+        index = reference.year * 12 + reference.month - 1 + shift
+        start = date(index // 12, index % 12 + 1, 1)
+        return start, _month_end(start.year, start.month)
+    start = date(reference.year + shift, 1, 1)
+    return start, date(start.year + 1, 1, 1)
+
+
+def _mention(kind: str, phrase: str, fields: dict[str, str]) -> DateMention | None:
+    try:
+        if kind in ("iso", "month_day_year", "day_month_year"):
+            month = int(fields["mon"]) if "mon" in fields else MONTHS[fields["month"].lower()]
+            day = date(int(fields["year"]), month, int(fields["day"]))
+            return DateMention(phrase, start=day, end=day + timedelta(days=1))
+        if kind == "month_year":
+            year, month = int(fields["year"]), MONTHS[fields["month"].lower()]
+            return DateMention(phrase, start=date(year, month, 1), end=_month_end(year, month))
+        if kind in ("month_day", "day_month"):
+            month, day_of = MONTHS[fields["month"].lower()], int(fields["day"])
+            date(2000, month, day_of)  # validates the day (2000 is a leap year)
+            return DateMention(phrase, month=month, day=day_of)
+        if kind == "in_month":
+            return DateMention(phrase, month=MONTHS[fields["month"].lower()])
+        if kind == "in_year":
+            year = int(fields["year"])
+            return DateMention(phrase, start=date(year, 1, 1), end=date(year + 1, 1, 1))
+    except ValueError:
+        return None  # "February 30, 2023": not a date
+    return _relative(kind, phrase, fields)
+
+
+def _relative(kind: str, phrase: str, fields: dict[str, str]) -> DateMention | None:
+    if kind == "ago":
+        amount = fields["amount"].lower()
+        count = int(amount) if amount.isdigit() else NUMBERS[amount]
+        return DateMention(phrase, unit=fields["unit"].lower(), shift=-count)  # type: ignore[arg-type]
+    if kind == "weekday":
+        return DateMention(phrase, weekday=WEEKDAYS[fields["weekday"].lower()])
+    if kind == "last_unit":
+        unit = fields["unit"].lower()
+        shift = 0 if fields["which"].lower() == "this" else -1
+        if unit == "weekend":
+            return DateMention(phrase, weekday=5 if shift else 6)
+        return DateMention(phrase, unit=unit, shift=shift)  # type: ignore[arg-type]
+    if kind == "day_before":
+        return DateMention(phrase, unit="day", shift=-2)
+    word = fields["word"].lower()
+    shift = {"yesterday": -1, "tomorrow": 1}.get(word, 0)
+    return DateMention(phrase, unit="day", shift=shift)
+
+
+def _in_reference_year(month: int, day: int | None, reference: date) -> tuple[date, date]:
+    """A month (or month and day) without a year: its latest occurrence not after the
+    reference month, since conversations talk about the past."""
+    year = reference.year if month <= reference.month else reference.year - 1
+    if day is None:
+        return date(year, month, 1), _month_end(year, month)
+    if month == 2 and day == 29 and not calendar.isleap(year):
+        day = 28
+    start = date(year, month, day)
+    return start, start + timedelta(days=1)
+
+
+def _month_end(year: int, month: int) -> date:
+    return date(year + month // 12, month % 12 + 1, 1)
