@@ -18,7 +18,7 @@ from .recall._admission import AdmissionFloor, admit
 from .recall._fusion import FamilySearch, FusionWeights, fuse, with_neighbours
 
 #: The best fused hits of a memory search whose thread neighbours join the candidates.
-NEIGHBOUR_HITS = 5
+NEIGHBOUR_HITS = 3
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

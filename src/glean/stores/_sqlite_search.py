@@ -46,49 +46,60 @@ class LexicalHit:
 
 
 def lexical_hits(
-    conn: sqlite3.Connection, family: Family, key: int, terms: Sequence[str], limit: int
+    conn: sqlite3.Connection,
+    family: Family,
+    key: int,
+    terms: Sequence[str],
+    limit: int,
+    *,
+    scope_ranking: bool = True,
 ) -> list[LexicalHit]:
     """The scope's best ``limit`` full-text candidates, ranked by per-scope BM25.
 
     FTS5's own ``bm25`` weighs terms by their frequency in the whole table, so a term
-    common in one large scope would count as common in every small one. FTS5 still
-    chooses the ``limit`` candidates (it cannot rank otherwise); they are then scored
-    with the scope's own document frequencies and average length from ``term_stats``,
-    which the candidates' indexed text already read for admission makes exact.
+    common in one large scope would count as common in every small one. Candidates are
+    scored with the scope's own document frequencies and average length from
+    ``term_stats``. When the chosen terms' postings are few (at most twice ``limit``)
+    every match is scored, exactly; beyond that FTS5 picks the ``limit`` candidates
+    first (it cannot rank otherwise) and they are re-scored. ``scope_ranking=False``
+    keeps FTS5's table-wide order (for benchmarks).
     """
     stats = scope_stats(conn, family, key, terms)
-    match = match_expression(selective_terms(stats.frequencies))
-    if not match:
+    chosen = selective_terms(stats.frequencies)
+    if not chosen:
         return []
     table = sql.FTS_TABLES[family]
-    statement = f"SELECT rowid, terms FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
-    found = conn.execute(statement, (sql.lexical_query(key, match), limit)).fetchall()
-    hits = [stats.score(row, indexed.split()) for row, indexed in found]
-    hits.sort(key=lambda hit: hit.score, reverse=True)  # stable: FTS5's order breaks ties
-    return hits
+    statement = f"SELECT rowid, terms FROM {table} WHERE {table} MATCH ?"
+    arguments: tuple[object, ...] = (sql.lexical_query(key, match_expression(chosen)),)
+    if not scope_ranking or sum(stats.frequencies[term] for term in chosen) > 2 * limit:
+        statement += " ORDER BY rank LIMIT ?"
+        arguments += (limit,)
+    hits = [stats.score(row, indexed) for row, indexed in conn.execute(statement, arguments)]
+    if scope_ranking:
+        hits.sort(key=lambda hit: hit.score, reverse=True)  # stable: FTS5's order breaks ties
+    return hits[:limit]
 
 
 @attrs.frozen
 class ScopeStats:
-    """A scope's statistics for one query's terms: document frequencies (terms absent
-    from the scope left out), documents and average length in terms."""
+    """A scope's statistics for one query's terms: each present term's idf (terms
+    absent from the scope left out), its document frequency, and the average length."""
 
     frequencies: dict[str, int]
-    documents: int
+    idf: dict[str, float]
     average_length: float
 
-    def score(self, row: int, words: list[str]) -> LexicalHit:
+    def score(self, row: int, indexed: str) -> LexicalHit:
         """Okapi BM25 of one indexed text, with the idf that never goes negative."""
-        length_norm = BM25_K1 * (1 - BM25_B + BM25_B * len(words) / self.average_length)
+        words = indexed.split()
+        present = self.idf.keys() & set(words)
         score = 0.0
-        matches = 0
-        for term, df in self.frequencies.items():
-            tf = words.count(term)
-            if tf:
-                matches += 1
-                idf = math.log(1 + (self.documents - df + 0.5) / (df + 0.5))
-                score += idf * tf * (BM25_K1 + 1) / (tf + length_norm)
-        return LexicalHit(row, score, matches)
+        if present:
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * len(words) / self.average_length)
+            for term in present:
+                tf = words.count(term)
+                score += self.idf[term] * tf * (BM25_K1 + 1) / (tf + norm)
+        return LexicalHit(row, score, len(present))
 
 
 def scope_stats(
@@ -100,7 +111,10 @@ def scope_stats(
     documents = max(found.pop(sql.DOCUMENTS, 0), 1)
     total = found.pop(sql.LENGTHS, 0)
     frequencies = {term: found[term] for term in terms if found.get(term, 0) > 0}
-    return ScopeStats(frequencies, documents, max(total / documents, 1.0))
+    idf = {
+        term: math.log(1 + (documents - df + 0.5) / (df + 0.5)) for term, df in frequencies.items()
+    }
+    return ScopeStats(frequencies, idf, max(total / documents, 1.0))
 
 
 def selective_terms(frequencies: dict[str, int]) -> list[str]:

@@ -1,0 +1,196 @@
+"""The embedded store's conversation support: per-scope BM25, the time channel, thread
+neighbours, and the migration of a version 1 database."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+
+import glean
+from glean.recall._analysis import analyse_query, index_text
+from glean.stores import SqliteStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+
+EMBEDDER = glean.HashingEmbedder()
+MAY_8 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
+
+
+async def add(
+    store: SqliteStore, scope: str, entries: list[glean.MemoryEntry]
+) -> list[glean.MemoryRef]:
+    vectors = await EMBEDDER.embed([entry.text for entry in entries])
+    return await store.add_memories(scope, entries, vectors)
+
+
+async def rows_of(store: SqliteStore, scope: str, refs: list[glean.MemoryRef]) -> list[int]:
+    """The store keys of ``refs``, read the way a search reads them."""
+    key = store._scope_keys[scope]
+    conn = store._conns._writer  # type: ignore[attr-defined]
+    found = dict(
+        conn.execute(
+            "SELECT rid, row FROM records WHERE scope_key = ? AND live = 1", (key,)
+        ).fetchall()
+    )
+    return [found[ref.entry_id] for ref in refs]
+
+
+def turn(text: str, minutes: int, thread: str | None = "t1") -> glean.MemoryEntry:
+    return glean.MemoryEntry(
+        text=text, created_at=MAY_8 + timedelta(minutes=minutes), thread=thread
+    )
+
+
+async def test_bm25_uses_the_scopes_own_term_statistics() -> None:
+    """A term common in another, larger scope still counts as rare in this one: the
+    candidate holding the scope's rare term ranks first."""
+    store = await SqliteStore.open()
+    # In "big", "lantern" is everywhere and "harbour" rare; globally "lantern" is common.
+    await add(
+        store, "big", [glean.MemoryEntry(text=f"lantern festival note {n}") for n in range(300)]
+    )
+    small = [
+        glean.MemoryEntry(text="harbour harbour walk with friends"),
+        glean.MemoryEntry(text="lantern by the door"),
+        *[glean.MemoryEntry(text=f"harbour visit number {n}") for n in range(30)],
+    ]
+    await add(store, "small", small)
+    pool = await store.retrieve("memory", "small", analyse_query("lantern harbour"), None, 16)
+    conn = store._conns._writer  # type: ignore[attr-defined]
+    first = conn.execute("SELECT text FROM records WHERE row = ?", (int(pool.lexical_keys[0]),))
+    # In "small", lantern (1 of 32) is the rare term; FTS5's global idf says harbour.
+    assert first.fetchone()[0] == "lantern by the door"
+    assert pool.lexical_scores.tolist() == sorted(pool.lexical_scores.tolist())
+    await store.aclose()
+
+
+async def test_a_query_date_selects_entries_recorded_in_its_window() -> None:
+    """ "on 7 May 2023" finds what was said on 8 May (a day's margin), not a week later."""
+    store = await SqliteStore.open()
+    refs = await add(
+        store,
+        "c",
+        [
+            turn("Alice: I went to a pottery class yesterday!", 0),
+            turn("Alice: the weather is nice", 60 * 24 * 7, thread="t2"),
+            glean.MemoryEntry(text="Alice: undated remark"),
+        ],
+    )
+    rows = await rows_of(store, "c", refs)
+    query = analyse_query("What did Alice do on 7 May 2023?")
+    vector = (await EMBEDDER.embed([query.text]))[0]
+    pool = await store.retrieve("memory", "c", query, vector, 16)
+    assert pool.time_keys.tolist() == [rows[0]]
+    await store.aclose()
+
+
+async def test_relative_dates_resolve_against_the_newest_entry_of_the_scope() -> None:
+    """ "yesterday" means the day before the scope's newest entry, not today's date."""
+    store = await SqliteStore.open()
+    refs = await add(
+        store,
+        "c",
+        [
+            turn("Bob: started reading a novel", 0),
+            turn("Bob: finished the novel", 60 * 24 * 3, thread="t2"),
+            turn("Bob: quiet day", 60 * 24 * 4, thread="t3"),
+        ],
+    )
+    rows = await rows_of(store, "c", refs)
+    pool = await store.retrieve(
+        "memory", "c", analyse_query("What did Bob do yesterday?"), None, 16
+    )
+    # Newest is 12 May; yesterday is 11 May, widened to 10..13 May.
+    assert sorted(pool.time_keys.tolist()) == sorted(rows[1:])
+    await store.aclose()
+
+
+async def test_a_query_naming_no_date_has_no_time_channel() -> None:
+    """No date in the query: the time channel is empty."""
+    store = await SqliteStore.open()
+    await add(store, "c", [turn("Alice: pottery class", 0)])
+    pool = await store.retrieve("memory", "c", analyse_query("pottery class"), None, 16)
+    assert len(pool.time_keys) == 0
+    await store.aclose()
+
+
+async def test_neighbours_stay_in_their_thread_and_scope() -> None:
+    """A record's neighbours are the turns just before and after it in its own thread,
+    ordered by created_at then insertion; other threads, scopes and forgotten turns
+    never appear."""
+    store = await SqliteStore.open()
+    refs = await add(
+        store,
+        "c",
+        [
+            turn("first", 0),
+            turn("other thread", 1, thread="t2"),
+            turn("third", 2),  # inserted before "second" but said later
+            turn("second", 1),
+            turn("no thread", 1, thread=None),
+            turn("fourth", 3),
+        ],
+    )
+    await add(store, "d", [turn("other scope", 1)])
+    rows = await rows_of(store, "c", refs)
+    first, other, third, second, lone, fourth = rows
+    around = await store.neighbours("memory", "c", [second, first, lone, fourth])
+    assert around == {second: (first, third), first: (second,), fourth: (third,)}
+    await store.forget_memory(refs[2])  # "third"
+    around = await store.neighbours("memory", "c", [second])
+    assert around == {second: (first, fourth)}
+    assert other not in around
+    await store.aclose()
+
+
+async def test_turns_without_a_time_order_by_insertion_in_their_thread() -> None:
+    """Within a thread, entries without created_at come first, in insertion order."""
+    store = await SqliteStore.open()
+    plain = [glean.MemoryEntry(text=f"turn {n}", thread="t") for n in range(3)]
+    refs = await add(store, "c", plain)
+    rows = await rows_of(store, "c", refs)
+    around = await store.neighbours("memory", "c", [rows[1]])
+    assert around == {rows[1]: (rows[0], rows[2])}
+    await store.aclose()
+
+
+async def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
+    """Opening a version 1 database adds record times and scope lengths, and its
+    entries then answer the time channel and rank by per-scope BM25."""
+    path = tmp_path / "old.db"
+    store = await SqliteStore.open(str(path))
+    refs = await add(store, "c", [turn("Alice: pottery class yesterday", 0), turn("hello", 1)])
+    await store.aclose()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP INDEX records_time")
+        conn.execute("DROP INDEX records_thread")
+        conn.execute("ALTER TABLE records DROP COLUMN created_ts")
+        conn.execute("DELETE FROM term_stats WHERE term = ' length'")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+    store = await SqliteStore.open(str(path))
+    rows = await rows_of(store, "c", refs)
+    pool = await store.retrieve("memory", "c", analyse_query("on May 7, 2023"), None, 16)
+    assert sorted(pool.time_keys.tolist()) == sorted(rows)
+    conn = store._conns._writer  # type: ignore[attr-defined]
+    length = conn.execute("SELECT df FROM term_stats WHERE term = ' length'").fetchone()[0]
+    expected = len(index_text("Alice: pottery class yesterday").split()) + 1
+    assert length == expected
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "2"
+    await store.aclose()
+
+
+def test_similarities_of_chosen_rows() -> None:
+    """The matrix scores just the rows asked for; unknown rows score -1."""
+    from glean.stores._vectors import VectorMatrix
+
+    vectors = np.eye(3, dtype=np.float32)
+    matrix = VectorMatrix(3, np.array([10, 11, 12]), vectors)
+    scores = matrix.similarities(np.array([12, 99, 10]), np.array([0, 0, 1], dtype=np.float32))
+    assert scores.tolist() == [1.0, -1.0, 0.0]
