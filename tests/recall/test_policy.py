@@ -138,8 +138,8 @@ def test_plan_uses_the_policys_own_floors() -> None:
         admission=AdmissionFloor(required_matches=2, min_similarity=0.25),
         policy_floor=AdmissionFloor(min_similarity=0.15),
     )
-    assert RecallExpander.plan(1, custom).floor == AdmissionFloor(2, 0.25)
-    assert RecallExpander.plan(2, custom).floor == AdmissionFloor(None, 0.15)
+    assert floor_of(1, custom) == AdmissionFloor(2, 0.25)
+    assert floor_of(2, custom) == AdmissionFloor(None, 0.15)
 
 
 @pytest.mark.parametrize("round_", [0, -1, 3, 4])
@@ -163,11 +163,18 @@ def test_rounds_within_max_expansions_are_planned() -> None:
     assert RecallExpander.plan(1, policy).action == "admission"
 
 
+def floor_of(round_: int, policy: RecallSufficiencyPolicy) -> AdmissionFloor:
+    """The floor a floor-lowering plan applies."""
+    floor = RecallExpander.plan(round_, policy).floor
+    assert floor is not None
+    return floor
+
+
 @pytest.mark.parametrize("round_", [1, 2])
 @pytest.mark.parametrize("terms", range(MAX_QUERY_TERMS + 1))
 def test_default_plans_only_lower_floors(round_: int, terms: int) -> None:
     """Every default plan's floors are at or below round 0's for every query length."""
-    floor = RecallExpander.plan(round_, POLICY).floor
+    floor = floor_of(round_, POLICY)
     round_0 = AdmissionFloor()
     assert 1 <= floor.lexical_floor(terms) <= round_0.lexical_floor(terms)
     assert floor.lexical_floor(terms) <= required_matches(terms)
@@ -176,8 +183,8 @@ def test_default_plans_only_lower_floors(round_: int, terms: int) -> None:
 
 def test_default_policy_floor_is_no_stricter_than_the_admission_floor() -> None:
     """Round 2 never undoes round 1: its floor is at or below round 1's."""
-    first = RecallExpander.plan(1, POLICY).floor
-    second = RecallExpander.plan(2, POLICY).floor
+    first = floor_of(1, POLICY)
+    second = floor_of(2, POLICY)
     assert second.vector_floor() <= first.vector_floor()
     for terms in range(MAX_QUERY_TERMS + 1):
         assert second.lexical_floor(terms) <= first.lexical_floor(terms)
@@ -185,7 +192,7 @@ def test_default_policy_floor_is_no_stricter_than_the_admission_floor() -> None:
 
 def test_default_plans_lower_only_the_lexical_floor() -> None:
     """Hashing-calibrated defaults: both rounds admit one-term matches, cosine stays 0.3."""
-    first, second = RecallExpander.plan(1, POLICY).floor, RecallExpander.plan(2, POLICY).floor
+    first, second = floor_of(1, POLICY), floor_of(2, POLICY)
     assert first.lexical_floor(8) == second.lexical_floor(8) == 1
     assert first.vector_floor() == second.vector_floor() == DEFAULT_MIN_SIMILARITY
 
@@ -193,7 +200,7 @@ def test_default_plans_lower_only_the_lexical_floor() -> None:
 def test_a_raised_required_matches_is_clamped_to_round_0() -> None:
     """A policy asking for more lexical matches than round 0 is clamped down to round 0's."""
     strict = attrs.evolve(POLICY, admission=AdmissionFloor(required_matches=10))
-    floor = RecallExpander.plan(1, strict).floor
+    floor = floor_of(1, strict)
     for terms in range(MAX_QUERY_TERMS + 1):
         assert floor.lexical_floor(terms) <= required_matches(terms)
 
@@ -206,7 +213,7 @@ def test_no_policy_can_make_an_expansion_raise_the_vector_floor(round_: int, fie
         policy = attrs.evolve(POLICY, **stricter)
     except InvalidRequestError:
         return  # refused at construction: acceptable
-    assert RecallExpander.plan(round_, policy).floor.vector_floor() <= DEFAULT_MIN_SIMILARITY
+    assert floor_of(round_, policy).vector_floor() <= DEFAULT_MIN_SIMILARITY
 
 
 def test_search_plan_fields_are_exactly_round_action_floor() -> None:

@@ -33,7 +33,7 @@ async def add(
 async def rows_of(store: SqliteStore, scope: str, refs: list[glean.MemoryRef]) -> list[int]:
     """The store keys of ``refs``, read the way a search reads them."""
     key = store._scope_keys[scope]
-    conn = store._conns._writer  # type: ignore[attr-defined]
+    conn = store._conns._writer
     found = dict(
         conn.execute(
             "SELECT rid, row FROM records WHERE scope_key = ? AND live = 1", (key,)
@@ -63,7 +63,7 @@ async def test_bm25_uses_the_scopes_own_term_statistics() -> None:
     ]
     await add(store, "small", small)
     pool = await store.retrieve("memory", "small", analyse_query("lantern harbour"), None, 16)
-    conn = store._conns._writer  # type: ignore[attr-defined]
+    conn = store._conns._writer
     first = conn.execute("SELECT text FROM records WHERE row = ?", (int(pool.lexical_keys[0]),))
     # In "small", lantern (1 of 32) is the rare term; FTS5's global idf says harbour.
     assert first.fetchone()[0] == "lantern by the door"
@@ -178,7 +178,7 @@ async def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
     rows = await rows_of(store, "c", refs)
     pool = await store.retrieve("memory", "c", analyse_query("on May 7, 2023"), None, 16)
     assert sorted(pool.time_keys.tolist()) == sorted(rows)
-    conn = store._conns._writer  # type: ignore[attr-defined]
+    conn = store._conns._writer
     length = conn.execute("SELECT df FROM term_stats WHERE term = ' length'").fetchone()[0]
     expected = len(index_text("Alice: pottery class yesterday").split()) + 1
     assert length == expected
