@@ -187,3 +187,24 @@ def test_fusion_weights_are_validated(field: str, value: object) -> None:
     """Each weight must be a number in 0..10; the error names it."""
     with pytest.raises(InvalidRequestError, match=rf"FusionWeights\.{field}\b"):
         FusionWeights(**{field: value})  # type: ignore[arg-type]
+
+
+async def test_neighbours_are_counted_on_spans_never_in_content() -> None:
+    """The search and build spans count the neighbours that joined; the pack marks none."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    async with glean.open_runtime(embedder=glean.HashingEmbedder(), tracer_provider=provider) as rt:
+        await rt.add_memories("chat", chat()[:4])
+        content = await prepare(rt, THIN)
+    finished = [(span.name, dict(span.attributes or {})) for span in exporter.get_finished_spans()]
+    searches = {a["glean.memory.family"]: a for name, a in finished if name == "search_memory"}
+    (build,) = [a for name, a in finished if name == "glean.context.build"]
+    assert searches["memory"]["glean.recall.neighbours"] == 2
+    assert searches["experience"]["glean.recall.neighbours"] == 0
+    assert build["glean.recall.neighbours"] == 2
+    assert content is not None and "neighbour" not in content
