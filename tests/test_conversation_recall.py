@@ -207,4 +207,5 @@ async def test_neighbours_are_counted_on_spans_never_in_content() -> None:
     assert searches["memory"]["glean.recall.neighbours"] == 2
     assert searches["experience"]["glean.recall.neighbours"] == 0
     assert build["glean.recall.neighbours"] == 2
-    assert content is not None and "neighbour" not in content
+    assert content is not None
+    assert "neighbour" not in content
