@@ -194,3 +194,14 @@ def test_similarities_of_chosen_rows() -> None:
     matrix = VectorMatrix(3, np.array([10, 11, 12]), vectors)
     scores = matrix.similarities(np.array([12, 99, 10]), np.array([0, 0, 1], dtype=np.float32))
     assert scores.tolist() == [1.0, -1.0, 0.0]
+
+
+async def test_a_window_holding_most_of_the_scope_is_not_a_channel() -> None:
+    """ "in 2023" over a scope recorded entirely in 2023 selects nothing: not selective."""
+    store = await SqliteStore.open()
+    await add(store, "c", [turn(f"Alice: note {n}", 60 * 24 * n) for n in range(40)])
+    pool = await store.retrieve("memory", "c", analyse_query("What did Alice do in 2023?"), None, 8)
+    assert len(pool.time_keys) == 0
+    pool = await store.retrieve("memory", "c", analyse_query("on May 9, 2023"), None, 16)
+    assert len(pool.time_keys) == 3  # 8..10 May
+    await store.aclose()

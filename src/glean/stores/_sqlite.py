@@ -568,10 +568,16 @@ class SqliteStore:
         size: int,
     ) -> Any:
         """The time channel's keys: records in the windows the query's dates name, most
-        similar to the query first (nearest the window's middle without a vector)."""
+        similar to the query first (nearest the window's middle without a vector).
+
+        Empty when the windows hold more than half the scope ("in 2023" of a year-long
+        chat): such a list would only repeat the vector channel at the time weight.
+        """
         if not query.dates or family != "memory" or size <= 0:
             return _NO_ROWS
         rows, distances = search.window_rows(conn, family, key, query.dates)
+        if len(rows) > max(size, self._counts.get((family, key), 0) // 2):
+            return _NO_ROWS  # a window holding most of the scope says nothing about it
         matrix = self._matrices.get((family, key))
         if vector is not None and matrix is not None and len(rows):
             order = np.lexsort((distances, -matrix.similarities(rows, vector)))
