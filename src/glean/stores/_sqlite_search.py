@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 #: Most postings (rows matching any chosen term) one full-text search may rank.
 POSTINGS_BUDGET = 2048
+#: Vectors read per fetch while loading a scope's matrix.
+LOAD_CHUNK: Final = 8192
 #: Most records one time window may select before they are ranked by similarity.
 WINDOW_SCAN: Final = 4096
 #: Okapi BM25's term-frequency saturation and length normalisation (FTS5's defaults).
@@ -193,14 +195,21 @@ def fetch(
 
 
 def load_matrix(conn: sqlite3.Connection, family: Family, key: int, dimension: int) -> VectorMatrix:
-    found = conn.execute(
-        "SELECT row, embedding FROM records WHERE family = ? AND scope_key = ? AND live = 1"
-        " AND embedding IS NOT NULL ORDER BY row",
-        (family, key),
-    ).fetchall()
-    rows = np.fromiter((row for row, _ in found), dtype=np.int64, count=len(found))
-    vectors = np.frombuffer(b"".join(blob for _, blob in found), dtype=np.float32)
-    return VectorMatrix(dimension, rows, vectors.reshape(len(found), dimension))
+    """A scope's live vectors, streamed into one preallocated matrix (its peak memory is
+    the matrix plus one chunk, not three copies of it)."""
+    where = "FROM records WHERE family = ? AND scope_key = ? AND live = 1 AND embedding IS NOT NULL"
+    (count,) = conn.execute(f"SELECT count(*) {where}", (family, key)).fetchone()
+    vectors = np.empty((count, dimension), dtype=np.float32)
+    rows = np.empty(count, dtype=np.int64)
+    cursor = conn.execute(f"SELECT row, embedding {where} ORDER BY row", (family, key))
+    done = 0
+    while chunk := cursor.fetchmany(LOAD_CHUNK):
+        end = done + len(chunk)
+        rows[done:end] = [row for row, _ in chunk]
+        blob = b"".join(embedding for _, embedding in chunk)
+        vectors[done:end] = np.frombuffer(blob, dtype=np.float32).reshape(len(chunk), dimension)
+        done = end
+    return VectorMatrix(dimension, rows[:done], vectors[:done])
 
 
 def embedding_sources(conn: sqlite3.Connection) -> list[tuple[int, str]]:

@@ -26,13 +26,17 @@ class VectorMatrix:
     def __init__(self, dimension: int, rows: Rows, vectors: Matrix) -> None:
         self._lock = threading.Lock()
         self._dimension = dimension
-        capacity = max(64, len(rows))
-        self._matrix: Matrix = np.zeros((capacity, dimension), dtype=np.float32)
-        self._rows: Rows = np.zeros(capacity, dtype=np.int64)
-        self._count = len(rows)
-        self._matrix[: self._count] = vectors
-        self._rows[: self._count] = rows
-        self._slot = {int(row): slot for slot, row in enumerate(rows)}
+        self._count = count = len(rows)
+        capacity = max(64, count)
+        if vectors.shape == (capacity, dimension) and len(rows) == capacity:
+            # Adopt a freshly loaded matrix: a million vectors must not be copied twice.
+            self._matrix, self._rows = vectors, rows
+        else:
+            self._matrix = np.zeros((capacity, dimension), dtype=np.float32)
+            self._rows = np.zeros(capacity, dtype=np.int64)
+            self._matrix[:count] = vectors
+            self._rows[:count] = rows
+        self._slot = dict(zip(rows[:count].tolist(), range(count), strict=True))
 
     def __len__(self) -> int:
         return self._count
