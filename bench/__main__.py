@@ -9,6 +9,12 @@ Commands:
   orchestrator            the gate on the synthetic workload and the concurrency curve
   calibrate               an embedder's similarity distributions and suggested floors
   embedders               query-embedding latency and embedding throughput per embedder
+  channels                conversation-aware recall one channel at a time (per-scope BM25,
+                          half-weight vectors, time, neighbours) on synthetic conversations
+  scale                   prepare latency, cold first call and peak RSS of one scope of
+                          10k, 100k and 1M entries, each in a fresh subprocess (bench/scale.py)
+  plots                   PNG figures of the results in bench/results (needs the bench
+                          extra: pip install -e ".[bench]")
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import TYPE_CHECKING
 import anyio
 import threadpoolctl
 
-from bench import calibrate, embedders, latency, orchestrator
+from bench import _plots, calibrate, channels, embedders, latency, orchestrator, scale
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,15 +39,18 @@ RESULTS = Path(__file__).parent / "results"
 def evaluate_main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench evaluate", description=__doc__)
     parser.add_argument("workload", type=Path, metavar="WORKLOAD_DIR")
-    parser.add_argument("--embedder", choices=("static", "hashing", "none"), default="static")
+    parser.add_argument(
+        "--embedder", type=_embedder_choice, default="static", metavar="static|hashing|none|st:PATH"
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--max-bytes", type=int, default=8000)
     parser.add_argument("--db", type=Path, help="store to ingest into (default: bench/.cache)")
     args = parser.parse_args(argv)
     name = args.workload.resolve().name
-    db = args.db or orchestrator.CACHE / f"evaluate-{name}-{args.embedder}.db"
-    db.parent.mkdir(parents=True, exist_ok=True)
     embedder = orchestrator.make_embedder(args.embedder)
+    label = _embedder_label(args.embedder, embedder)
+    db = args.db or orchestrator.CACHE / f"evaluate-{name}-{label}.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
 
     async def run() -> dict[str, object]:
         owners = await orchestrator.ingest_workload(db, args.workload, embedder)
@@ -52,7 +61,7 @@ def evaluate_main(argv: list[str]) -> None:
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         result = anyio.run(run)
     RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"evaluate-{name}-{args.embedder}.json"
+    out = RESULTS / f"evaluate-{name}-{label}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(orchestrator.report(result, []))
     print(
@@ -61,12 +70,30 @@ def evaluate_main(argv: list[str]) -> None:
     print(f"share of queries at recall 1.0: {result['full_recall_share']}; written to {out}")
 
 
+def _embedder_choice(text: str) -> str:
+    if text in ("static", "hashing", "none") or (text.startswith("st:") and len(text) > 3):
+        return text
+    raise argparse.ArgumentTypeError(f"expected static, hashing, none or st:PATH, not {text!r}")
+
+
+def _embedder_label(choice: str, embedder: object) -> str:
+    """A file-name-safe label: ``st:PATH`` becomes ``st-FOLDER-DIGEST``, so a cached store
+    is reused only for the same model weights."""
+    if not choice.startswith("st:"):
+        return choice
+    identity = getattr(embedder, "identity", "")
+    return "st-" + identity.removeprefix("sentence-transformers/").replace("/", "-")
+
+
 COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "evaluate": evaluate_main,
     "latency": lambda argv: _run_module_main(latency.main, argv),
     "orchestrator": lambda argv: _run_module_main(orchestrator.main, argv),
     "calibrate": lambda argv: _run_module_main(calibrate.main, argv),
     "embedders": lambda argv: _run_module_main(embedders.main, argv),
+    "channels": lambda argv: _run_module_main(channels.main, argv),
+    "scale": lambda argv: _run_module_main(scale.main, argv),
+    "plots": lambda argv: _run_module_main(_plots.main, argv),
 }
 
 

@@ -46,6 +46,10 @@ class FullTextOnly:
 
 
 def make_embedder(name: str) -> glean.Embedder:
+    """``static``, ``hashing``, ``none`` (full-text only) or ``st:PATH`` (a
+    sentence-transformers model folder)."""
+    if name.startswith("st:"):
+        return glean.SentenceTransformerEmbedder(name.removeprefix("st:"))
     if name == "static":
         return glean.StaticEmbedder()
     if name == "none":
@@ -155,6 +159,10 @@ async def evaluate(
                     ]
     summary = summarise(queries, latency, delivered, rounds, efforts)
     summary["mean_content_bytes"] = {arm: float(np.mean(v)) for arm, v in sizes.items()}
+    # Each query's median latency per arm, for the latency CDF plot (bench/_plots.py).
+    summary["latency_samples_ms"] = {
+        arm: [statistics.median(v) * 1e3 for v in latency[arm].values()] for arm in latency
+    }
     summary["latency_ms"] = {
         arm: {
             f"p{q}": float(np.percentile([np.median(v) for v in latency[arm].values()], q) * 1e3)

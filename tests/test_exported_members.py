@@ -19,3 +19,19 @@ def test_prepared_context_has_exactly_four_fields() -> None:
 
     names = [field.name for field in attrs.fields(glean.PreparedContext)]
     assert names == ["schema", "status", "content", "content_bytes"]
+
+
+def test_optional_embedder_is_public_but_its_library_loads_lazily() -> None:
+    """SentenceTransformerEmbedder is exported, yet importing glean imports no
+    sentence_transformers or torch (an optional extra, loaded only when one is built)."""
+    import subprocess
+    import sys
+
+    assert "SentenceTransformerEmbedder" in glean.__all__
+    probe = (
+        "import sys, glean; print(sorted({'sentence_transformers', 'torch'} & set(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"

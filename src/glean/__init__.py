@@ -24,12 +24,14 @@ from ._requests import PreparedContext as PreparedContext
 from ._requests import Section as Section
 from ._runtime import Runtime as Runtime
 from ._runtime import open_runtime as open_runtime
+from ._sentence import SentenceTransformerEmbedder as SentenceTransformerEmbedder
 from ._static import ModelLoadError as ModelLoadError
 from ._static import StaticEmbedder as StaticEmbedder
 from .builder import BudgetView as BudgetView
 from .recall._admission import AdmissionCounts as AdmissionCounts
 from .recall._admission import AdmissionFloor as AdmissionFloor
 from .recall._effort import RecallEffort as RecallEffort
+from .recall._fusion import FusionWeights as FusionWeights
 from .recall._gate import FamilyView as FamilyView
 from .recall._gate import GateAssessment as GateAssessment
 from .recall._gate import RecallSufficiencyGate as RecallSufficiencyGate
@@ -47,6 +49,7 @@ __all__ = [
     "Embedder",
     "Experience",
     "FamilyView",
+    "FusionWeights",
     "GateAssessment",
     "GleanError",
     "HashingEmbedder",
@@ -71,6 +74,7 @@ __all__ = [
     "Runtime",
     "SearchPlan",
     "Section",
+    "SentenceTransformerEmbedder",
     "SqliteStore",
     "StaticEmbedder",
     "Store",

@@ -60,18 +60,22 @@ def run_async(fn: Callable[[], Awaitable[T]], backend: str) -> T:
 # ------------------------------------------------------------------------------ prepare
 
 
-#: The embedders the CLI can open a database with.
+#: The embedders the CLI can open a database with, besides ``st:PATH``.
 EMBEDDERS = ("hashing", "static")
+#: ``--embedder st:PATH``: a sentence-transformers model folder (glean[sentence-transformers]).
+SENTENCE_TRANSFORMERS = "st:"
 
 
 def make_embedder(name: str) -> glean.Embedder:
-    """The embedder a ``--embedder`` choice names."""
-    if name == "static":
-        try:
-            return glean.StaticEmbedder()
-        except glean.ModelLoadError as exc:
-            raise CommandError(str(exc)) from exc
-    return glean.HashingEmbedder()
+    """The embedder a ``--embedder`` choice names: hashing, static or ``st:PATH``."""
+    if name == "hashing":
+        return glean.HashingEmbedder()
+    try:
+        if name.startswith(SENTENCE_TRANSFORMERS):
+            return glean.SentenceTransformerEmbedder(name.removeprefix(SENTENCE_TRANSFORMERS))
+        return glean.StaticEmbedder()
+    except glean.ModelLoadError as exc:
+        raise CommandError(str(exc)) from exc
 
 
 def reembed_command(args: argparse.Namespace) -> int:

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 
 import glean
 
-from ._commands import EMBEDDERS, CommandError, ingest_command, prepare_command, reembed_command
+from ._commands import (
+    EMBEDDERS,
+    SENTENCE_TRANSFORMERS,
+    CommandError,
+    ingest_command,
+    prepare_command,
+    reembed_command,
+)
 from ._demo import demo_command
 
 if TYPE_CHECKING:
@@ -128,13 +135,15 @@ def _command(
 def _embedder_option(command: argparse.ArgumentParser, *, required: bool = False) -> None:
     command.add_argument(
         "--embedder",
-        choices=EMBEDDERS,
+        type=_embedder,
         default=None if required else "static",
         required=required,
+        metavar="static|hashing|st:PATH",
         help=(
-            "embedder for vectors: static (the bundled semantic model) or hashing (spelling"
-            " only, no model); a database keeps the embedder that built it"
-            + ("" if required else " (default: static)")
+            "embedder for vectors: static (the bundled semantic model), hashing (spelling"
+            " only, no model) or st:PATH (the sentence-transformers model in folder PATH;"
+            ' needs pip install "glean[sentence-transformers]"); a database keeps the'
+            " embedder that built it" + ("" if required else " (default: static)")
         ),
     )
 
@@ -314,6 +323,14 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
+
+
+def _embedder(text: str) -> str:
+    if text in EMBEDDERS:
+        return text
+    if text.startswith(SENTENCE_TRANSFORMERS) and text.removeprefix(SENTENCE_TRANSFORMERS):
+        return text
+    raise argparse.ArgumentTypeError(f"expected static, hashing or st:PATH, not {text!r}")
 
 
 def _section(text: str) -> glean.Section:
