@@ -7,6 +7,7 @@ before a retirement is never cached after it, so a forgotten version cannot come
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import TYPE_CHECKING
 
@@ -45,8 +46,11 @@ class EvidenceCache:
                 return
             self._items.update(found)
             overflow = len(self._items) - self._capacity
-            for key in list(self._items)[: max(overflow, 0)]:
-                del self._items[key]
+            if overflow > 0:
+                # Only the oldest ``overflow`` keys are visited: a full cache must not cost
+                # a walk over all of it on every read (it did: 0.6 ms per search).
+                for key in list(itertools.islice(self._items, overflow)):
+                    del self._items[key]
 
     def retire(self, rows: Iterable[int]) -> None:
         """Forget rows that left search; in-flight reads will not cache them either."""
