@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 #: Most postings (rows matching any chosen term) one full-text search may rank.
 POSTINGS_BUDGET = 2048
+#: Postings up to which every match is scored here rather than ranked by FTS5 first:
+#: FTS5's ranking reads the scope token's whole position list (~1.8 ms at 24k rows),
+#: about what scoring a thousand candidates in Python costs (~2 us each).
+EXACT_POSTINGS: Final = 1024
 #: Vectors read per fetch while loading a scope's matrix.
 LOAD_CHUNK: Final = 8192
 #: Most records one time window may select before they are ranked by similarity.
@@ -61,9 +65,9 @@ def lexical_hits(
     FTS5's own ``bm25`` weighs terms by their frequency in the whole table, so a term
     common in one large scope would count as common in every small one. Candidates are
     scored with the scope's own document frequencies and average length from
-    ``term_stats``. When the chosen terms' postings are few (at most twice ``limit``)
-    every match is scored, exactly; beyond that FTS5 picks the ``limit`` candidates
-    first (it cannot rank otherwise) and they are re-scored. ``scope_ranking=False``
+    ``term_stats``. When the chosen terms' postings are few (``EXACT_POSTINGS``, or twice
+    ``limit`` if more) every match is scored, exactly; beyond that FTS5 picks the
+    ``limit`` candidates first (it cannot rank otherwise) and they are re-scored. ``scope_ranking=False``
     keeps FTS5's table-wide order (for benchmarks).
     """
     stats = scope_stats(conn, family, key, terms)
@@ -73,7 +77,8 @@ def lexical_hits(
     table = sql.FTS_TABLES[family]
     statement = f"SELECT rowid, terms FROM {table} WHERE {table} MATCH ?"
     arguments: tuple[object, ...] = (sql.lexical_query(key, match_expression(chosen)),)
-    if not scope_ranking or sum(stats.frequencies[term] for term in chosen) > 2 * limit:
+    postings = sum(stats.frequencies[term] for term in chosen)
+    if not scope_ranking or postings > max(2 * limit, EXACT_POSTINGS):
         statement += " ORDER BY rank LIMIT ?"
         arguments += (limit,)
     hits = [stats.score(row, indexed) for row, indexed in conn.execute(statement, arguments)]
