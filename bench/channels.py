@@ -6,8 +6,8 @@ conversations (``bench/_conversations.py``; any WORKLOAD.md folder with threads 
 add one channel at a time, each gate off and gate on, at 8000 bytes with the default
 limits and with ``Limits.classic()``:
 
-- ``base``: lexical and vector lists at equal weight, FTS5's table-wide BM25;
-- ``+scope-stats``: BM25 over each scope's own statistics;
+- ``base``: lexical and vector lists at equal weight (BM25 is always over the scope's
+  own postings: scope-prefixed terms are how the store indexes);
 - ``+half-vector``: the vector list at half weight;
 - ``+time``: the time channel (entries recorded in the windows a query's dates name);
 - ``+neighbours``: the best hits' thread neighbours fused in round 0 (the default);
@@ -36,7 +36,6 @@ import glean
 from bench import _conversations, orchestrator
 from glean._workload import citation_key, delivered_citations, read_queries
 from glean.recall._fusion import FusionWeights
-from glean.stores import SqliteStore
 
 if TYPE_CHECKING:
     from contextlib import AsyncExitStack
@@ -48,17 +47,15 @@ BASE = FusionWeights(lexical=1.0, vector=1.0, time=0.0, neighbours=0.0)
 
 @attrs.frozen
 class Arm:
-    """One configuration: fusion weights, policy and whether BM25 is per scope."""
+    """One configuration: fusion weights and policy."""
 
     name: str
     weights: FusionWeights
-    scope_ranking: bool = True
     conversational: bool = False
 
 
 ARMS = (
-    Arm("base", BASE, scope_ranking=False),
-    Arm("+scope-stats", BASE),
+    Arm("base", BASE),
     Arm("+half-vector", attrs.evolve(BASE, vector=0.5)),
     Arm("+time", attrs.evolve(BASE, vector=0.5, time=2.0)),
     Arm("+neighbours", FusionWeights()),
@@ -83,10 +80,8 @@ async def open_arms(
         for gate in (False, True):
             if arm.conversational and not gate:
                 continue  # without the gate v2 is "+time"
-            store = await SqliteStore.open(str(db))
-            store._scope_ranking = arm.scope_ranking
             runtime = glean.open_runtime(
-                store=store, embedder=embedder, limits=limits, recall_policy=policy(arm, gate)
+                str(db), embedder=embedder, limits=limits, recall_policy=policy(arm, gate)
             )
             runtimes[
                 f"{arm.name} gate {'on' if gate else 'off'}"

@@ -29,7 +29,7 @@ import threadpoolctl
 import glean
 from bench import _corpus
 from glean.recall._analysis import analyse_query, match_expression
-from glean.stores._sqlite_schema import lexical_query
+from glean.stores._sqlite_schema import term_prefix
 
 CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"
@@ -69,11 +69,12 @@ def floor_latencies(path: Path, queries: list[str], embedder: glean.StaticEmbedd
     statement = (
         "SELECT rowid, terms, rank FROM fts_memory WHERE fts_memory MATCH ? ORDER BY rank LIMIT ?"
     )
-    matches = [lexical_query(key, match_expression(analyse_query(q).terms)) for q in queries]
+    prefix = term_prefix(key)
+    matches = [match_expression([prefix + t for t in analyse_query(q).terms]) for q in queries]
     out: list[float] = []
     for match, vector in zip(matches, vectors, strict=True):
         started = time.perf_counter()
-        if not match.endswith("()"):  # a query of stopwords only has no lexical part
+        if match:  # a query of stopwords only has no lexical part
             conn.execute(statement, (match, POOL)).fetchall()
         scores = matrix @ vector
         top = np.argpartition(-scores, POOL)[:POOL]

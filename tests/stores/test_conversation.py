@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import glean
-from glean.recall._analysis import analyse_query, index_text
+from glean.recall._analysis import analyse_query
 from glean.stores import SqliteStore
 
 if TYPE_CHECKING:
@@ -161,28 +161,51 @@ async def test_turns_without_a_time_order_by_insertion_in_their_thread() -> None
     await store.aclose()
 
 
-async def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
-    """Opening a version 1 database adds record times and scope lengths, and its
-    entries then answer the time channel and rank by per-scope BM25."""
-    path = tmp_path / "old.db"
-    store = await SqliteStore.open(str(path))
-    refs = await add(store, "c", [turn("Alice: pottery class yesterday", 0), turn("hello", 1)])
-    await store.aclose()
+def downgrade(path: Path, version: str) -> None:
+    """Rewrite a current database in the layout of schema ``version`` (1 or 2): FTS5
+    tables with a scope token column and bare terms; version 1 also without times."""
     with sqlite3.connect(path) as conn:
         conn.execute("DROP INDEX records_time")
         conn.execute("DROP INDEX records_thread")
-        conn.execute("ALTER TABLE records DROP COLUMN created_ts")
-        conn.execute("DELETE FROM term_stats WHERE term = ' length'")
-        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+        if version == "1":
+            conn.execute("ALTER TABLE records DROP COLUMN created_ts")
+        for table in ("fts_memory", "fts_experience", "fts_topic", "fts_resource"):
+            rows = conn.execute(
+                f"SELECT f.rowid, r.scope_key, f.terms FROM {table} f"
+                " JOIN records r ON r.row = f.rowid"
+            ).fetchall()
+            conn.execute(f"DROP TABLE {table}")
+            conn.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(skey, terms)")
+            conn.executemany(
+                f"INSERT INTO {table} (rowid, skey, terms) VALUES (?, ?, ?)",
+                [(row, f"s{key}", " ".join(t.split("x", 1)[1] for t in terms.split()))
+                 for row, key, terms in rows],
+            )  # fmt: skip
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (version,))
+
+
+@pytest.mark.parametrize("version", ["1", "2"])
+async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> None:
+    """Opening a version 1 or 2 database adds record times and re-indexes every term
+    under its scope's prefix: its entries then answer full text and the time channel,
+    and a forget keeps the scope's statistics exact."""
+    path = tmp_path / "old.db"
+    store = await SqliteStore.open(str(path))
+    refs = await add(store, "c", [turn("Alice: pottery class yesterday", 0), turn("hello", 1)])
+    await add(store, "d", [turn("Bob: pottery wheel", 0)])
+    await store.aclose()
+    downgrade(path, version)
     store = await SqliteStore.open(str(path))
     rows = await rows_of(store, "c", refs)
     pool = await store.retrieve("memory", "c", analyse_query("on May 7, 2023"), None, 16)
     assert sorted(pool.time_keys.tolist()) == sorted(rows)
+    pool = await store.retrieve("memory", "c", analyse_query("pottery"), None, 16)
+    assert pool.lexical_keys.tolist() == [rows[0]]
+    await store.forget_memory(refs[0])
     conn = store._conns._writer
-    length = conn.execute("SELECT df FROM term_stats WHERE term = ' length'").fetchone()[0]
-    expected = len(index_text("Alice: pottery class yesterday").split()) + 1
-    assert length == expected
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "2"
+    found = conn.execute("SELECT df FROM term_stats WHERE term = 'potteri'").fetchall()
+    assert sorted(df for (df,) in found) == [0, 1]  # "c" lost its one, "d" keeps its own
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "3"
     await store.aclose()
 
 

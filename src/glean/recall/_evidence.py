@@ -67,9 +67,9 @@ class Pool:
     version: int
     #: The full-text channel in BM25 order as parallel arrays: each candidate's key (the
     #: store's handle of one record version, unique within family and scope), its BM25
-    #: over the scope's own statistics (negated: lower is better, as SQLite reports it)
-    #: and how many distinct query terms its analysed text contains. Hundreds of
-    #: candidates cost three arrays, not objects.
+    #: over the scope's own postings (lower is better, as SQLite reports it) and how
+    #: many distinct query terms its analysed text contains. Hundreds of candidates cost
+    #: three arrays, not objects.
     lexical_keys: npt.NDArray[np.int64] = attrs.field(
         factory=lambda: _keys(()), converter=_keys, eq=False
     )

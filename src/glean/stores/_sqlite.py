@@ -97,8 +97,6 @@ class SqliteStore:
         self._threaded_searches = 0  # searches now in worker threads (event loop counts)
         self._parallel_vector_rows = PARALLEL_VECTOR_ROWS
         self._embedder: str | None = None  # identity bound by the runtime
-        # Benchmarks only: rank full text with FTS5's table-wide statistics instead.
-        self._scope_ranking = True
         self._closed = False
 
     @classmethod
@@ -401,9 +399,7 @@ class SqliteStore:
 
         def work(conn: sqlite3.Connection) -> Pool:
             nearest = self._start_nearest(conn, family, key, vector, pool_size)
-            lexical = search.lexical_hits(
-                conn, family, key, query.terms, pool_size, scope_ranking=self._scope_ranking
-            )
+            lexical = search.lexical_hits(conn, family, key, query.terms, pool_size)
             rows, similarities = nearest()
             timed = self._time_channel(conn, family, key, query, vector, pool_size // 4)
             return Pool(
@@ -411,7 +407,7 @@ class SqliteStore:
                 scope_id,
                 version,
                 lexical_keys=[hit.row for hit in lexical],
-                lexical_scores=[-hit.score for hit in lexical],
+                lexical_scores=[hit.score for hit in lexical],
                 lexical_matches=[hit.matches for hit in lexical],
                 vector_keys=rows,
                 vector_similarities=similarities,

@@ -47,8 +47,11 @@ def create_schema(
     found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
-    elif found[0] == "1":
-        _migrate_from_1(conn)
+    elif found[0] in ("1", "2"):
+        if found[0] == "1":
+            _migrate_from_1(conn)
+        _migrate_from_2(conn)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (sql.SCHEMA_VERSION,))
     elif found[0] != sql.SCHEMA_VERSION:
         raise StoreError(f"database schema {found[0]} is not {sql.SCHEMA_VERSION}")
     _run(conn, sql.INDEXES)
@@ -71,24 +74,28 @@ def _run(conn: sqlite3.Connection, script: str) -> None:
 
 
 def _migrate_from_1(conn: sqlite3.Connection) -> None:
-    """Version 2 adds each record's sortable time and each scope's total term count."""
+    """Version 2 added each record's sortable time (``created_ts``)."""
     conn.execute(f"ALTER TABLE records ADD COLUMN created_ts REAL NOT NULL DEFAULT {sql.NO_TIME}")
     dated = conn.execute("SELECT row, created_at FROM records WHERE created_at IS NOT NULL")
     conn.executemany(
         "UPDATE records SET created_ts = ? WHERE row = ?",
         [(datetime.fromisoformat(at).timestamp(), row) for row, at in dated.fetchall()],
     )
-    lengths: dict[tuple[str, int], int] = {}
-    for family, table in sql.FTS_TABLES.items():
-        indexed = conn.execute(
-            f"SELECT r.scope_key, f.terms FROM {table} f JOIN records r ON r.row = f.rowid"
+
+
+def _migrate_from_2(conn: sqlite3.Connection) -> None:
+    """Version 3 indexes each term with its scope's prefix instead of a scope token
+    column: every FTS5 table is rebuilt from its own rows."""
+    conn.create_function("glean_scoped", 2, sql.scoped_terms, deterministic=True)
+    for table in sql.FTS_TABLES.values():
+        _run(conn, sql.FTS_DDL.format(table=f"{table}_v3"))
+        conn.execute(
+            f"INSERT INTO {table}_v3 (rowid, terms) SELECT f.rowid, glean_scoped(r.scope_key,"
+            f" f.terms) FROM {table} f JOIN records r ON r.row = f.rowid"
         )
-        for key, terms in indexed:
-            lengths[(family, key)] = lengths.get((family, key), 0) + len(terms.split())
-    conn.executemany(
-        sql.COUNT_TERMS, [(f, key, sql.LENGTHS, total) for (f, key), total in lengths.items()]
-    )
-    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (sql.SCHEMA_VERSION,))
+        conn.execute(f"DROP TABLE {table}")
+        conn.execute(f"ALTER TABLE {table}_v3 RENAME TO {table}")
+    conn.execute("DELETE FROM term_stats WHERE term = ' length'")  # version 2's lengths
 
 
 def scope_key(conn: sqlite3.Connection, scope_id: str) -> int:
@@ -117,8 +124,7 @@ def insert(
     assert row is not None
     table = sql.FTS_TABLES[family]
     conn.execute(
-        f"INSERT INTO {table} (rowid, skey, terms) VALUES (?, ?, ?)",
-        (row, sql.scope_token(key), terms),
+        f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", (row, sql.scoped_terms(key, terms))
     )
     count_terms(conn, family, key, terms, +1)
     return row
@@ -126,10 +132,8 @@ def insert(
 
 def count_terms(conn: sqlite3.Connection, family: Family, key: int, terms: str, step: int) -> None:
     """Keep the scope's document frequencies in step with what is searchable."""
-    words = terms.split()
-    counts = [(family, key, term, step) for term in {sql.DOCUMENTS, *words}]
-    counts.append((family, key, sql.LENGTHS, step * len(words)))
-    conn.executemany(sql.COUNT_TERMS, counts)
+    distinct = {sql.DOCUMENTS, *terms.split()}
+    conn.executemany(sql.COUNT_TERMS, [(family, key, term, step) for term in distinct])
 
 
 def insert_memory(
@@ -151,7 +155,7 @@ def retire(conn: sqlite3.Connection, family: Family, row: int) -> None:
     found = conn.execute(f"SELECT terms FROM {table} WHERE rowid = ?", (row,)).fetchone()
     conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (row,))
     key = conn.execute("SELECT scope_key FROM records WHERE row = ?", (row,)).fetchone()[0]
-    count_terms(conn, family, key, found[0], -1)
+    count_terms(conn, family, key, sql.unscoped_terms(key, found[0]), -1)
 
 
 def supersede(

@@ -1,7 +1,8 @@
 """The embedded store's schema and statements, and the decoding of rows into evidence.
 
 Searchable records of every family share one table; each family has its own FTS5 table
-whose ``skey`` column holds a per-scope token, so a scoped search is one MATCH.
+whose terms carry their scope's prefix (``s12x`` + term), so a scope's search reads only
+its own postings and BM25 counts document frequencies per scope.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
     from .._families import Family
 
-SCHEMA_VERSION: Final = "2"
+SCHEMA_VERSION: Final = "3"
 
 #: ``records.created_ts`` of a record saved without ``created_at``: before every real
 #: time, so a thread orders such records first and no time window ever selects them.
@@ -83,8 +84,7 @@ CREATE INDEX IF NOT EXISTS records_thread ON records (family, scope_key, thread,
 
 FTS_DDL: Final = """
 CREATE VIRTUAL TABLE IF NOT EXISTS {table}
-    USING fts5(skey, terms, tokenize = "unicode61 remove_diacritics 0");
-INSERT INTO {table} ({table}, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
+    USING fts5(terms, tokenize = "unicode61 remove_diacritics 0");
 """
 
 EVIDENCE_COLUMNS: Final = "row, rid, revision, text, created_at, thread, abstract, overview, live"
@@ -98,9 +98,6 @@ VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 
 #: The term_stats row whose ``df`` counts the searchable records of a family in a scope.
 DOCUMENTS: Final = ""
-#: The term_stats row whose ``df`` sums their lengths in terms (for BM25's average);
-#: a space never occurs inside a term, so neither sentinel can collide with one.
-LENGTHS: Final = " length"
 
 COUNT_TERMS: Final = """
 INSERT INTO term_stats (family, scope_key, term, df) VALUES (?, ?, ?, ?)
@@ -140,14 +137,22 @@ def created_ts(created_at: datetime | None) -> float:
     return NO_TIME if created_at is None else created_at.timestamp()
 
 
-def scope_token(scope_key: int) -> str:
-    """The FTS token that marks every indexed row of one scope."""
-    return f"s{scope_key}"
+def term_prefix(scope_key: int) -> str:
+    """What every indexed term of one scope starts with. A term is letters and digits
+    only and the key is digits up to the ``x``, so two scopes' tokens never collide."""
+    return f"s{scope_key}x"
 
 
-def lexical_query(scope_key: int, match: str) -> str:
-    """A MATCH expression restricted to one scope (``match`` is already safe)."""
-    return f'skey : "{scope_token(scope_key)}" AND terms : ({match})'
+def scoped_terms(scope_key: int, terms: str) -> str:
+    """Analysed terms (space-separated) as the FTS5 table of their scope holds them."""
+    prefix = term_prefix(scope_key)
+    return " ".join(prefix + term for term in terms.split())
+
+
+def unscoped_terms(scope_key: int, indexed: str) -> str:
+    """The analysed terms of an FTS5 row, without their scope's prefix."""
+    size = len(term_prefix(scope_key))
+    return " ".join(term[size:] for term in indexed.split())
 
 
 def fetch_statement(count: int) -> str:

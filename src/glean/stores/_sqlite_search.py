@@ -1,5 +1,5 @@
-"""Searching the embedded store: the scoped full-text query over the selective query
-terms ranked with the scope's own statistics, evidence reads by key, and loading a
+"""Searching the embedded store: the full-text query over the scope's selective query
+terms, the time windows and thread neighbours, evidence reads by key, and loading a
 scope's vector matrix."""
 
 from __future__ import annotations
@@ -28,22 +28,15 @@ if TYPE_CHECKING:
 
 #: Most postings (rows matching any chosen term) one full-text search may rank.
 POSTINGS_BUDGET = 2048
-#: Postings up to which every match is scored here rather than ranked by FTS5 first:
-#: FTS5's ranking reads the scope token's whole position list (~1.8 ms at 24k rows),
-#: about what scoring a thousand candidates in Python costs (~2 us each).
-EXACT_POSTINGS: Final = 1024
 #: Vectors read per fetch while loading a scope's matrix.
 LOAD_CHUNK: Final = 8192
 #: Most records one time window may select before they are ranked by similarity.
 WINDOW_SCAN: Final = 4096
-#: Okapi BM25's term-frequency saturation and length normalisation (FTS5's defaults).
-BM25_K1: Final = 1.2
-BM25_B: Final = 0.75
 
 
 @attrs.frozen
 class LexicalHit:
-    """One full-text candidate: its row, per-scope BM25 (higher is better) and how many
+    """One full-text candidate: its row, FTS5's BM25 (lower is better) and how many
     distinct query terms its indexed text holds."""
 
     row: int
@@ -52,76 +45,40 @@ class LexicalHit:
 
 
 def lexical_hits(
-    conn: sqlite3.Connection,
-    family: Family,
-    key: int,
-    terms: Sequence[str],
-    limit: int,
-    *,
-    scope_ranking: bool = True,
+    conn: sqlite3.Connection, family: Family, key: int, terms: Sequence[str], limit: int
 ) -> list[LexicalHit]:
-    """The scope's best ``limit`` full-text candidates, ranked by per-scope BM25.
+    """The scope's best ``limit`` full-text candidates by BM25 over the scope's own terms.
 
-    FTS5's own ``bm25`` weighs terms by their frequency in the whole table, so a term
-    common in one large scope would count as common in every small one. Candidates are
-    scored with the scope's own document frequencies and average length from
-    ``term_stats``. When the chosen terms' postings are few (``EXACT_POSTINGS``, or twice
-    ``limit`` if more) every match is scored, exactly; beyond that FTS5 picks the
-    ``limit`` candidates first (it cannot rank otherwise) and they are re-scored. ``scope_ranking=False``
-    keeps FTS5's table-wide order (for benchmarks).
+    Every indexed term carries its scope's prefix, so a term's postings, and with them
+    BM25's document frequencies, are the scope's alone: a term common in one large scope
+    is not common in a small one, and the search reads no other scope's postings.
     """
-    stats = scope_stats(conn, family, key, terms)
-    chosen = selective_terms(stats.frequencies)
+    frequencies = term_frequencies(conn, family, key, terms)
+    chosen = selective_terms(frequencies)
     if not chosen:
         return []
+    prefix = sql.term_prefix(key)
     table = sql.FTS_TABLES[family]
-    statement = f"SELECT rowid, terms FROM {table} WHERE {table} MATCH ?"
-    arguments: tuple[object, ...] = (sql.lexical_query(key, match_expression(chosen)),)
-    postings = sum(stats.frequencies[term] for term in chosen)
-    if not scope_ranking or postings > max(2 * limit, EXACT_POSTINGS):
-        statement += " ORDER BY rank LIMIT ?"
-        arguments += (limit,)
-    hits = [stats.score(row, indexed) for row, indexed in conn.execute(statement, arguments)]
-    if scope_ranking:
-        hits.sort(key=lambda hit: hit.score, reverse=True)  # stable: FTS5's order breaks ties
-    return hits[:limit]
+    statement = (
+        f"SELECT rowid, terms, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
+    )
+    match = match_expression([prefix + term for term in chosen])
+    wanted = frozenset(prefix + term for term in frequencies)
+    return [
+        LexicalHit(row, score, len(wanted.intersection(indexed.split())))
+        for row, indexed, score in conn.execute(statement, (match, limit))
+    ]
 
 
-@attrs.frozen
-class ScopeStats:
-    """A scope's statistics for one query's terms: each present term's idf (terms
-    absent from the scope left out), its document frequency, and the average length."""
-
-    frequencies: dict[str, int]
-    idf: dict[str, float]
-    average_length: float
-
-    def score(self, row: int, indexed: str) -> LexicalHit:
-        """Okapi BM25 of one indexed text, with the idf that never goes negative."""
-        words = indexed.split()
-        present = self.idf.keys() & set(words)
-        score = 0.0
-        if present:
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * len(words) / self.average_length)
-            for term in present:
-                tf = words.count(term)
-                score += self.idf[term] * tf * (BM25_K1 + 1) / (tf + norm)
-        return LexicalHit(row, score, len(present))
-
-
-def scope_stats(
+def term_frequencies(
     conn: sqlite3.Connection, family: Family, key: int, terms: Sequence[str]
-) -> ScopeStats:
-    """One indexed read of ``term_stats`` for the query's terms and the two sentinels."""
-    names = (*terms, sql.DOCUMENTS, sql.LENGTHS)
-    found = dict(conn.execute(sql.term_frequencies(len(names)), (family, key, *names)).fetchall())
-    documents = max(found.pop(sql.DOCUMENTS, 0), 1)
-    total = found.pop(sql.LENGTHS, 0)
-    frequencies = {term: found[term] for term in terms if found.get(term, 0) > 0}
-    idf = {
-        term: math.log(1 + (documents - df + 0.5) / (df + 0.5)) for term, df in frequencies.items()
-    }
-    return ScopeStats(frequencies, idf, max(total / documents, 1.0))
+) -> dict[str, int]:
+    """How many of the scope's searchable records hold each query term (absent terms
+    left out): one indexed read of ``term_stats``."""
+    if not terms:
+        return {}
+    found = dict(conn.execute(sql.term_frequencies(len(terms)), (family, key, *terms)).fetchall())
+    return {term: found[term] for term in terms if found.get(term, 0) > 0}
 
 
 def selective_terms(frequencies: dict[str, int]) -> list[str]:
