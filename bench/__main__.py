@@ -68,6 +68,13 @@ def evaluate_main(argv: list[str]) -> None:
         f"\nmean content_bytes: {result['mean_content_bytes']}; latency ms: {result['latency_ms']}"
     )
     print(f"share of queries at recall 1.0: {result['full_recall_share']}; written to {out}")
+    try:
+        figures = _plots.gate_figures(result, out.stem, RESULTS)
+    except ModuleNotFoundError:
+        figures = []
+        print(f"(no figures: {_plots.MISSING})")
+    for figure in figures:
+        print(f"![{figure.stem}]({figure})")
 
 
 def _embedder_choice(text: str) -> str:

@@ -140,11 +140,18 @@ def render_all(results: Path, out: Path) -> list[Path]:
     if scale.exists():
         written.append(scale_curve(json.loads(scale.read_text()), out / "scale.png"))
     for stem, gate in gate_results(results).items():
-        if "recall" in gate:
-            written.append(recall_bars(gate["recall"], out / f"recall-{stem}.png", title=stem))
-        if "latency_samples_ms" in gate:
-            target = out / f"latency-cdf-{stem}.png"
-            written.append(latency_cdf(gate["latency_samples_ms"], target, title=stem))
+        written += gate_figures(gate, stem, out)
+    return written
+
+
+def gate_figures(gate: Mapping[str, Any], stem: str, out: Path) -> list[Path]:
+    """The recall bars and the latency CDF of one gate off/on result."""
+    written: list[Path] = []
+    if "recall" in gate:
+        written.append(recall_bars(gate["recall"], out / f"recall-{stem}.png", title=stem))
+    if "latency_samples_ms" in gate:
+        target = out / f"latency-cdf-{stem}.png"
+        written.append(latency_cdf(gate["latency_samples_ms"], target, title=stem))
     return written
 
 
