@@ -160,7 +160,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--out", type=Path, default=DOCS)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     try:
         written = render_all(args.results, args.out)
