@@ -3,22 +3,21 @@ evidence standing in the relation to its query that the category claims."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from bench import _conversation_facts as facts
 from bench import _conversations
 from glean._workload import read_entries, read_queries
+from tests.bench._rows import Row, read_rows
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-Row = dict[str, Any]
 
 STOPWORDS = frozenset({
     "a", "an", "the", "and", "or", "but", "to", "of", "for", "in", "on", "at", "by", "with",
@@ -39,11 +38,6 @@ def content_words(text: str) -> set[str]:
     return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words}
 
 
-def read_rows(path: Path) -> list[Row]:
-    with path.open(encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines]
-
-
 def moment(row: Row) -> datetime:
     return datetime.fromisoformat(row["created_at"])
 
@@ -53,16 +47,6 @@ def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("conversations")
     _conversations.generate(folder, conversations=3, sessions=8, seed=5)
     return folder
-
-
-@pytest.fixture(scope="module")
-def entries(workload: Path) -> dict[str, Row]:
-    return {row["id"]: row for row in read_rows(workload / "entries.jsonl")}
-
-
-@pytest.fixture(scope="module")
-def queries(workload: Path) -> list[Row]:
-    return read_rows(workload / "queries.jsonl")
 
 
 def by_category(queries: list[Row], category: str) -> list[Row]:

@@ -4,10 +4,9 @@ later category's evidence standing in the relation to its query that the categor
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,7 +17,8 @@ from glean.recall._analysis import analyse, analyse_query
 if TYPE_CHECKING:
     from pathlib import Path
 
-Row = dict[str, Any]
+    from tests.bench._rows import Row
+
 
 FILLER = 100
 # sha256 of the rows the generator wrote BEFORE the cjk, long, decoy and near-floor
@@ -36,21 +36,6 @@ def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("synthetic")
     _synthetic.generate(folder, filler=FILLER)
     return folder
-
-
-@pytest.fixture(scope="module")
-def entries(workload: Path) -> dict[str, Row]:
-    return {row["id"]: row for row in read_rows(workload / "entries.jsonl")}
-
-
-@pytest.fixture(scope="module")
-def queries(workload: Path) -> list[Row]:
-    return read_rows(workload / "queries.jsonl")
-
-
-def read_rows(path: Path) -> list[Row]:
-    with path.open(encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines]
 
 
 def of_category(queries: list[Row], category: str) -> list[Row]:
