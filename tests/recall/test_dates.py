@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from glean.recall._dates import extract_dates, shifted
+from glean.recall._dates import extract_dates, mentioned_days, shifted
 
 REFERENCE = date(2023, 5, 10)  # a Wednesday
 
@@ -106,3 +106,14 @@ def test_calendar_units_shift_across_year_boundaries() -> None:
     assert shifted(date(2024, 1, 15), "month", -1) == (date(2023, 12, 1), date(2024, 1, 1))
     assert shifted(date(2024, 1, 3), "week", -1) == (date(2023, 12, 25), date(2024, 1, 1))
     assert shifted(date(2024, 1, 3), "year", -1) == (date(2023, 1, 1), date(2024, 1, 1))
+
+
+def test_a_memory_names_days_relative_to_when_it_was_said() -> None:
+    """A memory's own "yesterday" or "last Saturday" resolves against the day it was
+    said; spans longer than a week ("last month") date nothing."""
+    said_on = date(2022, 12, 20)  # a Tuesday
+    found = mentioned_days("Blood donation last Saturday, then cake yesterday", said_on)
+    assert days(found[0]) == (date(2022, 12, 17), date(2022, 12, 18))
+    assert days(found[1]) == (date(2022, 12, 19), date(2022, 12, 20))
+    assert mentioned_days("last month was busy", said_on) == []
+    assert mentioned_days("nothing dated here", said_on) == []

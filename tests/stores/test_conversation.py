@@ -162,9 +162,14 @@ async def test_turns_without_a_time_order_by_insertion_in_their_thread() -> None
 
 
 def downgrade(path: Path, version: str) -> None:
-    """Rewrite a current database in the layout of schema ``version`` (1 or 2): FTS5
-    tables with a scope token column and bare terms; version 1 also without times."""
+    """Rewrite a current database in the layout of schema ``version``: 3 has no
+    mentioned days; 2 also has FTS5 tables with a scope token column and bare terms;
+    1 also no record times."""
     with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE mentioned_days")
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (version,))
+        if version == "3":
+            return
         conn.execute("DROP INDEX records_time")
         conn.execute("DROP INDEX records_thread")
         if version == "1":
@@ -181,14 +186,13 @@ def downgrade(path: Path, version: str) -> None:
                 [(row, f"s{key}", " ".join(t.split("x", 1)[1] for t in terms.split()))
                  for row, key, terms in rows],
             )  # fmt: skip
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (version,))
 
 
-@pytest.mark.parametrize("version", ["1", "2"])
+@pytest.mark.parametrize("version", ["1", "2", "3"])
 async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> None:
-    """Opening a version 1 or 2 database adds record times and re-indexes every term
-    under its scope's prefix: its entries then answer full text and the time channel,
-    and a forget keeps the scope's statistics exact."""
+    """Opening a version 1, 2 or 3 database adds what it lacks (record times, terms
+    under their scope's prefix, the days texts name): its entries then answer full
+    text and the time channel, and a forget keeps the scope's statistics exact."""
     path = tmp_path / "old.db"
     store = await SqliteStore.open(str(path))
     refs = await add(store, "c", [turn("Alice: pottery class yesterday", 0), turn("hello", 1)])
@@ -198,14 +202,14 @@ async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> No
     store = await SqliteStore.open(str(path))
     rows = await rows_of(store, "c", refs)
     pool = await store.retrieve("memory", "c", analyse_query("on May 7, 2023"), None, 16)
-    assert sorted(pool.time_keys.tolist()) == sorted(rows)
+    assert pool.time_keys.tolist() == rows  # the turn naming 7 May ("yesterday") first
     pool = await store.retrieve("memory", "c", analyse_query("pottery"), None, 16)
     assert pool.lexical_keys.tolist() == [rows[0]]
     await store.forget_memory(refs[0])
     conn = store._conns._writer
     found = conn.execute("SELECT df FROM term_stats WHERE term = 'potteri'").fetchall()
     assert sorted(df for (df,) in found) == [0, 1]  # "c" lost its one, "d" keeps its own
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "3"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "4"
     await store.aclose()
 
 
@@ -227,4 +231,26 @@ async def test_a_window_holding_most_of_the_scope_is_not_a_channel() -> None:
     assert len(pool.time_keys) == 0
     pool = await store.retrieve("memory", "c", analyse_query("on May 9, 2023"), None, 16)
     assert len(pool.time_keys) == 3  # 8..10 May
+    await store.aclose()
+
+
+async def test_a_turn_naming_the_day_is_found_days_later_and_first() -> None:
+    """ "I donated blood last Saturday" said on Friday 12 May names 6 May: "on 6 May"
+    finds it although it was said six days later, ahead of what was said that day."""
+    store = await SqliteStore.open()
+    refs = await add(
+        store,
+        "c",
+        [
+            turn("Alice: chatting about lunch", 60 * 24 * -2),  # said on 6 May
+            turn("Alice: I donated blood last Saturday", 60 * 24 * 4),  # said on 12 May
+            turn("Alice: the weather is nice", 60 * 24 * 3),  # 11 May: neither
+        ],
+    )
+    rows = await rows_of(store, "c", refs)
+    query = analyse_query("What did Alice do on 6 May 2023?")
+    vector = (await EMBEDDER.embed([query.text]))[0]
+    await store.retrieve("memory", "c", query, vector, 16)  # loads the matrix
+    pool = await store.retrieve("memory", "c", query, vector, 16)
+    assert pool.time_keys.tolist() == [rows[1], rows[0]]
     await store.aclose()

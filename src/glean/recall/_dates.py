@@ -36,6 +36,8 @@ NUMBERS: Final = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3,
 }  # fmt: skip
 MARGIN: Final = timedelta(days=1)
+#: The longest span a memory's own text may name and still date it.
+MENTION_SPAN: Final = timedelta(days=7)
 
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
@@ -100,20 +102,23 @@ class DateMention:
         """Whether the window depends on the reference day."""
         return self.start is None
 
-    def window(self, reference: date | None) -> tuple[float, float] | None:
-        """The UTC window ``[low, high)`` in epoch seconds, a day's margin each side.
+    def window(
+        self, reference: date | None, margin: timedelta = MARGIN
+    ) -> tuple[float, float] | None:
+        """The UTC window ``[low, high)`` in epoch seconds, ``margin`` each side.
 
         Returns None for a relative mention without a reference day.
         """
-        span = self._span(reference)
+        span = self.span(reference)
         if span is None:
             return None
         start, end = span
-        low = datetime.combine(start, datetime.min.time(), UTC) - MARGIN
-        high = datetime.combine(end, datetime.min.time(), UTC) + MARGIN
+        low = datetime.combine(start, datetime.min.time(), UTC) - margin
+        high = datetime.combine(end, datetime.min.time(), UTC) + margin
         return low.timestamp(), high.timestamp()
 
-    def _span(self, reference: date | None) -> tuple[date, date] | None:
+    def span(self, reference: date | None) -> tuple[date, date] | None:
+        """The days ``[start, end)`` this mention names, seen from ``reference``."""
         if self.start is not None and self.end is not None:
             return self.start, self.end
         if reference is None:
@@ -145,6 +150,24 @@ def extract_dates(text: str) -> tuple[DateMention, ...]:
         if mention is not None:
             found.append(mention)
     return tuple(found)
+
+
+def mentioned_days(text: str, said_on: date) -> list[tuple[float, float]]:
+    """The days a memory's text names, resolved against the day it was said: "I went to
+    a pottery class yesterday!" said on 8 May names 7 May. Only spans of at most a week
+    are kept: "last year" says little about when something happened.
+
+    Returns:
+        UTC windows ``[start, end)`` in epoch seconds, without margin.
+    """
+    found: list[tuple[float, float]] = []
+    for mention in extract_dates(text):
+        span = mention.span(said_on)
+        if span is not None and span[1] - span[0] <= MENTION_SPAN:
+            window = mention.window(said_on, timedelta(0))
+            assert window is not None
+            found.append(window)
+    return found
 
 
 def shifted(reference: date, unit: Unit, shift: int) -> tuple[date, date]:

@@ -563,8 +563,9 @@ class SqliteStore:
         vector: Vectors | None,
         size: int,
     ) -> Any:
-        """The time channel's keys: records in the windows the query's dates name, most
-        similar to the query first (nearest the window's middle without a vector).
+        """The time channel's keys: records whose own text names a day in the query's
+        windows, then records said in them; each group most similar to the query first
+        (nearest the window's middle without a vector).
 
         Empty when the windows hold more than half the scope ("in 2023" of a year-long
         chat): such a list would only repeat the vector channel at the time weight.
@@ -576,7 +577,8 @@ class SqliteStore:
             return _NO_ROWS  # a window holding most of the scope says nothing about it
         matrix = self._matrices.get((family, key))
         if vector is not None and matrix is not None and len(rows):
-            order = np.lexsort((distances, -matrix.similarities(rows, vector)))
+            said = distances > 0  # False (first) for a record naming the day itself
+            order = np.lexsort((distances, -matrix.similarities(rows, vector), said))
         else:
             order = np.argsort(distances, kind="stable")
         return rows[order[:size]]

@@ -4,13 +4,14 @@ the per-scope term statistics that follow them. Runs inside one write transactio
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .._errors import NotFoundError, StoreError
 from ..recall._analysis import index_text
+from ..recall._dates import mentioned_days
 from . import _sqlite_schema as sql
 
 if TYPE_CHECKING:
@@ -47,10 +48,12 @@ def create_schema(
     found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
-    elif found[0] in ("1", "2"):
+    elif found[0] in ("1", "2", "3"):
         if found[0] == "1":
             _migrate_from_1(conn)
-        _migrate_from_2(conn)
+        if found[0] in ("1", "2"):
+            _migrate_from_2(conn)
+        _migrate_from_3(conn)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (sql.SCHEMA_VERSION,))
     elif found[0] != sql.SCHEMA_VERSION:
         raise StoreError(f"database schema {found[0]} is not {sql.SCHEMA_VERSION}")
@@ -98,6 +101,29 @@ def _migrate_from_2(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM term_stats WHERE term = ' length'")  # version 2's lengths
 
 
+def _migrate_from_3(conn: sqlite3.Connection) -> None:
+    """Version 4 records the days each dated memory's text names."""
+    dated = conn.execute(
+        "SELECT row, scope_key, text, created_at FROM records"
+        " WHERE family = 'memory' AND created_at IS NOT NULL"
+    )
+    for row, key, text, created_at in dated.fetchall():
+        record_mentions(conn, row, key, text, datetime.fromisoformat(created_at))
+
+
+def record_mentions(
+    conn: sqlite3.Connection, row: int, key: int, text: str, created_at: datetime | None
+) -> None:
+    """Keep the days a memory's text names, resolved against the day it was said."""
+    if created_at is None:
+        return
+    said_on = created_at.astimezone(UTC).date()
+    conn.executemany(
+        sql.INSERT_MENTION,
+        [(row, "memory", key, start, end) for start, end in mentioned_days(text, said_on)],
+    )
+
+
 def scope_key(conn: sqlite3.Connection, scope_id: str) -> int:
     conn.execute("INSERT OR IGNORE INTO scopes (scope) VALUES (?)", (scope_id,))
     row = conn.execute("SELECT scope_key FROM scopes WHERE scope = ?", (scope_id,)).fetchone()
@@ -140,12 +166,14 @@ def insert_memory(
     conn: sqlite3.Connection, key: int, rid: str, revision: int, entry: MemoryEntry, vector: Any
 ) -> int:
     created_at = entry.created_at.isoformat() if entry.created_at is not None else None
-    return insert(
+    row = insert(
         conn, "memory", key, rid, revision, index_text(entry.text),
         text=entry.text, kind=entry.kind, tags=sql.encode_tags(entry.tags),
         created_at=created_at, created_ts=sql.created_ts(entry.created_at),
         thread=entry.thread, embedding=vector.tobytes(),
     )  # fmt: skip
+    record_mentions(conn, row, key, entry.text, entry.created_at)
+    return row
 
 
 def retire(conn: sqlite3.Connection, family: Family, row: int) -> None:

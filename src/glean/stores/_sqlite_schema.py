@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from .._families import Family
 
-SCHEMA_VERSION: Final = "3"
+SCHEMA_VERSION: Final = "4"
 
 #: ``records.created_ts`` of a record saved without ``created_at``: before every real
 #: time, so a thread orders such records first and no time window ever selects them.
@@ -71,6 +71,14 @@ CREATE TABLE IF NOT EXISTS profiles (
     scope_key INTEGER PRIMARY KEY REFERENCES scopes(scope_key),
     text TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS mentioned_days (
+    row INTEGER NOT NULL REFERENCES records(row),
+    family TEXT NOT NULL,
+    scope_key INTEGER NOT NULL,
+    start_ts REAL NOT NULL,
+    end_ts REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS mentioned_days_start ON mentioned_days (family, scope_key, start_ts);
 """
 
 #: Created after any migration: they name columns a version 1 database lacks.
@@ -112,6 +120,16 @@ IN_WINDOW: Final = """
 SELECT row, created_ts FROM records
 WHERE family = ? AND scope_key = ? AND live = 1 AND created_ts >= ? AND created_ts < ? LIMIT ?
 """
+#: Live records whose text names a day inside a window (a named span is at most a week,
+#: so only starts from a week before the window can overlap it).
+MENTIONING: Final = """
+SELECT d.row FROM mentioned_days d JOIN records r ON r.row = d.row
+WHERE d.family = ? AND d.scope_key = ? AND d.start_ts >= ? AND d.start_ts < ? AND d.end_ts > ?
+  AND r.live = 1
+"""
+INSERT_MENTION: Final = (
+    "INSERT INTO mentioned_days (row, family, scope_key, start_ts, end_ts) VALUES (?, ?, ?, ?, ?)"
+)
 #: The records just before and just after one record in its thread.
 BEFORE: Final = """
 SELECT row FROM records

@@ -5,7 +5,7 @@ scope's vector matrix."""
 from __future__ import annotations
 
 import math
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -13,6 +13,7 @@ import numpy as np
 
 from .._records import resource_text
 from ..recall._analysis import match_expression
+from ..recall._dates import MENTION_SPAN
 from . import _sqlite_schema as sql
 from ._vectors import VectorMatrix
 
@@ -103,11 +104,13 @@ def selective_terms(frequencies: dict[str, int]) -> list[str]:
 def window_rows(
     conn: sqlite3.Connection, family: Family, key: int, dates: Sequence[DateMention]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """The live records recorded in any window ``dates`` name, each with its distance in
-    seconds from the middle of its window (at most ``WINDOW_SCAN`` per window).
+    """The live records of the windows ``dates`` name, each with its distance in seconds
+    from the middle of its window, 0 for a record whose own text names a day inside the
+    window itself ("yesterday", said the day after): those come first.
 
-    Relative dates resolve against the day of the scope's newest record; both reads
-    are range scans of the ``records_time`` index.
+    Relative dates resolve against the day of the scope's newest record. Records said in
+    the window (a day's margin each side) are at most ``WINDOW_SCAN`` per window; every
+    read is a range scan of an index.
     """
     reference: date | None = None
     if any(mention.relative for mention in dates):
@@ -117,11 +120,15 @@ def window_rows(
     distance: dict[int, float] = {}
     for mention in dates:
         window = mention.window(reference)
-        if window is None:
+        exact = mention.window(reference, timedelta(0))
+        if window is None or exact is None:
             continue
         middle = (window[0] + window[1]) / 2
         for row, at in conn.execute(sql.IN_WINDOW, (family, key, *window, WINDOW_SCAN)):
-            distance[row] = min(distance.get(row, math.inf), abs(at - middle))
+            distance[row] = min(distance.get(row, math.inf), abs(at - middle) + 1.0)
+        earliest = exact[0] - MENTION_SPAN.total_seconds()
+        for (row,) in conn.execute(sql.MENTIONING, (family, key, earliest, exact[1], exact[0])):
+            distance[row] = 0.0
     rows = np.fromiter(distance, dtype=np.int64, count=len(distance))
     return rows, np.fromiter(distance.values(), dtype=np.float64, count=len(distance))
 
