@@ -56,6 +56,7 @@ def test_a_year_selects_the_year() -> None:
     [
         ("What did Alice mention yesterday?", date(2023, 5, 8), date(2023, 5, 11)),
         ("What did Bob say today?", date(2023, 5, 9), date(2023, 5, 12)),
+        ("What did Bob eat this morning?", date(2023, 5, 9), date(2023, 5, 12)),
         ("the day before yesterday", date(2023, 5, 7), date(2023, 5, 10)),
         ("What happened three days ago?", date(2023, 5, 6), date(2023, 5, 9)),
         ("What did Bob talk about last week?", date(2023, 4, 30), date(2023, 5, 9)),

@@ -61,7 +61,9 @@ _PATTERNS: Final = {
     "weekday": rf"\b(?P<which>last|this|on|past)\s+{_WEEKDAY}\b",
     "last_unit": r"\b(?P<which>last|past|previous|this)\s+(?P<unit>week|month|year|weekend)\b",
     "day_before": r"\bthe\s+day\s+before\s+yesterday\b",
-    "yesterday": r"\b(?P<word>yesterday|today|tonight|tomorrow)\b",
+    "yesterday": (
+        r"\b(?P<word>yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening))\b"
+    ),
 }
 _SCANNER: Final = re.compile(
     "|".join(
