@@ -269,7 +269,7 @@ async def test_no_effort_is_computed_without_a_sink(
     def forbidden(*args: object) -> None:
         raise AssertionError("effort computed without a sink")
 
-    monkeypatch.setattr(_coordinator, "_effort", forbidden)
+    monkeypatch.setattr(_coordinator, "effort_of", forbidden)
     async with glean.open_runtime(
         str(db), embedder=ScriptedEmbedder(),
         recall_policy=policy(),
