@@ -255,7 +255,7 @@ async def scope_point(db: Path, names: list[str], queries: list[str]) -> dict[st
             str(db), embedder=glean.HashingEmbedder(), sequential_searches=sequential
         ) as rt:
             if not overlap:
-                rt.store._parallel_vector_rows = 1 << 62  # type: ignore[attr-defined]
+                rt.store._vectors.parallel_rows = 1 << 62  # type: ignore[attr-defined]
             requests = [
                 glean.PrepareContextRequest(scope_id=names[0], query=q, references=tuple(names[1:]))
                 for q in queries

@@ -9,9 +9,7 @@ touches the gate, the coordinator or the Builder.
 from __future__ import annotations
 
 import sqlite3
-import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,17 +39,14 @@ from . import _sqlite_schema as sql
 from . import _sqlite_search as search
 from ._connections import Connections
 from ._evidence_cache import EvidenceCache
+from ._scope_matrices import NO_ROWS, NO_SIMILARITIES, ScopeMatrices
 
 #: Searches of a family with at most this many records in the scope run on the calling
 #: thread: they take well under a millisecond, less than a worker-thread round trip
 #: (measured 0.15 ms on asyncio and 0.6 ms on trio on a 2-core machine).
 INLINE_ROWS = 20000
-#: Vector products over at least this many rows run beside the full-text query.
-PARALLEL_VECTOR_ROWS = 4096
 
 T = TypeVar("T")
-_NO_ROWS = np.empty(0, dtype=np.int64)
-_NO_SIMILARITIES = np.empty(0, dtype=np.float32)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -63,7 +58,6 @@ if TYPE_CHECKING:
     from .._embedders import Embedder
     from .._families import Family
     from ..recall._analysis import AnalysedQuery
-    from ._vectors import VectorMatrix
 
     Vectors = npt.NDArray[np.float32]
 
@@ -86,16 +80,9 @@ class SqliteStore:
         self._counts = counts
         self._inline_rows = inline_rows
         self._versions: dict[str, int] = {}
-        self._matrices: dict[tuple[Family, int], VectorMatrix] = {}
-        # Serialises loading a scope's matrix with applying committed writes to loaded
-        # ones, so a matrix loaded from a snapshot never misses a write. Searches read
-        # ``_matrices`` without it.
-        self._load_lock = threading.Lock()
-        self._vector_threads = ThreadPoolExecutor(2, thread_name_prefix="glean-vectors")
+        self._vectors = ScopeMatrices()
         self._tracer = tracing.tracer(None)
         self._evidence = EvidenceCache()
-        self._threaded_searches = 0  # searches now in worker threads (event loop counts)
-        self._parallel_vector_rows = PARALLEL_VECTOR_ROWS
         self._embedder: str | None = None  # identity bound by the runtime
         self._closed = False
 
@@ -131,7 +118,7 @@ class SqliteStore:
         """Close every connection. Idempotent."""
         if not self._closed:
             self._closed = True
-            self._vector_threads.shutdown(wait=True)
+            self._vectors.close()
             self._conns.close()
 
     def scope_version(self, scope_id: str) -> int:
@@ -194,8 +181,7 @@ class SqliteStore:
             return rows.Written("", 0, "profile", [])
 
         def after(_: rows.Written) -> None:
-            with self._load_lock:
-                self._matrices.clear()
+            self._vectors.forget_all()
             self._dimension = embedder.dimension
             self._embedder = identity
             for scope in list(self._versions):  # every pool read before is stale now
@@ -415,15 +401,15 @@ class SqliteStore:
             )
 
         inline = rows <= self._inline_rows and (
-            vector is None or family == "experience" or (family, key) in self._matrices
+            vector is None or family == "experience" or self._vectors.loaded(family, key)
         )
         if inline:
             return await self._read("retrieve", work, inline=True)
-        self._threaded_searches += 1
+        self._vectors.threaded_searches += 1
         try:
             return await self._read("retrieve", work, inline=False)
         finally:
-            self._threaded_searches -= 1
+            self._vectors.threaded_searches -= 1
 
     async def neighbours(
         self, family: Family, scope_id: str, keys: Sequence[int]
@@ -495,7 +481,7 @@ class SqliteStore:
             count = (written.family, written.scope_key)
             delta = len(written.added_rows) - len(written.removed_rows)
             self._counts[count] = self._counts.get(count, 0) + delta
-            self._apply_vectors(written, vectors)
+            self._vectors.apply(written, vectors)
 
         def recorded(conn: sqlite3.Connection) -> rows.Written:
             written = work(conn)
@@ -509,15 +495,6 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"write failed: {exc}") from exc
 
-    def _apply_vectors(self, written: rows.Written, vectors: Any) -> None:
-        with self._load_lock:
-            matrix = self._matrices.get((written.family, written.scope_key))
-            if matrix is None:
-                return  # not loaded yet: the first search reads the committed rows
-            matrix.remove(np.asarray(written.removed_rows, dtype=np.int64))
-            if vectors is not None and written.added_rows:
-                matrix.add(np.asarray(written.added_rows, dtype=np.int64), vectors)
-
     def _start_nearest(
         self,
         conn: sqlite3.Connection,
@@ -526,33 +503,14 @@ class SqliteStore:
         vector: Vectors | None,
         k: int,
     ) -> Callable[[], tuple[Any, Any]]:
-        """Begin the vector search; the returned callable yields its rows and similarities.
-
-        When this is the only search in a worker thread, a product over a large matrix
-        runs on the store's vector thread while the caller runs the full-text query: both
-        release the GIL, so the two channels overlap on two cores instead of queueing.
-        """
         if vector is None or family == "experience":
-            return lambda: (_NO_ROWS, _NO_SIMILARITIES)
+            return lambda: (NO_ROWS, NO_SIMILARITIES)
         if self._dimension is not None and len(vector) != self._dimension:
             raise StoreError(
                 f"this store holds {self._dimension}-dimensional vectors; the query vector"
                 f" has {len(vector)} dimensions (was the store built with another embedder?)"
             )
-        matrix = self._matrices.get((family, key))
-        if matrix is None:
-            with self._load_lock:
-                matrix = self._matrices.get((family, key))
-                if matrix is None:
-                    matrix = search.load_matrix(conn, family, key, len(vector))
-                    self._matrices[(family, key)] = matrix
-        # With other searches in worker threads the cores are busy already: a product on
-        # the vector thread would only oversubscribe them (measured: 2 scopes took 21 ms
-        # with it, 17 ms without).
-        if len(matrix) < self._parallel_vector_rows or self._threaded_searches > 1:
-            found = matrix.nearest(vector, k)
-            return lambda: found
-        return self._vector_threads.submit(matrix.nearest, vector, k).result
+        return self._vectors.start_nearest(conn, family, key, vector, k)
 
     def _time_channel(
         self,
@@ -571,11 +529,11 @@ class SqliteStore:
         chat): such a list would only repeat the vector channel at the time weight.
         """
         if not query.dates or family != "memory" or size <= 0:
-            return _NO_ROWS
+            return NO_ROWS
         rows, distances = search.window_rows(conn, family, key, query.dates)
         if len(rows) > max(size, self._counts.get((family, key), 0) // 2):
-            return _NO_ROWS  # a window holding most of the scope says nothing about it
-        matrix = self._matrices.get((family, key))
+            return NO_ROWS  # a window holding most of the scope says nothing about it
+        matrix = self._vectors.loaded(family, key)
         if vector is not None and matrix is not None and len(rows):
             said = distances > 0  # False (first) for a record naming the day itself
             order = np.lexsort((distances, -matrix.similarities(rows, vector), said))
