@@ -293,16 +293,17 @@ def report(gate: dict[str, Any], curve: list[dict[str, Any]]) -> str:
 
 def gate_lines(gate: dict[str, Any]) -> list[str]:
     quiet = gate["quiet_p50_ms"]
-    if gate["quiet_p50_ratio_on_off"] is None or gate["expanded_added_per_round_ratio_p50"] is None:
-        return [json.dumps(gate, indent=2)]
+    quiet_ms = (
+        f" ({quiet['on']:.3f} ms / {quiet['off']:.3f} ms)" if quiet["on"] and quiet["off"] else ""
+    )
     lines = [
         f"- queries: {gate['queries']}; expanded: {gate['expanded_share']:.1%};"
         f" rounds: {gate['rounds']}",
-        f"- not expanded: p50 gate on / gate off = {gate['quiet_p50_ratio_on_off']:.3f}"
-        f" ({quiet['on']:.3f} ms / {quiet['off']:.3f} ms)",
+        f"- not expanded: p50 gate on / gate off = {_ratio(gate['quiet_p50_ratio_on_off'])}"
+        + quiet_ms,
         "- expanded: added latency per committed round / round-0 latency: p50"
-        f" {gate['expanded_added_per_round_ratio_p50']:.3f},"
-        f" mean {gate['expanded_added_per_round_ratio_mean']:.3f}",
+        f" {_ratio(gate['expanded_added_per_round_ratio_p50'])},"
+        f" mean {_ratio(gate['expanded_added_per_round_ratio_mean'])}",
         f"- added embeddings: {gate['added_embeddings']}",
         "",
         "| category | recall gate off | recall gate on |",
@@ -311,6 +312,10 @@ def gate_lines(gate: dict[str, Any]) -> list[str]:
     recall = gate["recall"]
     lines += [f"| {c} | {recall['off'][c]:.3f} | {recall['on'][c]:.3f} |" for c in recall["off"]]
     return lines
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a (no such query)" if value is None else f"{value:.3f}"
 
 
 def main() -> None:
