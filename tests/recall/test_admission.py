@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import attrs
+import numpy as np
 import pytest
 
 from glean._errors import InvariantError
 from glean.recall._admission import AdmissionFloor, admit, required_matches
 from glean.recall._allocation import allocate, check_ceiling
-from glean.recall._fusion import fuse
+from glean.recall._fusion import FusionWeights, fuse, with_neighbours
 from tests.recall._factory import evidence, pool
 
 
@@ -74,3 +76,27 @@ def test_check_ceiling_raises_invariant_error() -> None:
     """More candidates than the ceiling is an internal invariant error."""
     with pytest.raises(InvariantError, match="memory-candidate-limit"):
         check_ceiling("memory", [evidence(str(n)) for n in range(17)], 16)
+
+
+def test_fusion_weights_decide_between_channels() -> None:
+    """At equal ranks the heavier channel wins: the half-weight vector list yields to the
+    lexical one, and the double-weight time list to both."""
+    retrieved = attrs.evolve(
+        pool(lexical=[(1, 2)], vector=[(2, 0.9)]), time_keys=np.array([3], dtype=np.int64)
+    )
+    admitted = admit(retrieved, 2, AdmissionFloor())
+    assert admitted.time_keys == (3,)
+    assert admitted.counts.admitted == 3
+    assert fuse(admitted, 2).ranked == (3, 1, 2)
+    assert fuse(admitted, 2, FusionWeights(vector=2.0, time=0.5)).ranked == (2, 1, 3)
+    assert fuse(admitted, 2, FusionWeights(time=0.0)).ranked[:2] == (1, 2)
+
+
+def test_a_neighbour_ranks_below_its_hit_and_keeps_its_own_higher_score() -> None:
+    """A neighbour scores its weight times its hit's fused score, unless it ranks higher
+    by itself; every fused hit stays."""
+    admitted = admit(pool(lexical=[(1, 2), (2, 2), (3, 2)]), 2, AdmissionFloor())
+    search = fuse(admitted, 2)
+    order = with_neighbours(search, {1: (9, 3)}, 0.99)
+    assert order == (1, 3, 9, 2)  # 3 lifted above 2 by its neighbour 1, and 9 joins beside it
+    assert with_neighbours(search, {3: (1,)}, 0.5) == search.ranked  # 1 keeps its own score
