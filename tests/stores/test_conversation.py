@@ -254,3 +254,33 @@ async def test_a_turn_naming_the_day_is_found_days_later_and_first() -> None:
     pool = await store.retrieve("memory", "c", query, vector, 16)
     assert pool.time_keys.tolist() == [rows[1], rows[0]]
     await store.aclose()
+
+
+async def test_a_scope_without_threads_is_never_asked_for_neighbours(tmp_path: Path) -> None:
+    """Neighbours of an unthreaded scope cost no read; once a threaded entry is written,
+    and after reopening the file, they are looked up."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    def lookups() -> int:
+        return sum(s.name == "sqlite neighbours" for s in exporter.get_finished_spans())
+
+    path = str(tmp_path / "t.db")
+    store = await SqliteStore.open(path, tracer_provider=provider)
+    refs = await add(store, "c", [glean.MemoryEntry(text="plain note")])
+    rows = await rows_of(store, "c", refs)
+    assert await store.neighbours("memory", "c", rows) == {}
+    assert lookups() == 0
+    await add(store, "c", [turn("a turn", 0), turn("the next", 1)])
+    await store.neighbours("memory", "c", rows)
+    assert lookups() == 1
+    await store.aclose()
+    store = await SqliteStore.open(path, tracer_provider=provider)
+    await store.neighbours("memory", "c", rows)
+    assert lookups() == 2
+    await store.aclose()

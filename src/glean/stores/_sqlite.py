@@ -80,6 +80,9 @@ class SqliteStore:
         self._counts = counts
         self._inline_rows = inline_rows
         self._versions: dict[str, int] = {}
+        # Scopes that ever held a memory entry with a thread (a forget never clears it:
+        # the flag only spares unthreaded scopes the neighbour lookup).
+        self._threaded: set[int] = set()
         self._vectors = ScopeMatrices()
         self._tracer = tracing.tracer(None)
         self._evidence = EvidenceCache()
@@ -111,8 +114,10 @@ class SqliteStore:
             conns = Connections(database, readers=readers)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {database!r}: {exc}") from exc
-        scopes, dimension, counts = conns.write_now(rows.create_schema)
-        return cls(conns, scopes, dimension, counts)
+        scopes, dimension, counts, threaded = conns.write_now(rows.create_schema)
+        store = cls(conns, scopes, dimension, counts)
+        store._threaded = threaded
+        return store
 
     async def aclose(self) -> None:
         """Close every connection. Idempotent."""
@@ -204,6 +209,7 @@ class SqliteStore:
                 rid = uuid.uuid4().hex
                 written.added_rows.append(rows.insert_memory(conn, key, rid, 1, entry, vector))
                 written.refs.append(MemoryRef(scope_id, rid, 1))
+            self._note_threads(key, entries)
             return written
 
         return (await self._write("add_memories", work, vectors)).refs
@@ -216,6 +222,7 @@ class SqliteStore:
             row, latest = rows.live_memory(conn, key, ref)
             rows.retire(conn, "memory", row)
             new_row = rows.insert_memory(conn, key, ref.entry_id, latest + 1, entry, vector[0])
+            self._note_threads(key, [entry])
             new_ref = MemoryRef(ref.scope_id, ref.entry_id, latest + 1)
             return rows.Written(ref.scope_id, key, "memory", [new_ref], [new_row], [row])
 
@@ -418,8 +425,8 @@ class SqliteStore:
         thread (ordered by ``created_at``, then insertion); keys without a thread, or no
         longer searchable, are absent. Never crosses a thread, a scope or a family."""
         key = self._scope_keys.get(scope_id)
-        if key is None or not keys:
-            return {}
+        if key is None or not keys or key not in self._threaded:
+            return {}  # no entry of the scope has a thread: no I/O at all
 
         def work(conn: sqlite3.Connection) -> dict[int, tuple[int, ...]]:
             return search.thread_neighbours(conn, family, key, keys)
@@ -540,6 +547,11 @@ class SqliteStore:
         else:
             order = np.argsort(distances, kind="stable")
         return rows[order[:size]]
+
+    def _note_threads(self, key: int, entries: Sequence[MemoryEntry]) -> None:
+        # Set before the commit: a failed write leaves a flag that costs one lookup.
+        if any(entry.thread is not None for entry in entries):
+            self._threaded.add(key)
 
     def _check_vectors(self, vectors: Vectors, count: int) -> None:
         if vectors.ndim != 2 or vectors.shape[0] != count:

@@ -35,7 +35,7 @@ class Written:
 
 def create_schema(
     conn: sqlite3.Connection,
-) -> tuple[dict[str, int], int | None, dict[tuple[Family, int], int]]:
+) -> tuple[dict[str, int], int | None, dict[tuple[Family, int], int], set[int]]:
     _run(conn, sql.DDL)
     for table in sql.FTS_TABLES.values():
         exists = conn.execute(
@@ -67,7 +67,14 @@ def create_schema(
             "SELECT family, scope_key, df FROM term_stats WHERE term = ?", (sql.DOCUMENTS,)
         )
     }
-    return scopes, None if size is None else int(size[0]) // 4, counts
+    threaded = {
+        key
+        for (key,) in conn.execute(
+            "SELECT DISTINCT scope_key FROM records"
+            " WHERE family = 'memory' AND live = 1 AND thread IS NOT NULL"
+        )
+    }
+    return scopes, None if size is None else int(size[0]) // 4, counts, threaded
 
 
 def _run(conn: sqlite3.Connection, script: str) -> None:
