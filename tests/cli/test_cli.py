@@ -220,6 +220,22 @@ def test_ingest_refuses_an_in_memory_database(
     assert "--db must be a file" in err
 
 
+def break_second_batch(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+    """Make the runtime's second ``add_memories`` call raise ``error``."""
+    add_memories = glean.Runtime.add_memories
+    calls: list[int] = []
+
+    async def breaking(
+        self: glean.Runtime, scope_id: str, entries: list[glean.MemoryEntry]
+    ) -> list[glean.MemoryRef]:
+        calls.append(len(entries))
+        if len(calls) == 2:
+            raise error
+        return await add_memories(self, scope_id, entries)
+
+    monkeypatch.setattr(glean.Runtime, "add_memories", breaking)
+
+
 def test_failed_ingest_keeps_the_id_map_of_what_it_wrote(
     capsys: pytest.CaptureFixture[str],
     workload: Path,
@@ -227,18 +243,7 @@ def test_failed_ingest_keeps_the_id_map_of_what_it_wrote(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """When a write fails midway, the batches already written are mapped and ingest exits 1."""
-    add_memories = glean.Runtime.add_memories
-    calls: list[int] = []
-
-    async def failing(
-        self: glean.Runtime, scope_id: str, entries: list[glean.MemoryEntry]
-    ) -> list[glean.MemoryRef]:
-        calls.append(len(entries))
-        if len(calls) == 2:
-            raise glean.StoreError("disk full")
-        return await add_memories(self, scope_id, entries)
-
-    monkeypatch.setattr(glean.Runtime, "add_memories", failing)
+    break_second_batch(monkeypatch, glean.StoreError("disk full"))
     db = str(tmp_path / "t.db")
     code, out, err = run(capsys, "ingest", str(workload), "--db", db, "--batch-size", "2")
     assert code == 1
@@ -254,18 +259,7 @@ def test_interrupted_ingest_keeps_the_id_map_of_what_it_wrote(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Ctrl-C midway exits 130; the id map already holds every batch written before it."""
-    add_memories = glean.Runtime.add_memories
-    calls: list[int] = []
-
-    async def interrupted(
-        self: glean.Runtime, scope_id: str, entries: list[glean.MemoryEntry]
-    ) -> list[glean.MemoryRef]:
-        calls.append(len(entries))
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return await add_memories(self, scope_id, entries)
-
-    monkeypatch.setattr(glean.Runtime, "add_memories", interrupted)
+    break_second_batch(monkeypatch, KeyboardInterrupt())
     db = str(tmp_path / "t.db")
     code, _, err = run(capsys, "ingest", str(workload), "--db", db, "--batch-size", "2")
     assert code == 130
