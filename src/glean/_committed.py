@@ -125,8 +125,9 @@ def _view(
 
 def budget_view(build: BuildResult, max_bytes: int) -> BudgetView:
     """The budget probe's view of a fit: the Builder's own fitting pass, reused."""
-    delivered, omissions = len(build.delivered), build.omissions
-    return BudgetView.from_fit(max_bytes, delivered, omissions, build.context.content_bytes)
+    return BudgetView.from_fit(
+        max_bytes, build.delivered_count, build.omissions, build.content_bytes
+    )
 
 
 def effort_of(

@@ -15,6 +15,7 @@ import attrs
 
 from ._dedup import DedupLedger, hold_back
 from .builder import BuildResult, build_context, needs_body
+from .builder._fitting import FitMemo
 from .recall._analysis import analyse_query
 
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from ._limits import Limits
     from ._locks import ScopeGuards
     from ._requests import PreparePlan
-    from .builder._fitting import FitMemo
     from .recall._effort import RecallEffort
     from .recall._evidence import Evidence
     from .stores._protocol import Store
@@ -50,6 +50,10 @@ class Preparer:
     coordinator: Coordinator
     sink: RecallEffortSink | None
     ledger: DedupLedger | None = None
+    #: Encoded candidates shared by every prepare: an item is encoded once, not per fit.
+    memo: FitMemo = attrs.field(
+        default=attrs.Factory(lambda self: FitMemo(self.limits), takes_self=True)
+    )
 
     async def prepare(self, plan: PreparePlan) -> BuildResult:
         query = analyse_query(plan.query)
@@ -58,7 +62,6 @@ class Preparer:
             vector = (await self.embedder.embed([plan.query]))[0]
         profile = await self._profile(plan)
         bodies: dict[tuple[str, str], str] = {}
-        memo: FitMemo = {}  # a refit after an expansion round encodes only new items
         turn, held = 0, frozenset[str]()
         session = plan.session_id if self.ledger is not None else None
         if session is not None and self.ledger is not None:
@@ -66,7 +69,7 @@ class Preparer:
 
         def fit(candidates: Candidates) -> BuildResult:
             merged = {**candidates, **profile}
-            return self._fit(plan, hold_back(merged, held) if held else merged, bodies, memo)
+            return self._fit(plan, hold_back(merged, held) if held else merged, bodies)
 
         recalled = await self.coordinator.recall(
             plan, query, vector, fit, bodies=lambda c: self._read_bodies(plan, c, bodies),
@@ -90,7 +93,6 @@ class Preparer:
         plan: PreparePlan,
         candidates: Candidates,
         bodies: Mapping[tuple[str, str], str],
-        memo: FitMemo,
     ) -> BuildResult:
         if bodies and "resource" in candidates:
             candidates["resource"] = tuple(
@@ -105,7 +107,7 @@ class Preparer:
             sections=plan.sections,
             detail=plan.detail,
             limits=self.limits,
-            memo=memo,
+            memo=self.memo,
         )
 
     async def _read_bodies(

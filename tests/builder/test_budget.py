@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from glean._families import FAMILIES, TIERS
 from glean._limits import Limits
 from glean._requests import Section
-from glean.builder import BudgetView, BuildResult, probe_budget
+from glean.builder import BudgetView, BuildResult, probe_budget, tier_ceiling
 from glean.builder._fitting import Candidate, Fitted, _deepen, fit_item
 from glean.builder._render import json_string
 
@@ -40,7 +40,7 @@ MARKERS = ["END_GLEAN_CONTEXT_V1", "\nBEGIN_GLEAN_CONTEXT_V1\n", '"}]}', "\\"]
 def test_deepening_restores_a_truncated_item_when_bytes_are_left() -> None:
     """A cut item refitted with leftover bytes regains its whole text and spends them."""
     limits = Limits()
-    candidate = Candidate.from_evidence(memory("m", "x" * 1000), {}, limits)
+    candidate = Candidate.from_evidence(memory("m", "x" * 1000), "full", limits)
     cut = fit_item(candidate, 400, limits)
     assert cut is not None
     assert cut.truncated
@@ -55,7 +55,7 @@ def test_deepening_moves_a_resource_up_towards_its_ceiling_within_budget() -> No
     """A stepped-down resource climbs only as far as the leftover bytes allow."""
     limits = Limits()
     evidence = resource("r", abstract="a" * 100, overview="o" * 600, body="b" * 1500)
-    candidate = Candidate.from_evidence(evidence, {"resource": "full"}, limits)
+    candidate = Candidate.from_evidence(evidence, "full", limits)
     low = fit_item(candidate, 300, limits)
     assert low is not None
     assert low.tier == "abstract"
@@ -71,7 +71,7 @@ def test_deepening_moves_a_resource_up_towards_its_ceiling_within_budget() -> No
 def test_deepening_leaves_items_at_their_ceiling_alone() -> None:
     """An item already whole at its ceiling costs no leftover bytes."""
     limits = Limits()
-    candidate = Candidate.from_evidence(memory("m", "short"), {}, limits)
+    candidate = Candidate.from_evidence(memory("m", "short"), "full", limits)
     whole = fit_item(candidate, 5000, limits)
     assert whole is not None
     placed = [Fitted(candidate, whole)]
@@ -150,7 +150,8 @@ def assert_nothing_left_to_deepen(
     if not result.delivered:
         return
     for delivered, item in zip(result.delivered, items(result), strict=True):
-        candidate = Candidate.from_evidence(delivered.evidence, detail, limits)
+        ceiling = tier_ceiling(delivered.evidence.family, detail)
+        candidate = Candidate.from_evidence(delivered.evidence, ceiling, limits)
         literal = json_string(item["content"]) if "content" in item else None
         literal_bytes = None if literal is None else len(literal.encode())
         size = candidate.head.size(delivered.tier, literal_bytes, truncated=delivered.truncated)

@@ -1,16 +1,19 @@
-"""A fit memo reused across fits of one prepare changes no byte of the result."""
+"""A fit memo reused across fits (and prepares) changes no byte of the result."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from glean import Limits
 from glean.builder import build_context
+from glean.builder._fitting import FitMemo
 
-from .factories import memory
+from .factories import memory, resource
 
 if TYPE_CHECKING:
-    from glean.builder._fitting import FitMemo
+    from glean._families import Family, Tier
 
 
 def test_refit_with_a_memo_equals_a_fresh_fit() -> None:
@@ -18,7 +21,7 @@ def test_refit_with_a_memo_equals_a_fresh_fit() -> None:
     to fitting each from scratch; the memo holds each evidence encoded once."""
     round0 = [memory(f"m{n}", "kestrel " * (n + 1)) for n in range(5)]
     merged = [*round0, *(memory(f"x{n}", "osprey " * 40) for n in range(20))]
-    memo: FitMemo = {}
+    memo = FitMemo(Limits())
     for candidates in (round0, merged):
         for max_bytes in (600, 8000):
             fresh = build_context(
@@ -31,4 +34,42 @@ def test_refit_with_a_memo_equals_a_fresh_fit() -> None:
             )  # fmt: skip
             assert memoised == fresh
     assert len(memo) <= len(merged)
-    assert {id(item) for item in round0} <= set(memo)
+    assert all(item in memo for item in round0)
+
+
+def test_a_memo_keeps_each_tier_ceiling_apart() -> None:
+    """The same resource fitted with and without a ``full`` pin is encoded per ceiling, so
+    a pinned fit never reuses the abstract-only encoding (nor the reverse)."""
+    item = resource("r", abstract="short abstract", body="the whole body " * 20)
+    memo = FitMemo(Limits())
+    pins: list[dict[Family, Tier]] = [{}, {"resource": "full"}, {}]
+    for detail in pins:
+        fresh = build_context(
+            {"resource": [item]}, max_bytes=4000, sections=None, detail=detail, limits=Limits()
+        )
+        memoised = build_context(
+            {"resource": [item]}, max_bytes=4000, sections=None, detail=detail,
+            limits=Limits(), memo=memo,
+        )  # fmt: skip
+        assert memoised == fresh
+    assert len(memo) == 2
+
+
+def test_a_full_memo_drops_its_oldest_entries() -> None:
+    """Past its capacity the memo forgets the oldest evidence first, and fits stay exact."""
+    items = [memory(f"m{n}", f"note {n}") for n in range(6)]
+    memo = FitMemo(Limits(), capacity=4)
+    result = build_context(
+        {"memory": items}, max_bytes=8000, sections=None, detail={}, limits=Limits(), memo=memo
+    )
+    assert len(result.delivered) == 6
+    assert len(memo) == 4
+    assert [item in memo for item in items] == [False, False, True, True, True, True]
+
+
+def test_a_memo_made_for_other_limits_is_refused() -> None:
+    with pytest.raises(ValueError, match="other limits"):
+        build_context(
+            {"memory": [memory("m", "x")]}, max_bytes=800, sections=None, detail={},
+            limits=Limits.classic(), memo=FitMemo(Limits()),
+        )  # fmt: skip

@@ -6,6 +6,7 @@ renders the same bytes.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import attrs
@@ -32,13 +33,53 @@ class DeliveredItem:
     truncated: bool
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class BuildResult:
-    """The rendered context, what it delivered in render order, and what the budget cost."""
+    """The rendered context, what it delivered in render order, and what the budget cost.
 
-    context: PreparedContext
-    delivered: tuple[DeliveredItem, ...]
-    omissions: OmissionCounts
+    Rendering waits for the first read of :attr:`context`: a fit that an expansion round
+    supersedes is judged by its counts and never rendered.
+    """
+
+    _pack: FittedPack
+
+    @functools.cached_property
+    def context(self) -> PreparedContext:
+        """The prepared context ("empty" when nothing fits), rendered once.
+
+        Raises:
+            InvariantError: if the rendered length disagrees with the fitted length.
+        """
+        return _prepared(self._pack)
+
+    @functools.cached_property
+    def delivered(self) -> tuple[DeliveredItem, ...]:
+        """The delivered items, in render order."""
+        return tuple(_delivered(item) for item in self._pack.items)
+
+    @property
+    def delivered_count(self) -> int:
+        return len(self._pack.items)
+
+    @property
+    def content_bytes(self) -> int:
+        """The rendered context's length in UTF-8 bytes, known without rendering it."""
+        return self._pack.content_bytes
+
+    @property
+    def omissions(self) -> OmissionCounts:
+        return self._pack.omissions
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BuildResult):
+            return NotImplemented
+        return (self.context, self.delivered, self.omissions) == (
+            other.context,
+            other.delivered,
+            other.omissions,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def build_context(
@@ -59,26 +100,23 @@ def build_context(
             default interleaved pack.
         detail: Tier pins by family; empty for none.
         limits: Item limits, the per-item byte cap and the truncation floor.
-        memo: Reused across fits of one prepare (same detail and limits) so a refit
-            encodes only new candidates; the result is identical without it.
+        memo: Encoded candidates reused across fits (made for the same ``limits``), so a
+            refit encodes only new candidates; the result is identical without it.
 
     Returns:
-        The prepared context ("empty" when nothing fits), the delivered items and the
-        omission counts.
-
-    Raises:
-        InvariantError: if the rendered length disagrees with the fitted length.
+        The prepared context ("empty" when nothing fits, rendered when first read), the
+        delivered items and the omission counts.
     """
-    pack = fit_pack(
-        candidates,
-        max_bytes=max_bytes,
-        sections=sections,
-        detail=detail,
-        limits=limits,
-        memo=memo,
+    return BuildResult(
+        fit_pack(
+            candidates,
+            max_bytes=max_bytes,
+            sections=sections,
+            detail=detail,
+            limits=limits,
+            memo=memo,
+        )
     )
-    delivered = tuple(_delivered(item) for item in pack.items)
-    return BuildResult(context=_prepared(pack), delivered=delivered, omissions=pack.omissions)
 
 
 def _prepared(pack: FittedPack) -> PreparedContext:

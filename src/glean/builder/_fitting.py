@@ -12,7 +12,8 @@ Afterwards, leftover budget deepens the best items back up towards their ceiling
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
@@ -57,6 +58,9 @@ class Placement:
     cut: bool = False
 
 
+_UNSET: Final = object()
+
+
 @attrs.define
 class Candidate:
     """A selected item with its invariant JSON head, its tier ladder and cached literals."""
@@ -65,14 +69,18 @@ class Candidate:
     head: ItemHead
     ladder: tuple[Rung, ...]
     _literals: dict[int, tuple[str, int]] = attrs.field(factory=dict)
+    _top: Placement | object | None = attrs.field(default=_UNSET, eq=False, repr=False)
 
     @classmethod
-    def from_evidence(
-        cls, evidence: Evidence, detail: Mapping[Family, Tier], limits: Limits
-    ) -> Candidate:
+    def from_evidence(cls, evidence: Evidence, ceiling: Tier, limits: Limits) -> Candidate:
         head = ItemHead.from_evidence(evidence.citation, evidence.family, evidence.created_at)
-        ladder = tier_ladder(evidence, tier_ceiling(evidence.family, detail), limits)
-        return cls(evidence=evidence, head=head, ladder=ladder)
+        return cls(evidence=evidence, head=head, ladder=tier_ladder(evidence, ceiling, limits))
+
+    def top(self) -> Placement | None:
+        """The item served whole at its ceiling rung, whatever the room (computed once)."""
+        if self._top is _UNSET:
+            self._top = _whole(self, 0, sys.maxsize) if self.ladder else None
+        return self._top  # type: ignore[return-value]
 
     def literal(self, rung: int) -> tuple[str, int]:
         """A rung's whole content as a JSON literal, with its byte length (computed once)."""
@@ -112,13 +120,19 @@ def fit_pack(
 ) -> FittedPack:
     """Select, fit and deepen; the single fitting pass shared by the Builder and the probe.
 
-    ``memo`` keeps each evidence's encoded head and literals between fits of one prepare
-    (same ``detail`` and ``limits``), so refitting after an expansion round encodes only
-    the new candidates. The result is the same with or without it.
+    ``memo`` keeps each evidence's encoded head and literals between fits, so a refit
+    encodes only new candidates. The result is the same with or without it.
+
+    Raises:
+        ValueError: ``memo`` was made for other limits.
     """
+    if memo is None:
+        memo = FitMemo(limits)
+    elif memo.limits != limits:
+        raise ValueError("the fit memo was made for other limits")
     layout = Layout(sectioned=sections is not None)
     offered = select(candidates, sections, limits)
-    fit = _Placer(detail, limits, {} if memo is None else memo)
+    fit = _Placer(detail, limits, memo)
     placed, used, below_min, no_fit = _first_pass(offered, layout, max_bytes, fit, limits)
     unused = _deepen(placed, max_bytes - used, limits)
     omissions = OmissionCounts(
@@ -162,8 +176,45 @@ def _first_pass(
     return placed, used, below_min, no_fit
 
 
-#: Candidates by ``id`` of their evidence (the candidate keeps the evidence alive).
-FitMemo = dict[int, "Candidate"]
+class FitMemo:
+    """Encoded candidates kept across fits, so an evidence is encoded once, not per fit.
+
+    A runtime keeps one for every prepare: a refit after an expansion round encodes only
+    the new candidates, and evidence the store serves again from its cache on a later
+    turn is not encoded again. Entries are keyed by the evidence object and its tier
+    ceiling; an entry keeps its evidence alive, so the object's ``id`` cannot be reused
+    while it is cached, and evidence is immutable, so an entry never goes stale. Past
+    ``capacity`` the oldest entries go first. Used from one event loop thread (fits never
+    await), so it takes no lock.
+    """
+
+    def __init__(self, limits: Limits, capacity: int = 16384) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self.limits = limits
+        self._capacity = capacity
+        self._items: dict[tuple[int, Tier], Candidate] = {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, evidence: object) -> bool:
+        return any(candidate.evidence is evidence for candidate in self._items.values())
+
+    def cached(self, evidence: Evidence, ceiling: Tier) -> Candidate | None:
+        """The encoded candidate of ``evidence`` served up to ``ceiling``, if kept."""
+        return self._items.get((id(evidence), ceiling))
+
+    def candidate(self, evidence: Evidence, ceiling: Tier) -> Candidate:
+        """The encoded candidate of ``evidence`` served up to ``ceiling``; encoded now if
+        not kept."""
+        key = (id(evidence), ceiling)
+        found = self._items.get(key)
+        if found is None:
+            found = self._items[key] = Candidate.from_evidence(evidence, ceiling, self.limits)
+            if len(self._items) > self._capacity:
+                del self._items[next(iter(self._items))]
+        return found
 
 
 @attrs.frozen
@@ -175,12 +226,12 @@ class _Placer:
     memo: FitMemo
 
     def __call__(self, evidence: Evidence, room: int) -> Fitted | None:
-        if room < item_floor_bytes(evidence.family, evidence.citation):
-            return None  # a spent budget drops the rest without encoding them
-        candidate = self.memo.get(id(evidence))
+        ceiling = tier_ceiling(evidence.family, self.detail)
+        candidate = self.memo.cached(evidence, ceiling)
         if candidate is None:
-            candidate = Candidate.from_evidence(evidence, self.detail, self.limits)
-            self.memo[id(evidence)] = candidate
+            if room < item_floor_bytes(evidence.family, evidence.citation):
+                return None  # a spent budget drops the rest without encoding them
+            candidate = self.memo.candidate(evidence, ceiling)
         placement = fit_item(candidate, room, self.limits)
         return None if placement is None else Fitted(candidate, placement)
 
@@ -212,6 +263,9 @@ def _deepen(placed: list[Fitted], unused: int, limits: Limits) -> int:
 
 def fit_item(candidate: Candidate, room: int, limits: Limits) -> Placement | None:
     """The deepest placement of ``candidate`` within ``room`` bytes, or None to drop it."""
+    top = candidate.top()
+    if top is not None and top.size <= room:
+        return top  # the common case: the ceiling rung fits whole
     for rung in range(len(candidate.ladder)):
         placement = _whole(candidate, rung, room)
         if placement is not None:
