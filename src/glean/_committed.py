@@ -100,25 +100,29 @@ def _view(
     floor: AdmissionFloor,
     terms: int,
 ) -> FamilyView:
-    similarities = sorted(
-        (
-            s
-            for o in searches
-            for s in (o.search.best_similarity, o.search.next_similarity)
-            if s is not None
-        ),
-        reverse=True,
-    )
+    similarities: list[float] = []
+    retrieved = admitted = 0
+    best_overlap = 0.0
+    for outcome in searches:
+        search = outcome.search
+        retrieved += search.counts.retrieved
+        admitted += search.counts.admitted
+        best_overlap = max(best_overlap, search.best_overlap)
+        if search.best_similarity is not None:
+            similarities.append(search.best_similarity)
+        if search.next_similarity is not None:
+            similarities.append(search.next_similarity)
+    similarities.sort(reverse=True)
     return FamilyView(
         family=family,
         ceiling=limits.ceiling(family),
-        retrieved=sum(o.search.counts.retrieved for o in searches),
-        admitted=sum(o.search.counts.admitted for o in searches),
+        retrieved=retrieved,
+        admitted=admitted,
         candidates=candidates,
         scored=family != "experience",
         best_similarity=similarities[0] if similarities else None,
         next_similarity=similarities[1] if len(similarities) > 1 else None,
-        best_overlap=max((o.search.best_overlap for o in searches), default=0.0),
+        best_overlap=best_overlap,
         reach=lambda: sum(reachable(o, floor, terms) for o in searches),
     )
 

@@ -243,7 +243,9 @@ class Coordinator:
             else:
                 idle = unchanged and not reachable(outcome, shared.floor, terms)
             if idle:
-                carried[spec] = attrs.evolve(outcome, keys=(), evidence=(), neighbours=0)
+                carried[spec] = SearchOutcome(
+                    spec, outcome.pool, outcome.search, (), (), outcome.retrieved_again
+                )
             else:
                 runnable.append(spec)
         return runnable, carried

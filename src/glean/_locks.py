@@ -28,6 +28,14 @@ class ScopeGuard:
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[None]:
+        await self.enter_reading()
+        try:
+            yield
+        finally:
+            self.leave_reading()
+
+    async def enter_reading(self) -> None:
+        """Wait until no writer holds or waits for the scope, then share it."""
         self.waiting_readers += 1
         try:
             while self.writing or self.waiting_writers:
@@ -35,12 +43,11 @@ class ScopeGuard:
         finally:
             self.waiting_readers -= 1
         self.readers += 1
-        try:
-            yield
-        finally:
-            self.readers -= 1
-            if not self.readers:
-                self._notify()
+
+    def leave_reading(self) -> None:
+        self.readers -= 1
+        if not self.readers:
+            self._notify()
 
     @asynccontextmanager
     async def writing_alone(self) -> AsyncIterator[None]:
@@ -81,14 +88,9 @@ class ScopeGuards:
     def __init__(self) -> None:
         self._guards: dict[str, ScopeGuard] = {}
 
-    @asynccontextmanager
-    async def reading(self, scope_id: str) -> AsyncIterator[None]:
-        guard = self._guards.setdefault(scope_id, ScopeGuard())
-        try:
-            async with guard.reading():
-                yield
-        finally:
-            self._forget_if_idle(scope_id, guard)
+    def reading(self, scope_id: str) -> _Reading:
+        """Share ``scope_id`` with other searches for the ``async with`` block."""
+        return _Reading(self, scope_id)
 
     @asynccontextmanager
     async def writing(self, scope_id: str) -> AsyncIterator[None]:
@@ -105,3 +107,33 @@ class ScopeGuards:
     def _forget_if_idle(self, scope_id: str, guard: ScopeGuard) -> None:
         if guard.idle and self._guards.get(scope_id) is guard:
             del self._guards[scope_id]
+
+
+class _Reading:
+    """A search's hold on a scope: :meth:`ScopeGuard.reading` without a generator, since
+    every search of every round takes one (an uncontended hold never yields)."""
+
+    __slots__ = ("_guard", "_guards", "_scope_id")
+
+    def __init__(self, guards: ScopeGuards, scope_id: str) -> None:
+        self._guards = guards
+        self._scope_id = scope_id
+        self._guard: ScopeGuard | None = None
+
+    async def __aenter__(self) -> None:
+        guards = self._guards._guards
+        guard = guards.get(self._scope_id)
+        if guard is None:
+            guard = guards[self._scope_id] = ScopeGuard()
+        self._guard = guard
+        try:
+            await guard.enter_reading()
+        except BaseException:  # cancelled while a writer held the scope
+            self._guards._forget_if_idle(self._scope_id, guard)
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        guard = self._guard
+        assert guard is not None
+        guard.leave_reading()
+        self._guards._forget_if_idle(self._scope_id, guard)

@@ -9,6 +9,7 @@ touch shared state; the round's cancel scope is the single stop switch.
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 import anyio
@@ -165,7 +166,8 @@ class RoundRunner:
         known = shared.known.get(spec, frozenset())
         ranked, joined = await self._joined(spec, shared, search, known)
         # A scope never offers more than its family's room, so only that prefix is read.
-        wanted = [key for key in ranked if key not in known][: shared.room[spec.family]]
+        fresh = (key for key in ranked if key not in known)
+        wanted = list(itertools.islice(fresh, shared.room[spec.family]))
         found = await self._store.evidence(spec.family, spec.scope_id, wanted) if wanted else {}
         keys = tuple(key for key in wanted if key in found)
         evidence = tuple(found[key] for key in keys)

@@ -42,8 +42,12 @@ def interleave(
     Each family stops at its item limit and the whole selection at ``max_items``.
     """
     columns = [
-        candidates.get(family, ())[: limits.item_limit(family)] for family in INTERLEAVE_ORDER
+        column
+        for family in INTERLEAVE_ORDER
+        if (column := candidates.get(family, ())[: limits.item_limit(family)])
     ]
+    if len(columns) == 1:  # one family: its own order (the common case, no interleave)
+        return tuple(columns[0][: limits.max_items])
     selected: list[Evidence] = []
     for rank in range(max((len(column) for column in columns), default=0)):
         selected.extend(column[rank] for column in columns if rank < len(column))

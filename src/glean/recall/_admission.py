@@ -12,10 +12,13 @@ import math
 from typing import TYPE_CHECKING, Final
 
 import attrs
+import numpy as np
 
 from .._errors import InvalidRequestError
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from .._families import Family
     from ._evidence import Pool
 
@@ -76,37 +79,37 @@ class AdmissionCounts:
 
 @attrs.frozen
 class Admitted:
-    """The admitted part of a pool, each channel still in its retrieval order."""
+    """The admitted part of a pool, each channel still in its retrieval order (arrays, so
+    fusion never walks candidates in Python)."""
 
-    lexical_keys: tuple[int, ...]
-    lexical_matches: tuple[int, ...]
-    vector_keys: tuple[int, ...]
-    vector_similarities: tuple[float, ...]
+    lexical_keys: npt.NDArray[np.int64] = attrs.field(eq=False)
+    lexical_matches: npt.NDArray[np.int32] = attrs.field(eq=False)
+    vector_keys: npt.NDArray[np.int64] = attrs.field(eq=False)
+    vector_similarities: npt.NDArray[np.float32] = attrs.field(eq=False)
     counts: AdmissionCounts
-    time_keys: tuple[int, ...] = ()
+    time_keys: npt.NDArray[np.int64] = attrs.field(
+        factory=lambda: np.empty(0, dtype=np.int64), eq=False
+    )
 
 
 def admit(pool: Pool, term_count: int, floor: AdmissionFloor) -> Admitted:
     """Filter ``pool`` through ``floor`` for a query of ``term_count`` distinct terms."""
-    needed = floor.lexical_floor(term_count)
-    minimum = floor.vector_floor()
-    lexical = pool.lexical_matches >= needed
-    vector = pool.vector_similarities >= minimum
-    lexical_keys = tuple(pool.lexical_keys[lexical].tolist())
-    vector_keys = tuple(pool.vector_keys[vector].tolist())
+    lexical = pool.lexical_matches >= floor.lexical_floor(term_count)
+    vector = pool.vector_similarities >= floor.vector_floor()
+    lexical_keys = pool.lexical_keys[lexical]
+    vector_keys = pool.vector_keys[vector]
     # The window a query's date names is the time channel's floor: it admits them all.
-    time_keys = tuple(pool.time_keys.tolist())
     counts = AdmissionCounts(
         family=pool.family,
         scope_id=pool.scope_id,
         retrieved=pool.retrieved,
-        admitted=len(lexical_keys) + len(vector_keys) + len(time_keys),
+        admitted=len(lexical_keys) + len(vector_keys) + len(pool.time_keys),
     )
     return Admitted(
         lexical_keys=lexical_keys,
-        lexical_matches=tuple(pool.lexical_matches[lexical].tolist()),
+        lexical_matches=pool.lexical_matches[lexical],
         vector_keys=vector_keys,
-        vector_similarities=tuple(pool.vector_similarities[vector].tolist()),
+        vector_similarities=pool.vector_similarities[vector],
         counts=counts,
-        time_keys=time_keys,
+        time_keys=pool.time_keys,
     )

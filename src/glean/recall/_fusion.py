@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 import attrs
+import numpy as np
 
 from .._errors import InvalidRequestError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    import numpy.typing as npt
 
     from .._families import Family
     from ._admission import AdmissionCounts, Admitted
@@ -71,31 +74,79 @@ def fuse(
     admitted: Admitted, term_count: int, weights: FusionWeights | None = None, *, k: int = RRF_K
 ) -> FamilySearch:
     """Order the admitted candidates by weighted reciprocal-rank fusion (``weight /
-    (k + rank)`` per channel, rank from 1); ties keep lexical-first, then retrieval order."""
+    (k + rank)`` per channel, rank from 1); ties keep lexical-first, then retrieval order.
+    """
     weights = weights or FusionWeights()
-    scores: dict[int, float] = {}
     channels = (
         (admitted.lexical_keys, weights.lexical),
         (admitted.vector_keys, weights.vector),
         (admitted.time_keys, weights.time),
     )
-    for channel, weight in channels:
-        for rank, key in enumerate(channel, start=1):
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
-    order = sorted(scores, key=scores.__getitem__, reverse=True)  # stable: ties keep insertion
-    similarities = admitted.vector_similarities[:2]
-    best_matches = max(admitted.lexical_matches, default=0)
+    if sum(len(keys) for keys, _ in channels) < VECTORISED_FROM:
+        ranked, scores = _fused_by_key(channels, k)
+    else:
+        ranked, scores = _fused_by_array(channels, k)
+    similarities = admitted.vector_similarities[:2].tolist()
+    matches = admitted.lexical_matches
     counts = admitted.counts
     return FamilySearch(
         family=counts.family,
         scope_id=counts.scope_id,
-        ranked=tuple(order),
+        ranked=ranked,
         counts=counts,
         best_similarity=similarities[0] if similarities else None,
         next_similarity=similarities[1] if len(similarities) > 1 else None,
-        best_overlap=best_matches / term_count if term_count else 0.0,
-        scores=tuple(scores[key] for key in order),
+        best_overlap=int(matches.max()) / term_count if term_count and len(matches) else 0.0,
+        scores=scores,
     )
+
+
+#: Channels holding at least this many keys in all are fused with array operations;
+#: shorter ones cost less as a loop than numpy's per-call overhead (measured: equal at
+#: about 300 keys, 88 against 119 us at 512).
+VECTORISED_FROM: Final = 320
+
+Channels = tuple[tuple["npt.NDArray[np.int64]", float], ...]
+Fused = tuple[tuple[int, ...], tuple[float, ...]]
+
+
+def _fused_by_key(channels: Channels, k: int) -> Fused:
+    scores: dict[int, float] = {}
+    get = scores.get
+    for keys, weight in channels:
+        for key, share in zip(keys.tolist(), _shares(weight, k, len(keys)), strict=False):
+            scores[key] = get(key, 0.0) + share
+    order = sorted(scores, key=scores.__getitem__, reverse=True)  # stable: ties keep insertion
+    return tuple(order), tuple(scores[key] for key in order)
+
+
+_SHARES: dict[tuple[float, int], list[float]] = {}
+
+
+def _shares(weight: float, k: int, count: int) -> list[float]:
+    """``weight / (k + rank)`` for ranks 1..``count`` at least, computed once per weight."""
+    shares = _SHARES.get((weight, k))
+    if shares is None or len(shares) < count:
+        size = max(count, 1024)
+        shares = _SHARES[(weight, k)] = [weight / (k + rank) for rank in range(1, size + 1)]
+    return shares
+
+
+def _fused_by_array(channels: Channels, k: int) -> Fused:
+    """The same sums as :func:`_fused_by_key`, bit for bit: ``bincount`` adds each key's
+    contributions one by one in input order, which is channel order."""
+    keys = np.concatenate([keys for keys, _ in channels])
+    parts = [weight / (k + np.arange(1, len(keys) + 1.0)) for keys, weight in channels]
+    by_key = np.argsort(keys, kind="stable")
+    sorted_keys = keys[by_key]
+    starts = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
+    slot = np.empty(len(keys), dtype=np.intp)
+    slot[by_key] = np.cumsum(starts) - 1
+    totals = np.bincount(slot, weights=np.concatenate(parts))
+    # Best score first; equal scores in order of first appearance across the channels
+    # (the stable sort puts each key's first appearance at the start of its group).
+    order = np.lexsort((by_key[starts], -totals))
+    return tuple(sorted_keys[starts][order].tolist()), tuple(totals[order].tolist())
 
 
 def with_neighbours(
