@@ -124,9 +124,7 @@ def test_fusion_equals_the_per_key_definition(seed: int, size: int) -> None:
     lexical = rng.permutation(size)[: rng.integers(0, size * 3 // 4)].tolist()
     vector = rng.permutation(size)[: rng.integers(0, size * 3 // 4)].tolist()
     timed = rng.permutation(size)[: rng.integers(0, size // 4)].tolist()
-    retrieved = pool(
-        lexical=[(key, 2) for key in lexical], vector=[(key, 0.9) for key in vector]
-    )
+    retrieved = pool(lexical=[(key, 2) for key in lexical], vector=[(key, 0.9) for key in vector])
     retrieved = attrs.evolve(retrieved, time_keys=timed)
     weights = FusionWeights(lexical=1.0, vector=float(rng.choice([0.5, 1.0])), time=2.0)
     search = fuse(admit(retrieved, 2, AdmissionFloor()), 2, weights)
