@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING
 
 import anyio
@@ -202,3 +203,58 @@ def test_evidence_cache_ignores_reads_older_than_a_retirement() -> None:
     cache.remember({n: evidence(str(n)) for n in (1, 2, 3)}, cache.generation)
     found, missing = cache.split([1, 2, 3])
     assert (sorted(found), missing) == ([2, 3], [1])  # the oldest was evicted
+
+
+async def test_matched_terms_count_whole_query_terms_only() -> None:
+    """A candidate's match count is how many distinct query terms it holds as whole
+    terms: repeats count once, and a term inside a longer one (cat, category) is no match,
+    nor is a term indexed in another scope."""
+    store = await SqliteStore.open()
+    embedder = glean.HashingEmbedder()
+    texts = ["cat cat cat", "category catalogue", "cat and dog", "dog only"]
+    vectors = await embedder.embed(texts)
+    await store.add_memories("s", [glean.MemoryEntry(text=t) for t in texts], vectors)
+    await store.add_memories("t", [glean.MemoryEntry(text="cat dog")], vectors[:1])
+    pool = await store.retrieve("memory", "s", analyse_query("cat dog"), None, 32)
+    matches = dict(zip(pool.lexical_keys.tolist(), pool.lexical_matches.tolist(), strict=True))
+    evidence = await store.evidence("memory", "s", list(matches))
+    by_text = {evidence[key].text: count for key, count in matches.items()}
+    assert by_text == {"cat cat cat": 1, "cat and dog": 2, "dog only": 1}
+    await store.aclose()
+
+
+async def test_one_row_reads_keep_bm25_order_and_exact_text(tmp_path: Path) -> None:
+    """Full-text hits read as one JSON row come in the order SQLite ranked them, and
+    evidence text comes back exactly, control characters, NUL and astral characters
+    included."""
+    store = await SqliteStore.open(str(tmp_path / "g.db"))
+    embedder = glean.HashingEmbedder()
+    rng = np.random.default_rng(7)
+    words = ["kestrel", "osprey", "merlin", "harrier", "falcon", "eagle", "kite"]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(2, 12)))) for _ in range(300)]
+    odd = 'kestrel \x00 nul \x01\x1f\u2028 \u202e bidi \U0001f985 "quoted" \\ back'
+    texts.append(odd)
+    await store.add_memories(
+        "s", [glean.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
+    )
+    query = analyse_query("kestrel osprey merlin")
+    pool = await store.retrieve("memory", "s", query, None, 64)
+    conn = sqlite3.connect(str(tmp_path / "g.db"))
+    key = conn.execute("SELECT scope_key FROM scopes WHERE scope = 's'").fetchone()[0]
+    terms = " OR ".join(f"s{key}x{term}" for term in query.terms)
+    expected = [
+        row
+        for (row,) in conn.execute(
+            "SELECT rowid FROM fts_memory WHERE fts_memory MATCH ? ORDER BY rank LIMIT 64",
+            (terms,),
+        )
+    ]
+    conn.close()
+    assert pool.lexical_keys.tolist() == expected
+    assert np.all(np.diff(pool.lexical_scores) >= 0)
+    evidence = await store.evidence("memory", "s", pool.lexical_keys.tolist())
+    assert len(evidence) == len(expected)
+    only_odd = await store.retrieve("memory", "s", analyse_query("bidi quoted"), None, 8)
+    (row,) = only_odd.lexical_keys.tolist()
+    assert (await store.evidence("memory", "s", [row]))[row].text == odd
+    await store.aclose()
