@@ -26,7 +26,7 @@ def test_added_latency_is_per_committed_round_and_against_round_zero() -> None:
         "off": {"quiet": ["a"], "once": [], "twice": ["c"]},
         "on": {"quiet": ["a"], "once": ["b"], "twice": ["c", "d"]},
     }
-    efforts = {"off": [], "on": []}
+    efforts: dict[str, list[object]] = {"off": [], "on": []}
     summary = orchestrator.summarise(queries, latency, delivered, rounds, efforts)
     assert summary["quiet_p50_ratio_on_off"] == pytest.approx(1.01)
     assert summary["expanded_added_per_round_ratio_p50"] == pytest.approx(0.1)
