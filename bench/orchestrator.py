@@ -30,6 +30,7 @@ import threadpoolctl
 import glean
 from bench import _corpus, _synthetic
 from glean._workload import citation_key, delivered_citations, ingest, read_entries, read_queries
+from glean.stores import SqliteStore
 
 CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"
@@ -130,10 +131,14 @@ async def evaluate(
     delivered: dict[str, dict[str, list[str]]] = {"off": {}, "on": {}}
     rounds: dict[str, int] = {}
     sizes: dict[str, list[int]] = {"off": [], "on": []}
+    # Both arms search one store object: the same loaded matrices and caches, so neither
+    # arm gains from where its own copy of a 400 MB matrix happened to land in memory
+    # (two stores at 400k entries measured gate on 14% faster on queries it never expanded).
+    store = await SqliteStore.open(str(db))
     async with (
-        glean.open_runtime(str(db), embedder=embedder, recall_effort_sink=sink("off")) as off,
+        glean.open_runtime(store=store, embedder=embedder, recall_effort_sink=sink("off")) as off,
         glean.open_runtime(
-            str(db),
+            store=store,
             embedder=embedder,
             recall_policy=glean.RecallSufficiencyPolicy(),
             recall_effort_sink=sink("on"),
