@@ -258,3 +258,30 @@ async def test_one_row_reads_keep_bm25_order_and_exact_text(tmp_path: Path) -> N
     (row,) = only_odd.lexical_keys.tolist()
     assert (await store.evidence("memory", "s", [row]))[row].text == odd
     await store.aclose()
+
+
+async def test_a_long_note_holding_a_rare_term_joins_the_full_text_pool() -> None:
+    """Short notes holding two common query terms outrank, by BM25, a long note naming the
+    rare term once; past the pool's limit the long note still joins, after the ranked
+    ones, and holds all three terms. A rare term held within the limit changes nothing."""
+    store = await SqliteStore.open()
+    embedder = glean.HashingEmbedder()
+    shorts = [f"incident runbook note {n}" for n in range(40)]
+    others = [f"unrelated memo {n} about lunch" for n in range(400)]
+    filler = " ".join(f"word{n} plain sentence" for n in range(300))
+    long_note = f"opening line. The zephyrine incident runbook is here. {filler}"
+    texts = [*shorts, *others, long_note]
+    await store.add_memories(
+        "s", [glean.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
+    )
+    query = analyse_query("zephyrine incident runbook")
+    pool = await store.retrieve("memory", "s", query, None, 8)
+    evidence = await store.evidence("memory", "s", pool.lexical_keys.tolist())
+    ordered = [evidence[key].text for key in pool.lexical_keys.tolist()]
+    assert len(ordered) == 9
+    assert ordered[-1] == long_note
+    assert pool.lexical_matches.tolist()[-1] == 3
+    assert len(set(pool.lexical_keys.tolist())) == 9
+    roomy = await store.retrieve("memory", "s", query, None, 64)
+    assert len(roomy.lexical_keys) == len(shorts) + 1  # every match, ranked: no rescue
+    await store.aclose()

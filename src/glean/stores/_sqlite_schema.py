@@ -157,17 +157,27 @@ def created_ts(created_at: datetime | None) -> float:
 
 
 @functools.cache
-def lexical_search(family: Family, tokens: int) -> str:
+def lexical_search(family: Family, tokens: int, *, rescue: bool = False) -> str:
     """One family's full-text query: rows in BM25 order with how many of ``tokens``
-    (each a scoped term padded with a space on either side, bound before the MATCH
-    expression and the limit) their indexed text holds."""
+    (each a scoped term padded with a space on either side) their indexed text holds.
+
+    Parameters, numbered: the tokens (``?1`` to ``?tokens``), then the MATCH expression
+    and the limit. With ``rescue``, then a second MATCH expression (the rarest term) and
+    its limit, whose rows follow the first query's (a row may come twice).
+    """
     table = FTS_TABLES[family]
-    held = " + ".join(["(instr(' ' || terms || ' ', ?) > 0)"] * tokens) or "0"
-    return as_one_row(
-        "row, score, held",
-        f"SELECT rowid AS row, rank AS score, {held} AS held FROM {table}"
-        f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
-    )
+    held = " + ".join(f"(instr(' ' || terms || ' ', ?{n}) > 0)" for n in range(1, tokens + 1))
+
+    def ranked(match: int) -> str:
+        return (
+            f"SELECT * FROM (SELECT rowid AS row, rank AS score, {held or '0'} AS held"
+            f" FROM {table} WHERE {table} MATCH ?{match} ORDER BY rank LIMIT ?{match + 1})"
+        )
+
+    query = ranked(tokens + 1)
+    if rescue:
+        query = f"{query} UNION ALL {ranked(tokens + 3)}"
+    return as_one_row("row, score, held", query)
 
 
 def term_prefix(scope_key: int) -> str:

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 #: Most postings (rows matching any chosen term) one full-text search may rank.
 POSTINGS_BUDGET = 2048
+#: A query term held by at most this many of a scope's records is rare enough that every
+#: record holding it joins the full-text candidates, however BM25 ranks it.
+RARE_POSTINGS: Final = 32
 #: Vectors read per fetch while loading a scope's matrix.
 LOAD_CHUNK: Final = 8192
 #: Most records one time window may select before they are ranked by similarity.
@@ -68,11 +71,38 @@ def lexical_hits(
     prefix = sql.term_prefix(key)
     match = match_expression([prefix + term for term in chosen])
     tokens = [f" {prefix}{term} " for term in frequencies]
-    hits = one_row(conn, sql.lexical_search(family, len(tokens)), (*tokens, match, limit))
+    parameters: tuple[object, ...] = (*tokens, match, limit)
+    # BM25 divides a term's weight by the record's length (FTS5 fixes b at 0.75), so a
+    # long note naming a rare term once can rank below every short note holding two
+    # common query terms, past the limit. When the rarest term is rare, every record
+    # holding it joins after the ranked ones.
+    rarest = chosen[0]
+    rescue = (
+        sum(frequencies[term] for term in chosen) > limit
+        and frequencies[rarest] <= RARE_POSTINGS
+        and len(chosen) > 1
+    )
+    if rescue:
+        parameters += (match_expression([prefix + rarest]), RARE_POSTINGS)
+    statement = sql.lexical_search(family, len(tokens), rescue=rescue)
+    hits = one_row(conn, statement, parameters)
+    if rescue:
+        hits = _first_of_each_row(hits)
     if not hits:
         return LexicalHits()
     rows, scores, matches = zip(*hits, strict=True)
     return LexicalHits(list(rows), list(scores), list(matches))
+
+
+def _first_of_each_row(hits: list[list[Any]]) -> list[list[Any]]:
+    """Each row once, at its first place: a rescued row that BM25 ranked stays ranked."""
+    kept: list[list[Any]] = []
+    seen: set[int] = set()
+    for hit in hits:
+        if hit[0] not in seen:
+            seen.add(hit[0])
+            kept.append(hit)
+    return kept
 
 
 def term_frequencies(
