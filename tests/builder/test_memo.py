@@ -52,7 +52,7 @@ def test_a_memo_keeps_each_tier_ceiling_apart() -> None:
             limits=Limits(), memo=memo,
         )  # fmt: skip
         assert memoised == fresh
-    assert len(memo) == 2
+    assert len(memo) == 1  # the abstract-only encoding; the pinned one is never kept
 
 
 def test_a_full_memo_drops_its_oldest_entries() -> None:
@@ -73,3 +73,16 @@ def test_a_memo_made_for_other_limits_is_refused() -> None:
             {"memory": [memory("m", "x")]}, max_bytes=800, sections=None, detail={},
             limits=Limits.classic(), memo=FitMemo(Limits()),
         )  # fmt: skip
+
+
+def test_a_resource_served_with_its_body_is_never_kept() -> None:
+    """A resource pinned at ``full`` carries a body read for one prepare (a new evidence
+    each time, of any size): the memo encodes it but keeps nothing of it."""
+    item = resource("r", abstract="short abstract", body="the whole body " * 200)
+    memo = FitMemo(Limits())
+    result = build_context(
+        {"resource": [item]}, max_bytes=8000, sections=None, detail={"resource": "full"},
+        limits=Limits(), memo=memo,
+    )  # fmt: skip
+    assert [delivered.tier for delivered in result.delivered] == ["full"]
+    assert len(memo) == 0

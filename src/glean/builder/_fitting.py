@@ -192,8 +192,10 @@ class FitMemo:
     turn is not encoded again. Entries are keyed by the evidence object and its tier
     ceiling; an entry keeps its evidence alive, so the object's ``id`` cannot be reused
     while it is cached, and evidence is immutable, so an entry never goes stale. Past
-    ``capacity`` the oldest entries go first. Used from one event loop thread (fits never
-    await), so it takes no lock.
+    ``capacity`` the oldest entries go first; an entry adds its item's encoded head and
+    content (at most ``Limits.item_bytes`` of text) to the evidence the store's cache
+    holds anyway. Used from one event loop thread (fits never await), so it takes no
+    lock.
     """
 
     def __init__(self, limits: Limits, capacity: int = 16384) -> None:
@@ -215,11 +217,15 @@ class FitMemo:
 
     def candidate(self, evidence: Evidence, ceiling: Tier) -> Candidate:
         """The encoded candidate of ``evidence`` served up to ``ceiling``; encoded now if
-        not kept."""
+        not kept. A resource served up to ``full`` carries a body read for this prepare
+        alone (a new evidence each time, of any size): it is encoded but never kept."""
         key = (id(evidence), ceiling)
         found = self._items.get(key)
         if found is None:
-            found = self._items[key] = Candidate.from_evidence(evidence, ceiling, self.limits)
+            found = Candidate.from_evidence(evidence, ceiling, self.limits)
+            if evidence.family == "resource" and ceiling == "full":
+                return found
+            self._items[key] = found
             if len(self._items) > self._capacity:
                 del self._items[next(iter(self._items))]
         return found
