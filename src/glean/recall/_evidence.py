@@ -65,10 +65,12 @@ class Pool:
     family: Family
     scope_id: str
     version: int
-    #: The full-text channel in BM25 order as parallel arrays: each candidate's key (the
+    #: The full-text channel in rank order as parallel arrays: each candidate's key (the
     #: store's handle of one record version, unique within family and scope), its BM25
     #: over the scope's own postings (lower is better, as SQLite reports it) and how
-    #: many distinct query terms its analysed text contains. Hundreds of candidates cost
+    #: many distinct query terms its analysed text contains. A store may append, after
+    #: the ranked candidates, records that BM25 ranked past the pool but that hold a
+    #: rare query term (their score is that term's alone). Hundreds of candidates cost
     #: three arrays, not objects.
     lexical_keys: npt.NDArray[np.int64] = attrs.field(
         factory=lambda: _keys(()), converter=_keys, eq=False

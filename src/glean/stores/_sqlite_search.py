@@ -41,9 +41,10 @@ WINDOW_SCAN: Final = 4096
 
 @attrs.frozen
 class LexicalHits:
-    """The full-text channel of one search as parallel lists, in BM25 order: each
-    candidate's row, FTS5's BM25 (lower is better) and how many distinct query terms its
-    indexed text holds."""
+    """The full-text channel of one search as parallel lists: each candidate's row,
+    FTS5's BM25 (lower is better) and how many distinct query terms its indexed text
+    holds. Ranked rows come in BM25 order, then any rows held only for a rare term
+    (scored by that term alone)."""
 
     rows: list[int] = attrs.Factory(list)
     scores: list[float] = attrs.Factory(list)
@@ -53,7 +54,8 @@ class LexicalHits:
 def lexical_hits(
     conn: sqlite3.Connection, family: Family, key: int, terms: Sequence[str], limit: int
 ) -> LexicalHits:
-    """The scope's best ``limit`` full-text candidates by BM25 over the scope's own terms.
+    """The scope's best ``limit`` full-text candidates by BM25 over the scope's own terms,
+    then every other record holding a query term at most ``RARE_POSTINGS`` records hold.
 
     Every indexed term carries its scope's prefix, so a term's postings, and with them
     BM25's document frequencies, are the scope's alone: a term common in one large scope
