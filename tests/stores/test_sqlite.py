@@ -285,3 +285,27 @@ async def test_a_long_note_holding_a_rare_term_joins_the_full_text_pool() -> Non
     roomy = await store.retrieve("memory", "s", query, None, 64)
     assert len(roomy.lexical_keys) == len(shorts) + 1  # every match, ranked: no rescue
     await store.aclose()
+
+
+class _WithoutJson:
+    """A connection whose SQLite has no JSON functions (everything else passes through)."""
+
+    def __init__(self, inner: sqlite3.Connection) -> None:
+        self.inner = inner
+
+    def execute(self, statement: str) -> sqlite3.Cursor:
+        if "json_" in statement:
+            raise sqlite3.OperationalError("no such function: json_array")
+        return self.inner.execute(statement)
+
+
+def test_a_sqlite_without_json_functions_is_refused_by_name() -> None:
+    """Opening on a SQLite that lacks a feature the store needs fails at once, naming it,
+    rather than at the first search."""
+    from glean.stores._sqlite_rows import require_features
+
+    conn = sqlite3.connect(":memory:")
+    require_features(conn)  # this Python's SQLite has both
+    with pytest.raises(glean.StoreError, match="lacks JSON functions"):
+        require_features(_WithoutJson(conn))  # type: ignore[arg-type]
+    conn.close()

@@ -3,6 +3,7 @@ the per-scope term statistics that follow them. Runs inside one write transactio
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -15,8 +16,6 @@ from ..recall._dates import mentioned_days
 from . import _sqlite_schema as sql
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from .._families import Family
     from .._records import MemoryEntry, MemoryRef
 
@@ -33,9 +32,32 @@ class Written:
     removed_rows: list[int] = attrs.Factory(list)
 
 
+def require_features(conn: sqlite3.Connection) -> None:
+    """Fail clearly when this SQLite lacks what the store uses: FTS5 and JSON functions.
+
+    Raises:
+        StoreError: naming the missing feature and the SQLite version.
+    """
+    for feature, probe in (
+        ("FTS5", "SELECT sqlite_compileoption_used('ENABLE_FTS5') OR EXISTS"
+         " (SELECT 1 FROM pragma_module_list WHERE name = 'fts5')"),
+        ("JSON functions", "SELECT json_array(1)"),
+    ):  # fmt: skip
+        try:
+            available = conn.execute(probe).fetchone()[0]
+        except sqlite3.Error:
+            available = None
+        if not available:
+            raise StoreError(
+                f"this SQLite ({sqlite3.sqlite_version}) lacks {feature}, which the embedded"
+                " store needs; use a Python whose sqlite3 module has them (3.38+ has both)"
+            )
+
+
 def create_schema(
     conn: sqlite3.Connection,
 ) -> tuple[dict[str, int], int | None, dict[tuple[Family, int], int], set[int]]:
+    require_features(conn)
     _run(conn, sql.DDL)
     for table in sql.FTS_TABLES.values():
         exists = conn.execute(
