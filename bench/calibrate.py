@@ -85,7 +85,7 @@ def main() -> None:
     found = distributions(embedder, workload)
     print(
         json.dumps(
-            {"embedder": embedder.identity, "distributions": found, "suggested": suggest(found)},
+            {"embedder": embedder.fingerprint, "distributions": found, "suggested": suggest(found)},
             indent=2,
         )
     )

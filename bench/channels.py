@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 CACHE = orchestrator.CACHE
 RESULTS = orchestrator.RESULTS
-BASE = FusionWeights(lexical=1.0, vector=1.0, time=0.0, neighbours=0.0)
+BASE = FusionWeights(lexical=1.0, vector=1.0, time=0.0, neighbour_share=0.0)
 
 
 @attrs.frozen
@@ -59,7 +59,7 @@ ARMS = (
     Arm("+half-vector", attrs.evolve(BASE, vector=0.5)),
     Arm("+time", attrs.evolve(BASE, vector=0.5, time=2.0)),
     Arm("+neighbours", FusionWeights()),
-    Arm("neighbours-gated", FusionWeights(neighbours=0.0), conversational=True),
+    Arm("neighbours-gated", FusionWeights(neighbour_share=0.0), conversational=True),
 )
 
 

@@ -28,15 +28,15 @@ import threadpoolctl
 
 import glean
 from bench import _corpus
-from glean.recall._analysis import analyse_query, match_expression
 from glean.stores._sqlite_schema import term_prefix
+from glean.vocabulary._analysis import analyse_query, match_expression
 
 CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"
 SCOPE = "bench"
 POOL = glean.Limits().pool_size("memory")
 #: The default embedder: the bundled static model (loaded once per process).
-EMBEDDER = glean._static.bundled
+EMBEDDER = glean.embedders._static.bundled
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -9,8 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 import glean
-from glean.recall._analysis import analyse_query
 from glean.stores import SqliteStore
+from glean.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

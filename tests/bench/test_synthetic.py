@@ -12,7 +12,7 @@ import pytest
 
 from bench import _synthetic
 from glean.recall._admission import required_matches
-from glean.recall._analysis import analyse, analyse_query
+from glean.vocabulary._analysis import analyse, analyse_query
 
 if TYPE_CHECKING:
     from pathlib import Path

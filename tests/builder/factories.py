@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from glean._families import Family, Tier
-from glean._limits import Limits
 from glean.builder import BuildResult, build_context
-from glean.recall._evidence import Evidence
+from glean.vocabulary._evidence import Evidence
+from glean.vocabulary._families import Family, Tier
+from glean.vocabulary._limits import Limits
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from datetime import datetime
 
-    from glean._requests import Section
+    from glean.vocabulary._requests import Section
 
 SCOPE = "project:demo"
 BEGIN = "BEGIN_GLEAN_CONTEXT_V1"

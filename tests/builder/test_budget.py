@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from glean._families import FAMILIES, TIERS
-from glean._limits import Limits
-from glean._requests import Section
-from glean.builder import BudgetView, BuildResult, probe_budget, tier_ceiling
+from glean.builder import BuildResult, probe_budget, tier_ceiling
 from glean.builder._fitting import Candidate, Fitted, _deepen, fit_item
 from glean.builder._render import json_string
+from glean.vocabulary import BudgetView
+from glean.vocabulary._families import FAMILIES, TIERS
+from glean.vocabulary._limits import Limits
+from glean.vocabulary._requests import Section
 
 from .factories import (
     BEGIN,
@@ -26,8 +27,8 @@ from .factories import (
 )
 
 if TYPE_CHECKING:
-    from glean._families import Family, Tier
-    from glean.recall._evidence import Evidence
+    from glean.vocabulary._evidence import Evidence
+    from glean.vocabulary._families import Family, Tier
 
 ALPHABETS = ["deploy cache rollback ", "漢字仮名交じり", "😀🚀🧠", "a\nb\u2028c\x85\x00\u202e", "é"]
 POOLS = [

@@ -8,9 +8,9 @@ import glean.builder
 def test_builder_exports_exactly_its_public_names() -> None:
     """``__all__`` lists the names the runtime calls, and each one resolves."""
     assert glean.builder.__all__ == [
-        "BudgetView",
         "BuildResult",
         "DeliveredItem",
+        "FitMemo",
         "OmissionCounts",
         "build_context",
         "needs_body",

@@ -12,7 +12,7 @@ from glean.builder._render import Layout
 from .factories import Candidates, build, contents, items, memory, resource
 
 if TYPE_CHECKING:
-    from glean._families import Family, Tier
+    from glean.vocabulary._families import Family, Tier
 
 WRAPPER = Layout(sectioned=False).wrapper_bytes
 CJK = "漢字仮名交じり文"  # 3 bytes a character

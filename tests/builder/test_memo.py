@@ -13,7 +13,7 @@ from glean.builder._fitting import FitMemo
 from .factories import memory, resource
 
 if TYPE_CHECKING:
-    from glean._families import Family, Tier
+    from glean.vocabulary._families import Family, Tier
 
 
 def test_refit_with_a_memo_equals_a_fresh_fit() -> None:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from glean._requests import SCHEMA, Section
+from glean.vocabulary._requests import SCHEMA, Section
 
 from .factories import (
     BEGIN,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from glean._limits import Limits
-from glean._requests import Section
+from glean.vocabulary._limits import Limits
+from glean.vocabulary._requests import Section
 
 from .factories import (
     Candidates,

@@ -6,10 +6,10 @@ import attrs
 import numpy as np
 import pytest
 
-from glean._errors import InvariantError
 from glean.recall._admission import AdmissionFloor, admit, required_matches
 from glean.recall._allocation import allocate, check_ceiling
 from glean.recall._fusion import FusionWeights, fuse, with_neighbours
+from glean.vocabulary._errors import InvariantError
 from tests.recall._factory import evidence, pool
 
 

@@ -7,10 +7,10 @@ from typing import Any
 import attrs
 import pytest
 
-from glean._errors import InvalidRequestError
 from glean.recall._admission import DEFAULT_MIN_SIMILARITY, AdmissionFloor, required_matches
-from glean.recall._analysis import MAX_QUERY_TERMS
 from glean.recall._policy import RecallExpander, RecallSufficiencyPolicy, SearchPlan
+from glean.vocabulary._analysis import MAX_QUERY_TERMS
+from glean.vocabulary._errors import InvalidRequestError
 
 POLICY = RecallSufficiencyPolicy()
 
@@ -235,7 +235,8 @@ def test_plan_is_pure() -> None:
 
 def test_calibration_replaces_only_default_thresholds() -> None:
     """An embedder's calibration fills the thresholds the caller left at their defaults."""
-    from glean.recall._policy import Calibration, calibrate
+    from glean import Calibration
+    from glean.recall import calibrate
 
     tuned = Calibration(baseline=0.25, expansion=0.2, min_top_similarity=0.5)
     default = calibrate(POLICY, tuned)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import glean
-from glean.recall._analysis import analyse_query
 from glean.stores import SqliteStore
+from glean.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
     from pathlib import Path

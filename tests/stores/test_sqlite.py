@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import glean
-from glean.recall._analysis import analyse_query
 from glean.stores import SqliteStore
+from glean.vocabulary._analysis import analyse_query
 from tests._envelope import contents
 
 if TYPE_CHECKING:
@@ -152,9 +152,7 @@ async def test_reembed_rebuilds_vectors_for_a_new_embedder(tmp_path: Path) -> No
     store = await SqliteStore.open(path)
     new = glean.HashingEmbedder(128)
     seen: list[tuple[int, int]] = []
-    count = await store.reembed(
-        new, new.identity, progress=lambda done, total: seen.append((done, total))
-    )
+    count = await store.reembed(new, progress=lambda done, total: seen.append((done, total)))
     await store.aclose()
     assert count == 2  # the live memory version and the topic; the retired version has none
     assert seen[-1] == (2, 2)

@@ -8,6 +8,7 @@ batches (``_ingest``) and maps the citations of a prepared context back to workl
 public runtime API.
 """
 
+from ..vocabulary._errors import MalformedLineError as MalformedLineError
 from ._citations import BEGIN_MARKER as BEGIN_MARKER
 from ._citations import END_MARKER as END_MARKER
 from ._citations import CitationKey as CitationKey
@@ -15,15 +16,14 @@ from ._citations import append_id_map as append_id_map
 from ._citations import citation_key as citation_key
 from ._citations import delivered_citations as delivered_citations
 from ._citations import read_id_map as read_id_map
-from ._fields import MalformedLineError as MalformedLineError
 from ._ingest import IngestError as IngestError
 from ._ingest import IngestReport as IngestReport
 from ._ingest import RecordWriter as RecordWriter
 from ._ingest import RejectedEntry as RejectedEntry
 from ._ingest import ingest as ingest
+from ._reading import MalformedLine as MalformedLine
 from ._reading import Record as Record
 from ._reading import WorkloadEntry as WorkloadEntry
-from ._reading import WorkloadError as WorkloadError
 from ._reading import WorkloadQuery as WorkloadQuery
 from ._reading import iter_entries as iter_entries
 from ._reading import iter_queries as iter_queries
@@ -36,12 +36,12 @@ __all__ = [
     "CitationKey",
     "IngestError",
     "IngestReport",
+    "MalformedLine",
     "MalformedLineError",
     "Record",
     "RecordWriter",
     "RejectedEntry",
     "WorkloadEntry",
-    "WorkloadError",
     "WorkloadQuery",
     "append_id_map",
     "citation_key",

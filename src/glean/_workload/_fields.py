@@ -9,15 +9,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .._errors import InvalidRequestError
-from .._requests import validate_scope
+from ..vocabulary._errors import InvalidRequestError, MalformedLineError
+from ..vocabulary._requests import validate_scope
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-
-class MalformedLineError(ValueError):
-    """A workload line cannot become a record; the message names the field."""
 
 
 def required_str(obj: Mapping[str, Any], name: str) -> str:

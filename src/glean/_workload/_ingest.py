@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import attrs
 
-from .._errors import GleanError, InvalidRequestError, InvariantError
-from .._records import Experience, MemoryEntry, Profile, Resource, TopicMemory
+from ..vocabulary._errors import GleanError, InvalidRequestError, InvariantError
+from ..vocabulary._records import Experience, MemoryEntry, Profile, Resource, TopicMemory
 from ._reading import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
-    from .._families import Family
-    from .._records import MemoryRef, RecordRef
+    from ..vocabulary._families import Family
+    from ..vocabulary._records import MemoryRef, RecordRef
     from ._citations import CitationKey
     from ._reading import WorkloadEntry
 

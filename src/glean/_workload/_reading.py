@@ -1,7 +1,7 @@
 """Reading a workload folder's JSON Lines files into entries, queries and line errors.
 
 Streams one line at a time. A malformed line is never dropped in silence: it becomes a
-:class:`WorkloadError` naming its file, line and field, and reading goes on.
+:class:`MalformedLine` naming its file, line and field, and reading goes on.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 import attrs
 
-from .._errors import InvariantError
-from .._families import FAMILIES, Family
-from .._records import Experience, MemoryEntry, Profile, Resource, TopicMemory
+from ..vocabulary._errors import InvariantError, MalformedLineError
+from ..vocabulary._families import FAMILIES, Family
+from ..vocabulary._records import Experience, MemoryEntry, Profile, Resource, TopicMemory
 from ._fields import (
-    MalformedLineError,
     optional_content,
     optional_datetime,
     optional_tags,
@@ -44,7 +43,7 @@ _RECORD_TYPES: Final[Mapping[Family, type[Record]]] = {
 
 
 @attrs.frozen
-class WorkloadError:
+class MalformedLine:
     """One malformed line: reported with its place, then skipped."""
 
     path: Path = attrs.field(converter=Path)
@@ -162,7 +161,7 @@ _RECORD_READERS: Final[Mapping[str, Callable[[Mapping[str, Any], str], Record]]]
 }
 
 
-def iter_entries(path: str | Path) -> Iterator[WorkloadEntry | WorkloadError]:
+def iter_entries(path: str | Path) -> Iterator[WorkloadEntry | MalformedLine]:
     """Stream ``entries.jsonl``: one entry or one error per non-blank line, in file order.
 
     A repeated ``id`` is an error on the later line, since citations could not be
@@ -174,7 +173,7 @@ def iter_entries(path: str | Path) -> Iterator[WorkloadEntry | WorkloadError]:
     yield from _iter_lines(Path(path), WorkloadEntry.from_json)
 
 
-def iter_queries(path: str | Path) -> Iterator[WorkloadQuery | WorkloadError]:
+def iter_queries(path: str | Path) -> Iterator[WorkloadQuery | MalformedLine]:
     """Stream ``queries.jsonl``: one query or one error per non-blank line, in file order.
 
     Raises:
@@ -183,12 +182,12 @@ def iter_queries(path: str | Path) -> Iterator[WorkloadQuery | WorkloadError]:
     yield from _iter_lines(Path(path), WorkloadQuery.from_json)
 
 
-def read_entries(path: str | Path) -> tuple[list[WorkloadEntry], list[WorkloadError]]:
+def read_entries(path: str | Path) -> tuple[list[WorkloadEntry], list[MalformedLine]]:
     """Read all of ``entries.jsonl``; the errors list the lines that were skipped."""
     return _split(iter_entries(path))
 
 
-def read_queries(path: str | Path) -> tuple[list[WorkloadQuery], list[WorkloadError]]:
+def read_queries(path: str | Path) -> tuple[list[WorkloadQuery], list[MalformedLine]]:
     """Read all of ``queries.jsonl``; the errors list the lines that were skipped."""
     return _split(iter_queries(path))
 
@@ -196,11 +195,11 @@ def read_queries(path: str | Path) -> tuple[list[WorkloadQuery], list[WorkloadEr
 _V = TypeVar("_V", WorkloadEntry, WorkloadQuery)
 
 
-def _split(items: Iterable[_V | WorkloadError]) -> tuple[list[_V], list[WorkloadError]]:
+def _split(items: Iterable[_V | MalformedLine]) -> tuple[list[_V], list[MalformedLine]]:
     values: list[_V] = []
-    errors: list[WorkloadError] = []
+    errors: list[MalformedLine] = []
     for item in items:
-        if isinstance(item, WorkloadError):
+        if isinstance(item, MalformedLine):
             errors.append(item)
         else:
             values.append(item)
@@ -209,7 +208,7 @@ def _split(items: Iterable[_V | WorkloadError]) -> tuple[list[_V], list[Workload
 
 def _iter_lines(
     path: Path, build: Callable[[Mapping[str, Any]], _V]
-) -> Iterator[_V | WorkloadError]:
+) -> Iterator[_V | MalformedLine]:
     first_line: dict[str, int] = {}  # id -> line it was first read on
     with path.open("rb") as lines:
         for number, raw in enumerate(lines, start=1):
@@ -218,11 +217,11 @@ def _iter_lines(
             try:
                 value = build(_decode(raw, first=number == 1))
             except MalformedLineError as exc:
-                yield WorkloadError(path, number, str(exc))
+                yield MalformedLine(path, number, str(exc))
                 continue
             seen = first_line.setdefault(value.id, number)
             if seen != number:
-                yield WorkloadError(
+                yield MalformedLine(
                     path, number, f"duplicate id {value.id!r} (first on line {seen})"
                 )
                 continue

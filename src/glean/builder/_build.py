@@ -11,17 +11,19 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .._errors import InvariantError
-from .._requests import PreparedContext, Section
+from ..vocabulary._errors import InvariantError
+from ..vocabulary._requests import PreparedContext, Section
 from ._fitting import FitMemo, Fitted, FittedPack, OmissionCounts, fit_pack
+from ._probe import budget_view
 from ._utf8 import utf8_len
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from .._families import Family, Tier
-    from .._limits import Limits
-    from ..recall._evidence import Evidence
+    from ..vocabulary._budget import BudgetView
+    from ..vocabulary._evidence import Evidence
+    from ..vocabulary._families import Family, Tier
+    from ..vocabulary._limits import Limits
 
 
 @attrs.frozen
@@ -69,6 +71,10 @@ class BuildResult:
     @property
     def omissions(self) -> OmissionCounts:
         return self._pack.omissions
+
+    def budget(self, max_bytes: int) -> BudgetView:
+        """The budget probe's view of this fit: the Builder's own fitting pass, reused."""
+        return budget_view(self._pack, max_bytes)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BuildResult):

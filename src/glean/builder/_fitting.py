@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from .._errors import InvariantError
+from ..vocabulary._errors import InvariantError
+from ..vocabulary._families import rules
 from ._render import ItemHead, Layout, item_floor_bytes, json_string
 from ._selection import select
 from ._tiers import Rung, tier_ceiling, tier_ladder
@@ -26,10 +27,10 @@ from ._utf8 import utf8_len, utf8_prefix
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from .._families import Family, Tier
-    from .._limits import Limits
-    from .._requests import Section
-    from ..recall._evidence import Evidence
+    from ..vocabulary._evidence import Evidence
+    from ..vocabulary._families import Family, Tier
+    from ..vocabulary._limits import Limits
+    from ..vocabulary._requests import Section
 
 
 @attrs.frozen
@@ -223,7 +224,7 @@ class FitMemo:
         found = self._items.get(key)
         if found is None:
             found = Candidate.from_evidence(evidence, ceiling, self.limits)
-            if evidence.family == "resource" and ceiling == "full":
+            if rules(evidence.family).body_on_demand and ceiling == "full":
                 return found
             self._items[key] = found
             if len(self._items) > self._capacity:

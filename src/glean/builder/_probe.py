@@ -8,42 +8,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import attrs
-
-from ._fitting import fit_pack
+from ..vocabulary._budget import BudgetView
+from ._fitting import FittedPack, fit_pack
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from .._families import Family, Tier
-    from .._limits import Limits
-    from .._requests import Section
-    from ..recall._evidence import Evidence
-    from ._fitting import OmissionCounts
-
-
-@attrs.frozen
-class BudgetView:
-    """``max_bytes`` with what one fitting pass over the candidates would deliver."""
-
-    max_bytes: int
-    delivered_items: int
-    truncated_items: int
-    dropped_items: int
-    unused_bytes: int
-
-    @classmethod
-    def from_fit(
-        cls, max_bytes: int, delivered: int, omissions: OmissionCounts, content_bytes: int
-    ) -> BudgetView:
-        """The view of one fitting pass: what it delivered, cut, dropped and left unused."""
-        return cls(
-            max_bytes=max_bytes,
-            delivered_items=delivered,
-            truncated_items=omissions.truncated_items,
-            dropped_items=omissions.dropped_items,
-            unused_bytes=max_bytes - content_bytes,
-        )
+    from ..vocabulary._evidence import Evidence
+    from ..vocabulary._families import Family, Tier
+    from ..vocabulary._limits import Limits
+    from ..vocabulary._requests import Section
 
 
 def probe_budget(
@@ -63,4 +37,15 @@ def probe_budget(
     pack = fit_pack(
         candidates, max_bytes=max_bytes, sections=sections, detail=detail, limits=limits
     )
-    return BudgetView.from_fit(max_bytes, len(pack.items), pack.omissions, pack.content_bytes)
+    return budget_view(pack, max_bytes)
+
+
+def budget_view(pack: FittedPack, max_bytes: int) -> BudgetView:
+    """The view of one fitting pass: what it delivered, cut, dropped and left unused."""
+    return BudgetView(
+        max_bytes=max_bytes,
+        delivered_items=len(pack.items),
+        truncated_items=pack.omissions.truncated_items,
+        dropped_items=pack.omissions.dropped_items,
+        unused_bytes=max_bytes - pack.content_bytes,
+    )

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from .._families import FAMILIES
+from ..vocabulary._families import FAMILIES
 from ._utf8 import utf8_len
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from datetime import datetime
 
-    from .._families import Family, Tier
+    from ..vocabulary._families import Family, Tier
 
 BEGIN_MARKER: Final = "BEGIN_GLEAN_CONTEXT_V1"
 END_MARKER: Final = "END_GLEAN_CONTEXT_V1"

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from .._families import INTERLEAVE_ORDER, Family
+from ..vocabulary._families import INTERLEAVE_ORDER, Family
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from .._limits import Limits
-    from .._requests import Section
-    from ..recall._evidence import Evidence
+    from ..vocabulary._evidence import Evidence
+    from ..vocabulary._limits import Limits
+    from ..vocabulary._requests import Section
 
 
 def select(

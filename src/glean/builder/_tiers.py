@@ -9,29 +9,18 @@ so, and the Builder never serves a body it was not asked for (the tier-ceiling c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import attrs
 
-from .._families import TIERS, Family, Tier
+from ..vocabulary._families import TIERS, Family, Tier, rules
 from ._utf8 import utf8_len, utf8_prefix
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .._limits import Limits
-    from ..recall._evidence import Evidence
-
-# Where a family starts and stops without a pin. Every family but resource stores its
-# whole body as its abstract, so it can always be served whole; a resource's body may
-# be large or sensitive, so going deeper than its abstract is opt-in (DESIGN §5).
-_DEFAULT_CEILING: Final[Mapping[Family, Tier]] = {
-    "memory": "full",
-    "experience": "full",
-    "topic-memory": "full",
-    "profile": "full",
-    "resource": "abstract",
-}
+    from ..vocabulary._evidence import Evidence
+    from ..vocabulary._limits import Limits
 
 
 @attrs.frozen
@@ -53,17 +42,19 @@ def tier_ceiling(family: Family, detail: Mapping[Family, Tier]) -> Tier:
 
     A pin in ``detail`` sets both the start and the ceiling of its family.
     """
-    return detail.get(family, _DEFAULT_CEILING[family])
+    return detail.get(family, rules(family).default_tier)
 
 
 def needs_body(evidence: Evidence, detail: Mapping[Family, Tier]) -> bool:
     """Whether the runtime must read this evidence's body before building.
 
-    True only for a resource whose ceiling is ``full``. Every other family carries its
-    whole text already, and a resource capped at ``abstract`` or ``overview`` never needs
-    its body, even when it has no usable abstract and falls to a bare citation.
+    True only for a family whose body is read on demand (a resource) at ceiling
+    ``full``. Every other family carries its whole text already, and a resource capped at
+    ``abstract`` or ``overview`` never needs its body, even when it has no usable
+    abstract and falls to a bare citation.
     """
-    return evidence.family == "resource" and tier_ceiling("resource", detail) == "full"
+    family = evidence.family
+    return rules(family).body_on_demand and tier_ceiling(family, detail) == "full"
 
 
 def tier_ladder(evidence: Evidence, ceiling: Tier, limits: Limits) -> tuple[Rung, ...]:
@@ -73,7 +64,7 @@ def tier_ladder(evidence: Evidence, ceiling: Tier, limits: Limits) -> tuple[Rung
     """
     if ceiling == "uri":
         return ()
-    if evidence.family != "resource":
+    if not rules(evidence.family).body_on_demand:
         # abstract, overview and full are all the whole text: one rung, labelled as served.
         rung = _rung(ceiling, evidence.text, limits)
         return () if rung is None else (rung,)

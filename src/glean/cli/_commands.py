@@ -18,18 +18,18 @@ import anyio
 import attrs
 
 import glean
-from glean._embedders import embedder_identity
+from glean.embedders import from_spec
 
-from .._families import FAMILIES
 from .._workload import (
     IngestError,
     IngestReport,
+    MalformedLine,
     WorkloadEntry,
-    WorkloadError,
     append_id_map,
     ingest,
     iter_entries,
 )
+from ..vocabulary._families import FAMILIES
 from ._progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -60,20 +60,10 @@ def run_async(fn: Callable[[], Awaitable[T]], backend: str) -> T:
 # ------------------------------------------------------------------------------ prepare
 
 
-#: The embedders the CLI can open a database with, besides ``st:PATH``.
-EMBEDDERS = ("hashing", "static")
-#: ``--embedder st:PATH``: a sentence-transformers model folder (glean[sentence-transformers]).
-SENTENCE_TRANSFORMERS = "st:"
-
-
-def make_embedder(name: str) -> glean.Embedder:
-    """The embedder a ``--embedder`` choice names: hashing, static or ``st:PATH``."""
-    if name == "hashing":
-        return glean.HashingEmbedder()
+def make_embedder(spec: str) -> glean.Embedder:
+    """The embedder a ``--embedder`` choice names: static, hashing or ``st:PATH``."""
     try:
-        if name.startswith(SENTENCE_TRANSFORMERS):
-            return glean.SentenceTransformerEmbedder(name.removeprefix(SENTENCE_TRANSFORMERS))
-        return glean.StaticEmbedder()
+        return from_spec(spec)
     except glean.ModelLoadError as exc:
         raise CommandError(str(exc)) from exc
 
@@ -86,9 +76,8 @@ def reembed_command(args: argparse.Namespace) -> int:
     async def run() -> int:
         store = await glean.SqliteStore.open(database)
         try:
-            identity = embedder_identity(embedder)
             return await store.reembed(
-                embedder, identity, progress=lambda done, total: _reembed_progress(done, total)
+                embedder, progress=lambda done, total: _reembed_progress(done, total)
             )
         finally:
             await store.aclose()
@@ -257,14 +246,14 @@ class _SkippedLines:
     bar: ProgressBar
     count: int = 0
 
-    def filter(self, items: Iterable[WorkloadEntry | WorkloadError]) -> Iterator[WorkloadEntry]:
+    def filter(self, items: Iterable[WorkloadEntry | MalformedLine]) -> Iterator[WorkloadEntry]:
         for item in items:
-            if isinstance(item, WorkloadError):
+            if isinstance(item, MalformedLine):
                 self.skip(item)
             else:
                 yield item
 
-    def skip(self, error: WorkloadError) -> None:
+    def skip(self, error: MalformedLine) -> None:
         self.count += 1
         if self.count <= MAX_SHOWN_ERRORS:
             self.bar.note(str(error))

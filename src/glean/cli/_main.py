@@ -14,10 +14,9 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 import glean
+from glean.embedders import SPEC_HELP, check_spec
 
 from ._commands import (
-    EMBEDDERS,
-    SENTENCE_TRANSFORMERS,
     CommandError,
     ingest_command,
     prepare_command,
@@ -138,7 +137,7 @@ def _embedder_option(command: argparse.ArgumentParser, *, required: bool = False
         type=_embedder,
         default=None if required else "static",
         required=required,
-        metavar="static|hashing|st:PATH",
+        metavar=SPEC_HELP,
         help=(
             "embedder for vectors: static (the bundled semantic model), hashing (spelling"
             " only, no model) or st:PATH (the sentence-transformers model in folder PATH;"
@@ -326,11 +325,10 @@ def _positive_int(text: str) -> int:
 
 
 def _embedder(text: str) -> str:
-    if text in EMBEDDERS:
-        return text
-    if text.startswith(SENTENCE_TRANSFORMERS) and text.removeprefix(SENTENCE_TRANSFORMERS):
-        return text
-    raise argparse.ArgumentTypeError(f"expected static, hashing or st:PATH, not {text!r}")
+    try:
+        return check_spec(text)
+    except glean.InvalidRequestError:
+        raise argparse.ArgumentTypeError(f"expected {SPEC_HELP}, not {text!r}") from None
 
 
 def _section(text: str) -> glean.Section:

@@ -1,2 +1,57 @@
-"""The recall core: analysis, admission, fusion and allocation. Pure: no I/O, no anyio,
-no store, no clock; tested with plain values."""
+"""The recall policy: admission, fusion, the sufficiency gate, the expander, merging and
+allocation. Pure: no I/O, no anyio, no store, no OpenTelemetry, no clock; it reads only
+its arguments and the vocabulary, and is tested with plain values."""
+
+from ._admission import AdmissionCounts as AdmissionCounts
+from ._admission import AdmissionFloor as AdmissionFloor
+from ._admission import Admitted as Admitted
+from ._admission import admit as admit
+from ._admission import required_matches as required_matches
+from ._allocation import allocate as allocate
+from ._allocation import check_ceiling as check_ceiling
+from ._effort import RecallEffort as RecallEffort
+from ._effort import RecallEffortSink as RecallEffortSink
+from ._fusion import FamilySearch as FamilySearch
+from ._fusion import FusionWeights as FusionWeights
+from ._fusion import fuse as fuse
+from ._fusion import with_neighbours as with_neighbours
+from ._gate import FamilyView as FamilyView
+from ._gate import GateAssessment as GateAssessment
+from ._gate import RecallSufficiencyGate as RecallSufficiencyGate
+from ._merge import merge_rounds as merge_rounds
+from ._policy import NEIGHBOURS as NEIGHBOURS
+from ._policy import RecallExpander as RecallExpander
+from ._policy import RecallSufficiencyPolicy as RecallSufficiencyPolicy
+from ._policy import SearchPlan as SearchPlan
+from ._policy import calibrate as calibrate
+from ._views import family_view as family_view
+from ._views import lowest_floor as lowest_floor
+from ._views import reachable as reachable
+
+__all__ = [
+    "NEIGHBOURS",
+    "AdmissionCounts",
+    "AdmissionFloor",
+    "Admitted",
+    "FamilySearch",
+    "FamilyView",
+    "FusionWeights",
+    "GateAssessment",
+    "RecallEffort",
+    "RecallEffortSink",
+    "RecallExpander",
+    "RecallSufficiencyGate",
+    "RecallSufficiencyPolicy",
+    "SearchPlan",
+    "admit",
+    "allocate",
+    "calibrate",
+    "check_ceiling",
+    "family_view",
+    "fuse",
+    "lowest_floor",
+    "merge_rounds",
+    "reachable",
+    "required_matches",
+    "with_neighbours",
+]

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Final
 import attrs
 import numpy as np
 
-from .._errors import InvalidRequestError
+from ..vocabulary._errors import InvalidRequestError
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from .._families import Family
-    from ._evidence import Pool
+    from ..vocabulary._evidence import Pool
+    from ..vocabulary._families import Family
 
 DEFAULT_MIN_SIMILARITY: Final = 0.3
 

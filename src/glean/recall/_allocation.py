@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._errors import InvariantError
+from ..vocabulary._errors import InvariantError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ._evidence import Evidence
+    from ..vocabulary._evidence import Evidence
 
 
 def allocate(per_scope: Sequence[Sequence[Evidence]], ceiling: int) -> tuple[Evidence, ...]:

@@ -5,7 +5,8 @@ It carries counts only: no query text and no entry identity.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
@@ -48,3 +49,7 @@ class RecallEffort:
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready mapping of every field."""
         return attrs.asdict(self)
+
+
+#: What ``open_runtime(recall_effort_sink=...)`` takes: awaited after each prepare.
+RecallEffortSink: TypeAlias = Callable[[RecallEffort], Awaitable[None]]

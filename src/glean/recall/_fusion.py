@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Final
 import attrs
 import numpy as np
 
-from .._errors import InvalidRequestError
+from ..vocabulary._errors import InvalidRequestError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     import numpy.typing as npt
 
-    from .._families import Family
+    from ..vocabulary._families import Family
     from ._admission import AdmissionCounts, Admitted
 
 RRF_K: Final = 60
@@ -40,14 +40,14 @@ class FusionWeights:
         lexical: the full-text channel.
         vector: the vector channel.
         time: the time channel (entries recorded in the window a query's date names).
-        neighbours: a neighbour's share of the score of the hit it sits next to, for
-            the round-0 neighbour channel; 0 turns that channel off.
+        neighbour_share: a thread neighbour's share of the fused score of the hit it
+            sits next to, for round 0's neighbour channel; 0 turns that channel off.
     """
 
     lexical: float = attrs.field(default=1.0, validator=_weight)
     vector: float = attrs.field(default=0.5, validator=_weight)
     time: float = attrs.field(default=2.0, validator=_weight)
-    neighbours: float = attrs.field(default=0.5, validator=_weight)
+    neighbour_share: float = attrs.field(default=0.5, validator=_weight)
 
 
 @attrs.frozen
@@ -150,18 +150,18 @@ def _fused_by_array(channels: Channels, k: int) -> Fused:
 
 
 def with_neighbours(
-    search: FamilySearch, neighbours: Mapping[int, tuple[int, ...]], weight: float
+    search: FamilySearch, around: Mapping[int, tuple[int, ...]], share: float
 ) -> tuple[int, ...]:
     """The fused order with the hits' thread neighbours fused in.
 
-    A neighbour scores ``weight`` times the fused score of the best hit it sits next
+    A neighbour scores ``share`` times the fused score of the best hit it sits next
     to, or its own fused score if it is a hit that ranks higher by itself: a reply that
     shares no word with the query ranks just below the question it answers.
     """
     fused = dict(zip(search.ranked, search.scores, strict=True))
     scored = dict(fused)
-    for hit, around in neighbours.items():
-        lifted = weight * fused.get(hit, 0.0)
-        for key in around:
+    for hit, near in around.items():
+        lifted = share * fused.get(hit, 0.0)
+        for key in near:
             scored[key] = max(scored.get(key, 0.0), lifted)
     return tuple(sorted(scored, key=scored.__getitem__, reverse=True))

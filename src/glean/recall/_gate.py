@@ -15,9 +15,9 @@ import attrs
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from .._families import Family
-    from ..builder import BudgetView
-    from ._analysis import AnalysedQuery
+    from ..vocabulary._analysis import AnalysedQuery
+    from ..vocabulary._budget import BudgetView
+    from ..vocabulary._families import Family
     from ._policy import RecallSufficiencyPolicy
 
 #: Reasons that end recall without a further round.

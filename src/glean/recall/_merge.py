@@ -15,7 +15,7 @@ from ._allocation import allocate
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ._evidence import Evidence
+    from ..vocabulary._evidence import Evidence
 
 
 def merge_rounds(

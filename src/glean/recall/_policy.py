@@ -10,19 +10,24 @@ budget.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from .._errors import InvalidRequestError
+from ..vocabulary._errors import InvalidRequestError
 from ._admission import AdmissionFloor
 from ._fusion import FusionWeights
 
+if TYPE_CHECKING:
+    from ..vocabulary._calibration import Calibration
+
 #: The expansion actions of the RFC's floor-only policy, in round order.
 FLOOR_ACTIONS: Final = ("admission", "policy-floor")
+#: The action that offers the committed hits' thread neighbours instead of a lower floor.
+NEIGHBOURS: Final = "neighbours"
 #: Policy v2's: the committed hits' thread neighbours first, then the admission floor.
-CONVERSATION_ACTIONS: Final = ("neighbours", "admission")
-ACTIONS: Final = frozenset({*FLOOR_ACTIONS, "neighbours"})
+CONVERSATION_ACTIONS: Final = (NEIGHBOURS, "admission")
+ACTIONS: Final = frozenset({*FLOOR_ACTIONS, NEIGHBOURS})
 MAX_EXPANSIONS: Final = 2
 
 
@@ -115,23 +120,8 @@ class RecallSufficiencyPolicy:
         return cls(
             policy="glean.recall-gate.v2",
             actions=CONVERSATION_ACTIONS,
-            fusion=FusionWeights(neighbours=0.0),
+            fusion=FusionWeights(neighbour_share=0.0),
         )
-
-
-@attrs.frozen(kw_only=True)
-class Calibration:
-    """Cosine thresholds calibrated for one embedder (``python -m bench.calibrate``).
-
-    Attributes:
-        baseline: round 0's vector floor (at most the design's 0.3).
-        expansion: the lowest vector floor an expansion round may apply.
-        min_top_similarity: a best hit below this is a weak top hit.
-    """
-
-    baseline: float = attrs.field(default=0.3, validator=_share)
-    expansion: float = attrs.field(default=0.3, validator=_share)
-    min_top_similarity: float = attrs.field(default=0.45, validator=_share)
 
 
 def calibrate(policy: RecallSufficiencyPolicy, calibration: Calibration) -> RecallSufficiencyPolicy:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from ..recall._evidence import Evidence
+    from ..vocabulary._evidence import Evidence
 
 
 class EvidenceCache:

@@ -14,8 +14,10 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from .._families import Family
-    from .._records import (
+    from ..vocabulary._analysis import AnalysedQuery
+    from ..vocabulary._evidence import Evidence, Pool
+    from ..vocabulary._families import Family
+    from ..vocabulary._records import (
         Experience,
         MemoryEntry,
         MemoryRecord,
@@ -25,8 +27,6 @@ if TYPE_CHECKING:
         Resource,
         TopicMemory,
     )
-    from ..recall._analysis import AnalysedQuery
-    from ..recall._evidence import Evidence, Pool
 
     Vectors = npt.NDArray[np.float32]
 
@@ -90,7 +90,7 @@ class Store(Protocol):
         """Read the evidence of pool keys that are still searchable."""
         ...
 
-    async def bind_embedder(self, identity: str, dimension: int) -> None:
+    async def bind_embedder(self, fingerprint: str, dimension: int) -> None:
         """Accept the runtime's embedder, or raise if the stored vectors came from another."""
         ...
 

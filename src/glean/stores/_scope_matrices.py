@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
-    from .._families import Family
+    from ..vocabulary._families import Family
     from ._sqlite_rows import Written
     from ._vectors import VectorMatrix
 

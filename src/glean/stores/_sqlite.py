@@ -18,9 +18,13 @@ import anyio.to_thread
 import numpy as np
 from opentelemetry.trace import SpanKind
 
-from .. import _tracing as tracing
-from .._errors import NotFoundError, StoreError
-from .._records import (
+from ..embedders import fingerprint_of
+from ..vocabulary import _telemetry as tracing
+from ..vocabulary._analysis import index_text
+from ..vocabulary._errors import NotFoundError, StoreError
+from ..vocabulary._evidence import Evidence, Pool
+from ..vocabulary._families import rules
+from ..vocabulary._records import (
     Experience,
     MemoryEntry,
     MemoryRecord,
@@ -32,8 +36,6 @@ from .._records import (
     experience_text,
     topic_text,
 )
-from ..recall._analysis import index_text
-from ..recall._evidence import Evidence, Pool
 from . import _sqlite_rows as rows
 from . import _sqlite_schema as sql
 from . import _sqlite_search as search
@@ -55,9 +57,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from opentelemetry.trace import Span, TracerProvider
 
-    from .._embedders import Embedder
-    from .._families import Family
-    from ..recall._analysis import AnalysedQuery
+    from ..embedders import Embedder
+    from ..vocabulary._analysis import AnalysedQuery
+    from ..vocabulary._families import Family
 
     Vectors = npt.NDArray[np.float32]
 
@@ -86,7 +88,7 @@ class SqliteStore:
         self._vectors = ScopeMatrices()
         self._tracer = tracing.tracer(None)
         self._evidence = EvidenceCache()
-        self._embedder: str | None = None  # identity bound by the runtime
+        self._embedder: str | None = None  # the fingerprint bound by the runtime
         self._closed = False
 
     @classmethod
@@ -129,11 +131,11 @@ class SqliteStore:
     def scope_version(self, scope_id: str) -> int:
         return self._versions.get(scope_id, 0)
 
-    async def bind_embedder(self, identity: str, dimension: int) -> None:
+    async def bind_embedder(self, fingerprint: str, dimension: int) -> None:
         """Accept the embedder the runtime will write and search with.
 
-        The identity of the embedder that built the store's vectors is recorded with the
-        first vector written; a different one is refused instead of returning garbage.
+        The fingerprint of the embedder that built the store's vectors is recorded with
+        the first vector written; a different one is refused instead of returning garbage.
 
         Raises:
             StoreError: the store's vectors were built by another embedder.
@@ -144,22 +146,21 @@ class SqliteStore:
             return None if row is None else str(row[0])
 
         recorded = await self._read("bind_embedder", work, inline=True)
-        mismatch = (recorded is not None and recorded != identity) or (
+        mismatch = (recorded is not None and recorded != fingerprint) or (
             recorded is None and self._dimension not in (None, dimension)
         )
         if mismatch:
             built = recorded or f"a {self._dimension}-dimensional embedder"
             raise StoreError(
                 f"this store's vectors were built by {built}; the runtime was opened with"
-                f" {identity}. Open it with the same embedder, or rebuild its vectors with"
+                f" {fingerprint}. Open it with the same embedder, or rebuild its vectors with"
                 " `glean reembed`."
             )
-        self._embedder = identity
+        self._embedder = fingerprint
 
     async def reembed(
         self,
         embedder: Embedder,
-        identity: str,
         *,
         batch_size: int = 512,
         progress: Callable[[int, int], object] | None = None,
@@ -168,6 +169,7 @@ class SqliteStore:
 
         Run it while no prepare uses the store.
         """
+        fingerprint = fingerprint_of(embedder)
 
         def read(conn: sqlite3.Connection) -> list[tuple[int, str]]:
             return search.embedding_sources(conn)
@@ -182,13 +184,13 @@ class SqliteStore:
         blobs = [v.tobytes() for block in vectors for v in block]
 
         def write(conn: sqlite3.Connection) -> rows.Written:
-            rows.replace_embeddings(conn, [row for row, _ in sources], blobs, identity)
+            rows.replace_embeddings(conn, [row for row, _ in sources], blobs, fingerprint)
             return rows.Written("", 0, "profile", [])
 
         def after(_: rows.Written) -> None:
             self._vectors.forget_all()
             self._dimension = embedder.dimension
-            self._embedder = identity
+            self._embedder = fingerprint
             for scope in list(self._versions):  # every pool read before is stale now
                 self._versions[scope] += 1
 
@@ -352,13 +354,7 @@ class SqliteStore:
         text = await self._read("get_profile", work, inline=True)
         if text is None:
             return None
-        return Evidence(
-            family="profile",
-            scope_id=scope_id,
-            identity=f"profile\x1f{scope_id}",
-            citation={"family": "profile", "scope": scope_id},
-            text=text,
-        )
+        return Evidence.from_record("profile", scope_id, text=text)
 
     async def read_resource_bodies(self, scope_id: str, uris: Sequence[str]) -> Mapping[str, str]:
         key = self._scope_keys.get(scope_id)
@@ -408,7 +404,7 @@ class SqliteStore:
             )
 
         inline = rows <= self._inline_rows and (
-            vector is None or family == "experience" or self._vectors.loaded(family, key)
+            vector is None or not rules(family).vector_channel or self._vectors.loaded(family, key)
         )
         if inline:
             return await self._read("retrieve", work, inline=True)
@@ -510,7 +506,7 @@ class SqliteStore:
         vector: Vectors | None,
         k: int,
     ) -> Callable[[], tuple[Any, Any]]:
-        if vector is None or family == "experience":
+        if vector is None or not rules(family).vector_channel:
             return lambda: (NO_ROWS, NO_SIMILARITIES)
         if self._dimension is not None and len(vector) != self._dimension:
             raise StoreError(
@@ -535,7 +531,7 @@ class SqliteStore:
         Empty when the windows hold more than half the scope ("in 2023" of a year-long
         chat): such a list would only repeat the vector channel at the time weight.
         """
-        if not query.dates or family != "memory" or size <= 0:
+        if not query.dates or not rules(family).time_channel or size <= 0:
             return NO_ROWS
         rows, distances = search.window_rows(conn, family, key, query.dates)
         if len(rows) > max(size, self._counts.get((family, key), 0) // 2):

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._errors import NotFoundError, StoreError
-from ..recall._analysis import index_text
-from ..recall._dates import mentioned_days
+from ..vocabulary._analysis import index_text
+from ..vocabulary._dates import mentioned_days
+from ..vocabulary._errors import NotFoundError, StoreError
 from . import _sqlite_schema as sql
 
 if TYPE_CHECKING:
-    from .._families import Family
-    from .._records import MemoryEntry, MemoryRef
+    from ..vocabulary._families import Family
+    from ..vocabulary._records import MemoryEntry, MemoryRef
 
 
 @attrs.frozen
@@ -252,17 +252,17 @@ def live_memory(
     return row, latest
 
 
-def record_embedder(conn: sqlite3.Connection, identity: str) -> None:
+def record_embedder(conn: sqlite3.Connection, fingerprint: str) -> None:
     """Remember which embedder built the store's vectors (the first one written wins)."""
-    conn.execute("INSERT OR IGNORE INTO meta VALUES ('embedder', ?)", (identity,))
+    conn.execute("INSERT OR IGNORE INTO meta VALUES ('embedder', ?)", (fingerprint,))
 
 
 def replace_embeddings(
-    conn: sqlite3.Connection, rows: list[int], blobs: list[bytes], identity: str
+    conn: sqlite3.Connection, rows: list[int], blobs: list[bytes], fingerprint: str
 ) -> None:
     """Swap in vectors from another embedder: live rows get new ones, retired rows none."""
     conn.executemany(
         "UPDATE records SET embedding = ? WHERE row = ?", zip(blobs, rows, strict=True)
     )
     conn.execute("UPDATE records SET embedding = NULL WHERE live = 0")
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (identity,))
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (fingerprint,))

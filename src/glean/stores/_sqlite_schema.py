@@ -12,12 +12,12 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from ..recall._evidence import Evidence
+from ..vocabulary._evidence import Evidence
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .._families import Family
+    from ..vocabulary._families import Family
 
 SCHEMA_VERSION: Final = "4"
 
@@ -221,32 +221,16 @@ def as_one_row(columns: str, query: str) -> str:
     return f"SELECT json_group_array(json_array({columns})) FROM ({query})"
 
 
-def citation(family: Family, scope_id: str, rid: str, revision: int) -> dict[str, str | int]:
-    """The exact citation of DESIGN §5 for one record version."""
-    if family == "memory":
-        return {"family": family, "scope": scope_id, "entry_id": rid, "version": revision}
-    if family == "resource":
-        return {"family": family, "scope": scope_id, "uri": rid}
-    return {"family": family, "scope": scope_id, "id": rid, "revision": revision}
-
-
-def identity(family: Family, scope_id: str, rid: str, revision: int) -> str:
-    """The family's evidence identity as one string (a resource is its URI)."""
-    if family == "resource":
-        return f"resource\x1f{scope_id}\x1f{rid}"
-    return f"{family}\x1f{scope_id}\x1f{rid}\x1f{revision}"
-
-
 def evidence_from_row(family: Family, scope_id: str, row: Sequence[object]) -> Evidence:
     """Decode one ``EVIDENCE_COLUMNS`` row."""
     _, rid, revision, text, created_at, thread, abstract, overview, _ = row
     assert isinstance(rid, str)
     assert isinstance(revision, int)
-    return Evidence(
-        family=family,
-        scope_id=scope_id,
-        identity=identity(family, scope_id, rid, revision),
-        citation=citation(family, scope_id, rid, revision),
+    return Evidence.from_record(
+        family,
+        scope_id,
+        rid,
+        revision,
         text=text if isinstance(text, str) else None,
         abstract=abstract if isinstance(abstract, str) else None,
         overview=overview if isinstance(overview, str) else None,

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import numpy as np
 
-from .._records import resource_text
-from ..recall._analysis import match_expression
-from ..recall._dates import MENTION_SPAN
+from ..vocabulary._analysis import match_expression
+from ..vocabulary._dates import MENTION_SPAN
+from ..vocabulary._families import FAMILY_RULES
+from ..vocabulary._records import resource_text
 from . import _sqlite_schema as sql
 from ._vectors import VectorMatrix
 
@@ -24,9 +25,9 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
-    from .._families import Family
-    from ..recall._dates import DateMention
-    from ..recall._evidence import Evidence
+    from ..vocabulary._dates import DateMention
+    from ..vocabulary._evidence import Evidence
+    from ..vocabulary._families import Family
 
 #: Most postings (rows matching any chosen term) one full-text search may rank.
 POSTINGS_BUDGET = 2048
@@ -227,13 +228,15 @@ def load_matrix(conn: sqlite3.Connection, family: Family, key: int, dimension: i
 
 def embedding_sources(conn: sqlite3.Connection) -> list[tuple[int, str]]:
     """Every searchable vector's row and the text it embeds (as the runtime embeds it)."""
+    embedded = [family for family, rules in FAMILY_RULES.items() if rules.vector_channel]
     found = conn.execute(
         "SELECT row, family, text, abstract, overview, rid FROM records"
-        " WHERE live = 1 AND family IN ('memory', 'topic-memory', 'resource') ORDER BY row"
+        f" WHERE live = 1 AND family IN ({','.join('?' * len(embedded))}) ORDER BY row",
+        embedded,
     ).fetchall()
     out: list[tuple[int, str]] = []
     for row, family, text, abstract, overview, rid in found:
-        if family == "resource":
+        if FAMILY_RULES[family].body_on_demand:  # embedded on its summary, not its body
             text = resource_text(abstract, overview, rid)
         out.append((row, text))
     return out

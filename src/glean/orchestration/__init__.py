@@ -1,0 +1,38 @@
+"""The orchestration: the only layer that runs tasks.
+
+A prepare flows through it in this order: :class:`Preparer` (``_prepare``) analyses and
+embeds the query and starts the session's turn; the :class:`Coordinator`
+(``_coordinator``) runs round 0 and the gated expansion rounds, one task group each,
+whose :class:`Searcher` tasks (``_search``) send their outcomes back to it; it keeps
+the :class:`Committed` state (``_committed``) and fits through the prepare's
+:class:`Packer` (``_packer``), which calls the pure Builder. Per-scope readers-writer
+guards (``_locks``) and the session dedup ledger (``_ledger``) live here too.
+"""
+
+from ._committed import Candidates as Candidates
+from ._committed import Committed as Committed
+from ._coordinator import Coordinator as Coordinator
+from ._coordinator import Recalled as Recalled
+from ._ledger import DedupLedger as DedupLedger
+from ._locks import ScopeGuards as ScopeGuards
+from ._packer import Packer as Packer
+from ._prepare import Preparer as Preparer
+from ._search import RoundSettings as RoundSettings
+from ._search import Searcher as Searcher
+from ._search import SearchOutcome as SearchOutcome
+from ._search import SearchSpec as SearchSpec
+
+__all__ = [
+    "Candidates",
+    "Committed",
+    "Coordinator",
+    "DedupLedger",
+    "Packer",
+    "Preparer",
+    "Recalled",
+    "RoundSettings",
+    "ScopeGuards",
+    "SearchOutcome",
+    "SearchSpec",
+    "Searcher",
+]

@@ -1,0 +1,108 @@
+"""The committed state of one prepare, and the pure transitions the coordinator applies.
+
+Only the coordinator holds a :class:`Committed`; search tasks never see it. Round 0's
+outcomes become it; a whole, successful expansion round is merged into it by the merge
+rule (round 0 stays a prefix, a saturated family cannot grow). No I/O, no tasks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeAlias
+
+import attrs
+
+from ..recall import allocate, check_ceiling, merge_rounds
+from ..vocabulary import rules
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from ..recall import AdmissionFloor, FamilySearch
+    from ..vocabulary import Evidence, Family, Limits, Pool
+    from ._search import RoundSettings, SearchOutcome, SearchSpec
+
+Candidates: TypeAlias = "dict[Family, tuple[Evidence, ...]]"
+
+
+@attrs.define
+class Committed:
+    """What the committed rounds of one prepare found.
+
+    Attributes:
+        specs: the searches of every round, in request order.
+        outcomes: each search's outcome in the last committed round.
+        known: the keys each search has committed over all rounds.
+        candidates: each family's candidates, allocated across scopes, best first.
+        candidates_by_round: how many candidates were committed after each round.
+        floor: the admission floor of the last committed round.
+        round_zero_settings: what round 0 searched with (query, vector, weights).
+        actions: the actions of the committed expansion rounds.
+        joined_neighbours: candidates that joined as a hit's thread neighbour.
+    """
+
+    specs: tuple[SearchSpec, ...]
+    outcomes: dict[SearchSpec, SearchOutcome]
+    known: dict[SearchSpec, frozenset[int]]
+    candidates: Candidates
+    candidates_by_round: list[int]
+    floor: AdmissionFloor
+    round_zero_settings: RoundSettings
+    actions: list[str] = attrs.Factory(list)
+    joined_neighbours: int = 0
+
+    @classmethod
+    def round_zero(
+        cls,
+        specs: Sequence[SearchSpec],
+        outcomes: Mapping[SearchSpec, SearchOutcome],
+        settings: RoundSettings,
+        limits: Limits,
+    ) -> Committed:
+        """Round 0's outcomes, allocated round-robin across scopes under each ceiling."""
+        candidates: Candidates = {}
+        for family in dict.fromkeys(spec.family for spec in specs):
+            ranked = [outcomes[spec].evidence for spec in specs if spec.family == family]
+            candidates[family] = allocate(ranked, limits.ceiling(family))
+            check_ceiling(family, candidates[family], limits.ceiling(family))
+        return cls(
+            specs=tuple(specs),
+            outcomes=dict(outcomes),
+            known={spec: frozenset(outcome.keys) for spec, outcome in outcomes.items()},
+            candidates=candidates,
+            candidates_by_round=[sum(len(items) for items in candidates.values())],
+            floor=settings.floor,
+            round_zero_settings=settings,
+            joined_neighbours=sum(outcome.joined_neighbours for outcome in outcomes.values()),
+        )
+
+    def commit(
+        self, staged: Mapping[SearchSpec, SearchOutcome], settings: RoundSettings, limits: Limits
+    ) -> bool:
+        """Merge a whole, successful round; True if it added any candidate."""
+        before = self.candidates
+        merged: Candidates = {}
+        for family, committed in before.items():
+            added = [staged[spec].evidence for spec in self.specs if spec.family == family]
+            merged[family] = merge_rounds(committed, added, limits.ceiling(family))
+            check_ceiling(family, merged[family], limits.ceiling(family))
+        self.outcomes = dict(staged)
+        self.known = {spec: self.known[spec] | frozenset(staged[spec].keys) for spec in self.specs}
+        self.candidates = merged
+        self.floor = settings.floor
+        self.joined_neighbours += sum(outcome.joined_neighbours for outcome in staged.values())
+        self.actions.append(settings.action)
+        self.candidates_by_round.append(sum(len(items) for items in merged.values()))
+        return any(len(merged[family]) != len(before[family]) for family in merged)
+
+    def searches_of(self, family: Family) -> list[tuple[Pool, FamilySearch]]:
+        """The last committed pool and search of each of ``family``'s scopes."""
+        return [
+            (self.outcomes[spec].pool, self.outcomes[spec].search)
+            for spec in self.specs
+            if spec.family == family
+        ]
+
+    def offers_neighbours(self, spec: SearchSpec) -> bool:
+        """Whether a ``"neighbours"`` round can look up anything for this search: its
+        family has a neighbour channel and the search committed a hit."""
+        return rules(spec.family).neighbour_channel and bool(self.known[spec])

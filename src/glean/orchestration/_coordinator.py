@@ -1,0 +1,371 @@
+"""The coordinator: round 0, the sufficiency gate, and at most two bounded second looks.
+
+An actor: each round is one task group whose search tasks send their outcomes through a
+memory object stream; the coordinator receives them one by one and alone stages,
+commits and merges. Round 0 is committed unconditionally. An expansion round is staged
+whole and committed only if every search in it succeeded before the round's deadline;
+otherwise it is discarded and the committed result stands. The gate fails closed.
+Fitting goes through the prepare's :class:`~._packer.Packer` after each commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING
+
+import anyio
+import attrs
+
+from ..recall import (
+    NEIGHBOURS,
+    AdmissionFloor,
+    FusionWeights,
+    GateAssessment,
+    RecallEffort,
+    RecallExpander,
+    RecallSufficiencyGate,
+    family_view,
+    lowest_floor,
+    reachable,
+)
+from ..recall import _gate as gate
+from ..vocabulary import PrepareFailedError, PrepareTimeoutError, rules
+from ._committed import Committed
+from ._search import RoundSettings, Searcher, SearchOutcome, SearchSpec, search_specs
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from contextlib import AbstractContextManager
+
+    import numpy as np
+    import numpy.typing as npt
+    from opentelemetry.trace import Span, Tracer
+    from opentelemetry.util.types import AttributeValue
+
+    from ..builder import BuildResult
+    from ..recall import FamilyView, RecallSufficiencyPolicy
+    from ..stores import Store
+    from ..vocabulary import AnalysedQuery, Family, Limits, ResolvedRequest
+    from ._locks import ScopeGuards
+    from ._packer import Packer
+
+logger = logging.getLogger("glean")
+
+
+@attrs.frozen
+class Recalled:
+    """What recall hands the preparer: the final fit and, when asked, the effort."""
+
+    build: BuildResult
+    effort: RecallEffort | None
+
+
+class Coordinator:
+    """Runs the rounds of every prepare against one store."""
+
+    def __init__(
+        self,
+        store: Store,
+        limits: Limits,
+        guards: ScopeGuards,
+        tracer: Tracer,
+        *,
+        policy: RecallSufficiencyPolicy | None,
+        round_timeout: float | None,
+        prepare_timeout: float | None,
+        sequential: bool = False,
+        baseline: float | None = None,
+    ) -> None:
+        self._limits = limits
+        self._store = store
+        self._searcher = Searcher(store, limits, guards, tracer)
+        self._tracer = tracer
+        self._policy = policy
+        self._lowest_floor = AdmissionFloor() if policy is None else lowest_floor(policy)
+        self._weights = FusionWeights() if policy is None else policy.fusion
+        # Round 0's floor: the embedder's calibrated cosine baseline (0.3 by design).
+        self._round0 = AdmissionFloor(min_similarity=baseline)
+        self._round_timeout = round_timeout
+        self._prepare_timeout = prepare_timeout
+        # Benchmarks only: the same searches one after another, to measure concurrency.
+        self._sequential = sequential
+
+    async def recall(
+        self,
+        request: ResolvedRequest,
+        query: AnalysedQuery,
+        vector: npt.NDArray[np.float32] | None,
+        packer: Packer,
+        *,
+        effort: bool,
+    ) -> Recalled:
+        """Search, judge, expand at most twice, and pack the committed candidates.
+
+        Raises:
+            PrepareFailedError: a search of round 0 failed.
+            PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
+        """
+        started = anyio.current_time()
+        settings = RoundSettings(
+            0, "search", query, vector, self._round0, self._ceilings(request),
+            weights=self._weights, offer_neighbours=self._weights.neighbour_share > 0,
+        )  # fmt: skip
+        state = await self._round_zero(search_specs(request), settings, started)
+        build = await packer.pack(state.candidates)
+        rounds, reason = 1, "disabled"
+        if self._policy is not None:
+            rounds, reason, build = await self._expand(
+                request, query, packer, state, build, started
+            )
+        self._trace_build(build, rounds, reason, state.joined_neighbours)
+        if not effort:
+            return Recalled(build, None)
+        policy = "disabled" if self._policy is None else self._policy.policy
+        return Recalled(build, effort_of(policy, reason, rounds, state, build))
+
+    async def _round_zero(
+        self, specs: Sequence[SearchSpec], settings: RoundSettings, started: float
+    ) -> Committed:
+        deadline = self._deadline(started, started)
+        with self._round_span(settings) as span, anyio.CancelScope(deadline=deadline) as scope:
+            try:
+                outcomes = await self._run_round(specs, settings)
+            except ExceptionGroup as group:
+                raise PrepareFailedError(f"round 0 failed: {group.exceptions[0]!r}") from group
+            span.set_attribute("glean.recall.round.committed", True)
+        if scope.cancelled_caught:
+            raise PrepareTimeoutError("round 0 did not finish before its deadline")
+        return Committed.round_zero(specs, outcomes, settings, self._limits)
+
+    async def _expand(
+        self,
+        request: ResolvedRequest,
+        query: AnalysedQuery,
+        packer: Packer,
+        state: Committed,
+        build: BuildResult,
+        started: float,
+    ) -> tuple[int, str, BuildResult]:
+        """Judge the committed result and take at most the policy's expansion rounds.
+
+        Returns the rounds run, the final reason and the final fit.
+        """
+        assert self._policy is not None
+        rounds = 1
+        while True:
+            assessment = self._assess(query, state, build, request.max_bytes)
+            exhausted = assessment.reason == gate.POOL_EXHAUSTED
+            if len(state.actions) >= self._policy.max_expansions and (
+                exhausted or not assessment.sufficient
+            ):
+                # Past the last round nothing is reachable by construction: the cap ended it.
+                return rounds, gate.AT_MAX_ROUNDS, build
+            if assessment.sufficient:
+                return rounds, assessment.reason, build
+            settings = self._expansion_settings(rounds, state)
+            rounds += 1
+            runnable, idle = self._split_idle(state, settings)
+            staged, stopped = await self._stage(runnable, settings, started)
+            staged.update(idle)
+            if stopped is not None:
+                state.candidates_by_round.append(state.candidates_by_round[-1])
+                return rounds, stopped, build
+            if state.commit(staged, settings, self._limits):
+                build = await packer.pack(state.candidates)
+
+    def _expansion_settings(self, index: int, state: Committed) -> RoundSettings:
+        """The next expansion round: the expander's step over the committed pools, with
+        round 0's query, vector and weights."""
+        assert self._policy is not None
+        step = RecallExpander.plan(len(state.actions) + 1, self._policy)
+        return attrs.evolve(
+            state.round_zero_settings,
+            index=index,
+            action=step.action,
+            floor=state.floor if step.floor is None else step.floor,
+            room=self._room(state),
+            pools={spec: outcome.pool for spec, outcome in state.outcomes.items()},
+            known=state.known,
+            offer_neighbours=step.action == NEIGHBOURS,
+        )
+
+    async def _stage(
+        self, specs: Sequence[SearchSpec], settings: RoundSettings, started: float
+    ) -> tuple[dict[SearchSpec, SearchOutcome], str | None]:
+        """Run one expansion round; its staged outcomes, or why it was discarded."""
+        deadline = self._deadline(anyio.current_time(), started)
+        staged: dict[SearchSpec, SearchOutcome] = {}
+        failed = False
+        with self._round_span(settings) as span, anyio.CancelScope(deadline=deadline) as scope:
+            try:
+                staged = await self._run_round(specs, settings)
+            except ExceptionGroup as group:
+                logger.warning("expansion round %d discarded: %r", settings.index, group)
+                failed = True
+            span.set_attribute("glean.recall.round.committed", not failed)
+        if scope.cancelled_caught:
+            span.set_attribute("glean.recall.round.committed", False)
+            return {}, gate.EXPANSION_TIMEOUT
+        return staged, gate.EXPANSION_FAILED if failed else None
+
+    async def _run_round(
+        self, specs: Sequence[SearchSpec], settings: RoundSettings
+    ) -> dict[SearchSpec, SearchOutcome]:
+        """One task per search, each sending its outcome here, where it is staged.
+
+        Raises:
+            ExceptionGroup: a search failed; the group's cancel scope stopped the others
+                and nothing of the round is returned.
+        """
+        staged: dict[SearchSpec, SearchOutcome] = {}
+        send, receive = anyio.create_memory_object_stream[SearchOutcome](max(len(specs), 1))
+        if self._sequential:
+            async with send, receive:
+                for spec in specs:
+                    await self._searcher.search(spec, settings, send.clone())
+                    outcome = receive.receive_nowait()
+                    staged[outcome.spec] = outcome
+            return staged
+        async with anyio.create_task_group() as group:
+            async with send:
+                for spec in specs:
+                    group.start_soon(self._searcher.search, spec, settings, send.clone())
+            async with receive:
+                async for outcome in receive:
+                    staged[outcome.spec] = outcome
+        return staged
+
+    def _split_idle(
+        self, state: Committed, settings: RoundSettings
+    ) -> tuple[list[SearchSpec], dict[SearchSpec, SearchOutcome]]:
+        """Split a round's searches into those to run and those whose outcome is known.
+
+        A search whose scope is unchanged and whose pool holds nothing the round's floor
+        would newly admit would re-admit exactly what it admitted before: its previous
+        outcome is staged, with no new candidates, instead of running a task. The
+        ``"neighbours"`` action runs only searches of a neighbour-channel family that
+        committed something.
+        """
+        runnable: list[SearchSpec] = []
+        idle: dict[SearchSpec, SearchOutcome] = {}
+        terms = len(settings.query.terms)
+        for spec in state.specs:
+            outcome = state.outcomes[spec]
+            unchanged = self._store.scope_version(spec.scope_id) == outcome.pool.version
+            if settings.offer_neighbours:
+                can_add = state.offers_neighbours(spec)
+            else:
+                can_add = reachable(outcome.pool, outcome.search, settings.floor, terms) > 0
+            if unchanged and not can_add:
+                idle[spec] = SearchOutcome(
+                    spec, outcome.pool, outcome.search, retrieved_again=outcome.retrieved_again
+                )
+            else:
+                runnable.append(spec)
+        return runnable, idle
+
+    def _assess(
+        self, query: AnalysedQuery, state: Committed, build: BuildResult, max_bytes: int
+    ) -> GateAssessment:
+        assert self._policy is not None
+        try:
+            return RecallSufficiencyGate.assess(
+                query=query,
+                families=self._family_views(state, query),
+                budget=build.budget(max_bytes),
+                policy=self._policy,
+            )
+        except Exception:  # the gate fails closed: no expansion, round 0 stands
+            logger.exception("recall sufficiency gate failed; not expanding")
+            return GateAssessment(True, gate.GATE_FAILED)
+
+    def _family_views(self, state: Committed, query: AnalysedQuery) -> list[FamilyView]:
+        """The gate's view of each searchable family, from the last committed round.
+
+        When the next action is ``"neighbours"``, a family with a neighbour channel and
+        committed candidates can still grow (their neighbours are unknown until looked up).
+        """
+        terms = len(query.terms)
+        neighbours_next = self._next_action(state) == NEIGHBOURS
+        views = []
+        for family, candidates in state.candidates.items():
+            view = family_view(
+                family,
+                state.searches_of(family),
+                candidates=len(candidates),
+                ceiling=self._limits.ceiling(family),
+                floor=self._lowest_floor,
+                terms=terms,
+            )
+            if neighbours_next and candidates and rules(family).neighbour_channel:
+                view = attrs.evolve(view, reachable=1)
+            views.append(view)
+        return views
+
+    def _next_action(self, state: Committed) -> str | None:
+        """The action of the next expansion round, None past the last one."""
+        assert self._policy is not None
+        actions = self._policy.actions[: self._policy.max_expansions]
+        return actions[len(state.actions)] if len(state.actions) < len(actions) else None
+
+    def _ceilings(self, request: ResolvedRequest) -> dict[Family, int]:
+        return {family: self._limits.ceiling(family) for family in request.families}
+
+    def _room(self, state: Committed) -> dict[Family, int]:
+        return {
+            family: self._limits.ceiling(family) - len(items)
+            for family, items in state.candidates.items()
+        }
+
+    def _deadline(self, now: float, started: float) -> float:
+        """A round ends at ``round_timeout`` from its start or ``prepare_timeout`` from the
+        prepare's, whichever comes first."""
+        deadline = math.inf
+        if self._round_timeout is not None:
+            deadline = now + self._round_timeout
+        if self._prepare_timeout is not None:
+            deadline = min(deadline, started + self._prepare_timeout)
+        return deadline
+
+    def _round_span(self, settings: RoundSettings) -> AbstractContextManager[Span]:
+        attributes: dict[str, AttributeValue] = {
+            "glean.recall.round.index": settings.index,
+            "glean.recall.round.action": settings.action,
+        }
+        return self._tracer.start_as_current_span("glean.recall.round", attributes=attributes)
+
+    def _trace_build(self, build: BuildResult, rounds: int, reason: str, joined: int) -> None:
+        omissions = build.omissions
+        attributes: dict[str, AttributeValue] = {
+            "glean.recall.rounds": rounds,
+            "glean.recall.assessment": reason,
+            "glean.recall.truncated_items": omissions.truncated_items,
+            "glean.recall.neighbours": joined,
+            "glean.recall.dropped_items": omissions.dropped_items,
+            "glean.context.status": build.context.status,
+            "glean.context.bytes": build.context.content_bytes,
+        }
+        with self._tracer.start_as_current_span("glean.context.build", attributes=attributes):
+            pass
+
+
+def effort_of(
+    policy: str, reason: str, rounds: int, state: Committed, build: BuildResult
+) -> RecallEffort:
+    """The ``RecallEffort`` of a finished recall: counts only, no query or entry."""
+    omissions = build.omissions
+    return RecallEffort(
+        policy=policy,
+        assessment=reason,
+        rounds=rounds,
+        expansion_actions=tuple(state.actions),
+        candidates_by_round=tuple(state.candidates_by_round),
+        admission_by_family=tuple(state.outcomes[spec].search.counts for spec in state.specs),
+        added_embeddings=0,  # every round reuses the round-0 query vector
+        added_generation_calls=0,  # glean calls no model
+        truncated_items=omissions.truncated_items,
+        dropped_items=omissions.dropped_items,
+        dropped_below_min_bytes=omissions.dropped_below_min_bytes,
+        dropped_no_fitting_truncation=omissions.dropped_no_fitting_truncation,
+    )

@@ -1,0 +1,75 @@
+"""The session dedup ledger: what a session was served recently is held back a while.
+
+With a ``session_id`` and the runtime option ``dedup_turns > 0``, each prepare is a turn
+of that session. An item served at tier ``abstract`` or deeper is held back for the next
+``dedup_turns`` turns. An item served only as a bare ``uri`` citation, or dropped by the
+budget, is never held back: the reader has not seen it. In-process and bounded (least
+recently used sessions are forgotten); it writes nothing to the store.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from ..builder import DeliveredItem
+    from ..vocabulary._evidence import Evidence
+    from ..vocabulary._families import Family
+
+#: Tiers at which an item counts as seen by the reader.
+SEEN_TIERS: Final = frozenset({"abstract", "overview", "full"})
+
+
+@attrs.define
+class _Session:
+    turn: int = 0
+    served: dict[str, int] = attrs.Factory(dict)  # identity -> turn it was last served
+
+
+class DedupLedger:
+    """Held-back identities per session, for ``turns`` turns after they were served.
+
+    Args:
+        turns: how many following turns a served item is held back.
+        max_sessions: sessions kept; the least recently used is forgotten first.
+    """
+
+    def __init__(self, turns: int, *, max_sessions: int = 4096) -> None:
+        self._turns = turns
+        self._max_sessions = max_sessions
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+
+    def begin_turn(self, session_id: str) -> tuple[int, frozenset[str]]:
+        """Start the session's next turn; return its number and the identities held back."""
+        session = self._sessions.pop(session_id, None) or _Session()
+        self._sessions[session_id] = session  # most recently used last
+        while len(self._sessions) > self._max_sessions:
+            self._sessions.popitem(last=False)
+        session.turn += 1
+        oldest = session.turn - self._turns
+        session.served = {i: t for i, t in session.served.items() if t >= oldest}
+        return session.turn, frozenset(session.served)
+
+    def record(self, session_id: str, turn: int, delivered: Iterable[DeliveredItem]) -> None:
+        """Remember what the reader saw in ``turn``: items served at abstract or deeper."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return  # forgotten meanwhile: nothing to hold back
+        for item in delivered:
+            if item.tier in SEEN_TIERS:
+                session.served[item.evidence.identity] = turn
+
+
+def hold_back(
+    candidates: Mapping[Family, Sequence[Evidence]], held: frozenset[str]
+) -> dict[Family, tuple[Evidence, ...]]:
+    """The candidates without those held back, each family's order kept."""
+    return {
+        family: tuple(item for item in items if item.identity not in held)
+        for family, items in candidates.items()
+    }

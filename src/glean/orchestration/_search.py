@@ -1,0 +1,177 @@
+"""One (family, scope) search: the task a round runs once per search it holds.
+
+A search takes the scope's read guard, reuses the pool an earlier round retrieved while
+the scope's write version is unchanged (else retrieves again), admits the pool at the
+round's floor, fuses it, reads the evidence of its new candidates and sends the outcome
+to the coordinator through the round's stream. It never touches shared state.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from ..recall import FamilySearch, FusionWeights, admit, fuse, with_neighbours
+from ..vocabulary import rules
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import numpy as np
+    import numpy.typing as npt
+    from anyio.streams.memory import MemoryObjectSendStream
+    from opentelemetry.trace import Tracer
+
+    from ..recall import AdmissionFloor
+    from ..stores import Store
+    from ..vocabulary import AnalysedQuery, Evidence, Family, Limits, Pool, ResolvedRequest
+    from ._locks import ScopeGuards
+
+#: The best fused hits of a search whose thread neighbours join its candidates.
+NEIGHBOUR_HITS: Final = 3
+
+
+@attrs.frozen
+class SearchSpec:
+    """One supervised search of a round: a family in a scope."""
+
+    family: Family
+    scope_id: str
+
+
+def search_specs(request: ResolvedRequest) -> list[SearchSpec]:
+    """One search per selected searchable family and scope (some families: own scope)."""
+    return [
+        SearchSpec(family, scope)
+        for family in request.families
+        if rules(family).searchable
+        for scope in ((request.scope_id,) if rules(family).own_scope_only else request.scopes)
+    ]
+
+
+@attrs.frozen
+class RoundSettings:
+    """What every search of one round shares; the query is analysed and embedded once.
+
+    ``pools`` are the pools of earlier rounds, to re-admit; ``known`` the keys already
+    committed per search, which a round never reads again; ``room`` how many new
+    candidates each family can still take. With ``offer_neighbours`` a search's best
+    hits bring their thread neighbours: fused in round 0, or, for the ``"neighbours"``
+    expansion action, offered after the committed candidates.
+    """
+
+    index: int
+    action: str
+    query: AnalysedQuery
+    vector: npt.NDArray[np.float32] | None
+    floor: AdmissionFloor
+    room: Mapping[Family, int]
+    pools: Mapping[SearchSpec, Pool] = attrs.Factory(dict)
+    known: Mapping[SearchSpec, frozenset[int]] = attrs.Factory(dict)
+    weights: FusionWeights = attrs.Factory(FusionWeights)
+    offer_neighbours: bool = False
+
+
+@attrs.frozen
+class SearchOutcome:
+    """What one search sends the coordinator.
+
+    ``keys`` and ``evidence`` are the search's new candidates in fused order, at most
+    the family's room; ``retrieved_again`` is True when an earlier pool could not be
+    reused because the scope was written in between; ``joined_neighbours`` counts the
+    keys that joined as a hit's thread neighbour.
+    """
+
+    spec: SearchSpec
+    pool: Pool
+    search: FamilySearch
+    keys: tuple[int, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    retrieved_again: bool = False
+    joined_neighbours: int = 0
+
+
+class Searcher:
+    """Runs single searches against one store; the coordinator starts one task each."""
+
+    def __init__(self, store: Store, limits: Limits, guards: ScopeGuards, tracer: Tracer) -> None:
+        self._store = store
+        self._limits = limits
+        self._guards = guards
+        self._tracer = tracer
+
+    async def search(
+        self,
+        spec: SearchSpec,
+        settings: RoundSettings,
+        results: MemoryObjectSendStream[SearchOutcome],
+    ) -> None:
+        """Search ``spec`` under the scope's read guard and send the outcome."""
+        attributes = {
+            "gen_ai.operation.name": "search_memory",
+            "glean.memory.family": spec.family,
+            "glean.scope": spec.scope_id,
+            "glean.recall.round.index": settings.index,
+        }
+        async with results:
+            with self._tracer.start_as_current_span("search_memory", attributes=attributes) as span:
+                async with self._guards.reading(spec.scope_id):
+                    outcome = await self._searched(spec, settings)
+                span.set_attribute("glean.recall.retrieved", outcome.search.counts.retrieved)
+                span.set_attribute("glean.recall.admitted", outcome.search.counts.admitted)
+                span.set_attribute("glean.recall.retrieved_again", outcome.retrieved_again)
+                span.set_attribute("glean.recall.neighbours", outcome.joined_neighbours)
+            await results.send(outcome)
+
+    async def _searched(self, spec: SearchSpec, settings: RoundSettings) -> SearchOutcome:
+        pool = settings.pools.get(spec)
+        again = pool is not None and self._store.scope_version(spec.scope_id) != pool.version
+        if pool is None or again:
+            pool = await self._store.retrieve(
+                spec.family,
+                spec.scope_id,
+                settings.query,
+                settings.vector,
+                self._limits.pool_size(spec.family),
+            )
+        terms = len(settings.query.terms)
+        search = fuse(admit(pool, terms, settings.floor), terms, settings.weights)
+        known = settings.known.get(spec, frozenset())
+        ranked, joined = await self._with_neighbours(spec, settings, search, known)
+        # A scope never offers more than its family's room, so only that prefix is read.
+        fresh = (key for key in ranked if key not in known)
+        wanted = list(itertools.islice(fresh, settings.room[spec.family]))
+        found = await self._store.evidence(spec.family, spec.scope_id, wanted) if wanted else {}
+        keys = tuple(key for key in wanted if key in found)
+        evidence = tuple(found[key] for key in keys)
+        joined_count = sum(key in joined for key in keys)
+        return SearchOutcome(spec, pool, search, keys, evidence, again, joined_count)
+
+    async def _with_neighbours(
+        self,
+        spec: SearchSpec,
+        settings: RoundSettings,
+        search: FamilySearch,
+        known: frozenset[int],
+    ) -> tuple[tuple[int, ...], frozenset[int]]:
+        """The search's order with its best hits' thread neighbours, and those neighbours.
+
+        In round 0 they are fused in, a channel like any other; the ``"neighbours"``
+        action offers only them, after the committed candidates, so it never displaces
+        one.
+        """
+        if not (settings.offer_neighbours and rules(spec.family).neighbour_channel):
+            return search.ranked, frozenset()
+        if not search.ranked:
+            return search.ranked, frozenset()
+        hits = search.ranked[:NEIGHBOUR_HITS]
+        if settings.index:
+            hits = tuple(key for key in search.ranked if key in known)[:NEIGHBOUR_HITS]
+        around = await self._store.neighbours(spec.family, spec.scope_id, hits)
+        joined = frozenset(key for near in around.values() for key in near) - set(search.ranked)
+        if settings.index:
+            return tuple(key for hit in hits for key in around.get(hit, ())), joined
+        share = settings.weights.neighbour_share
+        return with_neighbours(search, around, share), joined

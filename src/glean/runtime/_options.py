@@ -1,0 +1,54 @@
+"""The keyword options of :func:`glean.open_runtime`, validated with errors naming them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..vocabulary import InvalidRequestError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+
+def _seconds(instance: object, attribute: attrs.Attribute[float | None], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise InvalidRequestError(f"{attribute.name} must be a positive number of seconds")
+
+
+def _count(*, minimum: int, none: bool = False) -> Callable[[object, Any, object], None]:
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is None and none:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise InvalidRequestError(f"{attribute.name} must be an integer >= {minimum}")
+
+    return check
+
+
+@attrs.frozen(kw_only=True)
+class RuntimeOptions:
+    """Keyword options of :func:`open_runtime` beyond the named ones."""
+
+    round_timeout: float | None = attrs.field(default=None, validator=_seconds)
+    prepare_timeout: float | None = attrs.field(default=None, validator=_seconds)
+    dedup_turns: int = attrs.field(default=0, validator=_count(minimum=0))
+    readers: int = attrs.field(default=4, validator=_count(minimum=1))
+    #: Threads BLAS may use while the runtime is open (None leaves BLAS alone). One is
+    #: fastest for glean's products: with more, every search pays a thread wake-up.
+    blas_threads: int | None = attrs.field(default=1, validator=_count(minimum=1, none=True))
+    #: For benchmarks only: run a round's searches one after another instead of at once.
+    sequential_searches: bool = False
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> RuntimeOptions:
+        known = {field.name for field in attrs.fields(cls)}
+        for name in options:
+            if name not in known:
+                raise InvalidRequestError(
+                    f"unknown runtime option {name!r}; expected one of {', '.join(sorted(known))}"
+                )
+        return cls(**options)

@@ -1,0 +1,256 @@
+"""The public runtime: ``open_runtime`` wires a store, an embedder and the pipeline.
+
+Only this layer wires things together: writes are validated and embedded here and go to
+the store under the scope's write guard; a prepare is validated here and handed to the
+orchestration's :class:`~glean.orchestration.Preparer`.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import threadpoolctl
+
+from ..embedders import Embedder, calibration_of, default_embedder, fingerprint_of
+from ..orchestration import Coordinator, DedupLedger, Preparer, ScopeGuards
+from ..recall import RecallSufficiencyPolicy, calibrate
+from ..stores import SqliteStore
+from ..vocabulary import (
+    InvalidRequestError,
+    Limits,
+    PreparedContext,
+    tracer,
+    validate_request,
+    validate_scope,
+)
+from ..vocabulary._records import topic_text
+from . import _writes
+from ._options import RuntimeOptions
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Sequence
+
+    import numpy as np
+    import numpy.typing as npt
+    from opentelemetry.trace import TracerProvider
+
+    from ..recall import RecallEffortSink
+    from ..stores import Store
+    from ..vocabulary._records import (
+        Experience,
+        MemoryEntry,
+        MemoryRecord,
+        MemoryRef,
+        Profile,
+        RecordRef,
+        Resource,
+        TopicMemory,
+    )
+
+
+class Runtime:
+    """One open glean runtime. Create it with :func:`open_runtime`."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        limits: Limits,
+        *,
+        policy: RecallSufficiencyPolicy | None = None,
+        sink: RecallEffortSink | None = None,
+        tracer_provider: TracerProvider | None = None,
+        options: RuntimeOptions | None = None,
+    ) -> None:
+        options = options or RuntimeOptions()
+        self._store = store
+        self._embedder = embedder
+        self._limits = limits
+        self._guards = ScopeGuards()
+        self._tracer = tracer(tracer_provider)
+        calibration = calibration_of(embedder)
+        if policy is not None:
+            policy = calibrate(policy, calibration)
+        coordinator = Coordinator(
+            store, limits, self._guards, self._tracer, policy=policy, baseline=calibration.baseline,
+            round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
+            sequential=options.sequential_searches,
+        )  # fmt: skip
+        ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
+        self._preparer = Preparer(store, embedder, limits, self._guards, coordinator, sink, ledger)
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    # -- writes ---------------------------------------------------------------------
+
+    async def add_memories(self, scope_id: str, entries: Sequence[MemoryEntry]) -> list[MemoryRef]:
+        """Write a batch of memory entries atomically; one reference each, in input order."""
+        scope_id = validate_scope(scope_id, "scope_id")
+        checked = _writes.memory_entries(entries)
+        if not checked:
+            return []
+        vectors = await self._embed([entry.text for entry in checked])
+        async with self._guards.writing(scope_id):
+            return await self._store.add_memories(scope_id, checked, vectors)
+
+    async def update_memory(self, ref: MemoryRef, entry: MemoryEntry) -> MemoryRef:
+        """Write a new version of an entry; the old version stays readable by its ref."""
+        ref = _writes.memory_ref(ref)
+        _writes.batch([entry], type(entry), "entry")
+        _writes.memory_entry(entry, "entry")
+        vector = await self._embed([entry.text])
+        async with self._guards.writing(ref.scope_id):
+            return await self._store.update_memory(ref, entry, vector)
+
+    async def forget_memory(self, ref: MemoryRef) -> None:
+        """Take an entry out of search; every version stays readable by its ref."""
+        ref = _writes.memory_ref(ref)
+        async with self._guards.writing(ref.scope_id):
+            await self._store.forget_memory(ref)
+
+    async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
+        """Read exactly the version ``ref`` names.
+
+        Raises:
+            NotFoundError: the entry or the version does not exist.
+        """
+        return await self._store.get_memory(_writes.memory_ref(ref))
+
+    async def add_experiences(
+        self, scope_id: str, experiences: Sequence[Experience]
+    ) -> list[RecordRef]:
+        scope_id = validate_scope(scope_id, "scope_id")
+        checked = _writes.experiences(experiences)
+        if not checked:
+            return []
+        async with self._guards.writing(scope_id):
+            return await self._store.add_experiences(scope_id, checked)
+
+    async def add_topic_memories(
+        self, scope_id: str, topics: Sequence[TopicMemory]
+    ) -> list[RecordRef]:
+        scope_id = validate_scope(scope_id, "scope_id")
+        checked = _writes.topics(topics)
+        if not checked:
+            return []
+        vectors = await self._embed([topic_text(topic) for topic in checked])
+        async with self._guards.writing(scope_id):
+            return await self._store.add_topic_memories(scope_id, checked, vectors)
+
+    async def set_profile(self, scope_id: str, profile: Profile) -> None:
+        scope_id = validate_scope(scope_id, "scope_id")
+        checked = _writes.profile(profile)
+        async with self._guards.writing(scope_id):
+            await self._store.set_profile(scope_id, checked)
+
+    async def add_resources(self, scope_id: str, resources: Sequence[Resource]) -> list[RecordRef]:
+        scope_id = validate_scope(scope_id, "scope_id")
+        checked = _writes.resources(resources)
+        if not checked:
+            return []
+        vectors = await self._embed(_writes.embedding_texts(checked))
+        async with self._guards.writing(scope_id):
+            return await self._store.add_resources(scope_id, checked, vectors)
+
+    # -- prepare --------------------------------------------------------------------
+
+    async def prepare_context(self, request: object) -> PreparedContext:
+        """Search, judge, fit and render a context pack for one turn. Writes nothing.
+
+        Raises:
+            InvalidRequestError: a request field is malformed (the message names it).
+            PrepareFailedError: a search of round 0 failed (raised from the group).
+            PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
+        """
+        plan = validate_request(request)
+        attributes = {
+            "glean.scope_count": len(plan.scopes),
+            "glean.family_count": len(plan.families),
+            "glean.max_bytes": plan.max_bytes,
+        }
+        with self._tracer.start_as_current_span(
+            "glean.prepare_context", attributes=attributes
+        ) as span:
+            context = (await self._preparer.prepare(plan)).context
+            span.set_attribute("glean.context.status", context.status)
+            span.set_attribute("glean.context.bytes", context.content_bytes)
+        return context
+
+    async def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        return await self._embedder.embed(texts)
+
+
+@asynccontextmanager
+async def open_runtime(
+    database: str = ":memory:",
+    *,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    recall_policy: RecallSufficiencyPolicy | None = None,
+    recall_effort_sink: RecallEffortSink | None = None,
+    tracer_provider: TracerProvider | None = None,
+    limits: Limits | None = None,
+    **options: Any,
+) -> AsyncIterator[Runtime]:
+    """Open a runtime over an embedded SQLite file (or ``":memory:"``) or a given store.
+
+    Args:
+        database: path of the embedded store; ignored when ``store`` is given.
+        store: any :class:`glean.Store`; the runtime closes it on exit.
+        embedder: defaults to the bundled :class:`StaticEmbedder` (the
+            :class:`HashingEmbedder` when the model cannot load).
+        recall_policy: enables the sufficiency gate (``None`` disables it).
+        recall_effort_sink: ``async (RecallEffort) -> None``, awaited after each prepare;
+            its errors are logged and swallowed. Without it no effort is computed.
+        tracer_provider: OpenTelemetry provider; the global one when None.
+        limits: candidate ceilings and item limits; defaults to :class:`Limits()`.
+        **options: ``round_timeout`` and ``prepare_timeout`` (seconds), ``dedup_turns``,
+            ``readers`` (reader connections of the embedded store), ``blas_threads``.
+
+    Raises:
+        InvalidRequestError: an unknown option or a malformed argument.
+    """
+    settings = RuntimeOptions.from_options(options)
+    if limits is not None and not isinstance(limits, Limits):
+        raise InvalidRequestError("limits must be a glean.Limits")
+    if recall_policy is not None and not isinstance(recall_policy, RecallSufficiencyPolicy):
+        raise InvalidRequestError("recall_policy must be a glean.RecallSufficiencyPolicy or None")
+    if store is None:
+        if not isinstance(database, str) or not database:
+            raise InvalidRequestError("database must be a file path or ':memory:'")
+        store = await SqliteStore.open(
+            database, readers=settings.readers, tracer_provider=tracer_provider
+        )
+    embedder = embedder or default_embedder()
+    try:
+        await store.bind_embedder(fingerprint_of(embedder), embedder.dimension)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await store.aclose()
+        raise
+    blas = None
+    if settings.blas_threads is not None:
+        blas = threadpoolctl.threadpool_limits(limits=settings.blas_threads, user_api="blas")
+    try:
+        yield Runtime(
+            store,
+            embedder,
+            limits or Limits(),
+            policy=recall_policy,
+            sink=recall_effort_sink,
+            tracer_provider=tracer_provider,
+            options=settings,
+        )
+    finally:
+        if blas is not None:
+            blas.restore_original_limits()
+        with anyio.CancelScope(shield=True):
+            await store.aclose()

@@ -1,0 +1,112 @@
+"""Validation of records before they are written, with errors naming the field."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, TypeVar
+
+from ..vocabulary._errors import InvalidRequestError
+from ..vocabulary._records import (
+    Experience,
+    MemoryEntry,
+    MemoryRef,
+    Profile,
+    Resource,
+    TopicMemory,
+    resource_text,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+R = TypeVar("R")
+
+
+def batch(value: object, kind: type[R], field: str) -> list[R]:
+    """A batch is a list or tuple of ``kind``; a lone record or a string is refused."""
+    if not isinstance(value, list | tuple):
+        raise InvalidRequestError(f"{field} must be a list of glean.{kind.__name__}")
+    for index, item in enumerate(value):
+        if not isinstance(item, kind):
+            raise InvalidRequestError(f"{field}[{index}] must be a glean.{kind.__name__}")
+    return list(value)
+
+
+def text(value: object, field: str, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidRequestError(f"{field} must be a non-empty string")
+
+
+def memory_entry(entry: MemoryEntry, field: str) -> None:
+    text(entry.text, f"{field}.text")
+    text(entry.kind, f"{field}.kind")
+    for index, tag in enumerate(entry.tags):
+        text(tag, f"{field}.tags[{index}]")
+    text(entry.thread, f"{field}.thread", optional=True)
+    created_at = entry.created_at
+    if created_at is not None and (
+        not isinstance(created_at, datetime) or created_at.utcoffset() is None
+    ):
+        raise InvalidRequestError(f"{field}.created_at must be a timezone-aware datetime")
+
+
+def memory_entries(entries: object) -> list[MemoryEntry]:
+    checked = batch(entries, MemoryEntry, "entries")
+    for index, entry in enumerate(checked):
+        memory_entry(entry, f"entries[{index}]")
+    return checked
+
+
+def memory_ref(ref: object) -> MemoryRef:
+    if not isinstance(ref, MemoryRef):
+        raise InvalidRequestError("ref must be a glean.MemoryRef")
+    text(ref.scope_id, "ref.scope_id")
+    text(ref.entry_id, "ref.entry_id")
+    if isinstance(ref.version, bool) or not isinstance(ref.version, int) or ref.version < 1:
+        raise InvalidRequestError("ref.version must be a positive integer")
+    return ref
+
+
+def experiences(value: object) -> list[Experience]:
+    checked = batch(value, Experience, "experiences")
+    for index, item in enumerate(checked):
+        for name in ("situation", "action", "outcome", "lesson"):
+            text(getattr(item, name), f"experiences[{index}].{name}")
+    return checked
+
+
+def topics(value: object) -> list[TopicMemory]:
+    checked = batch(value, TopicMemory, "topics")
+    for index, item in enumerate(checked):
+        text(item.title, f"topics[{index}].title")
+        text(item.text, f"topics[{index}].text")
+    return checked
+
+
+def resources(value: object) -> list[Resource]:
+    checked = batch(value, Resource, "resources")
+    seen: set[str] = set()
+    for index, item in enumerate(checked):
+        text(item.uri, f"resources[{index}].uri")
+        if not isinstance(item.body, str):
+            raise InvalidRequestError(f"resources[{index}].body must be a string")
+        text(item.abstract, f"resources[{index}].abstract", optional=True)
+        text(item.overview, f"resources[{index}].overview", optional=True)
+        if item.uri in seen:
+            raise InvalidRequestError(f"resources[{index}].uri {item.uri!r} appears twice")
+        seen.add(item.uri)
+    return checked
+
+
+def profile(value: object) -> Profile:
+    if not isinstance(value, Profile):
+        raise InvalidRequestError("profile must be a glean.Profile")
+    text(value.text, "profile.text")
+    return value
+
+
+def embedding_texts(resources: Sequence[Resource]) -> list[str]:
+    """A resource is embedded on what is searchable about it: abstract and overview."""
+    return [resource_text(r.abstract, r.overview, r.uri) for r in resources]

@@ -1,0 +1,56 @@
+"""Every error glean raises on purpose, in one tree.
+
+::
+
+    GleanError
+    ├── InvalidRequestError (ValueError)   a request, record or option is malformed;
+    │                                      the message names the field
+    ├── NotFoundError (LookupError)        the entry or version a reference names is absent
+    ├── PrepareTimeoutError (TimeoutError) round 0 of a prepare overran its deadline
+    ├── PrepareFailedError                 round 0 of a prepare failed (raised from the group)
+    ├── StoreError                         a store cannot serve a call
+    ├── ModelLoadError                     an embedding model is missing or does not load
+    ├── MalformedLineError (ValueError)    a workload line cannot become a record
+    └── InvariantError (AssertionError)    an internal invariant broke: always a bug
+
+A caller catches :class:`GleanError` for everything glean means to raise; anything else
+escaping a public call is a defect.
+"""
+
+from __future__ import annotations
+
+
+class GleanError(Exception):
+    """Base class of every error glean raises on purpose."""
+
+
+class InvalidRequestError(GleanError, ValueError):
+    """A request, a record or an option is malformed; the message names the field."""
+
+
+class NotFoundError(GleanError, LookupError):
+    """The memory entry or version a reference names does not exist."""
+
+
+class PrepareTimeoutError(GleanError, TimeoutError):
+    """Round 0 of a prepare did not finish before its deadline."""
+
+
+class PrepareFailedError(GleanError):
+    """Round 0 of a prepare failed; the cause is the exception group it is raised from."""
+
+
+class StoreError(GleanError):
+    """A store cannot serve a call (closed, wrong schema, mismatched configuration)."""
+
+
+class ModelLoadError(GleanError):
+    """An embedding model is missing, incomplete, fails its checksums or does not load."""
+
+
+class MalformedLineError(GleanError, ValueError):
+    """A workload line cannot become a record; the message names the field."""
+
+
+class InvariantError(GleanError, AssertionError):
+    """An internal invariant broke. Never reachable from input; always a bug."""

@@ -1,0 +1,120 @@
+"""Evidence and the pools a store retrieves: plain values, shared by stores and the core.
+
+Pure: no I/O, no clock. A store builds these; admission, fusion and the Builder read them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+from ._families import citation
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from datetime import datetime
+
+    from ._families import Family
+
+
+@attrs.frozen
+class Evidence:
+    """One searchable record version as retrieved, with its exact citation.
+
+    ``identity`` is the family's evidence identity (memory: entry and version;
+    experience and topic memory: id and revision; resource: URI; profile: scope): the
+    citation's values joined into one string, so that merging and dedup are dictionary
+    lookups.
+    ``text`` is the whole body for every family but resource, whose body is only
+    read when a request pins it (then ``text`` holds it, else None).
+    """
+
+    family: Family
+    scope_id: str
+    identity: str
+    citation: Mapping[str, str | int]
+    text: str | None
+    abstract: str | None = None
+    overview: str | None = None
+    created_at: datetime | None = None
+    thread: str | None = None
+
+    @classmethod
+    def from_record(
+        cls,
+        family: Family,
+        scope_id: str,
+        record_id: str | None = None,
+        version: int | None = None,
+        **content: Any,
+    ) -> Evidence:
+        """The evidence of one record version, its citation and identity spelled by the
+        family table; ``content`` holds ``text``, ``abstract``, ``overview``,
+        ``created_at`` and ``thread`` as the record has them."""
+        cited = citation(family, scope_id, record_id, version)
+        identity = "\x1f".join(str(value) for value in cited.values())
+        return cls(family, scope_id, identity, cited, **content)
+
+
+def _keys(value: object) -> npt.NDArray[np.int64]:
+    return np.asarray(value, dtype=np.int64)
+
+
+def _similarities(value: object) -> npt.NDArray[np.float32]:
+    return np.asarray(value, dtype=np.float32)
+
+
+def _counts(value: object) -> npt.NDArray[np.int32]:
+    return np.asarray(value, dtype=np.int32)
+
+
+@attrs.frozen
+class Pool:
+    """What one retrieve returned for one family in one scope, before admission.
+
+    A pool holds keys and scores only, so a large pool costs no text I/O; admission and
+    fusion need nothing more. ``version`` is the scope's write version when the pool was
+    read: a later round may re-admit this pool only while the scope still has that
+    version.
+    """
+
+    family: Family
+    scope_id: str
+    version: int
+    #: The full-text channel in rank order as parallel arrays: each candidate's key (the
+    #: store's handle of one record version, unique within family and scope), its BM25
+    #: over the scope's own postings (lower is better, as SQLite reports it) and how
+    #: many distinct query terms its analysed text contains. A store may append, after
+    #: the ranked candidates, records that BM25 ranked past the pool but that hold a
+    #: rare query term (their score is that term's alone). Hundreds of candidates cost
+    #: three arrays, not objects.
+    lexical_keys: npt.NDArray[np.int64] = attrs.field(
+        factory=lambda: _keys(()), converter=_keys, eq=False
+    )
+    lexical_scores: npt.NDArray[np.float32] = attrs.field(
+        factory=lambda: _similarities(()), converter=_similarities, eq=False
+    )
+    lexical_matches: npt.NDArray[np.int32] = attrs.field(
+        factory=lambda: _counts(()), converter=_counts, eq=False
+    )
+    #: The vector channel, most similar first: keys and cosine similarities.
+    vector_keys: npt.NDArray[np.int64] = attrs.field(
+        factory=lambda: _keys(()), converter=_keys, eq=False
+    )
+    vector_similarities: npt.NDArray[np.float32] = attrs.field(
+        factory=lambda: _similarities(()), converter=_similarities, eq=False
+    )
+
+    #: The time channel: entries recorded in a window the query's dates name, most
+    #: similar to the query first (empty when the query names no date).
+    time_keys: npt.NDArray[np.int64] = attrs.field(
+        factory=lambda: _keys(()), converter=_keys, eq=False
+    )
+
+    @property
+    def retrieved(self) -> int:
+        """Candidates the backend returned, counted per channel (the RFC's count)."""
+        return len(self.lexical_keys) + len(self.vector_keys) + len(self.time_keys)

@@ -1,0 +1,211 @@
+"""Conversation-aware recall through the runtime: the time channel, thread neighbours
+as a round-0 channel and as policy v2's gated action, and their configuration."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import attrs
+import pytest
+
+import glean
+from glean.recall._fusion import FusionWeights
+from glean.recall._policy import RecallExpander
+from glean.vocabulary._errors import InvalidRequestError
+from tests._envelope import citations, contents
+
+pytestmark = pytest.mark.anyio
+
+START = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
+QUESTION = "Bob: any tips for my hiking trip to the Dolomites?"
+REPLY = "Alice: bring layers and start before sunrise, afternoon storms are brutal."
+#: Two of four terms match the question only: not a precise hit, and round 0 is thin.
+THIN = "Dolomites hiking boots rental"
+ASK = "What advice did Alice give about the Dolomites hiking trip?"
+
+
+def turn(text: str, minutes: int, thread: str = "s1") -> glean.MemoryEntry:
+    return glean.MemoryEntry(
+        text=text, created_at=START + timedelta(minutes=minutes), thread=thread
+    )
+
+
+def chat() -> list[glean.MemoryEntry]:
+    """A session where the answer shares no word with the question, among small talk."""
+    return [
+        turn("Alice: good morning, how was the weekend?", 0),
+        turn(QUESTION, 1),
+        turn(REPLY, 2),
+        turn("Bob: thanks, noted", 3),
+        turn("Carol: the Dolomites photos from another chat", 2, thread="s2"),
+        *(turn(f"Bob: chatting about lunch number {n}", 10 + n, thread="s3") for n in range(20)),
+    ]
+
+
+def no_neighbours(fusion: FusionWeights | None = None) -> glean.RecallSufficiencyPolicy:
+    """Gate off in effect (no expansion round) with round 0's neighbour channel off."""
+    return glean.RecallSufficiencyPolicy(
+        max_expansions=0, fusion=fusion or FusionWeights(neighbour_share=0.0)
+    )
+
+
+async def prepare(rt: glean.Runtime, query: str, scope: str = "chat", **kw: Any) -> str | None:
+    request = glean.PrepareContextRequest(scope_id=scope, query=query, **kw)
+    return (await rt.prepare_context(request)).content
+
+
+async def test_a_reply_sharing_no_word_joins_as_its_questions_neighbour() -> None:
+    """Round 0's neighbour channel delivers the reply just after the question it answers
+    (beside the turn before it); without the channel the reply is not found."""
+    embedder = glean.HashingEmbedder()
+    async with glean.open_runtime(embedder=embedder) as rt:
+        await rt.add_memories("chat", chat())
+        delivered = contents(await prepare(rt, ASK))
+        assert delivered[0] == QUESTION
+        assert REPLY in delivered[1:3]
+    async with glean.open_runtime(embedder=embedder, recall_policy=no_neighbours()) as rt:
+        await rt.add_memories("chat", chat())
+        assert REPLY not in contents(await prepare(rt, ASK))
+
+
+async def test_neighbours_never_cross_threads_or_scopes() -> None:
+    """Turns of another thread, however close in time, and of another scope never join."""
+    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+        await rt.add_memories(
+            "chat",
+            [
+                turn("Bob: hiking in the Dolomites soon", 0),
+                turn("Carol: unrelated words in a parallel thread", 1, thread="other"),
+            ],
+        )
+        await rt.add_memories("elsewhere", [turn("Dave: another scope, same thread id", 1)])
+        delivered = contents(await prepare(rt, "Dolomites hiking", references=["elsewhere"]))
+        assert delivered == ["Bob: hiking in the Dolomites soon"]
+
+
+async def test_a_neighbour_cites_its_own_exact_version() -> None:
+    """A neighbour's citation is its own entry and version, never its hit's."""
+    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+        refs = await rt.add_memories("chat", chat()[:3])
+        updated = await rt.update_memory(refs[2], turn(REPLY, 2))
+        found = {item["entry_id"]: item["version"] for item in citations(await prepare(rt, ASK))}
+        assert found[updated.entry_id] == updated.version == 2
+        assert found[refs[1].entry_id] == refs[1].version == 1
+
+
+async def test_a_query_date_finds_what_was_said_that_day() -> None:
+    """ "on 7 May 2023" delivers the turn recorded on 8 May about "yesterday", which no
+    word of the query matches; without the time channel it is not found."""
+    pottery = "Alice: I went to a pottery class yesterday!"
+    entries = [
+        turn(pottery, 0),
+        *(
+            turn(f"Alice: chatting about lunch number {n}", 60 * 24 * 9 + n, "s2")
+            for n in range(40)
+        ),
+    ]
+    embedder = glean.HashingEmbedder()
+    query = "What did Alice do on 7 May 2023?"
+    async with glean.open_runtime(embedder=embedder, limits=glean.Limits.classic()) as rt:
+        await rt.add_memories("chat", entries)
+        assert contents(await prepare(rt, query))[0] == pottery
+    off = no_neighbours(FusionWeights(neighbour_share=0.0, time=0.0))
+    async with glean.open_runtime(
+        embedder=embedder, limits=glean.Limits.classic(), recall_policy=off
+    ) as rt:
+        await rt.add_memories("chat", entries)
+        assert pottery not in contents(await prepare(rt, query))
+
+
+async def test_the_gated_neighbours_action_appends_after_round_0() -> None:
+    """Policy v2: a thin round 0 takes expansion round 1 as "neighbours"; the neighbours
+    come after every round-0 candidate, which keeps its place."""
+    efforts: list[glean.RecallEffort] = []
+
+    async def sink(effort: glean.RecallEffort) -> None:
+        efforts.append(effort)
+
+    policy = glean.RecallSufficiencyPolicy.conversational()
+    async with glean.open_runtime(
+        embedder=glean.HashingEmbedder(), recall_policy=policy, recall_effort_sink=sink
+    ) as rt:
+        await rt.add_memories("chat", chat()[:4])
+        delivered = contents(await prepare(rt, THIN))
+    (effort,) = efforts
+    assert effort.policy == "glean.recall-gate.v2"
+    assert effort.expansion_actions[0] == "neighbours"
+    assert delivered[0] == QUESTION  # round 0's only candidate keeps the first place
+    assert set(delivered[1:]) == {"Alice: good morning, how was the weekend?", REPLY}
+    assert effort.candidates_by_round[:2] == (1, 3)
+
+
+async def test_the_floor_only_policy_never_runs_neighbours() -> None:
+    """The RFC's floor-only policy stays unchanged: its actions are the two floors."""
+    efforts: list[glean.RecallEffort] = []
+
+    async def sink(effort: glean.RecallEffort) -> None:
+        efforts.append(effort)
+
+    policy = glean.RecallSufficiencyPolicy(fusion=FusionWeights(neighbour_share=0.0))
+    async with glean.open_runtime(
+        embedder=glean.HashingEmbedder(), recall_policy=policy, recall_effort_sink=sink
+    ) as rt:
+        await rt.add_memories("chat", chat()[:4])
+        assert REPLY not in contents(await prepare(rt, THIN))
+    assert efforts[0].assessment == "pool-exhausted"  # v2 would still have neighbours
+    assert "neighbours" not in efforts[0].expansion_actions
+    assert policy.actions == ("admission", "policy-floor")
+
+
+def test_policy_v2_plans_neighbours_then_the_admission_floor() -> None:
+    """v2's round 1 keeps the committed floor and adds neighbours; round 2 lowers it."""
+    policy = glean.RecallSufficiencyPolicy.conversational()
+    first, second = RecallExpander.plan(1, policy), RecallExpander.plan(2, policy)
+    assert (first.action, first.floor) == ("neighbours", None)
+    assert (second.action, second.floor) == ("admission", policy.admission)
+    assert policy.fusion.neighbour_share == 0.0
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"actions": ("admission",)}, "actions"),
+        ({"actions": ("admission", "rewrite")}, "actions"),
+        ({"fusion": {"lexical": 1.0}}, "fusion"),
+    ],
+)
+def test_malformed_actions_and_fusion_are_refused(changes: dict[str, Any], field: str) -> None:
+    """A policy with unknown actions or a fusion that is not FusionWeights names the field."""
+    with pytest.raises(InvalidRequestError, match=rf"RecallSufficiencyPolicy\.{field}\b"):
+        attrs.evolve(glean.RecallSufficiencyPolicy(), **changes)
+
+
+@pytest.mark.parametrize("field", ["lexical", "vector", "time", "neighbour_share"])
+@pytest.mark.parametrize("value", [-0.1, 11, True, "1"])
+def test_fusion_weights_are_validated(field: str, value: object) -> None:
+    """Each weight must be a number in 0..10; the error names it."""
+    with pytest.raises(InvalidRequestError, match=rf"FusionWeights\.{field}\b"):
+        FusionWeights(**{field: value})  # type: ignore[arg-type]
+
+
+async def test_neighbours_are_counted_on_spans_never_in_content() -> None:
+    """The search and build spans count the neighbours that joined; the pack marks none."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    async with glean.open_runtime(embedder=glean.HashingEmbedder(), tracer_provider=provider) as rt:
+        await rt.add_memories("chat", chat()[:4])
+        content = await prepare(rt, THIN)
+    finished = [(span.name, dict(span.attributes or {})) for span in exporter.get_finished_spans()]
+    searches = {a["glean.memory.family"]: a for name, a in finished if name == "search_memory"}
+    (build,) = [a for name, a in finished if name == "glean.context.build"]
+    assert searches["memory"]["glean.recall.neighbours"] == 2
+    assert searches["experience"]["glean.recall.neighbours"] == 0
+    assert build["glean.recall.neighbours"] == 2
+    assert content is not None
+    assert "neighbour" not in content

@@ -1,0 +1,108 @@
+"""The session dedup ledger (DESIGN §6): served items are held back for dedup_turns turns."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import glean
+from glean.builder import DeliveredItem
+from glean.orchestration._ledger import DedupLedger
+from tests._envelope import citations, contents
+from tests.recall._factory import evidence
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def rt() -> AsyncIterator[glean.Runtime]:
+    async with glean.open_runtime(dedup_turns=2) as runtime:
+        await runtime.add_memories("s", [glean.MemoryEntry(text="kestrel alpha")])
+        yield runtime
+
+
+async def served(rt: glean.Runtime, session: str | None = "chat", **fields: Any) -> list[str]:
+    request = glean.PrepareContextRequest(
+        scope_id="s", query="kestrel", session_id=session, **fields
+    )
+    return contents((await rt.prepare_context(request)).content)
+
+
+async def test_served_item_is_held_back_for_dedup_turns(rt: glean.Runtime) -> None:
+    """Served in turn 1, held back in turns 2 and 3, served again in turn 4."""
+    assert [await served(rt) for _ in range(4)] == [["kestrel alpha"], [], [], ["kestrel alpha"]]
+
+
+async def test_no_session_or_no_turns_means_no_dedup(rt: glean.Runtime) -> None:
+    """Without a session_id nothing is held back; dedup_turns=0 turns the ledger off."""
+    assert [await served(rt, None) for _ in range(2)] == [["kestrel alpha"]] * 2
+    async with glean.open_runtime() as plain:
+        await plain.add_memories("s", [glean.MemoryEntry(text="kestrel alpha")])
+        assert [await served(plain) for _ in range(2)] == [["kestrel alpha"]] * 2
+
+
+async def test_sessions_are_independent(rt: glean.Runtime) -> None:
+    """One session's turns hold nothing back from another session."""
+    assert await served(rt, "a") == ["kestrel alpha"]
+    assert await served(rt, "b") == ["kestrel alpha"]
+    assert await served(rt, "a") == []
+
+
+async def test_bare_uri_items_are_never_held_back() -> None:
+    """A resource served only as a bare uri citation comes back the next turn."""
+    async with glean.open_runtime(dedup_turns=3) as rt:
+        await rt.add_resources("s", [glean.Resource(uri="docs/k.md", body="b", overview="kestrel")])
+        sections = glean.Assembly((glean.Section("resource", 1),))
+        for _ in range(2):
+            request = glean.PrepareContextRequest(
+                scope_id="s", query="kestrel", session_id="chat", assembly=sections
+            )
+            (item,) = citations((await rt.prepare_context(request)).content)
+            assert item["uri"] == "docs/k.md"
+
+
+async def test_items_dropped_by_the_budget_are_not_held_back() -> None:
+    """Only what fit is held back; what the budget dropped is served the next turn."""
+    async with glean.open_runtime(dedup_turns=5) as rt:
+        await rt.add_memories(
+            "s", [glean.MemoryEntry(text=f"kestrel {n} " + "x" * 300) for n in range(4)]
+        )
+        first = await served(rt, max_bytes=600)
+        second = await served(rt, max_bytes=600)
+        assert len(first) == 1
+        assert second
+        assert set(first).isdisjoint(second)
+
+
+def test_ledger_forgets_least_recently_used_sessions() -> None:
+    """The ledger is bounded: past max_sessions the least recently used session is gone."""
+    ledger = DedupLedger(3, max_sessions=2)
+    item = DeliveredItem(evidence=evidence("a"), tier="full", truncated=False)
+    for session in ("one", "two"):
+        turn, _ = ledger.begin_turn(session)
+        ledger.record(session, turn, [item])
+    ledger.begin_turn("one")  # "one" is now the most recently used
+    ledger.begin_turn("three")  # evicts "two"
+    assert ledger.begin_turn("one")[1] == {evidence("a").identity}
+    assert ledger.begin_turn("two")[1] == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"dedup_turns": -1}, "dedup_turns"),
+        ({"round_timeout": 0}, "round_timeout"),
+        ({"prepare_timeout": "soon"}, "prepare_timeout"),
+        ({"readers": 0}, "readers"),
+        ({"blas_threads": 1.5}, "blas_threads"),
+    ],
+)
+async def test_bad_runtime_options_name_the_option(options: dict[str, Any], field: str) -> None:
+    """A malformed runtime option raises InvalidRequestError naming it."""
+    with pytest.raises(glean.InvalidRequestError, match=field):
+        async with glean.open_runtime(**options):
+            pass

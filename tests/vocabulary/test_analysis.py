@@ -1,0 +1,448 @@
+"""Text analysis: the rules that turn stored texts and queries into the same terms."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import string
+import sys
+import threading
+import unicodedata
+from contextlib import closing
+from typing import TYPE_CHECKING
+
+import pytest
+import snowballstemmer
+
+from glean.vocabulary._analysis import (
+    MAX_QUERY_TERMS,
+    AnalysedQuery,
+    analyse,
+    analyse_query,
+    index_text,
+    match_expression,
+)
+from glean.vocabulary._analysis import _term as cached_term
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+def fullwidth(text: str) -> str:
+    """``text`` in full-width forms (ASCII letters, digits and punctuation)."""
+    return "".join(chr(ord(char) + 0xFEE0) for char in text)
+
+
+FTS_TABLE = 'CREATE VIRTUAL TABLE t USING fts5(terms, tokenize="unicode61 remove_diacritics 0")'
+
+DOCUMENTS = {
+    1: "Caroline keeps the nightly backups; restoring them was tested on Tuesday.",
+    2: "The rate-limit rotation policy changed in release v2.4 (text: foo).",
+    3: "PostgreSQL数据库备份每天运行。データベースのバックアップ。",
+    4: "Hot-swap the near-line storage: OR, AND, NOT are just words here.",
+}
+
+HOSTILE_QUERIES = [
+    '"backup* NEAR(restore)"',
+    'NEAR("a" "b", 3)',
+    "near",
+    "NEAR(backup restore)",
+    "backup*",
+    "^backup",
+    "terms:backup",
+    "text:foo",
+    "{terms skey}: rotation",
+    "- backup + restore",
+    "backup AND restore OR rotation NOT policy",
+    "and or not",
+    "AnD oR NoT nEaR",
+    '"',
+    '""',
+    '"""',
+    "(",
+    ")",
+    "((backup)",
+    "*",
+    ":",
+    "{",
+    "}",
+    "[]",
+    "'",
+    "\\",
+    "\x00",
+    "backup\x00restore",
+    "\ud800 lone surrogate",
+    "'s",
+    "",
+    "   ",
+    'col:"unterminated',
+    "release v2.4",
+    "数据库",
+    fullwidth("NEAR(backup)"),
+]
+
+# Characters a fuzzed text is made of: syntax, apostrophes, marks, invisibles, scripts.
+FUZZ_ALPHABET = [
+    *"abcxyz ABZ 0189",
+    *"'\u2019\u02bc\"*^:-+(){}[],.;!?_/\\@#$%&=<>|~`",
+    "NEAR",
+    "AND",
+    "OR",
+    "NOT",
+    " near/3 ",
+    *"éßİıΣσςжЖñ",
+    *"数据库备份データベース데이터",
+    *"\u0301\u093f\u094d\u064e\u05b8\u00ad\u200d\u200c\u200b\ufe0f",
+    *"\x00\t\n",
+    fullwidth("AB1"),
+    "ﬁ",
+    "①",
+    "½",
+    "🙂",
+    "\U00020000",
+    "\U0001d400",
+    "\U00011000",
+    "\U000e0100",
+    "\udc00",
+]
+
+
+@pytest.fixture
+def fts() -> Iterator[sqlite3.Connection]:
+    """An in-memory FTS5 table holding the analysed DOCUMENTS."""
+    with closing(sqlite3.connect(":memory:")) as conn:
+        conn.execute(FTS_TABLE)
+        conn.executemany(
+            "INSERT INTO t (rowid, terms) VALUES (?, ?)",
+            [(row, index_text(text)) for row, text in DOCUMENTS.items()],
+        )
+        yield conn
+
+
+def search(conn: sqlite3.Connection, query: str) -> set[int]:
+    """Rows whose indexed terms match any term of ``query``, as the store searches."""
+    expression = match_expression(analyse_query(query).terms)
+    if not expression:
+        return set()
+    rows = conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,)).fetchall()
+    return {row for (row,) in rows}
+
+
+def fuzzed_texts(seed: int, count: int) -> list[str]:
+    """Deterministic texts drawn from FUZZ_ALPHABET."""
+    rng = random.Random(seed)
+    return ["".join(rng.choices(FUZZ_ALPHABET, k=rng.randint(0, 40))) for _ in range(count)]
+
+
+def is_letters_and_digits(term: str) -> bool:
+    """Whether every character of ``term`` is in a Unicode L* or N* category."""
+    return all(unicodedata.category(char)[0] in "LN" for char in term)
+
+
+def test_nfkc_and_casefold_unify_forms() -> None:
+    """Compatibility forms and case differences analyse to the same terms."""
+    assert analyse("Straße") == analyse("STRASSE") == analyse("strasse")
+    assert analyse(fullwidth("ABC")) == ["abc"]
+    assert analyse("ﬁle") == analyse("FILE")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("rate-limit", ["rate", "limit"]),
+        ("snake_case", ["snake", "case"]),
+        ("v1.2.3", ["v1", "2", "3"]),
+        ("ops@example.com", ["op", "exampl", "com"]),
+        ("(policy)[rotation]{keys}", ["polici", "rotat", "key"]),
+    ],
+)
+def test_punctuation_and_underscores_split_words(text: str, expected: list[str]) -> None:
+    """Hyphens, underscores and punctuation separate words."""
+    assert analyse(text) == expected
+
+
+def test_terms_are_only_letters_and_digits() -> None:
+    """Whatever the input, every term is a non-empty run of letters and digits."""
+    for text in [*HOSTILE_QUERIES, *fuzzed_texts(seed=1, count=1000)]:
+        terms = [*analyse(text), *analyse_query(text).terms]
+        assert all(term and is_letters_and_digits(term) for term in terms), text
+
+
+def test_each_term_is_one_fts5_token() -> None:
+    """unicode61 splits an indexed text into exactly its terms, one token each."""
+    texts = [*DOCUMENTS.values(), *HOSTILE_QUERIES, *fuzzed_texts(seed=2, count=300)]
+    with closing(sqlite3.connect(":memory:")) as conn:
+        conn.execute(FTS_TABLE)
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        conn.executemany(
+            "INSERT INTO t (rowid, terms) VALUES (?, ?)",
+            [(row, index_text(text)) for row, text in enumerate(texts, start=1)],
+        )
+        counts = dict(conn.execute("SELECT doc, count(*) FROM v GROUP BY doc").fetchall())
+    for row, text in enumerate(texts, start=1):
+        assert counts.get(row, 0) == len(analyse(text)), text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Caroline's", ["carolin"]),
+        ("Caroline\u2019s", ["carolin"]),
+        ("Caroline\u02bcs", ["carolin"]),
+        ("Caroline'll", ["carolin"]),
+        ("the students' notes", ["student", "note"]),
+        ("don't", []),
+        ("isn\u2019t", []),
+        ("we'll", []),
+        ("they\u2019re", []),
+        ("I've", []),
+        ("she'd", []),
+        ("I'm", []),
+        ("can't", []),
+        ("won't", []),
+        ("rock'n'roll", ["rock", "n", "roll"]),
+    ],
+)
+def test_possessives_and_contractions_drop_the_clitic(text: str, expected: list[str]) -> None:
+    """A clitic after either apostrophe is dropped, then stopwords apply."""
+    assert analyse(text) == expected
+
+
+def test_negated_modals_become_their_verb() -> None:
+    """ "won't" and "can't" become "will" and "can", never the content words "won", "ca"."""
+    assert analyse("won") == ["won"]
+    assert analyse("won't") == analyse("will") == []
+    assert analyse("can't") == analyse("can") == []
+    assert analyse("ca") == ["ca"]
+
+
+def test_stopwords_are_removed_and_content_kept() -> None:
+    """Function words go; content words, "near" among them, stay."""
+    assert analyse("What is the state of the backups?") == ["state", "backup"]
+    assert analyse("who and how, or not, to an a in on") == []
+    assert analyse("near the backup") == ["near", "backup"]
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("backup", "backups"),
+        ("rotating", "rotation"),
+        ("Caroline's", "Caroline"),
+        ("restores", "restoring"),
+        ("policies", "policy"),
+    ],
+)
+def test_stemming_merges_word_forms(one: str, other: str) -> None:
+    """Inflected and derived forms of a word give the same term."""
+    assert analyse(one) == analyse(other)
+    assert len(analyse(one)) == 1
+
+
+def test_digits_pass_unchanged() -> None:
+    """Numbers and short identifiers are kept as written."""
+    assert analyse("2024 007 42 v2") == ["2024", "007", "42", "v2"]
+
+
+def test_long_tokens_are_cut_and_not_stemmed() -> None:
+    """A token over 64 characters is cut to 64; tokens of 64 or more are not stemmed."""
+    blob = "q" * 100
+    assert analyse(blob) == ["q" * 64]
+    assert analyse_query(f"find {blob}x please").terms == ("find", "q" * 64, "pleas")
+    assert analyse("ab" * 30 + "ing") == ["ab" * 30]
+    assert analyse("ab" * 30 + "a" + "ing") == ["ab" * 30 + "aing"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("数据库", ["数据", "据库"]),
+        ("数", ["数"]),
+        ("PostgreSQL数据库", ["postgresql", "数据", "据库"]),
+        ("データ", ["デー", "ータ"]),
+        ("데이터", ["데이", "이터"]),
+        ("数据, 库", ["数据", "库"]),
+    ],
+)
+def test_cjk_runs_become_bigrams(text: str, expected: list[str]) -> None:
+    """Han, kana and Hangul runs are emitted as overlapping bigrams."""
+    assert analyse(text) == expected
+
+
+def test_cjk_query_matches_inside_longer_run(fts: sqlite3.Connection) -> None:
+    """A CJK query finds a text where it is part of a longer run."""
+    assert set(analyse_query("数据库").terms) <= set(analyse("数据库备份"))
+    assert search(fts, "数据库") == {3}
+    assert search(fts, "バックアップ") == {3}
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("\u0915\u093f\u0924\u093e\u092c", "\u0915\u0924\u092c"),  # Devanagari vowel signs
+        ("\u0643\u064e\u062a\u064e\u0628\u064e", "\u0643\u062a\u0628"),  # Arabic harakat
+        ("İstanbul", "istanbul"),
+        ("hy\u00adphen", "hyphen"),
+        ("q\u0301uark", "quark"),  # no precomposed q-acute
+        ("e\u0301tude", "\u00e9tude"),  # composable marks are composed, not dropped
+    ],
+)
+def test_marks_and_invisible_joiners_do_not_split_words(one: str, other: str) -> None:
+    """Combining marks NFKC cannot compose, and in-word format characters, are dropped."""
+    assert analyse(one) == analyse(other)
+    assert len(analyse(one)) == 1
+
+
+def test_zero_width_space_separates_words() -> None:
+    """A zero-width space is a word break, not an in-word joiner."""
+    assert analyse("backup\u200brotation") == ["backup", "rotat"]
+
+
+@pytest.mark.parametrize("query", HOSTILE_QUERIES)
+def test_hostile_queries_are_plain_terms(fts: sqlite3.Connection, query: str) -> None:
+    """FTS5 syntax in a query becomes plain terms and never an SQLite error."""
+    terms = analyse_query(query).terms
+    assert all(is_letters_and_digits(term) for term in terms)
+    search(fts, query)
+
+
+@pytest.mark.parametrize(
+    ("query", "rows"),
+    [
+        ('"backup* NEAR(restore)"', {1, 4}),
+        ("text:foo", {2}),
+        ("{terms skey}: rotation", {2}),
+        ("release v2.4", {2}),
+        ("AND OR NOT", set()),
+        (fullwidth("NEAR(backup)"), {1, 4}),
+        ("Caroline's restored backup", {1}),
+    ],
+)
+def test_hostile_queries_find_expected_rows(
+    fts: sqlite3.Connection, query: str, rows: set[int]
+) -> None:
+    """Operators in a query are searched as words, so the right rows still match."""
+    assert search(fts, query) == rows
+
+
+def test_random_queries_never_break_fts5(fts: sqlite3.Connection) -> None:
+    """Random code points and syntax fragments always give a valid MATCH."""
+    rng = random.Random(0)
+    for query in fuzzed_texts(seed=3, count=500):
+        search(fts, query)
+    for _ in range(500):
+        search(fts, "".join(chr(rng.randrange(0x110000)) for _ in range(rng.randint(1, 30))))
+
+
+def test_match_expression_quotes_every_term(fts: sqlite3.Connection) -> None:
+    """Terms become quoted phrases joined by OR; inner quotes double, NUL becomes a space."""
+    assert match_expression([]) == ""
+    assert match_expression(("backup", "near")) == '"backup" OR "near"'
+    assert match_expression(['a"b']) == '"a""b"'
+    assert match_expression(["a\x00b"]) == '"a b"'
+    weird = ['"', "NEAR(", "*", "", "a\x00", "x:y", "{c}", "AND"]
+    expression = match_expression(weird)
+    fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,)).fetchall()
+
+
+def test_match_expression_rejects_a_bare_string() -> None:
+    """A string is not a sequence of terms: it would be split into characters."""
+    with pytest.raises(TypeError, match="sequence of terms"):
+        match_expression("backup")
+
+
+def test_query_terms_are_distinct_in_query_order() -> None:
+    """Query terms are deduplicated and keep the order of first occurrence."""
+    query = analyse_query("Backups of the backup rotation, rotating backups")
+    assert query.terms == ("backup", "rotat")
+    assert query.text == "Backups of the backup rotation, rotating backups"
+
+
+def test_query_terms_agree_with_index_terms() -> None:
+    """Below the cap, a query's terms are the distinct terms the index would hold."""
+    for text in [*DOCUMENTS.values(), *fuzzed_texts(seed=4, count=100)]:
+        assert analyse_query(text).terms == tuple(dict.fromkeys(analyse(text)))
+
+
+def test_query_cap_keeps_the_most_informative_terms() -> None:
+    """Over the cap, long words and words with digits win; query order is restored."""
+    query = "cat dog configuration emu fox rotation gnu v2 hen 数据 owl"
+    assert analyse_query(query, max_terms=4).terms == ("configur", "rotat", "v2", "数据")
+    assert analyse_query(query, max_terms=1).terms == ("configur",)
+
+
+def test_query_cap_ties_go_to_the_earlier_word() -> None:
+    """Equally informative words are kept in order of first occurrence."""
+    assert analyse_query("yak cat dog emu", max_terms=2).terms == ("yak", "cat")
+
+
+def test_query_cap_counts_distinct_terms_not_words() -> None:
+    """Words that stem alike fill one slot, leaving room for the next word."""
+    query = "backups backup backing rotation yak"
+    assert analyse_query(query, max_terms=2).terms == ("backup", "rotat")
+
+
+def test_default_cap_bounds_a_huge_query() -> None:
+    """A 5000-word query keeps MAX_QUERY_TERMS terms and stems only a few dozen words."""
+    rng = random.Random(5)
+    words = [
+        "".join(rng.choices(string.ascii_lowercase, k=rng.randint(4, 12))) + "zq"
+        for _ in range(5000)
+    ]
+    misses = cached_term.cache_info().misses
+    terms = analyse_query(" ".join(words)).terms
+    assert len(terms) == MAX_QUERY_TERMS
+    assert cached_term.cache_info().misses - misses <= 2 * MAX_QUERY_TERMS
+    positions = [words.index(term) for term in terms]
+    assert positions == sorted(positions)
+
+
+def test_max_terms_must_be_positive() -> None:
+    """A cap below one is a caller error."""
+    with pytest.raises(ValueError, match="max_terms"):
+        analyse_query("backup", max_terms=0)
+
+
+def test_analysed_query_validates_its_fields() -> None:
+    """Terms are a tuple of strings."""
+    with pytest.raises(TypeError):
+        AnalysedQuery(text="backup", terms=["backup"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        AnalysedQuery(text="backup", terms=(1,))  # type: ignore[arg-type]
+
+
+def test_index_text_joins_terms_with_spaces() -> None:
+    """The FTS5 column value is the terms in order, single-space separated."""
+    assert index_text("Nightly backups, rotating keys!") == "night backup rotat key"
+    assert index_text("the of and") == ""
+
+
+def test_analysis_is_thread_safe() -> None:
+    """Worker threads stemming new words at once all get the right stems."""
+    rng = random.Random(6)
+    words = [
+        "".join(rng.choices("bcdfglnrst", k=4)) + rng.choice(["ations", "ingly", "nesses"])
+        for _ in range(4000)
+    ]
+    reference = snowballstemmer.stemmer("english")
+    expected = {word: reference.stemWord(word) for word in words}
+    cached_term.cache_clear()
+    wrong: list[str] = []
+
+    def work(chunk: list[str]) -> None:
+        try:
+            wrong.extend(w for w in chunk if analyse(w) != [expected[w]])
+        except Exception as error:  # a corrupted stemmer can raise IndexError
+            wrong.append(repr(error))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(words[i::4],)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert wrong == []

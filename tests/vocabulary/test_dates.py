@@ -1,0 +1,120 @@
+"""Date extraction from queries and the windows the time channel searches."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from glean.vocabulary._dates import extract_dates, mentioned_days, shifted
+
+REFERENCE = date(2023, 5, 10)  # a Wednesday
+
+
+def days(mention_window: tuple[float, float] | None) -> tuple[date, date]:
+    assert mention_window is not None
+    low, high = mention_window
+    return (
+        datetime.fromtimestamp(low, UTC).date(),
+        datetime.fromtimestamp(high, UTC).date(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "first", "last"),
+    [
+        ("What did Alice do on 7 May 2023?", date(2023, 5, 6), date(2023, 5, 9)),
+        ("What did Bob do on May 7, 2023?", date(2023, 5, 6), date(2023, 5, 9)),
+        ("Where was Alice on December 4th, 2023?", date(2023, 12, 3), date(2023, 12, 6)),
+        ("the 4th of December 2023", date(2023, 12, 3), date(2023, 12, 6)),
+        ("notes from 2023-12-04", date(2023, 12, 3), date(2023, 12, 6)),
+    ],
+)
+def test_absolute_days_select_the_day_with_a_days_margin(
+    query: str, first: date, last: date
+) -> None:
+    """An absolute date selects that day, widened by one day on each side."""
+    (mention,) = extract_dates(query)
+    assert not mention.relative
+    assert days(mention.window(None)) == (first, last)
+
+
+def test_month_and_year_select_the_whole_month() -> None:
+    """ "in May 2023" is May as a whole, not the month-without-year reading."""
+    (mention,) = extract_dates("What did Alice plan in May 2023?")
+    assert days(mention.window(None)) == (date(2023, 4, 30), date(2023, 6, 2))
+
+
+def test_a_year_selects_the_year() -> None:
+    """ "in 2022" is the calendar year."""
+    (mention,) = extract_dates("Which trips did Bob take in 2022?")
+    assert days(mention.window(None)) == (date(2021, 12, 31), date(2023, 1, 2))
+
+
+@pytest.mark.parametrize(
+    ("query", "first", "last"),
+    [
+        ("What did Alice mention yesterday?", date(2023, 5, 8), date(2023, 5, 11)),
+        ("What did Bob say today?", date(2023, 5, 9), date(2023, 5, 12)),
+        ("What did Bob eat this morning?", date(2023, 5, 9), date(2023, 5, 12)),
+        ("the day before yesterday", date(2023, 5, 7), date(2023, 5, 10)),
+        ("What happened three days ago?", date(2023, 5, 6), date(2023, 5, 9)),
+        ("What did Bob talk about last week?", date(2023, 4, 30), date(2023, 5, 9)),
+        ("What did they do last month?", date(2023, 3, 31), date(2023, 5, 2)),
+        ("Where did Alice go last Friday?", date(2023, 5, 4), date(2023, 5, 7)),
+        ("a couple of weeks ago", date(2023, 4, 23), date(2023, 5, 2)),
+        ("in March", date(2023, 2, 28), date(2023, 4, 2)),
+        ("What happened in June?", date(2022, 5, 31), date(2022, 7, 2)),
+        ("on December 4", date(2022, 12, 3), date(2022, 12, 6)),
+    ],
+)
+def test_relative_mentions_resolve_against_the_reference_day(
+    query: str, first: date, last: date
+) -> None:
+    """Relative phrases, and months without a year, resolve against the reference day
+    (a month later in the year than the reference is last year's)."""
+    (mention,) = extract_dates(query)
+    assert mention.relative
+    assert mention.window(None) is None
+    assert days(mention.window(REFERENCE)) == (first, last)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Who owns the deploy pipeline?",
+        "May I ask what Alice recommended?",
+        "What is the name of Alice's beagle?",
+        "How many people march in the parade?",
+        "February 30, 2023",
+        "",
+    ],
+)
+def test_queries_naming_no_date_yield_nothing(query: str) -> None:
+    """No date, no mention: ordinary words ("may", "march") and impossible dates are
+    not dates."""
+    assert extract_dates(query) == ()
+
+
+def test_several_mentions_are_kept_in_order() -> None:
+    """Every date a query names is returned, in order."""
+    found = extract_dates("Did Alice go between May 1, 2023 and yesterday?")
+    assert [m.phrase for m in found] == ["May 1, 2023", "yesterday"]
+
+
+def test_calendar_units_shift_across_year_boundaries() -> None:
+    """A shifted month or week crosses a year boundary correctly."""
+    assert shifted(date(2024, 1, 15), "month", -1) == (date(2023, 12, 1), date(2024, 1, 1))
+    assert shifted(date(2024, 1, 3), "week", -1) == (date(2023, 12, 25), date(2024, 1, 1))
+    assert shifted(date(2024, 1, 3), "year", -1) == (date(2023, 1, 1), date(2024, 1, 1))
+
+
+def test_a_memory_names_days_relative_to_when_it_was_said() -> None:
+    """A memory's own "yesterday" or "last Saturday" resolves against the day it was
+    said; spans longer than a week ("last month") date nothing."""
+    said_on = date(2022, 12, 20)  # a Tuesday
+    found = mentioned_days("Blood donation last Saturday, then cake yesterday", said_on)
+    assert days(found[0]) == (date(2022, 12, 17), date(2022, 12, 18))
+    assert days(found[1]) == (date(2022, 12, 19), date(2022, 12, 20))
+    assert mentioned_days("last month was busy", said_on) == []
+    assert mentioned_days("nothing dated here", said_on) == []
