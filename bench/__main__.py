@@ -1,7 +1,7 @@
 """``python -m bench COMMAND``: glean's benchmarks behind one entry point.
 
 Commands:
-  evaluate WORKLOAD_DIR   ingest any workload folder (shared/WORKLOAD.md format) once and
+  evaluate WORKLOAD_DIR   ingest any workload folder (docs/workload.md) once and
                           evaluate gate off vs gate on on it: evidence recall overall and
                           per category, share of queries at recall 1.0, mean content_bytes,
                           latency p50/p95/p99, rounds, expansion share, added embeddings

@@ -1,4 +1,4 @@
-"""A deterministic synthetic conversational workload, in the WORKLOAD.md format.
+"""A deterministic synthetic conversational workload (the format: docs/workload.md).
 
 Each conversation is its own scope (``conv-{k}``): two speakers with first names talking
 over dated sessions spread across about a year, one thread per session, mostly small

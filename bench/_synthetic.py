@@ -1,4 +1,4 @@
-"""A deterministic synthetic workload with known evidence, in the WORKLOAD.md format.
+"""A deterministic synthetic workload with known evidence (the format: docs/workload.md).
 
 Each ``team-{s}`` scope holds facts about a few projects (one fact per template and
 project, each project named by a codename the filler never uses) among filler notes of

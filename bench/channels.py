@@ -1,7 +1,7 @@
 """Conversation-aware recall, one channel at a time, on the conversational workload.
 
 ``python -m bench channels [--workload DIR] [--repeat 3]`` ingests the synthetic
-conversations (``bench/_conversations.py``; any WORKLOAD.md folder with threads and
+conversations (``bench/_conversations.py``; any workload folder with threads and
 ``created_at`` works) once with the bundled static embedder, then evaluates arms that
 add one channel at a time, each gate off and gate on, at 8000 bytes with the default
 limits and with ``Limits.classic()``:
@@ -34,7 +34,8 @@ import threadpoolctl
 
 import glean
 from bench import _conversations, orchestrator
-from glean._workload import citation_key, delivered_citations, read_queries
+from bench._citations import citation_key, delivered_citations
+from glean._workload import read_queries
 from glean.recall._fusion import FusionWeights
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ questions with known evidence, multi-scope, 512-byte and empty-scope queries):
 - queries it expands: added latency per committed round / that query's round-0 latency;
 - share of queries expanded, added embeddings, evidence recall per category per arm.
 Part 2: one prepare over S scopes x 3 families, the round's searches concurrent vs one
-after another (the runtime's benchmark-only ``sequential_searches`` option), S = 1..16.
+after another (a store that serves one search call at a time), S = 1..16.
 
 Run: ``python -m bench.orchestrator [--repeat 5] [--scopes 1 2 4 8 16]``.
 """
@@ -29,7 +29,9 @@ import threadpoolctl
 
 import glean
 from bench import _corpus, _synthetic
-from glean._workload import citation_key, delivered_citations, ingest, read_entries, read_queries
+from bench._citations import citation_key, delivered_citations
+from glean._workload import ingest, read_entries, read_queries
+from glean.embedders import from_spec
 from glean.stores import SqliteStore
 
 CACHE = Path(__file__).parent / ".cache"
@@ -41,22 +43,40 @@ class FullTextOnly:
     recall is the full-text channel's alone (the "full-text only" arm)."""
 
     dimension = 8
-    identity = "full-text-only"
+    fingerprint = "full-text-only"
 
     async def embed(self, texts: Any) -> Any:
         return np.zeros((len(texts), self.dimension), dtype=np.float32)
 
 
 def make_embedder(name: str) -> glean.Embedder:
-    """``static``, ``hashing``, ``none`` (full-text only) or ``st:PATH`` (a
-    sentence-transformers model folder)."""
-    if name.startswith("st:"):
-        return glean.SentenceTransformerEmbedder(name.removeprefix("st:"))
-    if name == "static":
-        return glean.StaticEmbedder()
-    if name == "none":
-        return FullTextOnly()
-    return glean.HashingEmbedder()
+    """``static``, ``hashing``, ``st:PATH`` (a sentence-transformers model folder) or
+    ``none`` (full-text only)."""
+    return FullTextOnly() if name == "none" else from_spec(name)
+
+
+class OneSearchAtATime(SqliteStore):
+    """The embedded store serving one search call at a time: a round's searches then run
+    one after another, as if there were no concurrency (the "sequential" arm)."""
+
+    _turn: anyio.Lock | None = None
+
+    def _lock(self) -> anyio.Lock:
+        if self._turn is None:
+            self._turn = anyio.Lock()
+        return self._turn
+
+    async def retrieve(self, *args: Any) -> Any:
+        async with self._lock():
+            return await super().retrieve(*args)
+
+    async def neighbours(self, *args: Any) -> Any:
+        async with self._lock():
+            return await super().neighbours(*args)
+
+    async def evidence(self, *args: Any) -> Any:
+        async with self._lock():
+            return await super().evidence(*args)
 
 
 async def build(db: Path, workload: Path, filler: int, embedder: glean.Embedder) -> dict[Any, str]:
@@ -269,12 +289,10 @@ async def scope_point(db: Path, names: list[str], queries: list[str]) -> dict[st
     async with contextlib.AsyncExitStack() as stack:
         runtimes = {}
         for arm in arms:
+            kind = SqliteStore if arm == "concurrent" else OneSearchAtATime
+            store = await kind.open(str(db))
             runtimes[arm] = await stack.enter_async_context(
-                glean.open_runtime(
-                    str(db),
-                    embedder=glean.HashingEmbedder(),
-                    sequential_searches=arm != "concurrent",
-                )
+                glean.open_runtime(store=store, embedder=glean.HashingEmbedder())
             )
         # No overlap anywhere: a lone search's vector product stays on its own thread too.
         runtimes["serial"].store._vectors.parallel_rows = 1 << 62  # type: ignore[attr-defined]

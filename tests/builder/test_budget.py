@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from glean.builder import BuildResult, probe_budget, tier_ceiling
+from glean.builder import BuildResult, build_context, tier_ceiling
 from glean.builder._fitting import Candidate, Fitted, _deepen, fit_item
 from glean.builder._render import json_string
 from glean.vocabulary import BudgetView
@@ -178,13 +178,15 @@ def probe(
     detail: dict[Family, Tier] | None = None,
     limits: Limits | None = None,
 ) -> BudgetView:
-    return probe_budget(
+    """The budget probe: the Builder's fitting pass, read for its counts, never rendered."""
+    fitted = build_context(
         candidates,
         max_bytes=max_bytes,
         sections=sections,
         detail={} if detail is None else detail,
         limits=Limits() if limits is None else limits,
     )
+    return fitted.budget(max_bytes)
 
 
 def view_of(result: BuildResult, max_bytes: int) -> BudgetView:

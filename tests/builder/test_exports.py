@@ -14,7 +14,6 @@ def test_builder_exports_exactly_its_public_names() -> None:
         "OmissionCounts",
         "build_context",
         "needs_body",
-        "probe_budget",
         "tier_ceiling",
     ]
     assert all(hasattr(glean.builder, name) for name in glean.builder.__all__)

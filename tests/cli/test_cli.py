@@ -10,9 +10,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from bench._citations import citation_key, delivered_citations, read_id_map
 
 import glean
-from glean._workload import citation_key, delivered_citations, read_id_map
 from glean.cli._progress import ProgressBar
 
 from ._driver import run, write_workload

@@ -12,6 +12,7 @@ import glean
 from glean.embedders._static import _bundled_folder
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 pytestmark = pytest.mark.anyio
@@ -44,6 +45,89 @@ def test_missing_model_folder_is_a_clear_error(tmp_path: Path) -> None:
     """A folder without the model's files raises ModelLoadError, not a bare OSError."""
     with pytest.raises(glean.ModelLoadError, match="cannot load"):
         glean.StaticEmbedder(tmp_path)
+
+
+def model_copy(tmp_path: Path, *, checksums: bool = False) -> Path:
+    """A copy of the bundled model folder, without checksums.json unless asked."""
+    copy = tmp_path / "folder"
+    shutil.copytree(_bundled_folder(), copy)
+    if not checksums:
+        (copy / "checksums.json").unlink()
+    return copy
+
+
+def flat_embeddings(path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    save_file({"embeddings": np.zeros(8, dtype=np.float32)}, str(path))
+
+
+def empty_embeddings(path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    save_file({"embeddings": np.zeros((0, 8), dtype=np.float32)}, str(path))
+
+
+@pytest.mark.parametrize("path", [5, 2.5, b"model", object()])
+def test_path_of_the_wrong_type_is_refused_by_name(path: object) -> None:
+    """StaticEmbedder(path=X) for a non-path X raises InvalidRequestError naming path."""
+    with pytest.raises(glean.InvalidRequestError, match=r"^StaticEmbedder\.path must be"):
+        glean.StaticEmbedder(path)  # type: ignore[arg-type]
+
+
+def test_a_path_like_loads(tmp_path: Path) -> None:
+    """A str or a pathlib.Path folder loads alike."""
+    copy = model_copy(tmp_path)
+    assert glean.StaticEmbedder(copy).dimension == glean.StaticEmbedder(str(copy)).dimension
+
+
+DAMAGES = [
+    pytest.param("tokenizer.json", "{not json", "tokenizer", id="tokenizer-not-json"),
+    pytest.param("tokenizer.json", '{"model": 5}', "tokenizer", id="tokenizer-wrong-shape"),
+    pytest.param("model.safetensors", "garbage" * 3, "model", id="safetensors-garbage"),
+    pytest.param("model.safetensors", flat_embeddings, "model", id="embeddings-1-d"),
+    pytest.param("model.safetensors", empty_embeddings, "model", id="embeddings-empty"),
+    pytest.param("config.json", "[1, 2]", "config", id="config-a-list"),
+    pytest.param("config.json", '{"max_length": 1180591620717411303424}', "config", id="huge-max"),
+    pytest.param("config.json", '{"max_length": -1}', "config", id="negative-max"),
+    pytest.param("checksums.json", '"abc"', "checksums", id="checksums-a-string"),
+    pytest.param("checksums.json", '{"model.safetensors": 5}', "model", id="checksum-a-number"),
+]
+
+
+@pytest.mark.parametrize(("name", "damage", "stem"), DAMAGES)
+def test_a_damaged_model_file_is_a_model_load_error(
+    tmp_path: Path, name: str, damage: str | Callable[[Path], None], stem: str
+) -> None:
+    """Any failure reading a model file raises ModelLoadError naming the file, whatever the
+    tokenizers or safetensors library raised."""
+    copy = model_copy(tmp_path, checksums=name == "checksums.json")
+    if callable(damage):
+        damage(copy / name)
+    else:
+        (copy / name).write_text(damage)
+    with pytest.raises(glean.ModelLoadError, match=rf"{stem}\.(json|safetensors)"):
+        glean.StaticEmbedder(copy)
+
+
+def test_a_damaged_bundled_model_falls_back_to_hashing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bundled tokenizer.json that does not parse (checksums matching) falls back to the
+    HashingEmbedder instead of crashing default_embedder()."""
+    import hashlib
+    import json
+
+    from glean.embedders import _static
+
+    copy = model_copy(tmp_path, checksums=True)
+    (copy / "tokenizer.json").write_text("{not json")
+    listing = json.loads((copy / "checksums.json").read_text())
+    listing["tokenizer.json"] = hashlib.sha256((copy / "tokenizer.json").read_bytes()).hexdigest()
+    (copy / "checksums.json").write_text(json.dumps(listing))
+    monkeypatch.setattr(_static, "_bundled_folder", lambda: copy)
+    monkeypatch.setattr(_static, "bundled", _static.StaticEmbedder)
+    assert isinstance(_static.default_embedder(), glean.HashingEmbedder)
 
 
 def test_embeddings_are_deterministic_and_normalised(embedder: glean.StaticEmbedder) -> None:

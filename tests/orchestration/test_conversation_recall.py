@@ -141,7 +141,7 @@ async def test_the_gated_neighbours_action_appends_after_round_0() -> None:
 
 
 async def test_the_floor_only_policy_never_runs_neighbours() -> None:
-    """The RFC's floor-only policy stays unchanged: its actions are the two floors."""
+    """The floor-only policy stays unchanged: its actions are the two floors."""
     efforts: list[glean.RecallEffort] = []
 
     async def sink(effort: glean.RecallEffort) -> None:

@@ -1,4 +1,4 @@
-"""The session dedup ledger (DESIGN §6): served items are held back for dedup_turns turns."""
+"""The session dedup ledger: served items are held back for dedup_turns turns."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The recall orchestrator at runtime level: the RFC's Testing section, on asyncio and trio."""
+"""The recall orchestrator at runtime level: the recall-sufficiency behaviours, both backends."""
 
 from __future__ import annotations
 

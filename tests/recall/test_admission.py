@@ -9,7 +9,7 @@ import pytest
 from glean.recall._admission import AdmissionFloor, admit, required_matches
 from glean.recall._allocation import allocate, check_ceiling
 from glean.recall._fusion import FusionWeights, fuse, with_neighbours
-from glean.vocabulary._errors import InvariantError
+from glean.vocabulary._errors import InvalidRequestError, InvariantError
 from tests.recall._factory import evidence, pool
 
 
@@ -19,6 +19,13 @@ from tests.recall._factory import evidence, pool
 def test_required_matches_rule(terms: int, needed: int) -> None:
     """1 for at most two terms, else max(2, ceil(0.25 * terms))."""
     assert required_matches(terms) == needed
+
+
+@pytest.mark.parametrize("term_count", ["x", -1, 2.0, True, None])
+def test_lexical_floor_refuses_a_bad_term_count(term_count: object) -> None:
+    """lexical_floor takes a non-negative integer; anything else raises naming term_count."""
+    with pytest.raises(InvalidRequestError, match=r"^term_count must be a non-negative integer"):
+        AdmissionFloor().lexical_floor(term_count)  # type: ignore[arg-type]
 
 
 def test_admit_applies_both_floors_and_counts() -> None:

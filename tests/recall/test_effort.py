@@ -1,4 +1,4 @@
-"""RecallEffort: exactly the fields of DESIGN §4, JSON-ready, with no query text."""
+"""RecallEffort: exactly its twelve fields, JSON-ready, with no query text."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from glean.recall._effort import RecallEffort
 
 QUERY = "How do I verify the HTTP API after changing the contract?"
 
-DESIGN_FIELDS = [
+EFFORT_FIELDS = [
     "policy",
     "assessment",
     "rounds",
@@ -52,8 +52,8 @@ def effort(**changes: Any) -> RecallEffort:
 
 
 def test_fields_are_exactly_those_of_design_section_4_in_order() -> None:
-    """RecallEffort has the twelve DESIGN §4 fields, in that order, and nothing else."""
-    assert [field.name for field in attrs.fields(RecallEffort)] == DESIGN_FIELDS
+    """RecallEffort has the twelve documented fields, in that order, and nothing else."""
+    assert [field.name for field in attrs.fields(RecallEffort)] == EFFORT_FIELDS
 
 
 def test_effort_is_frozen_and_keyword_only() -> None:
@@ -68,7 +68,7 @@ def test_effort_is_frozen_and_keyword_only() -> None:
 def test_to_json_is_json_serialisable_with_every_field() -> None:
     """to_json maps every field, in order, to JSON types that json.dumps accepts."""
     payload = effort().to_json()
-    assert list(payload) == DESIGN_FIELDS
+    assert list(payload) == EFFORT_FIELDS
     assert json.loads(json.dumps(payload)) == {
         "policy": "glean.recall-gate.v1",
         "assessment": "sufficient",
@@ -120,7 +120,7 @@ def test_to_json_carries_no_query_text() -> None:
     for word in ("verify", "HTTP", "contract"):
         assert word not in text
     allowed = {
-        *DESIGN_FIELDS,
+        *EFFORT_FIELDS,
         "glean.recall-gate.v1",
         "sufficient",
         "admission",

@@ -91,7 +91,7 @@ def test_healthy_recall_is_sufficient() -> None:
 
 
 def test_reason_constants_spell_the_rfc_names() -> None:
-    """The reason constants are the strings the RFC and RecallEffort report."""
+    """The reason constants are the strings RecallEffort reports."""
     assert (
         gate.SUFFICIENT,
         gate.NO_CONTENT,

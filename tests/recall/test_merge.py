@@ -1,4 +1,4 @@
-"""The RFC merge rule: committed prefix kept, new identities appended, ceilings held."""
+"""The merge rule: committed prefix kept, new identities appended, ceilings held."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_merge_fills_only_the_room_left_under_the_ceiling() -> None:
 
 @pytest.mark.parametrize("ceiling", [16, 64], ids=["classic", "default"])
 def test_two_rounds_of_16_differing_by_one_merge_within_the_ceiling(ceiling: int) -> None:
-    """The RFC's case: two valid rounds of 16 memory hits, one new, merge without error."""
+    """The classic case: two valid rounds of 16 memory hits, one new, merge without error."""
     round_0 = [evidence(f"m{i}") for i in range(16)]
     round_1 = [evidence(f"m{i}") for i in range(1, 17)]  # drops m0, adds m16
     naive = tuple({item.identity: item for item in (*round_0, *round_1)}.values())

@@ -75,6 +75,17 @@ def test_invalid_field_raises_invalid_request_naming_it(field: str, value: objec
         RecallSufficiencyPolicy(**kwargs)
 
 
+@pytest.mark.parametrize("field", ["admission", "policy_floor"])
+@pytest.mark.parametrize("value", [5, None, 0.3, (1, 0.3)])
+def test_floors_must_be_admission_floors(field: str, value: object) -> None:
+    """admission and policy_floor accept only an AdmissionFloor, naming the field otherwise."""
+    kwargs: dict[str, Any] = {field: value}
+    with pytest.raises(
+        InvalidRequestError, match=rf"^RecallSufficiencyPolicy\.{field} must be a glean\.Admission"
+    ):
+        RecallSufficiencyPolicy(**kwargs)
+
+
 def test_invalid_request_error_is_a_value_error() -> None:
     """Callers can catch a bad policy as a plain ValueError."""
     with pytest.raises(ValueError, match="min_candidates"):
@@ -142,11 +153,25 @@ def test_plan_uses_the_policys_own_floors() -> None:
     assert floor_of(2, custom) == AdmissionFloor(None, 0.15)
 
 
-@pytest.mark.parametrize("round_", [0, -1, 3, 4])
+@pytest.mark.parametrize("round_", [0, -1, 3, 4, 7])
 def test_rounds_outside_1_and_2_raise(round_: int) -> None:
-    """Round 0 is not an expansion, and there is no round 3: ValueError."""
-    with pytest.raises(ValueError, match=f"round {round_} "):
+    """Round 0 is not an expansion, and there is no round 3: InvalidRequestError naming round."""
+    with pytest.raises(InvalidRequestError, match=f"^round must be an integer .*round {round_} "):
         RecallExpander.plan(round_, POLICY)
+
+
+@pytest.mark.parametrize("round_", ["1", 1.0, True, None])
+def test_a_round_that_is_not_an_integer_raises(round_: object) -> None:
+    """A round of another type raises InvalidRequestError naming round, not a TypeError."""
+    with pytest.raises(InvalidRequestError, match=r"^round must be an integer"):
+        RecallExpander.plan(round_, POLICY)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("policy", [None, "glean.recall-gate.v1", AdmissionFloor()])
+def test_plan_refuses_a_non_policy(policy: object) -> None:
+    """plan(round, X) with anything but a RecallSufficiencyPolicy raises naming policy."""
+    with pytest.raises(InvalidRequestError, match=r"^policy must be a glean\.RecallSufficiency"):
+        RecallExpander.plan(1, policy)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("max_expansions", "round_"), [(0, 1), (1, 2), (0, 2)])
@@ -222,7 +247,7 @@ def test_search_plan_fields_are_exactly_round_action_floor() -> None:
 
 
 def test_search_plan_floor_has_only_the_two_overrides() -> None:
-    """The plan's floor carries only the two admission overrides of the RFC."""
+    """The plan's floor carries only the two admission overrides."""
     names = [field.name for field in attrs.fields(AdmissionFloor)]
     assert names == ["required_matches", "min_similarity"]
 

@@ -1,4 +1,4 @@
-"""Contract tests of the public runtime API (DESIGN §1, §2), on asyncio and trio."""
+"""Contract tests of the public runtime API (docs/architecture.md), on asyncio and trio."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ async def test_missing_entry_or_version_raises_not_found(rt: glean.Runtime) -> N
 
 
 async def test_prepare_cites_exact_version(rt: glean.Runtime) -> None:
-    """A delivered memory carries the exact citation of DESIGN §5 and its text."""
+    """A delivered memory carries its exact citation and its text."""
     (ref,) = await rt.add_memories("s", [glean.MemoryEntry(text="Backups run at 02:00 UTC")])
     result = await prepare(rt, "when do backups run?")
     assert result.status == "ready"
@@ -375,3 +375,91 @@ async def test_unknown_runtime_option_is_refused() -> None:
     with pytest.raises(glean.InvalidRequestError, match="round_timout"):
         async with glean.open_runtime(round_timout=1.0):
             pass
+
+
+@pytest.mark.parametrize("entry", ["a text", None, glean.Profile(text="a profile")])
+async def test_update_memory_refuses_a_non_entry(rt: glean.Runtime, entry: object) -> None:
+    """update_memory with anything but a MemoryEntry raises InvalidRequestError naming entry."""
+    [ref] = await rt.add_memories("s", [glean.MemoryEntry(text="kestrel fact")])
+    with pytest.raises(glean.InvalidRequestError, match=r"^entry must be a glean\.MemoryEntry"):
+        await rt.update_memory(ref, entry)  # type: ignore[arg-type]
+    assert (await rt.get_memory(ref)).text == "kestrel fact"
+
+
+@pytest.mark.parametrize("tags", [5, None])
+async def test_tags_that_are_not_a_list_name_their_field(rt: glean.Runtime, tags: object) -> None:
+    """A MemoryEntry whose tags are not iterable is refused at write, naming entries[i].tags."""
+    entries = [glean.MemoryEntry(text="ok"), glean.MemoryEntry(text="ok", tags=tags)]  # type: ignore[arg-type]
+    with pytest.raises(glean.InvalidRequestError, match=r"^entries\[1\]\.tags must be a list"):
+        await rt.add_memories("s", entries)
+    [ref] = await rt.add_memories("s", [glean.MemoryEntry(text="kestrel fact")])
+    with pytest.raises(glean.InvalidRequestError, match=r"^entry\.tags must be a list"):
+        await rt.update_memory(ref, glean.MemoryEntry(text="new", tags=tags))  # type: ignore[arg-type]
+    assert (await prepare(rt, "ok")).status == "empty"
+
+
+class _NoEmbed:
+    dimension = 8
+
+
+class _TextDimension:
+    dimension = "8"
+
+    async def embed(self, texts: object) -> object:
+        return None
+
+
+@pytest.fixture
+def nothing_opens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if open_runtime opens a store or loads the default embedder."""
+    from glean.runtime import _runtime
+    from glean.stores import SqliteStore
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("opened before the arguments were validated")
+
+    monkeypatch.setattr(SqliteStore, "open", refuse)
+    monkeypatch.setattr(_runtime, "default_embedder", refuse)
+
+
+@pytest.mark.usefixtures("nothing_opens")
+@pytest.mark.parametrize(
+    "embedder",
+    [object(), _NoEmbed(), _TextDimension(), glean.HashingEmbedder],
+    ids=["object", "no-embed", "text-dimension", "class-not-instance"],
+)
+async def test_open_runtime_refuses_a_non_embedder(embedder: object) -> None:
+    """open_runtime(embedder=X) without an int dimension and embed raises naming embedder,
+    before anything opens."""
+    with pytest.raises(glean.InvalidRequestError, match=r"^embedder must be a glean\.Embedder"):
+        async with glean.open_runtime(embedder=embedder):  # type: ignore[arg-type]
+            pass
+
+
+@pytest.mark.usefixtures("nothing_opens")
+@pytest.mark.parametrize("store", [object(), "g.db", glean.HashingEmbedder()])
+async def test_open_runtime_refuses_a_non_store(store: object) -> None:
+    """open_runtime(store=X) with anything but a glean.Store raises naming store."""
+    with pytest.raises(glean.InvalidRequestError, match=r"^store must be a glean\.Store"):
+        async with glean.open_runtime(store=store):  # type: ignore[arg-type]
+            pass
+
+
+@pytest.mark.usefixtures("nothing_opens")
+@pytest.mark.parametrize("provider", [object(), "otel"])
+async def test_open_runtime_refuses_a_bad_tracer_provider(provider: object) -> None:
+    """A tracer_provider that is not an opentelemetry TracerProvider raises naming it,
+    before the store opens."""
+    with pytest.raises(glean.InvalidRequestError, match=r"^tracer_provider must be"):
+        async with glean.open_runtime(tracer_provider=provider):  # type: ignore[arg-type]
+            pass
+
+
+async def test_open_runtime_accepts_an_opentelemetry_provider() -> None:
+    """A real TracerProvider (the API's no-op one) passes the check."""
+    from opentelemetry.trace import NoOpTracerProvider
+
+    async with glean.open_runtime(
+        embedder=glean.HashingEmbedder(), tracer_provider=NoOpTracerProvider()
+    ) as rt:
+        await rt.add_memories("s", [glean.MemoryEntry(text="kestrel fact")])

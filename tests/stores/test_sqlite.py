@@ -307,3 +307,37 @@ def test_a_sqlite_without_json_functions_is_refused_by_name() -> None:
     with pytest.raises(glean.StoreError, match="lacks JSON functions"):
         require_features(_WithoutJson(conn))  # type: ignore[arg-type]
     conn.close()
+
+
+@pytest.fixture
+def no_connections(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if SqliteStore.open opens a connection."""
+    from glean.stores import _sqlite
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a connection opened before the arguments were validated")
+
+    monkeypatch.setattr(_sqlite, "Connections", refuse)
+
+
+@pytest.mark.usefixtures("no_connections")
+@pytest.mark.parametrize("database", [5, None, "", b"g.db"])
+async def test_open_refuses_a_database_that_is_not_a_path(database: object) -> None:
+    """SqliteStore.open with a non-string or empty database raises naming database."""
+    with pytest.raises(glean.InvalidRequestError, match=r"^database must be"):
+        await SqliteStore.open(database)  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("no_connections")
+@pytest.mark.parametrize("readers", ["x", 0, -1, True, 2.0])
+async def test_open_refuses_a_bad_readers_count(readers: object) -> None:
+    """readers must be an integer >= 1 (0 would hang every worker-thread read)."""
+    with pytest.raises(glean.InvalidRequestError, match=r"^readers must be an integer >= 1"):
+        await SqliteStore.open(readers=readers)  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("no_connections")
+async def test_open_refuses_a_bad_tracer_provider_before_connecting() -> None:
+    """A tracer_provider that is not a TracerProvider raises naming it; nothing opens."""
+    with pytest.raises(glean.InvalidRequestError, match=r"^tracer_provider must be"):
+        await SqliteStore.open(tracer_provider=object())  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from glean.vocabulary._analysis import (
     match_expression,
 )
 from glean.vocabulary._analysis import _term as cached_term
+from glean.vocabulary._errors import InvalidRequestError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -345,10 +346,12 @@ def test_match_expression_quotes_every_term(fts: sqlite3.Connection) -> None:
     fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,)).fetchall()
 
 
-def test_match_expression_rejects_a_bare_string() -> None:
-    """A string is not a sequence of terms: it would be split into characters."""
-    with pytest.raises(TypeError, match="sequence of terms"):
-        match_expression("backup")
+@pytest.mark.parametrize("terms", ["backup", [5], ["ok", None], None, 5])
+def test_match_expression_rejects_what_is_not_a_sequence_of_strings(terms: object) -> None:
+    """A string (it would be split into characters), None or a non-string term raises
+    InvalidRequestError naming terms."""
+    with pytest.raises(InvalidRequestError, match=r"^terms must be a sequence of strings"):
+        match_expression(terms)  # type: ignore[arg-type]
 
 
 def test_query_terms_are_distinct_in_query_order() -> None:
@@ -397,10 +400,18 @@ def test_default_cap_bounds_a_huge_query() -> None:
     assert positions == sorted(positions)
 
 
-def test_max_terms_must_be_positive() -> None:
-    """A cap below one is a caller error."""
-    with pytest.raises(ValueError, match="max_terms"):
-        analyse_query("backup", max_terms=0)
+@pytest.mark.parametrize("max_terms", [0, -1, "3", 2.0, True, None])
+def test_max_terms_must_be_a_positive_integer(max_terms: object) -> None:
+    """A cap below one or not an integer raises InvalidRequestError naming max_terms."""
+    with pytest.raises(InvalidRequestError, match=r"^max_terms must be an integer >= 1"):
+        analyse_query("backup", max_terms=max_terms)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", [None, 5, b"backup"])
+def test_query_text_must_be_a_string(text: object) -> None:
+    """analyse_query of a non-string raises InvalidRequestError naming text."""
+    with pytest.raises(InvalidRequestError, match=r"^text must be a string"):
+        analyse_query(text)  # type: ignore[arg-type]
 
 
 def test_analysed_query_validates_its_fields() -> None:

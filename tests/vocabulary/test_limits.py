@@ -1,4 +1,4 @@
-"""glean.Limits: the budget-led default, the RFC's classic constants, and validation."""
+"""glean.Limits: the budget-led default, the classic constants, and validation."""
 
 from __future__ import annotations
 
@@ -31,3 +31,11 @@ def test_limits_must_be_positive_integers(value: object) -> None:
     """A non-positive or non-integer limit raises InvalidRequestError naming the field."""
     with pytest.raises(glean.InvalidRequestError, match=r"Limits\.max_items"):
         glean.Limits(max_items=value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("method", ["ceiling", "pool_size", "item_limit"])
+@pytest.mark.parametrize("family", ["bogus", "memories", None, ["memory"]])
+def test_unknown_family_is_refused_by_name(method: str, family: object) -> None:
+    """ceiling, pool_size and item_limit of a non-family raise InvalidRequestError naming family."""
+    with pytest.raises(glean.InvalidRequestError, match=r"^family must be one of .*memory"):
+        getattr(glean.Limits(), method)(family)

@@ -1,4 +1,4 @@
-"""Every validation error of DESIGN §1 names its field, and nothing is written."""
+"""Every validation error of a request names its field, and nothing is written."""
 
 from __future__ import annotations
 
@@ -118,3 +118,32 @@ async def test_empty_sections_is_normal_empty_result(runtime: glean.Runtime) -> 
     """sections=() is a valid request whose result is the normal empty result."""
     result = await runtime.prepare_context(request(assembly=glean.Assembly(sections=())))
     assert (result.status, result.content, result.content_bytes) == ("empty", None, 0)
+
+
+@pytest.mark.parametrize("value", [5, None, 2.5])
+async def test_sections_that_are_not_a_sequence_name_assembly_sections(
+    runtime: glean.Runtime, value: object
+) -> None:
+    """Assembly(sections=X) constructs for any X; prepare_context names assembly.sections."""
+    assembly = glean.Assembly(sections=value)  # type: ignore[arg-type]
+    with pytest.raises(glean.InvalidRequestError, match=r"^assembly\.sections must be a sequence"):
+        await runtime.prepare_context(request(assembly=assembly))
+
+
+@pytest.mark.parametrize("value", [5, None, 2.5])
+async def test_references_that_are_not_a_sequence_name_references(
+    runtime: glean.Runtime, value: object
+) -> None:
+    """PrepareContextRequest(references=X) constructs for any X; the prepare names references."""
+    built = request(references=value)
+    with pytest.raises(glean.InvalidRequestError, match=r"^references must be a sequence"):
+        await runtime.prepare_context(built)
+
+
+def test_iterable_sections_and_references_become_tuples() -> None:
+    """The converters still turn a list or a generator into a tuple, and one string into one id."""
+    sections = [glean.Section("memory", 2)]
+    assert glean.Assembly(sections=sections).sections == (glean.Section("memory", 2),)
+    assert glean.Assembly(sections=iter(sections)).sections == (glean.Section("memory", 2),)
+    assert request(references=["a", "b"]).references == ("a", "b")
+    assert request(references="a").references == ("a",)

@@ -1,4 +1,4 @@
-"""Workloads: the JSON Lines folders glean ingests and evaluates (``shared/WORKLOAD.md``).
+"""Workloads: the JSON Lines folders glean ingests and evaluates (docs/workload.md).
 
 A workload folder holds ``entries.jsonl`` (records to remember) and ``queries.jsonl``
 (questions with the entry ids that answer them). This package reads them line by line
@@ -9,13 +9,8 @@ public runtime API.
 """
 
 from ..vocabulary._errors import MalformedLineError as MalformedLineError
-from ._citations import BEGIN_MARKER as BEGIN_MARKER
-from ._citations import END_MARKER as END_MARKER
 from ._citations import CitationKey as CitationKey
 from ._citations import append_id_map as append_id_map
-from ._citations import citation_key as citation_key
-from ._citations import delivered_citations as delivered_citations
-from ._citations import read_id_map as read_id_map
 from ._ingest import IngestError as IngestError
 from ._ingest import IngestReport as IngestReport
 from ._ingest import RecordWriter as RecordWriter
@@ -31,8 +26,6 @@ from ._reading import read_entries as read_entries
 from ._reading import read_queries as read_queries
 
 __all__ = [
-    "BEGIN_MARKER",
-    "END_MARKER",
     "CitationKey",
     "IngestError",
     "IngestReport",
@@ -44,12 +37,9 @@ __all__ = [
     "WorkloadEntry",
     "WorkloadQuery",
     "append_id_map",
-    "citation_key",
-    "delivered_citations",
     "ingest",
     "iter_entries",
     "iter_queries",
     "read_entries",
-    "read_id_map",
     "read_queries",
 ]

@@ -1,87 +1,21 @@
-"""Mapping the citations of a prepared context back to workload ids.
+"""The workload id map: which citation each ingested workload id will be delivered as.
 
-A :data:`CitationKey` is what one rendered citation names; :func:`ingest` maps every
-workload id to the key of what it wrote, so evaluation can tell which entries a pack
-delivered. Pure, but for the id-map file helpers.
+A :data:`CitationKey` is what one rendered citation names; ingestion maps every workload
+id to the key of what it wrote and appends the mapping to ``DB.ids.jsonl`` as it goes,
+so a pack's citations can be mapped back to workload ids.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Mapping
 
 CitationKey: TypeAlias = tuple[str | int, ...]
 """What a delivered citation names: its family, its scope, then the family's identity."""
-
-BEGIN_MARKER: Final = "BEGIN_GLEAN_CONTEXT_V1"
-END_MARKER: Final = "END_GLEAN_CONTEXT_V1"
-
-
-def citation_key(citation: Mapping[str, Any]) -> CitationKey:
-    """The key of a rendered citation, equal to the one :func:`ingest` mapped its id to.
-
-    Raises:
-        ValueError: if the citation lacks its family's identity fields.
-    """
-    family = citation.get("family")
-    names = _CITATION_FIELDS.get(family) if isinstance(family, str) else None
-    if names is None:
-        raise ValueError(f"unknown citation family {family!r}")
-    try:
-        return (family, *(citation[name] for name in names))
-    except KeyError as exc:
-        raise ValueError(f"{family} citation lacks field {exc.args[0]!r}") from None
-
-
-_CITATION_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
-    "memory": ("scope", "entry_id", "version"),
-    "experience": ("scope", "id", "revision"),
-    "topic-memory": ("scope", "id", "revision"),
-    "resource": ("scope", "uri"),
-    "profile": ("scope",),
-}
-
-
-def delivered_citations(content: str | None) -> list[dict[str, Any]]:
-    """The citations a prepared context delivers, in rendered order.
-
-    Reads every line between the ``BEGIN_GLEAN_CONTEXT_V1`` and
-    ``END_GLEAN_CONTEXT_V1`` marker lines that starts with ``{``: the envelope
-    ``{"trust": ..., "items": [...]}`` of the plain form, or one item object per line
-    of the Markdown (assembly) form. The preamble and headings are skipped.
-
-    Raises:
-        ValueError: if such a line is not JSON or an item has no citation.
-    """
-    citations: list[dict[str, Any]] = []
-    for obj in _context_objects(content or ""):
-        items = obj.get("items", [obj])
-        for item in items:
-            citation = item.get("citation") if isinstance(item, dict) else None
-            if not isinstance(citation, dict):
-                raise ValueError(f"context item without a citation: {item!r:.200}")
-            citations.append(citation)
-    return citations
-
-
-def _context_objects(content: str) -> Iterator[dict[str, Any]]:
-    inside = False
-    for line in content.splitlines():
-        marker = line.strip()
-        if marker in (BEGIN_MARKER, END_MARKER):
-            inside = marker == BEGIN_MARKER
-        elif inside and line.startswith("{"):
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"context line is not JSON: {exc.msg}") from None
-            if not isinstance(obj, dict):
-                raise ValueError("context line is not a JSON object")
-            yield obj
 
 
 def append_id_map(path: str | Path, ids: Mapping[str, CitationKey]) -> None:
@@ -95,36 +29,3 @@ def append_id_map(path: str | Path, ids: Mapping[str, CitationKey]) -> None:
         for workload_id, key in ids.items():
             out.write(json.dumps({"id": workload_id, "key": list(key)}, ensure_ascii=False))
             out.write("\n")
-
-
-def read_id_map(path: str | Path) -> dict[CitationKey, list[str]]:
-    """Read an id map written by :func:`append_id_map`: citation key -> workload ids.
-
-    Several ids share one key when they name one thing (a scope's profiles); a later
-    line for the same id replaces the earlier one, as a re-ingest would.
-
-    Raises:
-        ValueError: naming the line that is not an id-map record.
-    """
-    latest: dict[str, CitationKey] = {}
-    with Path(path).open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if line.strip():
-                workload_id, key = _id_map_line(line, number)
-                latest.pop(workload_id, None)  # keep file order of the latest line
-                latest[workload_id] = key
-    by_key: dict[CitationKey, list[str]] = {}
-    for workload_id, key in latest.items():
-        by_key.setdefault(key, []).append(workload_id)
-    return by_key
-
-
-def _id_map_line(line: str, number: int) -> tuple[str, CitationKey]:
-    try:
-        obj = json.loads(line)
-        workload_id, key = obj["id"], obj["key"]
-    except (json.JSONDecodeError, KeyError, TypeError):
-        raise ValueError(f"id map line {number} is not an id-map record") from None
-    if not isinstance(workload_id, str) or not isinstance(key, list):
-        raise ValueError(f"id map line {number} is not an id-map record")
-    return workload_id, tuple(key)

@@ -6,16 +6,17 @@ is always reported, also when ingestion stops halfway.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
 import attrs
 
 from ..vocabulary._errors import GleanError, InvalidRequestError, InvariantError
+from ..vocabulary._families import FAMILIES, citation
 from ..vocabulary._records import Experience, MemoryEntry, Profile, Resource, TopicMemory
 from ._reading import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 
     from ..vocabulary._families import Family
     from ..vocabulary._records import MemoryRef, RecordRef
@@ -76,6 +77,10 @@ class IngestReport:
     def written(self) -> int:
         """How many entries were written, over all families."""
         return sum(self.counts.values())
+
+    def written_by_family(self) -> list[tuple[Family, int]]:
+        """The families written to, in the order requests list families, with counts."""
+        return [(family, self.counts[family]) for family in FAMILIES if self.counts.get(family)]
 
 
 class IngestError(GleanError):
@@ -146,12 +151,12 @@ async def ingest(
         The per-family counts, the id -> citation-key mapping and the rejected entries.
 
     Raises:
-        ValueError: if ``batch_size`` is not a positive integer.
+        InvalidRequestError: (a ValueError) if ``batch_size`` is not a positive integer.
         IngestError: if a write fails for another reason; its ``report`` holds
             everything written before the failing batch.
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError("batch_size must be a positive integer")
+        raise InvalidRequestError("batch_size must be a positive integer")
     state = _Progress()
     try:
         for batch in _batches(entries, batch_size):
@@ -207,22 +212,48 @@ async def _write_or_reject(
 
 
 async def _write(runtime: RecordWriter, batch: list[WorkloadEntry]) -> list[CitationKey]:
+    """Write one batch of one family and scope; the citation key of each entry."""
     scope, family = batch[0].scope, batch[0].family
-    if family == "memory":
-        refs = await runtime.add_memories(scope, _records(batch, MemoryEntry))
-        return [(family, ref.scope_id, ref.entry_id, ref.version) for ref in refs]
-    if family == "experience":
-        records = await runtime.add_experiences(scope, _records(batch, Experience))
-        return [(family, ref.scope_id, ref.id, ref.revision) for ref in records]
-    if family == "topic-memory":
-        records = await runtime.add_topic_memories(scope, _records(batch, TopicMemory))
-        return [(family, ref.scope_id, ref.id, ref.revision) for ref in records]
-    if family == "resource":
-        resources = _records(batch, Resource)
-        await runtime.add_resources(scope, resources)
-        return [(family, scope, resource.uri) for resource in resources]
+    written = await _WRITERS[family](runtime, scope, batch)
+    return [tuple(citation(family, scope, *record).values()) for record in written]
+
+
+Written = list[tuple[str | None, int | None]]
+
+
+async def _memories(runtime: RecordWriter, scope: str, batch: list[WorkloadEntry]) -> Written:
+    refs = await runtime.add_memories(scope, _records(batch, MemoryEntry))
+    return [(ref.entry_id, ref.version) for ref in refs]
+
+
+async def _experiences(runtime: RecordWriter, scope: str, batch: list[WorkloadEntry]) -> Written:
+    refs = await runtime.add_experiences(scope, _records(batch, Experience))
+    return [(ref.id, ref.revision) for ref in refs]
+
+
+async def _topics(runtime: RecordWriter, scope: str, batch: list[WorkloadEntry]) -> Written:
+    refs = await runtime.add_topic_memories(scope, _records(batch, TopicMemory))
+    return [(ref.id, ref.revision) for ref in refs]
+
+
+async def _resources(runtime: RecordWriter, scope: str, batch: list[WorkloadEntry]) -> Written:
+    refs = await runtime.add_resources(scope, _records(batch, Resource))
+    return [(ref.id, ref.revision) for ref in refs]
+
+
+async def _profiles(runtime: RecordWriter, scope: str, batch: list[WorkloadEntry]) -> Written:
+    # latest wins: of a run of profiles only the last is written, each one is mapped
     await runtime.set_profile(scope, _records(batch, Profile)[-1])
-    return [(family, scope)] * len(batch)
+    return [(None, None)] * len(batch)
+
+
+_WRITERS: Final[dict[Family, Callable[..., Awaitable[Written]]]] = {
+    "memory": _memories,
+    "experience": _experiences,
+    "topic-memory": _topics,
+    "resource": _resources,
+    "profile": _profiles,
+}
 
 
 def _records(batch: Sequence[WorkloadEntry], kind: type[R]) -> list[R]:

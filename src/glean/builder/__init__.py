@@ -3,8 +3,9 @@
 Pure: no I/O, no anyio, no store, no OpenTelemetry, no clock; it reads only its
 arguments and the vocabulary. Selection (``_selection``) fixes the order items compete
 in, tiers (``_tiers``) what each may be served at, fitting (``_fitting``) places them
-within the budget, rendering (``_render``) spells the wrapper, and the budget probe
-(``_probe``) is the same fitting pass keeping only its counts.
+within the budget, rendering (``_render``) spells the wrapper, and ``_build`` runs them
+and offers the budget probe (``BuildResult.budget``): the same fitting pass, read for
+its counts before anything is rendered.
 """
 
 from ._build import BuildResult as BuildResult
@@ -12,7 +13,6 @@ from ._build import DeliveredItem as DeliveredItem
 from ._build import build_context as build_context
 from ._fitting import FitMemo as FitMemo
 from ._fitting import OmissionCounts as OmissionCounts
-from ._probe import probe_budget as probe_budget
 from ._tiers import needs_body as needs_body
 from ._tiers import tier_ceiling as tier_ceiling
 
@@ -23,6 +23,5 @@ __all__ = [
     "OmissionCounts",
     "build_context",
     "needs_body",
-    "probe_budget",
     "tier_ceiling",
 ]

@@ -11,16 +11,15 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ..vocabulary._budget import BudgetView
 from ..vocabulary._errors import InvariantError
 from ..vocabulary._requests import PreparedContext, Section
 from ._fitting import FitMemo, Fitted, FittedPack, OmissionCounts, fit_pack
-from ._probe import budget_view
 from ._utf8 import utf8_len
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from ..vocabulary._budget import BudgetView
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family, Tier
     from ..vocabulary._limits import Limits
@@ -73,8 +72,16 @@ class BuildResult:
         return self._pack.omissions
 
     def budget(self, max_bytes: int) -> BudgetView:
-        """The budget probe's view of this fit: the Builder's own fitting pass, reused."""
-        return budget_view(self._pack, max_bytes)
+        """The budget probe: what this fitting pass delivered, cut, dropped and left unused
+        of ``max_bytes``, read without rendering (the gate reads it after every fit)."""
+        pack = self._pack
+        return BudgetView(
+            max_bytes=max_bytes,
+            delivered_items=len(pack.items),
+            truncated_items=pack.omissions.truncated_items,
+            dropped_items=pack.omissions.dropped_items,
+            unused_bytes=max_bytes - pack.content_bytes,
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BuildResult):

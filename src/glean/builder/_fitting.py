@@ -264,7 +264,7 @@ def _deepen(placed: list[Fitted], unused: int, limits: Limits) -> int:
     While every family starts at its ceiling, the first pass already gives each item
     the deepest placement its room allowed, and the bytes left at the end are never
     more than that room had spare, so this finds nothing to gain. It stays as the
-    contract's second step (DESIGN §5) for the day a family starts below its ceiling.
+    fitting contract's second step for the day a family starts below its ceiling.
     """
     for index, item in enumerate(placed):
         if unused <= 0:

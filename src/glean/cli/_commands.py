@@ -29,7 +29,6 @@ from .._workload import (
     ingest,
     iter_entries,
 )
-from ..vocabulary._families import FAMILIES
 from ._progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -263,9 +262,8 @@ class _SkippedLines:
 
 def _print_report(report: IngestReport, skipped: _SkippedLines, database: str, id_map: str) -> None:
     print(f"ingested {report.written:,} entries into {database}")
-    for family in FAMILIES:
-        if report.counts.get(family):
-            print(f"  {family:<13} {report.counts[family]:>8,}")
+    for family, count in report.written_by_family():
+        print(f"  {family:<13} {count:>8,}")
     for rejected in report.rejected:
         where = f"{rejected.family} entry {rejected.id!r} in scope {rejected.scope!r}"
         print(f"glean ingest: {where} refused: {rejected.message}", file=sys.stderr)

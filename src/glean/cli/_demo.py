@@ -106,8 +106,8 @@ async def _demo(
     async with glean.open_runtime(database) as runtime:
         report = await ingest(runtime, entries)
         print(_summary(report))
-        for number, plan in enumerate(DEMO_PREPARES, start=1):
-            request = plan.request(queries[plan.query_id])
+        for number, demo in enumerate(DEMO_PREPARES, start=1):
+            request = demo.request(queries[demo.query_id])
             context = await runtime.prepare_context(request)
             print()
             print(_header(number, request, context))

@@ -10,6 +10,7 @@ vocabulary below them.
 from ._hashing import HashingEmbedder as HashingEmbedder
 from ._protocol import Embedder as Embedder
 from ._protocol import calibration_of as calibration_of
+from ._protocol import check_embedder as check_embedder
 from ._protocol import fingerprint_of as fingerprint_of
 from ._sentence import SentenceTransformerEmbedder as SentenceTransformerEmbedder
 from ._spec import SPEC_HELP as SPEC_HELP
@@ -25,6 +26,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "StaticEmbedder",
     "calibration_of",
+    "check_embedder",
     "check_spec",
     "default_embedder",
     "fingerprint_of",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..vocabulary._calibration import Calibration
+from ..vocabulary._errors import InvalidRequestError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -31,6 +32,31 @@ class Embedder(Protocol):
     def dimension(self) -> int: ...
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+def check_embedder(value: object, field: str = "embedder") -> Embedder:
+    """``value`` if it is an embedder: an integer ``dimension`` >= 1 and a callable ``embed``.
+
+    Raises:
+        InvalidRequestError: naming ``field``.
+    """
+    message = f"{field} must be a glean.Embedder (an integer dimension and async embed)"
+    try:
+        if not isinstance(value, Embedder):  # reads ``dimension``, which may raise
+            raise InvalidRequestError(message)
+        dimension = value.dimension
+    except InvalidRequestError:
+        raise
+    except Exception as exc:
+        raise InvalidRequestError(f"{message}: reading it raised {exc!r}") from exc
+    if (
+        isinstance(dimension, bool)
+        or not isinstance(dimension, int)
+        or dimension < 1
+        or not callable(value.embed)
+    ):
+        raise InvalidRequestError(message)
+    return value
 
 
 def calibration_of(embedder: Embedder) -> Calibration:

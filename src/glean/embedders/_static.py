@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import logging
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,11 +21,12 @@ import anyio.to_thread
 import numpy as np
 
 from ..vocabulary._calibration import Calibration
-from ..vocabulary._errors import ModelLoadError
+from ..vocabulary._errors import InvalidRequestError, ModelLoadError
 from ._hashing import HashingEmbedder
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    import os
+    from collections.abc import Iterator, Sequence
 
     import numpy.typing as npt
 
@@ -36,6 +38,9 @@ logger = logging.getLogger("glean")
 BUNDLED = "minilm-static-256"
 #: Batches at least this large are embedded in a worker thread, off the event loop.
 THREAD_BATCH = 64
+#: The largest ``max_length`` a config may set: what the tokenizer accepts (a ``usize``)
+#: on every platform.
+MAX_LENGTH = 2**32 - 1
 
 
 class StaticEmbedder:
@@ -47,21 +52,24 @@ class StaticEmbedder:
             the bundled model; optional for a folder without one).
 
     Raises:
+        InvalidRequestError: ``path`` is not a str, an ``os.PathLike`` of str or None.
         ModelLoadError: files missing, a checksum mismatch, or an unreadable model.
     """
 
-    def __init__(self, path: str | Path | None = None, *, verify: bool = True) -> None:
-        folder = Path(path) if path is not None else _bundled_folder()
-        try:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, verify: bool = True) -> None:
+        folder = _folder(path)
+        with _loading(folder, "checksums.json"):
             checksum = _verify(folder, required=path is None) if verify else None
-            config = json.loads((folder / "config.json").read_text())
+        with _loading(folder, "config.json"):
+            config = _json_object(folder / "config.json")
+            name = config.get("name", folder.name)
+            self.name = name if isinstance(name, str) else folder.name
+        with _loading(folder, "tokenizer.json"):
             self._tokenizer = _tokenizer(folder / "tokenizer.json", config)
+            self._unk = self._tokenizer.token_to_id("[UNK]")
+        with _loading(folder, "model.safetensors"):
             self._vectors = _vectors(folder / "model.safetensors")
-        except (OSError, ValueError, KeyError) as exc:
-            raise ModelLoadError(f"cannot load the static model in {folder}: {exc}") from exc
-        self._unk = self._tokenizer.token_to_id("[UNK]")
-        self.name = config.get("name", folder.name)
-        self.checksum = checksum or _digest(folder / "model.safetensors")
+            self.checksum = checksum or _digest(folder / "model.safetensors")
 
     @property
     def dimension(self) -> int:
@@ -118,6 +126,31 @@ def default_embedder() -> Embedder:
         return HashingEmbedder()
 
 
+@contextmanager
+def _loading(folder: Path, name: str) -> Iterator[None]:
+    """Any failure reading ``name`` becomes a ModelLoadError naming it: the tokenizers and
+    safetensors libraries raise their own exception types (even a bare ``Exception``)."""
+    try:
+        yield
+    except ModelLoadError:
+        raise
+    except Exception as exc:
+        raise ModelLoadError(
+            f"cannot load the static model in {folder}: {name}: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _folder(path: str | os.PathLike[str] | None) -> Path:
+    if path is None:
+        return _bundled_folder()
+    try:
+        return Path(path)  # a value of any other type is a TypeError
+    except TypeError:
+        raise InvalidRequestError(
+            "StaticEmbedder.path must be a str, an os.PathLike of str or None"
+        ) from None
+
+
 def _bundled_folder() -> Path:
     return Path(str(resources.files("glean") / "models" / BUNDLED))
 
@@ -133,11 +166,20 @@ def _verify(folder: Path, *, required: bool) -> str | None:
         if required:
             raise ModelLoadError(f"{folder} has no checksums.json")
         return None
-    expected: dict[str, str] = json.loads(listing.read_text())
+    expected = _json_object(listing)
     for name, digest in expected.items():
-        if _digest(folder / name) != digest:
+        if not isinstance(digest, str) or _digest(folder / name) != digest:
             raise ModelLoadError(f"{folder / name} does not match its checksum: corrupted?")
-    return expected.get("model.safetensors")
+    model = expected.get("model.safetensors")
+    return model if isinstance(model, str) else None
+
+
+def _json_object(path: Path) -> dict[str, object]:
+    """A JSON file that must hold an object (``config.json``, ``checksums.json``)."""
+    value = json.loads(path.read_text())
+    if not isinstance(value, dict):
+        raise ModelLoadError(f"{path} must hold a JSON object")
+    return value
 
 
 def _tokenizer(path: Path, config: dict[str, object]) -> Tokenizer:
@@ -145,7 +187,11 @@ def _tokenizer(path: Path, config: dict[str, object]) -> Tokenizer:
 
     tokenizer = Tokenizer.from_file(str(path))
     max_length = config.get("max_length")
-    if isinstance(max_length, int):
+    if isinstance(max_length, int) and not isinstance(max_length, bool):
+        if not 1 <= max_length <= MAX_LENGTH:
+            raise ModelLoadError(
+                f"{path.parent / 'config.json'} max_length must be an integer in 1..{MAX_LENGTH}"
+            )
         tokenizer.enable_truncation(max_length)
     tokenizer.no_padding()
     return tokenizer
@@ -157,7 +203,10 @@ def _vectors(path: Path) -> npt.NDArray[np.float32]:
     tensors = load_file(str(path))
     if "embeddings" not in tensors:
         raise ModelLoadError(f"{path} holds no 'embeddings' tensor")
-    return np.ascontiguousarray(tensors["embeddings"], dtype=np.float32)
+    embeddings = tensors["embeddings"]
+    if embeddings.ndim != 2 or 0 in embeddings.shape:
+        raise ModelLoadError(f"{path}: 'embeddings' must be a non-empty 2-D tensor")
+    return np.ascontiguousarray(embeddings, dtype=np.float32)
 
 
 if TYPE_CHECKING:

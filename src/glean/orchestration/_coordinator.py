@@ -74,7 +74,6 @@ class Coordinator:
         policy: RecallSufficiencyPolicy | None,
         round_timeout: float | None,
         prepare_timeout: float | None,
-        sequential: bool = False,
         baseline: float | None = None,
     ) -> None:
         self._limits = limits
@@ -88,8 +87,6 @@ class Coordinator:
         self._round0 = AdmissionFloor(min_similarity=baseline)
         self._round_timeout = round_timeout
         self._prepare_timeout = prepare_timeout
-        # Benchmarks only: the same searches one after another, to measure concurrency.
-        self._sequential = sequential
 
     async def recall(
         self,
@@ -220,13 +217,6 @@ class Coordinator:
         """
         staged: dict[SearchSpec, SearchOutcome] = {}
         send, receive = anyio.create_memory_object_stream[SearchOutcome](max(len(specs), 1))
-        if self._sequential:
-            async with send, receive:
-                for spec in specs:
-                    await self._searcher.search(spec, settings, send.clone())
-                    outcome = receive.receive_nowait()
-                    staged[outcome.spec] = outcome
-            return staged
         async with anyio.create_task_group() as group:
             async with send:
                 for spec in specs:

@@ -56,6 +56,13 @@ class AdmissionFloor:
     min_similarity: float | None = attrs.field(default=None, validator=_similarity)
 
     def lexical_floor(self, term_count: int) -> int:
+        """Distinct query terms a lexical candidate must contain, for ``term_count`` terms.
+
+        Raises:
+            InvalidRequestError: ``term_count`` is not a non-negative integer.
+        """
+        if isinstance(term_count, bool) or not isinstance(term_count, int) or term_count < 0:
+            raise InvalidRequestError("term_count must be a non-negative integer")
         if self.required_matches is None:
             return required_matches(term_count)
         return max(1, min(self.required_matches, required_matches(term_count)))

@@ -21,7 +21,7 @@ from ._fusion import FusionWeights
 if TYPE_CHECKING:
     from ..vocabulary._calibration import Calibration
 
-#: The expansion actions of the RFC's floor-only policy, in round order.
+#: The expansion actions of the floor-only policy, in round order.
 FLOOR_ACTIONS: Final = ("admission", "policy-floor")
 #: The action that offers the committed hits' thread neighbours instead of a lower floor.
 NEIGHBOURS: Final = "neighbours"
@@ -62,6 +62,13 @@ def _actions(instance: object, attribute: attrs.Attribute[tuple[str, ...]], valu
         )
 
 
+def _floor(instance: object, attribute: attrs.Attribute[AdmissionFloor], value: object) -> None:
+    if not isinstance(value, AdmissionFloor):
+        raise InvalidRequestError(
+            f"RecallSufficiencyPolicy.{attribute.name} must be a glean.AdmissionFloor"
+        )
+
+
 def _fusion(instance: object, attribute: attrs.Attribute[FusionWeights], value: object) -> None:
     if not isinstance(value, FusionWeights):
         raise InvalidRequestError("RecallSufficiencyPolicy.fusion must be a glean.FusionWeights")
@@ -85,7 +92,7 @@ class RecallSufficiencyPolicy:
             query's terms is a precise hit: recall is sufficient however few candidates.
         admission: the floor of the ``"admission"`` action.
         policy_floor: the floor of the ``"policy-floor"`` action.
-        actions: the expansion actions in round order: the RFC's floor-only
+        actions: the expansion actions in round order: the floor-only
             ``("admission", "policy-floor")``, or v2's ``("neighbours", "admission")``.
         fusion: the fusion weights of every round's channels.
     """
@@ -104,10 +111,10 @@ class RecallSufficiencyPolicy:
     # floor equals it, so with this embedder a second look never runs. An embedder whose
     # cosines carry meaning gets a lower policy floor from its calibration.
     admission: AdmissionFloor = attrs.field(
-        factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.3)
+        factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.3), validator=_floor
     )
     policy_floor: AdmissionFloor = attrs.field(
-        factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.3)
+        factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.3), validator=_floor
     )
     actions: tuple[str, ...] = attrs.field(default=FLOOR_ACTIONS, validator=_actions)
     fusion: FusionWeights = attrs.field(factory=FusionWeights, validator=_fusion)
@@ -161,10 +168,21 @@ class RecallExpander:
         """The plan of expansion round ``round`` (1 or 2).
 
         Raises:
-            ValueError: for a round the policy does not allow.
+            InvalidRequestError: (a ValueError) ``policy`` is not a
+                :class:`RecallSufficiencyPolicy`, or ``round`` is not an integer the
+                policy allows as an expansion round.
         """
-        if not 1 <= round <= policy.max_expansions:
-            raise ValueError(f"round {round} is not an expansion round of {policy.policy}")
+        if not isinstance(policy, RecallSufficiencyPolicy):
+            raise InvalidRequestError("policy must be a glean.RecallSufficiencyPolicy")
+        if (
+            isinstance(round, bool)
+            or not isinstance(round, int)
+            or not 1 <= round <= policy.max_expansions
+        ):
+            raise InvalidRequestError(
+                f"round must be an integer in 1..{policy.max_expansions}:"
+                f" round {round!r} is not an expansion round of {policy.policy}"
+            )
         action = policy.actions[round - 1]
         floors = {"admission": policy.admission, "policy-floor": policy.policy_floor}
         return SearchPlan(round=round, action=action, floor=floors.get(action))

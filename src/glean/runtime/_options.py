@@ -40,8 +40,6 @@ class RuntimeOptions:
     #: Threads BLAS may use while the runtime is open (None leaves BLAS alone). One is
     #: fastest for glean's products: with more, every search pays a thread wake-up.
     blas_threads: int | None = attrs.field(default=1, validator=_count(minimum=1, none=True))
-    #: For benchmarks only: run a round's searches one after another instead of at once.
-    sequential_searches: bool = False
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> RuntimeOptions:

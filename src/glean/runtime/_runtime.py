@@ -13,14 +13,21 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import threadpoolctl
 
-from ..embedders import Embedder, calibration_of, default_embedder, fingerprint_of
+from ..embedders import (
+    Embedder,
+    calibration_of,
+    check_embedder,
+    default_embedder,
+    fingerprint_of,
+)
 from ..orchestration import Coordinator, DedupLedger, Preparer, ScopeGuards
 from ..recall import RecallSufficiencyPolicy, calibrate
-from ..stores import SqliteStore
+from ..stores import SqliteStore, Store
 from ..vocabulary import (
     InvalidRequestError,
     Limits,
     PreparedContext,
+    check_provider,
     tracer,
     validate_request,
     validate_scope,
@@ -37,7 +44,6 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
     from ..recall import RecallEffortSink
-    from ..stores import Store
     from ..vocabulary._records import (
         Experience,
         MemoryEntry,
@@ -76,7 +82,6 @@ class Runtime:
         coordinator = Coordinator(
             store, limits, self._guards, self._tracer, policy=policy, baseline=calibration.baseline,
             round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
-            sequential=options.sequential_searches,
         )  # fmt: skip
         ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
         self._preparer = Preparer(store, embedder, limits, self._guards, coordinator, sink, ledger)
@@ -104,8 +109,7 @@ class Runtime:
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry) -> MemoryRef:
         """Write a new version of an entry; the old version stays readable by its ref."""
         ref = _writes.memory_ref(ref)
-        _writes.batch([entry], type(entry), "entry")
-        _writes.memory_entry(entry, "entry")
+        entry = _writes.memory_entry(entry, "entry")
         vector = await self._embed([entry.text])
         async with self._guards.writing(ref.scope_id):
             return await self._store.update_memory(ref, entry, vector)
@@ -216,20 +220,27 @@ async def open_runtime(
             ``readers`` (reader connections of the embedded store), ``blas_threads``.
 
     Raises:
-        InvalidRequestError: an unknown option or a malformed argument.
+        InvalidRequestError: an unknown option or a malformed argument (the message names
+            it); raised before anything is opened.
     """
     settings = RuntimeOptions.from_options(options)
     if limits is not None and not isinstance(limits, Limits):
         raise InvalidRequestError("limits must be a glean.Limits")
     if recall_policy is not None and not isinstance(recall_policy, RecallSufficiencyPolicy):
         raise InvalidRequestError("recall_policy must be a glean.RecallSufficiencyPolicy or None")
+    if store is not None and not isinstance(store, Store):
+        raise InvalidRequestError("store must be a glean.Store or None")
+    if embedder is not None:
+        embedder = check_embedder(embedder, "embedder")
+    check_provider(tracer_provider, "tracer_provider")
     if store is None:
         if not isinstance(database, str) or not database:
             raise InvalidRequestError("database must be a file path or ':memory:'")
         store = await SqliteStore.open(
             database, readers=settings.readers, tracer_provider=tracer_provider
         )
-    embedder = embedder or default_embedder()
+    if embedder is None:
+        embedder = default_embedder()
     try:
         await store.bind_embedder(fingerprint_of(embedder), embedder.dimension)
     except BaseException:

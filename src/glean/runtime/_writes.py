@@ -39,9 +39,13 @@ def text(value: object, field: str, *, optional: bool = False) -> None:
         raise InvalidRequestError(f"{field} must be a non-empty string")
 
 
-def memory_entry(entry: MemoryEntry, field: str) -> None:
+def memory_entry(entry: object, field: str) -> MemoryEntry:
+    if not isinstance(entry, MemoryEntry):
+        raise InvalidRequestError(f"{field} must be a glean.MemoryEntry")
     text(entry.text, f"{field}.text")
     text(entry.kind, f"{field}.kind")
+    if not isinstance(entry.tags, tuple):  # the converter keeps a non-iterable as given
+        raise InvalidRequestError(f"{field}.tags must be a list of strings")
     for index, tag in enumerate(entry.tags):
         text(tag, f"{field}.tags[{index}]")
     text(entry.thread, f"{field}.thread", optional=True)
@@ -50,6 +54,7 @@ def memory_entry(entry: MemoryEntry, field: str) -> None:
         not isinstance(created_at, datetime) or created_at.utcoffset() is None
     ):
         raise InvalidRequestError(f"{field}.created_at must be a timezone-aware datetime")
+    return entry
 
 
 def memory_entries(entries: object) -> list[MemoryEntry]:

@@ -37,14 +37,15 @@ class ScopeMatrices:
     """Every loaded (family, scope) matrix of one store, and the thread that runs a
     lone search's product beside its full-text query."""
 
-    def __init__(self, *, parallel_rows: int = PARALLEL_VECTOR_ROWS) -> None:
+    def __init__(self) -> None:
         self._matrices: dict[tuple[Family, int], VectorMatrix] = {}
         # Serialises loading a scope's matrix with applying committed writes to loaded
         # ones, so a matrix loaded from a snapshot never misses a write. Searches read
         # ``_matrices`` without it.
         self._load_lock = threading.Lock()
         self._threads = ThreadPoolExecutor(2, thread_name_prefix="glean-vectors")
-        self.parallel_rows = parallel_rows
+        #: A lone search over at least this many rows overlaps its two channels.
+        self.parallel_rows = PARALLEL_VECTOR_ROWS
         #: Searches now in worker threads (only the event loop changes it).
         self.threaded_searches = 0
 

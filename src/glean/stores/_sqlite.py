@@ -21,7 +21,7 @@ from opentelemetry.trace import SpanKind
 from ..embedders import fingerprint_of
 from ..vocabulary import _telemetry as tracing
 from ..vocabulary._analysis import index_text
-from ..vocabulary._errors import NotFoundError, StoreError
+from ..vocabulary._errors import InvalidRequestError, NotFoundError, StoreError
 from ..vocabulary._evidence import Evidence, Pool
 from ..vocabulary._families import rules
 from ..vocabulary._records import (
@@ -73,14 +73,12 @@ class SqliteStore:
         scopes: dict[str, int],
         dimension: int | None,
         counts: dict[tuple[Family, int], int],
-        *,
-        inline_rows: int = INLINE_ROWS,
     ) -> None:
         self._conns = connections
         self._scope_keys = scopes
         self._dimension = dimension
         self._counts = counts
-        self._inline_rows = inline_rows
+        self._inline_rows = INLINE_ROWS
         self._versions: dict[str, int] = {}
         # Scopes that ever held a memory entry with a thread (a forget never clears it:
         # the flag only spares unthreaded scopes the neighbour lookup).
@@ -105,9 +103,20 @@ class SqliteStore:
             database: a file path or ``":memory:"``.
             readers: reader connections for concurrent searches.
             tracer_provider: where its DB spans go; the global provider when None.
+
+        Raises:
+            InvalidRequestError: an argument is malformed (the message names it); nothing
+                is opened.
+            StoreError: the database cannot be opened.
         """
+        if not isinstance(database, str) or not database:
+            raise InvalidRequestError("database must be a file path or ':memory:'")
+        if isinstance(readers, bool) or not isinstance(readers, int) or readers < 1:
+            raise InvalidRequestError("readers must be an integer >= 1")
+        tracing.check_provider(tracer_provider)
+        tracer = tracing.tracer(tracer_provider)
         store = await anyio.to_thread.run_sync(cls._open_sync, database, readers)
-        store._tracer = tracing.tracer(tracer_provider)
+        store._tracer = tracer
         return store
 
     @classmethod

@@ -53,6 +53,7 @@ from ._requests import ResolvedRequest as ResolvedRequest
 from ._requests import Section as Section
 from ._requests import validate_request as validate_request
 from ._requests import validate_scope as validate_scope
+from ._telemetry import check_provider as check_provider
 from ._telemetry import tracer as tracer
 
 __all__ = [
@@ -95,6 +96,7 @@ __all__ = [
     "TopicMemory",
     "analyse",
     "analyse_query",
+    "check_provider",
     "citation",
     "extract_dates",
     "index_text",

@@ -18,15 +18,17 @@ import functools
 import re
 import threading
 import unicodedata
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
 import snowballstemmer
 
 from ._dates import DateMention, extract_dates
+from ._errors import InvalidRequestError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable
 
 MAX_QUERY_TERMS: Final[int] = 24
 """Cap on the distinct terms of one query: bounds the MATCH and the admission floor."""
@@ -142,10 +144,13 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
         The query with its distinct terms.
 
     Raises:
-        ValueError: If ``max_terms`` is below 1.
+        InvalidRequestError: (a ValueError) If ``text`` is not a string, or ``max_terms``
+            is not an integer of at least 1.
     """
-    if max_terms < 1:
-        raise ValueError(f"max_terms must be at least 1, got {max_terms}")
+    if not isinstance(text, str):
+        raise InvalidRequestError("text must be a string")
+    if isinstance(max_terms, bool) or not isinstance(max_terms, int) or max_terms < 1:
+        raise InvalidRequestError(f"max_terms must be an integer >= 1, got {max_terms!r}")
     words = list(dict.fromkeys(_words(text)))
     if len(words) <= max_terms:
         terms = tuple(dict.fromkeys(map(_term, words)))
@@ -169,10 +174,15 @@ def match_expression(terms: Sequence[str]) -> str:
         the lexical channel.
 
     Raises:
-        TypeError: If ``terms`` is a single string rather than a sequence of terms.
+        InvalidRequestError: (a ValueError) If ``terms`` is not a sequence of strings; a
+            single string is refused: it would be split into characters.
     """
-    if isinstance(terms, str):
-        raise TypeError("match_expression takes a sequence of terms, not a string")
+    if (
+        isinstance(terms, str)
+        or not isinstance(terms, Sequence)
+        or not all(isinstance(term, str) for term in terms)
+    ):
+        raise InvalidRequestError("terms must be a sequence of strings")
     return " OR ".join(_phrase(term) for term in terms)
 
 

@@ -56,6 +56,7 @@ class Evidence:
         ``created_at`` and ``thread`` as the record has them."""
         cited = citation(family, scope_id, record_id, version)
         identity = "\x1f".join(str(value) for value in cited.values())
+        content.setdefault("text", None)
         return cls(family, scope_id, identity, cited, **content)
 
 
@@ -116,5 +117,5 @@ class Pool:
 
     @property
     def retrieved(self) -> int:
-        """Candidates the backend returned, counted per channel (the RFC's count)."""
+        """Candidates the backend returned, counted per channel (as RecallEffort reports)."""
         return len(self.lexical_keys) + len(self.vector_keys) + len(self.time_keys)

@@ -7,13 +7,20 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from ._errors import InvalidRequestError
-from ._families import rules
+from ._families import FAMILIES, rules
 
 if TYPE_CHECKING:
-    from ._families import Family
+    from ._families import Family, FamilyRules
 
 POOL_FACTOR: Final = 4
 MIN_POOL: Final = 32
+
+
+def _rules(family: Family) -> FamilyRules:
+    try:
+        return rules(family)
+    except (KeyError, TypeError):  # TypeError: an unhashable value
+        raise InvalidRequestError(f"family must be one of {', '.join(FAMILIES)}") from None
 
 
 def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
@@ -26,7 +33,7 @@ class Limits:
     """Candidate ceilings, item limits and the per-item byte cap.
 
     The default lets the byte budget decide how many items are delivered;
-    :meth:`classic` is the recall-sufficiency RFC's constants.
+    :meth:`classic` is the classic constants of the recall-sufficiency design.
     """
 
     memory_candidates: int = attrs.field(default=64, validator=_positive)
@@ -41,7 +48,7 @@ class Limits:
 
     @classmethod
     def classic(cls) -> Limits:
-        """The RFC's ceilings: 16 memory, 8 topic memory, 8 experience; 8 items."""
+        """The classic ceilings: 16 memory, 8 topic memory, 8 experience; 8 items."""
         return cls(
             memory_candidates=16,
             topic_memory_candidates=8,
@@ -53,8 +60,13 @@ class Limits:
         )
 
     def ceiling(self, family: Family) -> int:
-        """The most candidates a family may offer the Builder, across all scopes."""
-        field = rules(family).candidates_limit
+        """The most candidates a family may offer the Builder, across all scopes.
+
+        Raises:
+            InvalidRequestError: ``family`` is not a family name (also for
+                :meth:`pool_size` and :meth:`item_limit`).
+        """
+        field = _rules(family).candidates_limit
         return 1 if field is None else int(getattr(self, field))
 
     def pool_size(self, family: Family) -> int:
@@ -63,5 +75,5 @@ class Limits:
 
     def item_limit(self, family: Family) -> int:
         """The most items of one family delivered without an assembly."""
-        field = rules(family).items_limit
+        field = _rules(family).items_limit
         return self.max_items if field is None else int(getattr(self, field))

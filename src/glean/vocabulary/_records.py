@@ -1,17 +1,18 @@
 """The records an agent keeps, and the references that cite them.
 
-Constructors only normalise (tags to a tuple); validation happens when a record is
-written, so the error can name the field's position in the batch (``entries[2].text``).
+Constructors only normalise (tags to a tuple; a value that is not iterable is kept as
+given); validation happens when a record is written, so the error can name the field's
+position in the batch (``entries[2].text``, ``entries[0].tags``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
 
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
     from datetime import datetime
 
     from ._families import Family
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 def _tuple_of_str(value: Iterable[str] | str) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
+    if not isinstance(value, Iterable):
+        # Kept as given: the write then names it (``entries[0].tags``).
+        return cast("tuple[str, ...]", value)
     return tuple(value)
 
 

@@ -27,11 +27,15 @@ Detail: TypeAlias = str | Mapping[str, str] | None
 
 
 def _references(value: Iterable[str] | str) -> tuple[str, ...]:
-    return (value,) if isinstance(value, str) else tuple(value)
+    if isinstance(value, str):
+        return (value,)
+    # A value that is not iterable is kept as given, for validation to name.
+    return tuple(value) if isinstance(value, Iterable) else cast("tuple[str, ...]", value)
 
 
 def _sections(value: Iterable[Section]) -> tuple[Section, ...]:
-    return tuple(value)
+    # A value that is not iterable is kept as given, for validation to name.
+    return tuple(value) if isinstance(value, Iterable) else cast("tuple[Section, ...]", value)
 
 
 @attrs.frozen
@@ -162,6 +166,8 @@ def _validate_assembly(value: object) -> tuple[Section, ...] | None:
         return None
     if not isinstance(value, Assembly):
         raise InvalidRequestError("assembly must be a glean.Assembly or None")
+    if not isinstance(value.sections, tuple):
+        raise InvalidRequestError("assembly.sections must be a sequence of glean.Section")
     seen: set[str] = set()
     total = 0
     for index, section in enumerate(value.sections):

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from opentelemetry import trace
 
+from ._errors import InvalidRequestError
+
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer, TracerProvider
 
@@ -44,6 +46,16 @@ class _NullTracer:
 
     def start_as_current_span(self, name: str, *args: Any, **kwargs: Any) -> _NullSpan:
         return self._span
+
+
+def check_provider(provider: object, field: str = "tracer_provider") -> None:
+    """Refuse anything but an OpenTelemetry ``TracerProvider`` or None, naming ``field``.
+
+    Raises:
+        InvalidRequestError: ``provider`` is neither.
+    """
+    if provider is not None and not isinstance(provider, trace.TracerProvider):
+        raise InvalidRequestError(f"{field} must be an opentelemetry TracerProvider or None")
 
 
 def tracer(provider: TracerProvider | None) -> Tracer:
