@@ -131,6 +131,7 @@ class Runtime:
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
     ) -> list[RecordRef]:
+        """Write a batch of experiences atomically; one reference each, in input order."""
         scope_id = validate_scope(scope_id, "scope_id")
         checked = _writes.experiences(experiences)
         if not checked:
@@ -141,6 +142,7 @@ class Runtime:
     async def add_topic_memories(
         self, scope_id: str, topics: Sequence[TopicMemory]
     ) -> list[RecordRef]:
+        """Write topic memories atomically; a title written again makes a new revision."""
         scope_id = validate_scope(scope_id, "scope_id")
         checked = _writes.topics(topics)
         if not checked:
@@ -150,12 +152,14 @@ class Runtime:
             return await self._store.add_topic_memories(scope_id, checked, vectors)
 
     async def set_profile(self, scope_id: str, profile: Profile) -> None:
+        """Replace the scope's profile (read whole with every request that selects it)."""
         scope_id = validate_scope(scope_id, "scope_id")
         checked = _writes.profile(profile)
         async with self._guards.writing(scope_id):
             await self._store.set_profile(scope_id, checked)
 
     async def add_resources(self, scope_id: str, resources: Sequence[Resource]) -> list[RecordRef]:
+        """Write resources atomically; a URI written again makes a new revision."""
         scope_id = validate_scope(scope_id, "scope_id")
         checked = _writes.resources(resources)
         if not checked:
@@ -174,16 +178,16 @@ class Runtime:
             PrepareFailedError: a search of round 0 failed (raised from the group).
             PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
         """
-        plan = validate_request(request)
+        resolved = validate_request(request)
         attributes = {
-            "glean.scope_count": len(plan.scopes),
-            "glean.family_count": len(plan.families),
-            "glean.max_bytes": plan.max_bytes,
+            "glean.scope_count": len(resolved.scopes),
+            "glean.family_count": len(resolved.families),
+            "glean.max_bytes": resolved.max_bytes,
         }
         with self._tracer.start_as_current_span(
             "glean.prepare_context", attributes=attributes
         ) as span:
-            context = (await self._preparer.prepare(plan)).context
+            context = (await self._preparer.prepare(resolved)).context
             span.set_attribute("glean.context.status", context.status)
             span.set_attribute("glean.context.bytes", context.content_bytes)
         return context
