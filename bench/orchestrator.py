@@ -252,6 +252,7 @@ def summarise(
 
 
 async def concurrency_part(scopes: list[int], entries: int) -> list[dict[str, Any]]:
+    CACHE.mkdir(exist_ok=True)
     db = CACHE / f"scopes-{max(scopes)}x{entries}.db"
     names = [f"s{i}" for i in range(max(scopes))]
     if not db.exists():
