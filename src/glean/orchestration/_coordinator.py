@@ -107,9 +107,10 @@ class Coordinator:
         settings = RoundSettings(
             0, "search", query, vector, self._round0, self._ceilings(request),
             weights=self._weights, offer_neighbours=self._weights.neighbour_share > 0,
+            detail=request.detail,
         )  # fmt: skip
         state = await self._round_zero(search_specs(request), settings, started)
-        build = await packer.pack(state.candidates)
+        build = packer.pack(state.candidates)
         rounds, reason = 1, "disabled"
         if self._policy is not None:
             rounds, reason, build = await self._expand(
@@ -169,7 +170,7 @@ class Coordinator:
                 state.candidates_by_round.append(state.candidates_by_round[-1])
                 return rounds, stopped, build
             if state.commit(staged, settings, self._limits):
-                build = await packer.pack(state.candidates)
+                build = packer.pack(state.candidates)
 
     def _expansion_settings(self, index: int, state: Committed) -> RoundSettings:
         """The next expansion round: the expander's step over the committed pools, with

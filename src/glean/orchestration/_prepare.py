@@ -59,9 +59,8 @@ class Preparer:
         query = analyse_query(request.query)
         vector = await self._embed(request)
         packer = Packer(
-            request, self.store, self.guards, self.limits, self.memo,
-            unsearched=await self._read_unsearched(request),
-        )  # fmt: skip
+            request, self.limits, self.memo, unsearched=await self._read_unsearched(request)
+        )
         session = request.session_id if self.ledger is not None else None
         turn = 0
         if session is not None and self.ledger is not None:

@@ -2,8 +2,10 @@
 
 A search takes the scope's read guard, reuses the pool an earlier round retrieved while
 the scope's write version is unchanged (else retrieves again), admits the pool at the
-round's floor, fuses it, reads the evidence of its new candidates and sends the outcome
-to the coordinator through the round's stream. It never touches shared state.
+round's floor, fuses it, reads the evidence of its new candidates (and the bodies the
+request pins, so every read a round needs happens inside its all-or-nothing stage) and
+sends the outcome to the coordinator through the round's stream. It never touches
+shared state.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from ..builder import needs_body
 from ..recall import FamilySearch, FusionWeights, admit, fuse, with_neighbours
 from ..vocabulary import rules
 
@@ -26,7 +29,15 @@ if TYPE_CHECKING:
 
     from ..recall import AdmissionFloor
     from ..stores import Store
-    from ..vocabulary import AnalysedQuery, Evidence, Family, Limits, Pool, ResolvedRequest
+    from ..vocabulary import (
+        AnalysedQuery,
+        Evidence,
+        Family,
+        Limits,
+        Pool,
+        ResolvedRequest,
+        Tier,
+    )
     from ._locks import ScopeGuards
 
 #: The best fused hits of a search whose thread neighbours join its candidates.
@@ -57,7 +68,8 @@ class RoundSettings:
 
     ``pools`` are the pools of earlier rounds, to re-admit; ``known`` the keys already
     committed per search, which a round never reads again; ``room`` how many new
-    candidates each family can still take. With ``offer_neighbours`` a search's best
+    candidates each family can still take; ``detail`` the request's tier pins, which say
+    whose bodies a search must read. With ``offer_neighbours`` a search's best
     hits bring their thread neighbours: fused in round 0, or, for the ``"neighbours"``
     expansion action, offered after the committed candidates.
     """
@@ -72,6 +84,7 @@ class RoundSettings:
     known: Mapping[SearchSpec, frozenset[int]] = attrs.Factory(dict)
     weights: FusionWeights = attrs.Factory(FusionWeights)
     offer_neighbours: bool = False
+    detail: Mapping[Family, Tier] = attrs.Factory(dict)
 
 
 @attrs.frozen
@@ -145,9 +158,25 @@ class Searcher:
         wanted = list(itertools.islice(fresh, settings.room[spec.family]))
         found = await self._store.evidence(spec.family, spec.scope_id, wanted) if wanted else {}
         keys = tuple(key for key in wanted if key in found)
-        evidence = tuple(found[key] for key in keys)
+        evidence = await self._with_bodies(spec, settings, tuple(found[key] for key in keys))
         joined_count = sum(key in joined for key in keys)
         return SearchOutcome(spec, pool, search, keys, evidence, again, joined_count)
+
+    async def _with_bodies(
+        self, spec: SearchSpec, settings: RoundSettings, evidence: tuple[Evidence, ...]
+    ) -> tuple[Evidence, ...]:
+        """``evidence`` with the bodies the request pins (a resource at ``full``) read in."""
+        pinned = [item for item in evidence if needs_body(item, settings.detail)]
+        if not pinned:
+            return evidence
+        uris = [str(item.citation["uri"]) for item in pinned]
+        bodies = await self._store.read_resource_bodies(spec.scope_id, uris)
+        return tuple(
+            attrs.evolve(item, text=bodies.get(str(item.citation["uri"])))
+            if needs_body(item, settings.detail)
+            else item
+            for item in evidence
+        )
 
     async def _with_neighbours(
         self,
