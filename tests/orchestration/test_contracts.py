@@ -3,17 +3,30 @@ turns that count only when the pack is returned; on asyncio and trio."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import numpy as np
 import pytest
+import trio.testing
 
 import glean
+from glean.stores import SqliteStore
+from glean.vocabulary import analyse_query
 from tests._envelope import citations, contents
-from tests._orchestration import ScriptedEmbedder, StoreWrapper, policy, request, run, seed
+from tests._orchestration import (
+    QUERY,
+    ScriptedEmbedder,
+    StoreWrapper,
+    policy,
+    request,
+    run,
+    seed,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import AsyncIterator, Sequence
     from pathlib import Path
 
 pytestmark = pytest.mark.anyio
@@ -89,3 +102,150 @@ async def test_an_unpinned_body_never_appears_even_after_expansion(
     text = "".join(contents(on.content))
     assert "TOKEN=secret" not in text
     assert "strong body" not in text
+
+
+MOCK_CLOCK = [
+    pytest.param(
+        ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}), id="trio-mock-clock"
+    )
+]
+
+
+@contextlib.asynccontextmanager
+async def preloaded(
+    db: Path, store_type: type[StoreWrapper] | None = None, **options: Any
+) -> AsyncIterator[glean.Runtime]:
+    """A runtime whose store has scope "a"'s vectors loaded already, so no prepare waits
+    on a worker thread (a mock clock would jump over that wait to the next deadline)."""
+    store: Any = await SqliteStore.open(str(db))
+    vector = np.asarray([1.0, 0.0], dtype=np.float32)  # the query's own direction
+    await store.retrieve("memory", "a", analyse_query(QUERY), vector, 8)
+    if store_type is not None:
+        store = store_type(store)
+    options.setdefault("embedder", ScriptedEmbedder())
+    async with glean.open_runtime(store=store, **options) as rt:
+        yield rt
+
+
+class SlowEmbedder(ScriptedEmbedder):
+    """Takes ``delay`` seconds to embed a query."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.fingerprint = f"{ScriptedEmbedder.__module__}.ScriptedEmbedder/2"  # same vectors
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        await anyio.sleep(self.delay)
+        return await super().embed(texts)
+
+
+@pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
+async def test_prepare_timeout_bounds_the_query_embedding(db: Path) -> None:
+    """A slow embedder overruns prepare_timeout: the call fails at exactly the deadline."""
+    async with glean.open_runtime(str(db), embedder=SlowEmbedder(100.0), prepare_timeout=1.0) as rt:
+        started = anyio.current_time()
+        with pytest.raises(glean.PrepareTimeoutError):
+            await rt.prepare_context(request())
+        assert anyio.current_time() - started == 1.0
+
+
+class SlowProfile(StoreWrapper):
+    async def get_profile(self, scope_id: str) -> Any:
+        await anyio.sleep(100.0)
+        return await self.inner.get_profile(scope_id)
+
+
+@pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
+async def test_prepare_timeout_bounds_the_profile_read(db: Path) -> None:
+    """A slow profile read overruns prepare_timeout: the call fails at the deadline."""
+    with_profile = glean.Assembly((glean.Section("profile", 1), glean.Section("memory", 2)))
+    started = anyio.current_time()
+    with pytest.raises(glean.PrepareTimeoutError):
+        await run(db, request(assembly=with_profile), wrapper=SlowProfile, prepare_timeout=2.0)
+    assert anyio.current_time() - started == 2.0
+
+
+class SlowRoundZero(StoreWrapper):
+    async def on_evidence(self, family: str, scope_id: str, call: int) -> None:
+        await anyio.sleep(100.0)
+
+
+@pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
+async def test_prepare_timeout_counts_from_the_start_of_the_call(db: Path) -> None:
+    """Round 0's deadline is prepare_timeout from the call's start, embedding included:
+    0.6 s embedding and a stuck round 0 fail at 1.0 s, not 1.6 s."""
+    async with preloaded(db, SlowRoundZero, embedder=SlowEmbedder(0.6), prepare_timeout=1.0) as rt:
+        started = anyio.current_time()
+        with pytest.raises(glean.PrepareTimeoutError):
+            await rt.prepare_context(request())
+        assert anyio.current_time() - started == 1.0
+
+
+@pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
+async def test_a_slow_sink_is_cut_off_and_the_pack_returned(db: Path) -> None:
+    """The sink is awaited only until prepare_timeout; the pack is still returned."""
+
+    async def sink(effort: glean.RecallEffort) -> None:
+        await anyio.sleep(100.0)
+
+    off, _, _ = await run(db, request())
+    async with preloaded(db, recall_effort_sink=sink, prepare_timeout=3.0) as rt:
+        started = anyio.current_time()
+        context = await rt.prepare_context(request())
+        assert anyio.current_time() - started == 3.0
+    assert context == off
+
+
+def served_ids(content: str | None) -> list[str]:
+    return [c["entry_id"] for c in citations(content) if c["family"] == "memory"]
+
+
+@pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
+async def test_a_pack_the_caller_never_received_cools_nothing(db: Path) -> None:
+    """A prepare cancelled by the caller while the sink runs consumes no turn: the next
+    turn of the session serves the same items, and only then are they held back."""
+    stuck = anyio.Event()
+    calls = 0
+
+    async def sink(effort: glean.RecallEffort) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await stuck.wait()  # the caller gives up while the sink still runs
+
+    async with preloaded(db, recall_effort_sink=sink, dedup_turns=2) as rt:
+        in_session = request(session_id="chat")
+        with anyio.move_on_after(5.0) as scope:
+            await rt.prepare_context(in_session)
+        assert scope.cancelled_caught
+        first = served_ids((await rt.prepare_context(in_session)).content)
+        second = served_ids((await rt.prepare_context(in_session)).content)
+    assert first
+    assert set(first).isdisjoint(second)
+
+
+async def test_a_failed_prepare_consumes_no_turn(db: Path) -> None:
+    """A prepare whose round 0 fails does not advance the session: an item held back for
+    one turn returns on the turn right after, however many prepares failed between."""
+
+    class FailsWhenAsked(StoreWrapper):
+        failing = False
+
+        async def on_evidence(self, family: str, scope_id: str, call: int) -> None:
+            if self.failing:
+                raise OSError("disk read failed")
+
+    store: Any = FailsWhenAsked(await SqliteStore.open(str(db)))
+    async with glean.open_runtime(store=store, embedder=ScriptedEmbedder(), dedup_turns=1) as rt:
+        in_session = request(session_id="chat")
+        first = served_ids((await rt.prepare_context(in_session)).content)
+        store.failing = True
+        for _ in range(3):
+            with pytest.raises(glean.PrepareFailedError):
+                await rt.prepare_context(in_session)
+        store.failing = False
+        held = served_ids((await rt.prepare_context(in_session)).content)
+        back = served_ids((await rt.prepare_context(in_session)).content)
+    assert first
+    assert set(first).isdisjoint(held)
+    assert set(first) <= set(back)

@@ -83,12 +83,12 @@ def test_ledger_forgets_least_recently_used_sessions() -> None:
     ledger = DedupLedger(3, max_sessions=2)
     item = DeliveredItem(evidence=evidence("a"), tier="full", truncated=False)
     for session in ("one", "two"):
-        turn, _ = ledger.begin_turn(session)
+        turn, _ = ledger.next_turn(session)
         ledger.record(session, turn, [item])
-    ledger.begin_turn("one")  # "one" is now the most recently used
-    ledger.begin_turn("three")  # evicts "two"
-    assert ledger.begin_turn("one")[1] == {evidence("a").identity}
-    assert ledger.begin_turn("two")[1] == frozenset()
+    ledger.next_turn("one")  # "one" is now the most recently used
+    ledger.next_turn("three")  # evicts "two"
+    assert ledger.next_turn("one")[1] == {evidence("a").identity}
+    assert ledger.next_turn("two")[1] == frozenset()
 
 
 @pytest.mark.parametrize(

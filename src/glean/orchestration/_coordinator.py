@@ -96,14 +96,16 @@ class Coordinator:
         packer: Packer,
         *,
         effort: bool,
+        started: float,
     ) -> Recalled:
         """Search, judge, expand at most twice, and pack the committed candidates.
+
+        ``started`` is when the prepare began: ``prepare_timeout`` counts from there.
 
         Raises:
             PrepareFailedError: a search of round 0 failed.
             PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
         """
-        started = anyio.current_time()
         settings = RoundSettings(
             0, "search", query, vector, self._round0, self._ceilings(request),
             weights=self._weights, offer_neighbours=self._weights.neighbour_share > 0,

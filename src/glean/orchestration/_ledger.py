@@ -1,10 +1,12 @@
 """The session dedup ledger: what a session was served recently is held back a while.
 
-With a ``session_id`` and the runtime option ``dedup_turns > 0``, each prepare is a turn
-of that session. An item served at tier ``abstract`` or deeper is held back for the next
-``dedup_turns`` turns. An item served only as a bare ``uri`` citation, or dropped by the
-budget, is never held back: the reader has not seen it. In-process and bounded (least
-recently used sessions are forgotten); it writes nothing to the store.
+With a ``session_id`` and the runtime option ``dedup_turns > 0``, each prepare whose pack
+is returned to the caller is a turn of that session; a failed or cancelled prepare is
+not and cools nothing. An item served at tier ``abstract`` or deeper at turn t is held
+back at turns t+1 .. t+n and may return at t+n+1. An item served only as a bare ``uri``
+citation, or dropped by the budget, is never held back: the reader has not seen it.
+In-process and bounded (least recently used sessions are forgotten); it writes nothing
+to the store.
 """
 
 from __future__ import annotations
@@ -44,25 +46,37 @@ class DedupLedger:
         self._max_sessions = max_sessions
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
 
-    def begin_turn(self, session_id: str) -> tuple[int, frozenset[str]]:
-        """Start the session's next turn; return its number and the identities held back."""
-        session = self._sessions.pop(session_id, None) or _Session()
-        self._sessions[session_id] = session  # most recently used last
-        while len(self._sessions) > self._max_sessions:
-            self._sessions.popitem(last=False)
-        session.turn += 1
-        oldest = session.turn - self._turns
+    def next_turn(self, session_id: str) -> tuple[int, frozenset[str]]:
+        """The number of the session's next turn and the identities held back in it.
+
+        Nothing is consumed: the turn counts only when :meth:`record` is called with it,
+        once its pack has been returned. A prepare that fails or is cancelled leaves the
+        session as it was.
+        """
+        session = self._touch(session_id)
+        turn = session.turn + 1
+        # Served before turn - n: never held back again, whatever turn comes next.
+        oldest = turn - self._turns
         session.served = {i: t for i, t in session.served.items() if t >= oldest}
-        return session.turn, frozenset(session.served)
+        return turn, frozenset(session.served)
 
     def record(self, session_id: str, turn: int, delivered: Iterable[DeliveredItem]) -> None:
-        """Remember what the reader saw in ``turn``: items served at abstract or deeper."""
-        session = self._sessions.get(session_id)
-        if session is None:
-            return  # forgotten meanwhile: nothing to hold back
+        """Count ``turn`` as served and remember what the reader saw in it: the items
+        served at abstract or deeper."""
+        session = self._touch(session_id)
+        session.turn = max(session.turn, turn)
         for item in delivered:
             if item.tier in SEEN_TIERS:
                 session.served[item.evidence.identity] = turn
+
+    def _touch(self, session_id: str) -> _Session:
+        """The session, now the most recently used; the least recently used past the bound
+        are forgotten."""
+        session = self._sessions.pop(session_id, None) or _Session()
+        self._sessions[session_id] = session
+        while len(self._sessions) > self._max_sessions:
+            self._sessions.popitem(last=False)
+        return session
 
 
 def hold_back(

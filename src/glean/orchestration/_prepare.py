@@ -1,20 +1,22 @@
 """One prepare, from a validated request to a fitted pack: the runtime's hot path.
 
 Analyses and embeds the query once, reads the unsearched families (the profile) once,
-starts the session's turn, and hands the coordinator a :class:`~._packer.Packer` to fit
-with. Records the turn in the session ledger and reports the effort to the sink, whose
-errors are logged and swallowed.
+asks the session ledger what this turn holds back, and hands the coordinator a
+:class:`~._packer.Packer` to fit with. Reports the effort to the sink (whose errors are
+logged and swallowed), then records the turn. ``prepare_timeout`` bounds all of it.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from typing import TYPE_CHECKING, cast
 
+import anyio
 import attrs
 
 from ..builder import FitMemo
-from ..vocabulary import analyse_query, rules
+from ..vocabulary import PrepareTimeoutError, analyse_query, rules
 from ._packer import Packer
 
 if TYPE_CHECKING:
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from ..embedders import Embedder
     from ..recall import RecallEffort, RecallEffortSink
     from ..stores import Store
-    from ..vocabulary import Evidence, Family, Limits, ResolvedRequest
+    from ..vocabulary import AnalysedQuery, Evidence, Family, Limits, ResolvedRequest
     from ._coordinator import Coordinator
     from ._ledger import DedupLedger
     from ._locks import ScopeGuards
@@ -44,6 +46,8 @@ class Preparer:
     coordinator: Coordinator
     sink: RecallEffortSink | None
     ledger: DedupLedger | None = None
+    #: Seconds the whole call may take, embedding, every read and the sink included.
+    prepare_timeout: float | None = None
     #: Encoded candidates shared by every prepare: an item is encoded once, not per fit.
     memo: FitMemo = attrs.field(
         default=attrs.Factory(lambda self: FitMemo(self.limits), takes_self=True)
@@ -52,26 +56,45 @@ class Preparer:
     async def prepare(self, request: ResolvedRequest) -> BuildResult:
         """Recall and fit one request; the final fit.
 
+        ``prepare_timeout`` bounds the whole call from here: the query's embedding, the
+        profile read, every round (an expansion round that would overrun is discarded)
+        and the sink (cut off, the pack still returned). The session's turn counts only
+        once the pack is about to be returned.
+
         Raises:
             PrepareFailedError: a search of round 0 failed.
-            PrepareTimeoutError: round 0 overran its deadline.
+            PrepareTimeoutError: the call overran ``prepare_timeout`` (or round 0 its
+                ``round_timeout``) before a pack was fitted.
         """
-        query = analyse_query(request.query)
-        vector = await self._embed(request)
-        packer = Packer(
-            request, self.limits, self.memo, unsearched=await self._read_unsearched(request)
-        )
+        started = anyio.current_time()
+        deadline = math.inf if self.prepare_timeout is None else started + self.prepare_timeout
+        prelude = None
+        with anyio.CancelScope(deadline=deadline):
+            prelude = await self._prelude(request)
+        if prelude is None:
+            raise PrepareTimeoutError("the query was not embedded before prepare_timeout")
+        query, vector, packer = prelude
         session = request.session_id if self.ledger is not None else None
         turn = 0
         if session is not None and self.ledger is not None:
-            turn, packer.held = self.ledger.begin_turn(session)
-        effort = self.sink is not None
-        recalled = await self.coordinator.recall(request, query, vector, packer, effort=effort)
+            turn, packer.held = self.ledger.next_turn(session)
+        recalled = await self.coordinator.recall(
+            request, query, vector, packer, effort=self.sink is not None, started=started
+        )
+        if recalled.effort is not None:
+            await self._report(recalled.effort, deadline)
         if session is not None and self.ledger is not None:
             self.ledger.record(session, turn, recalled.build.delivered)
-        if recalled.effort is not None:
-            await self._report(recalled.effort)
         return recalled.build
+
+    async def _prelude(
+        self, request: ResolvedRequest
+    ) -> tuple[AnalysedQuery, npt.NDArray[np.float32] | None, Packer]:
+        """The query analysed and embedded once, and a Packer holding the profile."""
+        query = analyse_query(request.query)
+        vector = await self._embed(request)
+        unsearched = await self._read_unsearched(request)
+        return query, vector, Packer(request, self.limits, self.memo, unsearched=unsearched)
 
     async def _embed(self, request: ResolvedRequest) -> npt.NDArray[np.float32] | None:
         """The query's vector, once for every family, scope and round; None when no
@@ -91,9 +114,13 @@ class Preparer:
             found = await self.store.get_profile(request.scope_id)
         return {"profile": () if found is None else (found,)}
 
-    async def _report(self, effort: RecallEffort) -> None:
+    async def _report(self, effort: RecallEffort, deadline: float) -> None:
+        """Await the sink until the prepare's deadline; its failures are only logged."""
         assert self.sink is not None
-        try:
-            await self.sink(effort)
-        except Exception:  # a failing sink never fails the prepare
-            logger.exception("recall effort sink failed")
+        with anyio.CancelScope(deadline=deadline) as scope:
+            try:
+                await self.sink(effort)
+            except Exception:  # a failing sink never fails the prepare
+                logger.exception("recall effort sink failed")
+        if scope.cancelled_caught:
+            logger.warning("recall effort sink cut off at prepare_timeout")

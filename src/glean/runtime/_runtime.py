@@ -84,7 +84,10 @@ class Runtime:
             round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
         )  # fmt: skip
         ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
-        self._preparer = Preparer(store, embedder, limits, self._guards, coordinator, sink, ledger)
+        self._preparer = Preparer(
+            store, embedder, limits, self._guards, coordinator, sink, ledger,
+            prepare_timeout=options.prepare_timeout,
+        )  # fmt: skip
 
     @property
     def store(self) -> Store:
