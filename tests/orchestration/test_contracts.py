@@ -249,3 +249,50 @@ async def test_a_failed_prepare_consumes_no_turn(db: Path) -> None:
     assert first
     assert set(first).isdisjoint(held)
     assert set(first) <= set(back)
+
+
+async def test_a_step_with_nothing_to_search_is_not_a_round(db: Path) -> None:
+    """When round 1's floor is round 0's (nothing new to search) and round 2's is lower,
+    only one expansion round runs: rounds counts searches executed, and the skipped step
+    is no action."""
+    same = glean.AdmissionFloor(required_matches=2, min_similarity=0.3)
+    _, effort, _ = await run(db, request(), recall_policy=policy(admission=same))
+    assert effort.rounds == 2
+    assert effort.expansion_actions == ("policy-floor",)
+    assert len(effort.candidates_by_round) == effort.rounds
+
+
+def in_memory_spans() -> tuple[Any, Any]:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+class SlowSecondLook(StoreWrapper):
+    async def on_evidence(self, family: str, scope_id: str, call: int) -> None:
+        if call == 2:
+            await anyio.sleep(100.0)
+
+
+@pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
+async def test_a_timed_out_rounds_span_says_it_was_not_committed(db: Path) -> None:
+    """The span of an expansion round cut off by its deadline carries committed=false."""
+    provider, exporter = in_memory_spans()
+    async with preloaded(
+        db, SlowSecondLook, recall_policy=policy(), round_timeout=1.0, tracer_provider=provider
+    ) as rt:
+        await rt.prepare_context(request())
+    rounds = sorted(
+        (
+            span.attributes["glean.recall.round.index"],
+            span.attributes.get("glean.recall.round.committed"),
+        )
+        for span in exporter.get_finished_spans()
+        if span.name == "glean.recall.round"
+    )
+    assert rounds == [(0, True), (1, False)]

@@ -455,7 +455,6 @@ def test_unscored_family_scores_are_never_read() -> None:
     assessment = assess(families)
     assert assessment.reason == "weak-top-1"
     assert assessment.signals["best_similarity"] == pytest.approx(0.2)
-    assert assessment.signals["top_gap"] == pytest.approx(0.1)
     assert assessment.signals["best_overlap"] == pytest.approx(0.1)
 
 
@@ -485,17 +484,19 @@ def test_signal_values() -> None:
         "candidates": 14.0,
         "covered_families": 2.0,
         "best_similarity": pytest.approx(0.7),
-        "top_gap": pytest.approx(0.2),
         "best_overlap": 0.6,
         "unused_bytes": 4321.0,
         "dropped_items": 0.0,
     }
 
 
-def test_top_gap_spans_families() -> None:
-    """The gap is between the two best similarities over all scored families."""
-    families = [view("memory", best=0.9, next_=0.3), view("topic-memory", best=0.8, next_=None)]
-    assert assess(families).signals["top_gap"] == pytest.approx(0.1)
+def test_only_signals_a_decision_reads_are_reported() -> None:
+    """No decision reads the gap between the two best similarities, so it is not a signal;
+    the best similarity spans every scored family."""
+    families = [view("memory", best=0.9, next_=0.3), view("topic-memory", best=0.95, next_=None)]
+    signals = assess(families).signals
+    assert "top_gap" not in signals
+    assert signals["best_similarity"] == pytest.approx(0.95)
 
 
 def test_signals_are_reported_with_every_reason() -> None:

@@ -38,6 +38,8 @@ class Committed:
         round_zero_settings: what round 0 searched with (query, vector, weights).
         actions: the actions of the committed expansion rounds.
         joined_neighbours: candidates that joined as a hit's thread neighbour.
+        steps: the expansion steps the expander has handed out; a step with nothing to
+            search runs no round and commits nothing, but is taken.
     """
 
     specs: tuple[SearchSpec, ...]
@@ -49,6 +51,7 @@ class Committed:
     round_zero_settings: RoundSettings
     actions: list[str] = attrs.Factory(list)
     joined_neighbours: int = 0
+    steps: int = 0
 
     @classmethod
     def round_zero(

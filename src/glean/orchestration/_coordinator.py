@@ -128,12 +128,14 @@ class Coordinator:
         self, specs: Sequence[SearchSpec], settings: RoundSettings, started: float
     ) -> Committed:
         deadline = self._deadline(started, started)
-        with self._round_span(settings) as span, anyio.CancelScope(deadline=deadline) as scope:
-            try:
-                outcomes = await self._run_round(specs, settings)
-            except ExceptionGroup as group:
-                raise PrepareFailedError(f"round 0 failed: {group.exceptions[0]!r}") from group
-            span.set_attribute("glean.recall.round.committed", True)
+        with self._round_span(settings) as span:
+            with anyio.CancelScope(deadline=deadline) as scope:
+                try:
+                    outcomes = await self._run_round(specs, settings)
+                except ExceptionGroup as group:
+                    span.set_attribute("glean.recall.round.committed", False)
+                    raise PrepareFailedError(f"round 0 failed: {group.exceptions[0]!r}") from group
+            span.set_attribute("glean.recall.round.committed", not scope.cancelled_caught)
         if scope.cancelled_caught:
             raise PrepareTimeoutError("round 0 did not finish before its deadline")
         return Committed.round_zero(specs, outcomes, settings, self._limits)
@@ -156,16 +158,19 @@ class Coordinator:
         while True:
             assessment = self._assess(query, state, build, request.max_bytes)
             exhausted = assessment.reason == gate.POOL_EXHAUSTED
-            if len(state.actions) >= self._policy.max_expansions and (
+            if state.steps >= self._policy.max_expansions and (
                 exhausted or not assessment.sufficient
             ):
-                # Past the last round nothing is reachable by construction: the cap ended it.
+                # Past the last step nothing is reachable by construction: the cap ended it.
                 return rounds, gate.AT_MAX_ROUNDS, build
             if assessment.sufficient:
                 return rounds, assessment.reason, build
             settings = self._expansion_settings(rounds, state)
-            rounds += 1
+            state.steps += 1
             runnable, idle = self._split_idle(state, settings)
+            if not runnable:
+                continue  # the step has nothing to search: no round runs, none is counted
+            rounds += 1
             staged, stopped = await self._stage(runnable, settings, started)
             staged.update(idle)
             if stopped is not None:
@@ -178,7 +183,7 @@ class Coordinator:
         """The next expansion round: the expander's step over the committed pools, with
         round 0's query, vector and weights."""
         assert self._policy is not None
-        step = RecallExpander.plan(len(state.actions) + 1, self._policy)
+        step = RecallExpander.plan(state.steps + 1, self._policy)
         return attrs.evolve(
             state.round_zero_settings,
             index=index,
@@ -197,15 +202,18 @@ class Coordinator:
         deadline = self._deadline(anyio.current_time(), started)
         staged: dict[SearchSpec, SearchOutcome] = {}
         failed = False
-        with self._round_span(settings) as span, anyio.CancelScope(deadline=deadline) as scope:
-            try:
-                staged = await self._run_round(specs, settings)
-            except ExceptionGroup as group:
-                logger.warning("expansion round %d discarded: %r", settings.index, group)
-                failed = True
-            span.set_attribute("glean.recall.round.committed", not failed)
+        with self._round_span(settings) as span:
+            with anyio.CancelScope(deadline=deadline) as scope:
+                try:
+                    staged = await self._run_round(specs, settings)
+                except ExceptionGroup as group:
+                    logger.warning("expansion round %d discarded: %r", settings.index, group)
+                    failed = True
+            # Recorded before the span ends, whichever way the round ended.
+            span.set_attribute(
+                "glean.recall.round.committed", not (failed or scope.cancelled_caught)
+            )
         if scope.cancelled_caught:
-            span.set_attribute("glean.recall.round.committed", False)
             return {}, gate.EXPANSION_TIMEOUT
         return staged, gate.EXPANSION_FAILED if failed else None
 
@@ -300,7 +308,7 @@ class Coordinator:
         """The action of the next expansion round, None past the last one."""
         assert self._policy is not None
         actions = self._policy.actions[: self._policy.max_expansions]
-        return actions[len(state.actions)] if len(state.actions) < len(actions) else None
+        return actions[state.steps] if state.steps < len(actions) else None
 
     def _ceilings(self, request: ResolvedRequest) -> dict[Family, int]:
         return {family: self._limits.ceiling(family) for family in request.families}

@@ -128,24 +128,16 @@ def _thinness(
 
 
 def _signals(families: Sequence[FamilyView], budget: BudgetView) -> dict[str, float]:
+    # Only what a decision reads is a signal: the gate judges the best similarity alone.
     scored = [view for view in families if view.scored and view.retrieved]
-    similarities = sorted(
-        (
-            s
-            for view in scored
-            for s in (view.best_similarity, view.next_similarity)
-            if s is not None
-        ),
-        reverse=True,
-    )
-    best = similarities[0] if similarities else 0.0
+    similarities = [view.best_similarity for view in scored if view.best_similarity is not None]
+    best = max(similarities, default=0.0)
     return {
         "retrieved": float(sum(view.retrieved for view in families)),
         "admitted": float(sum(view.admitted for view in families)),
         "candidates": float(sum(view.candidates for view in families)),
         "covered_families": float(sum(1 for view in families if view.admitted)),
         "best_similarity": best,
-        "top_gap": best - similarities[1] if len(similarities) > 1 else best,
         "best_overlap": max((view.best_overlap for view in scored), default=0.0),
         "unused_bytes": float(budget.unused_bytes),
         "dropped_items": float(budget.dropped_items),
