@@ -70,7 +70,7 @@ def policy(arm: Arm, gate: bool) -> glean.RecallSufficiencyPolicy:
         if arm.conversational
         else glean.RecallSufficiencyPolicy()
     )
-    return attrs.evolve(base, fusion=arm.weights, max_expansions=2 if gate else 0)
+    return attrs.evolve(base, max_expansions=2 if gate else 0)
 
 
 async def open_arms(
@@ -82,7 +82,11 @@ async def open_arms(
             if arm.conversational and not gate:
                 continue  # without the gate v2 is "+time"
             runtime = glean.open_runtime(
-                str(db), embedder=embedder, limits=limits, recall_policy=policy(arm, gate)
+                str(db),
+                embedder=embedder,
+                limits=limits,
+                recall_policy=policy(arm, gate),
+                fusion=arm.weights,
             )
             runtimes[
                 f"{arm.name} gate {'on' if gate else 'off'}"

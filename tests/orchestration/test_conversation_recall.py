@@ -4,8 +4,9 @@ as a round-0 channel and as policy v2's gated action, and their configuration.""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import anyio
 import attrs
 import pytest
 
@@ -14,6 +15,9 @@ from glean.recall._fusion import FusionWeights
 from glean.recall._policy import RecallExpander
 from glean.vocabulary._errors import InvalidRequestError
 from tests._envelope import citations, contents
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.anyio
 
@@ -43,11 +47,8 @@ def chat() -> list[glean.MemoryEntry]:
     ]
 
 
-def no_neighbours(fusion: FusionWeights | None = None) -> glean.RecallSufficiencyPolicy:
-    """Gate off in effect (no expansion round) with round 0's neighbour channel off."""
-    return glean.RecallSufficiencyPolicy(
-        max_expansions=0, fusion=fusion or FusionWeights(neighbour_share=0.0)
-    )
+#: Round 0 without its neighbour channel: a runtime setting, as all of round 0 is.
+NO_NEIGHBOURS = FusionWeights(neighbour_share=0.0)
 
 
 async def prepare(rt: glean.Runtime, query: str, scope: str = "chat", **kw: Any) -> str | None:
@@ -64,7 +65,7 @@ async def test_a_reply_sharing_no_word_joins_as_its_questions_neighbour() -> Non
         delivered = contents(await prepare(rt, ASK))
         assert delivered[0] == QUESTION
         assert REPLY in delivered[1:3]
-    async with glean.open_runtime(embedder=embedder, recall_policy=no_neighbours()) as rt:
+    async with glean.open_runtime(embedder=embedder, fusion=NO_NEIGHBOURS) as rt:
         await rt.add_memories("chat", chat())
         assert REPLY not in contents(await prepare(rt, ASK))
 
@@ -110,9 +111,9 @@ async def test_a_query_date_finds_what_was_said_that_day() -> None:
     async with glean.open_runtime(embedder=embedder, limits=glean.Limits.classic()) as rt:
         await rt.add_memories("chat", entries)
         assert contents(await prepare(rt, query))[0] == pottery
-    off = no_neighbours(FusionWeights(neighbour_share=0.0, time=0.0))
+    off = FusionWeights(neighbour_share=0.0, time=0.0)
     async with glean.open_runtime(
-        embedder=embedder, limits=glean.Limits.classic(), recall_policy=off
+        embedder=embedder, limits=glean.Limits.classic(), fusion=off
     ) as rt:
         await rt.add_memories("chat", entries)
         assert pottery not in contents(await prepare(rt, query))
@@ -128,12 +129,15 @@ async def test_the_gated_neighbours_action_appends_after_round_0() -> None:
 
     policy = glean.RecallSufficiencyPolicy.conversational()
     async with glean.open_runtime(
-        embedder=glean.HashingEmbedder(), recall_policy=policy, recall_effort_sink=sink
+        embedder=glean.HashingEmbedder(),
+        recall_policy=policy,
+        recall_effort_sink=sink,
+        fusion=NO_NEIGHBOURS,
     ) as rt:
         await rt.add_memories("chat", chat()[:4])
         delivered = contents(await prepare(rt, THIN))
     (effort,) = efforts
-    assert effort.policy == "glean.recall-gate.v2"
+    assert effort.policy.startswith("glean.recall-gate.v2;")
     assert effort.expansion_actions[0] == "neighbours"
     assert delivered[0] == QUESTION  # round 0's only candidate keeps the first place
     assert set(delivered[1:]) == {"Alice: good morning, how was the weekend?", REPLY}
@@ -147,9 +151,12 @@ async def test_the_floor_only_policy_never_runs_neighbours() -> None:
     async def sink(effort: glean.RecallEffort) -> None:
         efforts.append(effort)
 
-    policy = glean.RecallSufficiencyPolicy(fusion=FusionWeights(neighbour_share=0.0))
+    policy = glean.RecallSufficiencyPolicy()
     async with glean.open_runtime(
-        embedder=glean.HashingEmbedder(), recall_policy=policy, recall_effort_sink=sink
+        embedder=glean.HashingEmbedder(),
+        recall_policy=policy,
+        recall_effort_sink=sink,
+        fusion=NO_NEIGHBOURS,
     ) as rt:
         await rt.add_memories("chat", chat()[:4])
         assert REPLY not in contents(await prepare(rt, THIN))
@@ -163,8 +170,7 @@ def test_policy_v2_plans_neighbours_then_the_admission_floor() -> None:
     policy = glean.RecallSufficiencyPolicy.conversational()
     first, second = RecallExpander.plan(1, policy), RecallExpander.plan(2, policy)
     assert (first.action, first.floor) == ("neighbours", None)
-    assert (second.action, second.floor) == ("admission", policy.admission)
-    assert policy.fusion.neighbour_share == 0.0
+    assert (second.action, second.floor) == ("admission", policy.calibrated().admission)
 
 
 @pytest.mark.parametrize(
@@ -172,11 +178,11 @@ def test_policy_v2_plans_neighbours_then_the_admission_floor() -> None:
     [
         ({"actions": ("admission",)}, "actions"),
         ({"actions": ("admission", "rewrite")}, "actions"),
-        ({"fusion": {"lexical": 1.0}}, "fusion"),
+        ({"policy": "v1;min_candidates=0"}, "policy"),
     ],
 )
-def test_malformed_actions_and_fusion_are_refused(changes: dict[str, Any], field: str) -> None:
-    """A policy with unknown actions or a fusion that is not FusionWeights names the field."""
+def test_malformed_actions_and_names_are_refused(changes: dict[str, Any], field: str) -> None:
+    """A policy with unknown actions, or a name that would corrupt its id, names the field."""
     with pytest.raises(InvalidRequestError, match=rf"RecallSufficiencyPolicy\.{field}\b"):
         attrs.evolve(glean.RecallSufficiencyPolicy(), **changes)
 
@@ -209,3 +215,55 @@ async def test_neighbours_are_counted_on_spans_never_in_content() -> None:
     assert build["glean.recall.neighbours"] == 2
     assert content is not None
     assert "neighbour" not in content
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        glean.RecallSufficiencyPolicy(min_candidates=1, sufficient_overlap=0.0),
+        attrs.evolve(
+            glean.RecallSufficiencyPolicy.conversational(), min_candidates=1, sufficient_overlap=0.0
+        ),
+    ],
+    ids=["floor-only", "conversational"],
+)
+@pytest.mark.parametrize(
+    "fusion", [FusionWeights(), NO_NEIGHBOURS], ids=["default", "no-neighbours"]
+)
+async def test_a_gate_that_does_not_expand_changes_no_byte(
+    policy: glean.RecallSufficiencyPolicy, fusion: FusionWeights, tmp_path: Path
+) -> None:
+    """For every policy, a prepare the gate judges sufficient is the gate-off prepare byte
+    for byte under the same runtime settings: round 0 is the runtime's, not the policy's."""
+    efforts: list[glean.RecallEffort] = []
+
+    async def sink(effort: glean.RecallEffort) -> None:
+        efforts.append(effort)
+
+    db = str(tmp_path / "chat.db")
+    async with glean.open_runtime(db, embedder=glean.HashingEmbedder()) as rt:
+        await rt.add_memories("chat", chat())
+    packs = []
+    for gate in (None, policy):
+        async with glean.open_runtime(
+            db,
+            embedder=glean.HashingEmbedder(),
+            recall_policy=gate,
+            recall_effort_sink=sink,
+            fusion=fusion,
+        ) as rt:
+            packs.append(await prepare(rt, ASK))
+    assert efforts[1].rounds == 1
+    assert packs[0] == packs[1]
+    assert packs[0] is not None
+
+
+def test_fusion_is_a_validated_runtime_option() -> None:
+    """fusion must be a FusionWeights; the error names the option."""
+    with pytest.raises(InvalidRequestError, match="fusion"):
+        anyio.run(_open_with, {"lexical": 1.0})
+
+
+async def _open_with(fusion: object) -> None:
+    async with glean.open_runtime(fusion=fusion):
+        pass

@@ -16,16 +16,19 @@ POLICY = RecallSufficiencyPolicy()
 
 
 def test_policy_defaults_and_version_id() -> None:
-    """The default policy is the versioned v1 gate with its documented thresholds."""
+    """The default policy is the versioned v1 gate; its cosine settings are left to the
+    embedder's calibration, and the design's calibration gives the documented values."""
     assert POLICY.policy == "glean.recall-gate.v1"
     assert POLICY.max_expansions == 2
     assert POLICY.min_candidates == 3
-    assert POLICY.min_top_similarity == 0.45
+    assert (POLICY.min_top_similarity, POLICY.admission, POLICY.policy_floor) == (None,) * 3
     assert POLICY.min_lexical_overlap == 0.5
     assert POLICY.min_unused_bytes == 512
     assert POLICY.sufficient_overlap == 0.75
-    assert POLICY.admission == AdmissionFloor(required_matches=1, min_similarity=0.3)
-    assert POLICY.policy_floor == AdmissionFloor(required_matches=1, min_similarity=0.3)
+    calibrated = POLICY.calibrated()
+    assert calibrated.min_top_similarity == 0.45
+    assert calibrated.admission == AdmissionFloor(required_matches=1, min_similarity=0.3)
+    assert calibrated.policy_floor == AdmissionFloor(required_matches=1, min_similarity=0.3)
 
 
 def test_policy_fields_are_keyword_only() -> None:
@@ -76,9 +79,9 @@ def test_invalid_field_raises_invalid_request_naming_it(field: str, value: objec
 
 
 @pytest.mark.parametrize("field", ["admission", "policy_floor"])
-@pytest.mark.parametrize("value", [5, None, 0.3, (1, 0.3)])
+@pytest.mark.parametrize("value", [5, 0.3, (1, 0.3)])
 def test_floors_must_be_admission_floors(field: str, value: object) -> None:
-    """admission and policy_floor accept only an AdmissionFloor, naming the field otherwise."""
+    """admission and policy_floor accept an AdmissionFloor or None, naming the field otherwise."""
     kwargs: dict[str, Any] = {field: value}
     with pytest.raises(
         InvalidRequestError, match=rf"^RecallSufficiencyPolicy\.{field} must be a glean\.Admission"
@@ -115,8 +118,8 @@ def test_evolve_changes_one_field_and_keeps_the_rest() -> None:
     tuned = attrs.evolve(POLICY, policy="glean.recall-gate.v1-tuned", min_top_similarity=0.6)
     assert tuned.policy == "glean.recall-gate.v1-tuned"
     assert tuned.min_top_similarity == 0.6
-    assert attrs.evolve(tuned, policy=POLICY.policy, min_top_similarity=0.45) == POLICY
-    assert POLICY.min_top_similarity == 0.45
+    assert attrs.evolve(tuned, policy=POLICY.policy, min_top_similarity=None) == POLICY
+    assert POLICY.min_top_similarity is None
 
 
 def test_evolve_validates() -> None:
@@ -131,14 +134,14 @@ def test_evolve_validates() -> None:
 def test_round_1_lowers_to_the_admission_floor() -> None:
     """Round 1 is the "admission" action with the policy's admission floor."""
     assert RecallExpander.plan(1, POLICY) == SearchPlan(
-        round=1, action="admission", floor=POLICY.admission
+        round=1, action="admission", floor=POLICY.calibrated().admission
     )
 
 
 def test_round_2_lowers_to_the_policy_floor() -> None:
     """Round 2 is the "policy-floor" action with the policy's policy_floor."""
     assert RecallExpander.plan(2, POLICY) == SearchPlan(
-        round=2, action="policy-floor", floor=POLICY.policy_floor
+        round=2, action="policy-floor", floor=POLICY.calibrated().policy_floor
     )
 
 
@@ -259,7 +262,7 @@ def test_plan_is_pure() -> None:
 
 
 def test_calibration_replaces_only_default_thresholds() -> None:
-    """An embedder's calibration fills the thresholds the caller left at their defaults."""
+    """An embedder's calibration fills the thresholds the caller left to it."""
     from glean import Calibration
     from glean.recall import calibrate
 
@@ -270,4 +273,37 @@ def test_calibration_replaces_only_default_thresholds() -> None:
     assert default.min_top_similarity == 0.5
     mine = attrs.evolve(POLICY, min_top_similarity=0.6)
     assert calibrate(mine, tuned).min_top_similarity == 0.6
-    assert calibrate(POLICY, Calibration()) == POLICY  # the design's values change nothing
+    assert calibrate(POLICY, Calibration()) == POLICY.calibrated()
+
+
+def test_a_threshold_set_to_a_default_value_is_kept_as_set() -> None:
+    """A caller who sets a threshold equal to the design's value keeps it: calibration
+    fills only what was left to the embedder."""
+    from glean import Calibration
+    from glean.recall import calibrate
+
+    tuned = Calibration(baseline=0.25, expansion=0.2, min_top_similarity=0.5)
+    floor = AdmissionFloor(required_matches=1, min_similarity=0.3)
+    mine = RecallSufficiencyPolicy(min_top_similarity=0.45, admission=floor, policy_floor=floor)
+    assert calibrate(mine, tuned) == mine
+
+
+def test_the_effective_id_names_every_effective_threshold() -> None:
+    """Policies with other effective thresholds report other ids, and the id rebuilds the
+    effective policy exactly (a run is reproducible from its RecallEffort)."""
+    from glean import Calibration
+    from glean.recall import calibrate
+
+    static = calibrate(POLICY, Calibration(baseline=0.25, expansion=0.2, min_top_similarity=0.5))
+    changed = attrs.evolve(POLICY, min_candidates=5)
+    ids = {POLICY.effective_id(), static.effective_id(), changed.effective_id()}
+    assert len(ids) == 3
+    assert all(i.startswith("glean.recall-gate.v1;") for i in ids)
+    for policy in (POLICY.calibrated(), static, changed.calibrated()):
+        assert RecallSufficiencyPolicy.from_effective_id(policy.effective_id()) == policy
+
+
+def test_a_malformed_effective_id_is_refused() -> None:
+    """Text that is no effective id raises InvalidRequestError."""
+    with pytest.raises(InvalidRequestError, match="effective policy id"):
+        RecallSufficiencyPolicy.from_effective_id("glean.recall-gate.v1;min_candidates=x")

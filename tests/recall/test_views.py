@@ -20,7 +20,7 @@ def test_a_policy_without_floor_actions_keeps_round_0s_floor() -> None:
     """No expansion, no lower floor: the lowest floor is round 0's."""
     assert lowest_floor(glean.RecallSufficiencyPolicy(max_expansions=0)) == AdmissionFloor()
     conversational = glean.RecallSufficiencyPolicy.conversational()
-    assert lowest_floor(conversational) == conversational.admission
+    assert lowest_floor(conversational) == conversational.calibrated().admission
 
 
 def test_reachable_counts_what_a_lower_floor_would_newly_admit() -> None:

@@ -75,14 +75,18 @@ class Coordinator:
         round_timeout: float | None,
         prepare_timeout: float | None,
         baseline: float | None = None,
+        fusion: FusionWeights | None = None,
     ) -> None:
         self._limits = limits
         self._store = store
         self._searcher = Searcher(store, limits, guards, tracer)
         self._tracer = tracer
         self._policy = policy
+        self._policy_id = "disabled" if policy is None else policy.effective_id()
         self._lowest_floor = AdmissionFloor() if policy is None else lowest_floor(policy)
-        self._weights = FusionWeights() if policy is None else policy.fusion
+        # What round 0 does is the runtime's alone, never the policy's: so a prepare the
+        # gate does not expand is byte-identical to the gate off under the same runtime.
+        self._weights = fusion or FusionWeights()
         # Round 0's floor: the embedder's calibrated cosine baseline (0.3 by design).
         self._round0 = AdmissionFloor(min_similarity=baseline)
         self._round_timeout = round_timeout
@@ -121,8 +125,7 @@ class Coordinator:
         self._trace_build(build, rounds, reason, state.joined_neighbours)
         if not effort:
             return Recalled(build, None)
-        policy = "disabled" if self._policy is None else self._policy.policy
-        return Recalled(build, effort_of(policy, reason, rounds, state, build))
+        return Recalled(build, effort_of(self._policy_id, reason, rounds, state, build))
 
     async def _round_zero(
         self, specs: Sequence[SearchSpec], settings: RoundSettings, started: float

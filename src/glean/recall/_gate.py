@@ -92,6 +92,7 @@ class RecallSufficiencyGate:
         budget: BudgetView,
         policy: RecallSufficiencyPolicy,
     ) -> GateAssessment:
+        policy = policy.calibrated()
         signals = _signals(families, budget)
         if not families or signals["retrieved"] == 0:
             return GateAssessment(True, NO_CONTENT, signals)
@@ -120,6 +121,7 @@ def _thinness(
     # Only families that found something carry a score worth judging: an empty memory
     # family beside experiences is absence of content, not a weak hit.
     scored = [view for view in families if view.scored and view.retrieved]
+    assert policy.min_top_similarity is not None  # the policy is calibrated
     if scored and signals["best_similarity"] < policy.min_top_similarity:
         return WEAK_TOP_1
     if len(query.terms) >= 3 and scored and signals["best_overlap"] < policy.min_lexical_overlap:

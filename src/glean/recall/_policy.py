@@ -10,16 +10,13 @@ budget.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import attrs
 
+from ..vocabulary._calibration import Calibration
 from ..vocabulary._errors import InvalidRequestError
 from ._admission import AdmissionFloor
-from ._fusion import FusionWeights
-
-if TYPE_CHECKING:
-    from ..vocabulary._calibration import Calibration
 
 #: The expansion actions of the floor-only policy, in round order.
 FLOOR_ACTIONS: Final = ("admission", "policy-floor")
@@ -34,6 +31,13 @@ MAX_EXPANSIONS: Final = 2
 def _share(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise InvalidRequestError(f"RecallSufficiencyPolicy.{attribute.name} must be in 0..1")
+
+
+def _name(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    if not isinstance(value, str) or not value or ";" in value:
+        raise InvalidRequestError(
+            "RecallSufficiencyPolicy.policy must be a non-empty name without ';'"
+        )
 
 
 def _count(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
@@ -63,89 +67,145 @@ def _actions(instance: object, attribute: attrs.Attribute[tuple[str, ...]], valu
 
 
 def _floor(instance: object, attribute: attrs.Attribute[AdmissionFloor], value: object) -> None:
-    if not isinstance(value, AdmissionFloor):
+    if value is not None and not isinstance(value, AdmissionFloor):
         raise InvalidRequestError(
-            f"RecallSufficiencyPolicy.{attribute.name} must be a glean.AdmissionFloor"
+            f"RecallSufficiencyPolicy.{attribute.name} must be a glean.AdmissionFloor or None"
         )
 
 
-def _fusion(instance: object, attribute: attrs.Attribute[FusionWeights], value: object) -> None:
-    if not isinstance(value, FusionWeights):
-        raise InvalidRequestError("RecallSufficiencyPolicy.fusion must be a glean.FusionWeights")
+def _optional_share(instance: object, attribute: attrs.Attribute[float], value: object) -> None:
+    if value is not None:
+        _share(instance, attribute, value)  # type: ignore[arg-type]
 
 
 @attrs.frozen(kw_only=True)
 class RecallSufficiencyPolicy:
     """Thresholds of the sufficiency gate and the floors of its two expansion rounds.
 
-    Thresholds are calibrated per embedder: cosine values depend on it.
+    Cosine values mean different things per embedder, so the three cosine settings
+    default to ``None``: "the embedder's calibration" (:class:`glean.Calibration`). The
+    runtime fills them from its embedder; a value the caller sets is kept as set, even
+    one equal to a calibrated value. Round 0 is no part of a policy: what round 0 does
+    (its floor, its fusion weights) is the runtime's, so a prepare the gate does not
+    expand is the gate-off prepare byte for byte.
 
     Attributes:
-        policy: versioned id, reported in every ``RecallEffort``.
+        policy: the policy's versioned name; ``RecallEffort.policy`` reports it with the
+            effective thresholds (:meth:`effective_id`).
         max_expansions: committed expansion rounds allowed (at most 2).
         min_candidates: fewer distinct evidence identities than this is thin.
-        min_top_similarity: a best admitted cosine below this is a weak top hit.
+        min_top_similarity: a best admitted cosine below this is a weak top hit (None:
+            the embedder's calibration).
         min_lexical_overlap: a best lexical candidate holding a smaller share of the
             query's terms (for queries of at least 3 terms) is weak lexical evidence.
         min_unused_bytes: less room than this left after fitting is budget-bound.
         sufficient_overlap: a best lexical candidate holding at least this share of the
             query's terms is a precise hit: recall is sufficient however few candidates.
-        admission: the floor of the ``"admission"`` action.
-        policy_floor: the floor of the ``"policy-floor"`` action.
+        admission: the floor of the ``"admission"`` action (None: one query term at the
+            embedder's baseline cosine).
+        policy_floor: the floor of the ``"policy-floor"`` action (None: one query term at
+            the embedder's lowest expansion cosine).
         actions: the expansion actions in round order: the floor-only
             ``("admission", "policy-floor")``, or v2's ``("neighbours", "admission")``.
-        fusion: the fusion weights of every round's channels.
     """
 
-    policy: str = "glean.recall-gate.v1"
+    policy: str = attrs.field(default="glean.recall-gate.v1", validator=_name)
     max_expansions: int = attrs.field(default=MAX_EXPANSIONS, validator=_expansions)
     min_candidates: int = attrs.field(default=3, validator=_count)
-    min_top_similarity: float = attrs.field(default=0.45, validator=_share)
+    min_top_similarity: float | None = attrs.field(default=None, validator=_optional_share)
     min_lexical_overlap: float = attrs.field(default=0.5, validator=_share)
     min_unused_bytes: int = attrs.field(default=512, validator=_count)
     sufficient_overlap: float = attrs.field(default=0.75, validator=_share)
-    # Calibrated for the hashing embedder on the synthetic workload (bench/README.md,
-    # `python -m bench.calibrate`): a paraphrase's evidence scores below the filler
-    # (cosine p10 0.16 against a filler p99.9 of 0.23), so lowering the cosine floor
-    # admits noise. Round 1 lowers the lexical floor to one query term; the round-2
-    # floor equals it, so with this embedder a second look never runs. An embedder whose
-    # cosines carry meaning gets a lower policy floor from its calibration.
-    admission: AdmissionFloor = attrs.field(
-        factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.3), validator=_floor
-    )
-    policy_floor: AdmissionFloor = attrs.field(
-        factory=lambda: AdmissionFloor(required_matches=1, min_similarity=0.3), validator=_floor
-    )
+    admission: AdmissionFloor | None = attrs.field(default=None, validator=_floor)
+    policy_floor: AdmissionFloor | None = attrs.field(default=None, validator=_floor)
     actions: tuple[str, ...] = attrs.field(default=FLOOR_ACTIONS, validator=_actions)
-    fusion: FusionWeights = attrs.field(factory=FusionWeights, validator=_fusion)
 
     @classmethod
     def conversational(cls) -> RecallSufficiencyPolicy:
-        """Policy v2: neighbours join only when the gate asks, as expansion round 1
-        (``"neighbours"``), then round 2 lowers the admission floor; round 0 fuses no
-        neighbours. The floor-only policy is ``RecallSufficiencyPolicy()``."""
-        return cls(
-            policy="glean.recall-gate.v2",
-            actions=CONVERSATION_ACTIONS,
-            fusion=FusionWeights(neighbour_share=0.0),
-        )
+        """Policy v2: expansion round 1 offers the committed hits' thread neighbours
+        (``"neighbours"``), round 2 lowers the admission floor. Whether round 0 fuses
+        neighbours is the runtime's ``fusion`` option (``FusionWeights(neighbour_share=0)``
+        leaves them to the gate). The floor-only policy is ``RecallSufficiencyPolicy()``."""
+        return cls(policy="glean.recall-gate.v2", actions=CONVERSATION_ACTIONS)
+
+    def calibrated(self, calibration: Calibration | None = None) -> RecallSufficiencyPolicy:
+        """This policy with every ``None`` threshold taken from ``calibration`` (the
+        design's :class:`glean.Calibration` when None)."""
+        if None not in (self.admission, self.policy_floor, self.min_top_similarity):
+            return self
+        return calibrate(self, calibration or Calibration())
+
+    def effective_id(self) -> str:
+        """The policy's name with every effective threshold, as ``RecallEffort`` reports
+        it: two runs with the same id used the same thresholds, and
+        :meth:`from_effective_id` rebuilds the policy from it."""
+        policy = self.calibrated()
+        assert policy.admission is not None
+        assert policy.policy_floor is not None
+        fields = {
+            "max_expansions": policy.max_expansions,
+            "min_candidates": policy.min_candidates,
+            "min_top_similarity": policy.min_top_similarity,
+            "min_lexical_overlap": policy.min_lexical_overlap,
+            "min_unused_bytes": policy.min_unused_bytes,
+            "sufficient_overlap": policy.sufficient_overlap,
+            "admission": _floor_text(policy.admission),
+            "policy_floor": _floor_text(policy.policy_floor),
+            "actions": "+".join(policy.actions),
+        }
+        return policy.policy + "".join(f";{name}={value}" for name, value in fields.items())
+
+    @classmethod
+    def from_effective_id(cls, text: str) -> RecallSufficiencyPolicy:
+        """The policy an :meth:`effective_id` names.
+
+        Raises:
+            InvalidRequestError: ``text`` is not an effective policy id.
+        """
+        name, *pairs = text.split(";")
+        try:
+            fields = dict(pair.split("=", 1) for pair in pairs)
+            return cls(
+                policy=name,
+                max_expansions=int(fields["max_expansions"]),
+                min_candidates=int(fields["min_candidates"]),
+                min_top_similarity=float(fields["min_top_similarity"]),
+                min_lexical_overlap=float(fields["min_lexical_overlap"]),
+                min_unused_bytes=int(fields["min_unused_bytes"]),
+                sufficient_overlap=float(fields["sufficient_overlap"]),
+                admission=_floor_of(fields["admission"]),
+                policy_floor=_floor_of(fields["policy_floor"]),
+                actions=tuple(fields["actions"].split("+")),
+            )
+        except (KeyError, ValueError) as exc:
+            raise InvalidRequestError(f"not an effective policy id: {text!r:.120}") from exc
+
+
+def _floor_text(floor: AdmissionFloor) -> str:
+    return f"{floor.required_matches}/{floor.min_similarity}"
+
+
+def _floor_of(text: str) -> AdmissionFloor:
+    matches, similarity = text.split("/")
+    return AdmissionFloor(
+        None if matches == "None" else int(matches),
+        None if similarity == "None" else float(similarity),
+    )
 
 
 def calibrate(policy: RecallSufficiencyPolicy, calibration: Calibration) -> RecallSufficiencyPolicy:
-    """``policy`` with the embedder's thresholds wherever it keeps the default ones.
+    """``policy`` with ``calibration``'s thresholds wherever it leaves them to the embedder.
 
-    Round 1 admits one-term matches at the embedder's baseline, round 2 also lowers the
-    cosine floor to its expansion floor; a field the caller set stays as set.
+    Round 1 admits one-term matches at the embedder's baseline cosine, round 2 also lowers
+    the cosine floor to its expansion floor; a field the caller set stays as set.
     """
-    defaults = RecallSufficiencyPolicy()
-    admission, floor = policy.admission, policy.policy_floor
-    if admission == defaults.admission:
+    admission, floor, top = policy.admission, policy.policy_floor, policy.min_top_similarity
+    if admission is None:
         admission = AdmissionFloor(required_matches=1, min_similarity=calibration.baseline)
-    if floor == defaults.policy_floor:
+    if floor is None:
         lowest = min(calibration.expansion, calibration.baseline)
         floor = AdmissionFloor(required_matches=1, min_similarity=lowest)
-    top = policy.min_top_similarity
-    if top == defaults.min_top_similarity:
+    if top is None:
         top = calibration.min_top_similarity
     return attrs.evolve(policy, admission=admission, policy_floor=floor, min_top_similarity=top)
 
@@ -184,5 +244,6 @@ class RecallExpander:
                 f" round {round!r} is not an expansion round of {policy.policy}"
             )
         action = policy.actions[round - 1]
+        policy = policy.calibrated()
         floors = {"admission": policy.admission, "policy-floor": policy.policy_floor}
         return SearchPlan(round=round, action=action, floor=floors.get(action))

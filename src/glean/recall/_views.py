@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 
 def lowest_floor(policy: RecallSufficiencyPolicy) -> AdmissionFloor:
     """The lowest floor any expansion round of ``policy`` may apply."""
+    policy = policy.calibrated()
     by_action = {"admission": policy.admission, "policy-floor": policy.policy_floor}
     actions = policy.actions[: policy.max_expansions]
-    floors = [by_action[action] for action in actions if action in by_action]
+    floors = [floor for action in actions if (floor := by_action.get(action)) is not None]
     if not floors:
         return AdmissionFloor()
     lexical = [f.required_matches for f in floors if f.required_matches is not None]

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..recall import FusionWeights
 from ..vocabulary import InvalidRequestError
 
 if TYPE_CHECKING:
@@ -29,6 +30,11 @@ def _count(*, minimum: int, none: bool = False) -> Callable[[object, Any, object
     return check
 
 
+def _fusion(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, FusionWeights):
+        raise InvalidRequestError("fusion must be a glean.FusionWeights")
+
+
 @attrs.frozen(kw_only=True)
 class RuntimeOptions:
     """Keyword options of :func:`open_runtime` beyond the named ones."""
@@ -37,6 +43,9 @@ class RuntimeOptions:
     prepare_timeout: float | None = attrs.field(default=None, validator=_seconds)
     dedup_turns: int = attrs.field(default=0, validator=_count(minimum=0))
     readers: int = attrs.field(default=4, validator=_count(minimum=1))
+    #: Round 0's fusion weights (and the neighbour channel's share): the runtime's, not
+    #: the policy's, so turning the gate on never changes round 0.
+    fusion: FusionWeights = attrs.field(factory=FusionWeights, validator=_fusion)
     #: Threads BLAS may use while the runtime is open (None leaves BLAS alone). One is
     #: fastest for glean's products: with more, every search pays a thread wake-up.
     blas_threads: int | None = attrs.field(default=1, validator=_count(minimum=1, none=True))

@@ -82,6 +82,7 @@ class Runtime:
         coordinator = Coordinator(
             store, limits, self._guards, self._tracer, policy=policy, baseline=calibration.baseline,
             round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
+            fusion=options.fusion,
         )  # fmt: skip
         ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
         self._preparer = Preparer(
@@ -223,8 +224,10 @@ async def open_runtime(
             its errors are logged and swallowed. Without it no effort is computed.
         tracer_provider: OpenTelemetry provider; the global one when None.
         limits: candidate ceilings and item limits; defaults to :class:`Limits()`.
-        **options: ``round_timeout`` and ``prepare_timeout`` (seconds), ``dedup_turns``,
-            ``readers`` (reader connections of the embedded store), ``blas_threads``.
+        **options: ``round_timeout`` and ``prepare_timeout`` (seconds; the latter bounds
+            the whole call), ``dedup_turns``, ``fusion`` (round 0's
+            :class:`glean.FusionWeights`), ``readers`` (reader connections of the
+            embedded store), ``blas_threads``.
 
     Raises:
         InvalidRequestError: an unknown option or a malformed argument (the message names
