@@ -93,7 +93,7 @@ def test_truncation_keeps_exactly_the_floor_and_no_less() -> None:
 
 
 def test_drop_below_min_bytes_is_counted_under_its_cause() -> None:
-    """An item meeting fewer than 64 bytes of room is dropped as below the floor."""
+    """An item with content meeting too little room to cut it to 64 bytes is below-min."""
     filler = memory("a", "f" * 400)
     max_bytes = pack_bytes({"memory": [filler]}) + 1 + 40
     result = build({"memory": [filler, memory("b")]}, max_bytes=max_bytes)
@@ -103,16 +103,29 @@ def test_drop_below_min_bytes_is_counted_under_its_cause() -> None:
     assert result.omissions.dropped_items == 1
 
 
-def test_drop_with_room_but_no_fitting_rendering_is_counted_under_its_cause() -> None:
-    """With 64+ bytes of room but a citation too long for it, the drop is no-fitting."""
+def test_an_item_too_short_to_truncate_is_below_min_whatever_the_room() -> None:
+    """With 150 bytes of room but a citation too long for it, an item whose text is too
+    short to truncate is dropped below-min: a cut could never reach the minimum."""
     filler = memory("a", "f" * 400)
-    long_citation = memory("b" * 300)
+    long_citation = memory("b" * 300)  # a 17-byte text
     max_bytes = pack_bytes({"memory": [filler]}) + 1 + 150
     result = build({"memory": [filler, long_citation, memory("c" * 300)]}, max_bytes=max_bytes)
     assert len(result.delivered) == 1
-    assert result.omissions.dropped_no_fitting_truncation == 2
-    assert result.omissions.dropped_below_min_bytes == 0
+    assert result.omissions.dropped_below_min_bytes == 2
+    assert result.omissions.dropped_no_fitting_truncation == 0
     assert result.omissions.dropped_items == 2
+
+
+def test_an_item_with_nothing_to_cut_is_no_fitting_rendering() -> None:
+    """A resource with no abstract or overview can only be a bare citation; when even that
+    does not fit, no rendering fit at all: no-fitting-truncation."""
+    filler = memory("a", "f" * 400)
+    bare = resource("r" * 300, abstract=None, overview=None, body="never served")
+    max_bytes = pack_bytes({"memory": [filler]}) + 1 + 150
+    result = build({"memory": [filler], "resource": [bare]}, max_bytes=max_bytes)
+    assert len(result.delivered) == 1
+    assert result.omissions.dropped_no_fitting_truncation == 1
+    assert result.omissions.dropped_below_min_bytes == 0
 
 
 def test_an_item_that_cannot_fit_at_all_leaves_an_empty_pack() -> None:
@@ -122,7 +135,7 @@ def test_an_item_that_cannot_fit_at_all_leaves_an_empty_pack() -> None:
     assert result.context.content is None
     assert result.context.content_bytes == 0
     assert result.delivered == ()
-    assert result.omissions.dropped_no_fitting_truncation == 1
+    assert result.omissions.dropped_items == 1
 
 
 def test_no_candidates_is_the_empty_result() -> None:

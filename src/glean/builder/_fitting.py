@@ -173,8 +173,10 @@ def _first_pass(
         room = max_bytes - used - overhead
         fitted = place(evidence, room)
         if fitted is None:
-            # Below the floor no truncation is even tried; above it one was, and failed.
-            if room < limits.min_truncated_bytes:
+            # A drop means not even the bare citation fit, so an item with content to cut
+            # had less than the minimum left for it (or was too short to cut): below-min.
+            # An item with nothing to cut had no rendering that fit at all.
+            if place.has_content(evidence):
                 below_min += 1
             else:
                 no_fit += 1
@@ -252,6 +254,11 @@ class _Placer:
             return whole
         placement = fit_item(candidate, room, self.limits)
         return None if placement is None else Fitted(candidate, placement)
+
+    def has_content(self, evidence: Evidence) -> bool:
+        """Whether the item has any content to serve or cut (a non-empty tier ladder)."""
+        ceiling = tier_ceiling(evidence.family, self.detail)
+        return bool(self.memo.candidate(evidence, ceiling).ladder)
 
 
 def _deepen(placed: list[Fitted], unused: int, limits: Limits) -> int:
