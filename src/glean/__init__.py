@@ -20,6 +20,7 @@ docs/architecture.md walks through the pipeline and the contracts each layer kee
 """
 
 from . import stores as stores
+from .builder import parse_context as parse_context
 from .embedders import Embedder as Embedder
 from .embedders import HashingEmbedder as HashingEmbedder
 from .embedders import SentenceTransformerEmbedder as SentenceTransformerEmbedder
@@ -41,6 +42,8 @@ from .stores import Store as Store
 from .vocabulary import Assembly as Assembly
 from .vocabulary import BudgetView as BudgetView
 from .vocabulary import Calibration as Calibration
+from .vocabulary import Citation as Citation
+from .vocabulary import ContextItem as ContextItem
 from .vocabulary import Experience as Experience
 from .vocabulary import GleanError as GleanError
 from .vocabulary import InvalidRequestError as InvalidRequestError
@@ -67,6 +70,8 @@ __all__ = [
     "Assembly",
     "BudgetView",
     "Calibration",
+    "Citation",
+    "ContextItem",
     "Embedder",
     "Experience",
     "FamilyView",
@@ -102,5 +107,6 @@ __all__ = [
     "StoreError",
     "TopicMemory",
     "open_runtime",
+    "parse_context",
     "stores",
 ]

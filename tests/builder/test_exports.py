@@ -14,6 +14,7 @@ def test_builder_exports_exactly_its_public_names() -> None:
         "OmissionCounts",
         "build_context",
         "needs_body",
+        "parse_context",
         "tier_ceiling",
     ]
     assert all(hasattr(glean.builder, name) for name in glean.builder.__all__)

@@ -101,3 +101,15 @@ def test_section_limits_come_from_the_table() -> None:
     )
     with pytest.raises(glean.InvalidRequestError, match=r"sections\[0\]\.limit"):
         glean.vocabulary.validate_request(request)
+
+
+def test_a_citation_names_the_identity_of_its_evidence() -> None:
+    """Citation.identity is the evidence identity, a resource's version ignored."""
+    memory = Evidence.from_record("memory", SCOPE, "e1", 2, text="a")
+    resource = Evidence.from_record("resource", SCOPE, "u", 3, abstract="b")
+    assert glean.Citation.from_json(memory.citation).identity() == memory.identity
+    assert glean.Citation("resource", SCOPE, "u", 7).identity() == resource.identity
+    assert (
+        glean.Citation("profile", SCOPE).identity()
+        == Evidence.from_record("profile", SCOPE, text="p").identity
+    )

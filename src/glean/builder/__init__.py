@@ -13,6 +13,7 @@ from ._build import DeliveredItem as DeliveredItem
 from ._build import build_context as build_context
 from ._fitting import FitMemo as FitMemo
 from ._fitting import OmissionCounts as OmissionCounts
+from ._parse import parse_context as parse_context
 from ._tiers import needs_body as needs_body
 from ._tiers import tier_ceiling as tier_ceiling
 
@@ -23,5 +24,6 @@ __all__ = [
     "OmissionCounts",
     "build_context",
     "needs_body",
+    "parse_context",
     "tier_ceiling",
 ]

@@ -113,7 +113,7 @@ class Coordinator:
         settings = RoundSettings(
             0, "search", query, vector, self._round0, self._ceilings(request),
             weights=self._weights, offer_neighbours=self._weights.neighbour_share > 0,
-            detail=request.detail,
+            detail=request.detail, excluded=request.excluded,
         )  # fmt: skip
         state = await self._round_zero(search_specs(request), settings, started)
         build = packer.pack(state.candidates)

@@ -31,7 +31,8 @@ class Packer:
         limits: the runtime's limits.
         memo: the runtime's encoding memo, shared by every fit.
         unsearched: the families read whole rather than searched (the profile), as read.
-        held: evidence identities the session ledger holds back this turn.
+        held: evidence identities never delivered in this prepare: those the caller
+            excludes and those the session ledger holds back this turn.
     """
 
     request: ResolvedRequest

@@ -77,7 +77,8 @@ class Preparer:
         session = request.session_id if self.ledger is not None else None
         turn = 0
         if session is not None and self.ledger is not None:
-            turn, packer.held = self.ledger.next_turn(session)
+            turn, held = self.ledger.next_turn(session)
+            packer.held |= held
         recalled = await self.coordinator.recall(
             request, query, vector, packer, effort=self.sink is not None, started=started
         )
@@ -94,7 +95,10 @@ class Preparer:
         query = analyse_query(request.query)
         vector = await self._embed(request)
         unsearched = await self._read_unsearched(request)
-        return query, vector, Packer(request, self.limits, self.memo, unsearched=unsearched)
+        packer = Packer(
+            request, self.limits, self.memo, unsearched=unsearched, held=request.excluded
+        )
+        return query, vector, packer
 
     async def _embed(self, request: ResolvedRequest) -> npt.NDArray[np.float32] | None:
         """The query's vector, once for every family, scope and round; None when no

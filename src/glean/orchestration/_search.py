@@ -69,9 +69,11 @@ class RoundSettings:
     ``pools`` are the pools of earlier rounds, to re-admit; ``known`` the keys already
     committed per search, which a round never reads again; ``room`` how many new
     candidates each family can still take; ``detail`` the request's tier pins, which say
-    whose bodies a search must read. With ``offer_neighbours`` a search's best
-    hits bring their thread neighbours: fused in round 0, or, for the ``"neighbours"``
-    expansion action, offered after the committed candidates.
+    whose bodies a search must read; ``excluded`` the identities the caller already
+    holds, which a search passes over for the next candidates. With
+    ``offer_neighbours`` a search's best hits bring their thread neighbours: fused in
+    round 0, or, for the ``"neighbours"`` expansion action, offered after the committed
+    candidates.
     """
 
     index: int
@@ -85,6 +87,7 @@ class RoundSettings:
     weights: FusionWeights = attrs.Factory(FusionWeights)
     offer_neighbours: bool = False
     detail: Mapping[Family, Tier] = attrs.Factory(dict)
+    excluded: frozenset[str] = frozenset()
 
 
 @attrs.frozen
@@ -153,14 +156,38 @@ class Searcher:
         search = fuse(admit(pool, terms, settings.floor), terms, settings.weights)
         known = settings.known.get(spec, frozenset())
         ranked, joined = await self._with_neighbours(spec, settings, search, known)
-        # A scope never offers more than its family's room, so only that prefix is read.
-        fresh = (key for key in ranked if key not in known)
-        wanted = list(itertools.islice(fresh, settings.room[spec.family]))
-        found = await self._store.evidence(spec.family, spec.scope_id, wanted) if wanted else {}
-        keys = tuple(key for key in wanted if key in found)
-        evidence = await self._with_bodies(spec, settings, tuple(found[key] for key in keys))
+        keys, evidence = await self._fresh_evidence(spec, settings, ranked, known)
+        evidence = await self._with_bodies(spec, settings, evidence)
         joined_count = sum(key in joined for key in keys)
         return SearchOutcome(spec, pool, search, keys, evidence, again, joined_count)
+
+    async def _fresh_evidence(
+        self,
+        spec: SearchSpec,
+        settings: RoundSettings,
+        ranked: tuple[int, ...],
+        known: frozenset[int],
+    ) -> tuple[tuple[int, ...], tuple[Evidence, ...]]:
+        """The evidence of the best new keys, at most the family's room.
+
+        Only that prefix is read. A key whose record left search meanwhile, or whose
+        evidence the caller excluded, is passed over and the next key read in its place.
+        """
+        fresh = (key for key in ranked if key not in known)
+        room = settings.room[spec.family]
+        keys: list[int] = []
+        evidence: list[Evidence] = []
+        while len(keys) < room:
+            wanted = list(itertools.islice(fresh, room - len(keys)))
+            if not wanted:
+                break
+            found = await self._store.evidence(spec.family, spec.scope_id, wanted)
+            for key in wanted:
+                item = found.get(key)
+                if item is not None and item.identity not in settings.excluded:
+                    keys.append(key)
+                    evidence.append(item)
+        return tuple(keys), tuple(evidence)
 
     async def _with_bodies(
         self, spec: SearchSpec, settings: RoundSettings, evidence: tuple[Evidence, ...]

@@ -13,6 +13,8 @@ from ._analysis import index_text as index_text
 from ._analysis import match_expression as match_expression
 from ._budget import BudgetView as BudgetView
 from ._calibration import Calibration as Calibration
+from ._citations import Citation as Citation
+from ._citations import ContextItem as ContextItem
 from ._dates import DateMention as DateMention
 from ._dates import extract_dates as extract_dates
 from ._dates import mentioned_days as mentioned_days
@@ -66,6 +68,8 @@ __all__ = [
     "Assembly",
     "BudgetView",
     "Calibration",
+    "Citation",
+    "ContextItem",
     "DateMention",
     "Evidence",
     "Experience",

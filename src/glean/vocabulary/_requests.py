@@ -11,6 +11,7 @@ from typing import Final, Literal, TypeAlias, cast
 
 import attrs
 
+from ._citations import Citation
 from ._errors import InvalidRequestError
 from ._families import DEFAULT_FAMILIES, FAMILIES, TIERS, Family, Tier, rules
 
@@ -31,6 +32,11 @@ def _references(value: Iterable[str] | str) -> tuple[str, ...]:
         return (value,)
     # A value that is not iterable is kept as given, for validation to name.
     return tuple(value) if isinstance(value, Iterable) else cast("tuple[str, ...]", value)
+
+
+def _citations(value: Iterable[Citation]) -> tuple[Citation, ...]:
+    # A value that is not iterable is kept as given, for validation to name.
+    return tuple(value) if isinstance(value, Iterable) else cast("tuple[Citation, ...]", value)
 
 
 def _sections(value: Iterable[Section]) -> tuple[Section, ...]:
@@ -64,6 +70,9 @@ class PrepareContextRequest:
     references: tuple[str, ...] = attrs.field(default=(), converter=_references)
     session_id: str | None = None
     detail: Detail = None
+    #: Citations the caller already holds: never delivered again; other candidates
+    #: take their places within the ceilings.
+    exclude: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
 
 
 @attrs.frozen(kw_only=True)
@@ -92,6 +101,8 @@ class ResolvedRequest:
     sections: tuple[Section, ...] | None
     detail: Mapping[Family, Tier]
     session_id: str | None
+    #: Evidence identities of the citations the request excludes.
+    excluded: frozenset[str] = frozenset()
 
 
 def validate_request(request: object) -> ResolvedRequest:
@@ -114,6 +125,7 @@ def validate_request(request: object) -> ResolvedRequest:
         sections=sections,
         detail=_validate_detail(request.detail),
         session_id=_validate_session(request.session_id),
+        excluded=_validate_exclude(request.exclude),
     )
 
 
@@ -214,6 +226,21 @@ def _tier(value: object, field: str) -> Tier:
     if value not in TIERS:
         raise InvalidRequestError(f"{field} must be one of {', '.join(TIERS)}")
     return value
+
+
+def _validate_exclude(value: object) -> frozenset[str]:
+    if not isinstance(value, tuple):
+        raise InvalidRequestError("exclude must be a sequence of glean.Citation")
+    identities = set()
+    for index, citation in enumerate(value):
+        if not isinstance(citation, Citation):
+            raise InvalidRequestError(f"exclude[{index}] must be a glean.Citation")
+        if citation.family not in FAMILIES:
+            raise InvalidRequestError(
+                f"exclude[{index}].family must be one of {', '.join(FAMILIES)}"
+            )
+        identities.add(citation.identity())
+    return frozenset(identities)
 
 
 def _validate_session(value: object) -> str | None:
