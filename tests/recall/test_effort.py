@@ -1,4 +1,4 @@
-"""RecallEffort: exactly its twelve fields, JSON-ready, with no query text."""
+"""RecallEffort: exactly its thirteen fields, JSON-ready, with no query text."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ EFFORT_FIELDS = [
     "dropped_items",
     "dropped_below_min_bytes",
     "dropped_no_fitting_truncation",
+    "stages",
 ]
 
 
@@ -46,13 +47,14 @@ def effort(**changes: Any) -> RecallEffort:
         "dropped_items": 2,
         "dropped_below_min_bytes": 1,
         "dropped_no_fitting_truncation": 1,
+        "stages": {"planner": "off", "digest": "off"},
     }
     values.update(changes)
     return RecallEffort(**values)
 
 
 def test_fields_are_exactly_those_of_design_section_4_in_order() -> None:
-    """RecallEffort has the twelve documented fields, in that order, and nothing else."""
+    """RecallEffort has the thirteen documented fields, in that order, and nothing else."""
     assert [field.name for field in attrs.fields(RecallEffort)] == EFFORT_FIELDS
 
 
@@ -85,6 +87,7 @@ def test_to_json_is_json_serialisable_with_every_field() -> None:
         "dropped_items": 2,
         "dropped_below_min_bytes": 1,
         "dropped_no_fitting_truncation": 1,
+        "stages": {"planner": "off", "digest": "off"},
     }
 
 
@@ -132,6 +135,9 @@ def test_to_json_carries_no_query_text() -> None:
         "scope_id",
         "retrieved",
         "admitted",
+        "planner",
+        "digest",
+        "off",
     }
     assert set(_strings(json.loads(text))) <= allowed
 

@@ -38,10 +38,8 @@ def test_family_view_spans_its_scopes() -> None:
     """Counts add up over scopes; the best two similarities come from any scope."""
     first = pool(lexical=[(1, 2)], vector=[(2, 0.6)], scope="a")
     second = pool(vector=[(3, 0.7), (4, 0.65)], scope="b")
-    searches = [(p, fuse(admit(p, 2, AdmissionFloor()), 2)) for p in (first, second)]
-    view = family_view(
-        "memory", searches, candidates=3, ceiling=16, floor=AdmissionFloor(), terms=2
-    )
+    searches = [(p, fuse(admit(p, 2, AdmissionFloor()), 2), 2) for p in (first, second)]
+    view = family_view("memory", searches, candidates=3, ceiling=16, floor=AdmissionFloor())
     assert (view.retrieved, view.admitted, view.candidates) == (4, 4, 3)
     assert (view.best_similarity, view.next_similarity) == (
         float(searches[1][1].best_similarity or 0),
@@ -56,6 +54,6 @@ def test_an_unscored_family_is_marked_so() -> None:
     found = pool(lexical=[(1, 1)], family="experience")
     search = fuse(admit(found, 1, AdmissionFloor()), 1)
     view = family_view(
-        "experience", [(found, search)], candidates=1, ceiling=8, floor=AdmissionFloor(), terms=1
+        "experience", [(found, search, 1)], candidates=1, ceiling=8, floor=AdmissionFloor()
     )
     assert not view.scored

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family, Tier
     from ..vocabulary._limits import Limits
+    from ._render import Layout
 
 
 @attrs.frozen
@@ -70,6 +71,21 @@ class BuildResult:
     @property
     def omissions(self) -> OmissionCounts:
         return self._pack.omissions
+
+    def keep(self, indices: Sequence[int]) -> BuildResult:
+        """The pack with only the delivered items at ``indices``, in that order (within
+        their sections, for an assembly: sections keep the caller's order). The items
+        keep their placements, so the smaller pack still fits; omissions stay those of
+        the fit. An empty selection is the empty pack.
+        """
+        pack = self._pack
+        chosen = [pack.items[index] for index in indices]
+        if pack.layout.sectioned:
+            order = {family: rank for rank, family in enumerate(_families(pack.items))}
+            chosen.sort(key=lambda item: order[item.candidate.evidence.family])
+        return BuildResult(
+            attrs.evolve(pack, items=tuple(chosen), content_bytes=_size(pack.layout, chosen))
+        )
 
     def budget(self, max_bytes: int) -> BudgetView:
         """The budget probe: what this fitting pass delivered, cut, dropped and left unused
@@ -130,6 +146,24 @@ def build_context(
             memo=memo,
         )
     )
+
+
+def _families(items: Sequence[Fitted]) -> list[Family]:
+    return list(dict.fromkeys(item.candidate.evidence.family for item in items))
+
+
+def _size(layout: Layout, items: Sequence[Fitted]) -> int:
+    """The rendered length of ``items`` in ``layout``, counted as fitting counts it."""
+    if not items:
+        return 0
+    size = layout.wrapper_bytes
+    seen: set[Family] = set()
+    for index, item in enumerate(items):
+        family = item.candidate.evidence.family
+        size += layout.overhead(family, first_item=index == 0, new_section=family not in seen)
+        size += item.placement.size
+        seen.add(family)
+    return size
 
 
 def _prepared(pack: FittedPack) -> PreparedContext:

@@ -21,13 +21,17 @@ from ._search import RoundSettings as RoundSettings
 from ._search import Searcher as Searcher
 from ._search import SearchOutcome as SearchOutcome
 from ._search import SearchSpec as SearchSpec
+from ._stages import Digest as Digest
+from ._stages import Planner as Planner
 
 __all__ = [
     "Candidates",
     "Committed",
     "Coordinator",
     "DedupLedger",
+    "Digest",
     "Packer",
+    "Planner",
     "Preparer",
     "Recalled",
     "RoundSettings",

@@ -40,6 +40,8 @@ class Committed:
         joined_neighbours: candidates that joined as a hit's thread neighbour.
         steps: the expansion steps the expander has handed out; a step with nothing to
             search runs no round and commits nothing, but is taken.
+        delays: per search, the rank positions its list gives way in allocation (a
+            reference scope's ``reference_penalty``; the request's own scope none).
     """
 
     specs: tuple[SearchSpec, ...]
@@ -52,6 +54,7 @@ class Committed:
     actions: list[str] = attrs.Factory(list)
     joined_neighbours: int = 0
     steps: int = 0
+    delays: dict[SearchSpec, int] = attrs.Factory(dict)
 
     @classmethod
     def round_zero(
@@ -60,12 +63,16 @@ class Committed:
         outcomes: Mapping[SearchSpec, SearchOutcome],
         settings: RoundSettings,
         limits: Limits,
+        delays: Mapping[SearchSpec, int] | None = None,
     ) -> Committed:
         """Round 0's outcomes, allocated round-robin across scopes under each ceiling."""
+        delays = delays or {}
         candidates: Candidates = {}
         for family in dict.fromkeys(spec.family for spec in specs):
-            ranked = [outcomes[spec].evidence for spec in specs if spec.family == family]
-            candidates[family] = allocate(ranked, limits.ceiling(family))
+            own = [spec for spec in specs if spec.family == family]
+            ranked = [outcomes[spec].evidence for spec in own]
+            gaps = [delays.get(spec, 0) for spec in own]
+            candidates[family] = allocate(ranked, limits.ceiling(family), gaps)
             check_ceiling(family, candidates[family], limits.ceiling(family))
         return cls(
             specs=tuple(specs),
@@ -76,6 +83,7 @@ class Committed:
             floor=settings.floor,
             round_zero_settings=settings,
             joined_neighbours=sum(outcome.joined_neighbours for outcome in outcomes.values()),
+            delays=dict(delays),
         )
 
     def commit(
@@ -85,8 +93,10 @@ class Committed:
         before = self.candidates
         merged: Candidates = {}
         for family, committed in before.items():
-            added = [staged[spec].evidence for spec in self.specs if spec.family == family]
-            merged[family] = merge_rounds(committed, added, limits.ceiling(family))
+            own = [spec for spec in self.specs if spec.family == family]
+            added = [staged[spec].evidence for spec in own]
+            gaps = [self.delays.get(spec, 0) for spec in own]
+            merged[family] = merge_rounds(committed, added, limits.ceiling(family), gaps)
             check_ceiling(family, merged[family], limits.ceiling(family))
         self.outcomes = dict(staged)
         self.known = {spec: self.known[spec] | frozenset(staged[spec].keys) for spec in self.specs}
@@ -97,10 +107,12 @@ class Committed:
         self.candidates_by_round.append(sum(len(items) for items in merged.values()))
         return any(len(merged[family]) != len(before[family]) for family in merged)
 
-    def searches_of(self, family: Family) -> list[tuple[Pool, FamilySearch]]:
-        """The last committed pool and search of each of ``family``'s scopes."""
+    def searches_of(self, family: Family) -> list[tuple[Pool, FamilySearch, int]]:
+        """The last committed pool and search of each of ``family``'s searches, with the
+        distinct term count of the query it searched for."""
+        queries = self.round_zero_settings.queries
         return [
-            (self.outcomes[spec].pool, self.outcomes[spec].search)
+            (self.outcomes[spec].pool, self.outcomes[spec].search, len(queries[spec.query].terms))
             for spec in self.specs
             if spec.family == family
         ]

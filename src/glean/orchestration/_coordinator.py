@@ -19,6 +19,7 @@ import attrs
 
 from ..recall import (
     NEIGHBOURS,
+    AdmissionCounts,
     AdmissionFloor,
     FusionWeights,
     GateAssessment,
@@ -35,7 +36,7 @@ from ._committed import Committed
 from ._search import RoundSettings, Searcher, SearchOutcome, SearchSpec, search_specs
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from contextlib import AbstractContextManager
 
     import numpy as np
@@ -76,6 +77,7 @@ class Coordinator:
         prepare_timeout: float | None,
         baseline: float | None = None,
         fusion: FusionWeights | None = None,
+        reference_penalty: int = 0,
     ) -> None:
         self._limits = limits
         self._store = store
@@ -89,14 +91,15 @@ class Coordinator:
         self._weights = fusion or FusionWeights()
         # Round 0's floor: the embedder's calibrated cosine baseline (0.3 by design).
         self._round0 = AdmissionFloor(min_similarity=baseline)
+        self._reference_penalty = reference_penalty
         self._round_timeout = round_timeout
         self._prepare_timeout = prepare_timeout
 
     async def recall(
         self,
         request: ResolvedRequest,
-        query: AnalysedQuery,
-        vector: npt.NDArray[np.float32] | None,
+        queries: Sequence[AnalysedQuery],
+        vectors: Sequence[npt.NDArray[np.float32] | None],
         packer: Packer,
         *,
         effort: bool,
@@ -104,23 +107,30 @@ class Coordinator:
     ) -> Recalled:
         """Search, judge, expand at most twice, and pack the committed candidates.
 
-        ``started`` is when the prepare began: ``prepare_timeout`` counts from there.
+        ``queries`` are the caller's query first, then any a planner added, each with its
+        vector (or None); round 0 searches them all in one task group and every round
+        re-admits all their pools. The gate judges by the caller's query. ``started`` is
+        when the prepare began: ``prepare_timeout`` counts from there.
 
         Raises:
             PrepareFailedError: a search of round 0 failed.
             PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
         """
         settings = RoundSettings(
-            0, "search", query, vector, self._round0, self._ceilings(request),
+            0, "search", tuple(queries), tuple(vectors), self._round0, self._ceilings(request),
             weights=self._weights, offer_neighbours=self._weights.neighbour_share > 0,
             detail=request.detail, excluded=request.excluded,
         )  # fmt: skip
-        state = await self._round_zero(search_specs(request), settings, started)
+        specs = search_specs(request, len(settings.queries))
+        delays = {
+            spec: self._reference_penalty for spec in specs if spec.scope_id != request.scope_id
+        }
+        state = await self._round_zero(specs, settings, started, delays)
         build = packer.pack(state.candidates)
         rounds, reason = 1, "disabled"
         if self._policy is not None:
             rounds, reason, build = await self._expand(
-                request, query, packer, state, build, started
+                request, queries[0], packer, state, build, started
             )
         self._trace_build(build, rounds, reason, state.joined_neighbours)
         if not effort:
@@ -128,7 +138,11 @@ class Coordinator:
         return Recalled(build, effort_of(self._policy_id, reason, rounds, state, build))
 
     async def _round_zero(
-        self, specs: Sequence[SearchSpec], settings: RoundSettings, started: float
+        self,
+        specs: Sequence[SearchSpec],
+        settings: RoundSettings,
+        started: float,
+        delays: Mapping[SearchSpec, int],
     ) -> Committed:
         deadline = self._deadline(started, started)
         with self._round_span(settings) as span:
@@ -141,7 +155,7 @@ class Coordinator:
             span.set_attribute("glean.recall.round.committed", not scope.cancelled_caught)
         if scope.cancelled_caught:
             raise PrepareTimeoutError("round 0 did not finish before its deadline")
-        return Committed.round_zero(specs, outcomes, settings, self._limits)
+        return Committed.round_zero(specs, outcomes, settings, self._limits, delays)
 
     async def _expand(
         self,
@@ -253,8 +267,8 @@ class Coordinator:
         """
         runnable: list[SearchSpec] = []
         idle: dict[SearchSpec, SearchOutcome] = {}
-        terms = len(settings.query.terms)
         for spec in state.specs:
+            terms = len(settings.queries[spec.query].terms)
             outcome = state.outcomes[spec]
             unchanged = self._store.scope_version(spec.scope_id) == outcome.pool.version
             if settings.offer_neighbours:
@@ -290,7 +304,6 @@ class Coordinator:
         When the next action is ``"neighbours"``, a family with a neighbour channel and
         committed candidates can still grow (their neighbours are unknown until looked up).
         """
-        terms = len(query.terms)
         neighbours_next = self._next_action(state) == NEIGHBOURS
         views = []
         for family, candidates in state.candidates.items():
@@ -300,7 +313,6 @@ class Coordinator:
                 candidates=len(candidates),
                 ceiling=self._limits.ceiling(family),
                 floor=self._lowest_floor,
-                terms=terms,
             )
             if neighbours_next and candidates and rules(family).neighbour_channel:
                 view = attrs.evolve(view, reachable=1)
@@ -365,11 +377,28 @@ def effort_of(
         rounds=rounds,
         expansion_actions=tuple(state.actions),
         candidates_by_round=tuple(state.candidates_by_round),
-        admission_by_family=tuple(state.outcomes[spec].search.counts for spec in state.specs),
+        admission_by_family=admission_by_family(state),
         added_embeddings=0,  # every round reuses the round-0 query vector
         added_generation_calls=0,  # glean calls no model
         truncated_items=omissions.truncated_items,
         dropped_items=omissions.dropped_items,
         dropped_below_min_bytes=omissions.dropped_below_min_bytes,
         dropped_no_fitting_truncation=omissions.dropped_no_fitting_truncation,
+    )
+
+
+def admission_by_family(state: Committed) -> tuple[AdmissionCounts, ...]:
+    """Admission per family and scope in the last committed round, a planner's queries
+    summed into their family and scope."""
+    totals: dict[tuple[Family, str], tuple[int, int]] = {}
+    for spec in state.specs:
+        counts = state.outcomes[spec].search.counts
+        retrieved, admitted = totals.get((spec.family, spec.scope_id), (0, 0))
+        totals[(spec.family, spec.scope_id)] = (
+            retrieved + counts.retrieved,
+            admitted + counts.admitted,
+        )
+    return tuple(
+        AdmissionCounts(family, scope, retrieved, admitted)
+        for (family, scope), (retrieved, admitted) in totals.items()
     )

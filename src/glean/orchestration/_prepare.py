@@ -1,9 +1,11 @@
 """One prepare, from a validated request to a fitted pack: the runtime's hot path.
 
-Analyses and embeds the query once, reads the unsearched families (the profile) once,
-asks the session ledger what this turn holds back, and hands the coordinator a
-:class:`~._packer.Packer` to fit with. Reports the effort to the sink (whose errors are
-logged and swallowed), then records the turn. ``prepare_timeout`` bounds all of it.
+Runs the host's planner (at most two more queries, behind its fuse), analyses and embeds
+the queries once, reads the unsearched families (the profile) once, asks the session
+ledger what this turn holds back, and hands the coordinator a :class:`~._packer.Packer`
+to fit with. Runs the host's digest over the fitted pack (behind its fuse), reports the
+effort to the sink (whose errors are logged and swallowed), then records the turn.
+``prepare_timeout`` bounds all of it.
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ import anyio
 import attrs
 
 from ..builder import FitMemo
-from ..vocabulary import PrepareTimeoutError, analyse_query, rules
+from ..vocabulary import PrepareTimeoutError, analyse_query, rules, tracer
 from ._packer import Packer
+from ._stages import digest_pack, plan_queries
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     import numpy as np
     import numpy.typing as npt
+    from opentelemetry.trace import Span, Tracer
 
     from ..builder import BuildResult
     from ..embedders import Embedder
@@ -31,6 +37,7 @@ if TYPE_CHECKING:
     from ._coordinator import Coordinator
     from ._ledger import DedupLedger
     from ._locks import ScopeGuards
+    from ._stages import Digest, Planner
 
 logger = logging.getLogger("glean")
 
@@ -48,6 +55,12 @@ class Preparer:
     ledger: DedupLedger | None = None
     #: Seconds the whole call may take, embedding, every read and the sink included.
     prepare_timeout: float | None = None
+    #: The host's stages and their fuses (seconds).
+    planner: Planner | None = None
+    digest: Digest | None = None
+    planner_timeout: float = 5.0
+    digest_timeout: float = 30.0
+    tracer: Tracer = attrs.field(factory=lambda: tracer(None))
     #: Encoded candidates shared by every prepare: an item is encoded once, not per fit.
     memo: FitMemo = attrs.field(
         default=attrs.Factory(lambda self: FitMemo(self.limits), takes_self=True)
@@ -56,10 +69,11 @@ class Preparer:
     async def prepare(self, request: ResolvedRequest) -> BuildResult:
         """Recall and fit one request; the final fit.
 
-        ``prepare_timeout`` bounds the whole call from here: the query's embedding, the
-        profile read, every round (an expansion round that would overrun is discarded)
-        and the sink (cut off, the pack still returned). The session's turn counts only
-        once the pack is about to be returned.
+        ``prepare_timeout`` bounds the whole call from here: the planner, the queries'
+        embedding, the profile read, every round (an expansion round that would overrun
+        is discarded), the digest (which then keeps the fitted pack) and the sink (cut
+        off, the pack still returned). The session's turn counts only once the pack is
+        about to be returned.
 
         Raises:
             PrepareFailedError: a search of round 0 failed.
@@ -73,40 +87,70 @@ class Preparer:
             prelude = await self._prelude(request)
         if prelude is None:
             raise PrepareTimeoutError("the query was not embedded before prepare_timeout")
-        query, vector, packer = prelude
+        queries, vectors, packer, planned = prelude
         session = request.session_id if self.ledger is not None else None
         turn = 0
         if session is not None and self.ledger is not None:
             turn, held = self.ledger.next_turn(session)
             packer.held |= held
         recalled = await self.coordinator.recall(
-            request, query, vector, packer, effort=self.sink is not None, started=started
+            request, queries, vectors, packer, effort=self.sink is not None, started=started
         )
+        build, digested = await self._digest(request, recalled.build, deadline)
         if recalled.effort is not None:
-            await self._report(recalled.effort, deadline)
+            stages = {"planner": planned, "digest": digested}
+            await self._report(attrs.evolve(recalled.effort, stages=stages), deadline)
         if session is not None and self.ledger is not None:
-            self.ledger.record(session, turn, recalled.build.delivered)
-        return recalled.build
+            self.ledger.record(session, turn, build.delivered)
+        return build
 
     async def _prelude(
         self, request: ResolvedRequest
-    ) -> tuple[AnalysedQuery, npt.NDArray[np.float32] | None, Packer]:
-        """The query analysed and embedded once, and a Packer holding the profile."""
-        query = analyse_query(request.query)
-        vector = await self._embed(request)
+    ) -> tuple[tuple[AnalysedQuery, ...], tuple[npt.NDArray[np.float32] | None, ...], Packer, str]:
+        """The planned queries, analysed and embedded once; a Packer holding the profile;
+        the planner's outcome."""
+        with self._stage_span("planner") as span:
+            texts, planned = await plan_queries(
+                self.planner,
+                request.query,
+                scope_id=request.scope_id,
+                session_id=request.session_id,
+                fuse=self.planner_timeout,
+            )
+            span.set_attribute("glean.stage.outcome", planned)
+            span.set_attribute("glean.stage.queries", len(texts))
+        queries = tuple(analyse_query(text) for text in texts)
+        vectors = await self._embed(request, texts)
         unsearched = await self._read_unsearched(request)
         packer = Packer(
             request, self.limits, self.memo, unsearched=unsearched, held=request.excluded
         )
-        return query, vector, packer
+        return queries, vectors, packer, planned
 
-    async def _embed(self, request: ResolvedRequest) -> npt.NDArray[np.float32] | None:
-        """The query's vector, once for every family, scope and round; None when no
-        selected family has a vector channel."""
+    async def _digest(
+        self, request: ResolvedRequest, build: BuildResult, deadline: float
+    ) -> tuple[BuildResult, str]:
+        """The pack the digest keeps, within its fuse and the prepare's deadline."""
+        fuse = min(self.digest_timeout, max(0.0, deadline - anyio.current_time()))
+        with self._stage_span("digest") as span:
+            kept, outcome = await digest_pack(self.digest, request.query, build, fuse=fuse)
+            span.set_attribute("glean.stage.outcome", outcome)
+        return kept, outcome
+
+    def _stage_span(self, name: str) -> AbstractContextManager[Span]:
+        return self.tracer.start_as_current_span(
+            f"glean.stage.{name}", attributes={"glean.stage.name": name}
+        )
+
+    async def _embed(
+        self, request: ResolvedRequest, texts: tuple[str, ...]
+    ) -> tuple[npt.NDArray[np.float32] | None, ...]:
+        """Each query's vector, in one call, once for every family, scope and round; None
+        each when no selected family has a vector channel."""
         if not any(rules(family).vector_channel for family in request.families):
-            return None
-        vectors = await self.embedder.embed([request.query])
-        return cast("npt.NDArray[np.float32]", vectors[0])
+            return (None,) * len(texts)
+        vectors = await self.embedder.embed(list(texts))
+        return tuple(cast("npt.NDArray[np.float32]", vector) for vector in vectors)
 
     async def _read_unsearched(
         self, request: ResolvedRequest

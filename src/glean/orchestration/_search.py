@@ -46,25 +46,29 @@ NEIGHBOUR_HITS: Final = 3
 
 @attrs.frozen
 class SearchSpec:
-    """One supervised search of a round: a family in a scope."""
+    """One supervised search of a round: a family in a scope, for one of the prepare's
+    queries (0: the caller's; a planner may add up to two more)."""
 
     family: Family
     scope_id: str
+    query: int = 0
 
 
-def search_specs(request: ResolvedRequest) -> list[SearchSpec]:
-    """One search per selected searchable family and scope (some families: own scope)."""
+def search_specs(request: ResolvedRequest, queries: int = 1) -> list[SearchSpec]:
+    """One search per selected searchable family, scope (some families: own scope only)
+    and query; a family's searches run scope by scope, the caller's query first."""
     return [
-        SearchSpec(family, scope)
+        SearchSpec(family, scope, query)
         for family in request.families
         if rules(family).searchable
         for scope in ((request.scope_id,) if rules(family).own_scope_only else request.scopes)
+        for query in range(queries)
     ]
 
 
 @attrs.frozen
 class RoundSettings:
-    """What every search of one round shares; the query is analysed and embedded once.
+    """What every search of one round shares; each query is analysed and embedded once.
 
     ``pools`` are the pools of earlier rounds, to re-admit; ``known`` the keys already
     committed per search, which a round never reads again; ``room`` how many new
@@ -78,8 +82,8 @@ class RoundSettings:
 
     index: int
     action: str
-    query: AnalysedQuery
-    vector: npt.NDArray[np.float32] | None
+    queries: tuple[AnalysedQuery, ...]
+    vectors: tuple[npt.NDArray[np.float32] | None, ...]
     floor: AdmissionFloor
     room: Mapping[Family, int]
     pools: Mapping[SearchSpec, Pool] = attrs.Factory(dict)
@@ -148,11 +152,11 @@ class Searcher:
             pool = await self._store.retrieve(
                 spec.family,
                 spec.scope_id,
-                settings.query,
-                settings.vector,
+                settings.queries[spec.query],
+                settings.vectors[spec.query],
                 self._limits.pool_size(spec.family),
             )
-        terms = len(settings.query.terms)
+        terms = len(settings.queries[spec.query].terms)
         search = fuse(admit(pool, terms, settings.floor), terms, settings.weights)
         known = settings.known.get(spec, frozenset())
         ranked, joined = await self._with_neighbours(spec, settings, search, known)

@@ -16,18 +16,28 @@ if TYPE_CHECKING:
     from ..vocabulary._evidence import Evidence
 
 
-def allocate(per_scope: Sequence[Sequence[Evidence]], ceiling: int) -> tuple[Evidence, ...]:
+def allocate(
+    per_scope: Sequence[Sequence[Evidence]],
+    ceiling: int,
+    delays: Sequence[int] | None = None,
+) -> tuple[Evidence, ...]:
     """Take rank 1 of every scope in scope order, then rank 2, ... up to ``ceiling``.
 
     Each scope's list is already ranked; an identity seen twice is kept once, at its
-    first position.
+    first position. ``delays`` gives way per list: a list delayed by ``d`` offers its
+    rank 1 in the round of everyone else's rank ``d + 1`` (a reference scope behind the
+    request's own).
     """
+    delays = delays or [0] * len(per_scope)
     chosen: list[Evidence] = []
     seen: set[str] = set()
-    depth = max((len(ranked) for ranked in per_scope), default=0)
-    for rank in range(depth):
-        for ranked in per_scope:
-            if rank >= len(ranked) or ranked[rank].identity in seen:
+    depth = max(
+        (len(ranked) + delay for ranked, delay in zip(per_scope, delays, strict=True)), default=0
+    )
+    for turn in range(depth):
+        for ranked, delay in zip(per_scope, delays, strict=True):
+            rank = turn - delay
+            if not 0 <= rank < len(ranked) or ranked[rank].identity in seen:
                 continue
             seen.add(ranked[rank].identity)
             chosen.append(ranked[rank])

@@ -5,7 +5,7 @@ It carries counts only: no query text and no entry identity.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
@@ -31,6 +31,8 @@ class RecallEffort:
         dropped_items: whole items lost to the budget.
         dropped_below_min_bytes: drops where the room left was under the minimum.
         dropped_no_fitting_truncation: drops where no truncation fitted.
+        stages: the outcome of each host stage, ``planner`` and ``digest``: ``off``,
+            ``ok``, ``failed``, ``timeout`` or (digest) ``no_relevant``.
     """
 
     policy: str
@@ -45,6 +47,7 @@ class RecallEffort:
     dropped_items: int
     dropped_below_min_bytes: int
     dropped_no_fitting_truncation: int
+    stages: Mapping[str, str] = attrs.field(factory=lambda: {"planner": "off", "digest": "off"})
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready mapping of every field."""

@@ -19,15 +19,19 @@ if TYPE_CHECKING:
 
 
 def merge_rounds(
-    committed: Sequence[Evidence], added: Sequence[Sequence[Evidence]], ceiling: int
+    committed: Sequence[Evidence],
+    added: Sequence[Sequence[Evidence]],
+    ceiling: int,
+    delays: Sequence[int] | None = None,
 ) -> tuple[Evidence, ...]:
     """Append a round's new identities (one ranked list per scope) to ``committed``.
 
-    On an identity collision the earlier occurrence is kept.
+    On an identity collision the earlier occurrence is kept; ``delays`` are
+    :func:`allocate`'s.
     """
     room = ceiling - len(committed)
     if room <= 0:
         return tuple(committed)
     present = {item.identity for item in committed}
     fresh = [[item for item in ranked if item.identity not in present] for ranked in added]
-    return (*committed, *allocate(fresh, room))
+    return (*committed, *allocate(fresh, room, delays))

@@ -43,14 +43,14 @@ def reachable(pool: Pool, search: FamilySearch, floor: AdmissionFloor, terms: in
 
 def family_view(
     family: Family,
-    searches: Sequence[tuple[Pool, FamilySearch]],
+    searches: Sequence[tuple[Pool, FamilySearch, int]],
     *,
     candidates: int,
     ceiling: int,
     floor: AdmissionFloor,
-    terms: int,
 ) -> FamilyView:
-    """The gate's view of one family over its searches (one per scope).
+    """The gate's view of one family over its searches: per scope and query, the pool,
+    its admitted and fused search and the query's distinct term count.
 
     ``candidates`` is how many the family offers now and ``floor`` the lowest floor the
     policy may still apply; what that floor could add is computed only if the gate asks.
@@ -58,7 +58,7 @@ def family_view(
     similarities: list[float] = []
     retrieved = admitted = 0
     best_overlap = 0.0
-    for _, search in searches:
+    for _, search, _ in searches:
         retrieved += search.counts.retrieved
         admitted += search.counts.admitted
         best_overlap = max(best_overlap, search.best_overlap)
@@ -76,5 +76,7 @@ def family_view(
         best_similarity=similarities[0] if similarities else None,
         next_similarity=similarities[1] if len(similarities) > 1 else None,
         best_overlap=best_overlap,
-        reach=lambda: sum(reachable(pool, search, floor, terms) for pool, search in searches),
+        reach=lambda: sum(
+            reachable(pool, search, floor, terms) for pool, search, terms in searches
+        ),
     )

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
 
-def _seconds(instance: object, attribute: attrs.Attribute[float | None], value: object) -> None:
+def _seconds(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
@@ -41,6 +41,12 @@ class RuntimeOptions:
 
     round_timeout: float | None = attrs.field(default=None, validator=_seconds)
     prepare_timeout: float | None = attrs.field(default=None, validator=_seconds)
+    #: The host stages' fuses: a stage that overruns falls back to glean's own result.
+    planner_timeout: float = attrs.field(default=5.0, validator=_seconds)
+    digest_timeout: float = attrs.field(default=30.0, validator=_seconds)
+    #: Rank positions a references scope's candidates give way to the request's own
+    #: scope's (0: all scopes interleave alike).
+    reference_penalty: int = attrs.field(default=0, validator=_count(minimum=0))
     dedup_turns: int = attrs.field(default=0, validator=_count(minimum=0))
     readers: int = attrs.field(default=4, validator=_count(minimum=1))
     #: Round 0's fusion weights (and the neighbour channel's share): the runtime's, not

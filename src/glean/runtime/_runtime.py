@@ -7,6 +7,7 @@ orchestration's :class:`~glean.orchestration.Preparer`.
 
 from __future__ import annotations
 
+import math
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from opentelemetry.trace import TracerProvider
 
+    from ..orchestration import Digest, Planner
     from ..recall import RecallEffortSink
     from ..vocabulary._records import (
         Experience,
@@ -69,8 +71,13 @@ class Runtime:
         sink: RecallEffortSink | None = None,
         tracer_provider: TracerProvider | None = None,
         options: RuntimeOptions | None = None,
+        planner: Planner | None = None,
+        digest: Digest | None = None,
     ) -> None:
         options = options or RuntimeOptions()
+        self._options = options
+        self._policy = policy
+        self._stages = (planner is not None, digest is not None)
         self._store = store
         self._embedder = embedder
         self._limits = limits
@@ -82,12 +89,14 @@ class Runtime:
         coordinator = Coordinator(
             store, limits, self._guards, self._tracer, policy=policy, baseline=calibration.baseline,
             round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
-            fusion=options.fusion,
+            fusion=options.fusion, reference_penalty=options.reference_penalty,
         )  # fmt: skip
         ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
         self._preparer = Preparer(
             store, embedder, limits, self._guards, coordinator, sink, ledger,
-            prepare_timeout=options.prepare_timeout,
+            prepare_timeout=options.prepare_timeout, planner=planner, digest=digest,
+            planner_timeout=options.planner_timeout, digest_timeout=options.digest_timeout,
+            tracer=self._tracer,
         )  # fmt: skip
 
     @property
@@ -196,6 +205,29 @@ class Runtime:
             span.set_attribute("glean.context.bytes", context.content_bytes)
         return context
 
+    def deadline_for(self, request: object) -> float:
+        """How long ``prepare_context(request)`` may take, in seconds: the retrieval
+        budget plus the fuse of each host stage this runtime runs (a stage that is off
+        adds nothing), capped by ``prepare_timeout``. A host sets its own timeout for the
+        call from it.
+
+        The retrieval budget is ``round_timeout`` for round 0 and for each expansion
+        round the policy allows; without ``round_timeout`` it is unbounded, and so is
+        the deadline unless ``prepare_timeout`` caps it (``math.inf``).
+
+        Raises:
+            InvalidRequestError: a request field is malformed (the message names it).
+        """
+        validate_request(request)
+        options = self._options
+        rounds = 1 + (0 if self._policy is None else self._policy.max_expansions)
+        budget = math.inf if options.round_timeout is None else rounds * options.round_timeout
+        planner, digest = self._stages
+        budget += (options.planner_timeout if planner else 0.0) + (
+            options.digest_timeout if digest else 0.0
+        )
+        return budget if options.prepare_timeout is None else min(budget, options.prepare_timeout)
+
     async def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
         return await self._embedder.embed(texts)
 
@@ -210,6 +242,8 @@ async def open_runtime(
     recall_effort_sink: RecallEffortSink | None = None,
     tracer_provider: TracerProvider | None = None,
     limits: Limits | None = None,
+    planner: Planner | None = None,
+    digest: Digest | None = None,
     **options: Any,
 ) -> AsyncIterator[Runtime]:
     """Open a runtime over an embedded SQLite file (or ``":memory:"``) or a given store.
@@ -224,10 +258,18 @@ async def open_runtime(
             its errors are logged and swallowed. Without it no effort is computed.
         tracer_provider: OpenTelemetry provider; the global one when None.
         limits: candidate ceilings and item limits; defaults to :class:`Limits()`.
+        planner: ``async (query, *, scope_id, session_id) -> Sequence[str]``: at most
+            two more queries, searched beside the caller's in round 0; a failure or a
+            timeout (``planner_timeout``) searches the caller's query alone.
+        digest: ``async (query, items: Sequence[glean.ContextItem]) -> Sequence[int]``:
+            the indices of the fitted items to keep, in delivery order (empty: nothing
+            relevant); a failure or a timeout (``digest_timeout``) keeps the fitted pack.
         **options: ``round_timeout`` and ``prepare_timeout`` (seconds; the latter bounds
-            the whole call), ``dedup_turns``, ``fusion`` (round 0's
-            :class:`glean.FusionWeights`), ``readers`` (reader connections of the
-            embedded store), ``blas_threads``.
+            the whole call), ``planner_timeout`` (5) and ``digest_timeout`` (30),
+            ``dedup_turns``, ``fusion`` (round 0's :class:`glean.FusionWeights`),
+            ``reference_penalty`` (rank positions a reference scope gives way to the
+            request's own), ``readers`` (reader connections of the embedded store),
+            ``blas_threads``.
 
     Raises:
         InvalidRequestError: an unknown option or a malformed argument (the message names
@@ -238,6 +280,9 @@ async def open_runtime(
         raise InvalidRequestError("limits must be a glean.Limits")
     if recall_policy is not None and not isinstance(recall_policy, RecallSufficiencyPolicy):
         raise InvalidRequestError("recall_policy must be a glean.RecallSufficiencyPolicy or None")
+    for name, stage in (("planner", planner), ("digest", digest)):
+        if stage is not None and not callable(stage):
+            raise InvalidRequestError(f"{name} must be an async callable or None")
     if store is not None and not isinstance(store, Store):
         raise InvalidRequestError("store must be a glean.Store or None")
     if embedder is not None:
@@ -269,6 +314,8 @@ async def open_runtime(
             sink=recall_effort_sink,
             tracer_provider=tracer_provider,
             options=settings,
+            planner=planner,
+            digest=digest,
         )
     finally:
         if blas is not None:
