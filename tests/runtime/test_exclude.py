@@ -3,6 +3,8 @@ and other candidates take their places within the ceilings."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import glean
@@ -72,3 +74,20 @@ async def test_a_malformed_exclude_names_its_field(exclude: object, field: str) 
     async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
         with pytest.raises(glean.InvalidRequestError, match=rf"^{field}"):
             await cited(rt, exclude=exclude)
+
+
+async def test_a_reference_penalty_ranks_reference_scopes_below_the_own_scope() -> None:
+    """With reference_penalty=2 and a ceiling of 2, both candidates come from the
+    request's own scope; without it the scopes interleave."""
+    limits = glean.Limits(memory_candidates=2)
+
+    async def scopes_of(**options: Any) -> list[str]:
+        async with glean.open_runtime(
+            embedder=glean.HashingEmbedder(), limits=limits, **options
+        ) as rt:
+            for scope in (SCOPE, "docs"):
+                await rt.add_memories(scope, [glean.MemoryEntry(text=fact) for fact in FACTS])
+            return [item.citation.scope for item in await cited(rt, references=("docs",))]
+
+    assert sorted(await scopes_of()) == ["docs", SCOPE]
+    assert await scopes_of(reference_penalty=2) == [SCOPE, SCOPE]

@@ -144,7 +144,7 @@ class Coordinator:
         started: float,
         delays: Mapping[SearchSpec, int],
     ) -> Committed:
-        deadline = self._deadline(started, started)
+        deadline = self._deadline(anyio.current_time(), started)
         with self._round_span(settings) as span:
             with anyio.CancelScope(deadline=deadline) as scope:
                 try:
