@@ -296,3 +296,46 @@ async def test_a_timed_out_rounds_span_says_it_was_not_committed(db: Path) -> No
         if span.name == "glean.recall.round"
     )
     assert rounds == [(0, True), (1, False)]
+
+
+async def seed_secret_resources(path: Path) -> None:
+    """Scope "a": memories, plus resources whose bodies hold a secret: one with no
+    abstract (found by its overview), one whose abstract is over the item cap, and one
+    only an expansion round admits."""
+    await seed(path, ("a",))
+    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:
+        await rt.add_resources(
+            "a",
+            [
+                glean.Resource(
+                    uri="alpha-beta-notes", body="TOKEN=secret one", overview="alpha beta notes"
+                ),
+                glean.Resource(
+                    uri="docs/long.md", body="TOKEN=secret two", abstract="alpha beta " * 300
+                ),
+                glean.Resource(uri="docs/weak.md", body="TOKEN=secret three", abstract="alpha"),
+            ],
+        )
+
+
+@pytest.mark.parametrize("gate", [False, True], ids=["gate-off", "gate-on"])
+@pytest.mark.parametrize("detail", [None, "abstract"], ids=["default", "abstract"])
+async def test_a_secret_body_is_never_served_unless_pinned(
+    tmp_path: Path, gate: bool, detail: object
+) -> None:
+    """A resource with no abstract, or an abstract over the cap, falls to a bare citation;
+    no body is served on the default path, under detail="abstract", or after expansion."""
+    path = tmp_path / "g.db"
+    await seed_secret_resources(path)
+    on, effort, _ = await run(
+        path,
+        request(assembly=SECTIONS, detail=detail),
+        recall_policy=policy(min_candidates=10) if gate else None,
+    )
+    items = [item for item in glean.parse_context(on.content) if item.citation.family == "resource"]
+    assert {item.citation.id for item in items} >= {"alpha-beta-notes", "docs/long.md"}
+    bare = {item.citation.id: (item.tier, item.text) for item in items}
+    assert bare["alpha-beta-notes"] == ("uri", None)
+    assert bare["docs/long.md"] == ("uri", None)
+    assert "TOKEN=secret" not in (on.content or "")
+    assert effort.rounds >= (2 if gate else 1)
