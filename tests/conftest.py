@@ -24,3 +24,16 @@ def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
 def mock_clock_backend() -> tuple[str, dict[str, Any]]:
     """A trio backend whose clock jumps ahead whenever every task is blocked."""
     return ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)})
+
+
+@pytest.fixture
+def spans() -> tuple[Any, Any]:
+    """An OpenTelemetry provider whose finished spans land in memory, and its exporter."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter

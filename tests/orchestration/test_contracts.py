@@ -262,17 +262,6 @@ async def test_a_step_with_nothing_to_search_is_not_a_round(db: Path) -> None:
     assert len(effort.candidates_by_round) == effort.rounds
 
 
-def in_memory_spans() -> tuple[Any, Any]:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    return provider, exporter
-
-
 class SlowSecondLook(StoreWrapper):
     async def on_evidence(self, family: str, scope_id: str, call: int) -> None:
         if call == 2:
@@ -280,9 +269,11 @@ class SlowSecondLook(StoreWrapper):
 
 
 @pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
-async def test_a_timed_out_rounds_span_says_it_was_not_committed(db: Path) -> None:
+async def test_a_timed_out_rounds_span_says_it_was_not_committed(
+    db: Path, spans: tuple[Any, Any]
+) -> None:
     """The span of an expansion round cut off by its deadline carries committed=false."""
-    provider, exporter = in_memory_spans()
+    provider, exporter = spans
     async with preloaded(
         db, SlowSecondLook, recall_policy=policy(), round_timeout=1.0, tracer_provider=provider
     ) as rt:

@@ -244,15 +244,9 @@ async def test_a_slow_digest_is_cut_off_at_its_fuse() -> None:
     assert effort.stages["digest"] == "timeout"
 
 
-async def test_stages_are_recorded_on_spans() -> None:
+async def test_stages_are_recorded_on_spans(spans: tuple[Any, Any]) -> None:
     """Each stage's outcome is a span attribute."""
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    provider, exporter = spans
     await prepare(
         request=kept_request(), planner=planner, digest=nothing_relevant, tracer_provider=provider
     )
