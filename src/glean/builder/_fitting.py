@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from ..vocabulary._errors import InvariantError
-from ..vocabulary._families import rules
+from ..vocabulary._families import FAMILY_RULES, rules
 from ._render import ItemHead, Layout, item_floor_bytes, json_string
 from ._selection import select
 from ._tiers import Rung, tier_ceiling, tier_ladder
@@ -256,9 +256,20 @@ class _Placer:
         return None if placement is None else Fitted(candidate, placement)
 
     def has_content(self, evidence: Evidence) -> bool:
-        """Whether the item has any content to serve or cut (a non-empty tier ladder)."""
-        ceiling = tier_ceiling(evidence.family, self.detail)
-        return bool(self.memo.candidate(evidence, ceiling).ladder)
+        """Whether the item has any content to serve or cut (a non-empty tier ladder).
+
+        Asked of dropped items only; the ladder is built without encoding the item, so
+        a spent budget still drops the rest for the cost of their ladders.
+        """
+        family = evidence.family
+        if not FAMILY_RULES[family].body_on_demand and family not in self.detail:
+            # One rung: the whole text, cut to the item cap (which, unless the limits set
+            # it below the truncation floor, always leaves content).
+            if not evidence.text:
+                return False
+            if self.limits.item_bytes >= self.limits.min_truncated_bytes + 3:
+                return True
+        return bool(tier_ladder(evidence, tier_ceiling(family, self.detail), self.limits))
 
 
 def _deepen(placed: list[Fitted], unused: int, limits: Limits) -> int:

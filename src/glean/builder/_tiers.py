@@ -9,11 +9,11 @@ so, and the Builder never serves a body it was not asked for (the tier-ceiling c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from ..vocabulary._families import TIERS, Family, Tier, rules
+from ..vocabulary._families import FAMILY_RULES, TIERS, Family, Tier, rules
 from ._utf8 import utf8_len, utf8_prefix
 
 if TYPE_CHECKING:
@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._limits import Limits
+
+
+#: Each family's default tier, read off the family table once (fitting asks per item).
+_DEFAULT_TIERS: Final[Mapping[Family, Tier]] = {
+    family: family_rules.default_tier for family, family_rules in FAMILY_RULES.items()
+}
 
 
 @attrs.frozen
@@ -42,7 +48,8 @@ def tier_ceiling(family: Family, detail: Mapping[Family, Tier]) -> Tier:
 
     A pin in ``detail`` sets both the start and the ceiling of its family.
     """
-    return detail.get(family, rules(family).default_tier)
+    pinned = detail.get(family)
+    return _DEFAULT_TIERS[family] if pinned is None else pinned
 
 
 def needs_body(evidence: Evidence, detail: Mapping[Family, Tier]) -> bool:

@@ -179,24 +179,28 @@ class Searcher:
         """
         fresh = (key for key in ranked if key not in known)
         room = settings.room[spec.family]
-        keys: list[int] = []
-        evidence: list[Evidence] = []
-        while len(keys) < room:
-            wanted = list(itertools.islice(fresh, room - len(keys)))
+        excluded = settings.excluded
+        kept: list[tuple[int, Evidence]] = []
+        while len(kept) < room:
+            wanted = list(itertools.islice(fresh, room - len(kept)))
             if not wanted:
                 break
             found = await self._store.evidence(spec.family, spec.scope_id, wanted)
-            for key in wanted:
-                item = found.get(key)
-                if item is not None and item.identity not in settings.excluded:
-                    keys.append(key)
-                    evidence.append(item)
-        return tuple(keys), tuple(evidence)
+            kept += [
+                (key, item)
+                for key in wanted
+                if (item := found.get(key)) is not None and item.identity not in excluded
+            ]
+        keys = tuple(key for key, _ in kept)
+        evidence = tuple(item for _, item in kept)
+        return keys, evidence
 
     async def _with_bodies(
         self, spec: SearchSpec, settings: RoundSettings, evidence: tuple[Evidence, ...]
     ) -> tuple[Evidence, ...]:
         """``evidence`` with the bodies the request pins (a resource at ``full``) read in."""
+        if not rules(spec.family).body_on_demand or settings.detail.get(spec.family) != "full":
+            return evidence  # the common case: nothing of this search needs its body
         pinned = [item for item in evidence if needs_body(item, settings.detail)]
         if not pinned:
             return evidence

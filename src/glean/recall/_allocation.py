@@ -28,7 +28,8 @@ def allocate(
     rank 1 in the round of everyone else's rank ``d + 1`` (a reference scope behind the
     request's own).
     """
-    delays = delays or [0] * len(per_scope)
+    if not delays or not any(delays):
+        return _round_robin(per_scope, ceiling)
     chosen: list[Evidence] = []
     seen: set[str] = set()
     depth = max(
@@ -38,6 +39,22 @@ def allocate(
         for ranked, delay in zip(per_scope, delays, strict=True):
             rank = turn - delay
             if not 0 <= rank < len(ranked) or ranked[rank].identity in seen:
+                continue
+            seen.add(ranked[rank].identity)
+            chosen.append(ranked[rank])
+            if len(chosen) == ceiling:
+                return tuple(chosen)
+    return tuple(chosen)
+
+
+def _round_robin(per_scope: Sequence[Sequence[Evidence]], ceiling: int) -> tuple[Evidence, ...]:
+    """:func:`allocate` without delays: the hot path of every prepare."""
+    chosen: list[Evidence] = []
+    seen: set[str] = set()
+    depth = max((len(ranked) for ranked in per_scope), default=0)
+    for rank in range(depth):
+        for ranked in per_scope:
+            if rank >= len(ranked) or ranked[rank].identity in seen:
                 continue
             seen.add(ranked[rank].identity)
             chosen.append(ranked[rank])
