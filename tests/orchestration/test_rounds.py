@@ -10,7 +10,7 @@ import pytest
 import trio.testing
 
 import glean
-from glean.orchestration import _coordinator
+from glean.orchestration import _committed
 from tests._envelope import citations, contents
 from tests._orchestration import ScriptedEmbedder, StoreWrapper, policy, request, run, seed
 
@@ -269,7 +269,7 @@ async def test_no_effort_is_computed_without_a_sink(
     def forbidden(*args: object) -> None:
         raise AssertionError("effort computed without a sink")
 
-    monkeypatch.setattr(_coordinator, "effort_of", forbidden)
+    monkeypatch.setattr(_committed.Committed, "effort", forbidden)
     async with glean.open_runtime(
         str(db), embedder=ScriptedEmbedder(),
         recall_policy=policy(),

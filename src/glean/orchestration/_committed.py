@@ -1,4 +1,5 @@
-"""The committed state of one prepare, and the pure transitions the coordinator applies.
+"""The committed state of one prepare, the pure transitions the coordinator applies to
+it, and what the gate and ``RecallEffort`` read of it.
 
 Only the coordinator holds a :class:`Committed`; search tasks never see it. Round 0's
 outcomes become it; a whole, successful expansion round is merged into it by the merge
@@ -11,13 +12,21 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
-from ..recall import allocate, check_ceiling, merge_rounds
+from ..recall import (
+    AdmissionCounts,
+    RecallEffort,
+    allocate,
+    check_ceiling,
+    family_view,
+    merge_rounds,
+)
 from ..vocabulary import rules
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from ..recall import AdmissionFloor, FamilySearch
+    from ..builder import BuildResult
+    from ..recall import AdmissionFloor, FamilySearch, FamilyView
     from ..vocabulary import Evidence, Family, Limits, Pool
     from ._search import RoundSettings, SearchOutcome, SearchSpec
 
@@ -121,3 +130,60 @@ class Committed:
         """Whether a ``"neighbours"`` round can look up anything for this search: its
         family has a neighbour channel and the search committed a hit."""
         return rules(spec.family).neighbour_channel and bool(self.known[spec])
+
+    def family_views(
+        self, limits: Limits, floor: AdmissionFloor, neighbours_next: bool
+    ) -> list[FamilyView]:
+        """The gate's view of each searchable family, from the last committed round;
+        ``floor`` is the lowest the policy may still apply.
+
+        When the next action is ``"neighbours"``, a family with a neighbour channel and
+        committed candidates can still grow (their neighbours are unknown until looked up).
+        """
+        views = []
+        for family, candidates in self.candidates.items():
+            view = family_view(
+                family,
+                self.searches_of(family),
+                candidates=len(candidates),
+                ceiling=limits.ceiling(family),
+                floor=floor,
+            )
+            if neighbours_next and candidates and rules(family).neighbour_channel:
+                view = attrs.evolve(view, reachable=1)
+            views.append(view)
+        return views
+
+    def effort(self, policy: str, reason: str, rounds: int, build: BuildResult) -> RecallEffort:
+        """The ``RecallEffort`` of a finished recall: counts only, no query or entry."""
+        omissions = build.omissions
+        return RecallEffort(
+            policy=policy,
+            assessment=reason,
+            rounds=rounds,
+            expansion_actions=tuple(self.actions),
+            candidates_by_round=tuple(self.candidates_by_round),
+            admission_by_family=self.admission_by_family(),
+            added_embeddings=0,  # every round reuses the round-0 query vectors
+            added_generation_calls=0,  # glean calls no model
+            truncated_items=omissions.truncated_items,
+            dropped_items=omissions.dropped_items,
+            dropped_below_min_bytes=omissions.dropped_below_min_bytes,
+            dropped_no_fitting_truncation=omissions.dropped_no_fitting_truncation,
+        )
+
+    def admission_by_family(self) -> tuple[AdmissionCounts, ...]:
+        """Admission per family and scope in the last committed round, a planner's
+        queries summed into their family and scope."""
+        totals: dict[tuple[Family, str], tuple[int, int]] = {}
+        for spec in self.specs:
+            counts = self.outcomes[spec].search.counts
+            retrieved, admitted = totals.get((spec.family, spec.scope_id), (0, 0))
+            totals[(spec.family, spec.scope_id)] = (
+                retrieved + counts.retrieved,
+                admitted + counts.admitted,
+            )
+        return tuple(
+            AdmissionCounts(family, scope, retrieved, admitted)
+            for (family, scope), (retrieved, admitted) in totals.items()
+        )

@@ -19,19 +19,17 @@ import attrs
 
 from ..recall import (
     NEIGHBOURS,
-    AdmissionCounts,
     AdmissionFloor,
     FusionWeights,
     GateAssessment,
     RecallEffort,
     RecallExpander,
     RecallSufficiencyGate,
-    family_view,
     lowest_floor,
     reachable,
 )
 from ..recall import _gate as gate
-from ..vocabulary import PrepareFailedError, PrepareTimeoutError, rules
+from ..vocabulary import PrepareFailedError, PrepareTimeoutError
 from ._committed import Committed
 from ._search import RoundSettings, Searcher, SearchOutcome, SearchSpec, search_specs
 
@@ -45,7 +43,7 @@ if TYPE_CHECKING:
     from opentelemetry.util.types import AttributeValue
 
     from ..builder import BuildResult
-    from ..recall import FamilyView, RecallSufficiencyPolicy
+    from ..recall import RecallSufficiencyPolicy
     from ..stores import Store
     from ..vocabulary import AnalysedQuery, Family, Limits, ResolvedRequest
     from ._locks import ScopeGuards
@@ -135,7 +133,7 @@ class Coordinator:
         self._trace_build(build, rounds, reason, state.joined_neighbours)
         if not effort:
             return Recalled(build, None)
-        return Recalled(build, effort_of(self._policy_id, reason, rounds, state, build))
+        return Recalled(build, state.effort(self._policy_id, reason, rounds, build))
 
     async def _round_zero(
         self,
@@ -290,34 +288,15 @@ class Coordinator:
         try:
             return RecallSufficiencyGate.assess(
                 query=query,
-                families=self._family_views(state, query),
+                families=state.family_views(
+                    self._limits, self._lowest_floor, self._next_action(state) == NEIGHBOURS
+                ),
                 budget=build.budget(max_bytes),
                 policy=self._policy,
             )
         except Exception:  # the gate fails closed: no expansion, round 0 stands
             logger.exception("recall sufficiency gate failed; not expanding")
             return GateAssessment(True, gate.GATE_FAILED)
-
-    def _family_views(self, state: Committed, query: AnalysedQuery) -> list[FamilyView]:
-        """The gate's view of each searchable family, from the last committed round.
-
-        When the next action is ``"neighbours"``, a family with a neighbour channel and
-        committed candidates can still grow (their neighbours are unknown until looked up).
-        """
-        neighbours_next = self._next_action(state) == NEIGHBOURS
-        views = []
-        for family, candidates in state.candidates.items():
-            view = family_view(
-                family,
-                state.searches_of(family),
-                candidates=len(candidates),
-                ceiling=self._limits.ceiling(family),
-                floor=self._lowest_floor,
-            )
-            if neighbours_next and candidates and rules(family).neighbour_channel:
-                view = attrs.evolve(view, reachable=1)
-            views.append(view)
-        return views
 
     def _next_action(self, state: Committed) -> str | None:
         """The action of the next expansion round, None past the last one."""
@@ -364,41 +343,3 @@ class Coordinator:
         }
         with self._tracer.start_as_current_span("glean.context.build", attributes=attributes):
             pass
-
-
-def effort_of(
-    policy: str, reason: str, rounds: int, state: Committed, build: BuildResult
-) -> RecallEffort:
-    """The ``RecallEffort`` of a finished recall: counts only, no query or entry."""
-    omissions = build.omissions
-    return RecallEffort(
-        policy=policy,
-        assessment=reason,
-        rounds=rounds,
-        expansion_actions=tuple(state.actions),
-        candidates_by_round=tuple(state.candidates_by_round),
-        admission_by_family=admission_by_family(state),
-        added_embeddings=0,  # every round reuses the round-0 query vector
-        added_generation_calls=0,  # glean calls no model
-        truncated_items=omissions.truncated_items,
-        dropped_items=omissions.dropped_items,
-        dropped_below_min_bytes=omissions.dropped_below_min_bytes,
-        dropped_no_fitting_truncation=omissions.dropped_no_fitting_truncation,
-    )
-
-
-def admission_by_family(state: Committed) -> tuple[AdmissionCounts, ...]:
-    """Admission per family and scope in the last committed round, a planner's queries
-    summed into their family and scope."""
-    totals: dict[tuple[Family, str], tuple[int, int]] = {}
-    for spec in state.specs:
-        counts = state.outcomes[spec].search.counts
-        retrieved, admitted = totals.get((spec.family, spec.scope_id), (0, 0))
-        totals[(spec.family, spec.scope_id)] = (
-            retrieved + counts.retrieved,
-            admitted + counts.admitted,
-        )
-    return tuple(
-        AdmissionCounts(family, scope, retrieved, admitted)
-        for (family, scope), (retrieved, admitted) in totals.items()
-    )
