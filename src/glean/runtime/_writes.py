@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from ..vocabulary._errors import InvalidRequestError
@@ -15,6 +15,7 @@ from ..vocabulary._records import (
     TopicMemory,
     resource_text,
 )
+from ..vocabulary._requests import require_unicode
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,11 +33,26 @@ def batch(value: object, kind: type[R], field: str) -> list[R]:
     return list(value)
 
 
+#: The largest integer SQLite stores (a version past it could never be read back).
+MAX_VERSION = 2**63 - 1
+
+
 def text(value: object, field: str, *, optional: bool = False) -> None:
     if value is None and optional:
         return
     if not isinstance(value, str) or not value.strip():
         raise InvalidRequestError(f"{field} must be a non-empty string")
+    require_unicode(value, field)
+
+
+def moment(value: object, field: str) -> None:
+    """A timezone-aware datetime that UTC and a timestamp can both express."""
+    if not isinstance(value, datetime) or value.utcoffset() is None:
+        raise InvalidRequestError(f"{field} must be a timezone-aware datetime")
+    try:
+        value.astimezone(UTC).timestamp()
+    except (OverflowError, ValueError, OSError):
+        raise InvalidRequestError(f"{field} is out of range once in UTC") from None
 
 
 def memory_entry(entry: object, field: str) -> MemoryEntry:
@@ -49,11 +65,8 @@ def memory_entry(entry: object, field: str) -> MemoryEntry:
     for index, tag in enumerate(entry.tags):
         text(tag, f"{field}.tags[{index}]")
     text(entry.thread, f"{field}.thread", optional=True)
-    created_at = entry.created_at
-    if created_at is not None and (
-        not isinstance(created_at, datetime) or created_at.utcoffset() is None
-    ):
-        raise InvalidRequestError(f"{field}.created_at must be a timezone-aware datetime")
+    if entry.created_at is not None:
+        moment(entry.created_at, f"{field}.created_at")
     return entry
 
 
@@ -69,8 +82,9 @@ def memory_ref(ref: object) -> MemoryRef:
         raise InvalidRequestError("ref must be a glean.MemoryRef")
     text(ref.scope_id, "ref.scope_id")
     text(ref.entry_id, "ref.entry_id")
-    if isinstance(ref.version, bool) or not isinstance(ref.version, int) or ref.version < 1:
-        raise InvalidRequestError("ref.version must be a positive integer")
+    version = ref.version
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= MAX_VERSION:
+        raise InvalidRequestError("ref.version must be an integer in 1..2**63-1")
     return ref
 
 
@@ -97,6 +111,7 @@ def resources(value: object) -> list[Resource]:
         text(item.uri, f"resources[{index}].uri")
         if not isinstance(item.body, str):
             raise InvalidRequestError(f"resources[{index}].body must be a string")
+        require_unicode(item.body, f"resources[{index}].body")
         text(item.abstract, f"resources[{index}].abstract", optional=True)
         text(item.overview, f"resources[{index}].overview", optional=True)
         if item.uri in seen:

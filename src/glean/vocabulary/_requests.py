@@ -147,7 +147,19 @@ def _validate_query(value: object) -> str:
         raise InvalidRequestError(f"query must be 1..{MAX_QUERY_CHARS} characters")
     if not value.strip():
         raise InvalidRequestError("query must contain non-whitespace characters")
+    require_unicode(value, "query")
     return value
+
+
+def require_unicode(value: str, field: str) -> None:
+    """Text that UTF-8 can store: a lone surrogate (half of a pair) is refused by name."""
+    if not value.isascii():
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            raise InvalidRequestError(
+                f"{field} must be valid Unicode text (it holds a lone surrogate)"
+            ) from None
 
 
 def _validate_max_bytes(value: object) -> int:
@@ -248,4 +260,5 @@ def _validate_session(value: object) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise InvalidRequestError("session_id must be a non-empty string or None")
+    require_unicode(value, "session_id")
     return value

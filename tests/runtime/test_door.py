@@ -1,0 +1,84 @@
+"""Validation at the door: text UTF-8 cannot store, dates UTC cannot express and versions
+SQLite cannot hold are refused by name before anything is written."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+import glean
+
+pytestmark = pytest.mark.anyio
+
+LONE = "half a pair \ud800 here"
+
+
+async def test_a_lone_surrogate_in_a_record_names_its_field() -> None:
+    """A memory, a tag, an experience field, a resource body: each is named, and the
+    batch writes nothing."""
+    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+        good = glean.MemoryEntry(text="a fine entry")
+        with pytest.raises(glean.InvalidRequestError, match=r"^entries\[1\]\.text must be valid"):
+            await rt.add_memories("s", [good, glean.MemoryEntry(text=LONE)])
+        with pytest.raises(glean.InvalidRequestError, match=r"^entries\[0\]\.tags\[0\]"):
+            await rt.add_memories("s", [glean.MemoryEntry(text="x", tags=(LONE,))])
+        bad = glean.Experience(situation=LONE, action="a", outcome="o", lesson="l")
+        with pytest.raises(glean.InvalidRequestError, match=r"^experiences\[0\]\.situation"):
+            await rt.add_experiences("s", [bad])
+        doc = glean.Resource(uri="u", body=LONE, abstract="a")
+        with pytest.raises(glean.InvalidRequestError, match=r"^resources\[0\]\.body"):
+            await rt.add_resources("s", [doc])
+        empty = await rt.prepare_context(glean.PrepareContextRequest(scope_id="s", query="fine"))
+    assert empty.status == "empty"  # nothing of a refused batch was written
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [({"query": LONE}, "query"), ({"session_id": LONE}, "session_id")],
+)
+async def test_a_lone_surrogate_in_a_request_names_its_field(
+    fields: dict[str, Any], field: str
+) -> None:
+    """A query or a session id that UTF-8 cannot store is refused by name."""
+    request = glean.PrepareContextRequest(**{"scope_id": "s", "query": "q", **fields})
+    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+        with pytest.raises(glean.InvalidRequestError, match=rf"^{field} must be valid Unicode"):
+            await rt.prepare_context(request)
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(1, 1, 1, 0, 30, tzinfo=timezone(timedelta(hours=5))),
+        datetime(9999, 12, 31, 23, 30, tzinfo=timezone(timedelta(hours=-5))),
+    ],
+    ids=["before-year-1", "after-year-9999"],
+)
+async def test_a_date_utc_cannot_express_is_refused(moment: datetime) -> None:
+    """A created_at that leaves the calendar once in UTC is refused by name."""
+    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+        with pytest.raises(glean.InvalidRequestError, match=r"^entries\[0\]\.created_at"):
+            await rt.add_memories("s", [glean.MemoryEntry(text="x", created_at=moment)])
+
+
+async def test_the_calendars_edges_are_accepted_and_read_back() -> None:
+    """Dates at the edges UTC can express are written, prepared and read back exactly."""
+    edges = [datetime(1, 1, 2, tzinfo=UTC), datetime(9999, 12, 30, tzinfo=UTC)]
+    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+        refs = await rt.add_memories(
+            "s", [glean.MemoryEntry(text=f"edge {n}", created_at=at) for n, at in enumerate(edges)]
+        )
+        context = await rt.prepare_context(glean.PrepareContextRequest(scope_id="s", query="edge"))
+        assert [(await rt.get_memory(ref)).created_at for ref in refs] == edges
+    assert len(glean.parse_context(context.content)) == 2
+
+
+@pytest.mark.parametrize("version", [2**63, 2**70])
+async def test_a_version_past_sqlites_integers_is_refused(version: int) -> None:
+    """A reference whose version SQLite could never hold is refused, not an overflow."""
+    ref = glean.MemoryRef("s", "e", version)
+    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+        with pytest.raises(glean.InvalidRequestError, match=r"^ref\.version"):
+            await rt.get_memory(ref)
