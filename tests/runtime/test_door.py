@@ -82,3 +82,48 @@ async def test_a_version_past_sqlites_integers_is_refused(version: int) -> None:
     async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
         with pytest.raises(glean.InvalidRequestError, match=r"^ref\.version"):
             await rt.get_memory(ref)
+
+
+@pytest.mark.parametrize(
+    "at",
+    [datetime(9999, 12, 31, 23, tzinfo=UTC), datetime(1, 1, 1, tzinfo=UTC)],
+    ids=["last-day", "first-day"],
+)
+async def test_a_date_at_the_calendars_edge_breaks_no_later_prepare(at: datetime) -> None:
+    """An accepted date on the calendar's first or last day, whose text names relative
+    days, is written, and every relative-date prepare of its scope (or referencing it)
+    still answers."""
+    text = "said yesterday, tomorrow and this month"
+    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+        await rt.add_memories("edge", [glean.MemoryEntry(text=text, created_at=at)])
+        for query in ("what happened yesterday", "tomorrow", "this month", "three days ago"):
+            for request in (
+                glean.PrepareContextRequest(scope_id="edge", query=query),
+                glean.PrepareContextRequest(scope_id="other", query=query, references=["edge"]),
+            ):
+                assert (await rt.prepare_context(request)).status in ("ready", "empty")
+
+
+async def test_a_datetime_subclass_is_stored_as_a_plain_datetime() -> None:
+    """A datetime subclass with its own isoformat is stored as the moment it names, so
+    it cannot poison later reads or prepares."""
+
+    class Odd(datetime):
+        def isoformat(self, *args: Any, **kwargs: Any) -> str:
+            return "not a date"
+
+    at = Odd(2023, 5, 8, 13, 56, tzinfo=UTC)
+    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+        (ref,) = await rt.add_memories("s", [glean.MemoryEntry(text="odd", created_at=at)])
+        context = await rt.prepare_context(glean.PrepareContextRequest(scope_id="s", query="odd"))
+        record = await rt.get_memory(ref)
+    assert type(record.created_at) is datetime
+    assert record.created_at == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert context.status == "ready"
+
+
+@pytest.mark.parametrize("value", [0, 10**6 + 1, 10**30])
+def test_limits_past_their_range_are_refused(value: int) -> None:
+    """Limits beyond what a pack, SQLite or numpy can use are refused by name."""
+    with pytest.raises(glean.InvalidRequestError, match=r"^Limits\.memory_candidates"):
+        glean.Limits(memory_candidates=value)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timezone
 from typing import TYPE_CHECKING, TypeVar
+
+import attrs
 
 from ..vocabulary._errors import InvalidRequestError
 from ..vocabulary._records import (
@@ -45,12 +47,21 @@ def text(value: object, field: str, *, optional: bool = False) -> None:
     require_unicode(value, field)
 
 
-def moment(value: object, field: str) -> None:
-    """A timezone-aware datetime that UTC and a timestamp can both express."""
+def moment(value: object, field: str) -> datetime:
+    """A timezone-aware datetime that UTC and a timestamp can both express, as a plain
+    ``datetime`` with a plain offset (a subclass could store what it likes)."""
     if not isinstance(value, datetime) or value.utcoffset() is None:
         raise InvalidRequestError(f"{field} must be a timezone-aware datetime")
     try:
         value.astimezone(UTC).timestamp()
+        offset = value.utcoffset()
+        assert offset is not None
+        if type(value) is datetime and type(value.tzinfo) in (timezone, type(UTC)):
+            return value
+        return datetime(
+            value.year, value.month, value.day, value.hour, value.minute, value.second,
+            value.microsecond, tzinfo=timezone(offset),
+        )  # fmt: skip
     except (OverflowError, ValueError, OSError):
         raise InvalidRequestError(f"{field} is out of range once in UTC") from None
 
@@ -66,15 +77,15 @@ def memory_entry(entry: object, field: str) -> MemoryEntry:
         text(tag, f"{field}.tags[{index}]")
     text(entry.thread, f"{field}.thread", optional=True)
     if entry.created_at is not None:
-        moment(entry.created_at, f"{field}.created_at")
+        plain = moment(entry.created_at, f"{field}.created_at")
+        if plain is not entry.created_at:
+            entry = attrs.evolve(entry, created_at=plain)
     return entry
 
 
 def memory_entries(entries: object) -> list[MemoryEntry]:
     checked = batch(entries, MemoryEntry, "entries")
-    for index, entry in enumerate(checked):
-        memory_entry(entry, f"entries[{index}]")
-    return checked
+    return [memory_entry(entry, f"entries[{index}]") for index, entry in enumerate(checked)]
 
 
 def memory_ref(ref: object) -> MemoryRef:

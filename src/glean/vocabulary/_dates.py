@@ -109,15 +109,19 @@ class DateMention:
     ) -> tuple[float, float] | None:
         """The UTC window ``[low, high)`` in epoch seconds, ``margin`` each side.
 
-        Returns None for a relative mention without a reference day.
+        Returns None for a relative mention without a reference day, and for a window
+        that would run past the calendar's ends (year 1 or 9999): it selects nothing.
         """
-        span = self.span(reference)
-        if span is None:
+        try:
+            span = self.span(reference)
+            if span is None:
+                return None
+            start, end = span
+            low = datetime.combine(start, datetime.min.time(), UTC) - margin
+            high = datetime.combine(end, datetime.min.time(), UTC) + margin
+            return low.timestamp(), high.timestamp()
+        except (OverflowError, ValueError):
             return None
-        start, end = span
-        low = datetime.combine(start, datetime.min.time(), UTC) - margin
-        high = datetime.combine(end, datetime.min.time(), UTC) + margin
-        return low.timestamp(), high.timestamp()
 
     def span(self, reference: date | None) -> tuple[date, date] | None:
         """The days ``[start, end)`` this mention names, seen from ``reference``."""
@@ -164,11 +168,14 @@ def mentioned_days(text: str, said_on: date) -> list[tuple[float, float]]:
     """
     found: list[tuple[float, float]] = []
     for mention in extract_dates(text):
-        span = mention.span(said_on)
+        try:
+            span = mention.span(said_on)
+        except (OverflowError, ValueError):  # past the calendar's ends: names no day
+            continue
         if span is not None and span[1] - span[0] <= MENTION_SPAN:
             window = mention.window(said_on, timedelta(0))
-            assert window is not None
-            found.append(window)
+            if window is not None:
+                found.append(window)
     return found
 
 

@@ -23,9 +23,14 @@ def _rules(family: Family) -> FamilyRules:
         raise InvalidRequestError(f"family must be one of {', '.join(FAMILIES)}") from None
 
 
+#: The largest count or byte size a limit may name: far past any useful pack, and well
+#: inside what SQLite and numpy hold.
+MAX_LIMIT: Final = 1_000_000
+
+
 def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidRequestError(f"Limits.{attribute.name} must be a positive integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
+        raise InvalidRequestError(f"Limits.{attribute.name} must be an integer in 1..{MAX_LIMIT:_}")
 
 
 @attrs.frozen(kw_only=True)
