@@ -44,7 +44,7 @@ def workload(tmp_path: Path) -> Path:
 def database(tmp_path: Path, workload: Path, capsys: pytest.CaptureFixture[str]) -> str:
     """A database holding the workload's entries."""
     path = str(tmp_path / "team.db")
-    assert run(capsys, "ingest", str(workload), "--db", path)[0] == 0
+    assert run(capsys, "ingest", str(workload), "--db", path, "--allow-skips")[0] == 0
     return path
 
 
@@ -125,9 +125,12 @@ def test_demo_prints_four_packs_and_leaves_nothing_behind(
 def test_ingest_counts_reports_and_maps(
     capsys: pytest.CaptureFixture[str], workload: Path, tmp_path: Path, backend: str
 ) -> None:
-    """ingest writes the good lines, names the bad one by line, and maps ids to citations."""
+    """ingest writes the good lines, names the bad one by line, and maps ids to citations;
+    a skipped line fails the command unless --allow-skips accepts it."""
     db = str(tmp_path / "team.db")
-    code, out, err = run(capsys, "ingest", str(workload), "--db", db, "--backend", backend)
+    code, out, err = run(
+        capsys, "ingest", str(workload), "--db", db, "--backend", backend, "--allow-skips"
+    )
     assert code == 0
     assert "ingested 4 entries" in out
     assert "  memory               3\n  profile              1\n" in out
@@ -138,6 +141,24 @@ def test_ingest_counts_reports_and_maps(
     assert [line["id"] for line in lines] == ["m1", "m2", "m3", "p1"]
     assert [line["key"][0] for line in lines] == ["memory", "memory", "memory", "profile"]
     assert lines[3]["key"] == ["profile", S]
+
+
+@pytest.mark.parametrize("allow", [[], ["--allow-skips"]], ids=["strict", "allow-skips"])
+def test_ingest_fails_when_most_lines_were_skipped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, allow: list[str]
+) -> None:
+    """12 of 13 lines malformed: ingest exits 1 naming the count (the good line stays
+    written); --allow-skips accepts the partial ingest."""
+    entries = [{"id": "ok", "scope": S, "text": "The one good line."}] + [{"id": "x"}] * 12
+    folder = write_workload(tmp_path / "w", entries)
+    code, out, err = run(capsys, "ingest", str(folder), "--db", str(tmp_path / "t.db"), *allow)
+    assert "ingested 1 entries" in out
+    if allow:
+        assert code == 0
+    else:
+        assert code == 1
+        assert "12 lines were not ingested" in err
+        assert "--allow-skips" in err
 
 
 def test_ingest_appends_to_the_id_map(
@@ -155,7 +176,9 @@ def test_ingest_progress_on_a_non_terminal(
     capsys: pytest.CaptureFixture[str], workload: Path, tmp_path: Path
 ) -> None:
     """Off a terminal, progress is plain lines on stderr ending at 100% of the file's lines."""
-    code, _, err = run(capsys, "ingest", str(workload), "--db", str(tmp_path / "t.db"))
+    code, _, err = run(
+        capsys, "ingest", str(workload), "--db", str(tmp_path / "t.db"), "--allow-skips"
+    )
     assert code == 0
     assert "\r" not in err
     assert err.splitlines()[-1] == "ingesting: 100% (5/5)"
@@ -182,7 +205,7 @@ def test_ingest_shows_the_first_hundred_malformed_lines_and_counts_all(
     """A flood of malformed lines is cut at 100 on stderr but every one is counted."""
     folder = write_workload(tmp_path / "w", [{"id": "m0", "scope": S, "text": "ok"}] + [{}] * 102)
     code, out, err = run(capsys, "ingest", str(folder), "--db", str(tmp_path / "t.db"))
-    assert code == 0
+    assert code == 1
     shown = [line for line in err.splitlines() if line.startswith("entries.jsonl:")]
     assert len(shown) == 100
     assert (shown[0], shown[-1]) == (

@@ -195,6 +195,12 @@ def ingest_command(args: argparse.Namespace) -> int:
         raise CommandError(f"{failure} ({report.written:,} entries were written first)")
     if not report.written:
         raise CommandError(_nothing_written(entries_path, skipped.count, report))
+    left = skipped.count + len(report.rejected)
+    if left and not args.allow_skips:
+        raise CommandError(
+            f"{left:,} lines were not ingested (malformed or refused; see above);"
+            " what was written stays. Fix them and re-run, or pass --allow-skips"
+        )
     return 0
 
 

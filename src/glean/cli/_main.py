@@ -182,13 +182,16 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "skipped. Each workload id's citation key is appended to DB.ids.jsonl as\n"
             "it is written, so delivered citations can be mapped back to workload ids.\n"
             "\n"
-            "Exits 0 when anything was ingested; 1 when nothing was (missing folder,\n"
-            "every line malformed) or a write failed (what was written stays, mapped)."
+            "Exits 0 when every line was ingested; 1 when any line was skipped as\n"
+            "malformed or refused by the runtime (what was written stays, mapped; with\n"
+            "--allow-skips that is a success as long as anything was ingested), when\n"
+            "nothing was (missing folder, every line malformed) or when a write failed."
         ),
         epilog=(
             "examples:\n"
             "  glean ingest ./locomo --db locomo.db\n"
             "  glean ingest ./locomo --db locomo.db --batch-size 2048 2> ingest.log\n"
+            "  glean ingest ./scraped --db notes.db --allow-skips\n"
         ),
     )
     command.add_argument("workload_dir", metavar="WORKLOAD_DIR", help="folder with entries.jsonl")
@@ -200,6 +203,11 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         default=512,
         metavar="N",
         help="entries per atomic write (default: 512)",
+    )
+    command.add_argument(
+        "--allow-skips",
+        action="store_true",
+        help="exit 0 even when some lines were skipped (malformed or refused)",
     )
     command.set_defaults(run=ingest_command)
 
