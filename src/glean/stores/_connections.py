@@ -7,6 +7,7 @@ have one connection for everything, since each connection would see its own data
 
 from __future__ import annotations
 
+import os
 import queue
 import sqlite3
 import threading
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.to_thread
+
+from ..vocabulary._errors import StoreError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -34,6 +37,15 @@ def _connect(database: str) -> sqlite3.Connection:
     return conn
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    """The device and inode a path names now, None when it names nothing."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
 class Connections:
     """Runs blocking SQLite work in worker threads.
 
@@ -51,6 +63,8 @@ class Connections:
         self._opened: list[sqlite3.Connection] = []
         self._open_lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(readers)
+        # The file this store opened: a write first checks the path still names it.
+        self._file = None if self._shared else _identity(database)
 
     async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(connection)`` on a reader connection in a worker thread."""
@@ -106,6 +120,7 @@ class Connections:
         self, work: Callable[[sqlite3.Connection], T], after: Callable[[T], None] | None
     ) -> T:
         with self._write_lock:
+            self._check_file()
             conn = self._writer
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -118,6 +133,20 @@ class Connections:
             if after is not None:
                 after(result)
             return result
+
+    def _check_file(self) -> None:
+        """Refuse to write once the database file was removed or replaced: SQLite would
+        go on writing to the unlinked file, and everything would be gone at close.
+
+        Raises:
+            StoreError: the path no longer names the file this store opened.
+        """
+        if self._file is not None and _identity(self._database) != self._file:
+            raise StoreError(
+                f"the database file {self._database!r} was removed or replaced while this"
+                " store had it open; nothing was written. Restore the file, or reopen"
+                " the runtime on the new one"
+            )
 
     @contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection]:

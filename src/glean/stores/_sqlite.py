@@ -124,8 +124,14 @@ class SqliteStore:
         try:
             conns = Connections(database, readers=readers)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open database {database!r}: {exc}") from exc
-        scopes, dimension, counts, threaded = conns.write_now(rows.create_schema)
+            raise StoreError(_unopenable(database, exc)) from exc
+        try:
+            scopes, dimension, counts, threaded = conns.write_now(rows.create_schema)
+        except BaseException as exc:
+            conns.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(_unopenable(database, exc)) from exc
+            raise
         store = cls(conns, scopes, dimension, counts)
         store._threaded = threaded
         return store
@@ -321,6 +327,7 @@ class SqliteStore:
     # -- reads ----------------------------------------------------------------------
 
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
+        self._check_open()
         key = self._scope_keys.get(ref.scope_id)
         if key is None:
             raise NotFoundError(f"no memory entry {ref.entry_id!r} in scope {ref.scope_id!r}")
@@ -461,13 +468,24 @@ class SqliteStore:
     ) -> T:
         """Run a read on the calling thread when ``inline`` and a connection is free, else
         in a worker thread; one DB span either way."""
+        self._check_open()
         with self._span(operation):
-            if inline:
-                await anyio.lowlevel.checkpoint()
-                done, result = self._conns.read_inline(work)
-                if done:
-                    return result  # type: ignore[return-value]
-            return await self._conns.read(work)
+            try:
+                if inline:
+                    await anyio.lowlevel.checkpoint()
+                    done, result = self._conns.read_inline(work)
+                    if done:
+                        return result  # type: ignore[return-value]
+                return await self._conns.read(work)
+            except sqlite3.Error as exc:
+                raise StoreError(
+                    f"{operation} could not read the database: {exc} (if the file is"
+                    " damaged, restore it from a backup)"
+                ) from exc
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("the store is closed")
 
     def _span(self, operation: str) -> AbstractContextManager[Span]:
         attributes = {"db.system.name": "sqlite", "db.operation.name": operation}
@@ -575,3 +593,11 @@ class SqliteStore:
         if key is None:
             raise NotFoundError(f"scope {scope_id!r} holds no memory")
         return key
+
+
+def _unopenable(database: str, exc: sqlite3.Error) -> str:
+    return (
+        f"cannot open database {database!r}: {exc}. Check that it is a glean database,"
+        " that it and its -wal and -shm files are readable and writable, and, if it is"
+        " damaged, restore it from a backup"
+    )

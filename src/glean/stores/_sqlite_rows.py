@@ -58,6 +58,7 @@ def create_schema(
     conn: sqlite3.Connection,
 ) -> tuple[dict[str, int], int | None, dict[tuple[Family, int], int], set[int]]:
     require_features(conn)
+    _refuse_foreign(conn)
     _run(conn, sql.DDL)
     for table in sql.FTS_TABLES.values():
         exists = conn.execute(
@@ -97,6 +98,26 @@ def create_schema(
         )
     }
     return scopes, None if size is None else int(size[0]) // 4, counts, threaded
+
+
+def _refuse_foreign(conn: sqlite3.Connection) -> None:
+    """Refuse a SQLite file another application made: glean never writes into it.
+
+    Raises:
+        StoreError: the file holds tables but no glean schema record.
+    """
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return  # a new, empty database
+    schema = None
+    if "meta" in tables:
+        schema = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    if schema is None:
+        shown = ", ".join(sorted(tables)[:5])
+        raise StoreError(
+            f"this SQLite file belongs to another application (tables {shown}); open a"
+            " new path for glean, which never writes into another application's file"
+        )
 
 
 def _run(conn: sqlite3.Connection, script: str) -> None:

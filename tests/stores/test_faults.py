@@ -1,0 +1,109 @@
+"""Store faults are StoreErrors that say what happened and what to do; nothing is written
+into a file that is not glean's, and nothing is acknowledged that would be lost."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+from typing import TYPE_CHECKING
+
+import pytest
+
+import glean
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+
+
+def entries(count: int = 3) -> list[glean.MemoryEntry]:
+    return [glean.MemoryEntry(text=f"kestrel note {n} " + "padding " * 40) for n in range(count)]
+
+
+async def test_another_applications_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    """A SQLite file with another application's tables is refused by name, unchanged."""
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    with pytest.raises(glean.StoreError, match="another application"):
+        async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()):
+            pass
+    with sqlite3.connect(path) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert tables == {"users"}
+
+
+async def test_a_file_that_is_no_database_is_a_store_error(tmp_path: Path) -> None:
+    """Opening garbage raises StoreError, saying what to check, never a raw sqlite error."""
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not a database at all " * 400)
+    with pytest.raises(glean.StoreError, match=r"cannot open database .*restore it"):
+        async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()):
+            pass
+
+
+async def test_damaged_pages_raise_glean_errors_only(tmp_path: Path) -> None:
+    """A file damaged after its first page fails at open or on a read with a GleanError:
+    never a raw sqlite3 error."""
+    path = tmp_path / "g.db"
+    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+        refs = await rt.add_memories("s", entries(200))
+    data = bytearray(path.read_bytes())
+    page = 4096
+    for start in range(2 * page, len(data) - page, 3 * page):
+        data[start + 100 : start + page - 100] = os.urandom(page - 200)
+    path.write_bytes(bytes(data))
+    try:
+        async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+            for ref in refs[::20]:
+                with contextlib.suppress(glean.NotFoundError):
+                    await rt.get_memory(ref)
+            await rt.prepare_context(glean.PrepareContextRequest(scope_id="s", query="kestrel"))
+    except glean.GleanError:
+        pass  # what a damaged file must give; any other exception fails the test
+
+
+@pytest.mark.parametrize("remove", ["file", "folder"])
+async def test_a_write_after_the_file_was_removed_fails_and_says_so(
+    tmp_path: Path, remove: str
+) -> None:
+    """Once the database file (or its folder) is removed while open, add, update and
+    forget raise StoreError instead of writing to a file that will vanish at close."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    path = folder / "g.db"
+    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+        (ref,) = await rt.add_memories("s", entries(1))
+        if remove == "file":
+            for name in ("g.db", "g.db-wal", "g.db-shm"):
+                (folder / name).unlink(missing_ok=True)
+        else:
+            shutil.rmtree(folder)
+        with pytest.raises(glean.StoreError, match="removed or replaced"):
+            await rt.add_memories("s", entries(1))
+        with pytest.raises(glean.StoreError, match="removed or replaced"):
+            await rt.update_memory(ref, glean.MemoryEntry(text="changed"))
+        with pytest.raises(glean.StoreError, match="removed or replaced"):
+            await rt.forget_memory(ref)
+
+
+async def test_a_replaced_file_is_not_written_either(tmp_path: Path) -> None:
+    """A file swapped for another under the same path is refused the same way."""
+    path = tmp_path / "g.db"
+    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+        await rt.add_memories("s", entries(1))
+        os.replace(path, tmp_path / "moved.db")
+        path.write_bytes(b"")
+        with pytest.raises(glean.StoreError, match="removed or replaced"):
+            await rt.add_memories("s", entries(1))
+
+
+async def test_a_read_after_close_is_a_store_error(tmp_path: Path) -> None:
+    """A store used after it closed says so instead of raising a raw sqlite error."""
+    store = await glean.SqliteStore.open(str(tmp_path / "g.db"))
+    await store.aclose()
+    with pytest.raises(glean.StoreError, match="closed"):
+        await store.get_memory(glean.MemoryRef("s", "e", 1))
