@@ -65,6 +65,9 @@ class Connections:
         self._limiter = anyio.CapacityLimiter(readers)
         # The file this store opened: a write first checks the path still names it.
         self._file = None if self._shared else _identity(database)
+        # The writer's view of commits by other connections (other processes): SQLite's
+        # data_version changes only when another connection commits.
+        self._data_version = self._version()
 
     async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(connection)`` on a reader connection in a worker thread."""
@@ -90,17 +93,20 @@ class Connections:
         self,
         work: Callable[[sqlite3.Connection], T],
         after: Callable[[T], None] | None = None,
+        refresh: Callable[[sqlite3.Connection], None] | None = None,
     ) -> T:
         """Run ``work(connection)`` inside one IMMEDIATE transaction; all or nothing.
 
+        ``refresh(connection)`` runs first if another connection committed since the
+        last look (in memory state must follow before this write builds on it);
         ``after(result)`` runs in the same thread once the commit succeeded, still
         holding the write lock, so in-memory state follows the database in commit order.
         """
-        return await anyio.to_thread.run_sync(self._write_sync, work, after)
+        return await anyio.to_thread.run_sync(self._write_sync, work, after, refresh)
 
     def write_now(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """The blocking form of :meth:`write`, for opening the store."""
-        return self._write_sync(work, None)
+        return self._write_sync(work, None, None)
 
     def close(self) -> None:
         with self._open_lock:
@@ -117,12 +123,19 @@ class Connections:
             return work(conn)
 
     def _write_sync(
-        self, work: Callable[[sqlite3.Connection], T], after: Callable[[T], None] | None
+        self,
+        work: Callable[[sqlite3.Connection], T],
+        after: Callable[[T], None] | None,
+        refresh: Callable[[sqlite3.Connection], None] | None,
     ) -> T:
         with self._write_lock:
             self._check_file()
             conn = self._writer
             conn.execute("BEGIN IMMEDIATE")
+            if not self._shared:
+                # Inside the transaction nobody else can commit: what refresh reads is
+                # exactly what this write builds on.
+                self._sync_locked(refresh)
             try:
                 result = work(conn)
                 conn.execute("COMMIT")
@@ -130,9 +143,31 @@ class Connections:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+            if not self._shared:
+                self._data_version = self._version()  # our own commit is no news
             if after is not None:
                 after(result)
             return result
+
+    def sync(self, refresh: Callable[[sqlite3.Connection], None]) -> None:
+        """Run ``refresh(connection)`` if another connection committed since the last
+        look. Never waits: while this store is writing, the next look catches up."""
+        if self._shared or not self._write_lock.acquire(blocking=False):
+            return
+        try:
+            self._sync_locked(refresh)
+        finally:
+            self._write_lock.release()
+
+    def _sync_locked(self, refresh: Callable[[sqlite3.Connection], None] | None) -> None:
+        version = self._version()
+        if version != self._data_version:
+            self._data_version = version
+            if refresh is not None:
+                refresh(self._writer)
+
+    def _version(self) -> int:
+        return int(self._writer.execute("PRAGMA data_version").fetchone()[0])
 
     def _check_file(self) -> None:
         """Refuse to write once the database file was removed or replaced: SQLite would

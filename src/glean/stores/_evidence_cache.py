@@ -58,3 +58,9 @@ class EvidenceCache:
             self.generation += 1
             for row in rows:
                 self._items.pop(row, None)
+
+    def retire_all(self) -> None:
+        """Forget everything (another process wrote): nothing read before is cached."""
+        with self._lock:
+            self.generation += 1
+            self._items.clear()

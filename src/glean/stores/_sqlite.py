@@ -328,6 +328,7 @@ class SqliteStore:
 
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
         self._check_open()
+        self._conns.sync(self._reload)
         key = self._scope_keys.get(ref.scope_id)
         if key is None:
             raise NotFoundError(f"no memory entry {ref.entry_id!r} in scope {ref.scope_id!r}")
@@ -359,6 +360,7 @@ class SqliteStore:
         )
 
     async def get_profile(self, scope_id: str) -> Evidence | None:
+        self._conns.sync(self._reload)
         key = self._scope_keys.get(scope_id)
         if key is None:
             return None
@@ -373,6 +375,7 @@ class SqliteStore:
         return Evidence.from_record("profile", scope_id, text=text)
 
     async def read_resource_bodies(self, scope_id: str, uris: Sequence[str]) -> Mapping[str, str]:
+        self._conns.sync(self._reload)
         key = self._scope_keys.get(scope_id)
         if key is None or not uris:
             return {}
@@ -396,6 +399,7 @@ class SqliteStore:
         vector: Vectors | None,
         pool_size: int,
     ) -> Pool:
+        self._conns.sync(self._reload)
         version = self.scope_version(scope_id)
         key = self._scope_keys.get(scope_id)
         rows = 0 if key is None else self._counts.get((family, key), 0)
@@ -450,6 +454,7 @@ class SqliteStore:
     ) -> Mapping[int, Evidence]:
         """Read the evidence of record versions a pool named; a key whose record was
         retired since is missing from the result (searched versions only)."""
+        self._conns.sync(self._reload)
         found, missing = self._evidence.split(keys)
         if not missing:
             return found
@@ -482,6 +487,21 @@ class SqliteStore:
                     f"{operation} could not read the database: {exc} (if the file is"
                     " damaged, restore it from a backup)"
                 ) from exc
+
+    def _reload(self, conn: sqlite3.Connection) -> None:
+        """Follow commits of other connections (another process on the same file): its
+        scopes, counts and threads are read again, and every cached vector, evidence and
+        pool is dropped (each scope's write version moves), so nothing stale is served."""
+        scopes, dimension, counts, threaded = rows.load_state(conn)
+        self._evidence.retire_all()
+        self._vectors.forget_all()
+        self._scope_keys.update(scopes)
+        self._counts = counts
+        self._threaded = threaded
+        if dimension is not None:
+            self._dimension = dimension
+        for scope in {*self._versions, *scopes}:
+            self._versions[scope] = self._versions.get(scope, 0) + 1
 
     def _check_open(self) -> None:
         if self._closed:
@@ -521,7 +541,7 @@ class SqliteStore:
 
         try:
             with self._span(operation):
-                return await self._conns.write(recorded, after)
+                return await self._conns.write(recorded, after, self._reload)
         except sqlite3.Error as exc:
             raise StoreError(f"write failed: {exc}") from exc
 

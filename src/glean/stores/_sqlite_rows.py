@@ -81,6 +81,14 @@ def create_schema(
     elif found[0] != sql.SCHEMA_VERSION:
         raise StoreError(f"database schema {found[0]} is not {sql.SCHEMA_VERSION}")
     _run(conn, sql.INDEXES)
+    return load_state(conn)
+
+
+def load_state(
+    conn: sqlite3.Connection,
+) -> tuple[dict[str, int], int | None, dict[tuple[Family, int], int], set[int]]:
+    """What the store keeps in memory: scope keys, the vector dimension, searchable
+    records per family and scope, and the scopes holding threaded entries."""
     scopes = dict(conn.execute("SELECT scope, scope_key FROM scopes").fetchall())
     row = conn.execute("SELECT length(embedding) FROM records WHERE embedding IS NOT NULL LIMIT 1")
     size = row.fetchone()

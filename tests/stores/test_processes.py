@@ -1,0 +1,87 @@
+"""Two processes on one SQLite file: each sees the other's commits before it serves."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+import anyio
+import pytest
+
+import glean
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+
+# Run in another process: forget one entry, write a new scope, print the new ref.
+OTHER = """
+import json, sys, anyio, glean
+
+async def main(path, scope, entry_id, version):
+    async with glean.open_runtime(path, embedder=glean.HashingEmbedder()) as rt:
+        await rt.forget_memory(glean.MemoryRef(scope, entry_id, int(version)))
+        note = glean.MemoryEntry(text="kestrel fresh scope note")
+        (ref,) = await rt.add_memories("fresh", [note])
+        print(json.dumps([ref.scope_id, ref.entry_id, ref.version]))
+
+anyio.run(main, *sys.argv[1:])
+"""
+
+
+async def other_process(path: Path, ref: glean.MemoryRef) -> glean.MemoryRef:
+    done = await anyio.run_process(
+        [sys.executable, "-c", OTHER, str(path), ref.scope_id, ref.entry_id, str(ref.version)]
+    )
+    scope, entry_id, version = json.loads(done.stdout)
+    return glean.MemoryRef(scope, entry_id, version)
+
+
+def ids(context: glean.PreparedContext) -> set[str | None]:
+    return {item.citation.id for item in glean.parse_context(context.content)}
+
+
+async def test_another_processs_forget_and_new_scope_are_seen(tmp_path: Path) -> None:
+    """After another process forgets an entry this runtime has served (and cached), and
+    writes a scope this runtime never saw, the next prepare serves neither the forgotten
+    entry nor misses the new scope, and get and forget find the new scope's entry."""
+    path = tmp_path / "shared.db"
+    ask = glean.PrepareContextRequest(scope_id="team", query="kestrel note")
+    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+        gone, kept = await rt.add_memories(
+            "team",
+            [
+                glean.MemoryEntry(text="kestrel note to forget"),
+                glean.MemoryEntry(text="kestrel note to keep"),
+            ],
+        )
+        assert ids(await rt.prepare_context(ask)) == {gone.entry_id, kept.entry_id}
+        fresh = await other_process(path, gone)
+        assert ids(await rt.prepare_context(ask)) == {kept.entry_id}
+        assert (await rt.get_memory(gone)).text == "kestrel note to forget"  # still readable
+        assert (await rt.get_memory(fresh)).text == "kestrel fresh scope note"
+        there = await rt.prepare_context(
+            glean.PrepareContextRequest(scope_id="fresh", query="kestrel")
+        )
+        assert ids(there) == {fresh.entry_id}
+        await rt.forget_memory(fresh)
+        after = await rt.prepare_context(
+            glean.PrepareContextRequest(scope_id="fresh", query="kestrel")
+        )
+        assert after.status == "empty"
+
+
+async def test_writes_after_another_process_keep_counts_right(tmp_path: Path) -> None:
+    """A write that follows another process's writes builds on them: searches still find
+    everything both processes wrote."""
+    path = tmp_path / "shared.db"
+    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+        (first,) = await rt.add_memories("team", [glean.MemoryEntry(text="kestrel one")])
+        await other_process(path, first)
+        await rt.add_memories("fresh", [glean.MemoryEntry(text="kestrel two")])
+        found = await rt.prepare_context(
+            glean.PrepareContextRequest(scope_id="fresh", query="kestrel")
+        )
+    assert len(glean.parse_context(found.content)) == 2
