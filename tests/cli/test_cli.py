@@ -448,3 +448,27 @@ def test_progress_logs_every_ten_percent_elsewhere() -> None:
     assert lines[0] == "x:  10% (10/100)"
     assert len(lines) == 10
     assert lines[-2:] == ["x:  90% (90/100)", "x:  95% (95/100)"]
+
+
+def test_ingesting_a_workload_again_writes_nothing_twice(
+    capsys: pytest.CaptureFixture[str], workload: Path, tmp_path: Path
+) -> None:
+    """Every workload id is its entry's idempotency key: a second ingest of the same
+    workload adds no record, and a changed line becomes a new version."""
+    import sqlite3
+
+    db = str(tmp_path / "team.db")
+
+    def records() -> list[tuple[str, int, int]]:
+        with sqlite3.connect(db) as conn:
+            found = conn.execute("SELECT caller_key, revision, live FROM records ORDER BY row")
+            return [(key, revision, live) for key, revision, live in found.fetchall()]
+
+    assert run(capsys, "ingest", str(workload), "--db", db, "--allow-skips")[0] == 0
+    first = records()
+    assert run(capsys, "ingest", str(workload), "--db", db, "--allow-skips")[0] == 0
+    assert records() == first
+    changed = [{"id": "m1", "scope": S, "text": "Alice now writes runbooks."}]
+    assert run(capsys, "ingest", str(write_workload(tmp_path / "w2", changed)), "--db", db)[0] == 0
+    assert records()[len(first) :] == [("m1", 2, 1)]
+    assert ("m1", 1, 0) in records()

@@ -162,12 +162,16 @@ async def test_turns_without_a_time_order_by_insertion_in_their_thread() -> None
 
 
 def downgrade(path: Path, version: str) -> None:
-    """Rewrite a current database in the layout of schema ``version``: 3 has no
-    mentioned days; 2 also has FTS5 tables with a scope token column and bare terms;
-    1 also no record times."""
+    """Rewrite a current database in the layout of schema ``version``: 4 has no
+    idempotency keys; 3 also no mentioned days; 2 also has FTS5 tables with a scope
+    token column and bare terms; 1 also no record times."""
     with sqlite3.connect(path) as conn:
-        conn.execute("DROP TABLE mentioned_days")
+        conn.execute("DROP INDEX records_caller_key")
+        conn.execute("ALTER TABLE records DROP COLUMN caller_key")
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (version,))
+        if version == "4":
+            return
+        conn.execute("DROP TABLE mentioned_days")
         if version == "3":
             return
         conn.execute("DROP INDEX records_time")
@@ -188,11 +192,12 @@ def downgrade(path: Path, version: str) -> None:
             )  # fmt: skip
 
 
-@pytest.mark.parametrize("version", ["1", "2", "3"])
+@pytest.mark.parametrize("version", ["1", "2", "3", "4"])
 async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> None:
-    """Opening a version 1, 2 or 3 database adds what it lacks (record times, terms
-    under their scope's prefix, the days texts name): its entries then answer full
-    text and the time channel, and a forget keeps the scope's statistics exact."""
+    """Opening a version 1 to 4 database adds what it lacks (record times, terms under
+    their scope's prefix, the days texts name, idempotency keys): its entries then
+    answer full text and the time channel, and a forget keeps the scope's statistics
+    exact."""
     path = tmp_path / "old.db"
     store = await SqliteStore.open(str(path))
     refs = await add(store, "c", [turn("Alice: pottery class yesterday", 0), turn("hello", 1)])
@@ -209,7 +214,7 @@ async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> No
     conn = store._conns._writer
     found = conn.execute("SELECT df FROM term_stats WHERE term = 'potteri'").fetchall()
     assert sorted(df for (df,) in found) == [0, 1]  # "c" lost its one, "d" keeps its own
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "4"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "5"
     await store.aclose()
 
 

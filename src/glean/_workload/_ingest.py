@@ -257,9 +257,13 @@ _WRITERS: Final[dict[Family, Callable[..., Awaitable[Written]]]] = {
 
 
 def _records(batch: Sequence[WorkloadEntry], kind: type[R]) -> list[R]:
+    """The batch's records, each keyed by its workload id (so ingesting a workload again,
+    or resuming an interrupted ingest, writes nothing twice); a profile has no key."""
     records: list[R] = []
+    keyed = "key" in attrs.fields_dict(kind)
     for entry in batch:
         if not isinstance(entry.record, kind):
             raise InvariantError(f"a {kind.__name__} batch holds {type(entry.record).__name__}")
-        records.append(entry.record)
+        record: R = entry.record
+        records.append(attrs.evolve(record, key=entry.id) if keyed else record)  # type: ignore[arg-type]
     return records

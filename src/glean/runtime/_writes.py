@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timezone
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -71,6 +71,8 @@ def memory_entry(entry: object, field: str) -> MemoryEntry:
         raise InvalidRequestError(f"{field} must be a glean.MemoryEntry")
     text(entry.text, f"{field}.text")
     text(entry.kind, f"{field}.kind")
+    if entry.key is not None:
+        text(entry.key, f"{field}.key")
     if not isinstance(entry.tags, tuple):  # the converter keeps a non-iterable as given
         raise InvalidRequestError(f"{field}.tags must be a list of strings")
     for index, tag in enumerate(entry.tags):
@@ -85,6 +87,7 @@ def memory_entry(entry: object, field: str) -> MemoryEntry:
 
 def memory_entries(entries: object) -> list[MemoryEntry]:
     checked = batch(entries, MemoryEntry, "entries")
+    keys(checked, "entries")
     return [memory_entry(entry, f"entries[{index}]") for index, entry in enumerate(checked)]
 
 
@@ -99,11 +102,34 @@ def memory_ref(ref: object) -> MemoryRef:
     return ref
 
 
+#: The longest idempotency key: a caller's id, not a document.
+MAX_KEY_CHARS = 512
+
+
+def keys(records: Sequence[Any], field: str) -> None:
+    """Each idempotency key is None or a non-empty string, and unique in the batch (one
+    write cannot both keep and change an entry)."""
+    seen: set[str] = set()
+    for index, record in enumerate(records):
+        key = record.key
+        if key is None:
+            continue
+        text(key, f"{field}[{index}].key")
+        if len(key) > MAX_KEY_CHARS:
+            raise InvalidRequestError(
+                f"{field}[{index}].key must be at most {MAX_KEY_CHARS} characters"
+            )
+        if key in seen:
+            raise InvalidRequestError(f"{field}[{index}].key {key!r} appears twice")
+        seen.add(key)
+
+
 def experiences(value: object) -> list[Experience]:
     checked = batch(value, Experience, "experiences")
     for index, item in enumerate(checked):
         for name in ("situation", "action", "outcome", "lesson"):
             text(getattr(item, name), f"experiences[{index}].{name}")
+    keys(checked, "experiences")
     return checked
 
 
@@ -112,6 +138,7 @@ def topics(value: object) -> list[TopicMemory]:
     for index, item in enumerate(checked):
         text(item.title, f"topics[{index}].title")
         text(item.text, f"topics[{index}].text")
+    keys(checked, "topics")
     return checked
 
 
@@ -128,6 +155,7 @@ def resources(value: object) -> list[Resource]:
         if item.uri in seen:
             raise InvalidRequestError(f"resources[{index}].uri {item.uri!r} appears twice")
         seen.add(item.uri)
+    keys(checked, "resources")
     return checked
 
 

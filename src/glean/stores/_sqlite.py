@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.lowlevel
 import anyio.to_thread
+import attrs
 import numpy as np
 from opentelemetry.trace import SpanKind
 
@@ -42,6 +43,11 @@ from . import _sqlite_search as search
 from ._connections import Connections
 from ._evidence_cache import EvidenceCache
 from ._scope_matrices import NO_ROWS, NO_SIMILARITIES, ScopeMatrices
+
+#: What a resource's idempotency key compares: its URI, summaries and body.
+RESOURCE_CONTENT = (
+    "rid, abstract, overview, (SELECT body FROM resource_bodies b WHERE b.row = records.row)"
+)
 
 #: Searches of a family with at most this many records in the scope run on the calling
 #: thread: they take well under a millisecond, less than a worker-thread round trip
@@ -223,9 +229,20 @@ class SqliteStore:
             key = rows.scope_key(conn, scope_id)
             written = rows.Written(scope_id, key, "memory", [])
             for entry, vector in zip(entries, vectors, strict=True):
-                rid = uuid.uuid4().hex
-                written.added_rows.append(rows.insert_memory(conn, key, rid, 1, entry, vector))
-                written.refs.append(MemoryRef(scope_id, rid, 1))
+                content = (
+                    entry.text, entry.kind, sql.encode_tags(entry.tags),
+                    None if entry.created_at is None else entry.created_at.isoformat(),
+                    entry.thread,
+                )  # fmt: skip
+                hit = rows.keyed_version(
+                    conn, written, entry.key, "text, kind, tags, created_at, thread", content
+                )
+                rid, version = (uuid.uuid4().hex, 1) if hit is None else hit[:2]
+                if hit is None or hit[2]:
+                    written.added_rows.append(
+                        rows.insert_memory(conn, key, rid, version, entry, vector)
+                    )
+                written.refs.append(MemoryRef(scope_id, rid, version))
             self._note_threads(key, entries)
             return written
 
@@ -237,8 +254,14 @@ class SqliteStore:
         def work(conn: sqlite3.Connection) -> rows.Written:
             key = self._known_scope(ref.scope_id)
             row, latest = rows.live_memory(conn, key, ref)
+            version = entry
+            if entry.key is None:  # a new version keeps the entry's idempotency key
+                (kept,) = conn.execute(
+                    "SELECT caller_key FROM records WHERE row = ?", (row,)
+                ).fetchone()
+                version = attrs.evolve(entry, key=kept)
             rows.retire(conn, "memory", row)
-            new_row = rows.insert_memory(conn, key, ref.entry_id, latest + 1, entry, vector[0])
+            new_row = rows.insert_memory(conn, key, ref.entry_id, latest + 1, version, vector[0])
             self._note_threads(key, [entry])
             new_ref = MemoryRef(ref.scope_id, ref.entry_id, latest + 1)
             return rows.Written(ref.scope_id, key, "memory", [new_ref], [new_row], [row])
@@ -262,11 +285,16 @@ class SqliteStore:
             key = rows.scope_key(conn, scope_id)
             written = rows.Written(scope_id, key, "experience", [])
             for experience in experiences:
-                rid = uuid.uuid4().hex
                 text = experience_text(experience)
-                row = rows.insert(conn, "experience", key, rid, 1, index_text(text), text=text)
-                written.refs.append(RecordRef("experience", scope_id, rid, 1))
-                written.added_rows.append(row)
+                hit = rows.keyed_version(conn, written, experience.key, "text", (text,))
+                rid, revision = (uuid.uuid4().hex, 1) if hit is None else hit[:2]
+                if hit is None or hit[2]:
+                    row = rows.insert(
+                        conn, "experience", key, rid, revision, index_text(text),
+                        text=text, caller_key=experience.key,
+                    )  # fmt: skip
+                    written.added_rows.append(row)
+                written.refs.append(RecordRef("experience", scope_id, rid, revision))
             return written
 
         return (await self._write("add_experiences", work, None)).refs
@@ -280,12 +308,22 @@ class SqliteStore:
             key = rows.scope_key(conn, scope_id)
             written = rows.Written(scope_id, key, "topic-memory", [])
             for topic, vector in zip(topics, vectors, strict=True):
-                rid, revision = rows.supersede(conn, written, "title", topic.title)
                 text = topic_text(topic)
+                hit = rows.keyed_version(
+                    conn, written, topic.key, "title, text", (topic.title, text)
+                )
+                if hit is not None and not hit[2]:
+                    written.refs.append(RecordRef("topic-memory", scope_id, *hit[:2]))
+                    continue
+                if hit is None:  # without a key, the title names the note
+                    rid, revision = rows.supersede(conn, written, "title", topic.title)
+                else:
+                    rid, revision = hit[:2]
                 written.added_rows.append(
                     rows.insert(
                         conn, "topic-memory", key, rid, revision, index_text(text),
                         text=text, title=topic.title, embedding=vector.tobytes(),
+                        caller_key=topic.key,
                     )
                 )  # fmt: skip
                 written.refs.append(RecordRef("topic-memory", scope_id, rid, revision))
@@ -302,12 +340,20 @@ class SqliteStore:
             key = rows.scope_key(conn, scope_id)
             written = rows.Written(scope_id, key, "resource", [])
             for resource, vector in zip(resources, vectors, strict=True):
-                _, revision = rows.supersede(conn, written, "rid", resource.uri)
+                content = (resource.uri, resource.abstract, resource.overview, resource.body)
+                hit = rows.keyed_version(conn, written, resource.key, RESOURCE_CONTENT, content)
+                if hit is not None and not hit[2]:
+                    written.refs.append(RecordRef("resource", scope_id, *hit[:2]))
+                    continue
+                if hit is not None and hit[0] == resource.uri:
+                    revision = hit[1]
+                else:  # a new URI: the URI names the document
+                    _, revision = rows.supersede(conn, written, "rid", resource.uri)
                 searchable = " ".join(filter(None, (resource.abstract, resource.overview)))
                 row = rows.insert(
                     conn, "resource", key, resource.uri, revision, index_text(searchable),
                     abstract=resource.abstract, overview=resource.overview,
-                    embedding=vector.tobytes(),
+                    embedding=vector.tobytes(), caller_key=resource.key,
                 )  # fmt: skip
                 conn.execute("INSERT INTO resource_bodies VALUES (?, ?)", (row, resource.body))
                 written.added_rows.append(row)
@@ -335,7 +381,7 @@ class SqliteStore:
 
         def work(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
             statement = (
-                "SELECT text, kind, tags, created_at, thread FROM records"
+                "SELECT text, kind, tags, created_at, thread, caller_key FROM records"
                 " WHERE family = 'memory' AND scope_key = ? AND rid = ? AND revision = ?"
             )
             row: tuple[Any, ...] | None = conn.execute(
@@ -349,7 +395,7 @@ class SqliteStore:
                 f"no version {ref.version} of memory entry {ref.entry_id!r}"
                 f" in scope {ref.scope_id!r}"
             )
-        text, kind, tags, created_at, thread = row
+        text, kind, tags, created_at, thread, caller_key = row
         return MemoryRecord(
             ref=ref,
             text=text,
@@ -357,6 +403,7 @@ class SqliteStore:
             tags=sql.decode_tags(tags),
             created_at=datetime.fromisoformat(created_at) if created_at else None,
             thread=thread,
+            key=caller_key,
         )
 
     async def get_profile(self, scope_id: str) -> Evidence | None:

@@ -71,12 +71,14 @@ def create_schema(
     found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
-    elif found[0] in ("1", "2", "3"):
+    elif found[0] in ("1", "2", "3", "4"):
         if found[0] == "1":
             _migrate_from_1(conn)
         if found[0] in ("1", "2"):
             _migrate_from_2(conn)
-        _migrate_from_3(conn)
+        if found[0] in ("1", "2", "3"):
+            _migrate_from_3(conn)
+        _migrate_from_4(conn)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (sql.SCHEMA_VERSION,))
     elif found[0] != sql.SCHEMA_VERSION:
         raise StoreError(f"database schema {found[0]} is not {sql.SCHEMA_VERSION}")
@@ -169,6 +171,48 @@ def _migrate_from_3(conn: sqlite3.Connection) -> None:
         record_mentions(conn, row, key, text, datetime.fromisoformat(created_at))
 
 
+def _migrate_from_4(conn: sqlite3.Connection) -> None:
+    """Version 5 keeps each record's idempotency key (none for records written before)."""
+    conn.execute("ALTER TABLE records ADD COLUMN caller_key TEXT")
+
+
+def keyed(
+    conn: sqlite3.Connection, family: Family, key: int, caller_key: str, columns: str
+) -> tuple[Any, ...] | None:
+    """The live record of ``family`` in the scope with this idempotency key: its row, id
+    and revision, then ``columns`` (to tell whether a write changes anything)."""
+    found: tuple[Any, ...] | None = conn.execute(
+        f"SELECT row, rid, revision, {columns} FROM records"
+        " WHERE family = ? AND scope_key = ? AND caller_key = ? AND live = 1",
+        (family, key, caller_key),
+    ).fetchone()
+    return found
+
+
+def keyed_version(
+    conn: sqlite3.Connection,
+    written: Written,
+    caller_key: str | None,
+    columns: str,
+    content: tuple[Any, ...],
+) -> tuple[str, int, bool] | None:
+    """What an idempotency key makes of a write: None when no live record of the
+    family holds it (a new record), ``(id, revision, False)`` when the live one holds
+    exactly ``content`` (nothing to write), ``(id, next revision, True)`` when it holds
+    other content (retired here; the caller writes the next revision)."""
+    if caller_key is None:
+        return None
+    found = keyed(conn, written.family, written.scope_key, caller_key, columns)
+    if found is None:
+        return None
+    row, rid, revision, *stored = found
+    if tuple(stored) == content:
+        return rid, revision, False
+    retire(conn, written.family, row)
+    written.removed_rows.append(row)
+    return rid, revision + 1, True
+
+
 def record_mentions(
     conn: sqlite3.Connection, row: int, key: int, text: str, created_at: datetime | None
 ) -> None:
@@ -202,7 +246,7 @@ def insert(
         columns.get("tags"), columns.get("created_at"), columns.get("created_ts", sql.NO_TIME),
         columns.get("thread"),
         columns.get("title"), columns.get("abstract"), columns.get("overview"),
-        columns.get("embedding"),
+        columns.get("embedding"), columns.get("caller_key"),
     )  # fmt: skip
     row = conn.execute(sql.INSERT_RECORD, values).lastrowid
     assert row is not None
@@ -228,7 +272,7 @@ def insert_memory(
         conn, "memory", key, rid, revision, index_text(entry.text),
         text=entry.text, kind=entry.kind, tags=sql.encode_tags(entry.tags),
         created_at=created_at, created_ts=sql.created_ts(entry.created_at),
-        thread=entry.thread, embedding=vector.tobytes(),
+        thread=entry.thread, embedding=vector.tobytes(), caller_key=entry.key,
     )  # fmt: skip
     record_mentions(conn, row, key, entry.text, entry.created_at)
     return row

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ..vocabulary._families import Family
 
-SCHEMA_VERSION: Final = "4"
+SCHEMA_VERSION: Final = "5"
 
 #: ``records.created_ts`` of a record saved without ``created_at``: before every real
 #: time, so a thread orders such records first and no time window ever selects them.
@@ -55,6 +55,7 @@ CREATE TABLE IF NOT EXISTS records (
     abstract TEXT,
     overview TEXT,
     embedding BLOB,
+    caller_key TEXT,
     UNIQUE (family, scope_key, rid, revision)
 );
 CREATE TABLE IF NOT EXISTS resource_bodies (
@@ -89,6 +90,8 @@ CREATE INDEX IF NOT EXISTS records_time ON records (family, scope_key, created_t
     WHERE live = 1;
 CREATE INDEX IF NOT EXISTS records_thread ON records (family, scope_key, thread, created_ts, row)
     WHERE live = 1 AND thread IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_caller_key ON records (family, scope_key, caller_key)
+    WHERE live = 1 AND caller_key IS NOT NULL;
 """
 
 FTS_DDL: Final = """
@@ -100,8 +103,8 @@ EVIDENCE_COLUMNS: Final = "row, rid, revision, text, created_at, thread, abstrac
 
 INSERT_RECORD: Final = """
 INSERT INTO records (family, scope_key, rid, revision, live, text, kind, tags, created_at,
-                     created_ts, thread, title, abstract, overview, embedding)
-VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                     created_ts, thread, title, abstract, overview, embedding, caller_key)
+VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 

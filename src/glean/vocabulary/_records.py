@@ -36,6 +36,10 @@ class MemoryEntry:
     tags: tuple[str, ...] = attrs.field(default=(), converter=_tuple_of_str)
     created_at: datetime | None = None
     thread: str | None = None
+    #: The caller's idempotency key, unique per scope and family: the same key with the
+    #: same content writes nothing and returns the existing reference; with new content
+    #: it writes a new version of that entry.
+    key: str | None = None
 
 
 @attrs.frozen
@@ -46,14 +50,19 @@ class Experience:
     action: str
     outcome: str
     lesson: str
+    #: The caller's idempotency key (see :class:`MemoryEntry`): a new revision on change.
+    key: str | None = None
 
 
 @attrs.frozen
 class TopicMemory:
-    """A note on one topic; writing the same title again makes a new revision."""
+    """A note on one topic; writing the same title (or key) again makes a new revision."""
 
     title: str
     text: str
+    #: The caller's idempotency key (see :class:`MemoryEntry`): it, not the title, then
+    #: names the note.
+    key: str | None = None
 
 
 @attrs.frozen
@@ -71,6 +80,8 @@ class Resource:
     body: str
     abstract: str | None = None
     overview: str | None = None
+    #: The caller's idempotency key (see :class:`MemoryEntry`).
+    key: str | None = None
 
 
 @attrs.frozen
@@ -102,6 +113,7 @@ class MemoryRecord:
     tags: tuple[str, ...]
     created_at: datetime | None
     thread: str | None
+    key: str | None = None
 
 
 def experience_text(experience: Experience) -> str:
