@@ -67,11 +67,14 @@ class IngestReport:
         counts: entries written per family.
         ids: workload id -> the :data:`CitationKey` its delivered citation will carry.
         rejected: entries the runtime refused, in the order they were tried.
+        stopped: the ingest was asked to stop and did, after a whole batch.
     """
 
     counts: dict[Family, int]
     ids: dict[str, CitationKey]
     rejected: tuple[RejectedEntry, ...] = ()
+    #: True when ``should_stop`` ended the ingest between batches.
+    stopped: bool = False
 
     @property
     def written(self) -> int:
@@ -102,8 +105,8 @@ class _Progress:
     rejected: list[RejectedEntry] = attrs.Factory(list)
     done: int = 0
 
-    def report(self) -> IngestReport:
-        return IngestReport(dict(self.counts), dict(self.ids), tuple(self.rejected))
+    def report(self, *, stopped: bool = False) -> IngestReport:
+        return IngestReport(dict(self.counts), dict(self.ids), tuple(self.rejected), stopped)
 
     def record(
         self, batch: Sequence[WorkloadEntry], keys: Sequence[CitationKey]
@@ -127,6 +130,7 @@ async def ingest(
     batch_size: int = 512,
     progress: Callable[[int], object] | None = None,
     on_written: Callable[[Mapping[str, CitationKey]], object] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> IngestReport:
     """Write entries through the runtime, one ``add_*`` call per batch.
 
@@ -146,6 +150,8 @@ async def ingest(
         on_written: called after each batch with the ids it wrote and their keys, so
             a caller can persist the mapping as it grows (an interrupted ingest then
             still maps everything it wrote).
+        should_stop: asked before each batch; True ends the ingest there, after the
+            last whole batch (and its mapping), with ``report.stopped`` set.
 
     Returns:
         The per-family counts, the id -> citation-key mapping and the rejected entries.
@@ -160,6 +166,8 @@ async def ingest(
     state = _Progress()
     try:
         for batch in _batches(entries, batch_size):
+            if should_stop is not None and should_stop():
+                return state.report(stopped=True)
             written = await _write_or_reject(runtime, batch, state)
             if on_written is not None and written:
                 on_written(written)

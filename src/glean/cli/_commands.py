@@ -7,9 +7,12 @@ reaches below the public API (``glean.open_runtime``) and the workload reader.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import signal
 import sys
+import threading
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO, TypeVar
@@ -191,6 +194,9 @@ def ingest_command(args: argparse.Namespace) -> int:
     finally:
         bar.finish()
     _print_report(report, skipped, args.db, id_map)
+    if report.stopped:
+        print(f"glean ingest: interrupted after {report.written:,} entries", file=sys.stderr)
+        return 130
     if failure is not None:
         raise CommandError(f"{failure} ({report.written:,} entries were written first)")
     if not report.written:
@@ -230,18 +236,36 @@ async def _ingest(
     embedder: glean.Embedder,
 ) -> tuple[IngestReport, IngestError | None]:
     async with glean.open_runtime(database, embedder=embedder) as runtime:
-        try:
-            report = await ingest(
-                runtime,
-                entries,
-                batch_size=batch_size,
-                progress=lambda done: bar.update(done + skipped.count),
-                # appended batch by batch, so even an interrupted ingest maps what it wrote
-                on_written=partial(append_id_map, id_map),
-            )
-        except IngestError as exc:
-            return exc.report, exc
+        with _stop_on_signals() as stopping:
+            try:
+                report = await ingest(
+                    runtime,
+                    entries,
+                    batch_size=batch_size,
+                    progress=lambda done: bar.update(done + skipped.count),
+                    # appended batch by batch, so an interrupted ingest maps what it wrote
+                    on_written=partial(append_id_map, id_map),
+                    should_stop=stopping.is_set,
+                )
+            except IngestError as exc:
+                return exc.report, exc
     return report, None
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """Turn SIGINT and SIGTERM into a request to stop between batches: the batch being
+    written commits (and is mapped), the store closes, nothing is cut mid-write."""
+    stopping = threading.Event()
+    handled = [signal.SIGINT, signal.SIGTERM]
+    previous = {number: signal.getsignal(number) for number in handled}
+    for number in handled:
+        signal.signal(number, lambda *_: stopping.set())
+    try:
+        yield stopping
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 @attrs.define

@@ -185,7 +185,10 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "Exits 0 when every line was ingested; 1 when any line was skipped as\n"
             "malformed or refused by the runtime (what was written stays, mapped; with\n"
             "--allow-skips that is a success as long as anything was ingested), when\n"
-            "nothing was (missing folder, every line malformed) or when a write failed."
+            "nothing was (missing folder, every line malformed) or when a write failed.\n"
+            "Ctrl-C (SIGINT) or SIGTERM stops after the batch being written, which commits\n"
+            "and is mapped, and exits 130; running the same ingest again resumes it, since\n"
+            "every workload id is its record's idempotency key."
         ),
         epilog=(
             "examples:\n"
