@@ -472,3 +472,32 @@ def test_ingesting_a_workload_again_writes_nothing_twice(
     assert run(capsys, "ingest", str(write_workload(tmp_path / "w2", changed)), "--db", db)[0] == 0
     assert records()[len(first) :] == [("m1", 2, 1)]
     assert ("m1", 1, 0) in records()
+
+
+@BACKENDS
+def test_get_maps_a_citation_back_to_its_record_and_key(
+    capsys: pytest.CaptureFixture[str], database: str, backend: str
+) -> None:
+    """'glean get' prints the exact version a citation names, keyed by its workload id."""
+    code, out, _ = run(capsys, "prepare", "--db", database, "--scope", S, "--json", "Lisbon")
+    assert code == 0
+    (item,) = [
+        i for i in glean.parse_context(json.loads(out)["content"]) if i.text and "Lisbon" in i.text
+    ]
+    cited = item.citation
+    args = ["get", "--db", database, "--scope", cited.scope, "--id", str(cited.id)]
+    code, out, _ = run(capsys, *args, "--version", str(cited.version), "--backend", backend)
+    assert code == 0
+    record = json.loads(out)
+    assert (record["key"], record["text"], record["version"]) == ("m2", item.text, cited.version)
+
+
+def test_get_of_a_missing_version_fails_by_name(
+    capsys: pytest.CaptureFixture[str], database: str
+) -> None:
+    """A version that does not exist exits 1 and says which."""
+    code, _, err = run(
+        capsys, "get", "--db", database, "--scope", S, "--id", "nope", "--version", "1"
+    )
+    assert code == 1
+    assert "no memory entry 'nope'" in err or "no version 1" in err

@@ -157,6 +157,35 @@ class _EffortRecord:
         print(line, file=stream)
 
 
+def get_command(args: argparse.Namespace) -> int:
+    """``glean get``: print exactly the memory version a citation names, with its key."""
+    database = existing_database(args.db)
+    try:
+        ref = glean.MemoryRef(args.scope, args.id, args.version)
+
+        async def run() -> glean.MemoryRecord:
+            # A read needs no embedder: the store alone answers, whatever built its vectors.
+            store = await glean.SqliteStore.open(database, readers=1)
+            try:
+                return await store.get_memory(ref)
+            finally:
+                await store.aclose()
+
+        record = run_async(run, args.backend)
+    except glean.InvalidRequestError as exc:
+        raise CommandError(str(exc), code=2) from exc
+    except glean.NotFoundError as exc:
+        raise CommandError(str(exc)) from exc
+    created = None if record.created_at is None else record.created_at.isoformat()
+    fields = {
+        "scope": ref.scope_id, "entry_id": ref.entry_id, "version": ref.version,
+        "key": record.key, "text": record.text, "kind": record.kind, "tags": list(record.tags),
+        "created_at": created, "thread": record.thread,
+    }  # fmt: skip
+    print(json.dumps(fields, ensure_ascii=False, indent=2 if args.pretty else None))
+    return 0
+
+
 def existing_database(path: str) -> str:
     """The path of a database that already exists; reading never creates one."""
     if not Path(path).is_file():

@@ -18,6 +18,7 @@ from glean.embedders import SPEC_HELP, check_spec
 
 from ._commands import (
     CommandError,
+    get_command,
     ingest_command,
     prepare_command,
     reembed_command,
@@ -97,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ingest(commands)
     _add_prepare(commands)
     _add_reembed(commands)
+    _add_get(commands)
     return parser
 
 
@@ -305,6 +307,35 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     _embedder_option(command)
     command.set_defaults(run=prepare_command)
+
+
+def _add_get(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = _command(
+        commands,
+        "get",
+        summary="print the memory version a citation names, with its idempotency key",
+        description=(
+            "Read exactly one version of one memory entry, as a pack's citation names it\n"
+            "(scope, entry_id, version), and print it as one JSON object: the citation,\n"
+            "its key (the workload id it was ingested under, or the caller's key), text,\n"
+            "kind, tags, created_at and thread. A forgotten entry's versions stay readable.\n"
+            "\n"
+            "Exits 1 when no such entry or version exists, 2 for bad input."
+        ),
+        epilog=(
+            "examples:\n"
+            "  glean get --db team.db --scope chat-1 --id 3f2a... --version 1\n"
+            "  glean get --db team.db --scope chat-1 --id 3f2a... --version 2 --pretty\n"
+        ),
+    )
+    command.add_argument("--db", required=True, metavar="PATH", help="an existing database file")
+    command.add_argument("--scope", required=True, metavar="S", help="the citation's scope")
+    command.add_argument("--id", required=True, metavar="ENTRY_ID", help="its entry_id")
+    command.add_argument(
+        "--version", required=True, type=_positive_int, metavar="N", help="its version"
+    )
+    command.add_argument("--pretty", action="store_true", help="indent the JSON")
+    command.set_defaults(run=get_command)
 
 
 def _add_reembed(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
