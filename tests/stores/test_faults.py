@@ -107,3 +107,18 @@ async def test_a_read_after_close_is_a_store_error(tmp_path: Path) -> None:
     await store.aclose()
     with pytest.raises(glean.StoreError, match="closed"):
         await store.get_memory(glean.MemoryRef("s", "e", 1))
+
+
+async def test_unusable_side_files_are_a_store_error(tmp_path: Path) -> None:
+    """A -wal or -shm file that cannot be used (here: a folder in its place, since the
+    tests run with permissions that ignore read-only modes) fails the open with a
+    StoreError saying what to check, not a raw sqlite error."""
+    path = tmp_path / "g.db"
+    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+        await rt.add_memories("s", entries(1))
+    for side in ("g.db-wal", "g.db-shm"):
+        (tmp_path / side).unlink(missing_ok=True)
+    (tmp_path / "g.db-shm").mkdir()
+    with pytest.raises(glean.StoreError, match="-wal and -shm files"):
+        async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()):
+            pass
