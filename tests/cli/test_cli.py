@@ -501,3 +501,17 @@ def test_get_of_a_missing_version_fails_by_name(
     )
     assert code == 1
     assert "no memory entry 'nope'" in err or "no version 1" in err
+
+
+def test_prepare_takes_a_timeout(capsys: pytest.CaptureFixture[str], database: str) -> None:
+    """--timeout bounds the prepare (a generous one changes nothing); a bad one exits 2."""
+    code, out, _ = run(
+        capsys, "prepare", "--db", database, "--scope", S, "--timeout", "30", "Lisbon"
+    )
+    assert code == 0
+    assert "Lisbon" in out
+    code, _, err = run(
+        capsys, "prepare", "--db", database, "--scope", S, "--timeout", "0", "Lisbon"
+    )
+    assert code == 2
+    assert "--timeout" in err

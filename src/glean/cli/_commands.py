@@ -105,7 +105,10 @@ def prepare_command(args: argparse.Namespace) -> int:
     )
     record = _EffortRecord() if args.effort else None
     embedder = make_embedder(args.embedder)
-    run = partial(_prepare, database, request, gate=args.gate, record=record, embedder=embedder)
+    run = partial(
+        _prepare, database, request, gate=args.gate, record=record, embedder=embedder,
+        prepare_timeout=args.timeout,
+    )  # fmt: skip
     context = run_async(run, args.backend)
     if args.json:
         print(json.dumps(attrs.asdict(context), ensure_ascii=False, indent=2))
@@ -126,6 +129,7 @@ async def _prepare(
     gate: bool,
     record: _EffortRecord | None,
     embedder: glean.Embedder,
+    prepare_timeout: float | None = None,
 ) -> glean.PreparedContext:
     async with glean.open_runtime(
         database,
@@ -133,9 +137,12 @@ async def _prepare(
         recall_policy=glean.RecallSufficiencyPolicy() if gate else None,
         # without a sink the runtime computes no effort at all
         recall_effort_sink=None if record is None else record.keep,
+        prepare_timeout=prepare_timeout,
     ) as runtime:
         try:
-            return await runtime.prepare_context(request)
+            # The one deadline function every host uses (infinite unless --timeout).
+            with anyio.fail_after(runtime.deadline_for(request)):
+                return await runtime.prepare_context(request)
         except glean.InvalidRequestError as exc:
             raise CommandError(str(exc), code=2) from exc
 

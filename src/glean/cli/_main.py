@@ -301,6 +301,13 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         ),
     )
     command.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="bound the whole prepare; past it the command fails (default: no bound)",
+    )
+    command.add_argument(
         "--effort",
         action="store_true",
         help="print the prepare's recall effort on stderr as one JSON object (no query text)",
@@ -355,6 +362,16 @@ def _add_reembed(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     command.add_argument("--db", required=True, metavar="PATH", help="database file to rewrite")
     _embedder_option(command, required=True)
     command.set_defaults(run=reembed_command)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
 
 
 def _positive_int(text: str) -> int:
