@@ -28,36 +28,21 @@ def allocate(
     rank 1 in the round of everyone else's rank ``d + 1`` (a reference scope behind the
     request's own).
     """
-    if not delays or not any(delays):
-        return _round_robin(per_scope, ceiling)
+    lists: Sequence[Sequence[Evidence | None]] = per_scope
+    if delays and any(delays):  # a delay is that many empty places before the list
+        lists = [
+            [None] * delay + list(ranked) for ranked, delay in zip(per_scope, delays, strict=True)
+        ]
     chosen: list[Evidence] = []
     seen: set[str] = set()
-    depth = max(
-        (len(ranked) + delay for ranked, delay in zip(per_scope, delays, strict=True)), default=0
-    )
-    for turn in range(depth):
-        for ranked, delay in zip(per_scope, delays, strict=True):
-            rank = turn - delay
-            if not 0 <= rank < len(ranked) or ranked[rank].identity in seen:
-                continue
-            seen.add(ranked[rank].identity)
-            chosen.append(ranked[rank])
-            if len(chosen) == ceiling:
-                return tuple(chosen)
-    return tuple(chosen)
-
-
-def _round_robin(per_scope: Sequence[Sequence[Evidence]], ceiling: int) -> tuple[Evidence, ...]:
-    """:func:`allocate` without delays: the hot path of every prepare."""
-    chosen: list[Evidence] = []
-    seen: set[str] = set()
-    depth = max((len(ranked) for ranked in per_scope), default=0)
+    depth = max((len(ranked) for ranked in lists), default=0)
     for rank in range(depth):
-        for ranked in per_scope:
-            if rank >= len(ranked) or ranked[rank].identity in seen:
+        for ranked in lists:
+            item = ranked[rank] if rank < len(ranked) else None
+            if item is None or item.identity in seen:
                 continue
-            seen.add(ranked[rank].identity)
-            chosen.append(ranked[rank])
+            seen.add(item.identity)
+            chosen.append(item)
             if len(chosen) == ceiling:
                 return tuple(chosen)
     return tuple(chosen)
