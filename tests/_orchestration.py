@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 import glean
-from glean.stores import SqliteStore
+from glean.stores import PoolRequest, SqliteStore
 from glean.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
@@ -122,7 +122,9 @@ async def run(
     store: Any = await SqliteStore.open(str(path))
     if preload:
         vector = (await ScriptedEmbedder().embed([QUERY]))[0]
-        await store.retrieve("memory", request.scope_id, analyse_query(QUERY), vector, 8)
+        await store.retrieve(
+            "memory", request.scope_id, PoolRequest(analyse_query(QUERY), vector, 8)
+        )
     if wrapper is not None:
         store = wrapper(store)
     async with glean.open_runtime(

@@ -12,7 +12,7 @@ import pytest
 import trio.testing
 
 import glean
-from glean.stores import SqliteStore
+from glean.stores import PoolRequest, SqliteStore
 from glean.vocabulary import analyse_query
 from tests._envelope import citations, contents
 from tests._orchestration import (
@@ -119,7 +119,7 @@ async def preloaded(
     on a worker thread (a mock clock would jump over that wait to the next deadline)."""
     store: Any = await SqliteStore.open(str(db))
     vector = np.asarray([1.0, 0.0], dtype=np.float32)  # the query's own direction
-    await store.retrieve("memory", "a", analyse_query(QUERY), vector, 8)
+    await store.retrieve("memory", "a", PoolRequest(analyse_query(QUERY), vector, 8))
     if store_type is not None:
         store = store_type(store)
     options.setdefault("embedder", ScriptedEmbedder())

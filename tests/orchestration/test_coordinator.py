@@ -132,7 +132,7 @@ class RecordingStore(GatedStore):
         self.pool_sizes: dict[str, set[int]] = {}
 
     async def retrieve(self, family: Any, scope_id: str, *args: Any) -> Any:
-        self.pool_sizes.setdefault(family, set()).add(args[-1])
+        self.pool_sizes.setdefault(family, set()).add(args[-1].size)
         return await self.inner.retrieve(family, scope_id, *args)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import glean
-from glean.stores import SqliteStore
+from glean.stores import PoolRequest, SqliteStore
 from glean.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
@@ -62,7 +62,9 @@ async def test_bm25_uses_the_scopes_own_term_statistics() -> None:
         *[glean.MemoryEntry(text=f"harbour visit number {n}") for n in range(30)],
     ]
     await add(store, "small", small)
-    pool = await store.retrieve("memory", "small", analyse_query("lantern harbour"), None, 16)
+    pool = await store.retrieve(
+        "memory", "small", PoolRequest(analyse_query("lantern harbour"), None, 16)
+    )
     conn = store._conns._writer
     first = conn.execute("SELECT text FROM records WHERE row = ?", (int(pool.lexical_keys[0]),))
     # In "small", lantern (1 of 32) is the rare term; FTS5's global idf says harbour.
@@ -86,7 +88,7 @@ async def test_a_query_date_selects_entries_recorded_in_its_window() -> None:
     rows = await rows_of(store, "c", refs)
     query = analyse_query("What did Alice do on 7 May 2023?")
     vector = (await EMBEDDER.embed([query.text]))[0]
-    pool = await store.retrieve("memory", "c", query, vector, 16)
+    pool = await store.retrieve("memory", "c", PoolRequest(query, vector, 16))
     assert pool.time_keys.tolist() == [rows[0]]
     await store.aclose()
 
@@ -105,7 +107,7 @@ async def test_relative_dates_resolve_against_the_newest_entry_of_the_scope() ->
     )
     rows = await rows_of(store, "c", refs)
     pool = await store.retrieve(
-        "memory", "c", analyse_query("What did Bob do yesterday?"), None, 16
+        "memory", "c", PoolRequest(analyse_query("What did Bob do yesterday?"), None, 16)
     )
     # Newest is 12 May; yesterday is 11 May, widened to 10..13 May.
     assert sorted(pool.time_keys.tolist()) == sorted(rows[1:])
@@ -116,7 +118,9 @@ async def test_a_query_naming_no_date_has_no_time_channel() -> None:
     """No date in the query: the time channel is empty."""
     store = await SqliteStore.open()
     await add(store, "c", [turn("Alice: pottery class", 0)])
-    pool = await store.retrieve("memory", "c", analyse_query("pottery class"), None, 16)
+    pool = await store.retrieve(
+        "memory", "c", PoolRequest(analyse_query("pottery class"), None, 16)
+    )
     assert len(pool.time_keys) == 0
     await store.aclose()
 
@@ -206,9 +210,11 @@ async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> No
     downgrade(path, version)
     store = await SqliteStore.open(str(path))
     rows = await rows_of(store, "c", refs)
-    pool = await store.retrieve("memory", "c", analyse_query("on May 7, 2023"), None, 16)
+    pool = await store.retrieve(
+        "memory", "c", PoolRequest(analyse_query("on May 7, 2023"), None, 16)
+    )
     assert pool.time_keys.tolist() == rows  # the turn naming 7 May ("yesterday") first
-    pool = await store.retrieve("memory", "c", analyse_query("pottery"), None, 16)
+    pool = await store.retrieve("memory", "c", PoolRequest(analyse_query("pottery"), None, 16))
     assert pool.lexical_keys.tolist() == [rows[0]]
     await store.forget_memory(refs[0])
     conn = store._conns._writer
@@ -232,10 +238,16 @@ async def test_a_window_holding_most_of_the_scope_is_not_a_channel() -> None:
     """ "in 2023" over a scope recorded entirely in 2023 selects nothing: not selective."""
     store = await SqliteStore.open()
     await add(store, "c", [turn(f"Alice: note {n}", 60 * 24 * n) for n in range(40)])
-    pool = await store.retrieve("memory", "c", analyse_query("What did Alice do in 2023?"), None, 8)
-    assert len(pool.time_keys) == 0
-    pool = await store.retrieve("memory", "c", analyse_query("on May 9, 2023"), None, 16)
-    assert len(pool.time_keys) == 3  # 8..10 May
+    pool = await store.retrieve(
+        "memory", "c", PoolRequest(analyse_query("What did Alice do in 2023?"), None, 8)
+    )
+    assert pool.time_matched == 40
+    assert pool.scope_rows == 40
+    assert len(pool.time_candidates) == 0
+    pool = await store.retrieve(
+        "memory", "c", PoolRequest(analyse_query("on May 9, 2023"), None, 16)
+    )
+    assert len(pool.time_keys) == len(pool.time_candidates) == 3  # 8..10 May
     await store.aclose()
 
 
@@ -255,8 +267,8 @@ async def test_a_turn_naming_the_day_is_found_days_later_and_first() -> None:
     rows = await rows_of(store, "c", refs)
     query = analyse_query("What did Alice do on 6 May 2023?")
     vector = (await EMBEDDER.embed([query.text]))[0]
-    await store.retrieve("memory", "c", query, vector, 16)  # loads the matrix
-    pool = await store.retrieve("memory", "c", query, vector, 16)
+    await store.retrieve("memory", "c", PoolRequest(query, vector, 16))  # loads the matrix
+    pool = await store.retrieve("memory", "c", PoolRequest(query, vector, 16))
     assert pool.time_keys.tolist() == [rows[1], rows[0]]
     await store.aclose()
 

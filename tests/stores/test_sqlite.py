@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import glean
-from glean.stores import SqliteStore
+from glean.stores import PoolRequest, SqliteStore
 from glean.vocabulary._analysis import analyse_query
 from tests._envelope import contents
 
@@ -54,8 +54,10 @@ async def test_thread_and_inline_searches_agree(inline_rows: int) -> None:
     await store.add_memories("s", entries, await embedder.embed(texts))
     query = analyse_query("kestrel credential rotation")
     vector = (await embedder.embed([query.text]))[0]
-    first = await store.retrieve("memory", "s", query, vector, 32)
-    second = await store.retrieve("memory", "s", query, vector, 32)  # matrix now loaded
+    first = await store.retrieve("memory", "s", PoolRequest(query, vector, 32))
+    second = await store.retrieve(
+        "memory", "s", PoolRequest(query, vector, 32)
+    )  # matrix now loaded
     assert len(first.lexical_keys) == len(first.vector_keys) == 32
     assert first.lexical_keys.tolist() == second.lexical_keys.tolist()
     assert first.lexical_matches.tolist() == second.lexical_matches.tolist()
@@ -72,7 +74,7 @@ async def test_vectors_follow_writes_after_the_matrix_is_loaded() -> None:
         query = analyse_query(text)
         vector = (await embedder.embed([text]))[0]
         keys: list[int] = (
-            await store.retrieve("memory", "s", query, vector, 8)
+            await store.retrieve("memory", "s", PoolRequest(query, vector, 8))
         ).vector_keys.tolist()
         return keys
 
@@ -171,7 +173,9 @@ async def test_closed_store_refuses_writes() -> None:
 async def test_unknown_scope_retrieves_nothing() -> None:
     """A scope nobody wrote to yields an empty pool without I/O."""
     store = await SqliteStore.open()
-    pool = await store.retrieve("memory", "nobody", analyse_query("x"), np.ones(8, np.float32), 8)
+    pool = await store.retrieve(
+        "memory", "nobody", PoolRequest(analyse_query("x"), np.ones(8, np.float32), 8)
+    )
     assert pool.retrieved == 0
     await store.aclose()
 
@@ -213,7 +217,7 @@ async def test_matched_terms_count_whole_query_terms_only() -> None:
     vectors = await embedder.embed(texts)
     await store.add_memories("s", [glean.MemoryEntry(text=t) for t in texts], vectors)
     await store.add_memories("t", [glean.MemoryEntry(text="cat dog")], vectors[:1])
-    pool = await store.retrieve("memory", "s", analyse_query("cat dog"), None, 32)
+    pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("cat dog"), None, 32))
     matches = dict(zip(pool.lexical_keys.tolist(), pool.lexical_matches.tolist(), strict=True))
     evidence = await store.evidence("memory", "s", list(matches))
     by_text = {evidence[key].text: count for key, count in matches.items()}
@@ -236,7 +240,7 @@ async def test_one_row_reads_keep_bm25_order_and_exact_text(tmp_path: Path) -> N
         "s", [glean.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
     )
     query = analyse_query("kestrel osprey merlin")
-    pool = await store.retrieve("memory", "s", query, None, 64)
+    pool = await store.retrieve("memory", "s", PoolRequest(query, None, 64))
     conn = sqlite3.connect(str(tmp_path / "g.db"))
     key = conn.execute("SELECT scope_key FROM scopes WHERE scope = 's'").fetchone()[0]
     terms = " OR ".join(f"s{key}x{term}" for term in query.terms)
@@ -252,7 +256,9 @@ async def test_one_row_reads_keep_bm25_order_and_exact_text(tmp_path: Path) -> N
     assert np.all(np.diff(pool.lexical_scores) >= 0)
     evidence = await store.evidence("memory", "s", pool.lexical_keys.tolist())
     assert len(evidence) == len(expected)
-    only_odd = await store.retrieve("memory", "s", analyse_query("bidi quoted"), None, 8)
+    only_odd = await store.retrieve(
+        "memory", "s", PoolRequest(analyse_query("bidi quoted"), None, 8)
+    )
     (row,) = only_odd.lexical_keys.tolist()
     assert (await store.evidence("memory", "s", [row]))[row].text == odd
     await store.aclose()
@@ -273,14 +279,14 @@ async def test_a_long_note_holding_a_rare_term_joins_the_full_text_pool() -> Non
         "s", [glean.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
     )
     query = analyse_query("zephyrine incident runbook")
-    pool = await store.retrieve("memory", "s", query, None, 8)
+    pool = await store.retrieve("memory", "s", PoolRequest(query, None, 8))
     evidence = await store.evidence("memory", "s", pool.lexical_keys.tolist())
     ordered = [evidence[key].text for key in pool.lexical_keys.tolist()]
     assert len(ordered) == 9
     assert ordered[-1] == long_note
     assert pool.lexical_matches.tolist()[-1] == 3
     assert len(set(pool.lexical_keys.tolist())) == 9
-    roomy = await store.retrieve("memory", "s", query, None, 64)
+    roomy = await store.retrieve("memory", "s", PoolRequest(query, None, 64))
     assert len(roomy.lexical_keys) == len(shorts) + 1  # every match, ranked: no rescue
     await store.aclose()
 

@@ -17,7 +17,7 @@ import attrs
 
 from ..builder import needs_body
 from ..recall import FamilySearch, FusionWeights, admit, fuse, with_neighbours
-from ..vocabulary import rules
+from ..vocabulary import PoolRequest, rules
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -149,13 +149,12 @@ class Searcher:
         pool = settings.pools.get(spec)
         again = pool is not None and self._store.scope_version(spec.scope_id) != pool.version
         if pool is None or again:
-            pool = await self._store.retrieve(
-                spec.family,
-                spec.scope_id,
+            request = PoolRequest(
                 settings.queries[spec.query],
                 settings.vectors[spec.query],
                 self._limits.pool_size(spec.family),
             )
+            pool = await self._store.retrieve(spec.family, spec.scope_id, request)
         terms = len(settings.queries[spec.query].terms)
         search = fuse(admit(pool, terms, settings.floor), terms, settings.weights)
         known = settings.known.get(spec, frozenset())

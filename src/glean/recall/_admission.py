@@ -105,12 +105,13 @@ def admit(pool: Pool, term_count: int, floor: AdmissionFloor) -> Admitted:
     vector = pool.vector_similarities >= floor.vector_floor()
     lexical_keys = pool.lexical_keys[lexical]
     vector_keys = pool.vector_keys[vector]
+    time_keys = pool.time_candidates
     # The window a query's date names is the time channel's floor: it admits them all.
     counts = AdmissionCounts(
         family=pool.family,
         scope_id=pool.scope_id,
         retrieved=pool.retrieved,
-        admitted=len(lexical_keys) + len(vector_keys) + len(pool.time_keys),
+        admitted=len(lexical_keys) + len(vector_keys) + len(time_keys),
     )
     return Admitted(
         lexical_keys=lexical_keys,
@@ -118,5 +119,5 @@ def admit(pool: Pool, term_count: int, floor: AdmissionFloor) -> Admitted:
         vector_keys=vector_keys,
         vector_similarities=pool.vector_similarities[vector],
         counts=counts,
-        time_keys=pool.time_keys,
+        time_keys=time_keys,
     )

@@ -38,7 +38,7 @@ def reachable(pool: Pool, search: FamilySearch, floor: AdmissionFloor, terms: in
     """Candidates of ``pool`` that ``floor`` would admit beyond those ``search`` admitted."""
     lexical = int(np.count_nonzero(pool.lexical_matches >= floor.lexical_floor(terms)))
     vector = int(np.count_nonzero(pool.vector_similarities >= floor.vector_floor()))
-    return max(0, lexical + vector + len(pool.time_keys) - search.counts.admitted)
+    return max(0, lexical + vector + len(pool.time_candidates) - search.counts.admitted)
 
 
 def family_view(

@@ -64,8 +64,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, TracerProvider
 
     from ..embedders import Embedder
-    from ..vocabulary._analysis import AnalysedQuery
     from ..vocabulary._families import Family
+    from ..vocabulary._retrieval import PoolRequest
 
     Vectors = npt.NDArray[np.float32]
 
@@ -438,36 +438,32 @@ class SqliteStore:
 
         return await self._read("read_resource_bodies", work, inline=True)
 
-    async def retrieve(
-        self,
-        family: Family,
-        scope_id: str,
-        query: AnalysedQuery,
-        vector: Vectors | None,
-        pool_size: int,
-    ) -> Pool:
+    async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
         self._conns.sync(self._reload)
         version = self.scope_version(scope_id)
         key = self._scope_keys.get(scope_id)
         rows = 0 if key is None else self._counts.get((family, key), 0)
         if key is None or rows == 0:
             return Pool(family, scope_id, version)  # nothing to search: no I/O at all
+        vector = request.vector
 
         def work(conn: sqlite3.Connection) -> Pool:
-            nearest = self._start_nearest(conn, family, key, vector, pool_size)
-            lexical = search.lexical_hits(conn, family, key, query.terms, pool_size)
-            rows, similarities = nearest()
-            timed = self._time_channel(conn, family, key, query, vector, pool_size // 4)
+            nearest = self._start_nearest(conn, family, key, vector, request.size)
+            lexical = search.lexical_hits(conn, family, key, request)
+            found, similarities = nearest()
+            timed, matched = self._time_channel(conn, family, key, request)
             return Pool(
                 family,
                 scope_id,
                 version,
+                scope_rows=rows,
                 lexical_keys=lexical.rows,
                 lexical_scores=lexical.scores,
                 lexical_matches=lexical.matches,
-                vector_keys=rows,
+                vector_keys=found,
                 vector_similarities=similarities,
                 time_keys=timed,
+                time_matched=matched,
             )
 
         inline = rows <= self._inline_rows and (
@@ -610,33 +606,25 @@ class SqliteStore:
         return self._vectors.start_nearest(conn, family, key, vector, k)
 
     def _time_channel(
-        self,
-        conn: sqlite3.Connection,
-        family: Family,
-        key: int,
-        query: AnalysedQuery,
-        vector: Vectors | None,
-        size: int,
-    ) -> Any:
-        """The time channel's keys: records whose own text names a day in the query's
-        windows, then records said in them; each group most similar to the query first
-        (nearest the window's middle without a vector).
-
-        Empty when the windows hold more than half the scope ("in 2023" of a year-long
-        chat): such a list would only repeat the vector channel at the time weight.
-        """
-        if not query.dates or not rules(family).time_channel or size <= 0:
-            return NO_ROWS
-        rows, distances = search.window_rows(conn, family, key, query.dates)
-        if len(rows) > max(size, self._counts.get((family, key), 0) // 2):
-            return NO_ROWS  # a window holding most of the scope says nothing about it
+        self, conn: sqlite3.Connection, family: Family, key: int, request: PoolRequest
+    ) -> tuple[Any, int]:
+        """The time channel's keys and how many records the windows held: records whose
+        own text names a day in the query's windows, then records said in them; each
+        group most similar to the query first (nearest the window's middle without a
+        vector)."""
+        size = request.time_size
+        dates = request.query.dates
+        if not dates or not rules(family).time_channel or size <= 0:
+            return NO_ROWS, 0
+        rows, distances = search.window_rows(conn, family, key, dates)
         matrix = self._vectors.loaded(family, key)
+        vector = request.vector
         if vector is not None and matrix is not None and len(rows):
             said = distances > 0  # False (first) for a record naming the day itself
             order = np.lexsort((distances, -matrix.similarities(rows, vector), said))
         else:
             order = np.argsort(distances, kind="stable")
-        return rows[order[:size]]
+        return rows[order[:size]], len(rows)
 
     def _note_threads(self, key: int, entries: Sequence[MemoryEntry]) -> None:
         # Set before the commit: a failed write leaves a flag that costs one lookup.

@@ -16,6 +16,7 @@ from ..vocabulary._analysis import match_expression
 from ..vocabulary._dates import MENTION_SPAN
 from ..vocabulary._families import FAMILY_RULES
 from ..vocabulary._records import resource_text
+from ..vocabulary._retrieval import RARE_POSTINGS
 from . import _sqlite_schema as sql
 from ._vectors import VectorMatrix
 
@@ -28,12 +29,8 @@ if TYPE_CHECKING:
     from ..vocabulary._dates import DateMention
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family
+    from ..vocabulary._retrieval import PoolRequest
 
-#: Most postings (rows matching any chosen term) one full-text search may rank.
-POSTINGS_BUDGET = 2048
-#: A query term held by at most this many of a scope's records is rare enough that every
-#: record holding it joins the full-text candidates, however BM25 ranks it.
-RARE_POSTINGS: Final = 32
 #: Vectors read per fetch while loading a scope's matrix.
 LOAD_CHUNK: Final = 8192
 #: Most records one time window may select before they are ranked by similarity.
@@ -53,10 +50,10 @@ class LexicalHits:
 
 
 def lexical_hits(
-    conn: sqlite3.Connection, family: Family, key: int, terms: Sequence[str], limit: int
+    conn: sqlite3.Connection, family: Family, key: int, request: PoolRequest
 ) -> LexicalHits:
-    """The scope's best ``limit`` full-text candidates by BM25 over the scope's own terms,
-    then every other record holding a query term at most ``RARE_POSTINGS`` records hold.
+    """The full-text search ``request.plan_lexical`` asks for, ranked by FTS5's BM25
+    over the scope's own terms.
 
     Every indexed term carries its scope's prefix, so a term's postings, and with them
     BM25's document frequencies, are the scope's alone: a term common in one large scope
@@ -67,26 +64,17 @@ def lexical_hits(
     runs without the GIL, and concurrent searches overlap (1.5 against 2.7 ms per
     search at 24k rows when Python split each text).
     """
-    frequencies = term_frequencies(conn, family, key, terms)
-    chosen = selective_terms(frequencies)
-    if not chosen:
+    frequencies = term_frequencies(conn, family, key, request.query.terms)
+    plan = request.plan_lexical(frequencies)
+    if not plan.terms:
         return LexicalHits()
     prefix = sql.term_prefix(key)
-    match = match_expression([prefix + term for term in chosen])
+    match = match_expression([prefix + term for term in plan.terms])
     tokens = [f" {prefix}{term} " for term in frequencies]
-    parameters: tuple[object, ...] = (*tokens, match, limit)
-    # BM25 divides a term's weight by the record's length (FTS5 fixes b at 0.75), so a
-    # long note naming a rare term once can rank below every short note holding two
-    # common query terms, past the limit. When the rarest term is rare, every record
-    # holding it joins after the ranked ones.
-    rarest = chosen[0]
-    rescue = (
-        sum(frequencies[term] for term in chosen) > limit
-        and frequencies[rarest] <= RARE_POSTINGS
-        and len(chosen) > 1
-    )
-    if rescue:
-        parameters += (match_expression([prefix + rarest]), RARE_POSTINGS)
+    parameters: tuple[object, ...] = (*tokens, match, plan.limit)
+    rescue = plan.rescue is not None
+    if plan.rescue is not None:
+        parameters += (match_expression([prefix + plan.rescue]), RARE_POSTINGS)
     statement = sql.lexical_search(family, len(tokens), rescue=rescue)
     hits = one_row(conn, statement, parameters)
     if rescue:
@@ -117,25 +105,6 @@ def term_frequencies(
         return {}
     found = dict(conn.execute(sql.term_frequencies(len(terms)), (family, key, *terms)).fetchall())
     return {term: found[term] for term in terms if found.get(term, 0) > 0}
-
-
-def selective_terms(frequencies: dict[str, int]) -> list[str]:
-    """The query terms that drive the full-text search, rarest first.
-
-    BM25 ranking costs per matching row, so a term found in most of a scope would make
-    every search scan the scope while adding almost nothing to the ranking. Terms absent
-    from the scope are skipped; the rest are taken rarest first while their postings stay
-    within ``POSTINGS_BUDGET`` (the rarest term is always taken). Admission still counts
-    every query term a candidate contains.
-    """
-    chosen: list[str] = []
-    postings = 0
-    for term in sorted(frequencies, key=frequencies.__getitem__):
-        if chosen and postings + frequencies[term] > POSTINGS_BUDGET:
-            break
-        chosen.append(term)
-        postings += frequencies[term]
-    return chosen
 
 
 def window_rows(

@@ -55,6 +55,10 @@ from ._requests import ResolvedRequest as ResolvedRequest
 from ._requests import Section as Section
 from ._requests import validate_request as validate_request
 from ._requests import validate_scope as validate_scope
+from ._retrieval import POSTINGS_BUDGET as POSTINGS_BUDGET
+from ._retrieval import RARE_POSTINGS as RARE_POSTINGS
+from ._retrieval import LexicalPlan as LexicalPlan
+from ._retrieval import PoolRequest as PoolRequest
 from ._telemetry import check_provider as check_provider
 from ._telemetry import tracer as tracer
 
@@ -63,6 +67,8 @@ __all__ = [
     "FAMILIES",
     "FAMILY_RULES",
     "INTERLEAVE_ORDER",
+    "POSTINGS_BUDGET",
+    "RARE_POSTINGS",
     "TIERS",
     "AnalysedQuery",
     "Assembly",
@@ -78,6 +84,7 @@ __all__ = [
     "GleanError",
     "InvalidRequestError",
     "InvariantError",
+    "LexicalPlan",
     "Limits",
     "MalformedLineError",
     "MemoryEntry",
@@ -86,6 +93,7 @@ __all__ = [
     "ModelLoadError",
     "NotFoundError",
     "Pool",
+    "PoolRequest",
     "PrepareContextRequest",
     "PrepareFailedError",
     "PrepareTimeoutError",

@@ -85,6 +85,8 @@ class Pool:
     family: Family
     scope_id: str
     version: int
+    #: How many searchable records of the family the scope held when the pool was read.
+    scope_rows: int = 0
     #: The full-text channel in rank order as parallel arrays: each candidate's key (the
     #: store's handle of one record version, unique within family and scope), its BM25
     #: over the scope's own postings (lower is better, as SQLite reports it) and how
@@ -109,13 +111,25 @@ class Pool:
         factory=lambda: _similarities(()), converter=_similarities, eq=False
     )
 
-    #: The time channel: entries recorded in a window the query's dates name, most
-    #: similar to the query first (empty when the query names no date).
+    #: The time channel: records whose own text names a day in a window the query's
+    #: dates name, then records said in such a window; each group most similar to the
+    #: query first (empty when the query names no date). ``time_matched`` counts every
+    #: record the windows held, of which ``time_keys`` are the first.
     time_keys: npt.NDArray[np.int64] = attrs.field(
         factory=lambda: _keys(()), converter=_keys, eq=False
     )
+    time_matched: int = 0
+
+    @property
+    def time_candidates(self) -> npt.NDArray[np.int64]:
+        """The time channel as admission sees it: empty when the windows held more than
+        half the scope ("in 2023" of a year-long chat), since such a list would only
+        repeat the vector channel at the time weight."""
+        if self.time_matched > max(len(self.time_keys), self.scope_rows // 2):
+            return _keys(())
+        return self.time_keys
 
     @property
     def retrieved(self) -> int:
         """Candidates the backend returned, counted per channel (as RecallEffort reports)."""
-        return len(self.lexical_keys) + len(self.vector_keys) + len(self.time_keys)
+        return len(self.lexical_keys) + len(self.vector_keys) + len(self.time_candidates)
