@@ -62,6 +62,7 @@ from .vocabulary import RecordRef as RecordRef
 from .vocabulary import Resource as Resource
 from .vocabulary import Section as Section
 from .vocabulary import StoreError as StoreError
+from .vocabulary import StoreUnavailableError as StoreUnavailableError
 from .vocabulary import TopicMemory as TopicMemory
 
 __all__ = [
@@ -105,6 +106,7 @@ __all__ = [
     "StaticEmbedder",
     "Store",
     "StoreError",
+    "StoreUnavailableError",
     "TopicMemory",
     "open_runtime",
     "parse_context",

@@ -29,7 +29,7 @@ from ..recall import (
     reachable,
 )
 from ..recall import _gate as gate
-from ..vocabulary import PrepareFailedError, PrepareTimeoutError
+from ..vocabulary import PrepareFailedError, PrepareTimeoutError, StoreUnavailableError
 from ._committed import Committed
 from ._search import RoundSettings, Searcher, SearchOutcome, SearchSpec, search_specs
 
@@ -111,7 +111,8 @@ class Coordinator:
         when the prepare began: ``prepare_timeout`` counts from there.
 
         Raises:
-            PrepareFailedError: a search of round 0 failed.
+            StoreUnavailableError: round 0 could not reach the store's database.
+            PrepareFailedError: a search of round 0 failed otherwise.
             PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
         """
         settings = RoundSettings(
@@ -149,6 +150,10 @@ class Coordinator:
                     outcomes = await self._run_round(specs, settings)
                 except ExceptionGroup as group:
                     span.set_attribute("glean.recall.round.committed", False)
+                    unavailable, _ = group.split(StoreUnavailableError)
+                    if unavailable is not None:  # the caller can retry: say so plainly
+                        first = unavailable.exceptions[0]
+                        raise StoreUnavailableError(f"round 0 failed: {first}") from group
                     raise PrepareFailedError(f"round 0 failed: {group.exceptions[0]!r}") from group
             span.set_attribute("glean.recall.round.committed", not scope.cancelled_caught)
         if scope.cancelled_caught:

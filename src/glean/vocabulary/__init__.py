@@ -27,6 +27,7 @@ from ._errors import NotFoundError as NotFoundError
 from ._errors import PrepareFailedError as PrepareFailedError
 from ._errors import PrepareTimeoutError as PrepareTimeoutError
 from ._errors import StoreError as StoreError
+from ._errors import StoreUnavailableError as StoreUnavailableError
 from ._evidence import Evidence as Evidence
 from ._evidence import Pool as Pool
 from ._families import DEFAULT_FAMILIES as DEFAULT_FAMILIES
@@ -104,6 +105,7 @@ __all__ = [
     "Resource",
     "Section",
     "StoreError",
+    "StoreUnavailableError",
     "Tier",
     "TopicMemory",
     "analyse",

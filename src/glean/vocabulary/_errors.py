@@ -9,6 +9,7 @@
     ├── PrepareTimeoutError (TimeoutError) round 0 of a prepare overran its deadline
     ├── PrepareFailedError                 round 0 of a prepare failed (raised from the group)
     ├── StoreError                         a store cannot serve a call
+    │   └── StoreUnavailableError          its database cannot be reached now; retry
     ├── ModelLoadError                     an embedding model is missing or does not load
     ├── MalformedLineError (ValueError)    a workload line cannot become a record
     └── InvariantError (AssertionError)    an internal invariant broke: always a bug
@@ -42,6 +43,11 @@ class PrepareFailedError(GleanError):
 
 class StoreError(GleanError):
     """A store cannot serve a call (closed, wrong schema, mismatched configuration)."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store's database cannot be reached (the engine stopped, the connection
+    dropped). Nothing half-written stays; the next call connects again."""
 
 
 class ModelLoadError(GleanError):

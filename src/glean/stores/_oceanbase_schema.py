@@ -1,0 +1,163 @@
+"""The OceanBase store's tables, their versioned migrations and its SQL text.
+
+Every table and every index is led by the scope, so every query reads one scope's rows.
+Text columns compare as bytes (``utf8mb4_bin``): scopes, ids and keys are case-sensitive,
+as in the embedded store. Creation is idempotent (``IF NOT EXISTS``), so processes
+opening one database at once agree; the schema version lives in ``glean_meta``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: The version :data:`MIGRATIONS` brings a database to.
+SCHEMA_VERSION: Final = 1
+#: Longest resource URI the ``rid`` column holds (bytes of an index key are bounded).
+MAX_RID_CHARS: Final = 2048
+
+BIN: Final = "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin"
+
+BASE_TABLES: Final = (
+    f"""CREATE TABLE IF NOT EXISTS glean_meta (
+        name VARCHAR(64) NOT NULL PRIMARY KEY,
+        value TEXT NOT NULL) {BIN}""",
+)
+
+#: Statements per schema version; version N's run once, in order, on a database at N-1.
+MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
+    1: (
+        # The write version every process shares, and the next record key to hand out.
+        f"""CREATE TABLE IF NOT EXISTS glean_scopes (
+            scope VARCHAR(256) NOT NULL PRIMARY KEY,
+            version BIGINT NOT NULL,
+            next_key BIGINT NOT NULL) {BIN}""",
+        # Searchable records per family, and whether any of them has a thread.
+        f"""CREATE TABLE IF NOT EXISTS glean_counts (
+            scope VARCHAR(256) NOT NULL,
+            family VARCHAR(16) NOT NULL,
+            live_rows BIGINT NOT NULL,
+            threaded BIGINT NOT NULL,
+            PRIMARY KEY (scope, family)) {BIN}""",
+        # Per-scope document frequencies of analysed terms (searchable records only).
+        f"""CREATE TABLE IF NOT EXISTS glean_terms (
+            scope VARCHAR(256) NOT NULL,
+            family VARCHAR(16) NOT NULL,
+            term VARCHAR(255) NOT NULL,
+            df BIGINT NOT NULL,
+            PRIMARY KEY (scope, family, term)) {BIN}""",
+        # The days a dated memory's own text names, for the time channel.
+        f"""CREATE TABLE IF NOT EXISTS glean_mentions (
+            scope VARCHAR(256) NOT NULL,
+            family VARCHAR(16) NOT NULL,
+            k BIGINT NOT NULL,
+            low DOUBLE NOT NULL,
+            high DOUBLE NOT NULL,
+            PRIMARY KEY (scope, family, k, low),
+            KEY by_day (scope, family, low)) {BIN}""",
+        f"""CREATE TABLE IF NOT EXISTS glean_profiles (
+            scope VARCHAR(256) NOT NULL PRIMARY KEY,
+            text LONGTEXT NOT NULL) {BIN}""",
+    ),
+}
+
+#: The records table needs the vector dimension, so it is created once that is known.
+RECORDS_TABLE: Final = f"""CREATE TABLE IF NOT EXISTS glean_records (
+    scope VARCHAR(256) NOT NULL,
+    family VARCHAR(16) NOT NULL,
+    k BIGINT NOT NULL,
+    rid VARCHAR({MAX_RID_CHARS}) NOT NULL,
+    revision BIGINT NOT NULL,
+    live TINYINT NOT NULL,
+    caller_key VARCHAR(512),
+    content_hash CHAR(64) NOT NULL,
+    title TEXT,
+    text LONGTEXT,
+    kind VARCHAR(255),
+    tags TEXT,
+    created_at VARCHAR(64),
+    created_ts DOUBLE NOT NULL,
+    thread VARCHAR(512),
+    abstract LONGTEXT,
+    overview LONGTEXT,
+    body LONGTEXT,
+    terms LONGTEXT NOT NULL,
+    embedding VECTOR({{dimension}}),
+    PRIMARY KEY (scope, family, k),
+    KEY by_rid (scope, family, rid, revision),
+    KEY by_key (scope, family, caller_key),
+    KEY by_time (scope, family, live, created_ts),
+    KEY by_thread (scope, family, thread, created_ts, k),
+    FULLTEXT KEY by_terms (terms) WITH PARSER space,
+    VECTOR INDEX by_vector (embedding) WITH (distance = cosine, type = hnsw, lib = vsag)
+) {BIN}"""
+
+EVIDENCE_COLUMNS: Final = "k, rid, revision, text, created_at, thread, abstract, overview"
+
+STATE: Final = (
+    "SELECT s.version, s.next_key, c.live_rows, c.threaded FROM glean_scopes s"
+    " LEFT JOIN glean_counts c ON c.scope = s.scope AND c.family = %s WHERE s.scope = %s"
+)
+
+#: Exact nearest neighbours: a scan of the scope's rows. The plan cache is off so that
+#: no plan made for one scope's size serves another's.
+EXACT_NEAREST: Final = (
+    "SELECT /*+ USE_PLAN_CACHE(NONE) */ k, cosine_distance(embedding, %s) AS d"
+    " FROM glean_records WHERE scope = %s AND family = %s AND live = 1"
+    " AND embedding IS NOT NULL AND k >= %s ORDER BY d LIMIT %s"
+)
+#: Approximate nearest neighbours through the HNSW index (large scopes).
+APPROXIMATE_NEAREST: Final = (
+    "SELECT /*+ USE_PLAN_CACHE(NONE) */ k, cosine_distance(embedding, %s) AS d"
+    " FROM glean_records WHERE scope = %s AND family = %s AND live = 1"
+    " ORDER BY d APPROXIMATE LIMIT %s"
+)
+
+LEXICAL: Final = (
+    "SELECT k, MATCH (terms) AGAINST (%s) AS score, terms FROM glean_records"
+    " WHERE scope = %s AND family = %s AND live = 1 AND MATCH (terms) AGAINST (%s)"
+    " ORDER BY score DESC LIMIT %s"
+)
+
+NEWEST: Final = (
+    "SELECT MAX(created_ts) FROM glean_records WHERE scope = %s AND family = %s AND live = 1"
+)
+IN_WINDOW: Final = (
+    "SELECT k, created_ts FROM glean_records WHERE scope = %s AND family = %s AND live = 1"
+    " AND created_ts >= %s AND created_ts < %s LIMIT %s"
+)
+MENTIONING: Final = (
+    "SELECT m.k FROM glean_mentions m JOIN glean_records r"
+    " ON r.scope = m.scope AND r.family = m.family AND r.k = m.k"
+    " WHERE m.scope = %s AND m.family = %s AND m.low >= %s AND m.low < %s AND m.high > %s"
+    " AND r.live = 1"
+)
+BEFORE: Final = (
+    "SELECT k FROM glean_records WHERE scope = %s AND family = %s AND thread = %s AND live = 1"
+    " AND (created_ts < %s OR (created_ts = %s AND k < %s))"
+    " ORDER BY created_ts DESC, k DESC LIMIT 1"
+)
+AFTER: Final = (
+    "SELECT k FROM glean_records WHERE scope = %s AND family = %s AND thread = %s AND live = 1"
+    " AND (created_ts > %s OR (created_ts = %s AND k > %s))"
+    " ORDER BY created_ts ASC, k ASC LIMIT 1"
+)
+
+BUMP_SCOPE: Final = (
+    "INSERT INTO glean_scopes (scope, version, next_key) VALUES (%s, 1, 1 + %s)"
+    " ON DUPLICATE KEY UPDATE version = version + 1, next_key = next_key + VALUES(next_key) - 1"
+)
+COUNT_ROWS: Final = (
+    "INSERT INTO glean_counts (scope, family, live_rows, threaded) VALUES (%s, %s, %s, %s)"
+    " ON DUPLICATE KEY UPDATE live_rows = live_rows + VALUES(live_rows),"
+    " threaded = threaded + VALUES(threaded)"
+)
+COUNT_TERMS: Final = (
+    "INSERT INTO glean_terms (scope, family, term, df) VALUES (%s, %s, %s, %s)"
+    " ON DUPLICATE KEY UPDATE df = df + VALUES(df)"
+)
+INSERT_RECORD: Final = (
+    "INSERT INTO glean_records (scope, family, k, rid, revision, live, caller_key,"
+    " content_hash, title, text, kind, tags, created_at, created_ts, thread, abstract,"
+    " overview, body, terms, embedding) VALUES"
+    " (%s, %s, %s, %s, %s, 1, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
