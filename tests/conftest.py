@@ -37,3 +37,33 @@ def spans() -> tuple[Any, Any]:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider, exporter
+
+
+@pytest.fixture(scope="session")
+def seekdb(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A seekdb engine (the OceanBase-compatible engine from ``pylibseekdb``) started
+    embedded for the whole session, listening on a Unix socket; stopped at the end.
+
+    Never skipped: ``pylibseekdb`` is a test dependency, and a missing engine fails.
+    """
+    import pylibseekdb
+
+    instance = pylibseekdb.open(db_dir=str(tmp_path_factory.mktemp("seekdb") / "db"))
+    yield instance.connection_options()["unix_socket"]
+    instance.close()
+
+
+@pytest.fixture
+def oceanbase(seekdb: str) -> Any:
+    """A factory of OceanBase stores on the session's engine, each test on a database
+    of its own."""
+    import uuid
+
+    from glean.stores import OceanBaseStore
+
+    database = f"t_{uuid.uuid4().hex[:12]}"
+
+    def make(**options: Any) -> OceanBaseStore:
+        return OceanBaseStore(unix_socket=seekdb, database=database, **options)
+
+    return make

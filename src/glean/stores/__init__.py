@@ -14,6 +14,7 @@ from ..vocabulary._dates import DateMention as DateMention
 from ..vocabulary._dates import mentioned_days as mentioned_days
 from ..vocabulary._errors import NotFoundError as NotFoundError
 from ..vocabulary._errors import StoreError as StoreError
+from ..vocabulary._errors import StoreUnavailableError as StoreUnavailableError
 from ..vocabulary._evidence import Evidence as Evidence
 from ..vocabulary._evidence import Pool as Pool
 from ..vocabulary._families import FAMILY_RULES as FAMILY_RULES
@@ -29,6 +30,10 @@ from ..vocabulary._records import Resource as Resource
 from ..vocabulary._records import TopicMemory as TopicMemory
 from ..vocabulary._retrieval import LexicalPlan as LexicalPlan
 from ..vocabulary._retrieval import PoolRequest as PoolRequest
+from ._memory import MemoryStore as MemoryStore
+from ._oceanbase import OceanBaseStore as OceanBaseStore
+from ._open import open_store as open_store
+from ._open import redact as redact
 from ._protocol import RecordStore as RecordStore
 from ._protocol import SearchStore as SearchStore
 from ._protocol import Store as Store
@@ -46,7 +51,9 @@ __all__ = [
     "MemoryEntry",
     "MemoryRecord",
     "MemoryRef",
+    "MemoryStore",
     "NotFoundError",
+    "OceanBaseStore",
     "Pool",
     "PoolRequest",
     "Profile",
@@ -57,7 +64,10 @@ __all__ = [
     "SqliteStore",
     "Store",
     "StoreError",
+    "StoreUnavailableError",
     "TopicMemory",
     "index_text",
     "mentioned_days",
+    "open_store",
+    "redact",
 ]

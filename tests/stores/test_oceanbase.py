@@ -1,0 +1,300 @@
+"""OceanBaseStore on a real engine (seekdb, embedded): schema, channels, processes, faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+import glean
+from glean.stores import OceanBaseStore, PoolRequest, open_store, redact
+from glean.vocabulary import analyse_query
+from tests._orchestration import QUERY, ScriptedEmbedder, StoreWrapper, policy
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+
+
+async def _admin(socket: str, statement: str, args: Any = None) -> list[Any]:
+    """Run one statement on a connection of its own, outside any store."""
+    from glean.stores._bridge import LoopThread
+
+    bridge = LoopThread("test-admin")
+
+    async def work() -> list[Any]:
+        import asyncmy
+
+        conn = await asyncmy.connect(unix_socket=socket, user="root", autocommit=True)
+        try:
+            async with conn.cursor() as cur:
+                await cur.execute(statement, args)
+                return list(await cur.fetchall())
+        finally:
+            conn.close()
+
+    try:
+        return await bridge.run(work)
+    finally:
+        bridge.close()
+
+
+async def _drop_connections(socket: str, database: str) -> int:
+    """Kill every connection the engine holds open on ``database``."""
+    found = await _admin(
+        socket, "SELECT id FROM information_schema.processlist WHERE db = %s", (database,)
+    )
+    for (connection,) in found:
+        await _admin(socket, f"KILL {int(connection)}")
+    return len(found)
+
+
+async def _seed(store: OceanBaseStore) -> None:
+    """Round 0 admits one entry (two query terms); five more need round 1's floor.
+    Closes ``store`` (the runtime does): tests go on with another store object."""
+    async with glean.open_runtime(store=store, embedder=ScriptedEmbedder()) as rt:
+        entries = [glean.MemoryEntry(text="alpha beta strong match in a")]
+        entries += [glean.MemoryEntry(text=f"alpha weak note {n} in a") for n in range(5)]
+        await rt.add_memories("a", entries)
+
+
+def _request() -> glean.PrepareContextRequest:
+    return glean.PrepareContextRequest(scope_id="a", query=QUERY)
+
+
+async def test_a_runtime_on_oceanbase_writes_reads_and_forgets(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """The public API on the OceanBase store: add, exact read, update, forget, prepare;
+    scopes differing only in case are different scopes (binary collation)."""
+    async with glean.open_runtime(store=oceanbase(), embedder=glean.HashingEmbedder()) as rt:
+        refs = await rt.add_memories("Proj", [glean.MemoryEntry(text="staging frozen on Sundays")])
+        await rt.add_memories("proj", [glean.MemoryEntry(text="staging open on Sundays")])
+        new = await rt.update_memory(refs[0], glean.MemoryEntry(text="staging frozen all weekend"))
+        assert (await rt.get_memory(refs[0])).text == "staging frozen on Sundays"
+        request = glean.PrepareContextRequest(scope_id="Proj", query="staging weekend")
+        items = glean.parse_context((await rt.prepare_context(request)).content or "")
+        assert [item.text for item in items] == ["staging frozen all weekend"]
+        await rt.forget_memory(new)
+        assert (await rt.prepare_context(request)).status == "empty"
+        assert (await rt.get_memory(new)).text == "staging frozen all weekend"
+
+
+async def test_schema_creation_is_idempotent_and_versioned(
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """Two stores on one database create the schema once; a newer schema is refused."""
+    first, second = oceanbase(), oceanbase()
+    await first.bind_embedder("hashing", 8)
+    await second.bind_embedder("hashing", 8)
+    database = first._database
+    rows = await _admin(seekdb, f"SELECT value FROM {database}.glean_meta WHERE name = 'schema'")
+    assert rows == [("1",)]
+    await _admin(seekdb, f"UPDATE {database}.glean_meta SET value = '99' WHERE name = 'schema'")
+    newer = oceanbase()
+    with pytest.raises(glean.StoreError, match="newer than this glean"):
+        await newer.bind_embedder("hashing", 8)
+    for store in (first, second, newer):
+        await store.aclose()
+
+
+async def test_large_scopes_search_approximately_and_find_a_fresh_insert(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """Above ``exact_rows`` the HNSW index serves the vector channel; a record written
+    a moment ago is found at once (its key is among the freshest, scanned exactly), with
+    no wait in the library."""
+    store = oceanbase(exact_rows=4)
+    await store.bind_embedder("test", 4)
+    basis = np.eye(4, dtype=np.float32)
+    await store.add_memories(
+        "s", [glean.MemoryEntry(text=f"note {n}") for n in range(8)], np.repeat(basis[:1], 8, 0)
+    )
+    (fresh,) = await store.add_memories("s", [glean.MemoryEntry(text="fresh")], basis[3:4])
+    pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("x"), basis[3], 4))
+    assert pool.scope_rows == 9
+    evidence = await store.evidence("memory", "s", pool.vector_keys[:1].tolist())
+    assert [item.text for item in evidence.values()] == ["fresh"]
+    assert pool.vector_similarities[0] == pytest.approx(1.0)
+    await store.aclose()
+
+
+async def test_terms_under_three_letters_still_count_as_matches(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """The engine's parser drops words under 3 letters; the matched-term count is taken
+    on glean's analysed text, so "QA" still counts for a record found by "tokyo"."""
+    store = oceanbase()
+    await store.bind_embedder("test", 2)
+    vectors = np.ones((2, 2), dtype=np.float32)
+    await store.add_memories(
+        "s", [glean.MemoryEntry(text="QA in Tokyo"), glean.MemoryEntry(text="Tokyo")], vectors
+    )
+    pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("QA Tokyo"), None, 8))
+    assert sorted(pool.lexical_matches.tolist()) == [1, 2]
+    await store.aclose()
+
+
+_CHILD = """
+import sys, anyio, glean, json
+from glean.stores import open_store
+url, action, payload = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+async def main():
+    async with glean.open_runtime(store=await open_store(url), embedder=glean.HashingEmbedder()) as rt:
+        if action == "add":
+            (ref,) = await rt.add_memories(payload["scope"], [glean.MemoryEntry(text=payload["text"])])
+            print(json.dumps([ref.scope_id, ref.entry_id, ref.version]))
+        else:
+            await rt.forget_memory(glean.MemoryRef(*payload))
+anyio.run(main)
+"""
+
+
+def _in_child(url: str, action: str, payload: Any) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, url, action, json.dumps(payload)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout
+
+
+async def test_two_processes_see_each_others_writes_and_forgets(
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """A scope another process creates is found on the next prepare; its forget is
+    seen too: no cache in this process serves the forgotten entry."""
+    store = oceanbase()
+    url = f"oceanbase://root@localhost/{store._database}?unix_socket={seekdb}"
+    request = glean.PrepareContextRequest(scope_id="theirs", query="lighthouse keeper")
+    async with glean.open_runtime(store=store, embedder=glean.HashingEmbedder()) as rt:
+        assert (await rt.prepare_context(request)).status == "empty"
+        added = _in_child(url, "add", {"scope": "theirs", "text": "the lighthouse keeper"})
+        ref = json.loads(added)
+        context = await rt.prepare_context(request)
+        assert [item.text for item in glean.parse_context(context.content or "")] == [
+            "the lighthouse keeper"
+        ]
+        _in_child(url, "forget", ref)
+        assert (await rt.prepare_context(request)).status == "empty"
+
+
+class DropConnectionsInRoundOne(StoreWrapper):
+    """Before round 1's evidence read, the engine drops every connection of the store."""
+
+    socket = ""
+
+    async def on_evidence(self, family: str, scope_id: str, call: int) -> None:
+        if call == 2:
+            assert await _drop_connections(self.socket, self.inner._database) > 0
+
+
+async def test_a_dropped_connection_discards_the_expansion_round_and_reconnects(
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """Connections dropped during round 1: that round is discarded and round 0's result
+    returned; the next prepare connects again and expands."""
+    await _seed(oceanbase())
+    store = oceanbase()
+    wrapper = DropConnectionsInRoundOne(store)  # type: ignore[arg-type]
+    wrapper.socket = seekdb
+    efforts: list[glean.RecallEffort] = []
+
+    async def sink(effort: glean.RecallEffort) -> None:
+        efforts.append(effort)
+
+    async with glean.open_runtime(
+        store=wrapper,  # type: ignore[arg-type]
+        embedder=ScriptedEmbedder(),
+        recall_policy=policy(),
+        recall_effort_sink=sink,
+    ) as rt:
+        first = await rt.prepare_context(_request())
+        assert len(glean.parse_context(first.content or "")) == 1  # round 0's one entry
+        second = await rt.prepare_context(_request())
+        assert len(glean.parse_context(second.content or "")) == 6
+        assert efforts[1].rounds >= 2
+
+
+async def test_a_dropped_connection_in_round_zero_is_store_unavailable(
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """Round 0 on a dropped connection raises StoreUnavailableError; the next call
+    reconnects."""
+    await _seed(oceanbase())
+    store = oceanbase()
+    async with glean.open_runtime(store=store, embedder=ScriptedEmbedder()) as rt:
+        assert (await rt.prepare_context(_request())).status == "ready"  # pools a connection
+        assert await _drop_connections(seekdb, store._database) > 0
+        with pytest.raises(glean.StoreUnavailableError):
+            await rt.prepare_context(_request())
+        assert (await rt.prepare_context(_request())).status == "ready"
+
+
+class KillEngineInRoundOne(StoreWrapper):
+    """Before round 1's evidence read, the engine process is killed."""
+
+    pid = 0
+
+    async def on_evidence(self, family: str, scope_id: str, call: int) -> None:
+        if call == 2:
+            os.kill(self.pid, signal.SIGKILL)
+
+
+def _engine_pid(directory: Path) -> int:
+    found = subprocess.run(
+        ["pgrep", "-f", f"seekdb --base-dir={directory}"], capture_output=True, text=True
+    )
+    (pid,) = found.stdout.split()
+    return int(pid)
+
+
+async def test_a_killed_engine_discards_the_round_then_fails_clearly(tmp_path: Path) -> None:
+    """The engine killed during an expansion round: round 0's result is returned; the
+    next prepare fails with StoreUnavailableError, not a driver error."""
+    directory = tmp_path / "engine"
+    async with open_store(f"seekdb://{directory}") as store:
+        assert isinstance(store, OceanBaseStore)
+        await _seed(OceanBaseStore(unix_socket=store._server["unix_socket"]))
+        wrapper = KillEngineInRoundOne(store)  # type: ignore[arg-type]
+        wrapper.pid = _engine_pid(directory)
+        async with glean.open_runtime(
+            store=wrapper,  # type: ignore[arg-type]
+            embedder=ScriptedEmbedder(),
+            recall_policy=policy(),
+        ) as rt:
+            first = await rt.prepare_context(_request())
+            assert len(glean.parse_context(first.content or "")) == 1
+            with pytest.raises(glean.StoreUnavailableError):
+                await rt.prepare_context(_request())
+
+
+async def test_open_store_urls_and_redaction(tmp_path: Path, seekdb: str) -> None:
+    """Every scheme opens its store; a password never shows in a repr or a message."""
+    async with open_store(f"sqlite:///{tmp_path}/a.db") as store:
+        assert type(store).__name__ == "SqliteStore"
+    async with open_store("memory://") as store:
+        assert type(store).__name__ == "MemoryStore"
+    url = f"oceanbase://root:s3cret@localhost:2881/db_{uuid.uuid4().hex[:8]}?unix_socket={seekdb}"
+    async with open_store(url) as store:
+        assert "s3cret" not in repr(store)
+        with pytest.raises(glean.StoreError) as failed:
+            await store.bind_embedder("x", 4)  # root has no password: access denied
+        assert "s3cret" not in str(failed.value)
+    assert "s3cret" not in redact(url)
+    assert "***" in redact(url)
+    with pytest.raises(glean.InvalidRequestError, match="scheme"):
+        await open_store("postgres://x")
+    with pytest.raises(glean.InvalidRequestError, match="absolute"):
+        await open_store("seekdb://relative/dir")
