@@ -119,7 +119,7 @@ async def test_large_scopes_search_approximately_and_find_a_fresh_insert(
     await store.add_memories(
         "s", [glean.MemoryEntry(text=f"note {n}") for n in range(8)], np.repeat(basis[:1], 8, 0)
     )
-    (fresh,) = await store.add_memories("s", [glean.MemoryEntry(text="fresh")], basis[3:4])
+    await store.add_memories("s", [glean.MemoryEntry(text="fresh")], basis[3:4])
     pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("x"), basis[3], 4))
     assert pool.scope_rows == 9
     evidence = await store.evidence("memory", "s", pool.vector_keys[:1].tolist())
@@ -149,9 +149,11 @@ import sys, anyio, glean, json
 from glean.stores import open_store
 url, action, payload = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 async def main():
-    async with glean.open_runtime(store=await open_store(url), embedder=glean.HashingEmbedder()) as rt:
+    store = await open_store(url)
+    async with glean.open_runtime(store=store, embedder=glean.HashingEmbedder()) as rt:
         if action == "add":
-            (ref,) = await rt.add_memories(payload["scope"], [glean.MemoryEntry(text=payload["text"])])
+            entry = glean.MemoryEntry(text=payload["text"])
+            (ref,) = await rt.add_memories(payload["scope"], [entry])
             print(json.dumps([ref.scope_id, ref.entry_id, ref.version]))
         else:
             await rt.forget_memory(glean.MemoryRef(*payload))

@@ -95,7 +95,8 @@ def _reembed_progress(done: int, total: int) -> None:
 
 def prepare_command(args: argparse.Namespace) -> int:
     """``glean prepare``: print one context pack for a query, and with ``--effort`` its effort."""
-    database = existing_database(args.db)
+    if args.db is not None:
+        existing_database(args.db)
     request = glean.PrepareContextRequest(
         scope_id=args.scope,
         query=args.query,
@@ -106,7 +107,7 @@ def prepare_command(args: argparse.Namespace) -> int:
     record = _EffortRecord() if args.effort else None
     embedder = make_embedder(args.embedder)
     run = partial(
-        _prepare, database, request, gate=args.gate, record=record, embedder=embedder,
+        _prepare, args, request, gate=args.gate, record=record, embedder=embedder,
         prepare_timeout=args.timeout,
     )  # fmt: skip
     context = run_async(run, args.backend)
@@ -123,7 +124,7 @@ def prepare_command(args: argparse.Namespace) -> int:
 
 
 async def _prepare(
-    database: str,
+    args: argparse.Namespace,
     request: glean.PrepareContextRequest,
     *,
     gate: bool,
@@ -132,7 +133,7 @@ async def _prepare(
     prepare_timeout: float | None = None,
 ) -> glean.PreparedContext:
     async with glean.open_runtime(
-        database,
+        store=await open_store(args, existing=True),
         embedder=embedder,
         recall_policy=glean.RecallSufficiencyPolicy() if gate else None,
         # without a sink the runtime computes no effort at all
@@ -166,13 +167,14 @@ class _EffortRecord:
 
 def get_command(args: argparse.Namespace) -> int:
     """``glean get``: print exactly the memory version a citation names, with its key."""
-    database = existing_database(args.db)
+    if args.db is not None:
+        existing_database(args.db)
     try:
         ref = glean.MemoryRef(args.scope, args.id, args.version)
 
         async def run() -> glean.MemoryRecord:
             # A read needs no embedder: the store alone answers, whatever built its vectors.
-            store = await glean.SqliteStore.open(database, readers=1)
+            store = await open_store(args, existing=True)
             try:
                 return await store.get_memory(ref)
             finally:
@@ -193,6 +195,22 @@ def get_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def store_label(args: argparse.Namespace) -> str:
+    """Where the command reads or writes, as shown to the user (no password)."""
+    return str(args.db) if args.store is None else glean.stores.redact(args.store)
+
+
+async def open_store(args: argparse.Namespace, *, existing: bool) -> glean.Store:
+    """The store ``--db`` or ``--store`` names; ``existing``: a --db file must exist."""
+    if args.store is None:
+        database = existing_database(args.db) if existing else args.db
+        return await glean.SqliteStore.open(database)
+    try:
+        return await glean.stores.open_store(args.store)
+    except glean.InvalidRequestError as exc:
+        raise CommandError(f"--store: {exc}", code=2) from exc
+
+
 def existing_database(path: str) -> str:
     """The path of a database that already exists; reading never creates one."""
     if not Path(path).is_file():
@@ -209,15 +227,17 @@ def existing_database(path: str) -> str:
 def ingest_command(args: argparse.Namespace) -> int:
     """``glean ingest``: write a workload folder's entries into a database."""
     entries_path = _entries_file(Path(args.workload_dir))
-    if args.db == ":memory:":
+    if args.db == ":memory:" or (args.store or "").rstrip("/") in ("memory:", "sqlite:"):
         raise CommandError("--db must be a file: an in-memory store is gone when ingest ends", 2)
     bar = ProgressBar(_count_lines(entries_path), sys.stderr, label="ingesting")
     skipped = _SkippedLines(bar)
     entries = skipped.filter(iter_entries(entries_path))
-    id_map = args.db + ID_MAP_SUFFIX
+    # The workload's ids are stored as idempotency keys either way; the side file that
+    # maps them to citations sits beside a --db file only.
+    id_map = None if args.db is None else args.db + ID_MAP_SUFFIX
     run = partial(
         _ingest,
-        args.db,
+        args,
         entries,
         args.batch_size,
         bar,
@@ -229,7 +249,7 @@ def ingest_command(args: argparse.Namespace) -> int:
         report, failure = run_async(run, args.backend)
     finally:
         bar.finish()
-    _print_report(report, skipped, args.db, id_map)
+    _print_report(report, skipped, store_label(args), id_map)
     if report.stopped:
         print(f"glean ingest: interrupted after {report.written:,} entries", file=sys.stderr)
         return 130
@@ -263,15 +283,16 @@ def _count_lines(path: Path) -> int:
 
 
 async def _ingest(
-    database: str,
+    args: argparse.Namespace,
     entries: Iterable[WorkloadEntry],
     batch_size: int,
     bar: ProgressBar,
     skipped: _SkippedLines,
-    id_map: str,
+    id_map: str | None,
     embedder: glean.Embedder,
 ) -> tuple[IngestReport, IngestError | None]:
-    async with glean.open_runtime(database, embedder=embedder) as runtime:
+    store = await open_store(args, existing=False)
+    async with glean.open_runtime(store=store, embedder=embedder) as runtime:
         with _stop_on_signals() as stopping:
             try:
                 report = await ingest(
@@ -280,7 +301,7 @@ async def _ingest(
                     batch_size=batch_size,
                     progress=lambda done: bar.update(done + skipped.count),
                     # appended batch by batch, so an interrupted ingest maps what it wrote
-                    on_written=partial(append_id_map, id_map),
+                    on_written=None if id_map is None else partial(append_id_map, id_map),
                     should_stop=stopping.is_set,
                 )
             except IngestError as exc:
@@ -326,7 +347,9 @@ class _SkippedLines:
             self.bar.note("... further malformed lines are counted but not shown")
 
 
-def _print_report(report: IngestReport, skipped: _SkippedLines, database: str, id_map: str) -> None:
+def _print_report(
+    report: IngestReport, skipped: _SkippedLines, database: str, id_map: str | None
+) -> None:
     print(f"ingested {report.written:,} entries into {database}")
     for family, count in report.written_by_family():
         print(f"  {family:<13} {count:>8,}")
@@ -339,7 +362,7 @@ def _print_report(report: IngestReport, skipped: _SkippedLines, database: str, i
         print(f"skipped {skipped.count:,} malformed lines (the first {MAX_SHOWN_ERRORS} on stderr)")
     elif skipped.count:
         print(f"skipped {skipped.count:,} malformed lines (see stderr)")
-    if report.ids:
+    if report.ids and id_map is not None:
         print(f"id map appended to {id_map}")
 
 

@@ -200,7 +200,7 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         ),
     )
     command.add_argument("workload_dir", metavar="WORKLOAD_DIR", help="folder with entries.jsonl")
-    command.add_argument("--db", required=True, metavar="PATH", help="database file to write")
+    _where_option(command, "database file to write (created if needed)")
     _embedder_option(command)
     command.add_argument(
         "--batch-size",
@@ -215,6 +215,21 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="exit 0 even when some lines were skipped (malformed or refused)",
     )
     command.set_defaults(run=ingest_command)
+
+
+def _where_option(command: argparse.ArgumentParser, db_help: str) -> None:
+    """``--db PATH`` (the embedded store) or ``--store URL`` (any store), exactly one."""
+    where = command.add_mutually_exclusive_group(required=True)
+    where.add_argument("--db", metavar="PATH", help=db_help)
+    where.add_argument(
+        "--store",
+        metavar="URL",
+        help=(
+            "a store by URL instead of --db: sqlite:///path, seekdb:///abs/dir (an embedded"
+            " seekdb engine), oceanbase://user:pass@host:port/db (?unix_socket=PATH for a"
+            " local socket); the password is never printed"
+        ),
+    )
 
 
 def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -259,7 +274,7 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         ),
     )
     command.add_argument("query", metavar="QUERY", help="what the agent needs context for")
-    command.add_argument("--db", required=True, metavar="PATH", help="an existing database file")
+    _where_option(command, "an existing database file")
     command.add_argument("--scope", required=True, metavar="S", help="the scope to search")
     command.add_argument(
         "--reference",
@@ -335,7 +350,7 @@ def _add_get(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "  glean get --db team.db --scope chat-1 --id 3f2a... --version 2 --pretty\n"
         ),
     )
-    command.add_argument("--db", required=True, metavar="PATH", help="an existing database file")
+    _where_option(command, "an existing database file")
     command.add_argument("--scope", required=True, metavar="S", help="the citation's scope")
     command.add_argument("--id", required=True, metavar="ENTRY_ID", help="its entry_id")
     command.add_argument(
