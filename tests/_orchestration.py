@@ -77,7 +77,7 @@ async def seed(
 class StoreWrapper:
     """Delegates to a real store; subclasses intercept calls."""
 
-    def __init__(self, inner: SqliteStore) -> None:
+    def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.calls: list[tuple[str, str, str]] = []
 

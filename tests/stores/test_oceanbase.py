@@ -209,7 +209,7 @@ async def test_a_dropped_connection_discards_the_expansion_round_and_reconnects(
     returned; the next prepare connects again and expands."""
     await _seed(oceanbase())
     store = oceanbase()
-    wrapper = DropConnectionsInRoundOne(store)  # type: ignore[arg-type]
+    wrapper = DropConnectionsInRoundOne(store)
     wrapper.socket = seekdb
     efforts: list[glean.RecallEffort] = []
 
@@ -217,7 +217,7 @@ async def test_a_dropped_connection_discards_the_expansion_round_and_reconnects(
         efforts.append(effort)
 
     async with glean.open_runtime(
-        store=wrapper,  # type: ignore[arg-type]
+        store=wrapper,
         embedder=ScriptedEmbedder(),
         recall_policy=policy(),
         recall_effort_sink=sink,
@@ -269,10 +269,10 @@ async def test_a_killed_engine_discards_the_round_then_fails_clearly(tmp_path: P
     async with open_store(f"seekdb://{directory}") as store:
         assert isinstance(store, OceanBaseStore)
         await _seed(OceanBaseStore(unix_socket=store._server["unix_socket"]))
-        wrapper = KillEngineInRoundOne(store)  # type: ignore[arg-type]
+        wrapper = KillEngineInRoundOne(store)
         wrapper.pid = _engine_pid(directory)
         async with glean.open_runtime(
-            store=wrapper,  # type: ignore[arg-type]
+            store=wrapper,
             embedder=ScriptedEmbedder(),
             recall_policy=policy(),
         ) as rt:

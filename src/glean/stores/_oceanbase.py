@@ -91,25 +91,35 @@ class _Connections:
     def __init__(self, options: Mapping[str, Any], size: int) -> None:
         self._options = dict(options)
         self._idle: list[Any] = []
+        self._size = size
         self._slots = asyncio.Semaphore(size)
 
     @contextlib.asynccontextmanager
-    async def connection(self) -> AsyncIterator[Any]:
+    async def connection(self, *, extra: bool = False) -> AsyncIterator[Any]:
+        """A connection for one call. A call holding one may take an ``extra`` one
+        beside it without waiting for a slot, so that calls which each hold a slot
+        never wait on each other."""
+        async with contextlib.nullcontext() if extra else self._slots, self._connected() as conn:
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def _connected(self) -> AsyncIterator[Any]:
         import asyncmy
 
-        async with self._slots:
-            conn = self._idle.pop() if self._idle else await asyncmy.connect(**self._options)
-            try:
-                yield conn
-            except _unavailable_errors():
-                conn.close()
-                self.discard_idle()  # the engine went away: the idle ones are dead too
-                raise
-            except BaseException:
-                conn.close()  # cancelled or failed mid-statement: its state is unknown
-                raise
-            else:
-                self._idle.append(conn)
+        conn = self._idle.pop() if self._idle else await asyncmy.connect(**self._options)
+        try:
+            yield conn
+        except _unavailable_errors():
+            conn.close()
+            self.discard_idle()  # the engine went away: the idle ones are dead too
+            raise
+        except BaseException:
+            conn.close()  # cancelled or failed mid-statement: its state is unknown
+            raise
+        if len(self._idle) < 2 * self._size:
+            self._idle.append(conn)
+        else:
+            conn.close()
 
     def use_database(self, database: str) -> None:
         """Connect later connections straight to ``database`` (it exists now)."""
@@ -131,10 +141,23 @@ class _Write:
     live_delta: int = 0
     threaded_delta: int = 0
     terms: Counter[str] = attrs.Factory(Counter)
+    #: Rows and mentions to insert, sent as one multi-row statement each.
+    records: list[tuple[Any, ...]] = attrs.Factory(list)
+    mentions: list[tuple[Any, ...]] = attrs.Factory(list)
 
     def next_key(self) -> int:
         self.used += 1
         return self.first_key + self.used - 1
+
+    async def flush(self, cur: Any) -> None:
+        """Send the pending inserts (before any read of the records table, and at the
+        end of the transaction)."""
+        if self.records:
+            await cur.executemany(sql.INSERT_RECORD, self.records)
+            self.records.clear()
+        if self.mentions:
+            await cur.executemany(sql.INSERT_MENTION, self.mentions)
+            self.mentions.clear()
 
 
 class OceanBaseStore:
@@ -433,9 +456,18 @@ class OceanBaseStore:
             rows = int(live_rows or 0)
             if rows == 0:
                 return Pool(family, scope_id, version)
-            keys, scores, matches = await self._lexical(cur, family, scope_id, request)
-            near, similarities = await self._nearest(cur, family, scope_id, request, rows, next_key)
-            timed, matched = await self._time_channel(cur, family, scope_id, request)
+
+            async def vector_and_time() -> tuple[Any, Any]:
+                # Beside the full-text statement, on a second connection: the engine
+                # runs both at once.
+                async with self._conns.connection(extra=True) as conn, conn.cursor() as other:
+                    nearest = await self._nearest(other, family, scope_id, request, rows, next_key)
+                    return nearest, await self._time_channel(other, family, scope_id, request)
+
+            lexical, ((near, similarities), (timed, matched)) = await asyncio.gather(
+                self._lexical(cur, family, scope_id, request), vector_and_time()
+            )
+            keys, scores, matches = lexical
             return Pool(
                 family, scope_id, version, scope_rows=rows,
                 lexical_keys=keys, lexical_scores=scores, lexical_matches=matches,
@@ -660,6 +692,7 @@ class OceanBaseStore:
                 version, next_key = await cur.fetchone()
                 write = _Write(scope_id, family, first_key=next_key - new_keys)
                 result = await work(cur, write)
+                await write.flush(cur)
                 await self._apply_counts(cur, write)
                 await cur.execute("COMMIT")
             except BaseException:
@@ -693,16 +726,15 @@ class OceanBaseStore:
     ) -> int:
         key = write.next_key()
         embedding = columns.get("embedding")
-        await cur.execute(
-            sql.INSERT_RECORD,
+        write.records.append(
             (
-                write.scope_id, write.family, key, rid, revision, columns.get("caller_key"),
+                write.scope_id, write.family, key, rid, revision, 1, columns.get("caller_key"),
                 _content_hash(content), columns.get("title"), columns.get("text"),
                 columns.get("kind"), columns.get("tags"), columns.get("created_at"),
                 columns.get("created_ts", NO_TIME), columns.get("thread"),
                 columns.get("abstract"), columns.get("overview"), columns.get("body"), terms,
                 None if embedding is None else _vector_literal(embedding),
-            ),
+            )
         )  # fmt: skip
         write.live_delta += 1
         write.threaded_delta += columns.get("thread") is not None
@@ -723,15 +755,11 @@ class OceanBaseStore:
         if at is not None:
             said_on = at.astimezone(UTC).date()
             days = mentioned_days(entry.text, said_on)
-            if days:
-                await cur.executemany(
-                    "INSERT IGNORE INTO glean_mentions (scope, family, k, low, high)"
-                    " VALUES (%s, 'memory', %s, %s, %s)",
-                    [(write.scope_id, key, low, high) for low, high in days],
-                )
+            write.mentions += [(write.scope_id, "memory", key, low, high) for low, high in days]
 
     async def _retire(self, cur: Any, write: _Write, key: int) -> None:
         """Take a record version out of search; it stays readable by its reference."""
+        await write.flush(cur)
         await cur.execute(
             "SELECT terms, thread FROM glean_records WHERE scope = %s AND family = %s AND k = %s",
             (write.scope_id, write.family, key),
@@ -753,6 +781,7 @@ class OceanBaseStore:
         revision, True)`` when it holds other content (retired here)."""
         if caller_key is None:
             return None
+        await write.flush(cur)
         await cur.execute(
             "SELECT k, rid, revision, content_hash FROM glean_records WHERE scope = %s"
             " AND family = %s AND caller_key = %s AND live = 1",
@@ -769,6 +798,7 @@ class OceanBaseStore:
 
     async def _supersede(self, cur: Any, write: _Write, column: str, value: str) -> tuple[str, int]:
         """Retire the live record whose ``column`` equals ``value``; its id and next revision."""
+        await write.flush(cur)
         await cur.execute(
             f"SELECT k, rid, revision FROM glean_records WHERE scope = %s AND family = %s"
             f" AND {column} = %s AND live = 1",

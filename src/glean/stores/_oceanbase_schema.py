@@ -159,5 +159,8 @@ INSERT_RECORD: Final = (
     "INSERT INTO glean_records (scope, family, k, rid, revision, live, caller_key,"
     " content_hash, title, text, kind, tags, created_at, created_ts, thread, abstract,"
     " overview, body, terms, embedding) VALUES"
-    " (%s, %s, %s, %s, %s, 1, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+INSERT_MENTION: Final = (
+    "INSERT IGNORE INTO glean_mentions (scope, family, k, low, high) VALUES (%s, %s, %s, %s, %s)"
 )
