@@ -300,3 +300,27 @@ async def test_open_store_urls_and_redaction(tmp_path: Path, seekdb: str) -> Non
         await open_store("postgres://x")
     with pytest.raises(glean.InvalidRequestError, match="absolute"):
         await open_store("seekdb://relative/dir")
+
+
+async def test_every_store_call_is_a_db_span(
+    oceanbase: Callable[..., OceanBaseStore], spans: tuple[Any, Any]
+) -> None:
+    """Each call is one CLIENT span named after its operation, ``db.system.name`` =
+    ``oceanbase``; no statement text or query text on it."""
+    provider, exporter = spans
+    store = oceanbase(tracer_provider=provider)
+    await store.bind_embedder("test", 2)
+    await store.add_memories(
+        "s", [glean.MemoryEntry(text="secret words")], np.ones((1, 2), np.float32)
+    )
+    await store.retrieve("memory", "s", PoolRequest(analyse_query("secret words"), None, 8))
+    await store.aclose()
+    finished = exporter.get_finished_spans()
+    assert [span.name for span in finished] == [
+        "oceanbase bind_embedder",
+        "oceanbase add_memories",
+        "oceanbase retrieve",
+    ]
+    for span in finished:
+        assert span.attributes["db.system.name"] == "oceanbase"
+        assert "secret" not in str(dict(span.attributes))
