@@ -28,8 +28,11 @@ from ..vocabulary._records import Profile as Profile
 from ..vocabulary._records import RecordRef as RecordRef
 from ..vocabulary._records import Resource as Resource
 from ..vocabulary._records import TopicMemory as TopicMemory
+from ..vocabulary._retrieval import WINDOW_SCAN as WINDOW_SCAN
 from ..vocabulary._retrieval import LexicalPlan as LexicalPlan
 from ..vocabulary._retrieval import PoolRequest as PoolRequest
+from ..vocabulary._retrieval import TimeHits as TimeHits
+from ..vocabulary._retrieval import TimeWindow as TimeWindow
 from ._memory import MemoryStore as MemoryStore
 from ._oceanbase import OceanBaseStore as OceanBaseStore
 from ._open import open_store as open_store
@@ -41,6 +44,7 @@ from ._sqlite import SqliteStore as SqliteStore
 
 __all__ = [
     "FAMILY_RULES",
+    "WINDOW_SCAN",
     "AnalysedQuery",
     "DateMention",
     "Evidence",
@@ -65,6 +69,8 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreUnavailableError",
+    "TimeHits",
+    "TimeWindow",
     "TopicMemory",
     "index_text",
     "mentioned_days",

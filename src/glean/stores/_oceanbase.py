@@ -19,10 +19,9 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import math
 import uuid
 from collections import Counter
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
@@ -31,7 +30,7 @@ from opentelemetry.trace import SpanKind
 
 from ..vocabulary import _telemetry as tracing
 from ..vocabulary._analysis import index_text
-from ..vocabulary._dates import MENTION_SPAN, mentioned_days
+from ..vocabulary._dates import mentioned_days
 from ..vocabulary._errors import NotFoundError, StoreError, StoreUnavailableError
 from ..vocabulary._evidence import Evidence, Pool
 from ..vocabulary._families import rules
@@ -42,7 +41,7 @@ from ..vocabulary._records import (
     experience_text,
     topic_text,
 )
-from ..vocabulary._retrieval import RARE_POSTINGS
+from ..vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
 from . import _oceanbase_schema as sql
 from ._bridge import LoopThread
 
@@ -74,8 +73,6 @@ EXACT_ROWS: Final = 10_000
 #: The newest keys of a scope that an approximate search also scans exactly: the HNSW
 #: index can lag a fresh insert, and a record just written must be findable at once.
 FRESH_KEYS: Final = 1024
-#: Most records one time window may select before they are ranked.
-WINDOW_SCAN: Final = 4096
 NO_TIME: Final = -1e18
 
 
@@ -603,61 +600,44 @@ class OceanBaseStore:
 
     async def _time_channel(
         self, cur: Any, family: Family, scope_id: str, request: PoolRequest
-    ) -> tuple[list[int], int]:
+    ) -> tuple[Any, int]:
+        """The time channel's keys and how many records the windows held."""
         size = request.time_size
-        dates = request.query.dates
-        if not dates or not rules(family).time_channel or size <= 0:
+        if not request.query.dates or not rules(family).time_channel or size <= 0:
             return [], 0
         reference: date | None = None
-        if any(mention.relative for mention in dates):
+        if request.needs_reference:
             await cur.execute(sql.NEWEST, (scope_id, family))
             newest = (await cur.fetchone())[0]
             if newest is not None and newest > NO_TIME:
                 reference = datetime.fromtimestamp(newest, UTC).date()
-        distance: dict[int, float] = {}
-        for mention in dates:
-            window = mention.window(reference)
-            exact = mention.window(reference, timedelta(0))
-            if window is None or exact is None:
-                continue
-            middle = (window[0] + window[1]) / 2
-            await cur.execute(sql.IN_WINDOW, (scope_id, family, *window, WINDOW_SCAN))
-            for key, at in await cur.fetchall():
-                distance[int(key)] = min(distance.get(int(key), math.inf), abs(at - middle) + 1.0)
-            earliest = exact[0] - MENTION_SPAN.total_seconds()
-            await cur.execute(sql.MENTIONING, (scope_id, family, earliest, exact[1], exact[0]))
-            for (key,) in await cur.fetchall():
-                distance[int(key)] = 0.0
-        if not distance:
+        hits = TimeHits()
+        for window in request.time_windows(reference):
+            said = (scope_id, family, window.said_from, window.said_to, WINDOW_SCAN)
+            await cur.execute(sql.IN_WINDOW, said)
+            hits.said(window, await cur.fetchall())
+            named = (scope_id, family, window.mentions_from, window.day_to, window.day_from)
+            await cur.execute(sql.MENTIONING, named)
+            hits.named(key for (key,) in await cur.fetchall())
+        if not hits:
             return [], 0
-        keys = list(distance)
-        order = await self._time_order(cur, family, scope_id, request, keys, distance)
-        return [keys[i] for i in order[:size]], len(keys)
+        similarities = None
+        if request.vector is not None and rules(family).vector_channel:
+            similarities = await self._similarities(cur, family, scope_id, request, hits.keys)
+        return hits.ranked(size, similarities), len(hits)
 
-    async def _time_order(
-        self,
-        cur: Any,
-        family: Family,
-        scope_id: str,
-        request: PoolRequest,
-        keys: list[int],
-        distance: dict[int, float],
-    ) -> Sequence[int]:
-        """Records naming the day first, then by similarity to the query (by distance
-        from the window's middle without a vector)."""
-        distances = np.array([distance[key] for key in keys])
-        if request.vector is None or not rules(family).vector_channel:
-            return np.argsort(distances, kind="stable").tolist()  # type: ignore[no-any-return]
+    async def _similarities(
+        self, cur: Any, family: Family, scope_id: str, request: PoolRequest, keys: list[int]
+    ) -> Any:
+        """Each key's cosine similarity to the query (-1 for a record without a vector)."""
         marks = ",".join(["%s"] * len(keys))
         await cur.execute(
             "SELECT k, cosine_distance(embedding, %s) FROM glean_records WHERE scope = %s"
             f" AND family = %s AND k IN ({marks})",
             (_vector_literal(request.vector), scope_id, family, *keys),
         )
-        similarity = {int(k): 1.0 - float(d) for k, d in await cur.fetchall() if d is not None}
-        similarities = np.array([similarity.get(key, -1.0) for key in keys])
-        order = np.lexsort((distances, -similarities, distances > 0))
-        return order.tolist()  # type: ignore[no-any-return]
+        found = {int(k): 1.0 - float(d) for k, d in await cur.fetchall() if d is not None}
+        return np.array([found.get(key, -1.0) for key in keys], dtype=np.float32)
 
     # -- write internals ------------------------------------------------------------
 

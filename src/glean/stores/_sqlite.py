@@ -608,23 +608,16 @@ class SqliteStore:
     def _time_channel(
         self, conn: sqlite3.Connection, family: Family, key: int, request: PoolRequest
     ) -> tuple[Any, int]:
-        """The time channel's keys and how many records the windows held: records whose
-        own text names a day in the query's windows, then records said in them; each
-        group most similar to the query first (nearest the window's middle without a
-        vector)."""
+        """The time channel's keys and how many records the windows held."""
         size = request.time_size
-        dates = request.query.dates
-        if not dates or not rules(family).time_channel or size <= 0:
+        if not request.query.dates or not rules(family).time_channel or size <= 0:
             return NO_ROWS, 0
-        rows, distances = search.window_rows(conn, family, key, dates)
+        hits = search.time_hits(conn, family, key, request)
         matrix = self._vectors.loaded(family, key)
-        vector = request.vector
-        if vector is not None and matrix is not None and len(rows):
-            said = distances > 0  # False (first) for a record naming the day itself
-            order = np.lexsort((distances, -matrix.similarities(rows, vector), said))
-        else:
-            order = np.argsort(distances, kind="stable")
-        return rows[order[:size]], len(rows)
+        similarities = None
+        if request.vector is not None and matrix is not None and len(hits):
+            similarities = matrix.similarities(np.asarray(hits.keys), request.vector)
+        return hits.ranked(size, similarities), len(hits)
 
     def _note_threads(self, key: int, entries: Sequence[MemoryEntry]) -> None:
         # Set before the commit: a failed write leaves a flag that costs one lookup.

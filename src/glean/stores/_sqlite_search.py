@@ -5,18 +5,16 @@ scope's vector matrix."""
 from __future__ import annotations
 
 import json
-import math
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import numpy as np
 
 from ..vocabulary._analysis import match_expression
-from ..vocabulary._dates import MENTION_SPAN
 from ..vocabulary._families import FAMILY_RULES
 from ..vocabulary._records import resource_text
-from ..vocabulary._retrieval import RARE_POSTINGS
+from ..vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
 from . import _sqlite_schema as sql
 from ._vectors import VectorMatrix
 
@@ -24,17 +22,12 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-    import numpy.typing as npt
-
-    from ..vocabulary._dates import DateMention
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family
     from ..vocabulary._retrieval import PoolRequest
 
 #: Vectors read per fetch while loading a scope's matrix.
 LOAD_CHUNK: Final = 8192
-#: Most records one time window may select before they are ranked by similarity.
-WINDOW_SCAN: Final = 4096
 
 
 @attrs.frozen
@@ -107,36 +100,25 @@ def term_frequencies(
     return {term: found[term] for term in terms if found.get(term, 0) > 0}
 
 
-def window_rows(
-    conn: sqlite3.Connection, family: Family, key: int, dates: Sequence[DateMention]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """The live records of the windows ``dates`` name, each with its distance in seconds
-    from the middle of its window, 0 for a record whose own text names a day inside the
-    window itself ("yesterday", said the day after): those come first.
+def time_hits(conn: sqlite3.Connection, family: Family, key: int, request: PoolRequest) -> TimeHits:
+    """The live records of the windows the query's dates name (see ``TimeWindow``).
 
     Relative dates resolve against the day of the scope's newest record. Records said in
-    the window (a day's margin each side) are at most ``WINDOW_SCAN`` per window; every
-    read is a range scan of an index.
+    a window are at most ``WINDOW_SCAN`` per window; every read is a range scan of an
+    index.
     """
     reference: date | None = None
-    if any(mention.relative for mention in dates):
+    if request.needs_reference:
         newest = conn.execute(sql.NEWEST, (family, key)).fetchone()[0]
         if newest is not None and newest > sql.NO_TIME:
             reference = datetime.fromtimestamp(newest, UTC).date()
-    distance: dict[int, float] = {}
-    for mention in dates:
-        window = mention.window(reference)
-        exact = mention.window(reference, timedelta(0))
-        if window is None or exact is None:
-            continue
-        middle = (window[0] + window[1]) / 2
-        for row, at in conn.execute(sql.IN_WINDOW, (family, key, *window, WINDOW_SCAN)):
-            distance[row] = min(distance.get(row, math.inf), abs(at - middle) + 1.0)
-        earliest = exact[0] - MENTION_SPAN.total_seconds()
-        for (row,) in conn.execute(sql.MENTIONING, (family, key, earliest, exact[1], exact[0])):
-            distance[row] = 0.0
-    rows = np.fromiter(distance, dtype=np.int64, count=len(distance))
-    return rows, np.fromiter(distance.values(), dtype=np.float64, count=len(distance))
+    hits = TimeHits()
+    for window in request.time_windows(reference):
+        said = (family, key, window.said_from, window.said_to, WINDOW_SCAN)
+        hits.said(window, conn.execute(sql.IN_WINDOW, said))
+        named = (family, key, window.mentions_from, window.day_to, window.day_from)
+        hits.named(row for (row,) in conn.execute(sql.MENTIONING, named))
+    return hits
 
 
 def thread_neighbours(

@@ -58,8 +58,11 @@ from ._requests import validate_request as validate_request
 from ._requests import validate_scope as validate_scope
 from ._retrieval import POSTINGS_BUDGET as POSTINGS_BUDGET
 from ._retrieval import RARE_POSTINGS as RARE_POSTINGS
+from ._retrieval import WINDOW_SCAN as WINDOW_SCAN
 from ._retrieval import LexicalPlan as LexicalPlan
 from ._retrieval import PoolRequest as PoolRequest
+from ._retrieval import TimeHits as TimeHits
+from ._retrieval import TimeWindow as TimeWindow
 from ._telemetry import check_provider as check_provider
 from ._telemetry import tracer as tracer
 
@@ -71,6 +74,7 @@ __all__ = [
     "POSTINGS_BUDGET",
     "RARE_POSTINGS",
     "TIERS",
+    "WINDOW_SCAN",
     "AnalysedQuery",
     "Assembly",
     "BudgetView",
@@ -107,6 +111,8 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "Tier",
+    "TimeHits",
+    "TimeWindow",
     "TopicMemory",
     "analyse",
     "analyse_query",

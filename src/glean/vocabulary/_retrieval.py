@@ -8,16 +8,19 @@ no I/O, no clock.
 
 from __future__ import annotations
 
+import math
+from datetime import date, timedelta
 from typing import TYPE_CHECKING, Final
 
 import attrs
+import numpy as np
 
 from ._analysis import AnalysedQuery
+from ._dates import MENTION_SPAN
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
-    import numpy as np
     import numpy.typing as npt
 
 #: Most postings (records holding any chosen term) one full-text search may rank.
@@ -25,6 +28,72 @@ POSTINGS_BUDGET: Final = 2048
 #: A query term held by at most this many of a scope's records is rare enough that every
 #: record holding it joins the full-text candidates, however the ranking placed it.
 RARE_POSTINGS: Final = 32
+#: Most records one time window may select before they are ranked.
+WINDOW_SCAN: Final = 4096
+
+
+@attrs.frozen
+class TimeWindow:
+    """One date the query names, as the time channel scans it, in UTC epoch seconds.
+
+    Records said in ``[said_from, said_to)`` (the days with a day's margin each side)
+    belong to it, nearest its middle first. A record whose own text names a span of days
+    overlapping ``[day_from, day_to)`` ("yesterday", said the day after) belongs to it
+    ahead of them all; such spans are at most ``MENTION_SPAN`` long, so a store finds
+    them with one range scan of span starts from ``mentions_from``.
+    """
+
+    said_from: float
+    said_to: float
+    day_from: float
+    day_to: float
+
+    @property
+    def mentions_from(self) -> float:
+        return self.day_from - MENTION_SPAN.total_seconds()
+
+    def distance(self, said_at: float) -> float:
+        """How far from the window's middle a record said at ``said_at`` is (>= 1)."""
+        return abs(said_at - (self.said_from + self.said_to) / 2) + 1.0
+
+
+class TimeHits:
+    """The time channel's candidates as a store collects them, ranked the same way by
+    every store: records naming a day of a window first, then by similarity to the
+    query, then nearest the window's middle."""
+
+    def __init__(self) -> None:
+        self._distance: dict[int, float] = {}
+
+    def said(self, window: TimeWindow, rows: Iterable[tuple[int, float]]) -> None:
+        """Records said in ``window``: ``(key, said_at)`` pairs."""
+        for key, at in rows:
+            self._distance[key] = min(self._distance.get(key, math.inf), window.distance(at))
+
+    def named(self, keys: Iterable[int]) -> None:
+        """Records whose own text names a day of a window."""
+        for key in keys:
+            self._distance[key] = 0.0
+
+    @property
+    def keys(self) -> list[int]:
+        return list(self._distance)
+
+    def ranked(
+        self, size: int, similarities: npt.NDArray[np.float32] | None = None
+    ) -> npt.NDArray[np.int64]:
+        """The best ``size`` keys; ``similarities`` (to the query, aligned with
+        :attr:`keys`) rank within each group when given."""
+        keys = np.fromiter(self._distance, dtype=np.int64, count=len(self._distance))
+        distances = np.fromiter(self._distance.values(), dtype=np.float64, count=len(keys))
+        if similarities is None:
+            order = np.argsort(distances, kind="stable")
+        else:
+            order = np.lexsort((distances, -similarities, distances > 0))
+        return keys[order[:size]]
+
+    def __len__(self) -> int:
+        return len(self._distance)
 
 
 @attrs.frozen
@@ -50,6 +119,23 @@ class PoolRequest:
     query: AnalysedQuery = attrs.field(validator=attrs.validators.instance_of(AnalysedQuery))
     vector: npt.NDArray[np.float32] | None
     size: int
+
+    @property
+    def needs_reference(self) -> bool:
+        """Whether a date of the query is relative: the store then supplies the day of
+        the scope's newest record to :meth:`time_windows`."""
+        return any(mention.relative for mention in self.query.dates)
+
+    def time_windows(self, reference: date | None) -> tuple[TimeWindow, ...]:
+        """The windows the query's dates name, relative ones seen from ``reference``
+        (none without it)."""
+        windows = []
+        for mention in self.query.dates:
+            said = mention.window(reference)
+            days = mention.window(reference, timedelta(0))
+            if said is not None and days is not None:
+                windows.append(TimeWindow(*said, *days))
+        return tuple(windows)
 
     @property
     def time_size(self) -> int:
