@@ -37,6 +37,7 @@ from .recall import RecallSufficiencyPolicy as RecallSufficiencyPolicy
 from .recall import SearchPlan as SearchPlan
 from .runtime import Runtime as Runtime
 from .runtime import open_runtime as open_runtime
+from .stores import MemoryStore as MemoryStore
 from .stores import SqliteStore as SqliteStore
 from .stores import Store as Store
 from .vocabulary import Assembly as Assembly
@@ -85,6 +86,7 @@ __all__ = [
     "MemoryEntry",
     "MemoryRecord",
     "MemoryRef",
+    "MemoryStore",
     "ModelLoadError",
     "NotFoundError",
     "PrepareContextRequest",

@@ -41,7 +41,7 @@ from ..vocabulary._records import (
     experience_text,
     topic_text,
 )
-from ..vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
+from ..vocabulary._retrieval import POSTINGS_BUDGET, RARE_POSTINGS, WINDOW_SCAN, TimeHits, bm25
 from . import _oceanbase_schema as sql
 from ._bridge import LoopThread
 
@@ -137,9 +137,11 @@ class _Write:
     used: int = 0
     live_delta: int = 0
     threaded_delta: int = 0
+    term_delta: int = 0
     terms: Counter[str] = attrs.Factory(Counter)
-    #: Rows and mentions to insert, sent as one multi-row statement each.
+    #: Rows, vectors and mentions to insert, sent as one multi-row statement each.
     records: list[tuple[Any, ...]] = attrs.Factory(list)
+    vectors: list[tuple[Any, ...]] = attrs.Factory(list)
     mentions: list[tuple[Any, ...]] = attrs.Factory(list)
 
     def next_key(self) -> int:
@@ -152,9 +154,23 @@ class _Write:
         if self.records:
             await cur.executemany(sql.INSERT_RECORD, self.records)
             self.records.clear()
+        if self.vectors:
+            await cur.executemany(sql.INSERT_VECTOR, self.vectors)
+            self.vectors.clear()
         if self.mentions:
             await cur.executemany(sql.INSERT_MENTION, self.mentions)
             self.mentions.clear()
+
+
+@attrs.frozen
+class _Scope:
+    """What a retrieve reads of a scope first: its write version, next key, and the
+    family's searchable records and their total term count."""
+
+    version: int
+    next_key: int
+    rows: int
+    term_total: int
 
 
 class OceanBaseStore:
@@ -202,6 +218,7 @@ class OceanBaseStore:
         self._on_close = on_close
         self._versions: dict[str, int] = {}
         self._dimension: int | None = None
+        self._embedder: str | None = None
         self._ready = False
         self._closed = False
 
@@ -226,30 +243,33 @@ class OceanBaseStore:
                 self._on_close()
 
     def scope_version(self, scope_id: str) -> int:
+        self._check_open()
         return self._versions.get(scope_id, 0)
 
     async def bind_embedder(self, fingerprint: str, dimension: int) -> None:
-        """Accept the runtime's embedder (see ``glean.Store``); creates the records
-        table for ``dimension`` when the database has none yet."""
+        """Accept the runtime's embedder (see ``glean.Store``): until a vector is
+        written any is accepted; the first vector written records it and its
+        dimension."""
 
         async def work(cur: Any) -> None:
-            await self._setup(cur, dimension)
             await cur.execute("SELECT value FROM glean_meta WHERE name = 'embedder'")
             found = await cur.fetchone()
-            if found is not None and found[0] != fingerprint:
+            recorded = None if found is None else str(found[0])
+            mismatch = (recorded is not None and recorded != fingerprint) or (
+                recorded is None and self._dimension not in (None, dimension)
+            )
+            if mismatch:
+                built = recorded or f"a {self._dimension}-dimensional embedder"
                 raise StoreError(
-                    f"this store's vectors were built by {found[0]}; the runtime was opened"
+                    f"this store's vectors were built by {built}; the runtime was opened"
                     f" with {fingerprint}. Open it with the same embedder."
                 )
-            if self._dimension != dimension:
+            if self._dimension is not None and self._dimension != dimension:
                 raise StoreError(
                     f"this store holds {self._dimension}-dimensional vectors; the embedder"
                     f" produces {dimension} dimensions"
                 )
-            await cur.execute(
-                "INSERT IGNORE INTO glean_meta (name, value) VALUES ('embedder', %s)",
-                (fingerprint,),
-            )
+            self._embedder = fingerprint
 
         await self._call("bind_embedder", work)
 
@@ -387,8 +407,6 @@ class OceanBaseStore:
 
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
         async def work(cur: Any) -> tuple[Any, ...] | None:
-            if self._dimension is None:
-                return None  # no record was ever written
             await cur.execute(
                 "SELECT text, kind, tags, created_at, thread, caller_key FROM glean_records"
                 " WHERE scope = %s AND family = 'memory' AND rid = %s AND revision = %s",
@@ -424,12 +442,11 @@ class OceanBaseStore:
         return None if text is None else Evidence.from_record("profile", scope_id, text=text)
 
     async def read_resource_bodies(self, scope_id: str, uris: Sequence[str]) -> Mapping[str, str]:
+        self._check_open()
         if not uris:
             return {}
 
         async def work(cur: Any) -> dict[str, str]:
-            if self._dimension is None:
-                return {}
             marks = ",".join(["%s"] * len(uris))
             await cur.execute(
                 "SELECT rid, body FROM glean_records WHERE scope = %s AND family = 'resource'"
@@ -443,30 +460,31 @@ class OceanBaseStore:
     # -- search ---------------------------------------------------------------------
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
+        self._check_open()
+
         async def work(cur: Any) -> Pool:
             await cur.execute(sql.STATE, (family, scope_id))
-            state = await cur.fetchone()
-            if state is None:
+            found = await cur.fetchone()
+            if found is None:
                 return Pool(family, scope_id, 0)
-            version, next_key, live_rows, _ = state
-            self._versions[scope_id] = version
-            rows = int(live_rows or 0)
-            if rows == 0:
-                return Pool(family, scope_id, version)
+            state = _Scope(*(int(value or 0) for value in found))
+            self._versions[scope_id] = state.version
+            if state.rows == 0:
+                return Pool(family, scope_id, state.version)
 
             async def vector_and_time() -> tuple[Any, Any]:
-                # Beside the full-text statement, on a second connection: the engine
+                # Beside the full-text statements, on a second connection: the engine
                 # runs both at once.
                 async with self._conns.connection(extra=True) as conn, conn.cursor() as other:
-                    nearest = await self._nearest(other, family, scope_id, request, rows, next_key)
+                    nearest = await self._nearest(other, family, scope_id, request, state)
                     return nearest, await self._time_channel(other, family, scope_id, request)
 
             lexical, ((near, similarities), (timed, matched)) = await asyncio.gather(
-                self._lexical(cur, family, scope_id, request), vector_and_time()
+                self._lexical(cur, family, scope_id, request, state), vector_and_time()
             )
             keys, scores, matches = lexical
             return Pool(
-                family, scope_id, version, scope_rows=rows,
+                family, scope_id, state.version, scope_rows=state.rows,
                 lexical_keys=keys, lexical_scores=scores, lexical_matches=matches,
                 vector_keys=near, vector_similarities=similarities,
                 time_keys=timed, time_matched=matched,
@@ -477,6 +495,7 @@ class OceanBaseStore:
     async def neighbours(
         self, family: Family, scope_id: str, keys: Sequence[int]
     ) -> Mapping[int, tuple[int, ...]]:
+        self._check_open()
         if not keys:
             return {}
 
@@ -503,6 +522,7 @@ class OceanBaseStore:
     async def evidence(
         self, family: Family, scope_id: str, keys: Sequence[int]
     ) -> Mapping[int, Evidence]:
+        self._check_open()
         if not keys:
             return {}
 
@@ -536,10 +556,11 @@ class OceanBaseStore:
     # -- channels -------------------------------------------------------------------
 
     async def _lexical(
-        self, cur: Any, family: Family, scope_id: str, request: PoolRequest
+        self, cur: Any, family: Family, scope_id: str, request: PoolRequest, state: _Scope
     ) -> tuple[list[int], list[float], list[int]]:
-        """The full-text channel. The engine ranks; the matched-term count is taken on
-        glean's analysed text, since the engine's parser skips words under 3 letters."""
+        """The full-text channel. The engine finds the records holding the plan's terms
+        (its FULLTEXT index); glean ranks them by BM25 over the scope's own statistics
+        and counts each one's matched query terms on its analysed text."""
         terms = request.query.terms
         if not terms:
             return [], [], []
@@ -549,22 +570,29 @@ class OceanBaseStore:
             f" AND term IN ({marks})",
             (scope_id, family, *terms),
         )
-        plan = request.plan_lexical({term: int(df) for term, df in await cur.fetchall()})
+        frequencies = {term: int(df) for term, df in await cur.fetchall() if df > 0}
+        plan = request.plan_lexical(frequencies)
         if not plan.terms:
             return [], [], []
-        wanted = set(terms)
-        hits: dict[int, tuple[float, int]] = {}
-        searches = [(" ".join(plan.terms), plan.limit)]
-        if plan.rescue is not None:
-            searches.append((plan.rescue, RARE_POSTINGS))
-        for words, limit in searches:
-            await cur.execute(sql.LEXICAL, (words, scope_id, family, words, limit))
-            for key, score, indexed in await cur.fetchall():
-                if int(key) not in hits:
-                    held = len(wanted.intersection(indexed.split()))
-                    hits[int(key)] = (-float(score), held)
-        keys = list(hits)
-        return keys, [hits[key][0] for key in keys], [hits[key][1] for key in keys]
+        average = state.term_total / max(state.rows, 1)
+
+        async def ranked(words: tuple[str, ...], limit: int) -> list[tuple[float, int, int]]:
+            against = " ".join(sql.indexed_term(word) for word in words)
+            scan = max(limit, POSTINGS_BUDGET)
+            await cur.execute(sql.HOLDERS, (scope_id, family, against, against, scan))
+            hits = []
+            for key, indexed in await cur.fetchall():
+                held = Counter(sql.stored_terms(indexed))
+                score = bm25(held, sum(held.values()), words, frequencies, state.rows, average)
+                hits.append((score, int(key), sum(term in held for term in terms)))
+            return sorted(hits)[:limit]
+
+        found = await ranked(plan.terms, plan.limit)
+        if plan.rescue is not None:  # every other holder of the rare term, scored by it alone
+            kept = {key for _, key, _ in found}
+            rescued = await ranked((plan.rescue,), RARE_POSTINGS)
+            found += [hit for hit in rescued if hit[1] not in kept]
+        return [key for _, key, _ in found], [s for s, _, _ in found], [m for _, _, m in found]
 
     async def _nearest(
         self,
@@ -572,23 +600,22 @@ class OceanBaseStore:
         family: Family,
         scope_id: str,
         request: PoolRequest,
-        rows: int,
-        next_key: int,
+        state: _Scope,
     ) -> tuple[list[int], list[float]]:
         vector = request.vector
-        if vector is None or not rules(family).vector_channel:
+        if vector is None or not rules(family).vector_channel or self._dimension is None:
             return [], []
         self._check_query_vector(vector)
         literal = _vector_literal(vector)
         size = request.size
         found: dict[int, float] = {}
-        if rows <= self._exact_rows:
+        if state.rows <= self._exact_rows:
             await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, 0, size))
             statements = [await cur.fetchall()]
         else:
             await cur.execute(sql.APPROXIMATE_NEAREST, (literal, scope_id, family, size))
             approximate = await cur.fetchall()
-            fresh_from = max(0, next_key - FRESH_KEYS)
+            fresh_from = max(0, state.next_key - FRESH_KEYS)
             await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, fresh_from, size))
             statements = [approximate, await cur.fetchall()]
         for found_rows in statements:
@@ -622,7 +649,7 @@ class OceanBaseStore:
         if not hits:
             return [], 0
         similarities = None
-        if request.vector is not None and rules(family).vector_channel:
+        if request.vector is not None and rules(family).vector_channel and self._dimension:
             similarities = await self._similarities(cur, family, scope_id, request, hits.keys)
         return hits.ranked(size, similarities), len(hits)
 
@@ -632,7 +659,7 @@ class OceanBaseStore:
         """Each key's cosine similarity to the query (-1 for a record without a vector)."""
         marks = ",".join(["%s"] * len(keys))
         await cur.execute(
-            "SELECT k, cosine_distance(embedding, %s) FROM glean_records WHERE scope = %s"
+            "SELECT k, cosine_distance(embedding, %s) FROM glean_vectors WHERE scope = %s"
             f" AND family = %s AND k IN ({marks})",
             (_vector_literal(request.vector), scope_id, family, *keys),
         )
@@ -655,10 +682,8 @@ class OceanBaseStore:
         version moved first, so writes to one scope serialise across processes."""
 
         async def transaction(cur: Any) -> T:
-            if vectors is not None:
+            if vectors is not None and len(vectors):
                 await self._setup(cur, int(vectors.shape[-1]))
-            if self._dimension is None and family != "profile":
-                raise StoreError("bind an embedder (or write vectors) before this write")
             if known_scope:
                 await cur.execute("SELECT 1 FROM glean_scopes WHERE scope = %s", (scope_id,))
                 if await cur.fetchone() is None:
@@ -672,6 +697,11 @@ class OceanBaseStore:
                 version, next_key = await cur.fetchone()
                 write = _Write(scope_id, family, first_key=next_key - new_keys)
                 result = await work(cur, write)
+                if write.vectors and self._embedder is not None:
+                    await cur.execute(
+                        "INSERT IGNORE INTO glean_meta (name, value) VALUES ('embedder', %s)",
+                        (self._embedder,),
+                    )
                 await write.flush(cur)
                 await self._apply_counts(cur, write)
                 await cur.execute("COMMIT")
@@ -687,9 +717,8 @@ class OceanBaseStore:
     async def _apply_counts(self, cur: Any, write: _Write) -> None:
         if write.family == "profile":
             return
-        await cur.execute(
-            sql.COUNT_ROWS, (write.scope_id, write.family, write.live_delta, write.threaded_delta)
-        )
+        counts = (write.live_delta, write.threaded_delta, write.term_delta)
+        await cur.execute(sql.COUNT_ROWS, (write.scope_id, write.family, *counts))
         changed = [(write.scope_id, write.family, t, n) for t, n in write.terms.items() if n]
         if changed:
             await cur.executemany(sql.COUNT_TERMS, changed)
@@ -706,19 +735,23 @@ class OceanBaseStore:
     ) -> int:
         key = write.next_key()
         embedding = columns.get("embedding")
+        analysed = terms.split()
+        indexed = " ".join(sql.indexed_term(term) for term in analysed)
         write.records.append(
             (
                 write.scope_id, write.family, key, rid, revision, 1, columns.get("caller_key"),
                 _content_hash(content), columns.get("title"), columns.get("text"),
                 columns.get("kind"), columns.get("tags"), columns.get("created_at"),
                 columns.get("created_ts", NO_TIME), columns.get("thread"),
-                columns.get("abstract"), columns.get("overview"), columns.get("body"), terms,
-                None if embedding is None else _vector_literal(embedding),
+                columns.get("abstract"), columns.get("overview"), columns.get("body"), indexed,
             )
         )  # fmt: skip
+        if embedding is not None:
+            write.vectors.append((write.scope_id, write.family, key, _vector_literal(embedding)))
         write.live_delta += 1
         write.threaded_delta += columns.get("thread") is not None
-        write.terms.update(set(terms.split()))
+        write.term_delta += len(analysed)
+        write.terms.update(set(analysed))
         return key
 
     async def _insert_memory(
@@ -744,14 +777,20 @@ class OceanBaseStore:
             "SELECT terms, thread FROM glean_records WHERE scope = %s AND family = %s AND k = %s",
             (write.scope_id, write.family, key),
         )
-        terms, thread = await cur.fetchone()
+        indexed, thread = await cur.fetchone()
+        where = (write.scope_id, write.family, key)
         await cur.execute(
-            "UPDATE glean_records SET live = 0 WHERE scope = %s AND family = %s AND k = %s",
-            (write.scope_id, write.family, key),
+            "UPDATE glean_records SET live = 0 WHERE scope = %s AND family = %s AND k = %s", where
         )
+        if self._dimension is not None:
+            await cur.execute(
+                "DELETE FROM glean_vectors WHERE scope = %s AND family = %s AND k = %s", where
+            )
+        analysed = sql.stored_terms(indexed)
         write.live_delta -= 1
         write.threaded_delta -= thread is not None
-        write.terms.subtract(set(terms.split()))
+        write.term_delta -= len(analysed)
+        write.terms.subtract(set(analysed))
 
     async def _keyed(
         self, cur: Any, write: _Write, caller_key: str | None, content: tuple[Any, ...]
@@ -794,8 +833,6 @@ class OceanBaseStore:
     async def _live_memory(
         self, cur: Any, ref: MemoryRef, *, forgotten_ok: bool
     ) -> tuple[Any, int, str | None]:
-        if self._dimension is None:
-            raise NotFoundError(f"no memory entry {ref.entry_id!r} in scope {ref.scope_id!r}")
         await cur.execute(
             "SELECT k, revision, live, caller_key FROM glean_records WHERE scope = %s"
             " AND family = 'memory' AND rid = %s ORDER BY revision DESC",
@@ -817,8 +854,9 @@ class OceanBaseStore:
     # -- plumbing -------------------------------------------------------------------
 
     async def _setup(self, cur: Any, dimension: int | None) -> None:
-        """Create and migrate the schema once per store object; the records table as
-        soon as the vector dimension is known (from the database, or ``dimension``)."""
+        """Create and migrate the schema once per store object; the vectors table as soon
+        as the vector dimension is known (from the database, or ``dimension``: the
+        first vectors written). DDL, so never inside a write's transaction."""
         if self._ready and (self._dimension is not None or dimension is None):
             return
         if not self._ready:
@@ -839,7 +877,7 @@ class OceanBaseStore:
             self._conns.use_database(self._database)
             self._ready = True
         if self._dimension is None and dimension is not None:
-            await cur.execute(sql.RECORDS_TABLE.format(dimension=dimension))
+            await cur.execute(sql.VECTORS_TABLE.format(dimension=dimension))
             await cur.execute(
                 "INSERT IGNORE INTO glean_meta (name, value) VALUES ('dimension', %s)",
                 (str(dimension),),
@@ -867,8 +905,7 @@ class OceanBaseStore:
         """Run ``work(cursor)`` on a pooled connection on the bridge's loop, in a DB span;
         engine errors become ``StoreUnavailableError`` (connection lost) or
         ``StoreError``."""
-        if self._closed:
-            raise StoreError("the store is closed")
+        self._check_open()
 
         async def on_bridge() -> T:
             async with self._conns.connection() as conn, conn.cursor() as cur:
@@ -897,6 +934,10 @@ class OceanBaseStore:
         return self._tracer.start_as_current_span(
             f"oceanbase {operation}", kind=SpanKind.CLIENT, attributes=attributes
         )
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("the store is closed")
 
     def _check_vectors(self, vectors: Vectors, count: int) -> None:
         if vectors.ndim != 2 or vectors.shape[0] != count:

@@ -37,6 +37,7 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
             family VARCHAR(16) NOT NULL,
             live_rows BIGINT NOT NULL,
             threaded BIGINT NOT NULL,
+            term_total BIGINT NOT NULL,
             PRIMARY KEY (scope, family)) {BIN}""",
         # Per-scope document frequencies of analysed terms (searchable records only).
         f"""CREATE TABLE IF NOT EXISTS glean_terms (
@@ -57,44 +58,67 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
         f"""CREATE TABLE IF NOT EXISTS glean_profiles (
             scope VARCHAR(256) NOT NULL PRIMARY KEY,
             text LONGTEXT NOT NULL) {BIN}""",
+        # Every record version. ``terms`` holds glean's analysed terms for the FULLTEXT
+        # index (see ``indexed_terms``).
+        f"""CREATE TABLE IF NOT EXISTS glean_records (
+            scope VARCHAR(256) NOT NULL,
+            family VARCHAR(16) NOT NULL,
+            k BIGINT NOT NULL,
+            rid VARCHAR({MAX_RID_CHARS}) NOT NULL,
+            revision BIGINT NOT NULL,
+            live TINYINT NOT NULL,
+            caller_key VARCHAR(512),
+            content_hash CHAR(64) NOT NULL,
+            title TEXT,
+            text LONGTEXT,
+            kind VARCHAR(255),
+            tags TEXT,
+            created_at VARCHAR(64),
+            created_ts DOUBLE NOT NULL,
+            thread VARCHAR(512),
+            abstract LONGTEXT,
+            overview LONGTEXT,
+            body LONGTEXT,
+            terms LONGTEXT NOT NULL,
+            PRIMARY KEY (scope, family, k),
+            KEY by_rid (scope, family, rid, revision),
+            KEY by_key (scope, family, caller_key),
+            KEY by_time (scope, family, live, created_ts),
+            KEY by_thread (scope, family, thread, created_ts, k),
+            FULLTEXT KEY by_terms (terms) WITH PARSER space) {BIN}""",
     ),
 }
 
-#: The records table needs the vector dimension, so it is created once that is known.
-RECORDS_TABLE: Final = f"""CREATE TABLE IF NOT EXISTS glean_records (
+#: The searchable versions' vectors (a version leaving search leaves this table), made
+#: once the first vector fixes the dimension.
+VECTORS_TABLE: Final = f"""CREATE TABLE IF NOT EXISTS glean_vectors (
     scope VARCHAR(256) NOT NULL,
     family VARCHAR(16) NOT NULL,
     k BIGINT NOT NULL,
-    rid VARCHAR({MAX_RID_CHARS}) NOT NULL,
-    revision BIGINT NOT NULL,
-    live TINYINT NOT NULL,
-    caller_key VARCHAR(512),
-    content_hash CHAR(64) NOT NULL,
-    title TEXT,
-    text LONGTEXT,
-    kind VARCHAR(255),
-    tags TEXT,
-    created_at VARCHAR(64),
-    created_ts DOUBLE NOT NULL,
-    thread VARCHAR(512),
-    abstract LONGTEXT,
-    overview LONGTEXT,
-    body LONGTEXT,
-    terms LONGTEXT NOT NULL,
-    embedding VECTOR({{dimension}}),
+    embedding VECTOR({{dimension}}) NOT NULL,
     PRIMARY KEY (scope, family, k),
-    KEY by_rid (scope, family, rid, revision),
-    KEY by_key (scope, family, caller_key),
-    KEY by_time (scope, family, live, created_ts),
-    KEY by_thread (scope, family, thread, created_ts, k),
-    FULLTEXT KEY by_terms (terms) WITH PARSER space,
     VECTOR INDEX by_vector (embedding) WITH (distance = cosine, type = hnsw, lib = vsag)
 ) {BIN}"""
+
+#: The engine's full-text parser skips tokens under this many characters.
+SHORTEST_TOKEN: Final = 3
+
+
+def indexed_term(term: str) -> str:
+    """A term as the FULLTEXT column holds it: a term too short for the engine's parser
+    is wrapped in ``_`` (which analysis never produces) so that it is indexed too."""
+    return term if len(term) >= SHORTEST_TOKEN else f"_{term}_"
+
+
+def stored_terms(indexed: str) -> list[str]:
+    """The analysed terms back from the FULLTEXT column."""
+    return [term.strip("_") for term in indexed.split()]
+
 
 EVIDENCE_COLUMNS: Final = "k, rid, revision, text, created_at, thread, abstract, overview"
 
 STATE: Final = (
-    "SELECT s.version, s.next_key, c.live_rows, c.threaded FROM glean_scopes s"
+    "SELECT s.version, s.next_key, c.live_rows, c.term_total FROM glean_scopes s"
     " LEFT JOIN glean_counts c ON c.scope = s.scope AND c.family = %s WHERE s.scope = %s"
 )
 
@@ -102,20 +126,19 @@ STATE: Final = (
 #: no plan made for one scope's size serves another's.
 EXACT_NEAREST: Final = (
     "SELECT /*+ USE_PLAN_CACHE(NONE) */ k, cosine_distance(embedding, %s) AS d"
-    " FROM glean_records WHERE scope = %s AND family = %s AND live = 1"
-    " AND embedding IS NOT NULL AND k >= %s ORDER BY d LIMIT %s"
+    " FROM glean_vectors WHERE scope = %s AND family = %s AND k >= %s ORDER BY d LIMIT %s"
 )
 #: Approximate nearest neighbours through the HNSW index (large scopes).
 APPROXIMATE_NEAREST: Final = (
     "SELECT /*+ USE_PLAN_CACHE(NONE) */ k, cosine_distance(embedding, %s) AS d"
-    " FROM glean_records WHERE scope = %s AND family = %s AND live = 1"
-    " ORDER BY d APPROXIMATE LIMIT %s"
+    " FROM glean_vectors WHERE scope = %s AND family = %s ORDER BY d APPROXIMATE LIMIT %s"
 )
 
-LEXICAL: Final = (
-    "SELECT k, MATCH (terms) AGAINST (%s) AS score, terms FROM glean_records"
-    " WHERE scope = %s AND family = %s AND live = 1 AND MATCH (terms) AGAINST (%s)"
-    " ORDER BY score DESC LIMIT %s"
+#: The records holding any of the given terms, with their terms for glean's own BM25
+#: (the engine's best first, should the postings ever exceed the limit).
+HOLDERS: Final = (
+    "SELECT k, terms FROM glean_records WHERE scope = %s AND family = %s AND live = 1"
+    " AND MATCH (terms) AGAINST (%s) ORDER BY MATCH (terms) AGAINST (%s) DESC LIMIT %s"
 )
 
 NEWEST: Final = (
@@ -147,9 +170,10 @@ BUMP_SCOPE: Final = (
     " ON DUPLICATE KEY UPDATE version = version + 1, next_key = next_key + VALUES(next_key) - 1"
 )
 COUNT_ROWS: Final = (
-    "INSERT INTO glean_counts (scope, family, live_rows, threaded) VALUES (%s, %s, %s, %s)"
-    " ON DUPLICATE KEY UPDATE live_rows = live_rows + VALUES(live_rows),"
-    " threaded = threaded + VALUES(threaded)"
+    "INSERT INTO glean_counts (scope, family, live_rows, threaded, term_total)"
+    " VALUES (%s, %s, %s, %s, %s) ON DUPLICATE KEY UPDATE"
+    " live_rows = live_rows + VALUES(live_rows), threaded = threaded + VALUES(threaded),"
+    " term_total = term_total + VALUES(term_total)"
 )
 COUNT_TERMS: Final = (
     "INSERT INTO glean_terms (scope, family, term, df) VALUES (%s, %s, %s, %s)"
@@ -158,8 +182,11 @@ COUNT_TERMS: Final = (
 INSERT_RECORD: Final = (
     "INSERT INTO glean_records (scope, family, k, rid, revision, live, caller_key,"
     " content_hash, title, text, kind, tags, created_at, created_ts, thread, abstract,"
-    " overview, body, terms, embedding) VALUES"
-    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " overview, body, terms) VALUES"
+    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+INSERT_VECTOR: Final = (
+    "INSERT INTO glean_vectors (scope, family, k, embedding) VALUES (%s, %s, %s, %s)"
 )
 INSERT_MENTION: Final = (
     "INSERT IGNORE INTO glean_mentions (scope, family, k, low, high) VALUES (%s, %s, %s, %s, %s)"

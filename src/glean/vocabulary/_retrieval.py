@@ -30,6 +30,37 @@ POSTINGS_BUDGET: Final = 2048
 RARE_POSTINGS: Final = 32
 #: Most records one time window may select before they are ranked.
 WINDOW_SCAN: Final = 4096
+#: BM25's parameters, as SQLite's FTS5 ``bm25()`` sets them.
+K1: Final = 1.2
+B: Final = 0.75
+#: The least weight a term adds (FTS5's floor for a term held by most records).
+MIN_IDF: Final = 1e-6
+
+
+def bm25(
+    held: Mapping[str, int],
+    length: int,
+    terms: Iterable[str],
+    frequencies: Mapping[str, int],
+    count: int,
+    average: float,
+) -> float:
+    """Okapi BM25 of one record over ``terms``, negated as FTS5's ``bm25()`` reports it
+    (lower is better), for a store that ranks in Python.
+
+    ``held`` counts each term in the record's analysed text, ``length`` is that text's
+    term count; ``frequencies`` are the scope's document frequencies among ``count``
+    searchable records of ``average`` length.
+    """
+    score = 0.0
+    norm = K1 * (1 - B + B * length / average) if average > 0 else K1
+    for term in terms:
+        times = held.get(term, 0)
+        if times:
+            holders = frequencies[term]
+            idf = max(math.log((count - holders + 0.5) / (holders + 0.5)), MIN_IDF)
+            score += idf * times * (K1 + 1) / (times + norm)
+    return -score
 
 
 @attrs.frozen

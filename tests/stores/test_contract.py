@@ -1,0 +1,829 @@
+"""The store contract (``glean.stores.Store``), one suite for every store.
+
+Each test runs once per store in ``STORES`` (and per async backend). A new store joins
+by adding one async factory there; a contract clause a store is known to break is
+listed in ``KNOWN_DEVIATIONS``, where its test is a strict xfail (it fails the day the
+store is fixed, so the entry is removed then).
+
+Keys are compared only within one family and scope: a store may reuse a key number in
+another scope, so the tests tell records apart by their evidence.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+
+import glean
+from glean.stores import (
+    Evidence,
+    MemoryEntry,
+    MemoryRef,
+    MemoryStore,
+    NotFoundError,
+    PoolRequest,
+    SqliteStore,
+    Store,
+    StoreError,
+)
+from glean.vocabulary._analysis import analyse_query
+from glean.vocabulary._records import experience_text, topic_text
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+    import numpy.typing as npt
+
+    from glean.stores import Family, Pool
+
+pytestmark = pytest.mark.anyio
+
+
+async def _memory_store(request: pytest.FixtureRequest) -> Store:
+    return MemoryStore()
+
+
+async def _sqlite_store(request: pytest.FixtureRequest) -> Store:
+    return await SqliteStore.open()
+
+
+async def _oceanbase_store(request: pytest.FixtureRequest) -> Store:
+    """A database of its own on the session's seekdb engine (``tests/conftest.py``)."""
+    make: Callable[[], Store] = request.getfixturevalue("oceanbase")
+    return make()
+
+
+#: Every store the contract runs on: a name and an async factory of an open, empty store
+#: (given the test's request, for stores that need another fixture).
+STORES: dict[str, Callable[[pytest.FixtureRequest], Awaitable[Store]]] = {
+    "memory": _memory_store,
+    "sqlite": _sqlite_store,
+    "oceanbase": _oceanbase_store,
+}
+
+#: Contract clauses a store is known to break: test name -> store name -> why.
+KNOWN_DEVIATIONS: dict[str, dict[str, str]] = {
+    "test_evidence_never_crosses_scope_or_family": {
+        "sqlite": "SqliteStore.evidence reads keys by row, whatever their family and scope,"
+        " and labels them with the family and scope asked for",
+    },
+    "test_calls_without_io_raise_after_aclose_too": {
+        "sqlite": "SqliteStore answers an unknown scope, an empty read, a cached evidence"
+        " and scope_version without checking that it is open",
+    },
+}
+
+EMBEDDER = glean.HashingEmbedder(64)
+MAY_8 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=list(STORES))
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+    """An open, empty store of each kind; closed after the test."""
+    opened = await STORES[request.param](request)
+    yield opened
+    await opened.aclose()
+
+
+@pytest.fixture(autouse=True)
+def _known_deviation(request: pytest.FixtureRequest) -> None:
+    callspec = getattr(request.node, "callspec", None)
+    name = "" if callspec is None else str(callspec.params.get("store"))
+    reason = KNOWN_DEVIATIONS.get(request.node.originalname, {}).get(name)
+    if reason is not None:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def turn(text: str, minutes: float, thread: str | None = "t1") -> MemoryEntry:
+    """A conversation turn said ``minutes`` after 8 May 2023, 13:00 UTC."""
+    return MemoryEntry(text=text, created_at=MAY_8 + timedelta(minutes=minutes), thread=thread)
+
+
+async def remember(
+    store: Store, scope: str, entries: Sequence[MemoryEntry | str]
+) -> list[MemoryRef]:
+    written = [MemoryEntry(text=e) if isinstance(e, str) else e for e in entries]
+    vectors = await EMBEDDER.embed([entry.text for entry in written])
+    return await store.add_memories(scope, written, vectors)
+
+
+async def search(
+    store: Store,
+    query: str,
+    *,
+    scope: str = "s",
+    family: Family = "memory",
+    size: int = 16,
+    vector: bool = True,
+) -> Pool:
+    embedded = (await EMBEDDER.embed([query]))[0] if vector else None
+    return await store.retrieve(family, scope, PoolRequest(analyse_query(query), embedded, size))
+
+
+async def texts(
+    store: Store, keys: Sequence[int], *, scope: str = "s", family: Family = "memory"
+) -> list[str | None]:
+    """The text of each key's evidence, in order (a key without evidence: KeyError)."""
+    found = await store.evidence(family, scope, list(keys))
+    return [found[key].text for key in keys]
+
+
+def keys_of(values: npt.NDArray[np.int64]) -> list[int]:
+    return [int(key) for key in values]
+
+
+async def every_key(store: Store, scope: str = "s", family: Family = "memory") -> list[int]:
+    """Every searchable key of the family in the scope: the vector channel of a big pool."""
+    vector = np.ones(EMBEDDER.dimension, dtype=np.float32)
+    pool = await store.retrieve(family, scope, PoolRequest(analyse_query(""), vector, 1000))
+    return keys_of(pool.vector_keys)
+
+
+def unit(*values: float) -> npt.NDArray[np.float32]:
+    vector = np.asarray(values, dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+# -- writes and exact reads -------------------------------------------------------------
+
+
+async def test_add_memories_gives_new_entries_read_back_exactly(store: Store) -> None:
+    """One reference per entry in input order, each a new entry at version 1, whose
+    record holds every field as written."""
+    first = MemoryEntry(
+        text="moved to Lisbon", kind="dialog", tags=("move", "city"),
+        created_at=MAY_8, thread="chat/1", key="c1/1",
+    )  # fmt: skip
+    refs = await remember(store, "s", [first, "second entry"])
+    assert [(ref.scope_id, ref.version) for ref in refs] == [("s", 1), ("s", 1)]
+    assert refs[0].entry_id != refs[1].entry_id
+    record = await store.get_memory(refs[0])
+    assert record.ref == refs[0]
+    assert (record.text, record.kind, record.tags, record.created_at, record.thread) == (
+        "moved to Lisbon", "dialog", ("move", "city"), MAY_8, "chat/1",
+    )  # fmt: skip
+    assert record.key == "c1/1"
+    assert (await store.get_memory(refs[1])).text == "second entry"
+
+
+async def test_update_writes_the_next_version_and_keeps_the_cited_one(store: Store) -> None:
+    """get_memory of version 1 after two updates is still version 1; only the newest
+    version is searched; the entry keeps its idempotency key."""
+    (v1,) = await remember(store, "s", [MemoryEntry(text="kestrel lives in Lisbon", key="k")])
+    (old_key,) = keys_of((await search(store, "kestrel")).lexical_keys)
+    v2 = await store.update_memory(
+        v1, MemoryEntry(text="kestrel lives in Porto"), await EMBEDDER.embed(["kestrel Porto"])
+    )
+    v3 = await store.update_memory(
+        v1, MemoryEntry(text="kestrel lives in Faro"), await EMBEDDER.embed(["kestrel Faro"])
+    )
+    assert (v2.entry_id, v2.version, v3.entry_id, v3.version) == (v1.entry_id, 2, v1.entry_id, 3)
+    assert (await store.get_memory(v1)).text == "kestrel lives in Lisbon"
+    assert (await store.get_memory(v2)).text == "kestrel lives in Porto"
+    newest = await store.get_memory(v3)
+    assert (newest.text, newest.key) == ("kestrel lives in Faro", "k")
+    pool = await search(store, "kestrel lisbon porto faro")
+    assert await texts(store, keys_of(pool.lexical_keys)) == ["kestrel lives in Faro"]
+    assert await texts(store, keys_of(pool.vector_keys)) == ["kestrel lives in Faro"]
+    assert pool.scope_rows == 1
+    assert await store.evidence("memory", "s", [old_key]) == {}
+    (key,) = keys_of(pool.lexical_keys)
+    assert (await store.evidence("memory", "s", [key]))[key].citation == {
+        "family": "memory", "scope": "s", "entry_id": v1.entry_id, "version": 3,
+    }  # fmt: skip
+
+
+async def test_forget_leaves_every_channel_and_keeps_versions_readable(store: Store) -> None:
+    """A forgotten entry is in no pool channel, no evidence and no neighbours; every
+    version of it stays readable; forgetting it again changes nothing."""
+    refs = await remember(
+        store,
+        "s",
+        [turn("kestrel before", 0), turn("kestrel yesterday I went sailing", 1), turn("after", 2)],
+    )
+    v2 = await store.update_memory(
+        refs[1], turn("kestrel yesterday I went rowing", 1), await EMBEDDER.embed(["rowing"])
+    )
+    query = "kestrel rowing on 7 May 2023"
+    before = await search(store, query)
+    lexical = keys_of(before.lexical_keys)
+    found = dict(zip(await texts(store, lexical), lexical, strict=True))
+    rowing = found["kestrel yesterday I went rowing"]
+    assert rowing in keys_of(before.vector_keys)
+    assert rowing in keys_of(before.time_keys)
+    await store.forget_memory(refs[1])
+    after = await search(store, query)
+    for channel in (after.lexical_keys, after.vector_keys, after.time_keys):
+        assert rowing not in keys_of(channel)
+    assert after.scope_rows == 2
+    assert await store.evidence("memory", "s", [rowing]) == {}
+    neighbours = await store.neighbours("memory", "s", [*every_key_of(after), rowing])
+    assert rowing not in neighbours
+    assert all(rowing not in near for near in neighbours.values())
+    assert (await store.get_memory(refs[1])).text == "kestrel yesterday I went sailing"
+    assert (await store.get_memory(v2)).text == "kestrel yesterday I went rowing"
+    await store.forget_memory(v2)  # already forgotten: nothing changes
+    assert (await search(store, query)).scope_rows == 2
+
+
+def every_key_of(pool: Pool) -> list[int]:
+    return sorted({*keys_of(pool.lexical_keys), *keys_of(pool.vector_keys)})
+
+
+async def test_unknown_references_raise_not_found(store: Store) -> None:
+    """An unknown scope, entry or version raises NotFoundError on read, update and
+    forget; a forgotten entry cannot be updated."""
+    (ref,) = await remember(store, "s", ["kestrel"])
+    vector = await EMBEDDER.embed(["x"])
+    unknown = [
+        MemoryRef("nowhere", ref.entry_id, 1),
+        MemoryRef("s", "no-such-entry", 1),
+        MemoryRef("s", ref.entry_id, 2),
+        MemoryRef("s", ref.entry_id, 0),
+    ]
+    for bad in unknown:
+        with pytest.raises(NotFoundError):
+            await store.get_memory(bad)
+        with pytest.raises(NotFoundError):
+            await store.update_memory(bad, MemoryEntry(text="x"), vector)
+        with pytest.raises(NotFoundError):
+            await store.forget_memory(bad)
+    await store.forget_memory(ref)
+    with pytest.raises(NotFoundError):
+        await store.update_memory(ref, MemoryEntry(text="x"), vector)
+    assert (await store.get_memory(ref)).text == "kestrel"
+
+
+async def test_memory_idempotency_keys(store: Store) -> None:
+    """The same key and content returns the existing reference and writes nothing; new
+    content is the entry's next version; the same key in another scope is another entry."""
+    (first,) = await remember(store, "s", [MemoryEntry(text="Alice moved to Lisbon", key="k")])
+    version = store.scope_version("s")
+    (again,) = await remember(store, "s", [MemoryEntry(text="Alice moved to Lisbon", key="k")])
+    assert again == first
+    assert store.scope_version("s") != version  # a write, even one that changed nothing
+    assert (await search(store, "Alice")).scope_rows == 1
+    (second,) = await remember(store, "s", [MemoryEntry(text="Alice moved to Porto", key="k")])
+    assert (second.entry_id, second.version) == (first.entry_id, 2)
+    assert (await store.get_memory(first)).text == "Alice moved to Lisbon"
+    pool = await search(store, "Alice moved")
+    assert await texts(store, keys_of(pool.lexical_keys)) == ["Alice moved to Porto"]
+    (elsewhere,) = await remember(store, "t", [MemoryEntry(text="Alice moved to Porto", key="k")])
+    assert (elsewhere.scope_id, elsewhere.version) == ("t", 1)
+    assert (await store.get_memory(second)).text == "Alice moved to Porto"
+
+
+async def test_experiences_are_keyed_and_searched_by_text_only(store: Store) -> None:
+    """An experience is searched on its whole text, never by vector; its evidence holds
+    that text; its key works like a memory's."""
+    lesson = glean.Experience("deploy failed", "rolled back", "service recovered", "pin kestrel")
+    (ref,) = await store.add_experiences("s", [glean.Experience(*attrs_of(lesson), key="e")])
+    (again,) = await store.add_experiences("s", [glean.Experience(*attrs_of(lesson), key="e")])
+    assert (ref.family, ref.scope_id, ref.revision) == ("experience", "s", 1)
+    assert again == ref
+    pool = await search(store, "kestrel rollback", family="experience")
+    assert len(pool.vector_keys) == 0
+    (key,) = keys_of(pool.lexical_keys)
+    assert (await store.evidence("experience", "s", [key]))[key] == Evidence.from_record(
+        "experience", "s", ref.id, 1, text=experience_text(lesson)
+    )
+    changed = glean.Experience("deploy failed", "rolled back", "it recovered", "pin", key="e")
+    (next_ref,) = await store.add_experiences("s", [changed])
+    assert (next_ref.id, next_ref.revision) == (ref.id, 2)
+    pool = await search(store, "deploy", family="experience")
+    assert await texts(store, keys_of(pool.lexical_keys), family="experience") == [
+        experience_text(changed)
+    ]
+
+
+def attrs_of(experience: glean.Experience) -> tuple[str, str, str, str]:
+    return (experience.situation, experience.action, experience.outcome, experience.lesson)
+
+
+async def test_topic_memories_are_revised_by_title_or_key(store: Store) -> None:
+    """A title written again is the note's next revision; a known key with new content
+    too, and with the same content writes nothing. Searched on title and text."""
+    topic = glean.TopicMemory(title="kestrel", text="a small falcon")
+    vectors = await EMBEDDER.embed([topic_text(topic)])
+    (first,) = await store.add_topic_memories("s", [topic], vectors)
+    (second,) = await store.add_topic_memories(
+        "s", [glean.TopicMemory(title="kestrel", text="hovers over fields")], vectors
+    )
+    assert (first.family, first.revision, second.id, second.revision) == (
+        "topic-memory", 1, first.id, 2,
+    )  # fmt: skip
+    pool = await search(store, "kestrel falcon hovers", family="topic-memory")
+    assert await texts(store, keys_of(pool.lexical_keys), family="topic-memory") == [
+        "kestrel\n\nhovers over fields"
+    ]
+    assert len(pool.vector_keys) == 1
+    keyed = glean.TopicMemory(title="harbour", text="boats", key="h")
+    (a,) = await store.add_topic_memories("s", [keyed], vectors)
+    (b,) = await store.add_topic_memories("s", [keyed], vectors)
+    (c,) = await store.add_topic_memories(
+        "s", [glean.TopicMemory(title="harbour", text="ships", key="h")], vectors
+    )
+    assert b == a
+    assert (c.id, c.revision) == (a.id, 2)
+    assert (await search(store, "harbour", family="topic-memory")).scope_rows == 2
+
+
+async def test_resources_are_replaced_by_uri_and_searched_on_their_summaries(
+    store: Store,
+) -> None:
+    """A URI written again replaces the resource; only the abstract and overview are
+    searched; the body is read on demand, the current one, for known URIs only."""
+    vectors = await EMBEDDER.embed(["kestrel setup guide"])
+    (first,) = await store.add_resources(
+        "s",
+        [glean.Resource("docs/setup.md", body="TOKEN=old", abstract="kestrel setup guide")],
+        vectors,
+    )
+    replaced = glean.Resource(
+        "docs/setup.md", body="TOKEN=new", abstract="kestrel install guide", overview="steps"
+    )
+    (second,) = await store.add_resources("s", [replaced], vectors)
+    assert (first.id, first.revision, second.id, second.revision) == (
+        "docs/setup.md", 1, "docs/setup.md", 2,
+    )  # fmt: skip
+    pool = await search(store, "kestrel setup install", family="resource")
+    (key,) = keys_of(pool.lexical_keys)
+    assert pool.scope_rows == 1
+    assert (await store.evidence("resource", "s", [key]))[key] == Evidence.from_record(
+        "resource", "s", "docs/setup.md", 2, abstract="kestrel install guide", overview="steps"
+    )
+    assert len((await search(store, "token", family="resource")).lexical_keys) == 0
+    bodies = await store.read_resource_bodies("s", ["docs/setup.md", "docs/none.md"])
+    assert bodies == {"docs/setup.md": "TOKEN=new"}
+    assert await store.read_resource_bodies("elsewhere", ["docs/setup.md"]) == {}
+    keyed = glean.Resource("docs/a.md", body="A", abstract="alpha", key="r")
+    (a,) = await store.add_resources("s", [keyed], vectors)
+    (again,) = await store.add_resources("s", [keyed], vectors)
+    assert again == a
+
+
+async def test_the_latest_profile_wins(store: Store) -> None:
+    """A scope's profile is the last one set; a scope without one has none."""
+    assert await store.get_profile("s") is None
+    await store.set_profile("s", glean.Profile(text="first"))
+    await store.set_profile("s", glean.Profile(text="prefers short answers"))
+    assert await store.get_profile("s") == Evidence.from_record(
+        "profile", "s", text="prefers short answers"
+    )
+    assert await store.get_profile("t") is None
+
+
+async def test_evidence_of_each_family_cites_its_version(store: Store) -> None:
+    """Memory evidence holds the text, time and thread, cited by entry and version."""
+    (ref,) = await remember(store, "s", [turn("kestrel on the wire", 0, thread="chat/1")])
+    (key,) = keys_of((await search(store, "kestrel")).lexical_keys)
+    assert (await store.evidence("memory", "s", [key])) == {
+        key: Evidence.from_record(
+            "memory", "s", ref.entry_id, 1,
+            text="kestrel on the wire", created_at=MAY_8, thread="chat/1",
+        )
+    }  # fmt: skip
+
+
+# -- isolation --------------------------------------------------------------------------
+
+
+async def test_scopes_never_see_each_other(store: Store) -> None:
+    """Another scope's records are in no pool, no evidence and no neighbours, though
+    they share terms, vectors, threads and times."""
+    await remember(store, "a", [turn(f"kestrel note {n} in a", n) for n in range(3)])
+    await remember(store, "b", [turn(f"kestrel note {n} in b", n + 0.5) for n in range(5)])
+    pool = await search(store, "kestrel note on May 8, 2023", scope="a")
+    assert pool.scope_rows == 3
+    for channel in (pool.lexical_keys, pool.vector_keys, pool.time_keys):
+        found = await texts(store, keys_of(channel), scope="a")
+        assert sorted(map(str, found)) == [f"kestrel note {n} in a" for n in range(3)]
+    around = await store.neighbours("memory", "a", keys_of(pool.lexical_keys))
+    held = {key for near in around.values() for key in near}
+    assert held <= set(keys_of(pool.lexical_keys))
+    assert len(held) == 3
+    assert await store.get_profile("a") is None
+    empty = await search(store, "kestrel", scope="c")
+    assert (empty.retrieved, empty.scope_rows) == (0, 0)
+    assert empty.version == store.scope_version("c")
+
+
+async def test_evidence_never_crosses_scope_or_family(store: Store) -> None:
+    """Evidence asked of one scope and family never returns another's record, even for
+    a key that names one there."""
+    await remember(store, "a", ["kestrel in a"])
+    await remember(store, "b", ["kestrel in b"])
+    await store.add_experiences("a", [glean.Experience("kestrel", "a", "b", "c")])
+    in_a = await every_key(store, "a")
+    foreign = [key for key in await every_key(store, "b") if key not in in_a]
+    assert await store.evidence("memory", "a", foreign) == {}
+    experiences = keys_of(
+        (await search(store, "kestrel", scope="a", family="experience")).lexical_keys
+    )
+    strangers = [key for key in in_a if key not in experiences]
+    assert await store.evidence("experience", "a", strangers) == {}
+
+
+# -- the channels -----------------------------------------------------------------------
+
+
+async def test_lexical_channel_ranks_by_bm25_and_counts_analysed_terms(store: Store) -> None:
+    """Holders of any query term, best (lowest) score first, each with how many
+    distinct query terms its analysed text holds (stemmed: "runs" holds "running")."""
+    await remember(
+        store,
+        "s",
+        [
+            "kestrel runs",
+            "kestrel seen today",
+            "the kestrels running",
+            *[f"nothing related {n}" for n in range(6)],
+        ],
+    )
+    pool = await search(store, "running kestrel", vector=False)
+    found = await texts(store, keys_of(pool.lexical_keys))
+    assert set(found[:2]) == {"kestrel runs", "the kestrels running"}
+    assert found[2:] == ["kestrel seen today"]
+    assert pool.lexical_matches.tolist() == [2, 2, 1]
+    scores = pool.lexical_scores.tolist()
+    assert scores == sorted(scores)
+    assert scores[2] > scores[1]
+    assert all(score < 0 for score in scores)
+    assert len(pool.vector_keys) == 0  # no query vector: no vector channel
+    assert pool.scope_rows == 9
+
+
+async def test_lexical_channel_searches_the_plans_terms_only(store: Store) -> None:
+    """A term held by too many records is left out of the search (``plan_lexical``),
+    yet a candidate's matched terms still count it."""
+    entries = [
+        MemoryEntry(text="rare common"),
+        *[MemoryEntry(text=f"common {n}") for n in range(2100)],
+    ]
+    vectors = np.zeros((len(entries), EMBEDDER.dimension), dtype=np.float32)
+    await store.add_memories("s", entries, vectors)
+    pool = await search(store, "rare common", vector=False)
+    assert await texts(store, keys_of(pool.lexical_keys)) == ["rare common"]
+    assert pool.lexical_matches.tolist() == [2]
+
+
+async def test_bm25_uses_the_scopes_own_term_statistics(store: Store) -> None:
+    """A term common in another, larger scope still counts as rare in this one."""
+    await remember(store, "big", [f"lantern festival note {n}" for n in range(100)])
+    await remember(
+        store,
+        "small",
+        [
+            "harbour harbour walk with friends",
+            "lantern by the door",
+            *[f"harbour visit number {n}" for n in range(30)],
+        ],
+    )
+    pool = await search(store, "lantern harbour", scope="small", vector=False)
+    first = await texts(store, keys_of(pool.lexical_keys[:1]), scope="small")
+    assert first == ["lantern by the door"]
+
+
+async def test_lexical_plan_rescues_every_holder_of_a_rare_term(store: Store) -> None:
+    """When BM25 ranks long records holding the rarest term past the pool, they are
+    appended after the ranked ones, scored by that term alone."""
+    filler = " ".join(f"word{n}" for n in range(150))
+    await remember(
+        store,
+        "s",
+        [
+            *[f"common common common {n}" for n in range(12)],
+            *[f"rare {filler} {n}" for n in range(3)],
+            *[f"unrelated {n}" for n in range(60)],
+        ],
+    )
+    pool = await search(store, "common rare", size=4, vector=False)
+    found = await texts(store, keys_of(pool.lexical_keys))
+    assert len(found) == 7
+    assert all(str(text).startswith("common") for text in found[:4])
+    assert sorted(str(text)[-1] for text in found[4:]) == ["0", "1", "2"]
+    assert all(str(text).startswith("rare") for text in found[4:])
+    assert pool.lexical_matches.tolist() == [1] * 7
+    rescued = pool.lexical_scores.tolist()[4:]
+    assert rescued == sorted(rescued)
+
+
+async def test_vector_channel_is_the_most_similar_first(store: Store) -> None:
+    """The request.size nearest by cosine, with their similarities, descending; only
+    families with a vector channel, only with a query vector."""
+    entries = [MemoryEntry(text=name) for name in ("east", "north", "northeast", "west")]
+    vectors = np.stack([unit(1, 0, 0, 0), unit(0, 1, 0, 0), unit(1, 1, 0, 0), unit(-1, 0, 0, 0)])
+    await store.add_memories("s", entries, vectors)
+    query = PoolRequest(analyse_query("compass"), unit(1, 0.1, 0, 0), 3)
+    pool = await store.retrieve("memory", "s", query)
+    assert await texts(store, keys_of(pool.vector_keys)) == ["east", "northeast", "north"]
+    similarities = pool.vector_similarities.tolist()
+    assert similarities == sorted(similarities, reverse=True)
+    cosines = [float(vectors[n] @ unit(1, 0.1, 0, 0)) for n in (0, 2, 1)]
+    assert similarities == pytest.approx(cosines, abs=1e-6)
+    assert len(pool.lexical_keys) == 0
+    none = await store.retrieve("memory", "s", PoolRequest(analyse_query("east"), None, 3))
+    assert len(none.vector_keys) == 0
+    assert len(none.lexical_keys) == 1
+    await store.add_experiences("s", [glean.Experience("east", "east", "east", "east")])
+    experience = await store.retrieve("experience", "s", query)
+    assert len(experience.vector_keys) == 0
+
+
+async def test_time_channel_finds_what_was_said_on_a_named_day(store: Store) -> None:
+    """ "on 7 May 2023" finds what was said on 8 May (a day's margin), not a week later
+    nor an undated remark; ``time_matched`` counts the window's records."""
+    await remember(
+        store,
+        "s",
+        [
+            turn("Alice: I went to a pottery class", 0),
+            turn("Alice: the weather is nice", 60 * 24 * 7, thread="t2"),
+            MemoryEntry(text="Alice: undated remark"),
+        ],
+    )
+    pool = await search(store, "What did Alice do on 7 May 2023?")
+    assert await texts(store, keys_of(pool.time_keys)) == ["Alice: I went to a pottery class"]
+    assert pool.time_matched == 1
+    plain = await search(store, "pottery class")
+    assert (len(plain.time_keys), plain.time_matched) == (0, 0)
+
+
+@pytest.mark.parametrize("vector", [False, True])
+async def test_yesterday_is_the_day_before_the_newest_record(store: Store, vector: bool) -> None:
+    """A relative date is seen from the day of the scope's newest record, not today;
+    a record whose own text names that day comes first; at most ``size // 4``."""
+    await remember(
+        store,
+        "s",
+        [
+            turn("Bob: started reading a novel", 0),  # 8 May: outside the window
+            turn("Bob: went hiking", 60 * 24 * 3, thread="t2"),  # 11 May
+            turn("Bob: I baked bread yesterday", 60 * 24 * 4 - 60 * 4, thread="t3"),  # names 11 May
+            turn("Bob: quiet day", 60 * 24 * 4, thread="t4"),  # 12 May, the newest
+        ],
+    )
+    pool = await search(store, "What did Bob do yesterday?", vector=vector)
+    found = await texts(store, keys_of(pool.time_keys))
+    assert found[0] == "Bob: I baked bread yesterday"
+    assert sorted(map(str, found[1:])) == ["Bob: quiet day", "Bob: went hiking"]
+    assert pool.time_matched == 3
+    if not vector:  # without a vector: nearest the middle of the window (11 May noon) first
+        assert found[1:] == ["Bob: went hiking", "Bob: quiet day"]
+    small = await search(store, "What did Bob do yesterday?", size=4, vector=vector)
+    assert await texts(store, keys_of(small.time_keys)) == ["Bob: I baked bread yesterday"]
+    assert small.time_matched == 3
+
+
+async def test_a_record_naming_the_day_is_found_days_later(store: Store) -> None:
+    """ "I donated blood last Saturday" said on Friday 12 May names 6 May: "on 6 May"
+    finds it, ahead of what was said that day."""
+    await remember(
+        store,
+        "s",
+        [
+            turn("Alice: chatting about lunch", 60 * 24 * -2),  # said on 6 May
+            turn("Alice: I donated blood last Saturday", 60 * 24 * 4),  # said on 12 May
+            turn("Alice: the weather is nice", 60 * 24 * 3),  # 11 May: neither
+        ],
+    )
+    pool = await search(store, "What did Alice do on 6 May 2023?")
+    assert await texts(store, keys_of(pool.time_keys)) == [
+        "Alice: I donated blood last Saturday",
+        "Alice: chatting about lunch",
+    ]
+
+
+async def test_neighbours_stay_in_their_thread(store: Store) -> None:
+    """A record's neighbours are the records just before and after it in its own
+    thread, by created_at then insertion; other threads, families and forgotten
+    records never appear; a record without a thread has none."""
+    refs = await remember(
+        store,
+        "s",
+        [
+            turn("first", 0),
+            turn("other thread", 1, thread="t2"),
+            turn("third", 2),  # written before "second" but said later
+            turn("second", 1),
+            turn("no thread", 1, thread=None),
+            turn("fourth", 3),
+            MemoryEntry(text="undated", thread="t3"),
+            MemoryEntry(text="undated too", thread="t3"),
+        ],
+    )
+    written = await every_key(store)
+    key = dict(zip(await texts(store, written), written, strict=True))
+    around = await store.neighbours(
+        "memory", "s", [key["second"], key["first"], key["no thread"], key["fourth"]]
+    )
+    assert around == {
+        key["second"]: (key["first"], key["third"]),
+        key["first"]: (key["second"],),
+        key["fourth"]: (key["third"],),
+    }
+    assert (await store.neighbours("memory", "s", [key["undated"]]))[key["undated"]] == (
+        key["undated too"],
+    )
+    await store.forget_memory(refs[2])  # "third"
+    around = await store.neighbours("memory", "s", [key["second"], key["third"]])
+    assert around == {key["second"]: (key["first"], key["fourth"])}
+    assert await store.neighbours("experience", "s", [key["second"]]) == {}
+
+
+# -- write versions, embedders, closing -------------------------------------------------
+
+
+async def test_every_write_moves_the_scope_version_and_reads_do_not(store: Store) -> None:
+    """Each write method changes its scope's version (and no other scope's); reads and
+    searches leave it; a pool carries the version it was read at."""
+    seen = [store.scope_version("s")]
+    other = store.scope_version("t")
+    vectors = await EMBEDDER.embed(["x"])
+
+    async def wrote() -> None:
+        version = store.scope_version("s")
+        assert version not in seen
+        seen.append(version)
+
+    (ref,) = await remember(store, "s", ["kestrel"])
+    await wrote()
+    ref = await store.update_memory(ref, MemoryEntry(text="kestrel two"), vectors)
+    await wrote()
+    await store.add_experiences("s", [glean.Experience("a", "b", "c", "d")])
+    await wrote()
+    await store.add_topic_memories("s", [glean.TopicMemory("t", "x")], vectors)
+    await wrote()
+    await store.add_resources("s", [glean.Resource("u", "body", "abstract")], vectors)
+    await wrote()
+    await store.set_profile("s", glean.Profile("p"))
+    await wrote()
+    await store.forget_memory(ref)
+    await wrote()
+    pool = await search(store, "kestrel", family="topic-memory")
+    assert pool.version == seen[-1]
+    await store.get_memory(ref)
+    await store.get_profile("s")
+    await store.read_resource_bodies("s", ["u"])
+    await store.evidence("topic-memory", "s", keys_of(pool.vector_keys))
+    await store.neighbours("memory", "s", [1, 2])
+    assert store.scope_version("s") == seen[-1]
+    assert store.scope_version("t") == other
+
+
+async def test_bind_embedder_refuses_another_embedder(store: Store) -> None:
+    """Until a vector is written any embedder is accepted; then only the one that
+    built the vectors (same fingerprint and dimension)."""
+    await store.add_experiences("s", [glean.Experience("a", "b", "c", "d")])  # no vectors
+    await store.bind_embedder("other/8", 8)
+    await store.bind_embedder("mine/4", 4)
+    await store.add_memories("s", [MemoryEntry(text="x")], np.stack([unit(1, 0, 0, 0)]))
+    await store.bind_embedder("mine/4", 4)
+    with pytest.raises(StoreError):
+        await store.bind_embedder("other/4", 4)
+    with pytest.raises(StoreError):
+        await store.bind_embedder("other/8", 8)
+
+
+async def test_calls_after_aclose_raise_store_error(store: Store) -> None:
+    """aclose is idempotent; every later read and write raises StoreError."""
+    ref, _ = await remember(store, "s", [turn("kestrel", 0), turn("next", 1)])
+    await store.add_resources("s", [glean.Resource("u", "body", "a")], await EMBEDDER.embed(["a"]))
+    await store.set_profile("s", glean.Profile("p"))
+    keys = await every_key(store)
+    await store.aclose()
+    await store.aclose()
+    vectors = await EMBEDDER.embed(["x"])
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: remember(store, "s", ["x"]),
+        lambda: store.update_memory(ref, MemoryEntry(text="x"), vectors),
+        lambda: store.forget_memory(ref),
+        lambda: store.get_memory(ref),
+        lambda: store.add_experiences("s", [glean.Experience("a", "b", "c", "d")]),
+        lambda: store.add_topic_memories("s", [glean.TopicMemory("t", "x")], vectors),
+        lambda: store.add_resources("s", [glean.Resource("v", "b")], vectors),
+        lambda: store.set_profile("s", glean.Profile("q")),
+        lambda: store.get_profile("s"),
+        lambda: store.read_resource_bodies("s", ["u"]),
+        lambda: search(store, "kestrel"),
+        lambda: store.neighbours("memory", "s", keys),
+        lambda: store.evidence("memory", "s", keys),
+        lambda: store.bind_embedder("hashing-v1/64", 64),
+    ]
+    for call in calls:
+        with pytest.raises(StoreError):
+            await call()
+
+
+async def test_calls_without_io_raise_after_aclose_too(store: Store) -> None:
+    """Even a call a store could answer without its backend raises once closed."""
+    await remember(store, "s", ["kestrel"])
+    keys = await every_key(store)
+    await store.evidence("memory", "s", keys)  # may now be cached
+    await store.aclose()
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: search(store, "kestrel", scope="nowhere"),
+        lambda: store.get_profile("nowhere"),
+        lambda: store.read_resource_bodies("s", []),
+        lambda: store.evidence("memory", "s", keys),
+    ]
+    for call in calls:
+        with pytest.raises(StoreError):
+            await call()
+    with pytest.raises(StoreError):
+        store.scope_version("s")
+
+
+# -- end to end -------------------------------------------------------------------------
+
+
+async def test_every_store_delivers_the_same_context() -> None:
+    """The same corpus written through a runtime on each store, and the same prepares,
+    deliver the same items with the same citations (ids named by write order)."""
+    delivered: dict[str, list[list[tuple[object, ...]]]] = {}
+    for name, factory in STORES.items():
+        async with glean.open_runtime(store=await factory(), embedder=EMBEDDER) as rt:
+            names = await write_corpus(rt)
+            delivered[name] = [
+                [
+                    (item.citation.family, names.get(str(item.citation.id), item.citation.id),
+                     item.citation.version, item.tier, item.text, item.at)
+                    for item in glean.parse_context((await rt.prepare_context(request)).content)
+                ]
+                for request in REQUESTS
+            ]  # fmt: skip
+    reference = delivered.pop("memory")
+    assert all(len(items) >= 3 for items in reference)
+    families = {item[0] for items in reference for item in items}
+    assert all(item[1] != "record 5" for items in reference for item in items)  # forgotten
+    assert families == {"memory", "experience", "topic-memory", "resource", "profile"}
+    for name, packs in delivered.items():
+        assert packs == reference, name
+
+
+SECTIONS = glean.Assembly(
+    (
+        glean.Section("profile", 1),
+        glean.Section("memory", 4),
+        glean.Section("experience", 1),
+        glean.Section("topic-memory", 1),
+        glean.Section("resource", 1),
+    )
+)
+REQUESTS = [
+    glean.PrepareContextRequest(scope_id="c", query=query, assembly=SECTIONS)
+    for query in (
+        "kestrel deployment rollback",
+        "what did Alice do yesterday?",
+        "harbour lantern festival on 9 May 2023",
+        "how do I configure the kestrel cluster",
+    )
+]
+
+
+async def write_corpus(rt: glean.Runtime) -> dict[str, str]:
+    """One scope of every family, with a forget and an update; returns a stable name per
+    record id (its family and write position)."""
+    topics = ["kestrel", "harbour", "lantern", "pottery", "deployment", "cluster", "bread"]
+    entries = [
+        turn(
+            f"{('Alice', 'Bob')[n % 2]}: note {n} on {topics[n % 7]} and {topics[(n * 3) % 7]}",
+            60 * 5 * n,
+            thread=f"t{n % 3}",
+        )
+        for n in range(40)
+    ]
+    entries.append(turn("Alice: I went to the lantern festival yesterday", 60 * 5 * 40))
+    refs = await rt.add_memories("c", entries)
+    await rt.update_memory(refs[3], turn("Bob: rolled back the kestrel deployment", 15))
+    await rt.forget_memory(refs[5])
+    experiences = await rt.add_experiences(
+        "c",
+        [
+            glean.Experience("kestrel deployment failed", "rolled back", "recovered", "pin"),
+            glean.Experience("harbour trip", "took the ferry", "late", "check times"),
+        ],
+    )
+    topic_refs = await rt.add_topic_memories(
+        "c",
+        [
+            glean.TopicMemory("kestrel cluster", "three nodes; configure with kestrel.toml"),
+            glean.TopicMemory("lantern festival", "every May at the harbour"),
+        ],
+    )
+    await rt.add_resources(
+        "c",
+        [
+            glean.Resource("docs/kestrel.md", "body", abstract="configure the kestrel cluster"),
+            glean.Resource("docs/harbour.md", "body", abstract="harbour map", overview="piers"),
+        ],
+    )
+    await rt.set_profile("c", glean.Profile("Alice and Bob run the kestrel cluster"))
+    named = [*[r.entry_id for r in refs], *[r.id for r in (*experiences, *topic_refs)]]
+    return {record_id: f"record {n}" for n, record_id in enumerate(named)}
