@@ -65,16 +65,7 @@ STORES: dict[str, Callable[[pytest.FixtureRequest], Awaitable[Store]]] = {
 }
 
 #: Contract clauses a store is known to break: test name -> store name -> why.
-KNOWN_DEVIATIONS: dict[str, dict[str, str]] = {
-    "test_evidence_never_crosses_scope_or_family": {
-        "sqlite": "SqliteStore.evidence reads keys by row, whatever their family and scope,"
-        " and labels them with the family and scope asked for",
-    },
-    "test_calls_without_io_raise_after_aclose_too": {
-        "sqlite": "SqliteStore answers an unknown scope, an empty read, a cached evidence"
-        " and scope_version without checking that it is open",
-    },
-}
+KNOWN_DEVIATIONS: dict[str, dict[str, str]] = {}
 
 EMBEDDER = glean.HashingEmbedder(64)
 MAY_8 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
@@ -366,6 +357,17 @@ async def test_resources_are_replaced_by_uri_and_searched_on_their_summaries(
     (a,) = await store.add_resources("s", [keyed], vectors)
     (again,) = await store.add_resources("s", [keyed], vectors)
     assert again == a
+
+
+async def test_a_uri_that_comes_back_takes_its_next_revision(store: Store) -> None:
+    """Key r moves a resource from URI a to URI b (a leaves search); a written again
+    without the key continues a's revisions instead of clashing with revision 1."""
+    vectors = await EMBEDDER.embed(["alpha"])
+    (a1,) = await store.add_resources("s", [glean.Resource("a", "A", "alpha", key="r")], vectors)
+    (b1,) = await store.add_resources("s", [glean.Resource("b", "B", "beta", key="r")], vectors)
+    (a2,) = await store.add_resources("s", [glean.Resource("a", "A2", "alpha two")], vectors)
+    assert (a1.id, a1.revision, b1.id, a2.id, a2.revision) == ("a", 1, "b", "a", 2)
+    assert await store.read_resource_bodies("s", ["a", "b"]) == {"a": "A2", "b": "B"}
 
 
 async def test_the_latest_profile_wins(store: Store) -> None:
@@ -743,20 +745,20 @@ async def test_calls_without_io_raise_after_aclose_too(store: Store) -> None:
 # -- end to end -------------------------------------------------------------------------
 
 
-async def test_every_store_delivers_the_same_context() -> None:
+async def test_every_store_delivers_the_same_context(request: pytest.FixtureRequest) -> None:
     """The same corpus written through a runtime on each store, and the same prepares,
     deliver the same items with the same citations (ids named by write order)."""
     delivered: dict[str, list[list[tuple[object, ...]]]] = {}
     for name, factory in STORES.items():
-        async with glean.open_runtime(store=await factory(), embedder=EMBEDDER) as rt:
+        async with glean.open_runtime(store=await factory(request), embedder=EMBEDDER) as rt:
             names = await write_corpus(rt)
             delivered[name] = [
                 [
                     (item.citation.family, names.get(str(item.citation.id), item.citation.id),
                      item.citation.version, item.tier, item.text, item.at)
-                    for item in glean.parse_context((await rt.prepare_context(request)).content)
+                    for item in glean.parse_context((await rt.prepare_context(asked)).content)
                 ]
-                for request in REQUESTS
+                for asked in REQUESTS
             ]  # fmt: skip
     reference = delivered.pop("memory")
     assert all(len(items) >= 3 for items in reference)

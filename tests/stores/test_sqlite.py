@@ -201,10 +201,13 @@ def test_evidence_cache_ignores_reads_older_than_a_retirement() -> None:
     before = cache.generation
     cache.retire([1])
     cache.remember({1: evidence("one")}, before)
-    assert cache.split([1]) == ({}, [1])
+    assert cache.split([1], "memory", "s") == ({}, [1])
     cache.remember({n: evidence(str(n)) for n in (1, 2, 3)}, cache.generation)
-    found, missing = cache.split([1, 2, 3])
+    found, missing = cache.split([1, 2, 3], "memory", "s")
     assert (sorted(found), missing) == ([2, 3], [1])  # the oldest was evicted
+    # A row cached for one family and scope is never served for another.
+    assert cache.split([2], "memory", "t") == ({}, [2])
+    assert cache.split([2], "experience", "s") == ({}, [2])
 
 
 async def test_matched_terms_count_whole_query_terms_only() -> None:

@@ -26,14 +26,17 @@ class EvidenceCache:
         self._capacity = capacity
         self.generation = 0
 
-    def split(self, keys: Sequence[int]) -> tuple[dict[int, Evidence], list[int]]:
-        """The cached evidence of ``keys`` and the keys that must be read."""
+    def split(
+        self, keys: Sequence[int], family: str, scope_id: str
+    ) -> tuple[dict[int, Evidence], list[int]]:
+        """The cached evidence of ``keys`` in the family and scope, and the keys that
+        must be read (a row cached for another family or scope is read, and not found)."""
         found: dict[int, Evidence] = {}
         missing: list[int] = []
         items = self._items
         for key in keys:
             hit = items.get(key)
-            if hit is None:
+            if hit is None or hit.family != family or hit.scope_id != scope_id:
                 missing.append(key)
             else:
                 found[key] = hit

@@ -824,8 +824,16 @@ class OceanBaseStore:
             (write.scope_id, write.family, value),
         )
         found = await cur.fetchone()
+        if found is None and column == "rid":  # a URI back after it left: its next revision
+            await cur.execute(
+                "SELECT MAX(revision) FROM glean_records WHERE scope = %s AND family = %s"
+                " AND rid = %s",
+                (write.scope_id, write.family, value),
+            )
+            (latest,) = await cur.fetchone()
+            return value, int(latest or 0) + 1
         if found is None:
-            return (value if column == "rid" else uuid.uuid4().hex), 1
+            return uuid.uuid4().hex, 1
         key, rid, revision = found
         await self._retire(cur, write, key)
         return rid, int(revision) + 1

@@ -150,6 +150,7 @@ class SqliteStore:
             self._conns.close()
 
     def scope_version(self, scope_id: str) -> int:
+        self._check_open()
         return self._versions.get(scope_id, 0)
 
     async def bind_embedder(self, fingerprint: str, dimension: int) -> None:
@@ -407,6 +408,7 @@ class SqliteStore:
         )
 
     async def get_profile(self, scope_id: str) -> Evidence | None:
+        self._check_open()
         self._conns.sync(self._reload)
         key = self._scope_keys.get(scope_id)
         if key is None:
@@ -422,6 +424,7 @@ class SqliteStore:
         return Evidence.from_record("profile", scope_id, text=text)
 
     async def read_resource_bodies(self, scope_id: str, uris: Sequence[str]) -> Mapping[str, str]:
+        self._check_open()
         self._conns.sync(self._reload)
         key = self._scope_keys.get(scope_id)
         if key is None or not uris:
@@ -439,6 +442,7 @@ class SqliteStore:
         return await self._read("read_resource_bodies", work, inline=True)
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
+        self._check_open()
         self._conns.sync(self._reload)
         version = self.scope_version(scope_id)
         key = self._scope_keys.get(scope_id)
@@ -483,6 +487,7 @@ class SqliteStore:
         """For each key, the searchable records just before and just after it in its
         thread (ordered by ``created_at``, then insertion); keys without a thread, or no
         longer searchable, are absent. Never crosses a thread, a scope or a family."""
+        self._check_open()
         key = self._scope_keys.get(scope_id)
         if key is None or not keys or key not in self._threaded:
             return {}  # no entry of the scope has a thread: no I/O at all
@@ -497,14 +502,16 @@ class SqliteStore:
     ) -> Mapping[int, Evidence]:
         """Read the evidence of record versions a pool named; a key whose record was
         retired since is missing from the result (searched versions only)."""
+        self._check_open()
         self._conns.sync(self._reload)
-        found, missing = self._evidence.split(keys)
-        if not missing:
+        found, missing = self._evidence.split(keys, family, scope_id)
+        key = self._scope_keys.get(scope_id)
+        if not missing or key is None:
             return found
         generation = self._evidence.generation
 
         def work(conn: sqlite3.Connection) -> dict[int, Evidence]:
-            return search.fetch(conn, family, scope_id, missing)
+            return search.fetch(conn, family, key, scope_id, missing)
 
         fetched = await self._read("evidence", work, inline=len(missing) <= 256)
         self._evidence.remember(fetched, generation)

@@ -297,8 +297,14 @@ def supersede(
         f" AND {column} = ? AND live = 1",
         (written.family, written.scope_key, value),
     ).fetchone()
+    if found is None and column == "rid":  # a URI back after it left: its next revision
+        (latest,) = conn.execute(
+            "SELECT max(revision) FROM records WHERE family = ? AND scope_key = ? AND rid = ?",
+            (written.family, written.scope_key, value),
+        ).fetchone()
+        return value, (latest or 0) + 1
     if found is None:
-        return (value if column == "rid" else uuid.uuid4().hex), 1
+        return uuid.uuid4().hex, 1
     row, rid, revision = found
     retire(conn, written.family, row)
     written.removed_rows.append(row)

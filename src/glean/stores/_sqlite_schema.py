@@ -206,7 +206,9 @@ def fetch_statement(count: int) -> str:
     :func:`as_one_row`)."""
     placeholders = ",".join("?" * count)
     return as_one_row(
-        EVIDENCE_COLUMNS, f"SELECT {EVIDENCE_COLUMNS} FROM records WHERE row IN ({placeholders})"
+        EVIDENCE_COLUMNS,
+        f"SELECT {EVIDENCE_COLUMNS} FROM records WHERE row IN ({placeholders})"
+        " AND family = ? AND scope_key = ?",
     )
 
 

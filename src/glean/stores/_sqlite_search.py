@@ -143,11 +143,12 @@ def thread_neighbours(
 
 
 def fetch(
-    conn: sqlite3.Connection, family: Family, scope_id: str, rows: list[int]
+    conn: sqlite3.Connection, family: Family, key: int, scope_id: str, rows: list[int]
 ) -> dict[int, Evidence]:
+    """The evidence of those ``rows`` that are live records of the family in the scope."""
     if not rows:
         return {}
-    found = one_row(conn, sql.fetch_statement(len(rows)), rows)
+    found = one_row(conn, sql.fetch_statement(len(rows)), [*rows, family, key])
     return {row[0]: sql.evidence_from_row(family, scope_id, row) for row in found if row[-1]}
 
 
