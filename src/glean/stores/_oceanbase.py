@@ -17,23 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import uuid
-from collections import Counter
-from datetime import UTC, date, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
-import numpy as np
 from opentelemetry.trace import SpanKind
 
 from ..vocabulary import _telemetry as tracing
 from ..vocabulary._analysis import index_text
-from ..vocabulary._dates import mentioned_days
 from ..vocabulary._errors import NotFoundError, StoreError, StoreUnavailableError
 from ..vocabulary._evidence import Evidence, Pool
-from ..vocabulary._families import rules
 from ..vocabulary._records import (
     MemoryRecord,
     MemoryRef,
@@ -41,14 +36,17 @@ from ..vocabulary._records import (
     experience_text,
     topic_text,
 )
-from ..vocabulary._retrieval import POSTINGS_BUDGET, RARE_POSTINGS, WINDOW_SCAN, TimeHits, bm25
+from . import _oceanbase_rows as rows
 from . import _oceanbase_schema as sql
+from . import _oceanbase_search as search
 from ._bridge import LoopThread
+from ._oceanbase_connections import Connections, unavailable_errors
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+    from collections.abc import Callable, Coroutine, Mapping, Sequence
     from contextlib import AbstractContextManager
 
+    import numpy as np
     import numpy.typing as npt
     from opentelemetry.trace import Span, TracerProvider
 
@@ -70,107 +68,6 @@ T = TypeVar("T")
 #: the HNSW index; at or below, an exact scan (measured on seekdb: ~1.3 ms per 1,000
 #: rows exact, a flat 15-40 ms approximate).
 EXACT_ROWS: Final = 10_000
-#: The newest keys of a scope that an approximate search also scans exactly: the HNSW
-#: index can lag a fresh insert, and a record just written must be findable at once.
-FRESH_KEYS: Final = 1024
-NO_TIME: Final = -1e18
-
-
-def _unavailable_errors() -> tuple[type[BaseException], ...]:
-    import asyncmy.errors
-
-    return (asyncmy.errors.OperationalError, asyncmy.errors.InterfaceError, OSError, EOFError)
-
-
-class _Connections:
-    """A small pool of asyncmy connections, used on the bridge's loop only."""
-
-    def __init__(self, options: Mapping[str, Any], size: int) -> None:
-        self._options = dict(options)
-        self._idle: list[Any] = []
-        self._size = size
-        self._slots = asyncio.Semaphore(size)
-
-    @contextlib.asynccontextmanager
-    async def connection(self, *, extra: bool = False) -> AsyncIterator[Any]:
-        """A connection for one call. A call holding one may take an ``extra`` one
-        beside it without waiting for a slot, so that calls which each hold a slot
-        never wait on each other."""
-        async with contextlib.nullcontext() if extra else self._slots, self._connected() as conn:
-            yield conn
-
-    @contextlib.asynccontextmanager
-    async def _connected(self) -> AsyncIterator[Any]:
-        import asyncmy
-
-        conn = self._idle.pop() if self._idle else await asyncmy.connect(**self._options)
-        try:
-            yield conn
-        except _unavailable_errors():
-            conn.close()
-            self.discard_idle()  # the engine went away: the idle ones are dead too
-            raise
-        except BaseException:
-            conn.close()  # cancelled or failed mid-statement: its state is unknown
-            raise
-        if len(self._idle) < 2 * self._size:
-            self._idle.append(conn)
-        else:
-            conn.close()
-
-    def use_database(self, database: str) -> None:
-        """Connect later connections straight to ``database`` (it exists now)."""
-        self._options["db"] = database
-
-    def discard_idle(self) -> None:
-        while self._idle:
-            self._idle.pop().close()
-
-
-@attrs.define
-class _Write:
-    """One write transaction's bookkeeping: counts and term frequencies to apply."""
-
-    scope_id: str
-    family: Family
-    first_key: int = 0
-    used: int = 0
-    live_delta: int = 0
-    threaded_delta: int = 0
-    term_delta: int = 0
-    terms: Counter[str] = attrs.Factory(Counter)
-    #: Rows, vectors and mentions to insert, sent as one multi-row statement each.
-    records: list[tuple[Any, ...]] = attrs.Factory(list)
-    vectors: list[tuple[Any, ...]] = attrs.Factory(list)
-    mentions: list[tuple[Any, ...]] = attrs.Factory(list)
-
-    def next_key(self) -> int:
-        self.used += 1
-        return self.first_key + self.used - 1
-
-    async def flush(self, cur: Any) -> None:
-        """Send the pending inserts (before any read of the records table, and at the
-        end of the transaction)."""
-        if self.records:
-            await cur.executemany(sql.INSERT_RECORD, self.records)
-            self.records.clear()
-        if self.vectors:
-            await cur.executemany(sql.INSERT_VECTOR, self.vectors)
-            self.vectors.clear()
-        if self.mentions:
-            await cur.executemany(sql.INSERT_MENTION, self.mentions)
-            self.mentions.clear()
-
-
-@attrs.frozen
-class _Scope:
-    """What a retrieve reads of a scope first: its write version, next key, and the
-    family's searchable records and their total term count."""
-
-    version: int
-    next_key: int
-    rows: int
-    term_total: int
 
 
 class OceanBaseStore:
@@ -211,7 +108,7 @@ class OceanBaseStore:
             {"unix_socket": unix_socket} if unix_socket else {"host": host, "port": port}
         )
         self._server = {k: v for k, v in options.items() if k in ("host", "port", "unix_socket")}
-        self._conns = _Connections(options, pool_size)
+        self._conns = Connections(options, pool_size)
         self._exact_rows = exact_rows
         self._bridge = LoopThread("glean-oceanbase")
         self._tracer = tracing.tracer(tracer_provider)
@@ -280,14 +177,14 @@ class OceanBaseStore:
     ) -> list[MemoryRef]:
         self._check_vectors(vectors, len(entries))
 
-        async def work(cur: Any, write: _Write) -> list[MemoryRef]:
+        async def work(cur: Any, write: rows.Write) -> list[MemoryRef]:
             refs = []
             for entry, vector in zip(entries, vectors, strict=True):
-                content = _memory_content(entry)
-                hit = await self._keyed(cur, write, entry.key, content)
+                content = rows.memory_content(entry)
+                hit = await rows.keyed(cur, write, entry.key, content)
                 rid, version = (uuid.uuid4().hex, 1) if hit is None else hit[:2]
                 if hit is None or hit[2]:
-                    await self._insert_memory(cur, write, rid, version, entry, vector)
+                    await rows.insert_memory(cur, write, rid, version, entry, vector)
                 refs.append(MemoryRef(scope_id, rid, version))
             return refs
 
@@ -296,35 +193,35 @@ class OceanBaseStore:
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
         self._check_vectors(vector, 1)
 
-        async def work(cur: Any, write: _Write) -> MemoryRef:
-            key, latest, caller_key = await self._live_memory(cur, ref, forgotten_ok=False)
-            await self._retire(cur, write, key)
+        async def work(cur: Any, write: rows.Write) -> MemoryRef:
+            key, latest, caller_key = await rows.live_memory(cur, ref, forgotten_ok=False)
+            await rows.retire(cur, write, key)
             # A new version keeps the entry's idempotency key.
             kept = attrs.evolve(entry, key=caller_key) if entry.key is None else entry
-            await self._insert_memory(cur, write, ref.entry_id, latest + 1, kept, vector[0])
+            await rows.insert_memory(cur, write, ref.entry_id, latest + 1, kept, vector[0])
             return MemoryRef(ref.scope_id, ref.entry_id, latest + 1)
 
         return await self._write("update_memory", ref.scope_id, "memory", 1, work, vector, True)
 
     async def forget_memory(self, ref: MemoryRef) -> None:
-        async def work(cur: Any, write: _Write) -> None:
-            key, _, _ = await self._live_memory(cur, ref, forgotten_ok=True)
+        async def work(cur: Any, write: rows.Write) -> None:
+            key, _, _ = await rows.live_memory(cur, ref, forgotten_ok=True)
             if key is not None:
-                await self._retire(cur, write, key)
+                await rows.retire(cur, write, key)
 
         await self._write("forget_memory", ref.scope_id, "memory", 0, work, None, True)
 
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
     ) -> list[RecordRef]:
-        async def work(cur: Any, write: _Write) -> list[RecordRef]:
+        async def work(cur: Any, write: rows.Write) -> list[RecordRef]:
             refs = []
             for experience in experiences:
                 text = experience_text(experience)
-                hit = await self._keyed(cur, write, experience.key, (text,))
+                hit = await rows.keyed(cur, write, experience.key, (text,))
                 rid, revision = (uuid.uuid4().hex, 1) if hit is None else hit[:2]
                 if hit is None or hit[2]:
-                    await self._insert(
+                    await rows.insert(
                         cur, write, rid, revision, index_text(text), (text,),
                         text=text, caller_key=experience.key,
                     )  # fmt: skip
@@ -339,20 +236,20 @@ class OceanBaseStore:
     ) -> list[RecordRef]:
         self._check_vectors(vectors, len(topics))
 
-        async def work(cur: Any, write: _Write) -> list[RecordRef]:
+        async def work(cur: Any, write: rows.Write) -> list[RecordRef]:
             refs = []
             for topic, vector in zip(topics, vectors, strict=True):
                 text = topic_text(topic)
                 content = (topic.title, text)
-                hit = await self._keyed(cur, write, topic.key, content)
+                hit = await rows.keyed(cur, write, topic.key, content)
                 if hit is not None and not hit[2]:
                     refs.append(RecordRef("topic-memory", scope_id, *hit[:2]))
                     continue
                 if hit is None:  # without a key, the title names the note
-                    rid, revision = await self._supersede(cur, write, "title", topic.title)
+                    rid, revision = await rows.supersede(cur, write, "title", topic.title)
                 else:
                     rid, revision = hit[:2]
-                await self._insert(
+                await rows.insert(
                     cur, write, rid, revision, index_text(text), content,
                     text=text, title=topic.title, embedding=vector, caller_key=topic.key,
                 )  # fmt: skip
@@ -370,20 +267,20 @@ class OceanBaseStore:
             if len(resource.uri) > sql.MAX_RID_CHARS:
                 raise StoreError(f"resource uri is longer than {sql.MAX_RID_CHARS} characters")
 
-        async def work(cur: Any, write: _Write) -> list[RecordRef]:
+        async def work(cur: Any, write: rows.Write) -> list[RecordRef]:
             refs = []
             for resource, vector in zip(resources, vectors, strict=True):
                 content = (resource.uri, resource.abstract, resource.overview, resource.body)
-                hit = await self._keyed(cur, write, resource.key, content)
+                hit = await rows.keyed(cur, write, resource.key, content)
                 if hit is not None and not hit[2]:
                     refs.append(RecordRef("resource", scope_id, *hit[:2]))
                     continue
                 if hit is not None and hit[0] == resource.uri:
                     revision = hit[1]
                 else:  # a new URI: the URI names the document
-                    _, revision = await self._supersede(cur, write, "rid", resource.uri)
+                    _, revision = await rows.supersede(cur, write, "rid", resource.uri)
                 searchable = " ".join(filter(None, (resource.abstract, resource.overview)))
-                await self._insert(
+                await rows.insert(
                     cur, write, resource.uri, revision, index_text(searchable), content,
                     abstract=resource.abstract, overview=resource.overview,
                     body=resource.body, embedding=vector, caller_key=resource.key,
@@ -395,7 +292,7 @@ class OceanBaseStore:
         return await self._write("add_resources", scope_id, "resource", n, work, vectors)
 
     async def set_profile(self, scope_id: str, profile: Profile) -> None:
-        async def work(cur: Any, write: _Write) -> None:
+        async def work(cur: Any, write: rows.Write) -> None:
             await cur.execute(
                 "REPLACE INTO glean_profiles (scope, text) VALUES (%s, %s)",
                 (scope_id, profile.text),
@@ -467,7 +364,7 @@ class OceanBaseStore:
             found = await cur.fetchone()
             if found is None:
                 return Pool(family, scope_id, 0)
-            state = _Scope(*(int(value or 0) for value in found))
+            state = search.ScopeState(*(int(value or 0) for value in found))
             self._versions[scope_id] = state.version
             if state.rows == 0:
                 return Pool(family, scope_id, state.version)
@@ -476,11 +373,20 @@ class OceanBaseStore:
                 # Beside the full-text statements, on a second connection: the engine
                 # runs both at once.
                 async with self._conns.connection(extra=True) as conn, conn.cursor() as other:
-                    nearest = await self._nearest(other, family, scope_id, request, state)
-                    return nearest, await self._time_channel(other, family, scope_id, request)
+                    vectors = self._dimension is not None
+                    nearest: Any = ([], [])
+                    if vectors and request.vector is not None:
+                        self._check_query_vector(request.vector)
+                        nearest = await search.nearest(
+                            other, family, scope_id, request, state, self._exact_rows
+                        )
+                    timed = await search.time_channel(
+                        other, family, scope_id, request, vectors=vectors
+                    )
+                    return nearest, timed
 
             lexical, ((near, similarities), (timed, matched)) = await asyncio.gather(
-                self._lexical(cur, family, scope_id, request, state), vector_and_time()
+                search.lexical(cur, family, scope_id, request, state), vector_and_time()
             )
             keys, scores, matches = lexical
             return Pool(
@@ -553,119 +459,6 @@ class OceanBaseStore:
 
         return await self._call("evidence", work)
 
-    # -- channels -------------------------------------------------------------------
-
-    async def _lexical(
-        self, cur: Any, family: Family, scope_id: str, request: PoolRequest, state: _Scope
-    ) -> tuple[list[int], list[float], list[int]]:
-        """The full-text channel. The engine finds the records holding the plan's terms
-        (its FULLTEXT index); glean ranks them by BM25 over the scope's own statistics
-        and counts each one's matched query terms on its analysed text."""
-        terms = request.query.terms
-        if not terms:
-            return [], [], []
-        marks = ",".join(["%s"] * len(terms))
-        await cur.execute(
-            "SELECT term, df FROM glean_terms WHERE scope = %s AND family = %s"
-            f" AND term IN ({marks})",
-            (scope_id, family, *terms),
-        )
-        frequencies = {term: int(df) for term, df in await cur.fetchall() if df > 0}
-        plan = request.plan_lexical(frequencies)
-        if not plan.terms:
-            return [], [], []
-        average = state.term_total / max(state.rows, 1)
-
-        async def ranked(words: tuple[str, ...], limit: int) -> list[tuple[float, int, int]]:
-            against = " ".join(sql.indexed_term(word) for word in words)
-            scan = max(limit, POSTINGS_BUDGET)
-            await cur.execute(sql.HOLDERS, (scope_id, family, against, against, scan))
-            hits = []
-            for key, indexed in await cur.fetchall():
-                held = Counter(sql.stored_terms(indexed))
-                score = bm25(held, sum(held.values()), words, frequencies, state.rows, average)
-                hits.append((score, int(key), sum(term in held for term in terms)))
-            return sorted(hits)[:limit]
-
-        found = await ranked(plan.terms, plan.limit)
-        if plan.rescue is not None:  # every other holder of the rare term, scored by it alone
-            kept = {key for _, key, _ in found}
-            rescued = await ranked((plan.rescue,), RARE_POSTINGS)
-            found += [hit for hit in rescued if hit[1] not in kept]
-        return [key for _, key, _ in found], [s for s, _, _ in found], [m for _, _, m in found]
-
-    async def _nearest(
-        self,
-        cur: Any,
-        family: Family,
-        scope_id: str,
-        request: PoolRequest,
-        state: _Scope,
-    ) -> tuple[list[int], list[float]]:
-        vector = request.vector
-        if vector is None or not rules(family).vector_channel or self._dimension is None:
-            return [], []
-        self._check_query_vector(vector)
-        literal = _vector_literal(vector)
-        size = request.size
-        found: dict[int, float] = {}
-        if state.rows <= self._exact_rows:
-            await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, 0, size))
-            statements = [await cur.fetchall()]
-        else:
-            await cur.execute(sql.APPROXIMATE_NEAREST, (literal, scope_id, family, size))
-            approximate = await cur.fetchall()
-            fresh_from = max(0, state.next_key - FRESH_KEYS)
-            await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, fresh_from, size))
-            statements = [approximate, await cur.fetchall()]
-        for found_rows in statements:
-            for key, distance in found_rows:
-                if distance is not None:
-                    found[int(key)] = 1.0 - float(distance)
-        ranked = sorted(found, key=lambda key: -found[key])[:size]
-        return ranked, [found[key] for key in ranked]
-
-    async def _time_channel(
-        self, cur: Any, family: Family, scope_id: str, request: PoolRequest
-    ) -> tuple[Any, int]:
-        """The time channel's keys and how many records the windows held."""
-        size = request.time_size
-        if not request.query.dates or not rules(family).time_channel or size <= 0:
-            return [], 0
-        reference: date | None = None
-        if request.needs_reference:
-            await cur.execute(sql.NEWEST, (scope_id, family))
-            newest = (await cur.fetchone())[0]
-            if newest is not None and newest > NO_TIME:
-                reference = datetime.fromtimestamp(newest, UTC).date()
-        hits = TimeHits()
-        for window in request.time_windows(reference):
-            said = (scope_id, family, window.said_from, window.said_to, WINDOW_SCAN)
-            await cur.execute(sql.IN_WINDOW, said)
-            hits.said(window, await cur.fetchall())
-            named = (scope_id, family, window.mentions_from, window.day_to, window.day_from)
-            await cur.execute(sql.MENTIONING, named)
-            hits.named(key for (key,) in await cur.fetchall())
-        if not hits:
-            return [], 0
-        similarities = None
-        if request.vector is not None and rules(family).vector_channel and self._dimension:
-            similarities = await self._similarities(cur, family, scope_id, request, hits.keys)
-        return hits.ranked(size, similarities), len(hits)
-
-    async def _similarities(
-        self, cur: Any, family: Family, scope_id: str, request: PoolRequest, keys: list[int]
-    ) -> Any:
-        """Each key's cosine similarity to the query (-1 for a record without a vector)."""
-        marks = ",".join(["%s"] * len(keys))
-        await cur.execute(
-            "SELECT k, cosine_distance(embedding, %s) FROM glean_vectors WHERE scope = %s"
-            f" AND family = %s AND k IN ({marks})",
-            (_vector_literal(request.vector), scope_id, family, *keys),
-        )
-        found = {int(k): 1.0 - float(d) for k, d in await cur.fetchall() if d is not None}
-        return np.array([found.get(key, -1.0) for key in keys], dtype=np.float32)
-
     # -- write internals ------------------------------------------------------------
 
     async def _write(
@@ -674,7 +467,7 @@ class OceanBaseStore:
         scope_id: str,
         family: Family,
         new_keys: int,
-        work: Callable[[Any, _Write], Coroutine[Any, Any, T]],
+        work: Callable[[Any, rows.Write], Coroutine[Any, Any, T]],
         vectors: Vectors | None,
         known_scope: bool = False,
     ) -> T:
@@ -695,7 +488,9 @@ class OceanBaseStore:
                     "SELECT version, next_key FROM glean_scopes WHERE scope = %s", (scope_id,)
                 )
                 version, next_key = await cur.fetchone()
-                write = _Write(scope_id, family, first_key=next_key - new_keys)
+                write = rows.Write(
+                    scope_id, family, self._dimension is not None, first_key=next_key - new_keys
+                )
                 result = await work(cur, write)
                 if write.vectors and self._embedder is not None:
                     await cur.execute(
@@ -703,7 +498,7 @@ class OceanBaseStore:
                         (self._embedder,),
                     )
                 await write.flush(cur)
-                await self._apply_counts(cur, write)
+                await rows.apply_counts(cur, write)
                 await cur.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(Exception):
@@ -713,151 +508,6 @@ class OceanBaseStore:
             return result
 
         return await self._call(operation, transaction)
-
-    async def _apply_counts(self, cur: Any, write: _Write) -> None:
-        if write.family == "profile":
-            return
-        counts = (write.live_delta, write.threaded_delta, write.term_delta)
-        await cur.execute(sql.COUNT_ROWS, (write.scope_id, write.family, *counts))
-        changed = [(write.scope_id, write.family, t, n) for t, n in write.terms.items() if n]
-        if changed:
-            await cur.executemany(sql.COUNT_TERMS, changed)
-
-    async def _insert(
-        self,
-        cur: Any,
-        write: _Write,
-        rid: str,
-        revision: int,
-        terms: str,
-        content: tuple[Any, ...],
-        **columns: Any,
-    ) -> int:
-        key = write.next_key()
-        embedding = columns.get("embedding")
-        analysed = terms.split()
-        indexed = " ".join(sql.indexed_term(term) for term in analysed)
-        write.records.append(
-            (
-                write.scope_id, write.family, key, rid, revision, 1, columns.get("caller_key"),
-                _content_hash(content), columns.get("title"), columns.get("text"),
-                columns.get("kind"), columns.get("tags"), columns.get("created_at"),
-                columns.get("created_ts", NO_TIME), columns.get("thread"),
-                columns.get("abstract"), columns.get("overview"), columns.get("body"), indexed,
-            )
-        )  # fmt: skip
-        if embedding is not None:
-            write.vectors.append((write.scope_id, write.family, key, _vector_literal(embedding)))
-        write.live_delta += 1
-        write.threaded_delta += columns.get("thread") is not None
-        write.term_delta += len(analysed)
-        write.terms.update(set(analysed))
-        return key
-
-    async def _insert_memory(
-        self, cur: Any, write: _Write, rid: str, version: int, entry: MemoryEntry, vector: Any
-    ) -> None:
-        at = entry.created_at
-        key = await self._insert(
-            cur, write, rid, version, index_text(entry.text), _memory_content(entry),
-            text=entry.text, kind=entry.kind, tags=json.dumps(list(entry.tags)),
-            created_at=None if at is None else at.isoformat(),
-            created_ts=NO_TIME if at is None else at.timestamp(),
-            thread=entry.thread, embedding=vector, caller_key=entry.key,
-        )  # fmt: skip
-        if at is not None:
-            said_on = at.astimezone(UTC).date()
-            days = mentioned_days(entry.text, said_on)
-            write.mentions += [(write.scope_id, "memory", key, low, high) for low, high in days]
-
-    async def _retire(self, cur: Any, write: _Write, key: int) -> None:
-        """Take a record version out of search; it stays readable by its reference."""
-        await write.flush(cur)
-        await cur.execute(
-            "SELECT terms, thread FROM glean_records WHERE scope = %s AND family = %s AND k = %s",
-            (write.scope_id, write.family, key),
-        )
-        indexed, thread = await cur.fetchone()
-        where = (write.scope_id, write.family, key)
-        await cur.execute(
-            "UPDATE glean_records SET live = 0 WHERE scope = %s AND family = %s AND k = %s", where
-        )
-        if self._dimension is not None:
-            await cur.execute(
-                "DELETE FROM glean_vectors WHERE scope = %s AND family = %s AND k = %s", where
-            )
-        analysed = sql.stored_terms(indexed)
-        write.live_delta -= 1
-        write.threaded_delta -= thread is not None
-        write.term_delta -= len(analysed)
-        write.terms.subtract(set(analysed))
-
-    async def _keyed(
-        self, cur: Any, write: _Write, caller_key: str | None, content: tuple[Any, ...]
-    ) -> tuple[str, int, bool] | None:
-        """What an idempotency key makes of a write: None for a new record, ``(id,
-        revision, False)`` when the live record holds exactly ``content``, ``(id, next
-        revision, True)`` when it holds other content (retired here)."""
-        if caller_key is None:
-            return None
-        await write.flush(cur)
-        await cur.execute(
-            "SELECT k, rid, revision, content_hash FROM glean_records WHERE scope = %s"
-            " AND family = %s AND caller_key = %s AND live = 1",
-            (write.scope_id, write.family, caller_key),
-        )
-        found = await cur.fetchone()
-        if found is None:
-            return None
-        key, rid, revision, stored = found
-        if stored == _content_hash(content):
-            return rid, int(revision), False
-        await self._retire(cur, write, key)
-        return rid, int(revision) + 1, True
-
-    async def _supersede(self, cur: Any, write: _Write, column: str, value: str) -> tuple[str, int]:
-        """Retire the live record whose ``column`` equals ``value``; its id and next revision."""
-        await write.flush(cur)
-        await cur.execute(
-            f"SELECT k, rid, revision FROM glean_records WHERE scope = %s AND family = %s"
-            f" AND {column} = %s AND live = 1",
-            (write.scope_id, write.family, value),
-        )
-        found = await cur.fetchone()
-        if found is None and column == "rid":  # a URI back after it left: its next revision
-            await cur.execute(
-                "SELECT MAX(revision) FROM glean_records WHERE scope = %s AND family = %s"
-                " AND rid = %s",
-                (write.scope_id, write.family, value),
-            )
-            (latest,) = await cur.fetchone()
-            return value, int(latest or 0) + 1
-        if found is None:
-            return uuid.uuid4().hex, 1
-        key, rid, revision = found
-        await self._retire(cur, write, key)
-        return rid, int(revision) + 1
-
-    async def _live_memory(
-        self, cur: Any, ref: MemoryRef, *, forgotten_ok: bool
-    ) -> tuple[Any, int, str | None]:
-        await cur.execute(
-            "SELECT k, revision, live, caller_key FROM glean_records WHERE scope = %s"
-            " AND family = 'memory' AND rid = %s ORDER BY revision DESC",
-            (ref.scope_id, ref.entry_id),
-        )
-        versions = await cur.fetchall()
-        if not any(revision == ref.version for _, revision, _, _ in versions):
-            raise NotFoundError(
-                f"no version {ref.version} of memory entry {ref.entry_id!r}"
-                f" in scope {ref.scope_id!r}"
-            )
-        key, latest, live, caller_key = versions[0]
-        if not live:
-            if forgotten_ok:
-                return None, int(latest), caller_key
-            raise NotFoundError(f"memory entry {ref.entry_id!r} was forgotten")
-        return key, int(latest), caller_key
 
     # -- plumbing -------------------------------------------------------------------
 
@@ -925,7 +575,7 @@ class OceanBaseStore:
         with self._span(operation):
             try:
                 return await self._bridge.run(on_bridge)
-            except _unavailable_errors() as exc:
+            except unavailable_errors() as exc:
                 raise StoreUnavailableError(
                     f"{operation}: the database at {self._where()} is unavailable: {exc}"
                 ) from exc
@@ -962,20 +612,3 @@ class OceanBaseStore:
                 f"this store holds {self._dimension}-dimensional vectors; the query vector"
                 f" has {len(vector)} dimensions (was the store built with another embedder?)"
             )
-
-
-def _memory_content(entry: MemoryEntry) -> tuple[Any, ...]:
-    at = None if entry.created_at is None else entry.created_at.isoformat()
-    return (entry.text, entry.kind, list(entry.tags), at, entry.thread)
-
-
-def _content_hash(content: tuple[Any, ...]) -> str:
-    """What an idempotency key compares: the record's content, hashed."""
-    encoded = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _vector_literal(vector: Any) -> str:
-    """A vector as the engine's text literal: ``[x,y,...]`` with float32 precision."""
-    values = np.asarray(vector, dtype=np.float32)
-    return "[" + ",".join(map(repr, values.tolist())) + "]"
