@@ -31,14 +31,18 @@ LAYER: Final = {
     "runtime": 4,
     "__init__": 5,
     "_workload": 6,
-    "cli": 7,
-    "__main__": 8,
+    "http": 7,
+    "mcp": 7,
+    "cli": 8,
+    "__main__": 9,
 }
 #: What the layers above the public facade may import besides their own package: the
 #: public API, and the vocabulary's plain values for the workload files.
 CLIENT_IMPORTS: Final = {
     "_workload": {"vocabulary"},
-    "cli": {"__init__", "embedders", "_workload"},
+    "http": {"__init__", "embedders"},
+    "mcp": {"__init__", "embedders"},
+    "cli": {"__init__", "embedders", "_workload", "http", "mcp"},
     "__main__": {"cli"},
 }
 #: Modules the pure layers may not import: I/O, tasks, tracing, clocks.
