@@ -1,0 +1,1 @@
+"""The HTTP service: an ASGI app over the public API (``glean serve``)."""

@@ -1,0 +1,1 @@
+"""The Model Context Protocol server over the public API (``glean mcp``)."""
