@@ -13,6 +13,9 @@ Commands:
                           half-weight vectors, time, neighbours) on synthetic conversations
   scale                   prepare latency, cold first call and peak RSS of one scope of
                           10k, 100k and 1M entries, each in a fresh subprocess (bench/scale.py)
+  stores                  SQLite vs OceanBase (embedded seekdb) on one scope of 10k and 100k
+                          entries: ingest entries/s, prepare p50/p95 gate off and on, and
+                          whether both deliver the same citations (bench/stores.py)
   plots                   PNG figures of the results in bench/results (needs the bench
                           extra: pip install -e ".[bench]")
 """
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING
 import anyio
 import threadpoolctl
 
-from bench import _plots, calibrate, channels, embedders, latency, orchestrator, scale
+from bench import _plots, calibrate, channels, embedders, latency, orchestrator, scale, stores
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -100,6 +103,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "embedders": lambda argv: _run_module_main(embedders.main, argv),
     "channels": lambda argv: _run_module_main(channels.main, argv),
     "scale": lambda argv: _run_module_main(scale.main, argv),
+    "stores": lambda argv: _run_module_main(stores.main, argv),
     "plots": lambda argv: _run_module_main(_plots.main, argv),
 }
 

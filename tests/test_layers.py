@@ -2,10 +2,11 @@
 
 Layers, bottom to top: the vocabulary; embedders; the recall policy, the Builder and the
 stores side by side; the orchestration; the runtime; the package's public facade; the
-workload files; the CLI. A module imports its own package or a lower layer, never a
-sibling or a higher one (type-checking imports count: an arrow is an arrow), and no
-chain of imports runs in a circle. The pure layers import nothing that does I/O, runs
-tasks, traces or reads a clock, and only the orchestration starts tasks.
+workload files and the OTLP setup side by side; the servers; the CLI. A module imports
+its own package or a lower layer, never a sibling or a higher one (type-checking imports
+count: an arrow is an arrow), and no chain of imports runs in a circle. The pure layers
+import nothing that does I/O, runs tasks, traces or reads a clock, and only the
+orchestration starts tasks.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ LAYER: Final = {
     "runtime": 4,
     "__init__": 5,
     "_workload": 6,
+    "_otlp": 6,
     "http": 7,
     "mcp": 7,
     "cli": 8,
@@ -40,9 +42,10 @@ LAYER: Final = {
 #: public API, and the vocabulary's plain values for the workload files.
 CLIENT_IMPORTS: Final = {
     "_workload": {"vocabulary"},
-    "http": {"__init__", "embedders"},
-    "mcp": {"__init__", "embedders"},
-    "cli": {"__init__", "embedders", "_workload", "http", "mcp"},
+    "_otlp": {"__init__"},
+    "http": {"__init__", "embedders", "_otlp"},
+    "mcp": {"__init__", "embedders", "_otlp"},
+    "cli": {"__init__", "embedders", "_workload", "_otlp", "http", "mcp"},
     "__main__": {"cli"},
 }
 #: Modules the pure layers may not import: I/O, tasks, tracing, clocks.

@@ -393,6 +393,34 @@ async def test_evidence_of_each_family_cites_its_version(store: Store) -> None:
     }  # fmt: skip
 
 
+async def test_scope_counts_name_each_scope_with_its_searchable_records(store: Store) -> None:
+    """Every scope holding a searchable record or a profile, with its searchable records
+    per family: a new version or a replacement counts once, a forgotten entry not at
+    all, a family with none is absent, a profile counts 1, and a scope whose every
+    record left search (with no profile) is absent."""
+    assert await store.scope_counts() == {}
+    vectors = await EMBEDDER.embed(["x"])
+    first, second, _ = await remember(store, "a", ["kestrel one", "kestrel two", "three"])
+    await store.update_memory(first, MemoryEntry(text="kestrel one, revised"), vectors)
+    await store.forget_memory(second)
+    await store.add_experiences("a", [glean.Experience("a", "b", "c", "d")])
+    for text in ("first", "second"):  # the same title: one note, two revisions
+        await store.add_topic_memories("a", [glean.TopicMemory("kestrel", text)], vectors)
+    for body in ("old", "new"):  # the same URI: one resource
+        await store.add_resources("b", [glean.Resource("docs/a.md", body, "alpha")], vectors)
+    await store.set_profile("b", glean.Profile("first"))
+    await store.set_profile("b", glean.Profile("second"))
+    (gone,) = await remember(store, "c", ["forgotten"])
+    await store.forget_memory(gone)
+    await store.set_profile("d", glean.Profile("only a profile"))
+    counts = await store.scope_counts()
+    assert {scope: dict(families) for scope, families in counts.items()} == {
+        "a": {"memory": 2, "experience": 1, "topic-memory": 1},
+        "b": {"resource": 1, "profile": 1},
+        "d": {"profile": 1},
+    }
+
+
 # -- isolation --------------------------------------------------------------------------
 
 
@@ -675,6 +703,7 @@ async def test_every_write_moves_the_scope_version_and_reads_do_not(store: Store
     await store.read_resource_bodies("s", ["u"])
     await store.evidence("topic-memory", "s", keys_of(pool.vector_keys))
     await store.neighbours("memory", "s", [1, 2])
+    await store.scope_counts()
     assert store.scope_version("s") == seen[-1]
     assert store.scope_version("t") == other
 
@@ -717,6 +746,7 @@ async def test_calls_after_aclose_raise_store_error(store: Store) -> None:
         lambda: store.neighbours("memory", "s", keys),
         lambda: store.evidence("memory", "s", keys),
         lambda: store.bind_embedder("hashing-v1/64", 64),
+        lambda: store.scope_counts(),
     ]
     for call in calls:
         with pytest.raises(StoreError):

@@ -85,3 +85,17 @@ async def test_writes_after_another_process_keep_counts_right(tmp_path: Path) ->
             glean.PrepareContextRequest(scope_id="fresh", query="kestrel")
         )
     assert len(glean.parse_context(found.content)) == 2
+
+
+async def test_scope_counts_follow_another_processs_writes(tmp_path: Path) -> None:
+    """A store open on the file counts what another process forgot and wrote since."""
+    path = tmp_path / "shared.db"
+    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+        (ref,) = await rt.add_memories("team", [glean.MemoryEntry(text="kestrel one")])
+    store = await glean.SqliteStore.open(str(path))
+    try:
+        assert await store.scope_counts() == {"team": {"memory": 1}}
+        await other_process(path, ref)  # forgets the team's entry, writes scope "fresh"
+        assert await store.scope_counts() == {"fresh": {"memory": 1}}
+    finally:
+        await store.aclose()

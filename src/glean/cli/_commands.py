@@ -1,8 +1,11 @@
-"""``glean ingest`` and ``glean prepare``: the CLI's calls into the public runtime.
+"""``glean ingest``, ``prepare``, ``get``, ``scopes``, ``forget`` and ``reembed``: the
+CLI's calls into the public runtime and stores.
 
 Every command returns an exit code: 0 on success, 1 when it could not do its work, 2 for
 bad input. Results go to stdout; progress, notes and errors to stderr. Nothing here
-reaches below the public API (``glean.open_runtime``) and the workload reader.
+reaches below the public API (``glean.open_runtime``, ``glean.stores``), the workload
+reader and the OTLP setup (``tracer_provider_from_env``: ``ingest`` and ``prepare``
+export their spans when the standard OpenTelemetry variables ask for it).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import attrs
 import glean
 from glean.embedders import from_spec
 
+from .._otlp import tracer_provider_from_env
 from .._workload import (
     IngestError,
     IngestReport,
@@ -36,9 +40,15 @@ from ._progress import ProgressBar
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Awaitable, Callable, Iterable, Iterator
+    from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+
+    from opentelemetry.trace import TracerProvider
 
 MAX_SHOWN_ERRORS: Final = 100
+#: The families ``glean scopes`` counts searchable records of, in the table's order.
+SEARCHABLE: Final = tuple(
+    family for family, rules in glean.stores.FAMILY_RULES.items() if rules.searchable
+)
 ID_MAP_SUFFIX: Final = ".ids.jsonl"
 
 T = TypeVar("T")
@@ -106,11 +116,13 @@ def prepare_command(args: argparse.Namespace) -> int:
     )
     record = _EffortRecord() if args.effort else None
     embedder = make_embedder(args.embedder)
-    run = partial(
-        _prepare, args, request, gate=args.gate, record=record, embedder=embedder,
-        prepare_timeout=args.timeout,
-    )  # fmt: skip
-    context = run_async(run, args.backend)
+    # Spans leave over OTLP when the environment asks for it (flushed as the block ends).
+    with tracer_provider_from_env() as provider:
+        run = partial(
+            _prepare, args, request, gate=args.gate, record=record, embedder=embedder,
+            prepare_timeout=args.timeout, tracer_provider=provider,
+        )  # fmt: skip
+        context = run_async(run, args.backend)
     if args.json:
         print(json.dumps(attrs.asdict(context), ensure_ascii=False, indent=2))
     elif context.status == "empty":
@@ -131,10 +143,12 @@ async def _prepare(
     record: _EffortRecord | None,
     embedder: glean.Embedder,
     prepare_timeout: float | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> glean.PreparedContext:
     async with glean.open_runtime(
-        store=await open_store(args, existing=True),
+        store=await open_store(args, existing=True, tracer_provider=tracer_provider),
         embedder=embedder,
+        tracer_provider=tracer_provider,
         recall_policy=glean.RecallSufficiencyPolicy() if gate else None,
         # without a sink the runtime computes no effort at all
         recall_effort_sink=None if record is None else record.keep,
@@ -195,18 +209,111 @@ def get_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def scopes_command(args: argparse.Namespace) -> int:
+    """``glean scopes``: every scope with its searchable records per family, and whether
+    it has a profile; a table, or with ``--json`` a JSON array."""
+    if args.db is not None:
+        existing_database(args.db)
+
+    async def run() -> Mapping[str, Mapping[glean.stores.Family, int]]:
+        # A read needs no embedder: the store alone answers, whatever built its vectors.
+        store = await open_store(args, existing=True)
+        try:
+            return await store.scope_counts()
+        finally:
+            await store.aclose()
+
+    counts = run_async(run, args.backend)
+    rows = [_ScopeRow.of(scope, counts[scope]) for scope in sorted(counts)]
+    if args.json:
+        print(json.dumps([row.to_json() for row in rows], ensure_ascii=False, indent=2))
+    elif rows:
+        _print_table(
+            ["scope", *SEARCHABLE, "profile"], [row.cells() for row in rows], numeric=SEARCHABLE
+        )
+    else:
+        print(f"glean scopes: {store_label(args)} holds no scope yet", file=sys.stderr)
+    return 0
+
+
+@attrs.frozen
+class _ScopeRow:
+    """One scope as ``glean scopes`` shows it."""
+
+    scope: str
+    records: dict[glean.stores.Family, int]  # every searchable family, 0 when it holds none
+    profile: bool
+
+    @classmethod
+    def of(cls, scope: str, counts: Mapping[glean.stores.Family, int]) -> _ScopeRow:
+        records = {family: counts.get(family, 0) for family in SEARCHABLE}
+        return cls(scope, records, counts.get("profile", 0) > 0)
+
+    def to_json(self) -> dict[str, object]:
+        return {"scope": self.scope, "records": self.records, "profile": self.profile}
+
+    def cells(self) -> list[str]:
+        counts = [f"{self.records[family]:,}" for family in SEARCHABLE]
+        return [self.scope, *counts, "yes" if self.profile else "no"]
+
+
+def _print_table(header: list[str], lines: list[list[str]], *, numeric: Iterable[str]) -> None:
+    """Print ``lines`` under ``header`` in aligned columns; ``numeric`` columns (by
+    header name) are right-aligned."""
+    numbers = set(numeric)
+    right = {column for column, name in enumerate(header) if name in numbers}
+    widths = [max(len(line[column]) for line in [header, *lines]) for column in range(len(header))]
+    for line in [header, *lines]:
+        cells = [
+            cell.rjust(width) if column in right else cell.ljust(width)
+            for column, (cell, width) in enumerate(zip(line, widths, strict=True))
+        ]
+        print("  ".join(cells).rstrip())
+
+
+def forget_command(args: argparse.Namespace) -> int:
+    """``glean forget``: take the memory entry a citation names out of search."""
+    if args.db is not None:
+        existing_database(args.db)
+    ref = glean.MemoryRef(args.scope, args.id, args.version)
+
+    async def run() -> None:
+        # A forget writes no vector: the store alone does it, whatever built its vectors.
+        store = await open_store(args, existing=True)
+        try:
+            await store.forget_memory(ref)
+        finally:
+            await store.aclose()
+
+    try:
+        run_async(run, args.backend)
+    except glean.InvalidRequestError as exc:
+        raise CommandError(str(exc), code=2) from exc
+    except glean.NotFoundError as exc:
+        raise CommandError(str(exc)) from exc
+    print(
+        f"glean forget: forgot memory entry {ref.entry_id!r} in scope {ref.scope_id!r}: every"
+        " version is out of search and stays readable with 'glean get'",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def store_label(args: argparse.Namespace) -> str:
     """Where the command reads or writes, as shown to the user (no password)."""
     return str(args.db) if args.store is None else glean.stores.redact(args.store)
 
 
-async def open_store(args: argparse.Namespace, *, existing: bool) -> glean.Store:
-    """The store ``--db`` or ``--store`` names; ``existing``: a --db file must exist."""
+async def open_store(
+    args: argparse.Namespace, *, existing: bool, tracer_provider: TracerProvider | None = None
+) -> glean.Store:
+    """The store ``--db`` or ``--store`` names; ``existing``: a --db file must exist.
+    ``tracer_provider`` receives its DB spans (the global provider's, if any, when None)."""
     if args.store is None:
         database = existing_database(args.db) if existing else args.db
-        return await glean.SqliteStore.open(database)
+        return await glean.SqliteStore.open(database, tracer_provider=tracer_provider)
     try:
-        return await glean.stores.open_store(args.store)
+        return await glean.stores.open_store(args.store, tracer_provider=tracer_provider)
     except glean.InvalidRequestError as exc:
         raise CommandError(f"--store: {exc}", code=2) from exc
 
@@ -235,18 +342,14 @@ def ingest_command(args: argparse.Namespace) -> int:
     # The workload's ids are stored as idempotency keys either way; the side file that
     # maps them to citations sits beside a --db file only.
     id_map = None if args.db is None else args.db + ID_MAP_SUFFIX
-    run = partial(
-        _ingest,
-        args,
-        entries,
-        args.batch_size,
-        bar,
-        skipped,
-        id_map,
-        make_embedder(args.embedder),
-    )
+    embedder = make_embedder(args.embedder)
     try:
-        report, failure = run_async(run, args.backend)
+        # Spans leave over OTLP when the environment asks for it (flushed as the block ends).
+        with tracer_provider_from_env() as provider:
+            run = partial(
+                _ingest, args, entries, args.batch_size, bar, skipped, id_map, embedder, provider
+            )
+            report, failure = run_async(run, args.backend)
     finally:
         bar.finish()
     _print_report(report, skipped, store_label(args), id_map)
@@ -290,9 +393,12 @@ async def _ingest(
     skipped: _SkippedLines,
     id_map: str | None,
     embedder: glean.Embedder,
+    tracer_provider: TracerProvider | None,
 ) -> tuple[IngestReport, IngestError | None]:
-    store = await open_store(args, existing=False)
-    async with glean.open_runtime(store=store, embedder=embedder) as runtime:
+    store = await open_store(args, existing=False, tracer_provider=tracer_provider)
+    async with glean.open_runtime(
+        store=store, embedder=embedder, tracer_provider=tracer_provider
+    ) as runtime:
         with _stop_on_signals() as stopping:
             try:
                 report = await ingest(

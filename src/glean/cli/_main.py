@@ -18,12 +18,16 @@ from glean.embedders import SPEC_HELP, check_spec
 
 from ._commands import (
     CommandError,
+    forget_command,
     get_command,
     ingest_command,
     prepare_command,
     reembed_command,
+    scopes_command,
 )
 from ._demo import demo_command
+from ._mcp import add_mcp
+from ._serve import add_serve
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -99,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_prepare(commands)
     _add_reembed(commands)
     _add_get(commands)
+    _add_scopes(commands)
+    _add_forget(commands)
+    add_mcp(commands, command=_command, where=_where_option, embedder=_embedder_option)
+    add_serve(commands, command=_command, where=_where_option, embedder=_embedder_option)
     return parser
 
 
@@ -360,6 +368,68 @@ def _add_get(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     command.set_defaults(run=get_command)
 
 
+def _add_scopes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = _command(
+        commands,
+        "scopes",
+        summary="list every scope with its searchable records per family",
+        description=(
+            "List every scope of a database that holds a searchable record or a profile:\n"
+            "one line per scope with how many searchable records it holds of each family\n"
+            "(memory counts entries, not versions; forgotten entries and replaced versions\n"
+            "are not counted) and whether it has a profile. With --json, a JSON array of\n"
+            '{"scope": ..., "records": {"memory": N, ...}, "profile": true|false}, one\n'
+            "object per scope, sorted by scope. An empty database prints nothing on stdout\n"
+            "and a note on stderr.\n"
+            "\n"
+            "Exits 2 for bad input (e.g. no database at --db: scopes never creates one)."
+        ),
+        epilog=(
+            "examples:\n"
+            "  glean scopes --db team.db\n"
+            "  glean scopes --db team.db --json\n"
+            '  glean scopes --store "oceanbase://reader@db.internal:2881/glean"\n'
+        ),
+    )
+    _where_option(command, "an existing database file")
+    command.add_argument("--json", action="store_true", help="print the scopes as a JSON array")
+    command.set_defaults(run=scopes_command)
+
+
+def _add_forget(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = _command(
+        commands,
+        "forget",
+        summary="take the memory entry a citation names out of search",
+        description=(
+            "Forget one memory entry, named as a pack's citation names it (scope,\n"
+            "entry_id, version): every version of the entry leaves search, so no later\n"
+            "pack delivers it, and every version stays readable with 'glean get'. The\n"
+            "version must exist; forgetting an entry already forgotten changes nothing.\n"
+            "What was done is printed on stderr.\n"
+            "\n"
+            "Exits 1 when no such scope, entry or version exists, 2 for bad input."
+        ),
+        epilog=(
+            "examples:\n"
+            "  glean forget --db team.db --scope chat-1 --id 3f2a... --version 1\n"
+            '  glean forget --store "sqlite:///srv/team.db" --scope chat-1 --id 3f2a... \\\n'
+            "      --version 2\n"
+        ),
+    )
+    _where_option(command, "an existing database file")
+    command.add_argument(
+        "--scope", required=True, type=_nonblank, metavar="S", help="the citation's scope"
+    )
+    command.add_argument(
+        "--id", required=True, type=_nonblank, metavar="ENTRY_ID", help="its entry_id"
+    )
+    command.add_argument(
+        "--version", required=True, type=_positive_int, metavar="N", help="its version"
+    )
+    command.set_defaults(run=forget_command)
+
+
 def _add_reembed(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     command = _command(
         commands,
@@ -397,6 +467,12 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
+
+
+def _nonblank(text: str) -> str:
+    if not text.strip() or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"must be printable and not blank, not {text!r}")
+    return text
 
 
 def _embedder(text: str) -> str:

@@ -294,6 +294,20 @@ class MemoryStore:
                 bodies[uri] = current.body
         return bodies
 
+    async def scope_counts(self) -> Mapping[str, Mapping[Family, int]]:
+        await self._enter()
+        counts: dict[str, Mapping[Family, int]] = {}
+        for scope_id, scope in self._scopes.items():
+            # Searchable versions only: forgotten and replaced ones left ``live``.
+            held: dict[Family, int] = {
+                family: len(versions) for family, versions in scope.live.items() if versions
+            }
+            if scope.profile is not None:
+                held["profile"] = 1
+            if held:  # a scope whose every record left search, with no profile, holds nothing
+                counts[scope_id] = held
+        return counts
+
     # -- search -----------------------------------------------------------------------
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:

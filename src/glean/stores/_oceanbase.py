@@ -354,6 +354,19 @@ class OceanBaseStore:
 
         return await self._call("read_resource_bodies", work)
 
+    async def scope_counts(self) -> Mapping[str, Mapping[Family, int]]:
+        """Every scope holding a searchable record or a profile: ``glean_counts`` and
+        ``glean_profiles`` in one statement (one snapshot of every process's commits)."""
+
+        async def work(cur: Any) -> dict[str, dict[Family, int]]:
+            await cur.execute(sql.SCOPE_COUNTS)
+            counts: dict[str, dict[Family, int]] = {}
+            for scope, family, count in await cur.fetchall():
+                counts.setdefault(str(scope), {})[family] = int(count)
+            return counts
+
+        return await self._call("scope_counts", work)
+
     # -- search ---------------------------------------------------------------------
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:

@@ -165,6 +165,12 @@ AFTER: Final = (
     " ORDER BY created_ts ASC, k ASC LIMIT 1"
 )
 
+#: Each scope's searchable records per family and its profile.
+SCOPE_COUNTS: Final = (
+    "SELECT scope, family, live_rows FROM glean_counts WHERE live_rows > 0"
+    " UNION ALL SELECT scope, 'profile', 1 FROM glean_profiles ORDER BY 1"
+)
+
 BUMP_SCOPE: Final = (
     "INSERT INTO glean_scopes (scope, version, next_key) VALUES (%s, 1, 1 + %s)"
     " ON DUPLICATE KEY UPDATE version = version + 1, next_key = next_key + VALUES(next_key) - 1"

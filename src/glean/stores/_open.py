@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
 
 import anyio.to_thread
 
+from ..vocabulary import _telemetry as tracing
 from ..vocabulary._errors import InvalidRequestError, StoreError
 from ._memory import MemoryStore
 from ._oceanbase import OceanBaseStore
@@ -24,6 +25,8 @@ from ._sqlite import SqliteStore
 if TYPE_CHECKING:
     from collections.abc import Generator
     from types import TracebackType
+
+    from opentelemetry.trace import TracerProvider
 
     from ._protocol import Store
 
@@ -46,10 +49,12 @@ class StoreOpening:
     """What :func:`open_store` returns: await it for the store (the caller closes it),
     or use it as ``async with open_store(url) as store`` (closed on exit)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, tracer_provider: TracerProvider | None = None) -> None:
         if not isinstance(url, str):
             raise InvalidRequestError("url must be a string")
+        tracing.check_provider(tracer_provider)
         self._url = url
+        self._tracer_provider = tracer_provider
         self._store: Store | None = None
 
     def __await__(self) -> Generator[Any, None, Store]:
@@ -80,31 +85,38 @@ class StoreOpening:
             path = unquote(parts.path) or ":memory:"
             if path != ":memory:" and path.startswith("/:memory:"):
                 path = ":memory:"
-            return await SqliteStore.open(path)
+            return await SqliteStore.open(path, tracer_provider=self._tracer_provider)
         if scheme == "memory":
             return MemoryStore()
         if scheme == "seekdb":
             directory = unquote(parts.path) if not parts.netloc else parts.netloc + parts.path
-            return await _embedded_seekdb(directory, query.get("database", "glean"))
+            database = query.get("database", "glean")
+            return await _embedded_seekdb(directory, database, self._tracer_provider)
         if scheme == "oceanbase":
-            return _oceanbase(parts.hostname, port, parts, query)
+            return _oceanbase(parts.hostname, port, parts, query, self._tracer_provider)
         raise InvalidRequestError(
             f"url scheme must be one of {', '.join(SCHEMES)}, not {scheme!r}"
             f" (in {redact(self._url)!r})"
         )
 
 
-def open_store(url: str) -> StoreOpening:
+def open_store(url: str, *, tracer_provider: TracerProvider | None = None) -> StoreOpening:
     """The store ``url`` names (see the module); ``await`` it, or ``async with`` it.
 
+    ``tracer_provider`` receives the store's DB spans (the global provider when None;
+    the in-process ``memory://`` store traces nothing).
+
     Raises:
-        InvalidRequestError: the URL is malformed or names no known scheme.
+        InvalidRequestError: the URL is malformed or names no known scheme, or
+            ``tracer_provider`` is not a ``TracerProvider``.
         StoreError: the store cannot be opened.
     """
-    return StoreOpening(url)
+    return StoreOpening(url, tracer_provider)
 
 
-async def _embedded_seekdb(directory: str, database: str) -> OceanBaseStore:
+async def _embedded_seekdb(
+    directory: str, database: str, tracer_provider: TracerProvider | None
+) -> OceanBaseStore:
     if not directory.startswith("/"):
         raise InvalidRequestError(
             f"a seekdb URL names an absolute directory (seekdb:///abs/dir), not {directory!r}"
@@ -120,11 +132,20 @@ async def _embedded_seekdb(directory: str, database: str) -> OceanBaseStore:
     except Exception as exc:
         raise StoreError(f"cannot start seekdb on {directory!r}: {exc}") from exc
     socket = instance.connection_options()["unix_socket"]
-    return OceanBaseStore(unix_socket=socket, database=database, on_close=instance.close)
+    return OceanBaseStore(
+        unix_socket=socket,
+        database=database,
+        tracer_provider=tracer_provider,
+        on_close=instance.close,
+    )
 
 
 def _oceanbase(
-    host: str | None, port: int | None, parts: Any, query: dict[str, str]
+    host: str | None,
+    port: int | None,
+    parts: Any,
+    query: dict[str, str],
+    tracer_provider: TracerProvider | None,
 ) -> OceanBaseStore:
     database = unquote(parts.path.lstrip("/")) or "glean"
     socket = query.get("unix_socket")
@@ -139,4 +160,5 @@ def _oceanbase(
         password=unquote(parts.password or ""),
         database=database,
         unix_socket=socket,
+        tracer_provider=tracer_provider,
     )

@@ -123,6 +123,16 @@ class RecordStore(Protocol):
         absent from the result."""
         ...
 
+    async def scope_counts(self) -> Mapping[str, Mapping[Family, int]]:
+        """Every scope that holds anything, with its searchable records per family.
+
+        A family with no searchable record in the scope is absent; a profile counts 1.
+        A scope holding neither a searchable record nor a profile (everything in it
+        forgotten or replaced) is absent. Like every read, it sees what other
+        processes sharing the store committed before the call.
+        """
+        ...
+
     async def bind_embedder(self, fingerprint: str, dimension: int) -> None:
         """Accept the runtime's embedder, or raise ``StoreError`` if the stored
         vectors came from another (a different fingerprint or dimension). A store that

@@ -49,6 +49,15 @@ RESOURCE_CONTENT = (
     "rid, abstract, overview, (SELECT body FROM resource_bodies b WHERE b.row = records.row)"
 )
 
+#: Each scope's searchable records per family (the document count ``term_stats`` keeps
+#: under the empty term) and its profile, scopes in order.
+SCOPE_COUNTS = (
+    "SELECT s.scope, t.family, t.df FROM term_stats t JOIN scopes s USING (scope_key)"
+    " WHERE t.term = ? AND t.df > 0"
+    " UNION ALL SELECT s.scope, 'profile', 1 FROM profiles p JOIN scopes s USING (scope_key)"
+    " ORDER BY 1"
+)
+
 #: Searches of a family with at most this many records in the scope run on the calling
 #: thread: they take well under a millisecond, less than a worker-thread round trip
 #: (measured 0.15 ms on asyncio and 0.6 ms on trio on a 2-core machine).
@@ -440,6 +449,23 @@ class SqliteStore:
             return dict(conn.execute(statement, (key, *uris)).fetchall())
 
         return await self._read("read_resource_bodies", work, inline=True)
+
+    async def scope_counts(self) -> Mapping[str, Mapping[Family, int]]:
+        """Every scope holding a searchable record or a profile, with its searchable
+        records per family (a profile counts 1).
+
+        Read from the tables in one statement, not from this store's caches: one
+        snapshot of what every connection (every process) committed, even while this
+        store is writing."""
+        self._check_open()
+
+        def work(conn: sqlite3.Connection) -> list[tuple[str, Family, int]]:
+            return conn.execute(SCOPE_COUNTS, (sql.DOCUMENTS,)).fetchall()
+
+        counts: dict[str, dict[Family, int]] = {}
+        for scope, family, count in await self._read("scope_counts", work, inline=True):
+            counts.setdefault(scope, {})[family] = int(count)
+        return counts
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
         self._check_open()

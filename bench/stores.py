@@ -1,0 +1,256 @@
+"""SQLite vs OceanBase (embedded seekdb): ingest rate, prepare latency and citations.
+
+For each size N, one scope of N memory entries (the real-word notes of
+``_corpus.english_texts`` with a function-word head, as ``bench scale`` and ``bench
+latency`` use) is ingested into each store through the public API (``rt.add_memories``,
+batches of 512, the bundled static embedder): a SQLite file (``sqlite:///TMP/stores.db``)
+and an embedded seekdb engine (``seekdb:///TMP/seekdb``, an ``OceanBaseStore``), both in
+a temporary directory removed after the size. On each store two runtimes share the one
+store object, gate off (``recall_policy=None``) and gate on
+(``RecallSufficiencyPolicy()``); after the warm-up queries on both arms, every query
+(3-6 words of a random entry) runs ``prepare_context`` with an 8000-byte budget on both
+arms, interleaved, the first arm alternating from query to query.
+
+Reported per size and store: ingest entries/s, the first (cold) prepare, and p50/p95 per
+gate arm; per size and arm: OceanBase p50 / SQLite p50, the share of queries whose packs
+cite the same entries in the same order on both stores, the share citing the same set of
+entries, and the mean overlap (Jaccard) of the cited sets. The two stores score with
+different numerics (adjacent near-ties can swap), and above 10,000 records per scope
+OceanBase searches vectors through its HNSW index while SQLite always searches exactly,
+so the citations may differ: they are reported, not asserted. JSON goes to
+``bench/results/stores.json``.
+
+Run: ``python -m bench stores [--sizes 10000,100000] [--queries 200]``. The 100k seekdb
+ingest takes a few minutes; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import numpy as np
+import threadpoolctl
+
+import glean
+from bench import _corpus
+from bench._citations import citation_key, delivered_citations
+from glean.stores import open_store
+
+if TYPE_CHECKING:
+    from glean._workload import CitationKey
+
+RESULTS = Path(__file__).parent / "results"
+SCOPE: Final = "bench"
+BATCH: Final = 512
+WARMUP: Final = 10
+PROGRESS_EVERY: Final = 10_000
+BUDGET: Final = 8000
+#: The stores compared, by URL scheme, with their names in the report.
+STORES: Final = {"sqlite": "SQLite", "seekdb": "OceanBase (seekdb)"}
+ARMS: Final = ("off", "on")
+
+
+@dataclass
+class StoreRun:
+    """What one store measured at one size."""
+
+    ingest_entries_per_s: float
+    first_call_s: float
+    #: Seconds per timed query, per gate arm.
+    latency: dict[str, list[float]] = field(default_factory=lambda: {arm: [] for arm in ARMS})
+    #: The corpus indices each timed query's pack cites, in order (-1: not a corpus entry).
+    cited: dict[str, list[list[int]]] = field(default_factory=lambda: {arm: [] for arm in ARMS})
+
+
+def percentile_ms(seconds: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(seconds), q)) * 1e3
+
+
+def store_url(scheme: str, directory: Path) -> str:
+    """``sqlite:///DIR/stores.db`` or ``seekdb:///DIR/seekdb`` (``directory`` is absolute)."""
+    return f"{scheme}://{directory / ('stores.db' if scheme == 'sqlite' else 'seekdb')}"
+
+
+async def prepare(rt: glean.Runtime, query: str) -> tuple[float, glean.PreparedContext]:
+    request = glean.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=BUDGET)
+    started = time.perf_counter()
+    context = await rt.prepare_context(request)
+    return time.perf_counter() - started, context
+
+
+async def ingest(
+    rt: glean.Runtime, texts: list[str], label: str
+) -> tuple[float, dict[CitationKey, int]]:
+    """Add ``texts`` in batches; returns entries/s and each citation key's corpus index."""
+    owners: dict[CitationKey, int] = {}
+    started = time.perf_counter()
+    for start in range(0, len(texts), BATCH):
+        batch = [glean.MemoryEntry(text=t) for t in texts[start : start + BATCH]]
+        refs = await rt.add_memories(SCOPE, batch)
+        for index, ref in enumerate(refs, start):
+            owners["memory", ref.scope_id, ref.entry_id, ref.version] = index
+        done = start + len(batch)
+        if done // PROGRESS_EVERY > start // PROGRESS_EVERY or done == len(texts):
+            rate = done / (time.perf_counter() - started)
+            print(f"  {label}: {done:,}/{len(texts):,} entries, {rate:,.0f}/s", file=sys.stderr)
+    return len(texts) / (time.perf_counter() - started), owners
+
+
+async def measure_store(
+    url: str, label: str, texts: list[str], queries: list[str], embedder: glean.Embedder
+) -> StoreRun:
+    """Ingest ``texts`` into the store ``url`` names, then time ``queries`` gate off and on."""
+    store = await open_store(url)
+    # Both arms search one store object (the runtimes close it once, on exit).
+    async with (
+        glean.open_runtime(store=store, embedder=embedder) as off,
+        glean.open_runtime(
+            store=store, embedder=embedder, recall_policy=glean.RecallSufficiencyPolicy()
+        ) as on,
+    ):
+        rate, owners = await ingest(off, texts, label)
+        arms = {"off": off, "on": on}
+        warmup, timed = queries[:WARMUP], queries[WARMUP:]
+        cold = [(await prepare(arms[arm], query))[0] for query in warmup for arm in ARMS]
+        run = StoreRun(ingest_entries_per_s=rate, first_call_s=cold[0])
+        print(f"  {label}: {len(timed)} queries x {len(ARMS)} arms", file=sys.stderr)
+        for number, query in enumerate(timed):
+            for arm in ARMS if number % 2 == 0 else ARMS[::-1]:
+                seconds, context = await prepare(arms[arm], query)
+                run.latency[arm].append(seconds)
+                run.cited[arm].append(
+                    [owners.get(citation_key(c), -1) for c in delivered_citations(context.content)]
+                )
+    return run
+
+
+async def measure_size(
+    size: int, query_count: int, embedder: glean.Embedder, directory: Path
+) -> dict[str, Any]:
+    texts = _corpus.english_texts(size, function_head=True)
+    queries = _corpus.queries(texts, WARMUP + query_count)
+    runs: dict[str, StoreRun] = {}
+    for scheme, name in STORES.items():
+        label = f"{name} {size:,}"
+        print(f"{label}: ingesting", file=sys.stderr)
+        runs[scheme] = await measure_store(
+            store_url(scheme, directory), label, texts, queries, embedder
+        )
+    return summarise(size, query_count, runs)
+
+
+def summarise(size: int, query_count: int, runs: dict[str, StoreRun]) -> dict[str, Any]:
+    stores = {
+        scheme: {
+            "ingest_entries_per_s": round(run.ingest_entries_per_s),
+            "first_call_ms": run.first_call_s * 1e3,
+            **{
+                f"{arm}_p{q}_ms": percentile_ms(run.latency[arm], q)
+                for arm in ARMS
+                for q in (50, 95)
+            },
+        }
+        for scheme, run in runs.items()
+    }
+    # Each timed query's cited indices on SQLite and on OceanBase, per arm.
+    matched = {
+        arm: list(zip(runs["sqlite"].cited[arm], runs["seekdb"].cited[arm], strict=True))
+        for arm in ARMS
+    }
+    return {
+        "entries": size,
+        "queries": query_count,
+        "stores": stores,
+        "p50_ratio_oceanbase_sqlite": {
+            arm: stores["seekdb"][f"{arm}_p50_ms"] / stores["sqlite"][f"{arm}_p50_ms"]
+            for arm in ARMS
+        },
+        "identical_citations": {
+            arm: float(np.mean([a == b for a, b in matched[arm]])) for arm in ARMS
+        },
+        "identical_cited_sets": {
+            arm: float(np.mean([set(a) == set(b) for a, b in matched[arm]])) for arm in ARMS
+        },
+        "mean_citation_overlap": {
+            arm: float(np.mean([jaccard(a, b) for a, b in matched[arm]])) for arm in ARMS
+        },
+    }
+
+
+def jaccard(first: list[int], second: list[int]) -> float:
+    a, b = set(first), set(second)
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def report(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| entries | store | ingest entries/s | first call ms | gate off p50 ms"
+        " | gate off p95 ms | gate on p50 ms | gate on p95 ms |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        for scheme, name in STORES.items():
+            s = row["stores"][scheme]
+            lines.append(
+                f"| {row['entries']:,} | {name} | {s['ingest_entries_per_s']:,}"
+                f" | {s['first_call_ms']:.1f} | {s['off_p50_ms']:.2f} | {s['off_p95_ms']:.2f}"
+                f" | {s['on_p50_ms']:.2f} | {s['on_p95_ms']:.2f} |"
+            )
+    lines += [
+        "",
+        "| entries | gate | p50 OceanBase/SQLite | identical citation lists"
+        " | identical cited sets | mean cited-set overlap |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        for arm in ARMS:
+            lines.append(
+                f"| {row['entries']:,} | {arm} | {row['p50_ratio_oceanbase_sqlite'][arm]:.2f}"
+                f" | {row['identical_citations'][arm]:.3f}"
+                f" | {row['identical_cited_sets'][arm]:.3f}"
+                f" | {row['mean_citation_overlap'][arm]:.3f} |"
+            )
+    return "\n".join(lines)
+
+
+def sizes(text: str) -> list[int]:
+    try:
+        values = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected sizes like 10000,100000, not {text!r}"
+        ) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive sizes, not {text!r}")
+    return values
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--sizes", type=sizes, default=[10_000, 100_000], metavar="N,N,...")
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    embedder = glean.StaticEmbedder()  # the default embedder, loaded once for every store
+    rows = []
+    # One BLAS thread, as the runtime's default (blas_threads=1).
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        for size in sorted(args.sizes):
+            with tempfile.TemporaryDirectory(prefix="glean-bench-stores-") as directory:
+                rows.append(anyio.run(measure_size, size, args.queries, embedder, Path(directory)))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "stores.json").write_text(json.dumps(rows, indent=2) + "\n")
+    print(report(rows))
+
+
+if __name__ == "__main__":
+    main()

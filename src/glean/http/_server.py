@@ -1,0 +1,102 @@
+"""Serving an app with Hypercorn on the running event loop (asyncio or trio).
+
+:func:`listen` binds and listens first, so a caller knows the port (``0`` picks a free
+one) and can say where it listens before serving; :func:`serve` hands that socket to
+Hypercorn and returns after a graceful shutdown once ``shutdown_trigger`` returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from typing import TYPE_CHECKING, Final, cast
+
+from hypercorn.config import Config
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from hypercorn.typing import Framework
+    from starlette.types import ASGIApp
+
+#: The host names that are the loopback interface whatever the resolver says.
+LOOPBACK_NAMES: Final = frozenset({"localhost"})
+#: Seconds open connections get to finish once shutdown starts.
+GRACEFUL_SECONDS: Final = 5.0
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is the loopback interface: ``localhost`` or a loopback address
+    (``127.0.0.0/8``, ``::1``). Other names are not resolved: they count as not."""
+    name = host.strip("[]").lower()
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` and listening (port 0: a free port; the
+    socket's ``getsockname()`` says which).
+
+    Raises:
+        OSError: the address cannot be resolved or bound.
+    """
+    name = host.strip("[]")
+    family, kind, proto, _, address = socket.getaddrinfo(
+        name, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(Config.backlog)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    """``http://HOST:PORT`` for a listening socket (IPv6 in brackets)."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+async def serve(
+    app: ASGIApp,
+    sock: socket.socket,
+    *,
+    shutdown_trigger: Callable[[], Awaitable[None]],
+    graceful_seconds: float = GRACEFUL_SECONDS,
+) -> None:
+    """Serve ``app`` on the listening ``sock`` with Hypercorn on the running loop
+    (asyncio or trio) until ``shutdown_trigger`` returns, then stop gracefully. The
+    socket is Hypercorn's from then on (it closes it)."""
+    config = Config()
+    config.bind = [f"fd://{sock.detach()}"]
+    config.loglevel = "WARNING"  # the caller says where it listens; errors still show
+    config.accesslog = None
+    config.graceful_timeout = graceful_seconds
+    config.include_server_header = False
+    framework = cast("Framework", app)  # an ASGI 3 app, as Hypercorn's types spell it
+    if _on_asyncio():
+        from hypercorn.asyncio import serve as serve_asyncio
+
+        await serve_asyncio(framework, config, shutdown_trigger=shutdown_trigger, mode="asgi")
+    else:
+        from hypercorn.trio import serve as serve_trio
+
+        await serve_trio(framework, config, shutdown_trigger=shutdown_trigger, mode="asgi")
+
+
+def _on_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no asyncio loop in this thread: trio runs it
+        return False
+    return True

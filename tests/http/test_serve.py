@@ -1,0 +1,250 @@
+"""``glean serve``: it refuses to serve unauthenticated beyond loopback, and for real (a
+subprocess on a free loopback port, asyncio and trio) it answers over HTTP and stops
+cleanly on SIGTERM or SIGINT with exit code 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Final
+
+import httpx
+import pytest
+
+from glean.http import is_loopback
+
+from ..cli._driver import run
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TOKEN: Final = "e2e-token-0123456789abcdef"
+STARTUP_SECONDS: Final = 60.0
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("127.0.0.1", True),
+        ("127.4.5.6", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("LocalHost", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.10", False),
+        ("example.com", False),
+        ("localhost.example.com", False),
+    ],
+)
+def test_loopback_is_recognised(host: str, expected: bool) -> None:
+    assert is_loopback(host) is expected
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "example.com"])
+def test_a_non_loopback_host_without_tokens_is_refused(
+    host: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 with a clear message, before anything is opened (no database created)."""
+    db = tmp_path / "team.db"
+    code, out, err = run(capsys, "serve", "--db", str(db), "--host", host)
+    assert code == 2
+    assert out == ""
+    assert f"refusing to serve on {host} without --token-file" in err
+    assert "--insecure" in err
+    assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "No such file"),
+        ("{not json", "not JSON"),
+        ('{"tokens": [{"token": "short", "scopes": ["a"]}]}', "at least 16 characters"),
+    ],
+)
+def test_a_bad_token_file_is_refused(
+    content: str | None, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tokens = tmp_path / "tokens.json"
+    if content is not None:
+        tokens.write_text(content)
+    db = tmp_path / "team.db"
+    code, _, err = run(capsys, "serve", "--db", str(db), "--token-file", str(tokens))
+    assert code == 2
+    assert "--token-file" in err
+    assert expected in err
+    assert not db.exists()
+
+
+def test_help_explains_the_service(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "serve", "--help")
+    assert code == 0
+    for needed in (
+        "/v1/context/prepare",
+        "/v1/memories",
+        "/healthz",
+        "--token-file",
+        '"write": true',
+        "--insecure",
+        "Percent-encode",
+        "SIGTERM",
+        "examples:",
+    ):
+        assert needed in out, needed
+
+
+@pytest.mark.parametrize("value", ["-1", "65536", "http"])
+def test_a_bad_port_is_a_usage_error(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "serve", "--db", "x.db", "--port", value)
+    assert code == 2
+    assert "--port" in err
+
+
+# ----------------------------------------------------------------------- end to end
+
+
+def start_line(server: subprocess.Popen[bytes]) -> str:
+    """The line ``glean serve`` prints once it listens (read within a bounded time)."""
+    assert server.stderr is not None
+    descriptor = server.stderr.fileno()
+    deadline = time.monotonic() + STARTUP_SECONDS
+    received = b""
+    while b"glean serve: serving" not in received or not received.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"no start line in {STARTUP_SECONDS} s: {received!r}"
+        ready, _, _ = select.select([descriptor], [], [], remaining)
+        if ready:
+            chunk = os.read(descriptor, 4096)
+            assert chunk, f"glean serve exited ({server.wait()}): {received!r}"
+            received += chunk
+    (line,) = [
+        line for line in received.decode().splitlines() if line.startswith("glean serve: serving")
+    ]
+    return line
+
+
+def wait_until_healthy(client: httpx.Client, server: subprocess.Popen[bytes]) -> None:
+    """Poll /healthz until it answers, within a bounded time."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while True:
+        assert server.poll() is None, "glean serve exited before it answered"
+        try:
+            response = client.get("/healthz")
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, "glean serve never answered /healthz"
+            time.sleep(0.05)
+            continue
+        assert response.status_code == 200
+        assert response.json() == {"status": "ok"}
+        return
+
+
+@pytest.mark.parametrize(
+    ("backend", "tokens", "stop"),
+    [
+        ("asyncio", False, signal.SIGTERM),
+        ("trio", False, signal.SIGTERM),
+        ("asyncio", True, signal.SIGTERM),
+        ("trio", True, signal.SIGTERM),
+        ("trio", False, signal.SIGINT),
+    ],
+    ids=["asyncio", "trio", "asyncio-tokens", "trio-tokens", "trio-sigint"],
+)
+def test_glean_serve_answers_over_real_http_and_stops_cleanly(
+    backend: str, tokens: bool, stop: int, tmp_path: Path
+) -> None:
+    db = tmp_path / "agent.db"
+    command = [
+        sys.executable, "-m", "glean", "serve", "--db", str(db), "--embedder", "hashing",
+        "--port", "0", "--backend", backend,
+    ]  # fmt: skip
+    headers = {}
+    if tokens:
+        token_file = tmp_path / "tokens.json"
+        grant = {"name": "e2e", "token": TOKEN, "scopes": ["project:*"], "write": True}
+        token_file.write_text(json.dumps({"tokens": [grant]}))
+        token_file.chmod(0o600)
+        command += ["--token-file", str(token_file)]
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = start_line(server)
+        url = line.split(" at ")[1].split(" ")[0]
+        assert url.startswith("http://127.0.0.1:")
+        assert str(db) in line
+        assert ("1 token, 1 may write" if tokens else "no authentication") in line
+        with httpx.Client(base_url=url, timeout=30) as client:
+            wait_until_healthy(client, server)
+            added = client.post(
+                "/v1/memories",
+                json={
+                    "scope_id": "project:demo",
+                    "entries": [
+                        {"text": "Backups run nightly at 02:00 UTC", "key": "b1"},
+                        {"text": "Restores take twenty minutes", "key": "r1"},
+                    ],
+                },
+                headers=headers,
+            )
+            assert added.status_code == 200, added.text
+            refs = added.json()["refs"]
+            prepared = client.post(
+                "/v1/context/prepare",
+                json={"scope_id": "project:demo", "query": "when do backups run?"},
+                headers=headers,
+            )
+            assert prepared.status_code == 200, prepared.text
+            context = prepared.json()
+            assert context["status"] == "ready"
+            assert "Backups run nightly at 02:00 UTC" in context["content"]
+            assert refs[0]["entry_id"] in context["content"]
+            got = client.get(
+                f"/v1/memories/project%3Ademo/{refs[0]['entry_id']}",
+                params={"version": 1},
+                headers=headers,
+            )
+            assert got.json()["text"] == "Backups run nightly at 02:00 UTC"
+            if tokens:
+                refused = client.post(
+                    "/v1/context/prepare", json={"scope_id": "project:demo", "query": "q"}
+                )
+                assert refused.status_code == 401
+            else:  # a loopback service without tokens answers only loopback Host names
+                refused = client.get("/healthz", headers={"Host": "rebound.example"})
+                assert refused.status_code == 421
+        server.send_signal(stop)
+        _, err = server.communicate(timeout=STARTUP_SECONDS)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.communicate()
+    assert server.returncode == 0, err.decode()
+    assert b"Traceback" not in err
+    assert err.decode().rstrip().endswith("glean serve: stopped")
+
+
+@pytest.mark.parametrize("allow", ["--insecure", "--token-file"])
+def test_insecure_or_tokens_allow_a_non_loopback_host(
+    allow: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Past the refusal, the service tries to listen: on an address this machine does
+    not have (TEST-NET-1), that fails with a clear message and exit 1."""
+    extra = [allow]
+    if allow == "--token-file":
+        tokens = tmp_path / "tokens.json"
+        tokens.write_text(json.dumps({"tokens": [{"token": TOKEN, "scopes": ["*"]}]}))
+        tokens.chmod(0o600)
+        extra.append(str(tokens))
+    db = tmp_path / "team.db"
+    args = ["serve", "--db", str(db), "--embedder", "hashing", "--host", "192.0.2.1", *extra]
+    code, _, err = run(capsys, *args)
+    assert code == 1
+    assert "refusing" not in err
+    assert "cannot listen on 192.0.2.1:8765" in err

@@ -1,0 +1,64 @@
+"""What the MCP tests share: reading tool results, and an in-process client."""
+
+from __future__ import annotations
+
+import json
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+import mcp.types as types
+from mcp import Client
+
+import glean
+from glean.mcp import create_server
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+S: Final = "project:demo"
+TOOLS: Final = ("prepare_context", "add_memories", "get_memory", "forget_memory")
+
+
+def text(result: types.CallToolResult) -> str:
+    """The tool result's one text block."""
+    [block] = result.content
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def structured(result: types.CallToolResult) -> dict[str, Any]:
+    """The tool result's structured content, which must be a JSON object."""
+    assert not result.is_error, text(result)
+    content = result.structured_content
+    assert isinstance(content, dict)
+    return content
+
+
+def tool_error(result: types.CallToolResult) -> str:
+    """The message of a tool error (``isError``); fails on a success."""
+    assert result.is_error, f"expected a tool error, got {result.structured_content}"
+    assert result.structured_content is None
+    return text(result)
+
+
+def pack_items(content: str) -> list[dict[str, Any]]:
+    """The items of a pack without an assembly, as the pack spells them."""
+    envelope = content.splitlines()[2]  # preamble, BEGIN marker, the one JSON envelope line
+    items: list[dict[str, Any]] = json.loads(envelope)["items"]
+    return items
+
+
+@asynccontextmanager
+async def connected(
+    mode: str = "auto", **options: Any
+) -> AsyncIterator[tuple[Client, glean.Runtime]]:
+    """An in-process client of a server over a fresh in-memory runtime (with ``options``).
+
+    ``mode="auto"`` speaks the modern protocol through the SDK's direct dispatcher;
+    ``mode="legacy"`` the initialize handshake and JSON-RPC over memory streams.
+    """
+    async with (
+        glean.open_runtime(embedder=glean.HashingEmbedder(), **options) as runtime,
+        Client(create_server(runtime), mode=mode) as client,
+    ):
+        yield client, runtime

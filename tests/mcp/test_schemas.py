@@ -1,0 +1,203 @@
+"""The tools' JSON Schemas: what tools/list shows, bounds equal to glean's validation, and
+a schema and glean that agree on which arguments are acceptable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from glean.mcp import _schemas
+from glean.runtime import _writes
+from glean.vocabulary import _families, _requests
+
+from ._client import TOOLS, S, connected, text
+
+pytestmark = pytest.mark.anyio
+
+
+def properties(schema: dict[str, Any]) -> dict[str, Any]:
+    props: dict[str, Any] = schema["properties"]
+    return props
+
+
+def bare(schema: dict[str, Any]) -> dict[str, Any]:
+    """The non-null branch of a nullable schema."""
+    if "anyOf" in schema and {"type": "null"} in schema["anyOf"]:
+        [branch] = [s for s in schema["anyOf"] if s != {"type": "null"}]
+        return dict(branch)
+    return schema
+
+
+async def test_tools_list_shows_four_tools_with_their_schemas() -> None:
+    """tools/list names the four tools, in order, each with its input and output schema,
+    the required arguments, descriptions and hints."""
+    async with connected() as (client, _):
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert tuple(listed) == TOOLS
+    required = {name: tool.input_schema["required"] for name, tool in listed.items()}
+    assert required == {
+        "prepare_context": ["scope_id", "query"],
+        "add_memories": ["scope_id", "entries"],
+        "get_memory": ["scope_id", "entry_id", "version"],
+        "forget_memory": ["scope_id", "entry_id", "version"],
+    }
+    for tool in listed.values():
+        assert tool.description
+        assert tool.title
+        assert tool.input_schema["type"] == "object"
+        assert tool.input_schema["additionalProperties"] is False
+        assert tool.output_schema is not None
+        assert tool.output_schema["type"] == "object"
+        for name, prop in properties(tool.input_schema).items():
+            assert bare(prop).get("description") or prop.get("description"), name
+    assert listed["prepare_context"].annotations is not None
+    assert listed["prepare_context"].annotations.read_only_hint is True
+    assert listed["get_memory"].annotations is not None
+    assert listed["get_memory"].annotations.read_only_hint is True
+    assert listed["forget_memory"].annotations is not None
+    assert listed["forget_memory"].annotations.destructive_hint is True
+    prepare = properties(listed["prepare_context"].input_schema)
+    assert prepare["query"]["minLength"] == 1
+    assert prepare["query"]["maxLength"] == 8192
+    assert (prepare["max_bytes"]["minimum"], prepare["max_bytes"]["maximum"]) == (512, 32768)
+    assert prepare["max_bytes"]["default"] == 8000
+    assert prepare["scope_id"]["maxLength"] == 256
+    assert prepare["references"]["maxItems"] == 32
+    output = listed["prepare_context"].output_schema
+    assert output is not None
+    assert output["required"] == ["schema", "status", "content", "content_bytes"]
+
+
+def test_bounds_are_glean_validation_bounds() -> None:
+    """Every bound a schema states is the one glean's validation applies."""
+    assert _schemas.MIN_MAX_BYTES == _requests.MIN_MAX_BYTES
+    assert _schemas.MAX_MAX_BYTES == _requests.MAX_MAX_BYTES
+    assert _schemas.MAX_QUERY_CHARS == _requests.MAX_QUERY_CHARS
+    assert _schemas.MAX_SCOPE_CHARS == _requests.MAX_SCOPE_CHARS
+    assert _schemas.MAX_REFERENCES == _requests.MAX_REFERENCES
+    assert _schemas.MAX_SECTION_LIMIT == _requests.MAX_SECTION_LIMIT
+    assert _schemas.SCHEMA_ID == _requests.SCHEMA
+    assert _schemas.MAX_KEY_CHARS == _writes.MAX_KEY_CHARS
+    assert _schemas.MAX_VERSION == _writes.MAX_VERSION
+    assert _schemas.FAMILIES == _families.FAMILIES
+    assert _schemas.TIERS == _families.TIERS
+    limits = {family: _families.rules(family).max_section_limit for family in _families.FAMILIES}
+    assert limits == {
+        family: _schemas.MAX_EXPERIENCE_SECTION_LIMIT
+        if family == "experience"
+        else _schemas.MAX_SECTION_LIMIT
+        for family in _families.FAMILIES
+    }
+    assert _requests.PrepareContextRequest(scope_id=S, query="q").max_bytes == (
+        _schemas.DEFAULT_MAX_BYTES
+    )
+
+
+ALL_SCHEMAS = [
+    _schemas.PREPARE_CONTEXT_INPUT,
+    _schemas.PREPARE_CONTEXT_OUTPUT,
+    _schemas.ADD_MEMORIES_INPUT,
+    _schemas.ADD_MEMORIES_OUTPUT,
+    _schemas.MEMORY_REF_INPUT,
+    _schemas.GET_MEMORY_OUTPUT,
+    _schemas.FORGET_MEMORY_OUTPUT,
+]
+
+
+@pytest.mark.parametrize("schema", ALL_SCHEMAS)
+def test_every_schema_is_valid_json_schema(schema: dict[str, Any]) -> None:
+    """Each schema is a valid JSON Schema (2020-12) with an object at the root."""
+    Draft202012Validator.check_schema(schema)
+    assert schema["type"] == "object"
+
+
+ENTRY = {"text": "Backups run nightly at 02:00 UTC"}
+REF = {"scope_id": S, "entry_id": "e1", "version": 1}
+
+#: (tool, arguments, whether the schema and glean both accept them). get_memory names
+#: an absent entry: "not found" is an accepted call.
+AGREEMENT = [
+    ("prepare_context", {"scope_id": S, "query": "q" * 8192}, True),
+    ("prepare_context", {"scope_id": S, "query": "q" * 8193}, False),
+    ("prepare_context", {"scope_id": S, "query": ""}, False),
+    ("prepare_context", {"scope_id": S, "query": "   "}, False),
+    ("prepare_context", {"scope_id": S, "query": "q", "max_bytes": 512}, True),
+    ("prepare_context", {"scope_id": S, "query": "q", "max_bytes": 32768}, True),
+    ("prepare_context", {"scope_id": S, "query": "q", "max_bytes": 511}, False),
+    ("prepare_context", {"scope_id": S, "query": "q", "max_bytes": 32769}, False),
+    ("prepare_context", {"scope_id": S, "query": "q", "max_bytes": 800.5}, False),
+    ("prepare_context", {"scope_id": "s" * 256, "query": "q"}, True),
+    ("prepare_context", {"scope_id": "s" * 257, "query": "q"}, False),
+    ("prepare_context", {"scope_id": S, "query": "q", "references": ["r"] * 32}, True),
+    ("prepare_context", {"scope_id": S, "query": "q", "references": ["r"] * 33}, False),
+    ("prepare_context", {"scope_id": S, "query": "q", "references": "r"}, False),
+    ("prepare_context", {"scope_id": S, "query": "q", "session_id": None}, True),
+    ("prepare_context", {"scope_id": S, "query": "q", "session_id": ""}, False),
+    ("prepare_context", {"scope_id": S, "query": "q", "detail": "uri"}, True),
+    ("prepare_context", {"scope_id": S, "query": "q", "detail": {"resource": "full"}}, True),
+    ("prepare_context", {"scope_id": S, "query": "q", "detail": "deep"}, False),
+    ("prepare_context", {"scope_id": S, "query": "q", "detail": {"memo": "full"}}, False),
+    (
+        "prepare_context",
+        {"scope_id": S, "query": "q", "sections": [{"family": "experience", "limit": 2}]},
+        True,
+    ),
+    (
+        "prepare_context",
+        {"scope_id": S, "query": "q", "sections": [{"family": "memory", "limit": 9}]},
+        False,
+    ),
+    ("prepare_context", {"scope_id": S, "query": "q", "sections": []}, False),
+    ("prepare_context", {"scope_id": S, "query": "q", "sections": None}, True),
+    (
+        "prepare_context",
+        {"scope_id": S, "query": "q", "exclude": [{"family": "profile", "scope": S}]},
+        True,
+    ),
+    (
+        "prepare_context",
+        {"scope_id": S, "query": "q", "exclude": [{"family": "note", "scope": S}]},
+        False,
+    ),
+    ("prepare_context", {"scope_id": S, "query": "q", "maxBytes": 600}, False),
+    ("prepare_context", {"query": "q"}, False),
+    ("add_memories", {"scope_id": S, "entries": [ENTRY]}, True),
+    ("add_memories", {"scope_id": S, "entries": []}, True),
+    ("add_memories", {"scope_id": S, "entries": [{"text": ""}]}, False),
+    ("add_memories", {"scope_id": S, "entries": [{"kind": "fact"}]}, False),
+    ("add_memories", {"scope_id": S, "entries": [{**ENTRY, "tags": ["a", "b"]}]}, True),
+    ("add_memories", {"scope_id": S, "entries": [{**ENTRY, "tags": "a"}]}, False),
+    ("add_memories", {"scope_id": S, "entries": [{**ENTRY, "key": "k" * 512}]}, True),
+    ("add_memories", {"scope_id": S, "entries": [{**ENTRY, "key": "k" * 513}]}, False),
+    ("add_memories", {"scope_id": S, "entries": [{**ENTRY, "thread": None}]}, True),
+    ("add_memories", {"scope_id": S, "entries": [{**ENTRY, "colour": "red"}]}, False),
+    (
+        "add_memories",
+        {"scope_id": S, "entries": [{**ENTRY, "created_at": "2024-03-04T09:00:00Z"}]},
+        True,
+    ),
+    ("get_memory", REF, True),
+    ("get_memory", {**REF, "version": 0}, False),
+    ("get_memory", {**REF, "version": 2**63 - 1}, True),
+    ("get_memory", {**REF, "version": 2**63}, False),
+    ("get_memory", {**REF, "version": "1"}, False),
+    ("get_memory", {**REF, "entry_id": ""}, False),
+    ("forget_memory", {**REF, "scope_id": ""}, False),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "accepted"), AGREEMENT)
+async def test_the_schema_and_glean_agree(
+    tool: str, arguments: dict[str, Any], accepted: bool
+) -> None:
+    """An argument the schema accepts, glean accepts; one the schema refuses, glean refuses
+    with a tool error naming it (checked call by call at each bound)."""
+    async with connected() as (client, _):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        valid = Draft202012Validator(listed[tool].input_schema).is_valid(arguments)
+        result = await client.call_tool(tool, arguments)
+    assert valid is accepted
+    refused = result.is_error and text(result).startswith("invalid argument:")
+    assert refused is not accepted, text(result)

@@ -1,0 +1,375 @@
+"""OTLP export from glean's own processes (``glean._otlp``).
+
+The end-to-end tests run ``glean`` as a subprocess against a real OTLP/HTTP receiver on
+loopback and decode what arrived with the official protobuf definitions: nothing reads
+the exporter's memory. The others pin when export is configured, and that nothing is
+imported or configured when it is not.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import anyio
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+import glean
+from glean._otlp import tracer_provider_from_env
+from glean.embedders import from_spec
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+QUERY = "Which CI system runs the deploy pipeline?"
+STORED = "The deploy pipeline runs on Kestrel CI, rebuilt every Tuesday."
+#: How long the receiver may take to see what an exited process sent.
+WAIT = 30.0
+
+
+class Receiver:
+    """An OTLP/HTTP trace receiver on loopback: decodes every ``POST /v1/traces`` body
+    into an ``ExportTraceServiceRequest`` and keeps it with the request's headers."""
+
+    def __init__(self) -> None:
+        self.requests: list[ExportTraceServiceRequest] = []
+        self.headers: list[dict[str, str]] = []
+        self._arrived = threading.Condition()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            receiver: ClassVar[Receiver] = owner
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if self.path != "/v1/traces":
+                    self.send_error(404)
+                    return
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                self.receiver.keep(ExportTraceServiceRequest.FromString(body), dict(self.headers))
+                answer = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None  # quiet: pytest shows stderr of failing tests
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def keep(self, request: ExportTraceServiceRequest, headers: dict[str, str]) -> None:
+        with self._arrived:
+            self.requests.append(request)
+            self.headers.append({name.lower(): value for name, value in headers.items()})
+            self._arrived.notify_all()
+
+    def spans(self) -> list[Span]:
+        with self._arrived:
+            return [
+                span
+                for request in self.requests
+                for resource in request.resource_spans
+                for scope in resource.scope_spans
+                for span in scope.spans
+            ]
+
+    def wait_for(self, done: Callable[[list[Span]], bool]) -> list[Span]:
+        """The spans received once ``done`` holds for them; fails after ``WAIT`` s."""
+        with self._arrived:  # a reentrant lock: spans() takes it again
+            arrived = self._arrived.wait_for(lambda: done(self.spans()), timeout=WAIT)
+        assert arrived, f"the receiver saw {[s.name for s in self.spans()]} after {WAIT} s"
+        return self.spans()
+
+    def __enter__(self) -> Receiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=WAIT)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with Receiver() as running:
+        yield running
+
+
+def clean_environment() -> dict[str, str]:
+    """This process's environment without any OpenTelemetry setting."""
+    return {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
+
+
+def exporting_to(receiver: Receiver) -> dict[str, str]:
+    return {
+        **clean_environment(),
+        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
+        "OTEL_SERVICE_NAME": "glean-test",
+        "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment.name=test",
+        "OTEL_EXPORTER_OTLP_HEADERS": "x-glean-test=token-1",
+    }
+
+
+def glean_process(environment: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "glean", *args],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def value(any_value: AnyValue) -> object:
+    kind = any_value.WhichOneof("value")
+    return None if kind is None else getattr(any_value, kind)
+
+
+def attributes(pairs: Any) -> dict[str, object]:
+    listed: list[KeyValue] = list(pairs)
+    return {pair.key: value(pair.value) for pair in listed}
+
+
+def resources(receiver: Receiver) -> list[dict[str, object]]:
+    return [
+        attributes(spans.resource.attributes)
+        for request in receiver.requests
+        for spans in request.resource_spans
+    ]
+
+
+def named(spans: list[Span], name: str) -> list[Span]:
+    return [span for span in spans if span.name == name]
+
+
+async def write_database(path: Path) -> None:
+    """A small database built with the embedder ``--embedder hashing`` names."""
+    async with glean.open_runtime(str(path), embedder=from_spec("hashing")) as rt:
+        await rt.add_memories(
+            "team",
+            [
+                glean.MemoryEntry(text=STORED),
+                glean.MemoryEntry(text="Lunch is at noon on Fridays."),
+            ],
+        )
+        await rt.add_experiences(
+            "team", [glean.Experience("a deploy failed", "rolled back", "recovered", "pin")]
+        )
+
+
+def test_prepare_exports_its_spans_to_an_otlp_receiver(tmp_path: Path, receiver: Receiver) -> None:
+    """``glean prepare`` with OTEL_EXPORTER_OTLP_ENDPOINT set sends every span of the
+    prepare over OTLP/HTTP: one trace under ``glean.prepare_context``, the round under
+    it, a search per family under the round, the DB spans under the searches, the build
+    under the root; the resource and headers come from the environment; neither the
+    query nor the stored text is on any span."""
+    database = tmp_path / "team.db"
+    anyio.run(write_database, database)
+    done = glean_process(
+        exporting_to(receiver),
+        "prepare", "--db", str(database), "--scope", "team", "--embedder", "hashing", QUERY,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert STORED in done.stdout  # the pack carried the content the spans must not
+    assert "warning" not in done.stderr
+    spans = receiver.wait_for(lambda spans: bool(named(spans, "glean.prepare_context")))
+
+    for resource in resources(receiver):
+        assert resource["service.name"] == "glean-test"
+        assert resource["deployment.environment.name"] == "test"
+        assert resource["telemetry.sdk.name"] == "opentelemetry"
+    assert all(headers.get("x-glean-test") == "token-1" for headers in receiver.headers)
+    assert all(headers["content-type"] == "application/x-protobuf" for headers in receiver.headers)
+
+    (root,) = named(spans, "glean.prepare_context")
+    assert root.parent_span_id == b""
+    (round_zero,) = named(spans, "glean.recall.round")
+    assert round_zero.parent_span_id == root.span_id
+    assert attributes(round_zero.attributes)["glean.recall.round.index"] == 0
+    searches = named(spans, "search_memory")
+    assert {attributes(s.attributes)["glean.memory.family"] for s in searches} == {
+        "memory", "experience", "topic-memory",
+    }  # fmt: skip
+    assert all(search.parent_span_id == round_zero.span_id for search in searches)
+    db_spans = [span for span in spans if span.name.startswith("sqlite ")]
+    assert {"sqlite retrieve", "sqlite evidence"} <= {span.name for span in db_spans}
+    search_ids = {search.span_id for search in searches}
+    for span in db_spans:
+        assert attributes(span.attributes)["db.system.name"] == "sqlite"
+        if span.trace_id == root.trace_id:  # the prepare's reads (binding the embedder is not)
+            assert span.parent_span_id in search_ids
+    (build,) = named(spans, "glean.context.build")
+    assert build.parent_span_id == root.span_id
+    assert attributes(build.attributes)["glean.context.status"] == "ready"
+    prepared = [span for span in spans if span.trace_id == root.trace_id]
+    assert len(prepared) >= 1 + 1 + len(searches) + 1 + 2
+
+    words = [*QUERY.rstrip("?").split(), *STORED.rstrip(".").split()]
+    distinctive = [word for word in words if len(word) > 4 and word.lower() != "deploy"]
+    for span in spans:
+        for found in [span.name, *map(str, attributes(span.attributes).values())]:
+            assert QUERY not in found
+            assert STORED not in found
+            assert not [word for word in distinctive if word in found], (span.name, found)
+
+
+def test_ingest_exports_its_write_spans(tmp_path: Path, receiver: Receiver) -> None:
+    """``glean ingest`` exports the DB spans of its writes the same way."""
+    workload = tmp_path / "workload"
+    workload.mkdir()
+    line = {"id": "m1", "scope": "team", "text": STORED}
+    (workload / "entries.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    done = glean_process(
+        exporting_to(receiver),
+        "ingest", str(workload), "--db", str(tmp_path / "team.db"), "--embedder", "hashing",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    spans = receiver.wait_for(lambda spans: bool(named(spans, "sqlite add_memories")))
+    (write,) = named(spans, "sqlite add_memories")
+    assert attributes(write.attributes)["db.operation.name"] == "add_memories"
+    assert {resource["service.name"] for resource in resources(receiver)} == {"glean-test"}
+
+
+def test_nothing_is_configured_or_imported_without_the_variables() -> None:
+    """Without the variables the block gets None and the SDK is never imported."""
+    probe = (
+        "import sys\n"
+        "from glean._otlp import tracer_provider_from_env\n"
+        "with tracer_provider_from_env() as provider:\n"
+        "    assert provider is None\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('opentelemetry.sdk',"
+        " 'opentelemetry.exporter'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (done.stdout.strip(), done.stderr) == ("[]", "")
+
+
+@pytest.fixture
+def no_otel_variables(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in os.environ:
+        if name.startswith("OTEL_"):
+            monkeypatch.delenv(name)
+    return monkeypatch
+
+
+@pytest.mark.parametrize(
+    ("variables", "exports", "warning"),
+    [
+        ({}, False, None),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}, True, None),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9/v1/traces"}, True, None),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": " "}, False, None),
+        ({"OTEL_TRACES_EXPORTER": "otlp"}, True, None),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_TRACES_EXPORTER": "none"},
+         False, None),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_SDK_DISABLED": "true"},
+         False, None),
+        ({"OTEL_TRACES_EXPORTER": "console"}, False, "only otlp"),
+        ({"OTEL_TRACES_EXPORTER": "otlp,console"}, True, "console ignored"),
+        ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+         True, "'grpc' is not supported"),
+    ],
+)  # fmt: skip
+def test_when_export_is_configured(
+    no_otel_variables: pytest.MonkeyPatch,
+    variables: dict[str, str],
+    exports: bool,
+    warning: str | None,
+) -> None:
+    """The standard variables decide: an endpoint or ``otlp`` in OTEL_TRACES_EXPORTER
+    turns export on; ``none`` or another exporter, or OTEL_SDK_DISABLED, keep it off;
+    anything glean cannot honour is one warning line."""
+    for name, setting in variables.items():
+        no_otel_variables.setenv(name, setting)
+    stream = io.StringIO()
+    with tracer_provider_from_env(stderr=stream) as provider:
+        assert (provider is not None) == exports
+    lines = stream.getvalue().splitlines()
+    if warning is None:
+        assert lines == []
+    else:
+        (line,) = lines
+        assert line.startswith("glean: warning: ")
+        assert warning in line
+
+
+@pytest.mark.parametrize(
+    ("variables", "service"),
+    [
+        ({}, "glean"),
+        ({"OTEL_SERVICE_NAME": "memory-svc"}, "memory-svc"),
+        ({"OTEL_RESOURCE_ATTRIBUTES": "service.name=from-attributes,team=ops"}, "from-attributes"),
+        ({"OTEL_RESOURCE_ATTRIBUTES": "service.name=a", "OTEL_SERVICE_NAME": "b"}, "b"),
+    ],
+)
+def test_the_resource_comes_from_the_environment(
+    no_otel_variables: pytest.MonkeyPatch, variables: dict[str, str], service: str
+) -> None:
+    """service.name is OTEL_SERVICE_NAME, else the one OTEL_RESOURCE_ATTRIBUTES names,
+    else ``glean``; the other resource attributes are kept."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    no_otel_variables.setenv("OTEL_TRACES_EXPORTER", "otlp")
+    for name, setting in variables.items():
+        no_otel_variables.setenv(name, setting)
+    with tracer_provider_from_env() as provider:
+        assert isinstance(provider, TracerProvider)
+        resource = dict(provider.resource.attributes)
+    assert resource["service.name"] == service
+    assert "service.version" in resource
+    if "team=ops" in variables.get("OTEL_RESOURCE_ATTRIBUTES", ""):
+        assert resource["team"] == "ops"
+
+
+def test_without_the_sdk_one_line_says_so_and_nothing_is_exported(
+    no_otel_variables: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With the variables set but the SDK or the exporter missing, the block gets None
+    and stderr one line naming what to install."""
+    no_otel_variables.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    for module in (
+        "opentelemetry.sdk.trace",
+        "opentelemetry.sdk.trace.export",
+        "opentelemetry.sdk.resources",
+        "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    ):
+        no_otel_variables.setitem(sys.modules, module, None)
+    with tracer_provider_from_env() as provider:
+        assert provider is None
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "not installed" in line
+    assert "glean[otel]" in line
