@@ -14,7 +14,6 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 import glean
-from glean.embedders import SPEC_HELP, check_spec
 
 from ._commands import (
     CommandError,
@@ -27,6 +26,9 @@ from ._commands import (
 )
 from ._demo import demo_command
 from ._mcp import add_mcp
+from ._options import command as _command
+from ._options import embedder_option as _embedder_option
+from ._options import where_option as _where_option
 from ._serve import add_serve
 
 if TYPE_CHECKING:
@@ -105,8 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_get(commands)
     _add_scopes(commands)
     _add_forget(commands)
-    add_mcp(commands, command=_command, where=_where_option, embedder=_embedder_option)
-    add_serve(commands, command=_command, where=_where_option, embedder=_embedder_option)
+    add_mcp(commands)
+    add_serve(commands)
     return parser
 
 
@@ -115,46 +117,6 @@ def _version() -> str:
         return metadata.version("glean")
     except metadata.PackageNotFoundError:  # run from a source tree
         return "(not installed)"
-
-
-def _command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    *,
-    summary: str,
-    description: str,
-    epilog: str,
-) -> argparse.ArgumentParser:
-    command = commands.add_parser(
-        name,
-        help=summary,
-        description=description,
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    command.add_argument(
-        "--backend",
-        choices=("asyncio", "trio"),
-        default="asyncio",
-        help="the async library to run on (default: asyncio; trio needs glean[trio])",
-    )
-    return command
-
-
-def _embedder_option(command: argparse.ArgumentParser, *, required: bool = False) -> None:
-    command.add_argument(
-        "--embedder",
-        type=_embedder,
-        default=None if required else "static",
-        required=required,
-        metavar=SPEC_HELP,
-        help=(
-            "embedder for vectors: static (the bundled semantic model), hashing (spelling"
-            " only, no model) or st:PATH (the sentence-transformers model in folder PATH;"
-            ' needs pip install "glean[sentence-transformers]"); a database keeps the'
-            " embedder that built it" + ("" if required else " (default: static)")
-        ),
-    )
 
 
 def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -223,21 +185,6 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="exit 0 even when some lines were skipped (malformed or refused)",
     )
     command.set_defaults(run=ingest_command)
-
-
-def _where_option(command: argparse.ArgumentParser, db_help: str) -> None:
-    """``--db PATH`` (the embedded store) or ``--store URL`` (any store), exactly one."""
-    where = command.add_mutually_exclusive_group(required=True)
-    where.add_argument("--db", metavar="PATH", help=db_help)
-    where.add_argument(
-        "--store",
-        metavar="URL",
-        help=(
-            "a store by URL instead of --db: sqlite:///path, seekdb:///abs/dir (an embedded"
-            " seekdb engine), oceanbase://user:pass@host:port/db (?unix_socket=PATH for a"
-            " local socket); the password is never printed"
-        ),
-    )
 
 
 def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -473,13 +420,6 @@ def _nonblank(text: str) -> str:
     if not text.strip() or not text.isprintable():
         raise argparse.ArgumentTypeError(f"must be printable and not blank, not {text!r}")
     return text
-
-
-def _embedder(text: str) -> str:
-    try:
-        return check_spec(text)
-    except glean.InvalidRequestError:
-        raise argparse.ArgumentTypeError(f"expected {SPEC_HELP}, not {text!r}") from None
 
 
 def _section(text: str) -> glean.Section:

@@ -15,10 +15,11 @@ import importlib.util
 import logging
 import sys
 from functools import partial
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final
 
 import glean
 
+from . import _options as options
 from ._commands import CommandError, make_embedder, open_store, run_async, store_label
 
 if TYPE_CHECKING:
@@ -63,39 +64,17 @@ or, with 'glean mcp --http' running:
 """
 
 
-class _AddCommand(Protocol):
-    """``_main._command``: a subcommand with the shared ``--backend`` option."""
-
-    def __call__(
-        self, commands: SubParsers, name: str, *, summary: str, description: str, epilog: str
-    ) -> argparse.ArgumentParser: ...
-
-
-class _AddWhere(Protocol):
-    """``_main._where_option``: ``--db PATH`` or ``--store URL``, exactly one."""
-
-    def __call__(self, command: argparse.ArgumentParser, db_help: str) -> None: ...
-
-
-class _AddEmbedder(Protocol):
-    """``_main._embedder_option``: ``--embedder static|hashing|st:PATH``."""
-
-    def __call__(self, command: argparse.ArgumentParser, *, required: bool = False) -> None: ...
-
-
-def add_mcp(
-    commands: SubParsers, *, command: _AddCommand, where: _AddWhere, embedder: _AddEmbedder
-) -> None:
-    """Add ``glean mcp`` to the subcommands, built with ``_main``'s option helpers."""
-    parser = command(
+def add_mcp(commands: SubParsers) -> None:
+    """Add ``glean mcp`` to the subcommands."""
+    parser = options.command(
         commands,
         "mcp",
         summary="serve the memory to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP",
         description=_DESCRIPTION,
         epilog=_EPILOG,
     )
-    where(parser, "database file to serve (created if needed)")
-    embedder(parser)
+    options.where_option(parser, "database file to serve (created if needed)")
+    options.embedder_option(parser)
     parser.add_argument(
         "--gate",
         action="store_true",

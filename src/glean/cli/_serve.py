@@ -19,13 +19,14 @@ import stat
 import sys
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final
 
 import anyio
 
 import glean
 
 from .._otlp import tracer_provider_from_env
+from . import _options as options
 from ._commands import CommandError, make_embedder, open_store, run_async, store_label
 
 if TYPE_CHECKING:
@@ -97,39 +98,17 @@ then, for example:
 """
 
 
-class _AddCommand(Protocol):
-    """``_main._command``: a subcommand with the shared ``--backend`` option."""
-
-    def __call__(
-        self, commands: SubParsers, name: str, *, summary: str, description: str, epilog: str
-    ) -> argparse.ArgumentParser: ...
-
-
-class _AddWhere(Protocol):
-    """``_main._where_option``: ``--db PATH`` or ``--store URL``, exactly one."""
-
-    def __call__(self, command: argparse.ArgumentParser, db_help: str) -> None: ...
-
-
-class _AddEmbedder(Protocol):
-    """``_main._embedder_option``: ``--embedder static|hashing|st:PATH``."""
-
-    def __call__(self, command: argparse.ArgumentParser, *, required: bool = False) -> None: ...
-
-
-def add_serve(
-    commands: SubParsers, *, command: _AddCommand, where: _AddWhere, embedder: _AddEmbedder
-) -> None:
-    """Add ``glean serve`` to the subcommands, built with ``_main``'s option helpers."""
-    parser = command(
+def add_serve(commands: SubParsers) -> None:
+    """Add ``glean serve`` to the subcommands."""
+    parser = options.command(
         commands,
         "serve",
         summary="serve the memory over HTTP: prepare, add, get and forget as JSON endpoints",
         description=_DESCRIPTION,
         epilog=_EPILOG,
     )
-    where(parser, "database file to serve (created if needed)")
-    embedder(parser)
+    options.where_option(parser, "database file to serve (created if needed)")
+    options.embedder_option(parser)
     parser.add_argument(
         "--host",
         default=DEFAULT_HOST,
