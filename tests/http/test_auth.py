@@ -120,10 +120,15 @@ async def test_a_token_reads_only_its_scopes() -> None:
             memory_path("project:a", ref["entry_id"]), params={"version": 1}, headers=bearer(READER)
         )
         not_prefixed = await prepare(client, "projects:a", "backups", headers=bearer(READER))
+        deadline = await client.post(
+            "/v1/context/deadline",
+            json={"scope_id": "chat-1", "query": "backups"},
+            headers=bearer(READER),
+        )
     assert own.status_code == 200
     assert own.json()["status"] == "ready"
     assert read.status_code == 200
-    for response in (other, not_prefixed):
+    for response in (other, not_prefixed, deadline):
         assert response.status_code == 403
         assert error_of(response)["type"] == "forbidden"
 

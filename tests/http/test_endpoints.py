@@ -44,7 +44,7 @@ async def test_the_openapi_document_describes_every_route() -> None:
         for method in route.methods or ()
         if method != "HEAD"
     }
-    assert len(served) == 6
+    assert len(served) == 7
     for path, method in served:
         assert method in document["paths"][path], f"{method.upper()} {path} is not documented"
     schemas = document["components"]["schemas"]
@@ -92,6 +92,44 @@ async def test_the_service_answers_exactly_what_the_runtime_does() -> None:
             glean.PrepareContextRequest(scope_id="s", query="restore backups", max_bytes=600)
         )
     assert response.json() == attrs.asdict(direct)
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, None),
+        ({"round_timeout": 0.25}, 0.25),
+        ({"round_timeout": 0.25, "prepare_timeout": 0.1}, 0.1),
+    ],
+)
+async def test_the_deadline_is_the_runtimes_for_the_same_body(
+    options: dict[str, float], expected: float | None
+) -> None:
+    """POST /v1/context/deadline answers ``deadline_for`` of the body a prepare would
+    take (null when unbounded), so a client times its prepare call by it."""
+    body = {"scope_id": "s", "query": "when do backups run?", "max_bytes": 900}
+    async with serving(**options) as (client, runtime):
+        response = await client.post("/v1/context/deadline", json=body)
+        direct = runtime.deadline_for(glean.PrepareContextRequest(**body))
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "no-store"
+    assert response.json() == {"deadline_seconds": expected}
+    assert direct == (float("inf") if expected is None else expected)
+
+
+async def test_the_deadline_refuses_what_a_prepare_refuses() -> None:
+    """A malformed field is a 422 naming it, an unknown one too: the same rules as the
+    prepare the body is for."""
+    async with serving() as (client, _):
+        bad = await client.post(
+            "/v1/context/deadline", json={"scope_id": "s", "query": "q", "max_bytes": 10}
+        )
+        unknown = await client.post(
+            "/v1/context/deadline", json={"scope_id": "s", "query": "q", "colour": "red"}
+        )
+    assert bad.status_code == unknown.status_code == 422
+    assert error_of(bad)["field"] == "max_bytes"
+    assert error_of(unknown)["field"] == "colour"
 
 
 async def test_a_prepare_over_an_empty_scope_is_empty() -> None:

@@ -4,6 +4,7 @@ Routes (``docs/service.md`` and ``GET /openapi.json`` describe them in full):
 
 =========================================  =============================================
 ``POST /v1/context/prepare``               ``Runtime.prepare_context``
+``POST /v1/context/deadline``              ``Runtime.deadline_for`` (same body as prepare)
 ``POST /v1/memories``                      ``Runtime.add_memories`` (all or nothing)
 ``GET /v1/memories/{scope}/{entry_id}``    ``Runtime.get_memory`` (``?version=N``)
 ``DELETE /v1/memories/{scope}/{entry_id}`` ``Runtime.forget_memory`` (``?version=N``)
@@ -124,6 +125,11 @@ def create_app(
             service.endpoint(service.prepare, bodies.PREPARE_FIELDS),
             methods=["POST"],
         ),
+        Route(
+            "/v1/context/deadline",
+            service.endpoint(service.deadline, bodies.PREPARE_FIELDS),
+            methods=["POST"],
+        ),
         Route("/v1/memories", service.endpoint(service.add, bodies.ADD_FIELDS), methods=["POST"]),
         Route(
             "/v1/memories/{scope:path}/{entry_id}",
@@ -204,14 +210,27 @@ class _Service:
     # -------------------------------------------------------------------- endpoints
 
     async def prepare(self, request: Request, grant: TokenGrant) -> Response:
+        prepare, deadline = await self._prepare_request(request, grant)
+        with anyio.fail_after(None if math.isinf(deadline) else deadline):
+            context = await self.runtime.prepare_context(prepare)
+        return _json(bodies.context_json(context))
+
+    async def deadline(self, request: Request, grant: TokenGrant) -> Response:
+        """How long a prepare of this body may take: a client sets its own timeout
+        from it (``null``: unbounded)."""
+        _, deadline = await self._prepare_request(request, grant)
+        return _json({"deadline_seconds": None if math.isinf(deadline) else deadline})
+
+    async def _prepare_request(
+        self, request: Request, grant: TokenGrant
+    ) -> tuple[glean.PrepareContextRequest, float]:
+        """The prepare request a body spells, once the token may read every scope it
+        names, and its deadline (which validates every field)."""
         body = await bodies.read_json(request, self.max_body_bytes)
         prepare = bodies.prepare_request(body)
         if not all(grant.may_read(scope) for scope in (prepare.scope_id, *prepare.references)):
             raise _may_not_read()
-        deadline = self.runtime.deadline_for(prepare)  # validates every field first
-        with anyio.fail_after(None if math.isinf(deadline) else deadline):
-            context = await self.runtime.prepare_context(prepare)
-        return _json(bodies.context_json(context))
+        return prepare, self.runtime.deadline_for(prepare)
 
     async def add(self, request: Request, grant: TokenGrant) -> Response:
         body = await bodies.read_json(request, self.max_body_bytes)

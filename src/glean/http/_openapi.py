@@ -92,6 +92,18 @@ OPENAPI: Final[dict[str, Any]] = {
                 },
             }
         },
+        "/v1/context/deadline": {
+            "post": {
+                "operationId": "contextDeadline",
+                "summary": "How long a prepare of this body may take (a client's timeout)",
+                "requestBody": {"required": True, **_json_body("PrepareContextRequest")},
+                "responses": {
+                    "200": {"description": "the deadline", **_json_body("Deadline")},
+                    **_BODY_ERRORS,
+                    **_ERRORS,
+                },
+            }
+        },
         "/v1/memories": {
             "post": {
                 "operationId": "addMemories",
@@ -247,6 +259,17 @@ OPENAPI: Final[dict[str, Any]] = {
                     "uri": {"type": "string"},
                     "version": {"type": ["integer", "null"]},
                     "revision": {"type": "integer"},
+                },
+            },
+            "Deadline": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["deadline_seconds"],
+                "properties": {
+                    "deadline_seconds": {
+                        "description": "seconds; null when the prepare is unbounded",
+                        "anyOf": [{"type": "number", "minimum": 0}, {"type": "null"}],
+                    }
                 },
             },
             "PreparedContext": {
