@@ -373,3 +373,74 @@ def test_without_the_sdk_one_line_says_so_and_nothing_is_exported(
     (line,) = capsys.readouterr().err.splitlines()
     assert "not installed" in line
     assert "glean[otel]" in line
+
+
+@pytest.mark.parametrize(
+    ("command", "operation"),
+    [
+        (("scopes",), "scope_counts"),
+        (("forget", "--scope", "team", "--id", "m1", "--version", "1"), "forget_memory"),
+    ],
+)
+def test_the_store_commands_export_their_db_spans(
+    tmp_path: Path, receiver: Receiver, command: tuple[str, ...], operation: str
+) -> None:
+    """``glean scopes``, ``get`` and ``forget`` export the DB span of the one call they
+    make (``get`` and ``forget`` share the code path; ``forget`` runs here)."""
+    database = tmp_path / "team.db"
+
+    async def write() -> str:
+        async with glean.open_runtime(str(database), embedder=from_spec("hashing")) as rt:
+            (ref,) = await rt.add_memories("team", [glean.MemoryEntry(text=STORED)])
+        return ref.entry_id
+
+    entry_id = anyio.run(write)
+    arguments = [entry_id if part == "m1" else part for part in command]
+    done = glean_process(exporting_to(receiver), *arguments, "--db", str(database))
+    assert done.returncode == 0, done.stderr
+    spans = receiver.wait_for(lambda spans: bool(named(spans, f"sqlite {operation}")))
+    (span,) = named(spans, f"sqlite {operation}")
+    assert attributes(span.attributes)["db.operation.name"] == operation
+
+
+def test_serve_exports_server_spans_that_wrap_the_library_spans(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    """``glean serve`` with the variables set exports a SERVER span per request, and a
+    prepare's library spans (``glean.prepare_context`` and the DB reads under it) are in
+    its trace, under it; no query text is on any span."""
+    import httpx
+
+    from .http.test_serve import start_line, wait_until_healthy
+
+    database = tmp_path / "team.db"
+    anyio.run(write_database, database)
+    command = [sys.executable, "-m", "glean", "serve", "--db", str(database), "--port", "0",
+               "--embedder", "hashing"]  # fmt: skip
+    environment = exporting_to(receiver)
+    with subprocess.Popen(command, env=environment, stderr=subprocess.PIPE) as server:
+        try:
+            url = start_line(server).rsplit(" at ", 1)[1].split(" ", 1)[0]
+            with httpx.Client(base_url=url, timeout=WAIT) as client:
+                wait_until_healthy(client, server)
+                answer = client.post(
+                    "/v1/context/prepare", json={"scope_id": "team", "query": QUERY}
+                )
+            assert answer.status_code == 200
+            assert STORED in answer.json()["content"]
+        finally:
+            server.terminate()
+            assert server.wait(timeout=WAIT) == 0
+    spans = receiver.wait_for(lambda spans: bool(named(spans, "POST /v1/context/prepare")))
+    (request,) = named(spans, "POST /v1/context/prepare")
+    assert request.kind == request.SPAN_KIND_SERVER
+    assert attributes(request.attributes)["http.response.status_code"] == 200
+    (root,) = named(spans, "glean.prepare_context")
+    assert root.trace_id == request.trace_id
+    assert root.parent_span_id == request.span_id
+    reads = [span for span in spans if span.name == "sqlite retrieve"]
+    assert reads
+    assert all(read.trace_id == request.trace_id for read in reads)
+    for span in spans:
+        for found in [span.name, *map(str, attributes(span.attributes).values())]:
+            assert QUERY not in found

@@ -41,7 +41,7 @@ def test_help_explains_the_tools_and_how_to_register(capsys: pytest.CaptureFixtu
         "glean mcp --db",
         "claude mcp add glean -- glean mcp --db",
         ".mcp.json",
-        "claude mcp add --transport http glean http://127.0.0.1:8765/mcp",
+        "claude mcp add --transport http glean http://127.0.0.1:8766/mcp",
     ):
         assert needle in out, needle
 

@@ -4,7 +4,7 @@ CLI's calls into the public runtime and stores.
 Every command returns an exit code: 0 on success, 1 when it could not do its work, 2 for
 bad input. Results go to stdout; progress, notes and errors to stderr. Nothing here
 reaches below the public API (``glean.open_runtime``, ``glean.stores``), the workload
-reader and the OTLP setup (``tracer_provider_from_env``: ``ingest`` and ``prepare``
+reader and the OTLP setup (``tracer_provider_from_env``: every command that opens a store
 export their spans when the standard OpenTelemetry variables ask for it).
 """
 
@@ -181,20 +181,9 @@ class _EffortRecord:
 
 def get_command(args: argparse.Namespace) -> int:
     """``glean get``: print exactly the memory version a citation names, with its key."""
-    if args.db is not None:
-        existing_database(args.db)
     try:
         ref = glean.MemoryRef(args.scope, args.id, args.version)
-
-        async def run() -> glean.MemoryRecord:
-            # A read needs no embedder: the store alone answers, whatever built its vectors.
-            store = await open_store(args, existing=True)
-            try:
-                return await store.get_memory(ref)
-            finally:
-                await store.aclose()
-
-        record = run_async(run, args.backend)
+        record = _on_store(args, lambda store: store.get_memory(ref))
     except glean.InvalidRequestError as exc:
         raise CommandError(str(exc), code=2) from exc
     except glean.NotFoundError as exc:
@@ -212,18 +201,7 @@ def get_command(args: argparse.Namespace) -> int:
 def scopes_command(args: argparse.Namespace) -> int:
     """``glean scopes``: every scope with its searchable records per family, and whether
     it has a profile; a table, or with ``--json`` a JSON array."""
-    if args.db is not None:
-        existing_database(args.db)
-
-    async def run() -> Mapping[str, Mapping[glean.stores.Family, int]]:
-        # A read needs no embedder: the store alone answers, whatever built its vectors.
-        store = await open_store(args, existing=True)
-        try:
-            return await store.scope_counts()
-        finally:
-            await store.aclose()
-
-    counts = run_async(run, args.backend)
+    counts = _on_store(args, lambda store: store.scope_counts())
     rows = [_ScopeRow.of(scope, counts[scope]) for scope in sorted(counts)]
     if args.json:
         print(json.dumps([row.to_json() for row in rows], ensure_ascii=False, indent=2))
@@ -273,20 +251,9 @@ def _print_table(header: list[str], lines: list[list[str]], *, numeric: Iterable
 
 def forget_command(args: argparse.Namespace) -> int:
     """``glean forget``: take the memory entry a citation names out of search."""
-    if args.db is not None:
-        existing_database(args.db)
-    ref = glean.MemoryRef(args.scope, args.id, args.version)
-
-    async def run() -> None:
-        # A forget writes no vector: the store alone does it, whatever built its vectors.
-        store = await open_store(args, existing=True)
-        try:
-            await store.forget_memory(ref)
-        finally:
-            await store.aclose()
-
     try:
-        run_async(run, args.backend)
+        ref = glean.MemoryRef(args.scope, args.id, args.version)
+        _on_store(args, lambda store: store.forget_memory(ref))
     except glean.InvalidRequestError as exc:
         raise CommandError(str(exc), code=2) from exc
     except glean.NotFoundError as exc:
@@ -297,6 +264,24 @@ def forget_command(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _on_store(args: argparse.Namespace, call: Callable[[glean.Store], Awaitable[T]]) -> T:
+    """``call`` on the existing store ``args`` names, closed after, with its DB spans
+    exported when the environment asks. No embedder: the store alone answers a read or
+    a forget, whatever built its vectors."""
+    if args.db is not None:
+        existing_database(args.db)
+
+    async def run(provider: TracerProvider | None) -> T:
+        store = await open_store(args, existing=True, tracer_provider=provider)
+        try:
+            return await call(store)
+        finally:
+            await store.aclose()
+
+    with tracer_provider_from_env() as provider:
+        return run_async(partial(run, provider), args.backend)
 
 
 def store_label(args: argparse.Namespace) -> str:

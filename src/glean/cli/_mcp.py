@@ -3,9 +3,6 @@
 The server itself is :mod:`glean.mcp` (imported only when the command runs, so the rest
 of the CLI works without the MCP SDK); this module parses the command line, opens the
 store and the runtime with the shared CLI helpers, and serves until the host hangs up.
-
-``add_mcp`` is handed ``_main``'s option helpers rather than importing them: ``_main``
-imports this module, and an import back would be a cycle (``tests/test_layers.py``).
 """
 
 from __future__ import annotations
@@ -19,13 +16,17 @@ from typing import TYPE_CHECKING, Final
 
 import glean
 
+from .._otlp import tracer_provider_from_env
 from . import _options as options
 from ._commands import CommandError, make_embedder, open_store, run_async, store_label
 
 if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
+
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
-DEFAULT_PORT: Final = 8765
+#: Beside ``glean serve``'s 8765, so both can run on one machine.
+DEFAULT_PORT: Final = 8766
 
 _DESCRIPTION = """\
 Serve the memory in --db (or --store) to an MCP host (Claude Code, Claude Desktop,
@@ -52,7 +53,7 @@ _EPILOG = """\
 examples:
   glean mcp --db ~/.glean/agent.db
   glean mcp --db team.db --gate --dedup-turns 3 --backend trio
-  glean mcp --db team.db --http --port 8765
+  glean mcp --db team.db --http --port 8766
 
 register it with Claude Code (stdio; use absolute paths):
   claude mcp add glean -- glean mcp --db /home/me/.glean/agent.db
@@ -60,7 +61,7 @@ or commit a project's .mcp.json:
   {"mcpServers": {"glean": {"command": "glean",
                             "args": ["mcp", "--db", "/home/me/.glean/agent.db"]}}}
 or, with 'glean mcp --http' running:
-  claude mcp add --transport http glean http://127.0.0.1:8765/mcp
+  claude mcp add --transport http glean http://127.0.0.1:8766/mcp
 """
 
 
@@ -75,21 +76,7 @@ def add_mcp(commands: SubParsers) -> None:
     )
     options.where_option(parser, "database file to serve (created if needed)")
     options.embedder_option(parser)
-    parser.add_argument(
-        "--gate",
-        action="store_true",
-        help="run the recall-sufficiency gate on every prepare (default: off)",
-    )
-    parser.add_argument(
-        "--dedup-turns",
-        type=_count,
-        default=0,
-        metavar="N",
-        help=(
-            "hold back what a session_id's packs delivered for its next N prepares instead"
-            " of repeating it (default: 0, off)"
-        ),
-    )
+    options.serving_options(parser)
     parser.add_argument(
         "--http",
         action="store_true",
@@ -97,7 +84,7 @@ def add_mcp(commands: SubParsers) -> None:
     )
     parser.add_argument(
         "--port",
-        type=_port,
+        type=_mcp_port,
         default=None,
         metavar="N",
         help=f"the --http port, 1..65535 (default: {DEFAULT_PORT})",
@@ -105,23 +92,10 @@ def add_mcp(commands: SubParsers) -> None:
     parser.set_defaults(run=mcp_command)
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be in 1..65535, not {value}")
+def _mcp_port(text: str) -> int:
+    value = options.port(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be in 1..65535, not 0")
     return value
 
 
@@ -135,7 +109,8 @@ def mcp_command(args: argparse.Namespace) -> int:
         raise CommandError("--http runs on asyncio only; use stdio for --backend trio", code=2)
     _log_to_stderr()
     embedder = make_embedder(args.embedder)
-    run_async(partial(_serve, args, embedder), args.backend)
+    with tracer_provider_from_env() as provider:
+        run_async(partial(_serve, args, embedder, provider), args.backend)
     return 0
 
 
@@ -146,13 +121,16 @@ def _log_to_stderr() -> None:
     )
 
 
-async def _serve(args: argparse.Namespace, embedder: glean.Embedder) -> None:
+async def _serve(
+    args: argparse.Namespace, embedder: glean.Embedder, provider: TracerProvider | None
+) -> None:
     from glean.mcp import HTTP_PATH, serve_http, serve_stdio
 
-    store = await open_store(args, existing=False)
+    store = await open_store(args, existing=False, tracer_provider=provider)
     async with glean.open_runtime(
         store=store,
         embedder=embedder,
+        tracer_provider=provider,
         recall_policy=glean.RecallSufficiencyPolicy() if args.gate else None,
         dedup_turns=args.dedup_turns,
     ) as runtime:

@@ -1,6 +1,7 @@
-"""Options every store-opening subcommand shares: the subcommand with ``--backend``,
-``--db PATH`` or ``--store URL``, and ``--embedder``. ``_main``, ``_serve`` and ``_mcp``
-build their parsers with them."""
+"""Options the subcommands share: the subcommand with ``--backend``, ``--db PATH`` or
+``--store URL``, ``--embedder``, the serving commands' ``--gate`` and ``--dedup-turns``,
+and the argument types that check numbers. ``_main``, ``_serve`` and ``_mcp`` build
+their parsers with them."""
 
 from __future__ import annotations
 
@@ -70,3 +71,67 @@ def _embedder(text: str) -> str:
         return check_spec(text)
     except glean.InvalidRequestError:
         raise argparse.ArgumentTypeError(f"expected {SPEC_HELP}, not {text!r}") from None
+
+
+def serving_options(command: argparse.ArgumentParser) -> None:
+    """``--gate`` and ``--dedup-turns N``: what every prepare a server answers runs."""
+    command.add_argument(
+        "--gate",
+        action="store_true",
+        help="run the recall-sufficiency gate on every prepare (default: off)",
+    )
+    command.add_argument(
+        "--dedup-turns",
+        type=count,
+        default=0,
+        metavar="N",
+        help=(
+            "hold back what a session_id's packs delivered for its next N prepares instead"
+            " of repeating it (default: 0, off)"
+        ),
+    )
+
+
+def integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def count(text: str) -> int:
+    """An integer of at least 0."""
+    value = integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
+    return value
+
+
+def positive(text: str) -> int:
+    """An integer of at least 1."""
+    value = integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port, 0..65535 (0: the system picks a free one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be in 0..65535, not {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value

@@ -12,7 +12,6 @@ command runs, so the rest of the CLI works without it. ``add_serve`` is handed
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import signal
 import stat
@@ -30,6 +29,7 @@ from . import _options as options
 from ._commands import CommandError, make_embedder, open_store, run_async, store_label
 
 if TYPE_CHECKING:
+    import argparse
     import socket
     from collections.abc import Mapping
 
@@ -120,7 +120,7 @@ def add_serve(commands: SubParsers) -> None:
     )
     parser.add_argument(
         "--port",
-        type=_port,
+        type=options.port,
         default=DEFAULT_PORT,
         metavar="N",
         help=f"the port, 0..65535; 0 picks a free one (default: {DEFAULT_PORT})",
@@ -135,71 +135,22 @@ def add_serve(commands: SubParsers) -> None:
         action="store_true",
         help="allow a non-loopback --host without --token-file: every caller may do anything",
     )
-    parser.add_argument(
-        "--gate",
-        action="store_true",
-        help="run the recall-sufficiency gate on every prepare (default: off)",
-    )
-    parser.add_argument(
-        "--dedup-turns",
-        type=_count,
-        default=0,
-        metavar="N",
-        help="hold back what a session_id's packs delivered for its next N prepares (default: 0)",
-    )
+    options.serving_options(parser)
     parser.add_argument(
         "--timeout",
-        type=_seconds,
+        type=options.seconds,
         default=None,
         metavar="SECONDS",
         help="bound each prepare; past it the request gets 504 (default: no bound)",
     )
     parser.add_argument(
         "--max-body-bytes",
-        type=_positive,
+        type=options.positive,
         default=1_048_576,
         metavar="N",
         help="the largest request body; a larger one gets 413 (default: 1048576)",
     )
     parser.set_defaults(run=serve_command)
-
-
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-
-
-def _port(text: str) -> int:
-    value = _integer(text)
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be in 0..65535, not {value}")
-    return value
-
-
-def _count(text: str) -> int:
-    value = _integer(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _integer(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
-    return value
 
 
 def serve_command(args: argparse.Namespace) -> int:
