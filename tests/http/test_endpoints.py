@@ -103,14 +103,16 @@ async def test_the_service_answers_exactly_what_the_runtime_does() -> None:
     ],
 )
 async def test_the_deadline_is_the_runtimes_for_the_same_body(
-    options: dict[str, float], expected: float | None
+    options: dict[str, Any], expected: float | None
 ) -> None:
     """POST /v1/context/deadline answers ``deadline_for`` of the body a prepare would
     take (null when unbounded), so a client times its prepare call by it."""
     body = {"scope_id": "s", "query": "when do backups run?", "max_bytes": 900}
     async with serving(**options) as (client, runtime):
         response = await client.post("/v1/context/deadline", json=body)
-        direct = runtime.deadline_for(glean.PrepareContextRequest(**body))
+        direct = runtime.deadline_for(
+            glean.PrepareContextRequest(scope_id="s", query="when do backups run?", max_bytes=900)
+        )
     assert response.status_code == 200
     assert response.headers["cache-control"] == "no-store"
     assert response.json() == {"deadline_seconds": expected}
