@@ -33,6 +33,7 @@ LAYER: Final = {
     "__init__": 5,
     "_workload": 6,
     "_otlp": 6,
+    "_wire": 6,
     "http": 7,
     "mcp": 7,
     "cli": 8,
@@ -43,8 +44,9 @@ LAYER: Final = {
 CLIENT_IMPORTS: Final = {
     "_workload": {"vocabulary"},
     "_otlp": {"__init__"},
-    "http": {"__init__", "embedders", "_otlp"},
-    "mcp": {"__init__", "embedders", "_otlp"},
+    "_wire": {"__init__"},
+    "http": {"__init__", "embedders", "_otlp", "_wire"},
+    "mcp": {"__init__", "embedders", "_otlp", "_wire"},
     "cli": {"__init__", "embedders", "_workload", "_otlp", "http", "mcp"},
     "__main__": {"cli"},
 }

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+import glean
+from glean import _wire
 from glean.mcp import _schemas
 from glean.runtime import _writes
 from glean.vocabulary import _families, _requests
@@ -201,3 +203,14 @@ async def test_the_schema_and_glean_agree(
     assert valid is accepted
     refused = result.is_error and text(result).startswith("invalid argument:")
     assert refused is not accepted, text(result)
+
+
+def test_nested_objects_have_the_fields_the_shared_reader_accepts() -> None:
+    """An entry, a section and a citation list in their schemas exactly the fields
+    ``glean._wire`` reads (the HTTP service reads the same ones), so no field is
+    advertised and refused, or accepted unadvertised."""
+    assert tuple(properties(_schemas.ENTRY)) == _wire.ENTRY_FIELDS
+    assert tuple(properties(_schemas.SECTION)) == _wire.SECTION_FIELDS
+    assert tuple(properties(_schemas.CITATION)) == _wire.CITATION_FIELDS
+    assert _schemas.DEFAULT_MAX_BYTES == _wire.DEFAULT_MAX_BYTES
+    assert glean.PrepareContextRequest(scope_id=S, query="q").max_bytes == _wire.DEFAULT_MAX_BYTES

@@ -197,7 +197,7 @@ BAD_INPUT = [
     ("prepare_context", {"scope_id": S}, "query is required"),
     ("prepare_context", {**PREPARE, "query": ""}, "query must be 1..8192 characters"),
     ("prepare_context", {**PREPARE, "query": 7}, "query must be a string"),
-    ("prepare_context", {**PREPARE, "scope_id": 5}, "scope_id must be a non-empty string"),
+    ("prepare_context", {**PREPARE, "scope_id": 5}, "scope_id must be a string"),
     ("prepare_context", {**PREPARE, "max_bytes": 100}, "max_bytes must be in 512..32768"),
     ("prepare_context", {**PREPARE, "max_bytes": "8000"}, "max_bytes must be an integer"),
     ("prepare_context", {**PREPARE, "max_bytes": True}, "max_bytes must be an integer"),
@@ -237,7 +237,7 @@ BAD_INPUT = [
     (
         "prepare_context",
         exclude({**MEMORY, "id": "a", "entry_id": "a"}),
-        "exclude[0] gives both id and entry_id",
+        "exclude[0].entry_id repeats exclude[0].id",
     ),
     ("prepare_context", exclude({**MEMORY, "version": "1"}), "exclude[0].version must be"),
     ("prepare_context", {**PREPARE, "maxBytes": 600}, "maxBytes is not an argument"),
@@ -254,8 +254,8 @@ BAD_INPUT = [
     ),
     ("add_memories", entry(tags="a"), "entries[0].tags must be a list"),
     ("add_memories", entry(tags=[""]), "entries[0].tags[0] must be a non-empty string"),
-    ("add_memories", entry(created_at="last week"), "entries[0].created_at must be an ISO-8601"),
-    ("add_memories", entry(created_at=1709542800), "entries[0].created_at must be an ISO-8601"),
+    ("add_memories", entry(created_at="last week"), "entries[0].created_at must be an ISO 8601"),
+    ("add_memories", entry(created_at=1709542800), "entries[0].created_at must be an ISO 8601"),
     (
         "add_memories",
         entry(created_at="2024-03-04T09:00:00"),

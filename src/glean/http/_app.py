@@ -33,6 +33,7 @@ from starlette.routing import Route
 
 import glean
 
+from .. import _wire as wire
 from . import _bodies as bodies
 from ._auth import EVERYTHING, TokenGrant, Tokens, check_tokens
 from ._errors import (
@@ -213,7 +214,7 @@ class _Service:
         prepare, deadline = await self._prepare_request(request, grant)
         with anyio.fail_after(None if math.isinf(deadline) else deadline):
             context = await self.runtime.prepare_context(prepare)
-        return _json(bodies.context_json(context))
+        return _json(wire.context_json(context))
 
     async def deadline(self, request: Request, grant: TokenGrant) -> Response:
         """How long a prepare of this body may take: a client sets its own timeout
@@ -240,7 +241,7 @@ class _Service:
         # The runtime validates the whole batch before it writes, and writes it in one
         # transaction: a refused or failed batch leaves nothing behind.
         refs = await self.runtime.add_memories(scope_id, entries)
-        return _json({"refs": [bodies.ref_json(ref) for ref in refs]})
+        return _json({"refs": [wire.ref_json(ref) for ref in refs]})
 
     async def memory(self, request: Request, grant: TokenGrant) -> Response:
         if request.method == "DELETE":
@@ -251,7 +252,7 @@ class _Service:
         ref = _memory_ref(request)
         if not grant.may_read(ref.scope_id):
             raise _may_not_read()
-        return _json(bodies.record_json(await self.runtime.get_memory(ref)))
+        return _json(wire.record_json(await self.runtime.get_memory(ref)))
 
     async def forget(self, request: Request, grant: TokenGrant) -> Response:
         ref = _memory_ref(request)

@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 import glean
 
+from .. import _wire as wire
 from . import _arguments as arguments
 from . import _schemas as schemas
 
@@ -142,12 +143,7 @@ async def _prepare_context(runtime: glean.Runtime, args: dict[str, Any]) -> type
     request = arguments.prepare_request(args)
     with anyio.fail_after(runtime.deadline_for(request)):  # infinite unless timeouts are set
         context = await runtime.prepare_context(request)
-    structured = {
-        "schema": context.schema,
-        "status": context.status,
-        "content": context.content,
-        "content_bytes": context.content_bytes,
-    }
+    structured = wire.context_json(context)
     if context.content is None:
         return _result(structured, "glean: nothing relevant to this query (status empty)")
     return _result(structured, context.content)
@@ -156,23 +152,12 @@ async def _prepare_context(runtime: glean.Runtime, args: dict[str, Any]) -> type
 async def _add_memories(runtime: glean.Runtime, args: dict[str, Any]) -> types.CallToolResult:
     entries = arguments.memory_entries(args["entries"])
     refs = await runtime.add_memories(args["scope_id"], entries)
-    return _result({"refs": [_ref(ref) for ref in refs]})
+    return _result({"refs": [wire.ref_json(ref) for ref in refs]})
 
 
 async def _get_memory(runtime: glean.Runtime, args: dict[str, Any]) -> types.CallToolResult:
-    record = await runtime.get_memory(arguments.memory_ref(args))
-    created = None if record.created_at is None else record.created_at.isoformat()
-    return _result(
-        {
-            **_ref(record.ref),
-            "text": record.text,
-            "kind": record.kind,
-            "tags": list(record.tags),
-            "created_at": created,
-            "thread": record.thread,
-            "key": record.key,
-        }
-    )
+    fields = wire.record_json(await runtime.get_memory(arguments.memory_ref(args)))
+    return _result({**fields.pop("ref"), **fields})  # the ref's fields first, flat
 
 
 async def _forget_memory(runtime: glean.Runtime, args: dict[str, Any]) -> types.CallToolResult:
@@ -182,11 +167,7 @@ async def _forget_memory(runtime: glean.Runtime, args: dict[str, Any]) -> types.
         f"forgot memory entry {ref.entry_id!r} of scope {ref.scope_id!r}: it is no longer"
         " searched; every version stays readable with get_memory"
     )
-    return _result({**_ref(ref), "forgotten": True}, text)
-
-
-def _ref(ref: glean.MemoryRef) -> dict[str, Any]:
-    return {"scope_id": ref.scope_id, "entry_id": ref.entry_id, "version": ref.version}
+    return _result({**wire.ref_json(ref), "forgotten": True}, text)
 
 
 def _tool(
