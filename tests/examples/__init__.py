@@ -1,0 +1,7 @@
+"""Tests of the examples in ``examples/``: each runs against a real glean (a ``glean
+serve`` subprocess, or a runtime in process)."""
+
+from pathlib import Path
+from typing import Final
+
+EXAMPLES: Final = Path(__file__).parents[2] / "examples"

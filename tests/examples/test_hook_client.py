@@ -1,0 +1,142 @@
+"""The client both hooks share (``examples/hooks/_glean_client.py``), in process against
+a stub service: the request it sends, and every refusal or unreadable answer ending in
+no context, one line on stderr and exit code 0."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Final
+
+import _glean_client
+import pytest
+
+from ._hooks import (
+    DEADLINE,
+    EMPTY,
+    HOST_OBJECTS,
+    HOSTS,
+    PREPARE,
+    READY,
+    Answer,
+    StubService,
+    deadline_of,
+    glean_error,
+    prompt_event,
+    run_in_process,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+QUESTION: Final = "when do backups run?"
+PROJECT: Final = "/home/dev/demo"
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_the_deadline_and_the_prepare_get_the_same_body(host: str) -> None:
+    """Scope, prompt (cut to the 8192 characters a query may hold), GLEAN_MAX_BYTES and
+    the session id, the same for the deadline as for the prepare."""
+    prompt = "backups " * 2000
+    with StubService({DEADLINE: deadline_of(2.0), PREPARE: EMPTY}) as stub:
+        event = prompt_event(host, prompt, session_id="s-1", cwd=PROJECT)
+        run = run_in_process(host, event, GLEAN_URL=stub.url, GLEAN_MAX_BYTES="1000")
+    assert (run.code, run.stdout, run.stderr) == (0, "", "")
+    body = {"scope_id": "project:demo", "query": prompt[:8192], "max_bytes": 1000,
+            "session_id": "s-1"}  # fmt: skip
+    assert stub.requests == [(DEADLINE, body), (PREPARE, body)]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_ready_pack_is_the_additional_context_of_6000_bytes_by_default(host: str) -> None:
+    """Without GLEAN_MAX_BYTES the budget is 6000 bytes; the pack is printed whole."""
+    with StubService({DEADLINE: deadline_of(2.0), PREPARE: READY}) as stub:
+        event = prompt_event(host, QUESTION, session_id="s", cwd=PROJECT)
+        run = run_in_process(host, event, GLEAN_URL=stub.url)
+    assert run.context == "PACK"
+    assert [body["max_bytes"] for _, body in stub.requests] == [6000, 6000]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_the_default_settings_name_the_local_service(host: str) -> None:
+    """``glean serve``'s own default address, no token, no wait beyond 10 s."""
+    settings = _glean_client.Settings.from_env({}, HOST_OBJECTS[host], "/home/dev/demo")
+    assert settings == _glean_client.Settings(
+        url="http://127.0.0.1:8765",
+        token=None,
+        scope="project:demo",
+        max_bytes=6000,
+        max_wait=10.0,
+    )
+
+
+@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize(
+    ("answers", "note"),
+    [
+        ({DEADLINE: glean_error(401, "unauthorized")}, "answered 401 (unauthorized)"),
+        ({DEADLINE: (500, b"oops")}, "answered 500"),
+        ({DEADLINE: (200, b"<html>")}, "not JSON"),
+        ({DEADLINE: (200, b"[]")}, "not an object"),
+        ({DEADLINE: (200, b"{}")}, "the deadline is malformed"),
+        ({DEADLINE: (200, b'{"deadline_seconds": "soon"}')}, "the deadline is malformed"),
+        ({DEADLINE: deadline_of(0)}, "the deadline is malformed"),
+        ({DEADLINE: deadline_of(2.0), PREPARE: glean_error(504, "timeout")}, "504 (timeout)"),
+        ({DEADLINE: deadline_of(2.0), PREPARE: glean_error(503, "store_unavailable")}, "503"),
+        ({DEADLINE: deadline_of(2.0), PREPARE: (200, b'{"status": "ready"}')}, "malformed"),
+        ({DEADLINE: deadline_of(2.0), PREPARE: (200, b"{")}, "not JSON"),
+    ],
+    ids=[
+        "401", "500", "html", "array", "no-deadline", "string-deadline", "zero-deadline",
+        "prepare-504", "prepare-503", "pack-without-content", "truncated-pack",
+    ],
+)  # fmt: skip
+def test_a_refusal_or_an_unreadable_answer_injects_nothing(
+    host: str, answers: Mapping[str, Answer], note: str
+) -> None:
+    """Nothing on stdout, one line on stderr saying why, exit 0."""
+    with StubService(answers) as stub:
+        event = prompt_event(host, QUESTION, session_id="s", cwd=PROJECT)
+        run = run_in_process(host, event, GLEAN_URL=stub.url)
+    assert (run.code, run.stdout) == (0, "")
+    assert note in run.stderr
+    assert run.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize(
+    ("stdin", "note"),
+    [
+        ("not json", "not JSON"),
+        ('{"session_id": "s"}', "no prompt"),
+        (json.dumps(prompt_event("codex", "   ", session_id="s", cwd=PROJECT)), ""),
+    ],
+    ids=["not-json", "no-prompt", "blank-prompt"],
+)
+def test_an_event_without_a_prompt_asks_nothing(host: str, stdin: str, note: str) -> None:
+    """A malformed event, or a blank prompt, never reaches the service."""
+    with StubService({DEADLINE: deadline_of(2.0), PREPARE: READY}) as stub:
+        run = run_in_process(host, stdin, GLEAN_URL=stub.url)
+    assert (run.code, run.stdout) == (0, "")
+    assert note in run.stderr
+    assert stub.requests == []
+
+
+@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("GLEAN_MAX_BYTES", "lots"),
+        ("GLEAN_MAX_BYTES", "6000.5"),
+        ("GLEAN_MAX_WAIT", "-1"),
+        ("GLEAN_URL", "127.0.0.1:8765"),
+    ],
+)
+def test_a_malformed_setting_injects_nothing(host: str, variable: str, value: str) -> None:
+    """A misconfigured hook says which variable is wrong, and lets the prompt through."""
+    with StubService({DEADLINE: deadline_of(2.0), PREPARE: READY}) as stub:
+        event = prompt_event(host, QUESTION, session_id="s", cwd=PROJECT)
+        env = {"GLEAN_URL": stub.url} | {variable: value}
+        run = run_in_process(host, event, **env)
+    assert (run.code, run.stdout) == (0, "")
+    assert variable in run.stderr
+    assert stub.requests == []
