@@ -11,20 +11,17 @@ import functools
 import hashlib
 from typing import TYPE_CHECKING
 
-import anyio.to_thread
 import numpy as np
 
 from ..vocabulary._analysis import analyse
 from ..vocabulary._calibration import Calibration
 from ..vocabulary._errors import InvalidRequestError
+from ._offload import embed_nearby
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import numpy.typing as npt
-
-#: Batches at least this large are embedded in a worker thread, off the event loop.
-THREAD_BATCH = 16
 
 
 @functools.lru_cache(maxsize=1 << 17)
@@ -60,9 +57,7 @@ class HashingEmbedder:
     calibration = Calibration(baseline=0.3, expansion=0.3, min_top_similarity=0.45)
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        if len(texts) >= THREAD_BATCH:
-            return await anyio.to_thread.run_sync(self.embed_sync, texts)
-        return self.embed_sync(texts)
+        return await embed_nearby(self.embed_sync, texts)
 
     def embed_sync(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed without a worker thread."""

@@ -17,12 +17,12 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import anyio.to_thread
 import numpy as np
 
 from ..vocabulary._calibration import Calibration
 from ..vocabulary._errors import InvalidRequestError, ModelLoadError
 from ._hashing import HashingEmbedder
+from ._offload import embed_nearby
 
 if TYPE_CHECKING:
     import os
@@ -36,8 +36,6 @@ logger = logging.getLogger("glean")
 
 #: The bundled model, inside the package.
 BUNDLED = "minilm-static-256"
-#: Batches at least this large are embedded in a worker thread, off the event loop.
-THREAD_BATCH = 64
 #: The largest ``max_length`` a config may set: what the tokenizer accepts (a ``usize``)
 #: on every platform.
 MAX_LENGTH = 2**32 - 1
@@ -89,9 +87,7 @@ class StaticEmbedder:
         return f"static:{self.name}/{self.checksum[:16]}"
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        if len(texts) >= THREAD_BATCH:
-            return await anyio.to_thread.run_sync(self.embed_sync, texts)
-        return self.embed_sync(texts)
+        return await embed_nearby(self.embed_sync, texts)
 
     def embed_sync(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed without a worker thread."""

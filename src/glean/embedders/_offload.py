@@ -1,0 +1,33 @@
+"""Where an embedder's work runs: a short text on the calling thread, the rest in a
+worker thread, so embedding never holds the host's event loop.
+
+Embedding costs by the character (tokenising dominates: about 1 µs per character with
+the bundled model), not by the text: a batch of 64 one-line notes and a single 1 MB
+document differ a thousandfold. So the rule is the batch's total length. A query is
+far below it and costs a fraction of a millisecond inline, less than a worker-thread
+round trip (0.15 ms on asyncio, 0.6 ms on trio).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import anyio.to_thread
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    import numpy as np
+    import numpy.typing as npt
+
+#: Batches of at most this many characters in all are embedded inline (about 0.3 ms).
+INLINE_CHARS: Final = 512
+
+
+async def embed_nearby(
+    embed_sync: Callable[[Sequence[str]], npt.NDArray[np.float32]], texts: Sequence[str]
+) -> npt.NDArray[np.float32]:
+    """``embed_sync(texts)``, inline when the batch is short, else in a worker thread."""
+    if sum(len(text) for text in texts) <= INLINE_CHARS:
+        return embed_sync(texts)
+    return await anyio.to_thread.run_sync(embed_sync, texts)

@@ -1,0 +1,51 @@
+"""Embedding never holds the event loop: a batch runs in a worker thread unless its
+texts are short in all, whatever the number of texts."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+
+from glean.embedders import HashingEmbedder, StaticEmbedder
+from glean.embedders._offload import INLINE_CHARS
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("make", [HashingEmbedder, StaticEmbedder], ids=["hashing", "static"])
+@pytest.mark.parametrize(
+    ("texts", "inline"),
+    [
+        (["when do backups run?"], True),  # a query
+        (["x" * INLINE_CHARS], True),
+        (["x" * (INLINE_CHARS + 1)], False),  # one long text: a document
+        (["a note of a few words"] * 40, False),  # many short texts adding up
+        (["word " * 200_000], False),  # 1 MB
+    ],
+    ids=["query", "at-the-limit", "past-the-limit", "many-short", "one-megabyte"],
+)
+async def test_only_short_batches_embed_on_the_calling_thread(
+    make: type[HashingEmbedder | StaticEmbedder], texts: list[str], inline: bool
+) -> None:
+    embedder = make()
+    threads: list[int] = []
+    original = embedder.embed_sync
+
+    def recording(batch: Sequence[str]) -> npt.NDArray[np.float32]:
+        threads.append(threading.get_ident())
+        return original(batch)
+
+    embedder.embed_sync = recording  # type: ignore[method-assign, assignment]
+    vectors = await embedder.embed(texts)
+    assert threads == [threading.get_ident()] if inline else threads != [threading.get_ident()]
+    assert len(threads) == 1
+    assert vectors.shape == (len(texts), embedder.dimension)
+    assert np.array_equal(vectors, original(texts))
