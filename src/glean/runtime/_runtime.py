@@ -112,7 +112,7 @@ class Runtime:
     async def add_memories(self, scope_id: str, entries: Sequence[MemoryEntry]) -> list[MemoryRef]:
         """Write a batch of memory entries atomically; one reference each, in input order."""
         scope_id = validate_scope(scope_id, "scope_id")
-        checked = _writes.memory_entries(entries)
+        checked = await _writes.memory_entries(entries)
         if not checked:
             return []
         vectors = await self._embed([entry.text for entry in checked])
@@ -146,7 +146,7 @@ class Runtime:
     ) -> list[RecordRef]:
         """Write a batch of experiences atomically; one reference each, in input order."""
         scope_id = validate_scope(scope_id, "scope_id")
-        checked = _writes.experiences(experiences)
+        checked = await _writes.experiences(experiences)
         if not checked:
             return []
         async with self._guards.writing(scope_id):
@@ -157,7 +157,7 @@ class Runtime:
     ) -> list[RecordRef]:
         """Write topic memories atomically; a title written again makes a new revision."""
         scope_id = validate_scope(scope_id, "scope_id")
-        checked = _writes.topics(topics)
+        checked = await _writes.topics(topics)
         if not checked:
             return []
         vectors = await self._embed([topic_text(topic) for topic in checked])
@@ -174,7 +174,7 @@ class Runtime:
     async def add_resources(self, scope_id: str, resources: Sequence[Resource]) -> list[RecordRef]:
         """Write resources atomically; a URI written again makes a new revision."""
         scope_id = validate_scope(scope_id, "scope_id")
-        checked = _writes.resources(resources)
+        checked = await _writes.resources(resources)
         if not checked:
             return []
         vectors = await self._embed(_writes.embedding_texts(checked))
