@@ -204,12 +204,30 @@ def unscoped_terms(scope_key: int, indexed: str) -> str:
 def fetch_statement(count: int) -> str:
     """The evidence columns of ``count`` rows as one JSON array of arrays (see
     :func:`as_one_row`)."""
-    placeholders = ",".join("?" * count)
     return as_one_row(
-        EVIDENCE_COLUMNS,
-        f"SELECT {EVIDENCE_COLUMNS} FROM records WHERE row IN ({placeholders})"
-        " AND family = ? AND scope_key = ?",
+        EVIDENCE_COLUMNS, f"SELECT {EVIDENCE_COLUMNS} FROM records WHERE {rows_in(count)}"
     )
+
+
+def threaded_rows(count: int) -> str:
+    """The thread and time of those of ``count`` rows (``rows_in``) that are live and in
+    a thread."""
+    return (
+        f"SELECT row, thread, created_ts FROM records WHERE {rows_in(count)}"
+        " AND live = 1 AND thread IS NOT NULL"
+    )
+
+
+def rows_in(count: int) -> str:
+    """``count`` rows by key (``?1`` .. ``?count``), kept only if they are of the family
+    and scope that follow (``?count+1``, ``?count+2``).
+
+    The unary ``+`` keeps the family and scope from choosing the plan: without it SQLite
+    prefers an index led by (family, scope_key) over the rowid lookups, and scans the
+    whole scope (64 rows of a 100k-record scope took 34 ms instead of 0.8).
+    """
+    placeholders = ",".join("?" * count)
+    return f"row IN ({placeholders}) AND +family = ? AND +scope_key = ?"
 
 
 def as_one_row(columns: str, query: str) -> str:

@@ -126,12 +126,7 @@ def thread_neighbours(
 ) -> dict[int, tuple[int, ...]]:
     """The live records just before and after each of ``rows`` in its own thread; two
     range reads of the ``records_thread`` index per row."""
-    marks = ",".join("?" * len(rows))
-    found = conn.execute(
-        f"SELECT row, thread, created_ts FROM records WHERE row IN ({marks})"
-        " AND family = ? AND scope_key = ? AND live = 1 AND thread IS NOT NULL",
-        (*rows, family, key),
-    ).fetchall()
+    found = conn.execute(sql.threaded_rows(len(rows)), (*rows, family, key)).fetchall()
     around: dict[int, tuple[int, ...]] = {}
     for row, thread, at in found:
         near = (
