@@ -8,10 +8,11 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 import pytest
@@ -248,3 +249,54 @@ def test_insecure_or_tokens_allow_a_non_loopback_host(
     assert code == 1
     assert "refusing" not in err
     assert "cannot listen on 192.0.2.1:8765" in err
+
+
+def test_the_socket_queues_a_burst_of_connections() -> None:
+    """The listening socket holds far more pending connections than Hypercorn's default
+    of 100: 300 clients connecting at once before any is accepted all get through the
+    handshake (agent hooks open one connection per prompt)."""
+    from glean.http import _server
+
+    sock = _server.listen("127.0.0.1", 0)
+    clients: list[socket.socket] = []
+    try:
+        address = sock.getsockname()
+        for _ in range(300):
+            client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            client.settimeout(5.0)
+            clients.append(client)
+            client.connect(address)  # blocks past the backlog: nothing accepts here
+    finally:
+        for client in clients:
+            client.close()
+        sock.close()
+    assert len(clients) == 300
+
+
+@pytest.mark.anyio
+async def test_hypercorn_listens_with_the_same_backlog(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypercorn calls listen() again on the socket it is handed, with its config's
+    backlog: serve sets it, or the queue would shrink back to 100."""
+    import hypercorn.asyncio
+    import hypercorn.trio
+
+    from glean.http import _server
+
+    seen: list[Any] = []
+
+    async def fake_serve(app: object, config: Any, **options: object) -> None:
+        seen.append(config)
+
+    monkeypatch.setattr(hypercorn.asyncio, "serve", fake_serve)
+    monkeypatch.setattr(hypercorn.trio, "serve", fake_serve)
+
+    async def never() -> None:
+        return None
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        return None
+
+    await _server.serve(app, _server.listen("127.0.0.1", 0), shutdown_trigger=never)
+    (config,) = seen
+    os.close(int(config.bind[0].removeprefix("fd://")))  # the detached socket
+    assert config.backlog == _server.BACKLOG

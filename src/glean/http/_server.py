@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 LOOPBACK_NAMES: Final = frozenset({"localhost"})
 #: Seconds open connections get to finish once shutdown starts.
 GRACEFUL_SECONDS: Final = 5.0
+#: Connections the kernel holds before they are accepted (capped by
+#: ``net.core.somaxconn``). Hypercorn's 100 reset connections when a thousand clients
+#: (agent hooks open one per prompt) connected at once.
+BACKLOG: Final = 2048
 
 
 def is_loopback(host: str) -> bool:
@@ -53,7 +57,7 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(Config.backlog)
+        sock.listen(BACKLOG)
     except BaseException:
         sock.close()
         raise
@@ -79,6 +83,7 @@ async def serve(
     socket is Hypercorn's from then on (it closes it)."""
     config = Config()
     config.bind = [f"fd://{sock.detach()}"]
+    config.backlog = BACKLOG  # Hypercorn listens on the socket again with its own
     config.loglevel = "WARNING"  # the caller says where it listens; errors still show
     config.accesslog = None
     config.graceful_timeout = graceful_seconds
