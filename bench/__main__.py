@@ -16,6 +16,17 @@ Commands:
   stores                  SQLite vs OceanBase (embedded seekdb) on one scope of 10k and 100k
                           entries: ingest entries/s, prepare p50/p95 gate off and on, and
                           whether both deliver the same citations (bench/stores.py)
+  service                 glean serve under load over loopback HTTP, asyncio and trio: 200
+                          clients for 30 s with concurrent writes against 10k entries;
+                          errors, nothing lost, req/s, p50/p95/p99, and the service's
+                          latency over the in-process call (bench/service.py)
+  peer                    glean vs PowerContext 1.4.1 (its own virtual environment, created
+                          on first use) on the same conversations and questions, gate on:
+                          prepare p50/p95, their ratio, evidence recall (bench/peer.py)
+  loop                    how long glean holds the host's event loop: a 1 ms heartbeat's lag
+                          p50/p99/max beside 1 and 4 concurrent prepares on scopes of 2k,
+                          20k and 100k entries, and beside writes of up to 5 MB, asyncio
+                          and trio (bench/loop.py)
   plots                   PNG figures of the results in bench/results (needs the bench
                           extra: pip install -e ".[bench]")
 """
@@ -31,7 +42,19 @@ from typing import TYPE_CHECKING
 import anyio
 import threadpoolctl
 
-from bench import _plots, calibrate, channels, embedders, latency, orchestrator, scale, stores
+from bench import (
+    _plots,
+    calibrate,
+    channels,
+    embedders,
+    latency,
+    loop,
+    orchestrator,
+    peer,
+    scale,
+    service,
+    stores,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -104,6 +127,9 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "channels": lambda argv: _run_module_main(channels.main, argv),
     "scale": lambda argv: _run_module_main(scale.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
+    "service": lambda argv: _run_module_main(service.main, argv),
+    "peer": lambda argv: _run_module_main(peer.main, argv),
+    "loop": lambda argv: _run_module_main(loop.main, argv),
     "plots": lambda argv: _run_module_main(_plots.main, argv),
 }
 

@@ -89,19 +89,27 @@ async def build_store(size: int, texts: list[str]) -> float:
 
 def prepare_inputs(size: int, query_count: int) -> Path:
     """Build the store if it is missing; returns the file of its queries (warm-up first)."""
-    path = store_path(size)
     queries = CACHE / f"scale-{size}.queries-{query_count}.json"
-    if path.exists() and queries.exists():
+    if store_path(size).exists() and queries.exists():
         return queries
     texts = corpus(size)
+    ensure_store(size, texts)
+    picked = _corpus.queries(texts, WARMUP + query_count)
+    queries.write_text(json.dumps(picked) + "\n")
+    return queries
+
+
+def ensure_store(size: int, texts: list[str]) -> Path:
+    """The cached store of ``size`` entries (``texts``, the size's corpus), built and its
+    ingest rate kept beside it if it is missing (``bench service`` shares it)."""
+    path = store_path(size)
     if not path.exists():
+        CACHE.mkdir(exist_ok=True)
         print(f"building {path.name} ({size:,} entries)", file=sys.stderr)
         rate = anyio.run(build_store, size, texts)
         ingest = {"ingest_entries_per_s": round(rate)}
         path.with_suffix(".ingest.json").write_text(json.dumps(ingest) + "\n")
-    picked = _corpus.queries(texts, WARMUP + query_count)
-    queries.write_text(json.dumps(picked) + "\n")
-    return queries
+    return path
 
 
 def current_rss_kib() -> int:
