@@ -43,11 +43,17 @@ async def test_concurrent_prepares_and_writes_on_a_file(tmp_path: Path) -> None:
         assert "kestrel node 99" in await prepare(rt, "kestrel node 99")
 
 
-@pytest.mark.parametrize("inline_rows", [0, 1_000_000])
-async def test_thread_and_inline_searches_agree(inline_rows: int) -> None:
-    """A search gives the same pool whether it runs inline or in a worker thread."""
+@pytest.mark.parametrize(
+    ("inline_rows", "parallel_rows"),
+    [(0, 10**9), (1_000_000, 10**9), (0, 1)],
+    ids=["thread", "inline", "thread-with-vector-thread"],
+)
+async def test_thread_and_inline_searches_agree(inline_rows: int, parallel_rows: int) -> None:
+    """A search gives the same pool whether it runs inline, in a worker thread, or with
+    its vector product on a thread of its own."""
     store = await SqliteStore.open()
     store._inline_rows = inline_rows
+    store._vectors.parallel_rows = parallel_rows
     embedder = glean.HashingEmbedder()
     texts = [f"rotation of the kestrel credential number {n}" for n in range(40)]
     entries = [glean.MemoryEntry(text=t) for t in texts]

@@ -187,6 +187,11 @@ def _first_pass(
     return placed, used, below_min, no_fit
 
 
+#: Candidates a fit memo keeps: the items of a hundred or so full packs. Each is five
+#: objects the garbage collector walks in every full collection (see ``EvidenceCache``).
+MEMO_CAPACITY = 4096
+
+
 class FitMemo:
     """Encoded candidates kept across fits, so an evidence is encoded once, not per fit.
 
@@ -201,7 +206,7 @@ class FitMemo:
     lock.
     """
 
-    def __init__(self, limits: Limits, capacity: int = 16384) -> None:
+    def __init__(self, limits: Limits, capacity: int = MEMO_CAPACITY) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
         self.limits = limits
