@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from glean.recall import allocate, merge_rounds
+from typing import TYPE_CHECKING
+
+import pytest
+
+from glean.recall import allocate, merge_rounds, takes
 from tests.recall._factory import evidence
+
+if TYPE_CHECKING:
+    from glean.vocabulary import Evidence
 
 
 def names(chosen: tuple[object, ...]) -> list[str]:
@@ -29,3 +36,36 @@ def test_merges_honour_the_same_delays() -> None:
     """A later round's new candidates are allocated with the same delays."""
     merged = merge_rounds([OWN[0]], [OWN[1:], REFERENCE], 4, [0, 1])
     assert names(merged) == ["a1", "a2", "a3", "b1"]
+
+
+def lists(lengths: list[int]) -> list[list[Evidence]]:
+    return [
+        [evidence(f"{scope}{n}", scope=f"s{scope}") for n in range(length)]
+        for scope, length in enumerate(lengths)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lengths", "ceiling", "delays"),
+    [
+        ([40, 40, 40, 40, 40, 40, 40, 40], 64, None),  # 8 full scopes: 8 each
+        ([100, 3, 0, 50], 64, None),  # short lists leave room for the long ones
+        ([5, 5], 64, None),  # under the ceiling: everything
+        ([30, 30, 30], 10, [0, 2, 2]),  # references give way
+        ([0, 0], 8, None),
+        ([7, 9, 2], 0, None),
+        ([1, 200], 33, [3, 0]),
+    ],
+)
+def test_takes_is_what_allocate_takes_from_each_list(
+    lengths: list[int], ceiling: int, delays: list[int] | None
+) -> None:
+    """``takes`` counts, from the lengths alone, what ``allocate`` takes from each list:
+    the evidence a search must read, and no more."""
+    ranked = lists(lengths)
+    chosen = allocate(ranked, ceiling, delays) if ceiling else ()
+    expected = [
+        sum(item.scope_id == f"s{scope}" for item in chosen) for scope in range(len(lengths))
+    ]
+    assert takes(lengths, ceiling, delays) == expected
+    assert sum(takes(lengths, ceiling, delays)) == min(ceiling, sum(lengths))

@@ -32,6 +32,7 @@ from ..recall import _gate as gate
 from ..vocabulary import PrepareFailedError, PrepareTimeoutError, StoreUnavailableError
 from ._committed import Committed
 from ._search import RoundSettings, Searcher, SearchOutcome, SearchSpec, search_specs
+from ._shares import FairShares
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -124,7 +125,8 @@ class Coordinator:
         delays = {
             spec: self._reference_penalty for spec in specs if spec.scope_id != request.scope_id
         }
-        state = await self._round_zero(specs, settings, started, delays)
+        shares = FairShares(specs, specs, settings.room, delays, _held(request))
+        state = await self._round_zero(specs, settings, started, delays, shares)
         build = packer.pack(state.candidates)
         rounds, reason = 1, "disabled"
         if self._policy is not None:
@@ -142,12 +144,13 @@ class Coordinator:
         settings: RoundSettings,
         started: float,
         delays: Mapping[SearchSpec, int],
+        shares: FairShares,
     ) -> Committed:
         deadline = self._deadline(anyio.current_time(), started)
         with self._round_span(settings) as span:
             with anyio.CancelScope(deadline=deadline) as scope:
                 try:
-                    outcomes = await self._run_round(specs, settings)
+                    outcomes = await self._run_round(specs, settings, shares)
                 except ExceptionGroup as group:
                     span.set_attribute("glean.recall.round.committed", False)
                     unavailable, _ = group.split(StoreUnavailableError)
@@ -191,7 +194,8 @@ class Coordinator:
             if not runnable:
                 continue  # the step has nothing to search: no round runs, none is counted
             rounds += 1
-            staged, stopped = await self._stage(runnable, settings, started)
+            shares = FairShares(state.specs, runnable, settings.room, state.delays, _held(request))
+            staged, stopped = await self._stage(runnable, settings, shares, started)
             staged.update(idle)
             if stopped is not None:
                 state.candidates_by_round.append(state.candidates_by_round[-1])
@@ -216,7 +220,11 @@ class Coordinator:
         )
 
     async def _stage(
-        self, specs: Sequence[SearchSpec], settings: RoundSettings, started: float
+        self,
+        specs: Sequence[SearchSpec],
+        settings: RoundSettings,
+        shares: FairShares,
+        started: float,
     ) -> tuple[dict[SearchSpec, SearchOutcome], str | None]:
         """Run one expansion round; its staged outcomes, or why it was discarded."""
         deadline = self._deadline(anyio.current_time(), started)
@@ -225,7 +233,7 @@ class Coordinator:
         with self._round_span(settings) as span:
             with anyio.CancelScope(deadline=deadline) as scope:
                 try:
-                    staged = await self._run_round(specs, settings)
+                    staged = await self._run_round(specs, settings, shares)
                 except ExceptionGroup as group:
                     logger.warning("expansion round %d discarded: %r", settings.index, group)
                     failed = True
@@ -238,7 +246,7 @@ class Coordinator:
         return staged, gate.EXPANSION_FAILED if failed else None
 
     async def _run_round(
-        self, specs: Sequence[SearchSpec], settings: RoundSettings
+        self, specs: Sequence[SearchSpec], settings: RoundSettings, shares: FairShares
     ) -> dict[SearchSpec, SearchOutcome]:
         """One task per search, each sending its outcome here, where it is staged.
 
@@ -251,7 +259,7 @@ class Coordinator:
         async with anyio.create_task_group() as group:
             async with send:
                 for spec in specs:
-                    group.start_soon(self._searcher.search, spec, settings, send.clone())
+                    group.start_soon(self._searcher.search, spec, settings, shares, send.clone())
             async with receive:
                 async for outcome in receive:
                     staged[outcome.spec] = outcome
@@ -348,3 +356,9 @@ class Coordinator:
         }
         with self._tracer.start_as_current_span("glean.context.build", attributes=attributes):
             pass
+
+
+def _held(request: ResolvedRequest) -> list[tuple[str, str]]:
+    """The (family, scope) of each citation the caller holds: an evidence identity
+    starts with them (``Citation.identity``)."""
+    return [(family, scope) for family, scope, *_ in (i.split("\x1f") for i in request.excluded)]

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         Tier,
     )
     from ._locks import ScopeGuards
+    from ._shares import FairShares
 
 #: The best fused hits of a search whose thread neighbours join its candidates.
 NEIGHBOUR_HITS: Final = 3
@@ -95,6 +96,19 @@ class RoundSettings:
 
 
 @attrs.frozen
+class _Ranked:
+    """A search's ranking before any evidence is read: its pool and fused search, its
+    ``fresh`` keys (ranked, not committed by an earlier round) and the keys that joined
+    as a hit's thread neighbour."""
+
+    pool: Pool
+    search: FamilySearch
+    fresh: tuple[int, ...]
+    joined: frozenset[int]
+    again: bool
+
+
+@attrs.frozen
 class SearchOutcome:
     """What one search sends the coordinator.
 
@@ -126,9 +140,15 @@ class Searcher:
         self,
         spec: SearchSpec,
         settings: RoundSettings,
+        shares: FairShares,
         results: MemoryObjectSendStream[SearchOutcome],
     ) -> None:
-        """Search ``spec`` under the scope's read guard and send the outcome."""
+        """Search ``spec`` under the scope's read guard and send the outcome.
+
+        When the family's room is shared with other scopes, the guard is let go while
+        the search waits for their counts (a search waiting on another under a guard
+        that a queued writer holds back could wait forever), and taken again to read.
+        """
         attributes = {
             "gen_ai.operation.name": "search_memory",
             "glean.memory.family": spec.family,
@@ -137,15 +157,25 @@ class Searcher:
         }
         async with results:
             with self._tracer.start_as_current_span("search_memory", attributes=attributes) as span:
+                alone = shares.whole_room(spec)
                 async with self._guards.reading(spec.scope_id):
-                    outcome = await self._searched(spec, settings)
+                    ranked = await self._ranked(spec, settings)
+                    if alone:
+                        outcome = await self._read(spec, settings, ranked, shares.room(spec))
+                if not alone:
+                    wanted = await shares.share(spec, len(ranked.fresh))
+                    async with self._guards.reading(spec.scope_id):
+                        outcome = await self._read(spec, settings, ranked, wanted)
                 span.set_attribute("glean.recall.retrieved", outcome.search.counts.retrieved)
                 span.set_attribute("glean.recall.admitted", outcome.search.counts.admitted)
                 span.set_attribute("glean.recall.retrieved_again", outcome.retrieved_again)
                 span.set_attribute("glean.recall.neighbours", outcome.joined_neighbours)
+                span.set_attribute("glean.recall.read", len(outcome.keys))
             await results.send(outcome)
 
-    async def _searched(self, spec: SearchSpec, settings: RoundSettings) -> SearchOutcome:
+    async def _ranked(self, spec: SearchSpec, settings: RoundSettings) -> _Ranked:
+        """The search's pool (reused while the scope is unchanged), admitted at the
+        round's floor, fused, with its hits' thread neighbours."""
         pool = settings.pools.get(spec)
         again = pool is not None and self._store.scope_version(spec.scope_id) != pool.version
         if pool is None or again:
@@ -159,35 +189,42 @@ class Searcher:
         search = fuse(admit(pool, terms, settings.floor), terms, settings.weights)
         known = settings.known.get(spec, frozenset())
         ranked, joined = await self._with_neighbours(spec, settings, search, known)
-        keys, evidence = await self._fresh_evidence(spec, settings, ranked, known)
+        fresh = tuple(key for key in ranked if key not in known)
+        return _Ranked(pool, search, fresh, joined, again)
+
+    async def _read(
+        self, spec: SearchSpec, settings: RoundSettings, ranked: _Ranked, wanted: int
+    ) -> SearchOutcome:
+        """The outcome: the evidence of the best ``wanted`` fresh candidates, with the
+        bodies the request pins."""
+        keys, evidence = await self._fresh_evidence(spec, settings, ranked.fresh, wanted)
         evidence = await self._with_bodies(spec, settings, evidence)
-        joined_count = sum(key in joined for key in keys)
-        return SearchOutcome(spec, pool, search, keys, evidence, again, joined_count)
+        joined = sum(key in ranked.joined for key in keys)
+        return SearchOutcome(spec, ranked.pool, ranked.search, keys, evidence, ranked.again, joined)
 
     async def _fresh_evidence(
         self,
         spec: SearchSpec,
         settings: RoundSettings,
-        ranked: tuple[int, ...],
-        known: frozenset[int],
+        fresh: tuple[int, ...],
+        wanted: int,
     ) -> tuple[tuple[int, ...], tuple[Evidence, ...]]:
-        """The evidence of the best new keys, at most the family's room.
+        """The evidence of the best ``wanted`` of the ``fresh`` keys (not committed yet).
 
         Only that prefix is read. A key whose record left search meanwhile, or whose
         evidence the caller excluded, is passed over and the next key read in its place.
         """
-        fresh = (key for key in ranked if key not in known)
-        room = settings.room[spec.family]
+        remaining = iter(fresh)
         excluded = settings.excluded
         kept: list[tuple[int, Evidence]] = []
-        while len(kept) < room:
-            wanted = list(itertools.islice(fresh, room - len(kept)))
-            if not wanted:
+        while len(kept) < wanted:
+            batch = list(itertools.islice(remaining, wanted - len(kept)))
+            if not batch:
                 break
-            found = await self._store.evidence(spec.family, spec.scope_id, wanted)
+            found = await self._store.evidence(spec.family, spec.scope_id, batch)
             kept += [
                 (key, item)
-                for key in wanted
+                for key in batch
                 if (item := found.get(key)) is not None and item.identity not in excluded
             ]
         keys = tuple(key for key, _ in kept)

@@ -8,6 +8,7 @@ from ._admission import Admitted as Admitted
 from ._admission import admit as admit
 from ._admission import required_matches as required_matches
 from ._allocation import allocate as allocate
+from ._allocation import takes as takes
 from ._allocation import check_ceiling as check_ceiling
 from ._effort import RecallEffort as RecallEffort
 from ._effort import RecallEffortSink as RecallEffortSink
@@ -45,6 +46,7 @@ __all__ = [
     "SearchPlan",
     "admit",
     "allocate",
+    "takes",
     "calibrate",
     "check_ceiling",
     "family_view",

@@ -48,6 +48,26 @@ def allocate(
     return tuple(chosen)
 
 
+def takes(lengths: Sequence[int], ceiling: int, delays: Sequence[int] | None = None) -> list[int]:
+    """How many items :func:`allocate` takes from each list when list ``i`` holds
+    ``lengths[i]`` items and no identity is in two lists: what a search must read for
+    its list to give all it will be asked for. ``delays`` are :func:`allocate`'s."""
+    gaps = list(delays) if delays else [0] * len(lengths)
+    taken = [0] * len(lengths)
+    if ceiling <= 0:
+        return taken
+    total = 0
+    depth = max((length + gap for length, gap in zip(lengths, gaps, strict=True)), default=0)
+    for rank in range(depth):
+        for index, (length, gap) in enumerate(zip(lengths, gaps, strict=True)):
+            if gap <= rank < gap + length:
+                taken[index] += 1
+                total += 1
+                if total == ceiling:
+                    return taken
+    return taken
+
+
 def check_ceiling(family: str, candidates: Sequence[Evidence], ceiling: int) -> None:
     """The Builder invariant: no family offers more than its ceiling."""
     if len(candidates) > ceiling:

@@ -1,0 +1,133 @@
+"""Fair shares: in a prepare over many scopes each search reads evidence only for what
+the round-robin allocation can place from it, and the pack is exactly the one a search
+reading the family's whole room would give."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+import glean
+from glean.orchestration import _shares
+from glean.stores import SqliteStore
+from tests._orchestration import StoreWrapper
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+
+SCOPES = [f"team-{n}" for n in range(8)]
+#: Entries per scope: uneven, so the short scopes leave room the long ones fill.
+SIZES = [40, 3, 40, 0, 12, 40, 1, 40]
+
+
+class CountingReads(StoreWrapper):
+    """Counts the evidence rows each prepare asks the store for."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.rows = 0
+
+    async def evidence(self, family: Any, scope_id: str, keys: Any) -> Any:
+        self.rows += len(keys)
+        return await super().evidence(family, scope_id, keys)
+
+
+async def seeded(path: Path) -> None:
+    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+        for scope, size in zip(SCOPES, SIZES, strict=True):
+            entries = [
+                glean.MemoryEntry(text=f"kestrel rotation note {n} of {scope}") for n in range(size)
+            ]
+            if entries:
+                await rt.add_memories(scope, entries)
+            else:
+                await rt.add_memories(scope, [glean.MemoryEntry(text="lunch is at noon")])
+
+
+async def prepared(
+    path: Path, *, whole_room: bool, exclude: Sequence[glean.Citation] = ()
+) -> tuple[str | None, int]:
+    """The pack of one prepare over every scope, and the evidence rows it read."""
+    store = CountingReads(await SqliteStore.open(str(path)))
+    request = glean.PrepareContextRequest(
+        scope_id=SCOPES[0],
+        references=tuple(SCOPES[1:]),
+        query="kestrel rotation note",
+        max_bytes=32768,
+        exclude=tuple(exclude),
+    )
+    async with glean.open_runtime(store=store, embedder=glean.HashingEmbedder()) as rt:
+        if whole_room:  # every search reads for the family's whole room, as before
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(_shares.FairShares, "whole_room", lambda self, spec: True)
+                context = await rt.prepare_context(request)
+        else:
+            context = await rt.prepare_context(request)
+    return context.content, store.rows
+
+
+async def test_each_search_reads_its_share_and_the_pack_is_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "g.db"
+    await seeded(path)
+    shared, shared_rows = await prepared(path, whole_room=True)
+    fair, fair_rows = await prepared(path, whole_room=False)
+    assert fair == shared
+    ceiling = glean.Limits().ceiling("memory")
+    assert shared_rows > 2 * ceiling  # every scope read up to the whole room
+    assert fair_rows <= ceiling + len(SCOPES)  # each read what it places (and a little)
+
+
+async def test_excluded_citations_leave_their_places_to_other_scopes(tmp_path: Path) -> None:
+    """A scope whose best candidates the caller holds reads past them, and the others
+    read enough to fill what it cannot: the pack is still exactly the whole-room one."""
+    path = tmp_path / "g.db"
+    await seeded(path)
+    first, _ = await prepared(path, whole_room=True)
+    held = [
+        citation
+        for citation in (item.citation for item in glean.parse_context(first))
+        if citation.scope in (SCOPES[0], SCOPES[4])
+    ][:10]
+    assert held
+    shared, _ = await prepared(path, whole_room=True, exclude=held)
+    fair, _ = await prepared(path, whole_room=False, exclude=held)
+    assert fair == shared
+
+
+async def test_a_search_waiting_for_the_others_does_not_hold_its_scope(tmp_path: Path) -> None:
+    """While one scope's search waits for another's count it holds no guard: a write to
+    its scope goes through (a queued writer would otherwise block every later search of
+    that scope, and two prepares could wait on each other for ever)."""
+    path = tmp_path / "g.db"
+    await seeded(path)
+    release = anyio.Event()
+    ranked_first = anyio.Event()
+
+    class SlowSecondScope(StoreWrapper):
+        async def retrieve(self, family: Any, scope_id: str, *args: Any) -> Any:
+            if scope_id == SCOPES[2]:
+                await release.wait()
+            pool = await super().retrieve(family, scope_id, *args)
+            if scope_id == SCOPES[0]:
+                ranked_first.set()
+            return pool
+
+    store = SlowSecondScope(await SqliteStore.open(str(path)))
+    request = glean.PrepareContextRequest(
+        scope_id=SCOPES[0], references=(SCOPES[2],), query="kestrel rotation note"
+    )
+    runtime = glean.open_runtime(store=store, embedder=glean.HashingEmbedder())
+    async with runtime as rt, anyio.create_task_group() as group:
+        group.start_soon(rt.prepare_context, request)
+        await ranked_first.wait()
+        for _ in range(10):  # let the first scope's search reach the wait
+            await anyio.lowlevel.checkpoint()
+        with anyio.fail_after(10):
+            await rt.add_memories(SCOPES[0], [glean.MemoryEntry(text="written meanwhile")])
+        release.set()
