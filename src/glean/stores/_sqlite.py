@@ -59,11 +59,13 @@ SCOPE_COUNTS = (
 )
 
 #: Searches of a family with at most this many records in the scope run on the calling
-#: thread: they take about 0.3 ms, less than a worker-thread round trip (0.15 ms on
-#: asyncio, 0.6 ms on trio, on a 2-core machine). A larger scope is searched in a worker
-#: thread, so the host's event loop is never held: inline, a 2,000-record search held it
-#: 0.7 ms (p99 1.8) and a 20,000-record one 5 ms.
-INLINE_ROWS = 1000
+#: thread: they take up to about a millisecond (0.6 ms at 2,000 records), and a
+#: worker-thread round trip (0.15 ms on asyncio, 0.6 ms on trio, on a 2-core machine,
+#: more beside other threads) would cost nearly as much and hold the loop as long in
+#: GIL hand-overs: measured at 2,000 records, the heartbeat's lag was the same either
+#: way and the prepare 1.9x slower in a thread. A larger scope is searched, and its
+#: evidence read, in a worker thread: inline, a 20,000-record search held the loop 5 ms.
+INLINE_ROWS = 4096
 
 T = TypeVar("T")
 
