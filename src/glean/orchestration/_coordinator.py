@@ -144,7 +144,7 @@ class Coordinator:
         settings: RoundSettings,
         started: float,
         delays: Mapping[SearchSpec, int],
-        shares: FairShares,
+        shares: FairShares[SearchSpec],
     ) -> Committed:
         deadline = self._deadline(anyio.current_time(), started)
         with self._round_span(settings) as span:
@@ -223,7 +223,7 @@ class Coordinator:
         self,
         specs: Sequence[SearchSpec],
         settings: RoundSettings,
-        shares: FairShares,
+        shares: FairShares[SearchSpec],
         started: float,
     ) -> tuple[dict[SearchSpec, SearchOutcome], str | None]:
         """Run one expansion round; its staged outcomes, or why it was discarded."""
@@ -246,7 +246,7 @@ class Coordinator:
         return staged, gate.EXPANSION_FAILED if failed else None
 
     async def _run_round(
-        self, specs: Sequence[SearchSpec], settings: RoundSettings, shares: FairShares
+        self, specs: Sequence[SearchSpec], settings: RoundSettings, shares: FairShares[SearchSpec]
     ) -> dict[SearchSpec, SearchOutcome]:
         """One task per search, each sending its outcome here, where it is staged.
 

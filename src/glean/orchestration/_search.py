@@ -140,7 +140,7 @@ class Searcher:
         self,
         spec: SearchSpec,
         settings: RoundSettings,
-        shares: FairShares,
+        shares: FairShares[SearchSpec],
         results: MemoryObjectSendStream[SearchOutcome],
     ) -> None:
         """Search ``spec`` under the scope's read guard and send the outcome.

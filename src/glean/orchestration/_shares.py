@@ -21,7 +21,8 @@ as does a search alone in its family.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 import anyio
 
@@ -31,18 +32,30 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
 
     from ..vocabulary import Family
-    from ._search import SearchSpec
 
 
-class FairShares:
+class Searched(Hashable, Protocol):
+    """What a share needs of a search: its family and scope (``_search.SearchSpec``)."""
+
+    @property
+    def family(self) -> Family: ...
+
+    @property
+    def scope_id(self) -> str: ...
+
+
+S = TypeVar("S", bound="Searched")
+
+
+class FairShares(Generic[S]):
     """The room of each family of one round, divided among its searches."""
 
     def __init__(
         self,
-        specs: Sequence[SearchSpec],
-        running: Collection[SearchSpec],
+        specs: Sequence[S],
+        running: Collection[S],
         room: Mapping[Family, int],
-        delays: Mapping[SearchSpec, int],
+        delays: Mapping[S, int],
         excluded: Collection[tuple[str, str]] = (),
     ) -> None:
         """``specs``: every search of the round's families in allocation order (one
@@ -51,27 +64,27 @@ class FairShares:
         self._room = room
         self._delays = delays
         self._excluded = Counter(excluded)
-        self._families: dict[Family, list[SearchSpec]] = {}
+        self._families: dict[Family, list[S]] = {}
         for spec in specs:
             self._families.setdefault(spec.family, []).append(spec)
-        self._waiting: dict[Family, set[SearchSpec]] = {
+        self._waiting: dict[Family, set[S]] = {
             family: {spec for spec in own if spec in running}
             for family, own in self._families.items()
         }
-        self._posted: dict[SearchSpec, int] = {}
+        self._posted: dict[S, int] = {}
         self._all_posted = {family: anyio.Event() for family in self._families}
 
-    def whole_room(self, spec: SearchSpec) -> bool:
+    def whole_room(self, spec: S) -> bool:
         """Whether ``spec`` reads for the family's whole room (alone, or a family whose
         lists may repeat an identity): it then never waits for the others."""
         own = self._families[spec.family]
         alone = len(self._waiting[spec.family]) <= 1
         return alone or len({other.scope_id for other in own}) < len(own)
 
-    def room(self, spec: SearchSpec) -> int:
+    def room(self, spec: S) -> int:
         return self._room.get(spec.family, 0)
 
-    async def share(self, spec: SearchSpec, available: int) -> int:
+    async def share(self, spec: S, available: int) -> int:
         """How many of its ``available`` fresh candidates ``spec`` should read, once
         every running search of its family has posted its own count."""
         family = spec.family

@@ -8,8 +8,8 @@ from ._admission import Admitted as Admitted
 from ._admission import admit as admit
 from ._admission import required_matches as required_matches
 from ._allocation import allocate as allocate
-from ._allocation import takes as takes
 from ._allocation import check_ceiling as check_ceiling
+from ._allocation import takes as takes
 from ._effort import RecallEffort as RecallEffort
 from ._effort import RecallEffortSink as RecallEffortSink
 from ._fusion import FamilySearch as FamilySearch
@@ -46,7 +46,6 @@ __all__ = [
     "SearchPlan",
     "admit",
     "allocate",
-    "takes",
     "calibrate",
     "check_ceiling",
     "family_view",
@@ -55,5 +54,6 @@ __all__ = [
     "merge_rounds",
     "reachable",
     "required_matches",
+    "takes",
     "with_neighbours",
 ]
