@@ -11,6 +11,7 @@ import pytest
 
 from glean.embedders import HashingEmbedder, StaticEmbedder
 from glean.embedders._offload import INLINE_CHARS
+from glean.embedders._static import _prefix
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -49,3 +50,24 @@ async def test_only_short_batches_embed_on_the_calling_thread(
     assert len(threads) == 1
     assert vectors.shape == (len(texts), embedder.dimension)
     assert np.array_equal(vectors, original(texts))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The deploy pipeline runs on Kestrel CI, rebuilt every Tuesday. " * 16_000,
+        "x" * 40_000 + " tail words after one long unknown run",
+        "\n\n".join(["notes"] * 50_000),
+    ],
+    ids=["prose", "long-run", "short-lines"],
+)
+def test_a_long_text_embeds_as_if_tokenised_whole(text: str) -> None:
+    """The bundled model's tokenizer keeps the first 512 tokens: only the part of a long
+    text they come from is tokenised (1 MB took 0.5 s, holding the GIL), and the vector
+    is exactly the one of the whole text."""
+    embedder = StaticEmbedder()
+    words = len(text.split())
+    assert (len(_prefix(text, embedder._kept_words)) < len(text)) == (words > 1024)
+    cut = embedder.embed_sync([text, "a short note"])
+    embedder._kept_words = None  # tokenise everything, as before
+    assert np.array_equal(cut, embedder.embed_sync([text, "a short note"]))

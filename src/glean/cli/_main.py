@@ -28,6 +28,8 @@ from ._demo import demo_command
 from ._mcp import add_mcp
 from ._options import command as _command
 from ._options import embedder_option as _embedder_option
+from ._options import positive as _positive
+from ._options import seconds as _seconds
 from ._options import where_option as _where_option
 from ._serve import add_serve
 
@@ -174,7 +176,7 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     _embedder_option(command)
     command.add_argument(
         "--batch-size",
-        type=_positive_int,
+        type=_positive,
         default=512,
         metavar="N",
         help="entries per atomic write (default: 512)",
@@ -272,7 +274,7 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     command.add_argument(
         "--timeout",
-        type=_positive_seconds,
+        type=_seconds,
         default=None,
         metavar="SECONDS",
         help="bound the whole prepare; past it the command fails (default: no bound)",
@@ -309,7 +311,7 @@ def _add_get(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     command.add_argument("--scope", required=True, metavar="S", help="the citation's scope")
     command.add_argument("--id", required=True, metavar="ENTRY_ID", help="its entry_id")
     command.add_argument(
-        "--version", required=True, type=_positive_int, metavar="N", help="its version"
+        "--version", required=True, type=_positive, metavar="N", help="its version"
     )
     command.add_argument("--pretty", action="store_true", help="indent the JSON")
     command.set_defaults(run=get_command)
@@ -372,7 +374,7 @@ def _add_forget(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--id", required=True, type=_nonblank, metavar="ENTRY_ID", help="its entry_id"
     )
     command.add_argument(
-        "--version", required=True, type=_positive_int, metavar="N", help="its version"
+        "--version", required=True, type=_positive, metavar="N", help="its version"
     )
     command.set_defaults(run=forget_command)
 
@@ -394,26 +396,6 @@ def _add_reembed(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     command.add_argument("--db", required=True, metavar="PATH", help="database file to rewrite")
     _embedder_option(command, required=True)
     command.set_defaults(run=reembed_command)
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def _nonblank(text: str) -> str:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import logging
+import re
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -36,6 +38,13 @@ logger = logging.getLogger("glean")
 
 #: The bundled model, inside the package.
 BUNDLED = "minilm-static-256"
+#: Words of a text kept for a tokenizer that truncates to ``max_length`` tokens: twice
+#: as many words as kept tokens (every word gives at least one token, unless it is all
+#: control characters, which the tokenizer drops). Tokenising the rest only to drop it
+#: took 0.5 s per megabyte, in one call that holds the GIL, so the host's event loop
+#: waited on it from another thread.
+WORDS_PER_KEPT_TOKEN = 2
+_WORD = re.compile(r"\S+")
 #: The largest ``max_length`` a config may set: what the tokenizer accepts (a ``usize``)
 #: on every platform.
 MAX_LENGTH = 2**32 - 1
@@ -65,6 +74,10 @@ class StaticEmbedder:
         with _loading(folder, "tokenizer.json"):
             self._tokenizer = _tokenizer(folder / "tokenizer.json", config)
             self._unk = self._tokenizer.token_to_id("[UNK]")
+            truncation = self._tokenizer.truncation
+            self._kept_words = (
+                None if truncation is None else WORDS_PER_KEPT_TOKEN * truncation["max_length"]
+            )
         with _loading(folder, "model.safetensors"):
             self._vectors = _vectors(folder / "model.safetensors")
             self.checksum = checksum or _digest(folder / "model.safetensors")
@@ -94,7 +107,8 @@ class StaticEmbedder:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        encodings = self._tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+        kept = [_prefix(text, self._kept_words) for text in texts]
+        encodings = self._tokenizer.encode_batch_fast(kept, add_special_tokens=False)
         vectors, unk = self._vectors, self._unk
         for row, encoding in enumerate(encodings):
             ids = [i for i in encoding.ids if i != unk]
@@ -103,6 +117,15 @@ class StaticEmbedder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+
+def _prefix(text: str, kept_words: int | None) -> str:
+    """The part of ``text`` whose tokens a truncating tokenizer keeps: up to the end of
+    its ``kept_words``-th word (all of a text that has no more)."""
+    if kept_words is None or len(text) <= kept_words:  # fewer characters than words kept
+        return text
+    words = list(itertools.islice(_WORD.finditer(text), kept_words))
+    return text[: words[-1].end()] if len(words) == kept_words else text
 
 
 @functools.lru_cache(maxsize=1)
