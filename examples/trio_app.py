@@ -13,8 +13,8 @@ An agent must answer on time with or without memory, so the prepare runs under
 ``trio.move_on_after(runtime.deadline_for(request))``: past the request's deadline, or
 if glean fails, the answer goes on without context and says why in ``fallback``.
 
-Run: ``python examples/trio_app.py [--db glean.db] [--port 8766] [--scope demo]``
-(needs ``glean[trio]``), then talk to it with ``nc 127.0.0.1 8766``.
+Run: ``python examples/trio_app.py [--db glean.db] [--port 8767] [--scope demo]``
+(needs ``glean[trio]``), then talk to it with ``nc 127.0.0.1 8767``.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ async def main(database: str, port: int, scope: str) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="An agent loop over TCP with glean context.")
     parser.add_argument("--db", default=":memory:")
-    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--port", type=int, default=8767)
     parser.add_argument("--scope", default="demo")
     args = parser.parse_args()
     trio.run(main, args.db, args.port, args.scope)
