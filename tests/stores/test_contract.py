@@ -490,17 +490,45 @@ async def test_lexical_channel_ranks_by_bm25_and_counts_analysed_terms(store: St
 
 
 async def test_lexical_channel_searches_the_plans_terms_only(store: Store) -> None:
-    """A term held by too many records is left out of the search (``plan_lexical``),
-    yet a candidate's matched terms still count it."""
+    """A term whose postings pass the budget is left out of the search
+    (``plan_lexical``), yet a candidate's matched terms still count it: held by under
+    half the scope, it is not common there."""
     entries = [
-        MemoryEntry(text="rare common"),
-        *[MemoryEntry(text=f"common {n}") for n in range(2100)],
+        MemoryEntry(text="rare budget"),
+        *[MemoryEntry(text=f"budget {n}") for n in range(2100)],
+        *[MemoryEntry(text=f"filler {n}") for n in range(2150)],
     ]
     vectors = np.zeros((len(entries), EMBEDDER.dimension), dtype=np.float32)
     await store.add_memories("s", entries, vectors)
-    pool = await search(store, "rare common", vector=False)
-    assert await texts(store, keys_of(pool.lexical_keys)) == ["rare common"]
+    pool = await search(store, "rare budget", vector=False)
+    assert await texts(store, keys_of(pool.lexical_keys)) == ["rare budget"]
     assert pool.lexical_matches.tolist() == [2]
+    assert pool.common_terms == 0
+
+
+async def test_a_term_held_by_most_of_the_scope_neither_ranks_nor_counts(store: Store) -> None:
+    """A term held by more than half of a scope (a speaker's name in every turn) is left
+    out while another query term is held: only the other term's holders are candidates
+    and their matched terms do not count it. When nothing else is held, it is searched."""
+    texts_ = [f"Ana: note {n} about lunch" for n in range(17)]
+    texts_ += ["Ana: the kestrel rotation is due", "Bo: rotation of kestrel keys"]
+    texts_ += ["Bo: weather", "Bo: more weather"]
+    await remember(store, "s", texts_)
+    pool = await search(store, "what did ana say about the kestrel rotation", vector=False)
+    found = await texts(store, keys_of(pool.lexical_keys))
+    assert sorted(found) == sorted(
+        ["Ana: the kestrel rotation is due", "Bo: rotation of kestrel keys"]
+    )
+    assert pool.lexical_matches.tolist() == [2, 2]  # kestrel and rotation; not ana
+    assert pool.common_terms == 1
+    query = analyse_query("what did ana say about the kestrel rotation")
+    assert query.terms == ("ana", "say", "kestrel", "rotat")
+    assert pool.counted_terms(len(query.terms)) == 3  # say still counts: it is held by none
+    alone = await search(store, "ana", vector=False)
+    held = await texts(store, keys_of(alone.lexical_keys))
+    assert held
+    assert all(text.startswith("Ana:") for text in held)  # found by the common term alone
+    assert alone.common_terms == 0
 
 
 async def test_bm25_uses_the_scopes_own_term_statistics(store: Store) -> None:

@@ -121,7 +121,11 @@ class Committed:
         distinct term count of the query it searched for."""
         queries = self.round_zero_settings.queries
         return [
-            (self.outcomes[spec].pool, self.outcomes[spec].search, len(queries[spec.query].terms))
+            (
+                self.outcomes[spec].pool,
+                self.outcomes[spec].search,
+                self.outcomes[spec].pool.counted_terms(len(queries[spec.query].terms)),
+            )
             for spec in self.specs
             if spec.family == family
         ]

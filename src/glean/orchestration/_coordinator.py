@@ -279,8 +279,8 @@ class Coordinator:
         runnable: list[SearchSpec] = []
         idle: dict[SearchSpec, SearchOutcome] = {}
         for spec in state.specs:
-            terms = len(settings.queries[spec.query].terms)
             outcome = state.outcomes[spec]
+            terms = outcome.pool.counted_terms(len(settings.queries[spec.query].terms))
             unchanged = self._store.scope_version(spec.scope_id) == outcome.pool.version
             if settings.offer_neighbours:
                 can_add = state.offers_neighbours(spec)

@@ -185,7 +185,7 @@ class Searcher:
                 self._limits.pool_size(spec.family),
             )
             pool = await self._store.retrieve(spec.family, spec.scope_id, request)
-        terms = len(settings.queries[spec.query].terms)
+        terms = pool.counted_terms(len(settings.queries[spec.query].terms))
         search = fuse(admit(pool, terms, settings.floor), terms, settings.weights)
         known = settings.known.get(spec, frozenset())
         ranked, joined = await self._with_neighbours(spec, settings, search, known)

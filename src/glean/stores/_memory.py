@@ -316,7 +316,7 @@ class MemoryStore:
         if scope is None or not scope.searchable(family):
             return Pool(family, scope_id, 0 if scope is None else scope.version)
         records = list(scope.searchable(family).values())
-        lexical_keys, scores, matches = _lexical(records, request)
+        lexical_keys, scores, matches, common = _lexical(records, request)
         vector_keys, similarities = self._nearest(family, records, request)
         time_keys, matched = _time_channel(family, records, request)
         return Pool(
@@ -331,6 +331,7 @@ class MemoryStore:
             vector_similarities=similarities,
             time_keys=time_keys,
             time_matched=matched,
+            common_terms=common,
         )
 
     async def neighbours(
@@ -524,17 +525,19 @@ def _no_version(ref: MemoryRef) -> str:
 
 def _lexical(
     records: list[_Version], request: PoolRequest
-) -> tuple[list[int], list[float], list[int]]:
+) -> tuple[list[int], list[float], list[int], int]:
     """The full-text channel as ``request.plan_lexical`` asks for it: each candidate's
-    key, its BM25 (lower is better) and how many distinct query terms it holds."""
+    key, its BM25 (lower is better) and how many distinct query terms it holds (the
+    scope's common ones left out), and how many terms were left out so."""
     frequencies = {
         term: holders
         for term in request.query.terms
         if (holders := sum(term in stored.terms for stored in records))
     }
-    plan = request.plan_lexical(frequencies)
+    plan = request.plan_lexical(frequencies, len(records))
     if not plan.terms:
-        return [], [], []
+        return [], [], [], 0
+    counted = [term for term in request.query.terms if term not in plan.common]
     average = sum(stored.length for stored in records) / len(records)
 
     def ranked(terms: Sequence[str]) -> list[tuple[float, _Version]]:
@@ -554,7 +557,8 @@ def _lexical(
     return (
         [stored.key for _, stored in found],
         [score for score, _ in found],
-        [sum(term in stored.terms for term in request.query.terms) for _, stored in found],
+        [sum(term in stored.terms for term in counted) for _, stored in found],
+        len(plan.common),
     )
 
 

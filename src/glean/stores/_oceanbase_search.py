@@ -41,22 +41,24 @@ class ScopeState:
 
 async def lexical(
     cur: Any, family: Family, scope_id: str, request: PoolRequest, state: ScopeState
-) -> tuple[list[int], list[float], list[int]]:
+) -> tuple[list[int], list[float], list[int], int]:
     """The full-text channel. The engine finds the records holding the plan's terms
     (its FULLTEXT index); glean ranks them by BM25 over the scope's own statistics
-    and counts each one's matched query terms on its analysed text."""
+    and counts each one's matched query terms on its analysed text (the scope's common
+    ones left out, whose number comes last)."""
     terms = request.query.terms
     if not terms:
-        return [], [], []
+        return [], [], [], 0
     marks = ",".join(["%s"] * len(terms))
     await cur.execute(
         f"SELECT term, df FROM glean_terms WHERE scope = %s AND family = %s AND term IN ({marks})",
         (scope_id, family, *terms),
     )
     frequencies = {term: int(df) for term, df in await cur.fetchall() if df > 0}
-    plan = request.plan_lexical(frequencies)
+    plan = request.plan_lexical(frequencies, state.rows)
     if not plan.terms:
-        return [], [], []
+        return [], [], [], 0
+    counted = [term for term in terms if term not in plan.common]
     average = state.term_total / max(state.rows, 1)
 
     async def ranked(words: tuple[str, ...], limit: int) -> list[tuple[float, int, int]]:
@@ -67,7 +69,7 @@ async def lexical(
         for key, indexed in await cur.fetchall():
             held = Counter(sql.stored_terms(indexed))
             score = bm25(held, sum(held.values()), words, frequencies, state.rows, average)
-            hits.append((score, int(key), sum(term in held for term in terms)))
+            hits.append((score, int(key), sum(term in held for term in counted)))
         return sorted(hits)[:limit]
 
     found = await ranked(plan.terms, plan.limit)
@@ -75,7 +77,8 @@ async def lexical(
         kept = {key for _, key, _ in found}
         rescued = await ranked((plan.rescue,), RARE_POSTINGS)
         found += [hit for hit in rescued if hit[1] not in kept]
-    return [key for _, key, _ in found], [s for s, _, _ in found], [m for _, _, m in found]
+    keys, scores = [key for _, key, _ in found], [score for score, _, _ in found]
+    return keys, scores, [matches for _, _, matches in found], len(plan.common)
 
 
 async def nearest(

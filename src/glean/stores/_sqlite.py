@@ -483,7 +483,7 @@ class SqliteStore:
 
         def work(conn: sqlite3.Connection) -> Pool:
             nearest = self._start_nearest(conn, family, key, vector, request.size)
-            lexical = search.lexical_hits(conn, family, key, request)
+            lexical = search.lexical_hits(conn, family, key, request, rows)
             found, similarities = nearest()
             timed, matched = self._time_channel(conn, family, key, request)
             return Pool(
@@ -498,6 +498,7 @@ class SqliteStore:
                 vector_similarities=similarities,
                 time_keys=timed,
                 time_matched=matched,
+                common_terms=lexical.common,
             )
 
         inline = rows <= self._inline_rows and (

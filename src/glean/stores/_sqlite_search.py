@@ -40,10 +40,12 @@ class LexicalHits:
     rows: list[int] = attrs.Factory(list)
     scores: list[float] = attrs.Factory(list)
     matches: list[int] = attrs.Factory(list)
+    #: Query terms left out as common in the scope (``LexicalPlan.common``).
+    common: int = 0
 
 
 def lexical_hits(
-    conn: sqlite3.Connection, family: Family, key: int, request: PoolRequest
+    conn: sqlite3.Connection, family: Family, key: int, request: PoolRequest, rows: int
 ) -> LexicalHits:
     """The full-text search ``request.plan_lexical`` asks for, ranked by FTS5's BM25
     over the scope's own terms.
@@ -58,12 +60,12 @@ def lexical_hits(
     search at 24k rows when Python split each text).
     """
     frequencies = term_frequencies(conn, family, key, request.query.terms)
-    plan = request.plan_lexical(frequencies)
+    plan = request.plan_lexical(frequencies, rows)
     if not plan.terms:
         return LexicalHits()
     prefix = sql.term_prefix(key)
     match = match_expression([prefix + term for term in plan.terms])
-    tokens = [f" {prefix}{term} " for term in frequencies]
+    tokens = [f" {prefix}{term} " for term in frequencies if term not in plan.common]
     parameters: tuple[object, ...] = (*tokens, match, plan.limit)
     rescue = plan.rescue is not None
     if plan.rescue is not None:
@@ -73,9 +75,9 @@ def lexical_hits(
     if rescue:
         hits = _first_of_each_row(hits)
     if not hits:
-        return LexicalHits()
-    rows, scores, matches = zip(*hits, strict=True)
-    return LexicalHits(list(rows), list(scores), list(matches))
+        return LexicalHits(common=len(plan.common))
+    found, scores, matches = zip(*hits, strict=True)
+    return LexicalHits(list(found), list(scores), list(matches), len(plan.common))
 
 
 def _first_of_each_row(hits: list[list[Any]]) -> list[list[Any]]:

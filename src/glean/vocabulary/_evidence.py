@@ -119,6 +119,14 @@ class Pool:
         factory=lambda: _keys(()), converter=_keys, eq=False
     )
     time_matched: int = 0
+    #: How many of the query's terms the full-text channel left out as common in this
+    #: scope (``LexicalPlan.common``): they are in no candidate's matched-term count.
+    common_terms: int = 0
+
+    def counted_terms(self, query_terms: int) -> int:
+        """The query terms the minimum-match rule counts in this pool: those of a query
+        of ``query_terms`` distinct terms, less the scope's common ones."""
+        return max(0, query_terms - self.common_terms)
 
     @property
     def time_candidates(self) -> npt.NDArray[np.int64]:

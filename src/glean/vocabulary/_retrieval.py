@@ -25,6 +25,12 @@ if TYPE_CHECKING:
 
 #: Most postings (records holding any chosen term) one full-text search may rank.
 POSTINGS_BUDGET: Final = 2048
+#: A query term held by more than this share of a scope's searchable records is common
+#: there (a speaker's name in a chat, a project's name in its notes): it neither ranks
+#: nor counts toward the minimum-match rule, unless nothing else of the query is held.
+COMMON_SHARE: Final = 0.5
+#: Scopes of fewer records have no common terms: a handful of records says little.
+COMMON_MIN_ROWS: Final = 16
 #: A query term held by at most this many of a scope's records is rare enough that every
 #: record holding it joins the full-text candidates, however the ranking placed it.
 RARE_POSTINGS: Final = 32
@@ -131,11 +137,14 @@ class TimeHits:
 class LexicalPlan:
     """How one full-text search runs: rank the records holding any of ``terms``
     (rarest first), keep the best ``limit``, then append every other record holding
-    ``rescue`` (at most ``RARE_POSTINGS`` of them), scored by that term alone."""
+    ``rescue`` (at most ``RARE_POSTINGS`` of them), scored by that term alone. ``common``
+    are the query's terms left out as common in the scope: they are in no candidate's
+    matched-term count."""
 
     terms: tuple[str, ...] = ()
     limit: int = 0
     rescue: str | None = None
+    common: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -173,10 +182,17 @@ class PoolRequest:
         """The most candidates of the time channel: a quarter of the pool."""
         return self.size // 4
 
-    def plan_lexical(self, frequencies: Mapping[str, int]) -> LexicalPlan:
-        """The full-text search to run, given how many of the scope's searchable
-        records hold each query term (a term absent from the mapping, or at 0, is held
-        by none).
+    def plan_lexical(self, frequencies: Mapping[str, int], rows: int = 0) -> LexicalPlan:
+        """The full-text search to run, given how many of the scope's ``rows``
+        searchable records hold each query term (a term absent from the mapping, or at
+        0, is held by none).
+
+        A term held by more than ``COMMON_SHARE`` of a scope of at least
+        ``COMMON_MIN_ROWS`` records is common there: it matches most of the scope, so it
+        would only make the search rank nearly every record and let any record holding
+        one other query term pass the minimum-match rule. It is left out (``common``)
+        while another query term is held; when none is, the common terms are searched
+        as any others.
 
         Ranking costs per matching record, so a term held by most of a scope would make
         every search scan the scope while adding almost nothing to the order. Terms are
@@ -187,6 +203,13 @@ class PoolRequest:
         every holder is kept (``rescue``).
         """
         held = {term: count for term in self.query.terms if (count := frequencies.get(term, 0))}
+        common: tuple[str, ...] = ()
+        if rows >= COMMON_MIN_ROWS:
+            common = tuple(term for term, count in held.items() if count > COMMON_SHARE * rows)
+            if len(common) < len(held):
+                held = {term: count for term, count in held.items() if term not in common}
+            else:
+                common = ()
         chosen: list[str] = []
         postings = 0
         for term in sorted(held, key=held.__getitem__):
@@ -198,4 +221,4 @@ class PoolRequest:
             return LexicalPlan()
         rarest = chosen[0]
         rescue = postings > self.size and held[rarest] <= RARE_POSTINGS and len(chosen) > 1
-        return LexicalPlan(tuple(chosen), self.size, rarest if rescue else None)
+        return LexicalPlan(tuple(chosen), self.size, rarest if rescue else None, common)
