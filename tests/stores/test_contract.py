@@ -516,9 +516,7 @@ async def test_a_term_held_by_most_of_the_scope_neither_ranks_nor_counts(store: 
     await remember(store, "s", texts_)
     pool = await search(store, "what did ana say about the kestrel rotation", vector=False)
     found = await texts(store, keys_of(pool.lexical_keys))
-    assert sorted(found) == sorted(
-        ["Ana: the kestrel rotation is due", "Bo: rotation of kestrel keys"]
-    )
+    assert set(found) == {"Ana: the kestrel rotation is due", "Bo: rotation of kestrel keys"}
     assert pool.lexical_matches.tolist() == [2, 2]  # kestrel and rotation; not ana
     assert pool.common_terms == 1
     query = analyse_query("what did ana say about the kestrel rotation")
@@ -527,7 +525,7 @@ async def test_a_term_held_by_most_of_the_scope_neither_ranks_nor_counts(store: 
     alone = await search(store, "ana", vector=False)
     held = await texts(store, keys_of(alone.lexical_keys))
     assert held
-    assert all(text.startswith("Ana:") for text in held)  # found by the common term alone
+    assert all(str(text).startswith("Ana:") for text in held)  # by the common term alone
     assert alone.common_terms == 0
 
 
