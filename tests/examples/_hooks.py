@@ -22,7 +22,8 @@ import claude_code
 import codex
 import httpx
 
-from ..http.test_serve import STARTUP_SECONDS, start_line, wait_until_healthy
+from .._processes import STARTUP_SECONDS
+from ..http.test_serve import start_line, wait_until_healthy
 from . import EXAMPLES
 
 if TYPE_CHECKING:

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import re
-import select
 import signal
 import subprocess
 import sys
@@ -21,6 +18,7 @@ import pytest
 import asyncio_web_app
 import glean
 
+from .._processes import announced
 from . import EXAMPLES
 
 if TYPE_CHECKING:
@@ -182,14 +180,5 @@ def test_the_script_serves_the_app_with_hypercorn(tmp_path: Any) -> None:
 
 def running_on(server: subprocess.Popen[bytes]) -> str:
     """The URL in Hypercorn's "Running on" line, read within a bounded time."""
-    assert server.stderr is not None
-    deadline = time.monotonic() + 60
-    received = b""
-    while (found := re.search(rb"Running on (http://\S+)", received)) is None:
-        remaining = deadline - time.monotonic()
-        assert remaining > 0, f"no 'Running on' line: {received!r}"
-        if select.select([server.stderr], [], [], remaining)[0]:
-            chunk = os.read(server.stderr.fileno(), 4096)
-            assert chunk, f"the app exited ({server.wait()}): {received!r}"
-            received += chunk
+    found = announced(server.stderr, rb"Running on (http://\S+)", "the app")
     return found.group(1).decode()

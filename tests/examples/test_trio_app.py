@@ -5,13 +5,10 @@ prepare overruns it. The app is written for trio: trio only."""
 from __future__ import annotations
 
 import json
-import os
-import select
 import signal
 import socket
 import subprocess
 import sys
-import time
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
@@ -21,6 +18,7 @@ import trio.testing
 import glean
 import trio_app
 
+from .._processes import announced
 from . import EXAMPLES
 
 if TYPE_CHECKING:
@@ -182,16 +180,5 @@ def test_the_script_serves_over_tcp(tmp_path: Any) -> None:
 
 def listening_on(app: subprocess.Popen[bytes]) -> tuple[str, int]:
     """The address in the app's "listening on" line, read within a bounded time."""
-    assert app.stdout is not None
-    deadline = time.monotonic() + 60
-    received = b""
-    while not received.endswith(b"\n"):
-        remaining = deadline - time.monotonic()
-        assert remaining > 0, f"no 'listening on' line: {received!r}"
-        if select.select([app.stdout], [], [], remaining)[0]:
-            chunk = os.read(app.stdout.fileno(), 4096)
-            assert chunk, f"the app exited ({app.wait()}): {received!r}"
-            received += chunk
-    address = received.decode().split("listening on ")[1].split(" ")[0]
-    host, _, port = address.rpartition(":")
-    return host, int(port)
+    found = announced(app.stdout, rb"listening on (\S+):(\d+)", "the app")
+    return found.group(1).decode(), int(found.group(2))

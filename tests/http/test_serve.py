@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import socket
 import subprocess
@@ -19,13 +18,13 @@ import pytest
 
 from glean.http import is_loopback
 
+from .._processes import STARTUP_SECONDS, announced
 from ..cli._driver import run
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 TOKEN: Final = "e2e-token-0123456789abcdef"
-STARTUP_SECONDS: Final = 60.0
 
 
 @pytest.mark.parametrize(
@@ -113,22 +112,8 @@ def test_a_bad_port_is_a_usage_error(value: str, capsys: pytest.CaptureFixture[s
 
 def start_line(server: subprocess.Popen[bytes]) -> str:
     """The line ``glean serve`` prints once it listens (read within a bounded time)."""
-    assert server.stderr is not None
-    descriptor = server.stderr.fileno()
-    deadline = time.monotonic() + STARTUP_SECONDS
-    received = b""
-    while b"glean serve: serving" not in received or not received.endswith(b"\n"):
-        remaining = deadline - time.monotonic()
-        assert remaining > 0, f"no start line in {STARTUP_SECONDS} s: {received!r}"
-        ready, _, _ = select.select([descriptor], [], [], remaining)
-        if ready:
-            chunk = os.read(descriptor, 4096)
-            assert chunk, f"glean serve exited ({server.wait()}): {received!r}"
-            received += chunk
-    (line,) = [
-        line for line in received.decode().splitlines() if line.startswith("glean serve: serving")
-    ]
-    return line
+    found = announced(server.stderr, rb"glean serve: serving", "glean serve")
+    return found.group().decode().rstrip("\n")
 
 
 def wait_until_healthy(client: httpx.Client, server: subprocess.Popen[bytes]) -> None:

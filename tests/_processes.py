@@ -1,0 +1,29 @@
+"""Reading a subprocess's announcement: the line a server prints once it listens."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import time
+from typing import IO, Final
+
+#: How long a test waits for a subprocess to say where it listens.
+STARTUP_SECONDS: Final = 60.0
+
+
+def announced(stream: IO[bytes] | None, pattern: bytes, process: str) -> re.Match[bytes]:
+    """The first match of ``pattern`` (ending at a line's end) in what ``stream`` says,
+    read as it arrives; fails after ``STARTUP_SECONDS`` or if the stream closes first."""
+    assert stream is not None
+    line = re.compile(pattern + rb"[^\n]*\n")
+    deadline = time.monotonic() + STARTUP_SECONDS
+    received = b""
+    while (found := line.search(received)) is None:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"{process} said nothing like {pattern!r}: {received!r}"
+        if select.select([stream], [], [], remaining)[0]:
+            chunk = os.read(stream.fileno(), 4096)
+            assert chunk, f"{process} exited: {received!r}"
+            received += chunk
+    return found
