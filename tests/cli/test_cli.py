@@ -113,6 +113,9 @@ def test_demo_prints_four_packs_and_leaves_nothing_behind(
         assert "| status ready |" in header
         assert f"content_bytes {len(content.encode())} ===" in header
         assert delivered_citations(content)
+    # "on Sunday" asked of a rule is not last Sunday: the staging policy is found.
+    (staging,) = [block for block in blocks if "load test against staging on Sunday" in block]
+    assert "do not run load tests against staging-eu-1" in staging
     assert "assembly: profile, memory, experience, resource" in blocks[2]
     assert '{"citation":{"family":"resource"' in blocks[2]
     assert list(tmp_path.iterdir()) == []  # the throwaway store is gone

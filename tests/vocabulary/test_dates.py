@@ -118,3 +118,20 @@ def test_a_memory_names_days_relative_to_when_it_was_said() -> None:
     assert days(found[1]) == (date(2022, 12, 19), date(2022, 12, 20))
     assert mentioned_days("last month was busy", said_on) == []
     assert mentioned_days("nothing dated here", said_on) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "question", "named"),
+    [
+        ("Can I run a load test against staging on Sunday?", True, False),
+        ("Is the office open on Fridays or on Friday?", True, False),
+        ("What did Ana cook last Sunday?", True, True),
+        ("Where did the team go this Friday?", True, True),
+        ("We went hiking on Sunday.", False, True),  # said: the last Sunday before
+    ],
+)
+def test_a_bare_weekday_in_a_question_names_no_day(text: str, question: bool, named: bool) -> None:
+    """Asked, "on Sunday" is a recurring rule or the coming day as often as the last
+    one: it names no day (so the time channel does not fill a pack with last Sunday's
+    records). "last"/"this" Sunday still does, and so does "on Sunday" in a memory."""
+    assert bool(extract_dates(text, question=question)) == named

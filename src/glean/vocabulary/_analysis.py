@@ -156,7 +156,7 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
         terms = tuple(dict.fromkeys(map(_term, words)))
     else:
         terms = _most_informative(words, max_terms)
-    return AnalysedQuery(text=text, terms=terms, dates=extract_dates(text))
+    return AnalysedQuery(text=text, terms=terms, dates=extract_dates(text, question=True))
 
 
 def match_expression(terms: Sequence[str]) -> str:

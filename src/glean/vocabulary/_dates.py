@@ -139,8 +139,14 @@ class DateMention:
         return shifted(reference, self.unit, self.shift)
 
 
-def extract_dates(text: str) -> tuple[DateMention, ...]:
-    """Every date or range ``text`` names, in order; empty (and cheap) when none."""
+def extract_dates(text: str, *, question: bool = False) -> tuple[DateMention, ...]:
+    """Every date or range ``text`` names, in order; empty (and cheap) when none.
+
+    With ``question``, "on Sunday" names no date: asked, a bare weekday is a recurring
+    rule or the coming day as often as the last one ("Can I run a load test against
+    staging on Sunday?"), so only "last", "this" or "past" make it the last one. Said
+    in a memory, "on Sunday" tells of the last Sunday before the day it was said.
+    """
     if not _ANY.search(text):
         return ()
     found: list[DateMention] = []
@@ -152,6 +158,8 @@ def extract_dates(text: str) -> tuple[DateMention, ...]:
             for key, value in match.groupdict().items()
             if value is not None and key.startswith(f"{kind[1:]}_")
         }
+        if question and kind == "_weekday" and fields["which"].lower() == "on":
+            continue
         mention = _mention(kind[1:], match.group(0), fields)
         if mention is not None:
             found.append(mention)
