@@ -74,8 +74,6 @@ def add_mcp(commands: SubParsers) -> None:
         description=_DESCRIPTION,
         epilog=_EPILOG,
     )
-    options.where_option(parser, "database file to serve (created if needed)")
-    options.embedder_option(parser)
     options.serving_options(parser)
     parser.add_argument(
         "--http",

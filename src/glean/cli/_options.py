@@ -74,7 +74,10 @@ def _embedder(text: str) -> str:
 
 
 def serving_options(command: argparse.ArgumentParser) -> None:
-    """``--gate`` and ``--dedup-turns N``: what every prepare a server answers runs."""
+    """What a server opens and runs: ``--db`` (created if needed) or ``--store``,
+    ``--embedder``, and ``--gate`` and ``--dedup-turns N`` for every prepare it answers."""
+    where_option(command, "database file to serve (created if needed)")
+    embedder_option(command)
     command.add_argument(
         "--gate",
         action="store_true",

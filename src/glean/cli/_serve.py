@@ -107,8 +107,7 @@ def add_serve(commands: SubParsers) -> None:
         description=_DESCRIPTION,
         epilog=_EPILOG,
     )
-    options.where_option(parser, "database file to serve (created if needed)")
-    options.embedder_option(parser)
+    options.serving_options(parser)
     parser.add_argument(
         "--host",
         default=DEFAULT_HOST,
@@ -135,7 +134,6 @@ def add_serve(commands: SubParsers) -> None:
         action="store_true",
         help="allow a non-loopback --host without --token-file: every caller may do anything",
     )
-    options.serving_options(parser)
     parser.add_argument(
         "--timeout",
         type=options.seconds,
