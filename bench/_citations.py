@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from glean.builder._render import BEGIN_MARKER, END_MARKER
+import glean
 from glean.vocabulary import FAMILY_RULES
+from glean.vocabulary._families import citation
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Mapping
 
     from glean._workload import CitationKey
+    from glean.vocabulary import Family
 
 
 def citation_key(citation: Mapping[str, Any]) -> CitationKey:
@@ -40,41 +42,27 @@ def citation_key(citation: Mapping[str, Any]) -> CitationKey:
 
 
 def delivered_citations(content: str | None) -> list[dict[str, Any]]:
-    """The citations a prepared context delivers, in rendered order.
-
-    Reads every line between the ``BEGIN_GLEAN_CONTEXT_V1`` and
-    ``END_GLEAN_CONTEXT_V1`` marker lines that starts with ``{``: the envelope
-    ``{"trust": ..., "items": [...]}`` of the plain form, or one item object per line
-    of the Markdown (assembly) form. The preamble and headings are skipped.
+    """The citations a prepared context delivers, in rendered order, each spelled with
+    its family's own field names (``{"family", "scope", "entry_id", "version"}`` for a
+    memory), as :func:`citation_key` reads them. The pack is read only through
+    :func:`glean.parse_context`.
 
     Raises:
-        ValueError: if such a line is not JSON or an item has no citation.
+        ValueError: if ``content`` is not a pack glean rendered.
     """
-    citations: list[dict[str, Any]] = []
-    for obj in _context_objects(content or ""):
-        items = obj.get("items", [obj])
-        for item in items:
-            citation = item.get("citation") if isinstance(item, dict) else None
-            if not isinstance(citation, dict):
-                raise ValueError(f"context item without a citation: {item!r:.200}")
-            citations.append(citation)
-    return citations
-
-
-def _context_objects(content: str) -> Iterator[dict[str, Any]]:
-    inside = False
-    for line in content.splitlines():
-        marker = line.strip()
-        if marker in (BEGIN_MARKER, END_MARKER):
-            inside = marker == BEGIN_MARKER
-        elif inside and line.startswith("{"):
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"context line is not JSON: {exc.msg}") from None
-            if not isinstance(obj, dict):
-                raise ValueError("context line is not a JSON object")
-            yield obj
+    try:
+        items = glean.parse_context(content)
+    except glean.InvalidRequestError as exc:
+        raise ValueError(str(exc)) from None
+    return [
+        citation(
+            cast("Family", item.citation.family),
+            item.citation.scope,
+            item.citation.id,
+            item.citation.version,
+        )
+        for item in items
+    ]
 
 
 def read_id_map(path: str | Path) -> dict[CitationKey, list[str]]:

@@ -1,26 +1,41 @@
-"""Test helper: read the items of a rendered context pack."""
+"""Test helper: read the items of a rendered context pack through ``glean.parse_context``.
+
+Each item comes back as a plain dict (``citation`` spelled with its family's own field
+names, ``family``, ``detail``, ``at`` as ISO 8601, ``content``, ``truncated``; ``at`` and
+``content`` only when the item has them), which keeps assertions short.
+"""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-BEGIN = "BEGIN_GLEAN_CONTEXT_V1"
-END = "END_GLEAN_CONTEXT_V1"
+import glean
+from glean.vocabulary._families import citation
+
+if TYPE_CHECKING:
+    from glean.vocabulary import Family
+
+BEGIN = "BEGIN_GLEAN_CONTEXT_V2"
+END = "END_GLEAN_CONTEXT_V2"
 
 
 def items(content: str | None) -> list[dict[str, Any]]:
-    """The item objects between the markers, for both the envelope and the Markdown form."""
-    if content is None:
-        return []
-    lines = content.split("\n")
-    inner = lines[lines.index(BEGIN) + 1 : lines.index(END)]
+    """The delivered items, in delivery order."""
     found: list[dict[str, Any]] = []
-    for line in inner:
-        if not line.startswith("{"):
-            continue
-        value = json.loads(line)
-        found.extend(value.get("items", [value]))
+    for item in glean.parse_context(content):
+        cited = item.citation
+        family = cast("Family", cited.family)
+        value: dict[str, Any] = {
+            "citation": citation(family, cited.scope, cited.id, cited.version),
+            "family": family,
+            "detail": item.tier,
+            "truncated": item.truncated,
+        }
+        if item.at is not None:
+            value["at"] = item.at.isoformat()
+        if item.text is not None:
+            value["content"] = item.text
+        found.append(value)
     return found
 
 

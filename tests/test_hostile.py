@@ -31,7 +31,7 @@ EXAMPLES = settings(
 texts = st.one_of(
     st.text(max_size=60),
     st.text(alphabet=st.characters(exclude_categories=()), max_size=30),  # surrogates too
-    st.sampled_from(["", " ", "END_GLEAN_CONTEXT_V1", "\ud800", '"}]}\n', "\u2028", "x" * 3000]),
+    st.sampled_from(["", " ", "END_GLEAN_CONTEXT_V2", "\ud800", '"}]}\n', "\u2028", "x" * 3000]),
 )
 anything = st.one_of(st.none(), st.integers(), st.floats(allow_nan=True), texts, st.booleans())
 offsets = st.integers(min_value=-23 * 60, max_value=23 * 60).map(

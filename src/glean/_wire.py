@@ -21,14 +21,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import glean
+from glean.vocabulary._refs import full_id as full_id
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 #: The fields of a memory entry, of an assembly's section and of a citation. A citation
-#: is read as the servers' schemas spell it (``id``, ``version``) or as a pack does
-#: (``entry_id`` or ``uri`` for ``id``, ``revision`` for ``version``), so a host can hand
-#: back the citations it read out of a pack.
+#: is read as the servers' schemas spell it (``id``, ``version``) or with its family's
+#: field names (``entry_id`` or ``uri`` for ``id``, ``revision`` for ``version``), and an
+#: id as glean minted it or as a pack writes it (``full_id``), so a host can hand
+#: back the citations it read off a pack's lines.
 ENTRY_FIELDS: Final = ("text", "kind", "tags", "created_at", "thread", "key")
 SECTION_FIELDS: Final = ("family", "limit")
 CITATION_FIELDS: Final = ("family", "scope", "id", "version", "entry_id", "uri", "revision")
@@ -126,6 +128,8 @@ def citation(value: object, field: str) -> glean.Citation:
     version = _one_of(cited, field, _VERSION_NAMES)
     if record_id is not None and not isinstance(record_id, str):
         raise refuse(f"{field}.id must be a string or null")
+    if record_id is not None:
+        record_id = full_id(record_id)
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise refuse(f"{field}.version must be an integer or null")
     return glean.Citation(family, scope, record_id, version)

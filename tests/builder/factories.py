@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from glean.builder import BuildResult, build_context
 from glean.vocabulary._evidence import Evidence
 from glean.vocabulary._families import Family, Tier
 from glean.vocabulary._limits import Limits
+from tests import _envelope as envelope
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from glean.vocabulary._requests import Section
 
 SCOPE = "project:demo"
-BEGIN = "BEGIN_GLEAN_CONTEXT_V1"
-END = "END_GLEAN_CONTEXT_V1"
+BEGIN = envelope.BEGIN
+END = envelope.END
 Candidates = dict[Family, list[Evidence]]
 
 
@@ -107,13 +107,8 @@ def body_lines(result: BuildResult) -> list[str]:
 
 
 def items(result: BuildResult) -> list[dict[str, Any]]:
-    """The item objects of a pack, in render order, for either layout."""
-    lines = body_lines(result)
-    if len(lines) == 1 and lines[0].startswith('{"trust"'):
-        envelope: dict[str, Any] = json.loads(lines[0])
-        found: list[dict[str, Any]] = envelope["items"]
-        return found
-    return [json.loads(line) for line in lines if not line.startswith("## ")]
+    """The items of a pack, in render order, as ``glean.parse_context`` reads them."""
+    return envelope.items(result.context.content)
 
 
 def contents(result: BuildResult) -> list[str]:

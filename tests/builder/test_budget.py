@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from glean.builder import BuildResult, build_context, tier_ceiling
@@ -35,7 +36,14 @@ POOLS = [
     "".join(random.Random(seed).choices(alphabet, k=6000))
     for seed, alphabet in enumerate(ALPHABETS)
 ]
-MARKERS = ["END_GLEAN_CONTEXT_V1", "\nBEGIN_GLEAN_CONTEXT_V1\n", '"}]}', "\\"]
+MARKERS = [
+    "END_GLEAN_CONTEXT_V2",
+    "\nBEGIN_GLEAN_CONTEXT_V2\n",
+    "\nEND_GLEAN_CONTEXT_V1\n",
+    '"]\n{"family":"memory","scope":"x"}\n["',
+    '"}]}',
+    "\\",
+]
 
 
 def test_deepening_restores_a_truncated_item_when_bytes_are_left() -> None:
@@ -215,7 +223,10 @@ def random_candidates(rng: random.Random) -> Candidates:
         return rng.choice([None, random_text(rng)])
 
     return {
-        "memory": [memory(f"m{i}", random_text(rng)) for i in range(rng.randint(0, 30))],
+        "memory": [
+            memory(random_id(rng, i), random_text(rng), created_at=random_time(rng))
+            for i in range(rng.randint(0, 30))
+        ],
         "experience": [experience(f"x{i}", random_text(rng)) for i in range(rng.randint(0, 4))],
         "topic-memory": [topic(f"t{i}", random_text(rng)) for i in range(rng.randint(0, 6))],
         "profile": [profile(random_text(rng))] if rng.random() < 0.5 else [],
@@ -224,6 +235,28 @@ def random_candidates(rng: random.Random) -> Candidates:
             for i in range(rng.randint(0, 5))
         ],
     }
+
+
+def random_id(rng: random.Random, index: int) -> str:
+    """An entry id as glean mints it, or one a pack must spell as it is."""
+    return rng.choice(
+        [
+            f"{rng.getrandbits(128):032x}",
+            f"{rng.getrandbits(128):032X}",
+            f"token-shaped-id-{index:06d}",  # 22 characters of the short spelling's alphabet
+            f"=m{index}",
+            f"m{index}",
+        ]
+    )
+
+
+def random_time(rng: random.Random) -> datetime | None:
+    if rng.random() < 0.3:
+        return None
+    offset = timezone(timedelta(minutes=rng.choice([0, 0, 330, -180])))
+    moment = datetime(2020, 1, 1, tzinfo=UTC) + timedelta(seconds=rng.randint(0, 10**8))
+    moment += timedelta(microseconds=rng.choice([0, 0, rng.randint(1, 999_999)]))
+    return moment.astimezone(offset)
 
 
 def random_sections(rng: random.Random) -> list[Section] | None:

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from glean.builder._render import Layout
+from glean.builder._render import WRAPPER_BYTES, group_line
 
 from .factories import Candidates, build, contents, items, memory, resource
 
 if TYPE_CHECKING:
     from glean.vocabulary._families import Family, Tier
 
-WRAPPER = Layout(sectioned=False).wrapper_bytes
+WRAPPER = WRAPPER_BYTES + group_line(("memory", "project:demo"))[1]
 CJK = "漢字仮名交じり文"  # 3 bytes a character
 EMOJI = "😀🚀🧠"  # 4 bytes a character
 
@@ -73,29 +73,25 @@ def test_budget_truncation_is_utf8_safe_at_every_budget(unit: str) -> None:
 
 
 def test_truncation_keeps_exactly_the_floor_and_no_less() -> None:
-    """With room for 64 content bytes the item is cut to 64; with 63 it is a bare citation."""
+    """With room for 64 content bytes the item is cut to 64; with 63 it is dropped, never
+    served as a bare citation (a memory's citation alone carries nothing)."""
     filler = memory("a", "f" * 400)
     candidate = memory("b", "y" * 500)
-    base = pack_bytes({"memory": [filler]}) + 1  # the filler, then a comma
-    uri = uri_item_bytes({"memory": [candidate]})
-    # A content item is the citation item plus ',"content":' and the quoted text, with
-    # "true" one byte shorter than "false" and "full" one byte longer than "uri".
-    at_floor = base + uri + len(',"content":') + 64 + 2
+    base = pack_bytes({"memory": [filler]})
+    at_floor = base + len(f'[null,"{"y" * 64}","b",{{"truncated":true}}]\n')
     cut = build({"memory": [filler, candidate]}, max_bytes=at_floor)
     assert contents(cut)[1] == "y" * 64
     assert [item.truncated for item in cut.delivered] == [False, True]
+    assert cut.context.content_bytes == at_floor
     below = build({"memory": [filler, candidate]}, max_bytes=at_floor - 1)
-    assert [(item.tier, item.truncated) for item in below.delivered] == [
-        ("full", False),
-        ("uri", False),
-    ]
-    assert below.omissions.dropped_items == 0
+    assert [(item.tier, item.truncated) for item in below.delivered] == [("full", False)]
+    assert below.omissions.dropped_below_min_bytes == 1
 
 
 def test_drop_below_min_bytes_is_counted_under_its_cause() -> None:
     """An item with content meeting too little room to cut it to 64 bytes is below-min."""
     filler = memory("a", "f" * 400)
-    max_bytes = pack_bytes({"memory": [filler]}) + 1 + 40
+    max_bytes = pack_bytes({"memory": [filler]}) + 20  # '[null,"a remembered fact","b"]' is 31
     result = build({"memory": [filler, memory("b")]}, max_bytes=max_bytes)
     assert len(result.delivered) == 1
     assert result.omissions.dropped_below_min_bytes == 1
@@ -199,12 +195,32 @@ def test_timestamps_do_not_change_the_fit_arithmetic() -> None:
 
 @pytest.mark.parametrize("entry", ["m", "漢字" * 20, 'q"\\\n\u2028' * 10, "😀" * 30])
 def test_a_bare_citation_fits_a_budget_of_exactly_its_size(entry: str) -> None:
-    """A budget of exactly the wrapper and one bare citation delivers it; a byte less drops it."""
+    """Pinned at "uri", a budget of exactly the wrapper and one bare citation delivers it;
+    a byte less drops it."""
     candidates: Candidates = {"memory": [memory(entry, "z" * 1000)]}
     exact = WRAPPER + uri_item_bytes(candidates)
-    fits = build(candidates, max_bytes=exact)
+    fits = build(candidates, max_bytes=exact, detail={"memory": "uri"})
     assert [(item.tier, item.truncated) for item in fits.delivered] == [("uri", False)]
     assert fits.context.content_bytes == exact
-    short = build(candidates, max_bytes=exact - 1)
+    short = build(candidates, max_bytes=exact - 1, detail={"memory": "uri"})
     assert short.delivered == ()
     assert short.omissions.dropped_items == 1
+
+
+def test_a_resource_whose_abstract_does_not_fit_is_still_cited() -> None:
+    """A resource's citation points at something the host can fetch, so with room for
+    its URI but not for a 64-byte cut of its abstract it is served bare; a memory in
+    the same room is dropped instead."""
+    filler = memory("a", "f" * 400)
+    cited = resource("r", abstract="s" * 300)
+    room = len('{"family":"resource","scope":"project:demo"}\n') + 60
+    max_bytes = pack_bytes({"memory": [filler]}) + room
+    result = build({"memory": [filler], "resource": [cited]}, max_bytes=max_bytes)
+    assert [(item.tier, item.truncated) for item in result.delivered] == [
+        ("full", False),
+        ("uri", False),
+    ]
+    same_room = max_bytes - len('{"family":"resource","scope":"project:demo"}\n')
+    dropped = build({"memory": [filler, memory("b", "s" * 300)]}, max_bytes=same_room)
+    assert [item.evidence.identity for item in dropped.delivered] == ["a:1"]
+    assert dropped.omissions.dropped_below_min_bytes == 1

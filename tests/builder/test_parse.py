@@ -1,14 +1,16 @@
-"""parse_context: the exact inverse of the rendered pack, in both layouts."""
+"""parse_context: the exact inverse of the rendered pack; the short spellings of ids and
+times; packs of the first format still read."""
 
 from __future__ import annotations
 
 import random
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 import glean
 from glean.vocabulary import Limits
+from glean.vocabulary._refs import compact_id, compact_time, full_id, full_time
 
 from .factories import build, memory, resource
 from .test_budget import MARKERS, random_candidates, random_detail, random_sections
@@ -43,6 +45,9 @@ def test_random_packs_parse_back_to_what_was_delivered() -> None:
         for item, delivered in zip(parsed, result.delivered, strict=True):
             evidence = delivered.evidence
             assert item.citation == glean.Citation.from_json(evidence.citation)
+            assert item.at == evidence.created_at
+            if item.at is not None:
+                assert item.at.utcoffset() == evidence.created_at.utcoffset()  # type: ignore[union-attr]
             assert (item.tier, item.truncated) == (delivered.tier, delivered.truncated)
             whole = served_text(evidence, item.tier)
             if item.tier == "uri":
@@ -67,7 +72,7 @@ def test_hostile_text_comes_back_exactly() -> None:
 
 
 def test_sections_parse_in_the_callers_order() -> None:
-    """The Markdown layout parses section by section, in delivery order."""
+    """An assembly parses group by group, in delivery order."""
     sections = [glean.Section("resource", 1), glean.Section("memory", 1)]
     result = build(
         {"memory": [memory("m1")], "resource": [resource("guide")]},
@@ -91,10 +96,40 @@ def test_an_empty_pack_has_no_items() -> None:
     assert glean.parse_context(None) == ()
 
 
+GROUP = '{"family":"memory","scope":"s"}'
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (["{not json"], "not JSON"),
+        (['[null,"x","m"]'], "before any group line"),
+        (['{"family":"note","scope":"s"}'], "known family"),
+        (['{"family":"memory"}'], "known family"),
+        ([GROUP, "5"], "neither a group nor an item"),
+        ([GROUP, '[null,"x"]'], "lacks its entry_id"),
+        ([GROUP, "[null]"], "lacks its time or its text"),
+        ([GROUP, '[null,"x","m",2,{},{}]'], "unknown fields"),
+        ([GROUP, '[null,"x","m","extra"]'], "unknown fields"),
+        ([GROUP, '[null,"x","m",{"tier":"deep"}]'], "tier or truncated"),
+        ([GROUP, '[null,"x","m",{"truncated":"yes"}]'], "tier or truncated"),
+        ([GROUP, '[null,null,"m"]'], "does not match its tier"),
+        ([GROUP, '[null,"x","m",{"tier":"uri"}]'], "does not match its tier"),
+        ([GROUP, '["yesterday","x","m"]'], "time is malformed"),
+        ([GROUP, '[5,"x","m"]'], "time is malformed"),
+    ],
+)
+def test_a_malformed_pack_is_refused_naming_what_is_wrong(lines: list[str], message: str) -> None:
+    content = "\n".join(["BEGIN_GLEAN_CONTEXT_V2", *lines, "END_GLEAN_CONTEXT_V2"])
+    with pytest.raises(glean.InvalidRequestError, match=message):
+        glean.parse_context(content)
+
+
 @pytest.mark.parametrize(
     "content",
     [
         "no markers at all",
+        "END_GLEAN_CONTEXT_V2\nBEGIN_GLEAN_CONTEXT_V2",
         "BEGIN_GLEAN_CONTEXT_V1\n{not json\nEND_GLEAN_CONTEXT_V1",
         'BEGIN_GLEAN_CONTEXT_V1\n{"items": [{"content": "x"}]}\nEND_GLEAN_CONTEXT_V1',
         'BEGIN_GLEAN_CONTEXT_V1\n{"items": [5]}\nEND_GLEAN_CONTEXT_V1',
@@ -104,3 +139,57 @@ def test_what_is_no_pack_is_refused(content: str) -> None:
     """Text that is not a glean pack raises InvalidRequestError, never a raw error."""
     with pytest.raises(glean.InvalidRequestError):
         glean.parse_context(content)
+
+
+def test_a_pack_of_the_first_format_still_parses() -> None:
+    """A host's stored pack of the first format (one JSON envelope) reads back."""
+    envelope = (
+        '{"trust":"untrusted_history","items":[{"citation":{"family":"memory","scope":"s",'
+        '"entry_id":"e1","version":3},"family":"memory","detail":"full",'
+        '"at":"2023-05-08T13:56:00+00:00","content":"hello","truncated":false}]}'
+    )
+    content = f"preamble\nBEGIN_GLEAN_CONTEXT_V1\n{envelope}\nEND_GLEAN_CONTEXT_V1"
+    (item,) = glean.parse_context(content)
+    assert item == glean.ContextItem(
+        citation=glean.Citation("memory", "s", "e1", 3),
+        text="hello",
+        at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC),
+        tier="full",
+        truncated=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("record_id", "spelled"),
+    [
+        ("70593d4af06a4107a25000848f1d08b4", "cFk9SvBqQQeiUACEjx0ItA"),
+        ("00000000000000000000000000000000", "AAAAAAAAAAAAAAAAAAAAAA"),
+        ("70593D4AF06A4107A25000848F1D08B4", "70593D4AF06A4107A25000848F1D08B4"),
+        ("cFk9SvBqQQeiUACEjx0ItA", "=cFk9SvBqQQeiUACEjx0ItA"),
+        ("=x", "==x"),
+        ("file:///docs/a.md", "file:///docs/a.md"),
+        ("", ""),
+    ],
+)
+def test_ids_are_spelled_short_and_read_back_exactly(record_id: str, spelled: str) -> None:
+    """A minted id takes 22 characters; an id that could be taken for one is marked."""
+    assert compact_id(record_id) == spelled
+    assert full_id(spelled) == record_id
+
+
+def test_random_ids_and_times_round_trip() -> None:
+    rng = random.Random(3)
+    for _ in range(2000):
+        record_id = "".join(
+            rng.choice("0123456789abcdef=-_Az") for _ in range(rng.choice([22, 32, 5]))
+        )
+        assert full_id(compact_id(record_id)) == record_id
+        minted = f"{rng.getrandbits(128):032x}"
+        assert full_id(compact_id(minted)) == minted
+        assert len(compact_id(minted)) == 22
+        offset = timezone(timedelta(minutes=rng.randint(-900, 900)))
+        when = datetime(1, 1, 2, tzinfo=UTC) + timedelta(seconds=rng.randint(0, 6 * 10**10))
+        when = when.replace(microsecond=rng.choice([0, rng.randint(0, 999_999)])).astimezone(offset)
+        back = full_time(compact_time(when))
+        assert back == when
+        assert back.utcoffset() == when.utcoffset()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from typing import TYPE_CHECKING
+
+from glean.builder._selection import select
 from glean.vocabulary._limits import Limits
 from glean.vocabulary._requests import Section
 
@@ -17,6 +21,20 @@ from .factories import (
     topic,
 )
 
+if TYPE_CHECKING:
+    from glean.builder import BuildResult
+
+
+def offered(candidates: Candidates, limits: Limits | None = None) -> list[str]:
+    """The identities selection offers to fitting, in the order they compete."""
+    chosen = select(candidates, None, Limits() if limits is None else limits)
+    return [evidence.identity for evidence in chosen]
+
+
+def groups(result: BuildResult) -> list[str]:
+    """The family of each group line of a pack, in render order."""
+    return [json.loads(line)["family"] for line in body_lines(result) if line.startswith("{")]
+
 
 def test_families_interleave_by_rank_in_interleave_order() -> None:
     """Rank 0 of memory, experience, topic memory, resource, profile comes before rank 1."""
@@ -27,7 +45,7 @@ def test_families_interleave_by_rank_in_interleave_order() -> None:
         "experience": [experience("x0"), experience("x1")],
         "memory": [memory("m0"), memory("m1"), memory("m2")],
     }
-    assert entry_ids(build(candidates, max_bytes=32768)) == [
+    assert offered(candidates) == [
         "m0:1",
         "x0:2",
         "t0:3",
@@ -63,8 +81,11 @@ def test_classic_limits_deliver_at_most_eight_items() -> None:
         "experience": [experience(f"x{i}") for i in range(8)],
         "topic-memory": [topic(f"t{i}") for i in range(8)],
     }
+    assert offered(candidates, Limits.classic()) == [
+        "m0:1", "x0:2", "t0:3", "m1:1", "x1:2", "t1:3", "m2:1", "t2:3"
+    ]  # fmt: skip
     result = build(candidates, max_bytes=32768, limits=Limits.classic())
-    assert entry_ids(result) == ["m0:1", "x0:2", "t0:3", "m1:1", "x1:2", "t1:3", "m2:1", "t2:3"]
+    assert entry_ids(result) == ["m0:1", "m1:1", "m2:1", "x0:2", "x1:2", "t0:3", "t1:3", "t2:3"]
 
 
 def test_item_limit_is_per_family_not_per_rank() -> None:
@@ -74,7 +95,7 @@ def test_item_limit_is_per_family_not_per_rank() -> None:
         "memory": [memory(f"m{i}") for i in range(4)],
         "experience": [experience(f"x{i}") for i in range(4)],
     }
-    assert entry_ids(build(candidates, limits=limits)) == ["m0:1", "x0:2", "m1:1", "m2:1", "m3:1"]
+    assert offered(candidates, limits) == ["m0:1", "x0:2", "m1:1", "m2:1", "m3:1"]
 
 
 def test_assembly_follows_section_order_and_limits() -> None:
@@ -93,8 +114,7 @@ def test_assembly_follows_section_order_and_limits() -> None:
         "m1:1",
         "m2:1",
     ]
-    headings = [line for line in body_lines(result) if line.startswith("## ")]
-    assert headings == ["## resource", "## memory"]
+    assert groups(result) == ["resource", "memory"]
 
 
 def test_assembly_ignores_families_without_a_section() -> None:
@@ -111,8 +131,8 @@ def test_assembly_without_sections_is_empty() -> None:
     assert result.delivered == ()
 
 
-def test_assembly_skips_the_heading_of_a_section_with_nothing_delivered() -> None:
-    """A section whose family has no candidates renders no heading."""
+def test_assembly_skips_the_group_line_of_a_section_with_nothing_delivered() -> None:
+    """A section whose family has no candidates renders no group line."""
     candidates: Candidates = {"memory": [memory("m0")]}
     result = build(candidates, sections=[Section("profile", 1), Section("memory", 1)])
-    assert [line for line in body_lines(result) if line.startswith("## ")] == ["## memory"]
+    assert groups(result) == ["memory"]

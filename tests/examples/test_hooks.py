@@ -82,7 +82,7 @@ def test_the_hook_injects_the_pack_prepared_for_the_prompt(host: str, service: s
     assert run.code == 0
     assert run.stderr == ""
     assert run.context is not None
-    assert "BEGIN_GLEAN_CONTEXT_V1" in run.context
+    assert "BEGIN_GLEAN_CONTEXT_V2" in run.context
     assert BACKUPS in run.context
     assert KESTREL not in run.context
 

@@ -75,7 +75,7 @@ async def test_added_memories_are_prepared_and_cited() -> None:
     assert response.headers["cache-control"] == "no-store"
     context = response.json()
     assert set(context) == {"schema", "status", "content", "content_bytes"}
-    assert context["schema"] == "glean.prepared-context.v1"
+    assert context["schema"] == "glean.prepared-context.v2"
     assert context["status"] == "ready"
     assert context["content_bytes"] == len(context["content"].encode())
     assert "Backups run nightly at 02:00 UTC" in context["content"]
@@ -139,7 +139,7 @@ async def test_a_prepare_over_an_empty_scope_is_empty() -> None:
         response = await prepare(client, "nobody", "anything at all")
     assert response.status_code == 200
     assert response.json() == {
-        "schema": "glean.prepared-context.v1",
+        "schema": "glean.prepared-context.v2",
         "status": "empty",
         "content": None,
         "content_bytes": 0,
@@ -164,7 +164,7 @@ async def test_references_assembly_detail_and_session_are_honoured() -> None:
         )
         assert response.status_code == 200, response.text
         context = response.json()
-        assert "## memory" in context["content"]
+        assert '{"family":"memory","scope":"team"}' in context["content"]
         citations = cited(context)
         assert len(citations) == 2
         # the session holds back what it was given: the next turn delivers the rest
@@ -221,6 +221,24 @@ async def test_get_reads_exactly_the_version_named() -> None:
     }
     assert two.json()["text"] == "Deploys moved to Fridays"
     assert two.json()["ref"] == second
+
+
+async def test_an_id_as_the_pack_writes_it_reads_and_excludes_the_same_entry() -> None:
+    """A host that reads a pack's lines gets each id in its short spelling; get, delete
+    and exclude take it as they take the full id."""
+    async with serving() as (client, _):
+        (ref,) = await add(client, "s", BACKUPS)
+        content = (await prepare(client, "s", "backups")).json()["content"]
+        item = json.loads(content.split("\n")[3])  # preamble, BEGIN, group line, item
+        short = item[2]
+        assert len(short) == 22
+        assert short != ref["entry_id"]
+        got = await client.get(memory_path("s", short), params={"version": 1})
+        cited = {"family": "memory", "scope": "s", "id": short, "version": 1}
+        excluded = await prepare(client, "s", "backups", exclude=[cited])
+    assert got.status_code == 200, got.text
+    assert got.json()["ref"] == ref
+    assert excluded.json()["status"] == "empty"
 
 
 async def test_writing_the_same_keyed_batch_twice_writes_nothing_twice() -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 import pytest
 
+import glean
 from glean.http import is_loopback
 
 from .._processes import STARTUP_SECONDS, announced
@@ -190,7 +191,8 @@ def test_glean_serve_answers_over_real_http_and_stops_cleanly(
             context = prepared.json()
             assert context["status"] == "ready"
             assert "Backups run nightly at 02:00 UTC" in context["content"]
-            assert refs[0]["entry_id"] in context["content"]
+            cited = [item.citation.id for item in glean.parse_context(context["content"])]
+            assert refs[0]["entry_id"] in cited
             got = client.get(
                 f"/v1/memories/project%3Ademo/{refs[0]['entry_id']}",
                 params={"version": 1},

@@ -42,9 +42,21 @@ def tool_error(result: types.CallToolResult) -> str:
 
 
 def pack_items(content: str) -> list[dict[str, Any]]:
-    """The items of a pack without an assembly, as the pack spells them."""
-    envelope = content.splitlines()[2]  # preamble, BEGIN marker, the one JSON envelope line
-    items: list[dict[str, Any]] = json.loads(envelope)["items"]
+    """The memory items of a pack as a host that is not Python reads them off its lines:
+    each item's citation is its group line's family and scope, its id as written and
+    its version (1 unless written), with its time and text beside."""
+    lines = content.split("\n")
+    inner = lines[lines.index("BEGIN_GLEAN_CONTEXT_V2") + 1 : lines.index("END_GLEAN_CONTEXT_V2")]
+    items: list[dict[str, Any]] = []
+    group: dict[str, Any] = {}
+    for line in inner:
+        value = json.loads(line)
+        if isinstance(value, dict):
+            group = value
+            continue
+        at, text, ref, *rest = value
+        version = rest[0] if rest and isinstance(rest[0], int) else 1
+        items.append({"citation": {**group, "id": ref, "version": version}, "at": at, "text": text})
     return items
 
 

@@ -17,6 +17,8 @@ import httpx
 import pytest
 from mcp import Client
 
+import glean
+
 from ._client import TOOLS, S, structured, tool_error
 
 if TYPE_CHECKING:
@@ -80,7 +82,8 @@ async def test_the_tools_over_streamable_http(endpoint: str, anyio_backend_name:
         )
         [ref] = structured(added)["refs"]
         ready = await client.call_tool("prepare_context", {"scope_id": scope, "query": "backups"})
-        assert ref["entry_id"] in structured(ready)["content"]
+        (item,) = glean.parse_context(structured(ready)["content"])
+        assert item.citation.id == ref["entry_id"]
         bad = await client.call_tool("prepare_context", {"scope_id": scope, "max_bytes": 1})
         assert "query is required" in tool_error(bad)
         record = structured(await client.call_tool("get_memory", ref))

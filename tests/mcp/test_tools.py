@@ -35,7 +35,7 @@ async def prepare(client: Client, query: str, **arguments: Any) -> types.CallToo
 
 def cited_ids(result: types.CallToolResult) -> list[str]:
     content = structured(result)["content"]
-    return [] if content is None else [item["citation"]["entry_id"] for item in pack_items(content)]
+    return [str(item.citation.id) for item in glean.parse_context(content)]
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -62,7 +62,7 @@ async def test_add_prepare_get_forget_end_to_end(mode: str) -> None:
 
         ready = await prepare(client, "When do backups run?")
         fields = structured(ready)
-        assert fields["schema"] == "glean.prepared-context.v1"
+        assert fields["schema"] == "glean.prepared-context.v2"
         assert fields["status"] == "ready"
         assert text(ready) == fields["content"]  # the text result is the pack itself
         assert fields["content_bytes"] == len(fields["content"].encode()) <= 8000
@@ -97,7 +97,7 @@ async def test_an_empty_scope_prepares_the_empty_result() -> None:
     async with connected() as (client, _):
         result = await prepare(client, "anything at all?")
     assert structured(result) == {
-        "schema": "glean.prepared-context.v1",
+        "schema": "glean.prepared-context.v2",
         "status": "empty",
         "content": None,
         "content_bytes": 0,
@@ -117,19 +117,22 @@ async def test_an_idempotency_key_returns_the_same_ref() -> None:
 
 
 async def test_exclude_takes_a_pack_citation_verbatim() -> None:
-    """A citation copied from a pack ({family, scope, entry_id, version}) or written as
-    {family, scope, id, version} is never delivered again."""
+    """A citation read off a pack's lines ({family, scope, id as the pack writes it,
+    version}) or spelled with the full entry id is never delivered again."""
     async with connected() as (client, _):
         await add(client, {"text": BACKUPS}, {"text": "Backups are kept for 30 days"})
         first = structured(await prepare(client, "backups"))
         items = pack_items(first["content"])
         assert len(items) == 2
         held = items[0]["citation"]
-        assert set(held) == {"family", "scope", "entry_id", "version"}
+        assert set(held) == {"family", "scope", "id", "version"}
         second = await prepare(client, "backups", exclude=[held])
-        spelled = {"family": "memory", "scope": S, "id": held["entry_id"], "version": 1}
+        full = glean.parse_context(first["content"])[0].citation
+        assert len(held["id"]) == 22 < len(str(full.id)) == 32
+        spelled = {"family": "memory", "scope": S, "entry_id": full.id, "version": 1}
         third = await prepare(client, "backups", exclude=[spelled])
-    assert cited_ids(second) == cited_ids(third) == [items[1]["citation"]["entry_id"]]
+    kept = [item.citation.id for item in glean.parse_context(first["content"])[1:]]
+    assert cited_ids(second) == cited_ids(third) == kept
 
 
 async def test_sections_references_detail_and_session() -> None:
@@ -147,8 +150,8 @@ async def test_sections_references_detail_and_session() -> None:
                 references=["billing"],
             )
         )
-        assert "## memory" in sectioned["content"]
-        assert "billing" in sectioned["content"]
+        scopes = {item.citation.scope for item in glean.parse_context(sectioned["content"])}
+        assert scopes == {S, "billing"}
         pinned = structured(await prepare(client, "backups", detail="uri"))
         bare = glean.parse_context(pinned["content"])
         assert bare

@@ -15,6 +15,7 @@ from ..vocabulary._budget import BudgetView
 from ..vocabulary._errors import InvariantError
 from ..vocabulary._requests import PreparedContext, Section
 from ._fitting import FitMemo, Fitted, FittedPack, OmissionCounts, fit_pack
+from ._render import WRAPPER_BYTES, group_line, render_pack
 from ._utf8 import utf8_len
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family, Tier
     from ..vocabulary._limits import Limits
-    from ._render import Layout
 
 
 @attrs.frozen
@@ -73,19 +73,19 @@ class BuildResult:
         return self._pack.omissions
 
     def keep(self, indices: Sequence[int]) -> BuildResult:
-        """The pack with only the delivered items at ``indices``, in that order (within
-        their sections, for an assembly: sections keep the caller's order). The items
-        keep their placements, so the smaller pack still fits; omissions stay those of
-        the fit. An empty selection is the empty pack.
+        """The pack with only the delivered items at ``indices``, in that order within
+        their groups (the groups keep their order: an assembly's sections stay in the
+        caller's order). The items keep their placements, so the smaller pack still
+        fits; omissions stay those of the fit. An empty selection is the empty pack.
         """
         pack = self._pack
-        chosen = [pack.items[index] for index in indices]
-        if pack.layout.sectioned:
-            order = {family: rank for rank, family in enumerate(_families(pack.items))}
-            chosen.sort(key=lambda item: order[item.candidate.evidence.family])
-        return BuildResult(
-            attrs.evolve(pack, items=tuple(chosen), content_bytes=_size(pack.layout, chosen))
-        )
+        groups = dict.fromkeys(item.candidate.head.group for item in pack.items)
+        rank = {group: position for position, group in enumerate(groups)}
+        chosen = sorted(
+            (pack.items[index] for index in indices),
+            key=lambda item: rank[item.candidate.head.group],
+        )  # stable: the caller's order within each group
+        return BuildResult(attrs.evolve(pack, items=tuple(chosen), content_bytes=_size(chosen)))
 
     def budget(self, max_bytes: int) -> BudgetView:
         """The budget probe: what this fitting pass delivered, cut, dropped and left unused
@@ -148,30 +148,19 @@ def build_context(
     )
 
 
-def _families(items: Sequence[Fitted]) -> list[Family]:
-    return list(dict.fromkeys(item.candidate.evidence.family for item in items))
-
-
-def _size(layout: Layout, items: Sequence[Fitted]) -> int:
-    """The rendered length of ``items`` in ``layout``, counted as fitting counts it."""
+def _size(items: Sequence[Fitted]) -> int:
+    """The rendered length of ``items``, counted as fitting counts it."""
     if not items:
         return 0
-    size = layout.wrapper_bytes
-    seen: set[Family] = set()
-    for index, item in enumerate(items):
-        family = item.candidate.evidence.family
-        size += layout.overhead(family, first_item=index == 0, new_section=family not in seen)
-        size += item.placement.size
-        seen.add(family)
-    return size
+    groups = {item.candidate.head.group for item in items}
+    size = WRAPPER_BYTES + sum(group_line(group)[1] for group in groups)
+    return size + sum(item.placement.size for item in items)
 
 
 def _prepared(pack: FittedPack) -> PreparedContext:
     if not pack.items:
         return PreparedContext.empty()
-    content = pack.layout.render(
-        (item.candidate.evidence.family, _item_json(item)) for item in pack.items
-    )
+    content = render_pack((item.candidate.head.group, _item_line(item)) for item in pack.items)
     content_bytes = utf8_len(content)
     if content_bytes != pack.content_bytes:
         raise InvariantError(
@@ -180,7 +169,7 @@ def _prepared(pack: FittedPack) -> PreparedContext:
     return PreparedContext(status="ready", content=content, content_bytes=content_bytes)
 
 
-def _item_json(item: Fitted) -> str:
+def _item_line(item: Fitted) -> str:
     placement = item.placement
     return item.candidate.head.render(
         placement.tier, placement.literal, truncated=placement.truncated

@@ -6,8 +6,10 @@ so the probe's counts are the Builder's counts by construction.
 
 Per item, in selection order, against what is left of the budget: serve the deepest
 rung of its tier ladder that fits whole, else the next rung down, else the lowest rung
-truncated, else a bare ``uri`` citation; drop it only when even that does not fit.
-Afterwards, leftover budget deepens the best items back up towards their ceilings.
+truncated, else (a resource only: its citation points somewhere) a bare ``uri``
+citation; drop it when none of these fits. The first item of a family and scope also
+pays for its group line. Afterwards, leftover budget deepens the best items back up
+towards their ceilings, and the items are grouped for rendering.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import attrs
 
 from ..vocabulary._errors import InvariantError
 from ..vocabulary._families import FAMILY_RULES, rules
-from ._render import ItemHead, Layout, item_floor_bytes, json_string
+from ._render import WRAPPER_BYTES, Group, ItemHead, group_line, item_floor_bytes, json_string
 from ._selection import select
 from ._tiers import Rung, tier_ceiling, tier_ladder
 from ._utf8 import utf8_len, utf8_prefix
@@ -75,7 +77,7 @@ class Candidate:
 
     @classmethod
     def from_evidence(cls, evidence: Evidence, ceiling: Tier, limits: Limits) -> Candidate:
-        head = ItemHead.from_evidence(evidence.citation, evidence.family, evidence.created_at)
+        head = ItemHead.from_evidence(evidence)
         return cls(evidence=evidence, head=head, ladder=tier_ladder(evidence, ceiling, limits))
 
     def top(self) -> Placement | None:
@@ -112,7 +114,6 @@ class Fitted:
 class FittedPack:
     """The outcome of fitting: delivered items in render order, their total size, omissions."""
 
-    layout: Layout
     items: tuple[Fitted, ...]
     content_bytes: int
     omissions: OmissionCounts
@@ -139,10 +140,9 @@ def fit_pack(
         memo = FitMemo(limits)
     elif memo.limits != limits:
         raise ValueError("the fit memo was made for other limits")
-    layout = Layout(sectioned=sections is not None)
     offered = select(candidates, sections, limits)
     fit = _Placer(detail, limits, memo)
-    placed, used, below_min, no_fit = _first_pass(offered, layout, max_bytes, fit, limits)
+    placed, used, below_min, no_fit = _first_pass(offered, max_bytes, fit)
     unused = _deepen(placed, max_bytes - used, limits)
     omissions = OmissionCounts(
         truncated_items=sum(item.placement.truncated for item in placed),
@@ -151,38 +151,43 @@ def fit_pack(
         dropped_no_fitting_truncation=no_fit,
     )
     content_bytes = max_bytes - unused if placed else 0
-    return FittedPack(layout, tuple(placed), content_bytes, omissions)
+    return FittedPack(grouped(placed), content_bytes, omissions)
+
+
+def grouped(items: Sequence[Fitted]) -> tuple[Fitted, ...]:
+    """``items`` in render order: by family and scope, each group where its first item
+    ranks (with an assembly, sections in the caller's order), items in rank order."""
+    groups: dict[Group, list[Fitted]] = {}
+    for item in items:
+        groups.setdefault(item.candidate.head.group, []).append(item)
+    if len(groups) == 1:
+        return tuple(items)
+    return tuple(item for members in groups.values() for item in members)
 
 
 def _first_pass(
-    offered: Sequence[Evidence],
-    layout: Layout,
-    max_bytes: int,
-    place: _Placer,
-    limits: Limits,
+    offered: Sequence[Evidence], max_bytes: int, place: _Placer
 ) -> tuple[list[Fitted], int, int, int]:
     placed: list[Fitted] = []
-    families: set[Family] = set()
-    used = layout.wrapper_bytes
+    groups: set[Group] = set()
+    used = WRAPPER_BYTES
     below_min = no_fit = 0
     for evidence in offered:
-        family = evidence.family
-        overhead = layout.overhead(
-            family, first_item=not placed, new_section=family not in families
-        )
+        group = (evidence.family, evidence.scope_id)
+        overhead = 0 if group in groups else group_line(group)[1]
         room = max_bytes - used - overhead
         fitted = place(evidence, room)
         if fitted is None:
-            # A drop means not even the bare citation fit, so an item with content to cut
-            # had less than the minimum left for it (or was too short to cut): below-min.
-            # An item with nothing to cut had no rendering that fit at all.
+            # A drop means no rendering fit: an item with content to cut had less than
+            # the minimum left for it (or was too short to cut): below-min. An item
+            # with nothing to cut (a bare citation at best) did not fit at all.
             if place.has_content(evidence):
                 below_min += 1
             else:
                 no_fit += 1
             continue
         placed.append(fitted)
-        families.add(family)
+        groups.add(group)
         used += overhead + fitted.placement.size
     return placed, used, below_min, no_fit
 
@@ -251,7 +256,7 @@ class _Placer:
         ceiling = tier_ceiling(evidence.family, self.detail)
         candidate = self.memo.cached(evidence, ceiling)
         if candidate is None:
-            if room < item_floor_bytes(evidence.family, evidence.citation):
+            if room < item_floor_bytes(evidence):
                 return None  # a spent budget drops the rest without encoding them
             candidate = self.memo.candidate(evidence, ceiling)
         whole = candidate.fitted_whole()
@@ -315,6 +320,8 @@ def fit_item(candidate: Candidate, room: int, limits: Limits) -> Placement | Non
         placement = _truncated(candidate, len(candidate.ladder) - 1, room, limits)
         if placement is not None:
             return placement
+    if candidate.ladder and not rules(candidate.evidence.family).bare_citation:
+        return None  # its content is the item: a bare citation would carry nothing
     size = candidate.head.size("uri", None, truncated=False)
     if size > room:
         return None

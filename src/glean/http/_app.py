@@ -285,7 +285,7 @@ def _memory_ref(request: Request) -> glean.MemoryRef:
     if not text.isascii() or not text.isdigit() or len(text) > _MAX_VERSION_DIGITS:
         raise invalid("version must be an integer in 1..2**63-1", "version")
     path: dict[str, Any] = request.path_params
-    return glean.MemoryRef(path["scope"], path["entry_id"], int(text))
+    return glean.MemoryRef(path["scope"], wire.full_id(path["entry_id"]), int(text))
 
 
 def _json(body: object, status: int = 200) -> JSONResponse:

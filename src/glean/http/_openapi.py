@@ -276,7 +276,7 @@ OPENAPI: Final[dict[str, Any]] = {
                 "type": "object",
                 "required": ["schema", "status", "content", "content_bytes"],
                 "properties": {
-                    "schema": {"const": "glean.prepared-context.v1"},
+                    "schema": {"const": "glean.prepared-context.v2"},
                     "status": {"enum": ["ready", "empty"]},
                     "content": {
                         "type": ["string", "null"],

@@ -69,4 +69,4 @@ def memory_entries(value: object) -> list[glean.MemoryEntry]:
 
 def memory_ref(args: Mapping[str, Any]) -> glean.MemoryRef:
     """The exact memory version a ``get_memory`` or ``forget_memory`` call names."""
-    return glean.MemoryRef(args["scope_id"], args["entry_id"], args["version"])
+    return glean.MemoryRef(args["scope_id"], wire.full_id(args["entry_id"]), args["version"])

@@ -22,7 +22,7 @@ MAX_KEY_CHARS: Final = 512
 MAX_VERSION: Final = 2**63 - 1
 FAMILIES: Final = ("memory", "experience", "topic-memory", "profile", "resource")
 TIERS: Final = ("uri", "abstract", "overview", "full")
-SCHEMA_ID: Final = "glean.prepared-context.v1"
+SCHEMA_ID: Final = "glean.prepared-context.v2"
 
 Schema = dict[str, Any]
 
@@ -193,7 +193,7 @@ PREPARE_CONTEXT_OUTPUT: Final = _object(
         "content": {
             "type": ["string", "null"],
             "description": "The rendered pack (null when empty): untrusted data between the"
-            " BEGIN_GLEAN_CONTEXT_V1 and END_GLEAN_CONTEXT_V1 markers, each item cited.",
+            " BEGIN_GLEAN_CONTEXT_V2 and END_GLEAN_CONTEXT_V2 markers, each item cited.",
         },
         "content_bytes": {
             "type": "integer",

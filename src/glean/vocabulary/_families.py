@@ -40,6 +40,10 @@ class FamilyRules:
             starts there and never goes deeper.
         body_on_demand: its full text is not in the pool's evidence; it is read only for
             a request that pins the family at ``full`` (a resource's body).
+        bare_citation: fitting may serve a record as a bare ``uri`` citation, with no
+            content, when its content does not fit: the citation points at something the
+            host can fetch (a resource's URI). Any other record is its content, so a
+            bare citation would carry nothing; fitting drops it instead.
         id_field: the citation field that names the record (None: the scope alone).
         version_field: the citation field that names the version (None: unversioned).
         default_selected: searched when a request names no assembly.
@@ -60,6 +64,7 @@ class FamilyRules:
     neighbour_channel: bool
     default_tier: Tier
     body_on_demand: bool
+    bare_citation: bool
     id_field: str | None
     version_field: str | None
     default_selected: bool
@@ -72,28 +77,32 @@ class FamilyRules:
 _MEMORY: Final = FamilyRules(
     family="memory", searchable=True, vector_channel=True, own_scope_only=False,
     scored=True, time_channel=True, neighbour_channel=True, default_tier="full",
-    body_on_demand=False, id_field="entry_id", version_field="version",
+    body_on_demand=False, bare_citation=False,
+    id_field="entry_id", version_field="version",
     default_selected=True, max_section_limit=8, interleave_rank=0,
     candidates_limit="memory_candidates", items_limit=None,
 )  # fmt: skip
 _EXPERIENCE: Final = FamilyRules(
     family="experience", searchable=True, vector_channel=False, own_scope_only=False,
     scored=False, time_channel=False, neighbour_channel=False, default_tier="full",
-    body_on_demand=False, id_field="id", version_field="revision",
+    body_on_demand=False, bare_citation=False,
+    id_field="id", version_field="revision",
     default_selected=True, max_section_limit=2, interleave_rank=1,
     candidates_limit="experience_candidates", items_limit="experience_items",
 )  # fmt: skip
 _TOPIC_MEMORY: Final = FamilyRules(
     family="topic-memory", searchable=True, vector_channel=True, own_scope_only=True,
     scored=True, time_channel=False, neighbour_channel=False, default_tier="full",
-    body_on_demand=False, id_field="id", version_field="revision",
+    body_on_demand=False, bare_citation=False,
+    id_field="id", version_field="revision",
     default_selected=True, max_section_limit=8, interleave_rank=2,
     candidates_limit="topic_memory_candidates", items_limit="topic_memory_items",
 )  # fmt: skip
 _PROFILE: Final = FamilyRules(
     family="profile", searchable=False, vector_channel=False, own_scope_only=True,
     scored=False, time_channel=False, neighbour_channel=False, default_tier="full",
-    body_on_demand=False, id_field=None, version_field=None,
+    body_on_demand=False, bare_citation=False,
+    id_field=None, version_field=None,
     default_selected=False, max_section_limit=8, interleave_rank=4,
     candidates_limit=None, items_limit=None,
 )  # fmt: skip
@@ -102,7 +111,8 @@ _PROFILE: Final = FamilyRules(
 _RESOURCE: Final = FamilyRules(
     family="resource", searchable=True, vector_channel=True, own_scope_only=False,
     scored=True, time_channel=False, neighbour_channel=False, default_tier="abstract",
-    body_on_demand=True, id_field="uri", version_field=None,
+    body_on_demand=True, bare_citation=True,
+    id_field="uri", version_field=None,
     default_selected=False, max_section_limit=8, interleave_rank=3,
     candidates_limit="resource_candidates", items_limit=None,
 )  # fmt: skip

@@ -15,7 +15,7 @@ from ._citations import Citation
 from ._errors import InvalidRequestError
 from ._families import DEFAULT_FAMILIES, FAMILIES, TIERS, Family, Tier, rules
 
-SCHEMA: Final = "glean.prepared-context.v1"
+SCHEMA: Final = "glean.prepared-context.v2"
 MIN_MAX_BYTES: Final = 512
 MAX_MAX_BYTES: Final = 32768
 MAX_QUERY_CHARS: Final = 8192
