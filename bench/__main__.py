@@ -11,6 +11,10 @@ Commands:
   embedders               query-embedding latency and embedding throughput per embedder
   channels                conversation-aware recall one channel at a time (per-scope BM25,
                           half-weight vectors, time, neighbours) on synthetic conversations
+  recall                  evidence recall per category at 2000/4000/8000 bytes and classic
+                          limits, for ablations of the recall channels (default, neighbour
+                          share 0.8, no neighbours, no time), on the hard synthetic
+                          conversations or any workload folder (bench/recall.py)
   scale                   prepare latency, cold first call and peak RSS of one scope of
                           10k, 100k and 1M entries, each in a fresh subprocess (bench/scale.py)
   stores                  SQLite vs OceanBase (embedded seekdb) on one scope of 10k and 100k
@@ -51,6 +55,7 @@ from bench import (
     loop,
     orchestrator,
     peer,
+    recall,
     scale,
     service,
     stores,
@@ -125,6 +130,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "calibrate": lambda argv: _run_module_main(calibrate.main, argv),
     "embedders": lambda argv: _run_module_main(embedders.main, argv),
     "channels": lambda argv: _run_module_main(channels.main, argv),
+    "recall": recall.main,
     "scale": lambda argv: _run_module_main(scale.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
     "service": lambda argv: _run_module_main(service.main, argv),
