@@ -119,6 +119,32 @@ async def test_a_query_date_finds_what_was_said_that_day() -> None:
         assert pottery not in contents(await prepare(rt, query))
 
 
+async def test_a_relative_date_is_seen_from_today_only_while_the_scope_is_live() -> None:
+    """ "What did Alice do yesterday?" finds the turn said the day before the runtime's
+    clock while the chat is live; replayed long after (a clock months later), the
+    relative date selects nothing and the query is answered by its words alone."""
+    pottery = "Alice: I went to a pottery class with my sister and two friends from work!"
+    entries = [
+        *(turn(f"Alice: lunch number {n}", -60 * 24 * 10 + n, "s2") for n in range(40)),
+        turn(pottery, 0),  # 8 May, the newest
+    ]
+    embedder = glean.HashingEmbedder()
+    query = "What did Alice do yesterday?"
+    for days_later, found in ((1, True), (90, False)):
+        now = (START + timedelta(days=days_later, hours=2)).timestamp()
+        async with glean.open_runtime(
+            embedder=embedder, limits=glean.Limits.classic(), clock=lambda now=now: now
+        ) as rt:
+            await rt.add_memories("chat", entries)
+            assert (pottery in contents(await prepare(rt, query))) is found
+
+
+async def test_the_clock_option_must_be_callable() -> None:
+    with pytest.raises(InvalidRequestError, match="clock must be a callable"):
+        async with glean.open_runtime(clock=5):
+            pass
+
+
 async def test_the_gated_neighbours_action_appends_after_round_0() -> None:
     """Policy v2: a thin round 0 takes expansion round 1 as "neighbours"; the neighbours
     come after every round-0 candidate, which keeps its place."""

@@ -112,9 +112,13 @@ async def search(
     family: Family = "memory",
     size: int = 16,
     vector: bool = True,
+    now: datetime | None = None,
 ) -> Pool:
+    """The pool of ``query``; ``now`` is the prepare's wall time (None: no clock)."""
     embedded = (await EMBEDDER.embed([query]))[0] if vector else None
-    return await store.retrieve(family, scope, PoolRequest(analyse_query(query), embedded, size))
+    at = None if now is None else now.timestamp()
+    request = PoolRequest(analyse_query(query), embedded, size, at)
+    return await store.retrieve(family, scope, request)
 
 
 async def texts(
@@ -612,9 +616,12 @@ async def test_time_channel_finds_what_was_said_on_a_named_day(store: Store) -> 
 
 
 @pytest.mark.parametrize("vector", [False, True])
-async def test_yesterday_is_the_day_before_the_newest_record(store: Store, vector: bool) -> None:
-    """A relative date is seen from the day of the scope's newest record, not today;
-    a record whose own text names that day comes first; at most ``size // 4``."""
+async def test_yesterday_is_the_day_before_today_in_a_live_scope(
+    store: Store, vector: bool
+) -> None:
+    """In a live scope (its newest record said within a month of now) a relative date
+    is seen from today; a record whose own text names that day comes first; at most
+    ``size // 4``."""
     await remember(
         store,
         "s",
@@ -625,16 +632,62 @@ async def test_yesterday_is_the_day_before_the_newest_record(store: Store, vecto
             turn("Bob: quiet day", 60 * 24 * 4, thread="t4"),  # 12 May, the newest
         ],
     )
-    pool = await search(store, "What did Bob do yesterday?", vector=vector)
+    now = MAY_8 + timedelta(days=4, hours=8)  # 12 May, 21:00: the scope is live
+    pool = await search(store, "What did Bob do yesterday?", vector=vector, now=now)
     found = await texts(store, keys_of(pool.time_keys))
     assert found[0] == "Bob: I baked bread yesterday"
     assert sorted(map(str, found[1:])) == ["Bob: quiet day", "Bob: went hiking"]
     assert pool.time_matched == 3
     if not vector:  # without a vector: nearest the middle of the window (11 May noon) first
         assert found[1:] == ["Bob: went hiking", "Bob: quiet day"]
-    small = await search(store, "What did Bob do yesterday?", size=4, vector=vector)
+    small = await search(store, "What did Bob do yesterday?", size=4, vector=vector, now=now)
     assert await texts(store, keys_of(small.time_keys)) == ["Bob: I baked bread yesterday"]
     assert small.time_matched == 3
+
+
+async def test_relative_dates_select_nothing_in_a_scope_that_is_not_live(store: Store) -> None:
+    """A scope last written more than a month before now (or a request with no clock)
+    gives a relative date no window; an absolute date still selects its day."""
+    await remember(
+        store,
+        "s",
+        [
+            turn("Bob: went hiking", 60 * 24 * 3, thread="t2"),  # 11 May
+            turn("Bob: quiet day", 60 * 24 * 4, thread="t4"),  # 12 May, the newest
+        ],
+    )
+    later = MAY_8 + timedelta(days=4 + 31, hours=1)
+    for now in (later, None):
+        stale = await search(store, "What did Bob do yesterday?", now=now)
+        assert len(stale.time_keys) == 0
+        assert stale.time_matched == 0
+    absolute = await search(store, "What did Bob do on 11 May 2023?", now=later)
+    found = await texts(store, keys_of(absolute.time_keys))  # 11 May, a day's margin
+    assert sorted(map(str, found)) == ["Bob: quiet day", "Bob: went hiking"]
+    live = await search(store, "What did Bob do yesterday?", now=later - timedelta(days=2))
+    assert len(live.time_keys) == 0  # "yesterday" of 10 June: nothing said then
+
+
+async def test_a_month_a_memory_names_belongs_to_that_month_not_to_its_days(
+    store: Store,
+) -> None:
+    """ "We moved last month" said on 8 May names April: a question about April finds
+    it ahead of what was said in April; a question about 12 April does not."""
+    await remember(
+        store,
+        "s",
+        [
+            turn("Ann: we moved house last month", 0),  # 8 May: names April
+            turn("Ann: lovely weather", -60 * 24 * 20, thread="t2"),  # 18 April
+        ],
+    )
+    month = await search(store, "What did Ann do in April 2023?", vector=False)
+    assert await texts(store, keys_of(month.time_keys)) == [
+        "Ann: we moved house last month",
+        "Ann: lovely weather",
+    ]
+    day = await search(store, "What did Ann do on 12 April 2023?", vector=False)
+    assert await texts(store, keys_of(day.time_keys)) == []
 
 
 async def test_a_record_naming_the_day_is_found_days_later(store: Store) -> None:

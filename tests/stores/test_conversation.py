@@ -93,8 +93,8 @@ async def test_a_query_date_selects_entries_recorded_in_its_window() -> None:
     await store.aclose()
 
 
-async def test_relative_dates_resolve_against_the_newest_entry_of_the_scope() -> None:
-    """ "yesterday" means the day before the scope's newest entry, not today's date."""
+async def test_relative_dates_resolve_against_today_in_a_live_scope() -> None:
+    """ "yesterday" in a live scope is the day before today."""
     store = await SqliteStore.open()
     refs = await add(
         store,
@@ -106,10 +106,10 @@ async def test_relative_dates_resolve_against_the_newest_entry_of_the_scope() ->
         ],
     )
     rows = await rows_of(store, "c", refs)
-    pool = await store.retrieve(
-        "memory", "c", PoolRequest(analyse_query("What did Bob do yesterday?"), None, 16)
-    )
-    # Newest is 12 May; yesterday is 11 May, widened to 10..13 May.
+    now = (MAY_8 + timedelta(days=4, hours=2)).timestamp()  # 12 May: the scope is live
+    request = PoolRequest(analyse_query("What did Bob do yesterday?"), None, 16, now)
+    pool = await store.retrieve("memory", "c", request)
+    # Today is 12 May; yesterday is 11 May, widened to 10..13 May.
     assert sorted(pool.time_keys.tolist()) == sorted(rows[1:])
     await store.aclose()
 
@@ -220,7 +220,7 @@ async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> No
     conn = store._conns._writer
     found = conn.execute("SELECT df FROM term_stats WHERE term = 'potteri'").fetchall()
     assert sorted(df for (df,) in found) == [0, 1]  # "c" lost its one, "d" keeps its own
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "5"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "6"
     await store.aclose()
 
 

@@ -111,12 +111,22 @@ def test_calendar_units_shift_across_year_boundaries() -> None:
 
 def test_a_memory_names_days_relative_to_when_it_was_said() -> None:
     """A memory's own "yesterday" or "last Saturday" resolves against the day it was
-    said; spans longer than a week ("last month") date nothing."""
+    said, and so do the weeks, months and years it names ("last month", "next week")."""
     said_on = date(2022, 12, 20)  # a Tuesday
     found = mentioned_days("Blood donation last Saturday, then cake yesterday", said_on)
     assert days(found[0]) == (date(2022, 12, 17), date(2022, 12, 18))
     assert days(found[1]) == (date(2022, 12, 19), date(2022, 12, 20))
-    assert mentioned_days("last month was busy", said_on) == []
+    assert [days(span) for span in mentioned_days("last month was busy", said_on)] == [
+        (date(2022, 11, 1), date(2022, 12, 1))
+    ]
+    assert [days(span) for span in mentioned_days("we fly next week", said_on)] == [
+        (date(2022, 12, 26), date(2023, 1, 2))
+    ]
+    assert [days(span) for span in mentioned_days("this month and last year", said_on)] == [
+        (date(2022, 12, 1), date(2023, 1, 1)),
+        (date(2021, 1, 1), date(2022, 1, 1)),
+    ]
+    assert mentioned_days("see you next weekend", said_on) == []
     assert mentioned_days("nothing dated here", said_on) == []
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from typing import TYPE_CHECKING
 
 import anyio
@@ -35,7 +36,7 @@ from ._search import RoundSettings, Searcher, SearchOutcome, SearchSpec, search_
 from ._shares import FairShares
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
     import numpy as np
@@ -77,6 +78,7 @@ class Coordinator:
         baseline: float | None = None,
         fusion: FusionWeights | None = None,
         reference_penalty: int = 0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._limits = limits
         self._store = store
@@ -91,6 +93,7 @@ class Coordinator:
         # Round 0's floor: the embedder's calibrated cosine baseline (0.3 by design).
         self._round0 = AdmissionFloor(min_similarity=baseline)
         self._reference_penalty = reference_penalty
+        self._clock = clock  # wall time, for relative dates; deadlines run on anyio's
         self._round_timeout = round_timeout
         self._prepare_timeout = prepare_timeout
 
@@ -119,7 +122,7 @@ class Coordinator:
         settings = RoundSettings(
             0, "search", tuple(queries), tuple(vectors), self._round0, self._ceilings(request),
             weights=self._weights, offer_neighbours=self._weights.neighbour_share > 0,
-            detail=request.detail, excluded=request.excluded,
+            detail=request.detail, excluded=request.excluded, now=self._clock(),
         )  # fmt: skip
         specs = search_specs(request, len(settings.queries))
         delays = {

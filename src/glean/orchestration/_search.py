@@ -78,7 +78,8 @@ class RoundSettings:
     holds, which a search passes over for the next candidates. With
     ``offer_neighbours`` a search's best hits bring their thread neighbours: fused in
     round 0, or, for the ``"neighbours"`` expansion action, offered after the committed
-    candidates.
+    candidates. ``now`` is the wall time the prepare began, in UTC epoch seconds: a
+    query's relative dates are seen from it.
     """
 
     index: int
@@ -93,6 +94,7 @@ class RoundSettings:
     offer_neighbours: bool = False
     detail: Mapping[Family, Tier] = attrs.Factory(dict)
     excluded: frozenset[str] = frozenset()
+    now: float | None = None
 
 
 @attrs.frozen
@@ -183,6 +185,7 @@ class Searcher:
                 settings.queries[spec.query],
                 settings.vectors[spec.query],
                 self._limits.pool_size(spec.family),
+                settings.now,
             )
             pool = await self._store.retrieve(spec.family, spec.scope_id, request)
         terms = pool.counted_terms(len(settings.queries[spec.query].terms))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -35,6 +36,11 @@ def _fusion(instance: object, attribute: attrs.Attribute[Any], value: object) ->
         raise InvalidRequestError("fusion must be a glean.FusionWeights")
 
 
+def _callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not callable(value):
+        raise InvalidRequestError(f"{attribute.name} must be a callable")
+
+
 @attrs.frozen(kw_only=True)
 class RuntimeOptions:
     """Keyword options of :func:`open_runtime` beyond the named ones."""
@@ -55,6 +61,10 @@ class RuntimeOptions:
     #: Threads BLAS may use while the runtime is open (None leaves BLAS alone). One is
     #: fastest for glean's products: with more, every search pays a thread wake-up.
     blas_threads: int | None = attrs.field(default=1, validator=_count(minimum=1, none=True))
+    #: The wall clock, in UTC epoch seconds, read once per prepare: a query's relative
+    #: dates ("last week") are seen from today when the scope is live. A host replaying
+    #: a stored conversation as if live gives its own.
+    clock: Callable[[], float] = attrs.field(default=time.time, validator=_callable)
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> RuntimeOptions:

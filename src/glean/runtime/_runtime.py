@@ -90,6 +90,7 @@ class Runtime:
             store, limits, self._guards, self._tracer, policy=policy, baseline=calibration.baseline,
             round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
             fusion=options.fusion, reference_penalty=options.reference_penalty,
+            clock=options.clock,
         )  # fmt: skip
         ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
         self._preparer = Preparer(

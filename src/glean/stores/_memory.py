@@ -23,7 +23,7 @@ import itertools
 import math
 import uuid
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 import anyio.lowlevel
@@ -572,21 +572,14 @@ def _time_channel(
     if not dates or not rules(family).time_channel or request.time_size <= 0:
         return [], 0
     said = {stored.key: stored.said_at for stored in records if stored.said_at is not None}
-    reference = None  # relative dates are seen from the day of the scope's newest record
-    if said and any(mention.relative for mention in dates):
-        reference = datetime.fromtimestamp(max(said.values()), UTC).date()
+    newest = max(said.values()) if said and request.needs_reference else None
     distance: dict[int, float] = {}  # 0 for a record naming the day, else from the middle
-    for mention in dates:
-        window = mention.window(reference)
-        exact = mention.window(reference, timedelta(0))
-        if window is None or exact is None:
-            continue
-        middle = (window[0] + window[1]) / 2
+    for window in request.time_windows(newest):
         for key, at in said.items():
-            if window[0] <= at < window[1]:
-                distance[key] = min(distance.get(key, math.inf), abs(at - middle) + 1.0)
+            if window.said_from <= at < window.said_to:
+                distance[key] = min(distance.get(key, math.inf), window.distance(at))
         for stored in records:
-            if any(start < exact[1] and end > exact[0] for start, end in stored.mentions):
+            if any(window.names(start, end) for start, end in stored.mentions):
                 distance[stored.key] = 0.0
     found = [stored for stored in records if stored.key in distance]
     if request.vector is not None and rules(family).vector_channel and found:

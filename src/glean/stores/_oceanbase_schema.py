@@ -152,7 +152,7 @@ MENTIONING: Final = (
     "SELECT m.k FROM glean_mentions m JOIN glean_records r"
     " ON r.scope = m.scope AND r.family = m.family AND r.k = m.k"
     " WHERE m.scope = %s AND m.family = %s AND m.low >= %s AND m.low < %s AND m.high > %s"
-    " AND r.live = 1"
+    " AND m.high - m.low <= %s AND r.live = 1"
 )
 BEFORE: Final = (
     "SELECT k FROM glean_records WHERE scope = %s AND family = %s AND thread = %s AND live = 1"

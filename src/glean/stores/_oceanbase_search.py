@@ -4,7 +4,6 @@ on one connection. The store runs them on its loop thread (``_oceanbase.py``).""
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -122,18 +121,21 @@ async def time_channel(
     size = request.time_size
     if not request.query.dates or not rules(family).time_channel or size <= 0:
         return [], 0
-    reference: date | None = None
+    newest: float | None = None
     if request.needs_reference:
         await cur.execute(sql.NEWEST, (scope_id, family))
         newest = (await cur.fetchone())[0]
-        if newest is not None and newest > NO_TIME:
-            reference = datetime.fromtimestamp(newest, UTC).date()
+        if newest is not None and newest <= NO_TIME:
+            newest = None
     hits = TimeHits()
-    for window in request.time_windows(reference):
+    for window in request.time_windows(newest):
         said = (scope_id, family, window.said_from, window.said_to, WINDOW_SCAN)
         await cur.execute(sql.IN_WINDOW, said)
         hits.said(window, await cur.fetchall())
-        named = (scope_id, family, window.mentions_from, window.day_to, window.day_from)
+        named = (
+            scope_id, family, window.mentions_from, window.day_to, window.day_from,
+            window.widest_mention,
+        )  # fmt: skip
         await cur.execute(sql.MENTIONING, named)
         hits.named(key for (key,) in await cur.fetchall())
     if not hits:

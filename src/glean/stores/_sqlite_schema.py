@@ -124,12 +124,13 @@ IN_WINDOW: Final = """
 SELECT row, created_ts FROM records
 WHERE family = ? AND scope_key = ? AND live = 1 AND created_ts >= ? AND created_ts < ? LIMIT ?
 """
-#: Live records whose text names a day inside a window (a named span is at most a week,
-#: so only starts from a week before the window can overlap it).
+#: Live records whose text names a span overlapping a window and no wider than the
+#: window allows (a named span is at most ``MENTION_SPAN``, so only starts from that
+#: long before the window can overlap it).
 MENTIONING: Final = """
 SELECT d.row FROM mentioned_days d JOIN records r ON r.row = d.row
 WHERE d.family = ? AND d.scope_key = ? AND d.start_ts >= ? AND d.start_ts < ? AND d.end_ts > ?
-  AND r.live = 1
+  AND d.end_ts - d.start_ts <= ? AND r.live = 1
 """
 INSERT_MENTION: Final = (
     "INSERT INTO mentioned_days (row, family, scope_key, start_ts, end_ts) VALUES (?, ?, ?, ?, ?)"

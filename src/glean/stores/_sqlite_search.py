@@ -5,7 +5,6 @@ scope's vector matrix."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -105,20 +104,23 @@ def term_frequencies(
 def time_hits(conn: sqlite3.Connection, family: Family, key: int, request: PoolRequest) -> TimeHits:
     """The live records of the windows the query's dates name (see ``TimeWindow``).
 
-    Relative dates resolve against the day of the scope's newest record. Records said in
-    a window are at most ``WINDOW_SCAN`` per window; every read is a range scan of an
-    index.
+    Relative dates are seen from today when the scope is live (``PoolRequest.reference``,
+    given the scope's newest record). Records said in a window are at most
+    ``WINDOW_SCAN`` per window; every read is a range scan of an index.
     """
-    reference: date | None = None
+    newest: float | None = None
     if request.needs_reference:
         newest = conn.execute(sql.NEWEST, (family, key)).fetchone()[0]
-        if newest is not None and newest > sql.NO_TIME:
-            reference = datetime.fromtimestamp(newest, UTC).date()
+        if newest is not None and newest <= sql.NO_TIME:
+            newest = None
     hits = TimeHits()
-    for window in request.time_windows(reference):
+    for window in request.time_windows(newest):
         said = (family, key, window.said_from, window.said_to, WINDOW_SCAN)
         hits.said(window, conn.execute(sql.IN_WINDOW, said))
-        named = (family, key, window.mentions_from, window.day_to, window.day_from)
+        named = (
+            family, key, window.mentions_from, window.day_to, window.day_from,
+            window.widest_mention,
+        )  # fmt: skip
         hits.named(row for (row,) in conn.execute(sql.MENTIONING, named))
     return hits
 

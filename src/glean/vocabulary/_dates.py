@@ -36,8 +36,12 @@ NUMBERS: Final = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3,
 }  # fmt: skip
 MARGIN: Final = timedelta(days=1)
-#: The longest span a memory's own text may name and still date it.
-MENTION_SPAN: Final = timedelta(days=7)
+#: The longest span a memory's own text may name and still date it: "last year".
+MENTION_SPAN: Final = timedelta(days=366)
+#: The widest span a memory's text names that any window counts it in: a span wider
+#: than this belongs only to windows at least as wide ("last month" to a question about
+#: that month, not to one about a day of it).
+NARROW_SPAN: Final = timedelta(days=7)
 
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
@@ -59,7 +63,9 @@ _PATTERNS: Final = {
     "in_year": rf"\b(?:in|during|since|of|year)\s+{_YEAR}\b",
     "ago": rf"\b{_AMOUNT}\s+{_UNIT}\s+(?:ago|back|earlier)\b",
     "weekday": rf"\b(?P<which>last|this|on|past)\s+{_WEEKDAY}\b",
-    "last_unit": r"\b(?P<which>last|past|previous|this)\s+(?P<unit>week|month|year|weekend)\b",
+    "last_unit": (
+        r"\b(?P<which>last|past|previous|this|next)\s+(?P<unit>week|month|year|weekend)\b"
+    ),
     "day_before": r"\bthe\s+day\s+before\s+yesterday\b",
     "yesterday": (
         r"\b(?P<word>yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening))\b"
@@ -74,7 +80,7 @@ _SCANNER: Final = re.compile(
 )
 #: The cheap test that lets a query naming no date skip the scanner's groups entirely.
 _ANY: Final = re.compile(
-    r"\d|yesterday|today|tonight|tomorrow|\bago\b|\blast\b|\bthis\b|\bpast\b|previous|"
+    r"\d|yesterday|today|tonight|tomorrow|\bago\b|\blast\b|\bthis\b|\bnext\b|\bpast\b|previous|"
     + "|".join(rf"\b{name}\b" for name in [*MONTHS, *WEEKDAYS]),
     re.IGNORECASE,
 )
@@ -168,8 +174,9 @@ def extract_dates(text: str, *, question: bool = False) -> tuple[DateMention, ..
 
 def mentioned_days(text: str, said_on: date) -> list[tuple[float, float]]:
     """The days a memory's text names, resolved against the day it was said: "I went to
-    a pottery class yesterday!" said on 8 May names 7 May. Only spans of at most a week
-    are kept: "last year" says little about when something happened.
+    a pottery class yesterday!" said on 8 May names 7 May, and "we moved last month"
+    said then names April. Spans up to ``MENTION_SPAN`` (a year) are kept; the time
+    channel counts one wider than ``NARROW_SPAN`` only for a window at least as wide.
 
     Returns:
         UTC windows ``[start, end)`` in epoch seconds, without margin.
@@ -234,9 +241,11 @@ def _relative(kind: str, phrase: str, fields: dict[str, str]) -> DateMention | N
     if kind == "weekday":
         return DateMention(phrase, weekday=WEEKDAYS[fields["weekday"].lower()])
     if kind == "last_unit":
-        unit = fields["unit"].lower()
-        shift = 0 if fields["which"].lower() == "this" else -1
+        unit, which = fields["unit"].lower(), fields["which"].lower()
+        shift = {"this": 0, "next": 1}.get(which, -1)
         if unit == "weekend":
+            if shift > 0:
+                return None  # the coming weekend: no day said so far
             return DateMention(phrase, weekday=5 if shift else 6)
         return DateMention(phrase, unit=unit, shift=shift)  # type: ignore[arg-type]
     if kind == "day_before":

@@ -9,14 +9,14 @@ no I/O, no clock.
 from __future__ import annotations
 
 import math
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
 import attrs
 import numpy as np
 
 from ._analysis import AnalysedQuery
-from ._dates import MENTION_SPAN
+from ._dates import MENTION_SPAN, NARROW_SPAN
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -36,6 +36,9 @@ COMMON_MIN_ROWS: Final = 16
 RARE_POSTINGS: Final = 32
 #: Most records one time window may select before they are ranked.
 WINDOW_SCAN: Final = 4096
+#: How recent a scope's newest record must be for the scope to be live: only then are
+#: a query's relative dates ("last week") seen from today (see ``PoolRequest.reference``).
+LIVE_SPAN: Final = timedelta(days=30)
 #: BM25's parameters, as SQLite's FTS5 ``bm25()`` sets them.
 K1: Final = 1.2
 B: Final = 0.75
@@ -76,8 +79,11 @@ class TimeWindow:
     Records said in ``[said_from, said_to)`` (the days with a day's margin each side)
     belong to it, nearest its middle first. A record whose own text names a span of days
     overlapping ``[day_from, day_to)`` ("yesterday", said the day after) belongs to it
-    ahead of them all; such spans are at most ``MENTION_SPAN`` long, so a store finds
-    them with one range scan of span starts from ``mentions_from``.
+    ahead of them all, provided the span is at most ``widest_mention`` long (a week, or
+    the window's own width when that is more: "last month" belongs to a question about
+    that month, not to one about a day of it). Named spans are at most ``MENTION_SPAN``
+    long, so a store finds them with one range scan of span starts from
+    ``mentions_from``.
     """
 
     said_from: float
@@ -88,6 +94,15 @@ class TimeWindow:
     @property
     def mentions_from(self) -> float:
         return self.day_from - MENTION_SPAN.total_seconds()
+
+    @property
+    def widest_mention(self) -> float:
+        """The longest named span, in seconds, that counts for this window."""
+        return max(self.day_to - self.day_from, NARROW_SPAN.total_seconds())
+
+    def names(self, start: float, end: float) -> bool:
+        """Whether a record whose text names ``[start, end)`` belongs to this window."""
+        return start < self.day_to and end > self.day_from and end - start <= self.widest_mention
 
     def distance(self, said_at: float) -> float:
         """How far from the window's middle a record said at ``said_at`` is (>= 1)."""
@@ -153,22 +168,40 @@ class PoolRequest:
 
     ``query`` is the analysed query (its terms, which every candidate's matched-term
     count is taken over, and its dates, for the time channel); ``vector`` its embedding,
-    or None when the vector channel is off; ``size`` the most candidates per channel.
+    or None when the vector channel is off; ``size`` the most candidates per channel;
+    ``now`` when the prepare began, in UTC epoch seconds (None: no clock, so relative
+    dates select nothing).
     """
 
     query: AnalysedQuery = attrs.field(validator=attrs.validators.instance_of(AnalysedQuery))
     vector: npt.NDArray[np.float32] | None
     size: int
+    now: float | None = None
 
     @property
     def needs_reference(self) -> bool:
-        """Whether a date of the query is relative: the store then supplies the day of
-        the scope's newest record to :meth:`time_windows`."""
-        return any(mention.relative for mention in self.query.dates)
+        """Whether a date of the query is relative and there is a clock to see it from:
+        the store then supplies its newest record's time to :meth:`time_windows`."""
+        return self.now is not None and any(mention.relative for mention in self.query.dates)
 
-    def time_windows(self, reference: date | None) -> tuple[TimeWindow, ...]:
-        """The windows the query's dates name, relative ones seen from ``reference``
-        (none without it)."""
+    def reference(self, newest: float | None) -> date | None:
+        """The day the query's relative dates are seen from: today, when the scope is
+        live (its newest record said at most ``LIVE_SPAN`` before now); otherwise none,
+        and relative dates select nothing.
+
+        "Last week" asked of a conversation last touched long ago is rarely about the
+        week before its last turn: hosts replay old conversations, and a question about
+        an event said long before uses such words too. So a scope that is not live
+        gives no window, and the question is answered by its other words.
+        """
+        if self.now is None or newest is None or self.now - newest > LIVE_SPAN.total_seconds():
+            return None
+        return datetime.fromtimestamp(self.now, UTC).date()
+
+    def time_windows(self, newest: float | None = None) -> tuple[TimeWindow, ...]:
+        """The windows the query's dates name, relative ones seen from
+        :meth:`reference` given the time of the scope's newest record (``newest``)."""
+        reference = self.reference(newest) if self.needs_reference else None
         windows = []
         for mention in self.query.dates:
             said = mention.window(reference)
