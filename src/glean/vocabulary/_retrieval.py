@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from ._analysis import AnalysedQuery
-from ._dates import MENTION_SPAN, NARROW_SPAN
+from ._dates import NARROW_SPAN
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -81,9 +81,9 @@ class TimeWindow:
     overlapping ``[day_from, day_to)`` ("yesterday", said the day after) belongs to it
     ahead of them all, provided the span is at most ``widest_mention`` long (a week, or
     the window's own width when that is more: "last month" belongs to a question about
-    that month, not to one about a day of it). Named spans are at most ``MENTION_SPAN``
-    long, so a store finds them with one range scan of span starts from
-    ``mentions_from``.
+    that month, not to one about a day of it). So a counted span starts at most
+    ``widest_mention`` before the window, and a store finds them with one range scan of
+    span starts from ``mentions_from``: a week back for a day, whatever the year holds.
     """
 
     said_from: float
@@ -93,7 +93,7 @@ class TimeWindow:
 
     @property
     def mentions_from(self) -> float:
-        return self.day_from - MENTION_SPAN.total_seconds()
+        return self.day_from - self.widest_mention
 
     @property
     def widest_mention(self) -> float:
