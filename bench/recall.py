@@ -12,7 +12,10 @@ question through every arm with the recall-sufficiency gate on (the runtime's de
 - at 8000 bytes with ``glean.Limits.classic()`` (the row ``classic``).
 
 An arm is an ablation through public knobs only: round 0's ``glean.FusionWeights``
-passed to ``glean.open_runtime(..., fusion=...)``. ``default`` is the shipped weights,
+passed to ``glean.open_runtime(..., fusion=...)``, and the runtime's ``clock``.
+``default`` is the shipped weights on the real clock (a stored conversation is not live,
+so a question's relative dates select nothing), ``live`` asks each question an hour
+after its scope's newest turn (a live chat: "last week" is the week before that),
 ``neighbour-share-0.8`` gives a thread neighbour 0.8 of its hit's score,
 ``no-neighbours`` turns the neighbour channel off, ``no-time`` the time channel. Add an
 arm by adding a line to ``ARMS``.
@@ -30,11 +33,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import tempfile
 import time
 from collections import defaultdict
 from contextlib import AsyncExitStack
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -62,14 +67,17 @@ CLASSIC_BYTES: Final = 8000
 
 @attrs.frozen
 class Arm:
-    """One ablation: a name and round 0's fusion weights."""
+    """One ablation: a name, round 0's fusion weights, and whether each question is
+    asked as if live (an hour after its scope's newest turn) or on the real clock."""
 
     name: str
     fusion: glean.FusionWeights
+    live: bool = False
 
 
 ARMS: Final = (
     Arm("default", glean.FusionWeights()),
+    Arm("live", glean.FusionWeights(), live=True),
     Arm("neighbour-share-0.8", glean.FusionWeights(neighbour_share=0.8)),
     Arm("no-neighbours", glean.FusionWeights(neighbour_share=0.0)),
     Arm("no-time", glean.FusionWeights(time=0.0)),
@@ -115,15 +123,18 @@ async def evaluate(
         ``{"recall": {"all": ..., category: ...}, "p50_ms": ...}``.
     """
     queries = [q for q in read_queries(workload / "queries.jsonl")[0] if q.expected]
+    newest = newest_turns(workload)
+    clock = _Clock()
     plan = settings(arms, budgets)
     seconds: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     recall: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     store = await SqliteStore.open(str(db))
     async with AsyncExitStack() as stack:
         stack.push_async_callback(store.aclose)  # idempotent: the runtimes close it too
-        runtimes = await _open(stack, store, arms)
+        runtimes = await _open(stack, store, arms, clock)
         for rep in range(repeat + 1):  # the first pass warms every runtime up
             for index, query in enumerate(queries):
+                clock.now = newest.get(query.scopes[0], 0.0) + LIVE_AFTER
                 turn = (index + rep) % len(plan)
                 for setting in plan[turn:] + plan[:turn]:
                     rt = runtimes[setting.arm, setting.classic]
@@ -146,8 +157,38 @@ async def evaluate(
     return dict(results)
 
 
+@attrs.define
+class _Clock:
+    """The live arms' clock: set before each question to just after its scope's end."""
+
+    now: float = 0.0
+
+    def read(self) -> float:
+        return self.now
+
+
+#: How long after its scope's newest turn a live arm asks each question.
+LIVE_AFTER: Final = 3600.0
+
+
+def newest_turns(workload: Path) -> dict[str, float]:
+    """Each scope's newest ``created_at`` in ``entries.jsonl``, in epoch seconds (a time
+    without an offset is UTC, as ingestion reads it)."""
+    newest: dict[str, float] = {}
+    with (workload / "entries.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            entry = json.loads(line) if line.strip() else {}
+            said, scope = entry.get("created_at"), entry.get("scope")
+            if isinstance(said, str) and isinstance(scope, str):
+                moment = datetime.fromisoformat(said)
+                if moment.tzinfo is None:
+                    moment = moment.replace(tzinfo=UTC)
+                newest[scope] = max(newest.get(scope, -math.inf), moment.timestamp())
+    return newest
+
+
 async def _open(
-    stack: AsyncExitStack, store: SqliteStore, arms: Sequence[Arm]
+    stack: AsyncExitStack, store: SqliteStore, arms: Sequence[Arm], clock: _Clock
 ) -> dict[tuple[str, bool], glean.Runtime]:
     """A runtime per arm and limits, all over ``store``, the gate on in each."""
     runtimes: dict[tuple[str, bool], glean.Runtime] = {}
@@ -160,6 +201,7 @@ async def _open(
                 limits=glean.Limits.classic() if classic else glean.Limits(),
                 recall_policy=glean.RecallSufficiencyPolicy(),
                 fusion=arm.fusion,
+                clock=clock.read if arm.live else time.time,
             )
             runtimes[arm.name, classic] = await stack.enter_async_context(runtime)
     return runtimes
@@ -291,7 +333,7 @@ def main(argv: list[str] | None = None) -> None:
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         result = anyio.run(run, workload, args.arms, args.budgets, max(1, args.repeat))
     result["config"] = {
-        "arms": {arm.name: attrs.asdict(arm.fusion) for arm in args.arms},
+        "arms": {arm.name: {**attrs.asdict(arm.fusion), "live": arm.live} for arm in args.arms},
         "budgets": list(args.budgets),
         "classic": f"{CLASSIC_BYTES} bytes, Limits.classic()",
         "gate": "on: RecallSufficiencyPolicy()",
