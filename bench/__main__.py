@@ -12,8 +12,8 @@ Commands:
   channels                conversation-aware recall one channel at a time (per-scope BM25,
                           half-weight vectors, time, neighbours) on synthetic conversations
   recall                  evidence recall per category at 2000/4000/8000 bytes and classic
-                          limits, for ablations of the recall channels (default, neighbour
-                          share 0.8, no neighbours, no time), on the hard synthetic
+                          limits, for ablations of the recall channels (default, live,
+                          neighbour share 0.5, no neighbours, no time), on the hard synthetic
                           conversations or any workload folder (bench/recall.py)
   scale                   prepare latency, cold first call and peak RSS of one scope of
                           10k, 100k and 1M entries, each in a fresh subprocess (bench/scale.py)

@@ -16,7 +16,7 @@ passed to ``glean.open_runtime(..., fusion=...)``, and the runtime's ``clock``.
 ``default`` is the shipped weights on the real clock (a stored conversation is not live,
 so a question's relative dates select nothing), ``live`` asks each question an hour
 after its scope's newest turn (a live chat: "last week" is the week before that),
-``neighbour-share-0.8`` gives a thread neighbour 0.8 of its hit's score,
+``neighbour-share-0.5`` gives a thread neighbour half its hit's score (the default is 0.8),
 ``no-neighbours`` turns the neighbour channel off, ``no-time`` the time channel. Add an
 arm by adding a line to ``ARMS``.
 
@@ -78,7 +78,7 @@ class Arm:
 ARMS: Final = (
     Arm("default", glean.FusionWeights()),
     Arm("live", glean.FusionWeights(), live=True),
-    Arm("neighbour-share-0.8", glean.FusionWeights(neighbour_share=0.8)),
+    Arm("neighbour-share-0.5", glean.FusionWeights(neighbour_share=0.5)),
     Arm("no-neighbours", glean.FusionWeights(neighbour_share=0.0)),
     Arm("no-time", glean.FusionWeights(time=0.0)),
 )
