@@ -91,7 +91,7 @@ class Conversation:
         self, rng: random.Random, speaker: int, utterance: str, among: Sequence[Session] = ()
     ) -> str:
         """Put an utterance at a random free turn of ``speaker``; returns the entry id."""
-        session, turn = _claim(rng, among or self.planting, speaker)
+        session, turn = claim(rng, among or self.planting, speaker)
         return self.put(session, turn, utterance)
 
     @property
@@ -135,8 +135,8 @@ def generate(folder: Path, *, conversations: int = 6, sessions: int = 18, seed: 
         for k in range(conversations)
     ]
     folder.mkdir(parents=True, exist_ok=True)
-    _write(folder / "entries.jsonl", [row for c in convs for row in _entries(rng, c)])
-    _write(folder / "queries.jsonl", [q for c in convs for q in c.queries])
+    write_rows(folder / "entries.jsonl", [row for c in convs for row in _entries(rng, c)])
+    write_rows(folder / "queries.jsonl", [q for c in convs for q in c.queries])
 
 
 def _conversation(rng: random.Random, k: int, sessions: int, first_day: date) -> Conversation:
@@ -165,7 +165,7 @@ def _sessions(rng: random.Random, count: int, first_day: date) -> list[Session]:
     return out
 
 
-def _claim(
+def claim(
     rng: random.Random, sessions: Sequence[Session], speaker: int, width: int = 1
 ) -> tuple[Session, int]:
     slots = [(s, t) for s in sessions for t in s.free(speaker, width)]
@@ -185,7 +185,7 @@ def _plant_facts(rng: random.Random, conv: Conversation, count: int) -> None:
 def _plant_replies(rng: random.Random, conv: Conversation, count: int) -> None:
     for exchange in rng.sample(facts.REPLY, count):
         asker = rng.randrange(2)
-        session, turn = _claim(rng, conv.planting, asker, width=2)
+        session, turn = claim(rng, conv.planting, asker, width=2)
         conv.put(session, turn, exchange.question)
         answer = conv.put(session, turn + 1, exchange.answer)
         conv.say(rng, asker, exchange.decoy)
@@ -211,7 +211,7 @@ def _plant_dates(rng: random.Random, conv: Conversation, count: int) -> None:
         speaker = rng.randrange(2)
         taken = {day for s, day, _ in events if s == speaker}
         for _ in range(100):
-            session, turn = _claim(rng, conv.planting, speaker)
+            session, turn = claim(rng, conv.planting, speaker)
             phrase = rng.choice(facts.DATE_PHRASES)
             day = session.day - timedelta(days=days_back(phrase, session.day))
             if day not in taken:
@@ -220,7 +220,7 @@ def _plant_dates(rng: random.Random, conv: Conversation, count: int) -> None:
     per_month = collections.Counter((s, day.year, day.month) for s, day, _ in events)
     for speaker, day, entry in events:
         forms = ["day", "us"] + (["month"] if per_month[speaker, day.year, day.month] == 1 else [])
-        when = _date_text(day, rng.choice(forms))
+        when = date_text(day, rng.choice(forms))
         query = rng.choice(facts.DATE_QUERIES).format(name=conv.names[speaker], date=when)
         conv.ask("date", query, [entry])
 
@@ -235,7 +235,7 @@ def days_back(phrase: str, day: date) -> int:
     return (day.weekday() - weekday - 1) % 7 + 1  # the latest such weekday strictly before
 
 
-def _date_text(day: date, form: str) -> str:
+def date_text(day: date, form: str) -> str:
     month = MONTHS[day.month - 1]
     if form == "day":
         return f"on {day.day} {month} {day.year}"
@@ -278,11 +278,11 @@ def _entries(rng: random.Random, conv: Conversation) -> list[dict[str, Any]]:
         for turn, text in enumerate(session.texts):
             if text is None:
                 conv.put(session, turn, _small_talk(rng, conv, session, turn, deck))
-            rows.append(_row(conv.scope, session, turn))
+            rows.append(row_of(conv.scope, session, turn))
     return rows
 
 
-def _row(scope: str, session: Session, turn: int) -> dict[str, Any]:
+def row_of(scope: str, session: Session, turn: int) -> dict[str, Any]:
     moment = session.start + timedelta(minutes=session.minutes[turn])
     return {
         "id": f"{scope}/S{session.number}:{turn + 1}",
@@ -317,10 +317,10 @@ def _words() -> list[str]:
     return [w for w in _corpus.english_words() if w not in planted]
 
 
-def _write(path: Path, rows: list[dict[str, Any]]) -> None:
+def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as out:
         for row in rows:
-            out.write(json.dumps(row) + "\n")
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -336,8 +336,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=11, help="random seed (default 11)")
     args = parser.parse_args(argv)
     generate(args.out, conversations=args.conversations, sessions=args.sessions, seed=args.seed)
+    print_counts(args.out)
+
+
+def print_counts(folder: Path) -> None:
+    """Print a workload's questions per category and turns per scope."""
     for name, field in (("queries.jsonl", "category"), ("entries.jsonl", "scope")):
-        with (args.out / name).open(encoding="utf-8") as lines:
+        with (folder / name).open(encoding="utf-8") as lines:
             counts = collections.Counter(json.loads(line)[field] for line in lines)
         print(f"{name}: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
 

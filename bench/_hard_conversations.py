@@ -46,10 +46,8 @@ folder; ``python -m bench recall`` evaluates glean on it.
 from __future__ import annotations
 
 import argparse
-import collections
 import functools
 import itertools
-import json
 import random
 import re
 from datetime import date, datetime, timedelta
@@ -58,7 +56,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from bench._conversations import MONTHS, Conversation, Session
+from bench._conversations import (
+    MONTHS,
+    Conversation,
+    Session,
+    claim,
+    date_text,
+    print_counts,
+    row_of,
+    write_rows,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -1001,8 +1008,8 @@ def generate(
         for k in range(conversations)
     ]
     folder.mkdir(parents=True, exist_ok=True)
-    _write(folder / "entries.jsonl", [row for conv in convs for row in _entries(rng, conv)])
-    _write(folder / "queries.jsonl", [q for conv in convs for q in conv.queries])
+    write_rows(folder / "entries.jsonl", [row for conv in convs for row in _entries(rng, conv)])
+    write_rows(folder / "queries.jsonl", [q for conv in convs for q in conv.queries])
 
 
 def _conversation(rng: random.Random, k: int, sessions: int, first_day: date) -> Conversation:
@@ -1063,15 +1070,6 @@ def _old(conv: Conversation) -> list[Session]:
     return planting[: max(1, len(planting) // 2)]
 
 
-def _claim(
-    rng: random.Random, sessions: Sequence[Session], speaker: int, width: int = 1
-) -> tuple[Session, int]:
-    slots = [(s, t) for s in sessions for t in s.free(speaker, width)]
-    if not slots:
-        raise ValueError("sessions too short for the planted facts")
-    return rng.choice(slots)
-
-
 def _decoys(rng: random.Random, conv: Conversation, decoys: Sequence[str]) -> None:
     """Scatter decoy turns over any session, said by either speaker."""
     for decoy in decoys:
@@ -1090,7 +1088,7 @@ def _plant_single_hop(rng: random.Random, conv: Conversation, count: int) -> Non
 def _plant_replies(rng: random.Random, conv: Conversation, count: int) -> None:
     for exchange in rng.sample(REPLY, min(count, len(REPLY))):
         asker = rng.randrange(2)
-        session, turn = _claim(rng, _planting(conv), asker, width=2)
+        session, turn = claim(rng, _planting(conv), asker, width=2)
         conv.put(session, turn, exchange.ask)
         answer = conv.put(session, turn + 1, exchange.answer)
         _decoys(rng, conv, exchange.decoys)
@@ -1121,12 +1119,12 @@ def _plant_absolute_dates(rng: random.Random, conv: Conversation, count: int) ->
     """Events told relative to their session, asked for by absolute date (or month)."""
     for event in rng.sample(ABSOLUTE_DATE, min(count, len(ABSOLUTE_DATE))):
         speaker = rng.randrange(2)
-        session, turn = _claim(rng, _planting(conv), speaker)
+        session, turn = claim(rng, _planting(conv), speaker)
         phrase, (first, last) = _date_phrase(rng, session.day)
         entry = conv.put(session, turn, event.text.format(when=phrase))
         _decoys(rng, conv, event.decoys)
         forms = ["day", "us", "day", "us", "month"] if first == last else ["month"]
-        when = _date_text(first, rng.choice(forms))
+        when = date_text(first, rng.choice(forms))
         conv.ask(
             "absolute-date", event.question.format(name=conv.names[speaker], date=when), [entry]
         )
@@ -1160,20 +1158,11 @@ def event_days(phrase: str, said_on: date) -> tuple[date, date] | None:
     return None
 
 
-def _date_text(day: date, form: str) -> str:
-    month = MONTHS[day.month - 1]
-    if form == "day":
-        return f"on {day.day} {month} {day.year}"
-    if form == "us":
-        return f"on {month} {day.day}, {day.year}"
-    return f"in {month} {day.year}"
-
-
 def _plant_relative_in_memory(rng: random.Random, conv: Conversation, count: int) -> None:
     """Events placed "last month", "next week"... and asked for by month or year."""
     for event in rng.sample(RELATIVE_IN_MEMORY, min(count, len(RELATIVE_IN_MEMORY))):
         speaker = rng.randrange(2)
-        session, turn = _claim(rng, _planting(conv), speaker)
+        session, turn = claim(rng, _planting(conv), speaker)
         phrase, when = _told_phrase(rng, session.day)
         template = event.future if phrase in FUTURE_PHRASES else event.text
         entry = conv.put(session, turn, template.format(when=phrase))
@@ -1250,7 +1239,7 @@ def _plant_temporal_noise(rng: random.Random, conv: Conversation, count: int) ->
     newest = conv.sessions[-1].day
     for fact in rng.sample(TEMPORAL_NOISE, min(count, len(TEMPORAL_NOISE))):
         speaker = rng.randrange(2)
-        session, turn = _claim(rng, _old(conv), speaker)
+        session, turn = claim(rng, _old(conv), speaker)
         entry = conv.put(session, turn, fact.text)
         _decoys(rng, conv, fact.decoys)
         phrases = list(NOISE_PHRASES)
@@ -1272,7 +1261,7 @@ def _entries(rng: random.Random, conv: Conversation) -> list[dict[str, Any]]:
         for turn, text in enumerate(session.texts):
             if text is None:
                 conv.put(session, turn, _small_talk(rng, conv, cast, session, turn, deck))
-            rows.append(_row(conv.scope, session, turn))
+            rows.append(row_of(conv.scope, session, turn))
     return rows
 
 
@@ -1359,25 +1348,6 @@ def _question_words() -> tuple[str, ...]:
     return tuple(sorted(words))
 
 
-def _row(scope: str, session: Session, turn: int) -> dict[str, Any]:
-    moment = session.start + timedelta(minutes=session.minutes[turn])
-    return {
-        "id": f"{scope}/S{session.number}:{turn + 1}",
-        "scope": scope,
-        "family": "memory",
-        "text": session.texts[turn],
-        "kind": "dialog",
-        "created_at": f"{moment:%Y-%m-%dT%H:%M:%S}Z",
-        "thread": f"{scope}/session-{session.number}",
-    }
-
-
-def _write(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
 def main(argv: list[str] | None = None) -> None:
     """``python -m bench._hard_conversations OUT_DIR``: write the workload, print counts."""
     parser = argparse.ArgumentParser(
@@ -1391,10 +1361,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")
     args = parser.parse_args(argv)
     generate(args.out, conversations=args.conversations, sessions=args.sessions, seed=args.seed)
-    for name, field in (("queries.jsonl", "category"), ("entries.jsonl", "scope")):
-        with (args.out / name).open(encoding="utf-8") as lines:
-            counts = collections.Counter(json.loads(line)[field] for line in lines)
-        print(f"{name}: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
+    print_counts(args.out)
 
 
 if __name__ == "__main__":
