@@ -94,12 +94,22 @@ async def beat(watch: Watch, *, task_status: TaskStatus[None] = anyio.TASK_STATU
         watch.beaten.set()
 
 
-async def watched(work: Callable[[], Awaitable[T]], *, steps: bool) -> tuple[T, float, Watch]:
+async def watched(
+    work: Callable[[], Awaitable[T]], *, steps: bool, freeze: bool = False
+) -> tuple[T, float, Watch]:
     """Run ``work()`` with the heartbeat (and the step probe) beside it on this loop;
-    returns its result, its seconds and what the loop felt."""
+    returns its result, its seconds and what the loop felt. With ``freeze`` every object
+    alive before the work is moved out of the collector's reach (``gc.freeze()``, as a
+    host may do after start-up), so a full collection walks only what came after."""
     watch = Watch()
     gc.collect()
-    with collections_timed(watch), step_probe(watch) if steps else contextlib.nullcontext():
+    if freeze:
+        gc.freeze()
+    with (
+        collections_timed(watch),
+        step_probe(watch) if steps else contextlib.nullcontext(),
+        _frozen() if freeze else contextlib.nullcontext(),
+    ):
         async with anyio.create_task_group() as group:
             await group.start(beat, watch)  # the beat sleeps before the work starts
             started = time.perf_counter()
@@ -110,6 +120,15 @@ async def watched(work: Callable[[], Awaitable[T]], *, steps: bool) -> tuple[T, 
             await watch.beaten.wait()
             group.cancel_scope.cancel()
     return result, seconds, watch
+
+
+@contextlib.contextmanager
+def _frozen() -> Iterator[None]:
+    """Give the frozen objects back to the collector when the block ends."""
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @contextlib.contextmanager

@@ -24,8 +24,10 @@ Beside the heartbeat (``bench/_heartbeat.py``): a step probe times every step th
 runs and names the task of the longest (a single stall, where a lag may add up several
 tasks' steps between two beats); garbage collections are timed too, the longest and the
 number of full ones reported (a collection stalls the loop from whichever thread runs
-it; each measurement starts from a full collection). ``--no-steps`` leaves the loop
-untouched. The idle heartbeat's lag per backend is the floor, and the 1-minute load
+it; each measurement starts from a full collection). ``--gc-freeze`` freezes what is
+alive before each prepare measurement (``gc.freeze()``, what a host can do after its
+start-up), so a full collection walks only what the measurement made. ``--no-steps``
+leaves the loop untouched. The idle heartbeat's lag per backend is the floor, and the 1-minute load
 average after each measurement a sign of other work on the machine. One BLAS thread,
 as the runtime's default.
 
@@ -73,6 +75,7 @@ class Settings:
     gates: tuple[str, ...]
     write_repeats: int
     steps: bool
+    freeze: bool = False
 
 
 async def idle(settings: Settings) -> dict[str, Any]:
@@ -121,7 +124,9 @@ async def measure_cell(
         for query in warmup[1:]:
             await timed_prepare(rt, query)
         latencies, _, watch = await watched(
-            functools.partial(prepare_loops, rt, timed, concurrency), steps=settings.steps
+            functools.partial(prepare_loops, rt, timed, concurrency),
+            steps=settings.steps,
+            freeze=settings.freeze,
         )
     cell = {"concurrency": concurrency, **_latency(latencies), **watch.summary()}
     return cold, {**cell, "load_1min": os.getloadavg()[0]}
@@ -331,6 +336,12 @@ def main() -> None:
     parser.add_argument("--write-repeats", type=int, default=3)
     parser.add_argument("--skip-writes", action="store_true")
     parser.add_argument("--no-steps", action="store_true", help="no step probe on the loop")
+    parser.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="gc.freeze() before each prepare measurement, as a host may after start-up: "
+        "full collections then walk only objects made during the measurement",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "loop.json")
     args = parser.parse_args()
     settings = Settings(
@@ -339,6 +350,7 @@ def main() -> None:
         gates=tuple(args.gate),
         write_repeats=args.write_repeats,
         steps=not args.no_steps,
+        freeze=args.gc_freeze,
     )
     # One BLAS thread, as the runtime's default (blas_threads=1).
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
@@ -348,6 +360,7 @@ def main() -> None:
             for size in sorted(args.sizes)
         }
         result = run(inputs, settings, args.backends, writes=not args.skip_writes)
+    result["gc_freeze"] = settings.freeze
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(report(result))
