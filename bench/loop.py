@@ -360,7 +360,6 @@ def main() -> None:
             for size in sorted(args.sizes)
         }
         result = run(inputs, settings, args.backends, writes=not args.skip_writes)
-    result["gc_freeze"] = settings.freeze
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(report(result))
