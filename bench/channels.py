@@ -15,7 +15,9 @@ limits and with ``Limits.classic()``:
 
 Per arm: evidence recall overall and per category, and prepare p50 in ms (all arms
 interleaved per query, on one store). Gate off is a policy with no expansion round, so
-every arm fuses with its own weights. Writes ``bench/results/channels.json``.
+every arm fuses with its own weights. Questions are asked as if live, an hour after
+their scope's newest turn (the runtime's ``clock``), since the ``relative`` questions
+are about a conversation's last sessions. Writes ``bench/results/channels.json``.
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ import threadpoolctl
 
 import glean
 from bench import _conversations, orchestrator
+from bench import recall as recall_bench
 from bench._citations import citation_key, delivered_citations
 from glean._workload import read_queries
 from glean.recall._fusion import FusionWeights
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from contextlib import AsyncExitStack
 
 CACHE = orchestrator.CACHE
@@ -74,7 +78,11 @@ def policy(arm: Arm, gate: bool) -> glean.RecallSufficiencyPolicy:
 
 
 async def open_arms(
-    stack: AsyncExitStack, db: Path, embedder: glean.Embedder, limits: glean.Limits
+    stack: AsyncExitStack,
+    db: Path,
+    embedder: glean.Embedder,
+    limits: glean.Limits,
+    clock: Callable[[], float],
 ) -> dict[str, glean.Runtime]:
     runtimes: dict[str, glean.Runtime] = {}
     for arm in ARMS:
@@ -87,6 +95,7 @@ async def open_arms(
                 limits=limits,
                 recall_policy=policy(arm, gate),
                 fusion=arm.weights,
+                clock=clock,
             )
             runtimes[
                 f"{arm.name} gate {'on' if gate else 'off'}"
@@ -101,13 +110,16 @@ async def evaluate(
     from contextlib import AsyncExitStack
 
     queries, _ = read_queries(workload / "queries.jsonl")
+    newest = recall_bench.newest_turns(workload)
+    clock = recall_bench.LiveClock()
     embedder = glean.StaticEmbedder()
     recall: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     latency: dict[str, list[float]] = defaultdict(list)
     async with AsyncExitStack() as stack:
-        arms = await open_arms(stack, db, embedder, limits)
+        arms = await open_arms(stack, db, embedder, limits, clock.read)
         for rep in range(repeat + 1):  # the first pass warms every arm up
             for query in queries:
+                clock.now = newest.get(query.scopes[0], 0.0) + recall_bench.LIVE_AFTER
                 for name, rt in arms.items():
                     request = orchestrator.request(query)
                     started = time.perf_counter()

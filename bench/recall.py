@@ -124,7 +124,7 @@ async def evaluate(
     """
     queries = [q for q in read_queries(workload / "queries.jsonl")[0] if q.expected]
     newest = newest_turns(workload)
-    clock = _Clock()
+    clock = LiveClock()
     plan = settings(arms, budgets)
     seconds: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     recall: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -158,8 +158,9 @@ async def evaluate(
 
 
 @attrs.define
-class _Clock:
-    """The live arms' clock: set before each question to just after its scope's end."""
+class LiveClock:
+    """A clock for asking questions as if live: set before each question to just after
+    its scope's newest turn (``newest_turns``), read by the runtime (``clock=``)."""
 
     now: float = 0.0
 
@@ -188,7 +189,7 @@ def newest_turns(workload: Path) -> dict[str, float]:
 
 
 async def _open(
-    stack: AsyncExitStack, store: SqliteStore, arms: Sequence[Arm], clock: _Clock
+    stack: AsyncExitStack, store: SqliteStore, arms: Sequence[Arm], clock: LiveClock
 ) -> dict[tuple[str, bool], glean.Runtime]:
     """A runtime per arm and limits, all over ``store``, the gate on in each."""
     runtimes: dict[tuple[str, bool], glean.Runtime] = {}
