@@ -98,7 +98,7 @@ async def test_schema_creation_is_idempotent_and_versioned(
     await second.bind_embedder("hashing", 8)
     database = first._database
     rows = await _admin(seekdb, f"SELECT value FROM {database}.glean_meta WHERE name = 'schema'")
-    assert rows == [("1",)]
+    assert rows == [("2",)]
     await _admin(seekdb, f"UPDATE {database}.glean_meta SET value = '99' WHERE name = 'schema'")
     newer = oceanbase()
     with pytest.raises(glean.StoreError, match="newer than this glean"):

@@ -21,6 +21,7 @@ from glean.vocabulary._analysis import (
     analyse_query,
     index_text,
     match_expression,
+    warm_up,
 )
 from glean.vocabulary._analysis import _term as cached_term
 from glean.vocabulary._errors import InvalidRequestError
@@ -238,6 +239,101 @@ def test_stemming_merges_word_forms(one: str, other: str) -> None:
     """Inflected and derived forms of a word give the same term."""
     assert analyse(one) == analyse(other)
     assert len(analyse(one)) == 1
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("bought", "buy"),
+        ("went", "go"),
+        ("children", "child"),
+        ("mice", "mouse"),
+        ("taught", "teach"),
+        ("ate", "eat"),
+        ("ran", "run"),
+        ("better", "good"),
+        ("wrote", "written"),
+    ],
+)
+def test_irregular_forms_meet_their_base_form(one: str, other: str) -> None:
+    """The lemmatiser joins forms the stemmer cannot (past tenses, irregular plurals)."""
+    assert analyse(one) == analyse(other)
+    assert len(analyse(one)) == 1
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("running", "run"),
+        ("studies", "study"),
+        ("studied", "studying"),
+        ("preferred", "prefer"),
+        ("programmed", "programs"),
+        ("cities", "city"),
+    ],
+)
+def test_regular_forms_still_join(one: str, other: str) -> None:
+    """What the stemmer joined still joins: a lemma's spelling variant ("preferr",
+    "programme") never splits a regular family."""
+    assert analyse(one) == analyse(other)
+
+
+@pytest.mark.parametrize(
+    ("word", "unlike"),
+    [
+        ("gone", "gan"),  # a chain: "gan" is itself "gin"'s form
+        ("las", "la"),  # three letters never lose one: an abbreviation
+        ("lbs", "lb"),
+        ("opera", "opus"),  # homographs the dictionary reads as rare forms
+        ("maria", "mare"),
+        ("skies", "ski"),
+        ("bet", "better"),
+    ],
+)
+def test_rare_readings_do_not_join_unrelated_words(word: str, unlike: str) -> None:
+    """The guard on the lemmatiser keeps unrelated words apart."""
+    assert analyse(word) != analyse(unlike)
+    assert len(analyse(word)) == 1
+
+
+def test_lemmas_never_make_a_stopword_or_leave_letters() -> None:
+    """A content word whose lemma is a stopword, or holds punctuation, keeps its own
+    stem ("outing" -> "out", "etc" -> "etc."); function words still vanish."""
+    stemmer = snowballstemmer.stemmer("english")
+    words = ["outing", "canning", "fewer", "etc"]
+    assert analyse(" ".join(words)) == [stemmer.stemWord(word) for word in words]
+    assert analyse("was were been being is are am") == []
+    assert analyse("I'd have bought it") == ["buy"]
+
+
+def test_lemmatiser_leaves_other_terms_alone() -> None:
+    """Digits, mixed identifiers, CJK, other scripts and capitalised names stay as the
+    stemmer alone gave them."""
+    assert analyse("2024 v2 mp3s 数据库 жизни") == ["2024", "v2", "mp3s", "数据", "据库", "жизни"]
+    assert analyse("Caroline Melanie June Monday") == ["carolin", "melani", "june", "monday"]
+
+
+def test_query_and_index_agree_on_lemmas() -> None:
+    """A question in base forms finds a text in irregular forms, and back."""
+    with closing(sqlite3.connect(":memory:")) as conn:
+        conn.execute(FTS_TABLE)
+        texts = {1: "Melanie bought two mice for the children", 2: "Caroline went hiking"}
+        conn.executemany(
+            "INSERT INTO t (rowid, terms) VALUES (?, ?)",
+            [(row, index_text(text)) for row, text in texts.items()],
+        )
+        assert search(conn, "What did Melanie buy?") == {1}
+        assert search(conn, "a mouse for the child") == {1}
+        assert search(conn, "Where does Caroline go?") == {2}
+        assert search(conn, "she buys") == {1}
+
+
+def test_warm_up_is_idempotent() -> None:
+    """Loading the lemmatiser's table ahead of use changes nothing but timing."""
+    before = analyse("bought")
+    warm_up()
+    warm_up()
+    assert analyse("bought") == before == ["buy"]
 
 
 def test_digits_pass_unchanged() -> None:

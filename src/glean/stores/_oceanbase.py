@@ -26,7 +26,7 @@ import attrs
 from opentelemetry.trace import SpanKind
 
 from ..vocabulary import _telemetry as tracing
-from ..vocabulary._analysis import index_text
+from ..vocabulary._analysis import index_text, warm_up
 from ..vocabulary._errors import NotFoundError, StoreError, StoreUnavailableError
 from ..vocabulary._evidence import Evidence, Pool
 from ..vocabulary._records import (
@@ -279,7 +279,7 @@ class OceanBaseStore:
                     revision = hit[1]
                 else:  # a new URI: the URI names the document
                     _, revision = await rows.supersede(cur, write, "rid", resource.uri)
-                searchable = " ".join(filter(None, (resource.abstract, resource.overview)))
+                searchable = rows.searchable(None, resource.abstract, resource.overview)
                 await rows.insert(
                     cur, write, resource.uri, revision, index_text(searchable), content,
                     abstract=resource.abstract, overview=resource.overview,
@@ -531,6 +531,8 @@ class OceanBaseStore:
         if self._ready and (self._dimension is not None or dimension is None):
             return
         if not self._ready:
+            # The lemmatiser's table, off this loop too: not in a first prepare's analysis.
+            await asyncio.to_thread(warm_up)
             await cur.execute(
                 "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
                 (self._database,),
@@ -568,6 +570,9 @@ class OceanBaseStore:
         for version in range(current + 1, sql.SCHEMA_VERSION + 1):
             for statement in sql.MIGRATIONS[version]:
                 await cur.execute(statement)
+            if version in sql.REANALYSED:  # records the version in its own transaction
+                await rows.reanalyse(cur, version)
+                continue
             await cur.execute(
                 "REPLACE INTO glean_meta (name, value) VALUES ('schema', %s)", (str(version),)
             )

@@ -4,11 +4,12 @@ per-scope counts and term frequencies that follow them."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import uuid
 from collections import Counter
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -25,6 +26,27 @@ if TYPE_CHECKING:
 
 #: The sortable time of a record without one.
 NO_TIME: Final = -1e18
+
+#: Records re-analysed per page of :func:`reanalyse`.
+REANALYSE_PAGE: Final = 2048
+
+#: A statement of the re-analysis that may take longer than the engine's default limit
+#: (``ob_query_timeout``, 10 s): a delete over every scope, or a wait for another
+#: process's re-analysis to commit. An hour, in microseconds.
+_UNHURRIED: Final = "/*+ QUERY_TIMEOUT(3600000000) */"
+#: A new ``terms`` for each of many existing records in one multi-row statement (an
+#: UPDATE per record is a round trip each: 15 s for 10,000 records on seekdb). Every
+#: key exists, so the placeholder values of the other NOT NULL columns are never used.
+_SET_TERMS: Final = (
+    "INSERT INTO glean_records (scope, family, k, rid, revision, live, content_hash,"
+    " created_ts, terms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " ON DUPLICATE KEY UPDATE terms = VALUES(terms)"
+)
+#: One page of records in key order, after a key (keyset pagination).
+_PAGE: Final = (
+    "SELECT scope, family, k, live, text, abstract, overview, created_at FROM glean_records"
+    " WHERE (scope, family, k) > (%s, %s, %s) ORDER BY scope, family, k LIMIT %s"
+)
 
 
 @attrs.define
@@ -86,7 +108,7 @@ async def insert(
     key = write.next_key()
     embedding = columns.get("embedding")
     analysed = terms.split()
-    indexed = " ".join(sql.indexed_term(term) for term in analysed)
+    indexed = column_terms(analysed)
     write.records.append(
         (
             write.scope_id, write.family, key, rid, revision, 1, columns.get("caller_key"),
@@ -117,9 +139,91 @@ async def insert_memory(
         thread=entry.thread, embedding=vector, caller_key=entry.key,
     )  # fmt: skip
     if at is not None:
-        said_on = at.astimezone(UTC).date()
-        days = mentioned_days(entry.text, said_on)
-        write.mentions += [(write.scope_id, "memory", key, low, high) for low, high in days]
+        write.mentions += mention_rows(write.scope_id, key, entry.text, at)
+
+
+def mention_rows(scope_id: str, key: int, text: str, at: datetime) -> list[tuple[Any, ...]]:
+    """The ``glean_mentions`` rows of a dated memory: the days its text names, resolved
+    against the day it was said."""
+    days = mentioned_days(text, at.astimezone(UTC).date())
+    return [(scope_id, "memory", key, low, high) for low, high in days]
+
+
+def column_terms(analysed: list[str]) -> str:
+    """Analysed terms as the FULLTEXT ``terms`` column holds them."""
+    return " ".join(sql.indexed_term(term) for term in analysed)
+
+
+def searchable(text: str | None, abstract: str | None, overview: str | None) -> str:
+    """What a record is indexed on: its text (a memory, experience or topic memory), or
+    a resource's abstract and overview (its body is read, never searched)."""
+    if text is not None:
+        return text
+    return " ".join(filter(None, (abstract, overview)))
+
+
+async def reanalyse(cur: Any, version: int) -> None:
+    """Derive again, with this code, everything kept from record text, and record schema
+    ``version``, in one transaction: every record version's ``terms`` column, each
+    scope's term frequencies and term totals, and the days memory texts name. Every
+    scope's write version moves, so no process serves a pool read before.
+
+    Several processes may open the database at once: the schema row is locked first,
+    and one that finds ``version`` recorded already does nothing. A failure rolls
+    everything back; the next open runs it again.
+    """
+    await cur.execute("BEGIN")
+    try:
+        await cur.execute(
+            f"SELECT {_UNHURRIED} value FROM glean_meta WHERE name = 'schema' FOR UPDATE"
+        )
+        found = await cur.fetchone()
+        if found is not None and int(found[0]) >= version:
+            await cur.execute("ROLLBACK")
+            return
+        await cur.execute(f"DELETE {_UNHURRIED} FROM glean_terms")
+        await cur.execute(f"DELETE {_UNHURRIED} FROM glean_mentions WHERE family = 'memory'")
+        frequencies: Counter[tuple[str, str, str]] = Counter()
+        totals: Counter[tuple[str, str]] = Counter()
+        after: tuple[Any, ...] = ("", "", -1)
+        while True:
+            await cur.execute(_PAGE, (*after, REANALYSE_PAGE))
+            page = await cur.fetchall()
+            if not page:
+                break
+            updates, mentions = [], []
+            for scope, family, key, live, text, abstract, overview, created_at in page:
+                analysed = index_text(searchable(text, abstract, overview)).split()
+                updates.append((scope, family, key, "", 0, 0, "", 0.0, column_terms(analysed)))
+                if live:
+                    totals[scope, family] += len(analysed)
+                    frequencies.update((scope, family, term) for term in set(analysed))
+                if family == "memory" and created_at is not None:
+                    at = datetime.fromisoformat(created_at)
+                    mentions += mention_rows(scope, key, text, at)
+            await cur.executemany(_SET_TERMS, updates)
+            if mentions:
+                await cur.executemany(sql.INSERT_MENTION, mentions)
+            after = tuple(page[-1][:3])
+        await cur.execute("UPDATE glean_counts SET term_total = 0")
+        if totals:
+            await cur.executemany(
+                "UPDATE glean_counts SET term_total = %s WHERE scope = %s AND family = %s",
+                [(total, scope, family) for (scope, family), total in totals.items()],
+            )
+        if frequencies:
+            await cur.executemany(
+                sql.COUNT_TERMS, [(*counted, df) for counted, df in frequencies.items()]
+            )
+        await cur.execute("UPDATE glean_scopes SET version = version + 1")
+        await cur.execute(
+            "REPLACE INTO glean_meta (name, value) VALUES ('schema', %s)", (str(version),)
+        )
+        await cur.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await cur.execute("ROLLBACK")
+        raise
 
 
 async def retire(cur: Any, write: Write, key: int) -> None:

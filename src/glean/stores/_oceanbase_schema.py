@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 #: The version :data:`MIGRATIONS` brings a database to.
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 #: Longest resource URI the ``rid`` column holds (bytes of an index key are bounded).
 MAX_RID_CHARS: Final = 2048
 
@@ -23,7 +23,8 @@ BASE_TABLES: Final = (
         value TEXT NOT NULL) {BIN}""",
 )
 
-#: Statements per schema version; version N's run once, in order, on a database at N-1.
+#: Statements per schema version; version N's run once, in order, on a database at N-1
+#: (each idempotent: processes opening one database at once may both run them).
 MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     1: (
         # The write version every process shares, and the next record key to hand out.
@@ -87,7 +88,15 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
             KEY by_thread (scope, family, thread, created_ts, k),
             FULLTEXT KEY by_terms (terms) WITH PARSER space) {BIN}""",
     ),
+    # Text analysed with the lemmatiser ("bought" meets "buy"): no new table, the
+    # derived data is re-derived (see ``REANALYSED``).
+    2: (),
 }
+
+#: Versions whose step also re-derives, in Python, everything kept from record text
+#: (``_oceanbase_rows.reanalyse``), after its statements: the migration of a change to
+#: text analysis or date extraction.
+REANALYSED: Final = frozenset({2})
 
 #: The searchable versions' vectors (a version leaving search leaves this table), made
 #: once the first vector fixes the dimension.

@@ -21,7 +21,7 @@ from opentelemetry.trace import SpanKind
 
 from ..embedders import fingerprint_of
 from ..vocabulary import _telemetry as tracing
-from ..vocabulary._analysis import index_text
+from ..vocabulary._analysis import index_text, warm_up
 from ..vocabulary._errors import InvalidRequestError, NotFoundError, StoreError
 from ..vocabulary._evidence import Evidence, Pool
 from ..vocabulary._families import rules
@@ -140,6 +140,7 @@ class SqliteStore:
 
     @classmethod
     def _open_sync(cls, database: str, readers: int) -> SqliteStore:
+        warm_up()  # here in a worker thread, not in the first prepare on the event loop
         try:
             conns = Connections(database, readers=readers)
         except sqlite3.Error as exc:
@@ -153,6 +154,7 @@ class SqliteStore:
             raise
         store = cls(conns, scopes, dimension, counts)
         store._threaded = threaded
+        store._vectors.persist_beside(database)  # large scopes' vector indexes
         return store
 
     async def aclose(self) -> None:
@@ -363,7 +365,7 @@ class SqliteStore:
                     revision = hit[1]
                 else:  # a new URI: the URI names the document
                     _, revision = rows.supersede(conn, written, "rid", resource.uri)
-                searchable = " ".join(filter(None, (resource.abstract, resource.overview)))
+                searchable = rows.searchable(None, resource.abstract, resource.overview)
                 row = rows.insert(
                     conn, "resource", key, resource.uri, revision, index_text(searchable),
                     abstract=resource.abstract, overview=resource.overview,

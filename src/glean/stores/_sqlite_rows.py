@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from collections import Counter
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -18,6 +19,9 @@ from . import _sqlite_schema as sql
 if TYPE_CHECKING:
     from ..vocabulary._families import Family
     from ..vocabulary._records import MemoryEntry, MemoryRef
+
+#: Records re-analysed per round trip of :func:`reanalyse`.
+_REANALYSE_BATCH: Final = 4096
 
 
 @attrs.frozen
@@ -71,14 +75,16 @@ def create_schema(
     found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
-    elif found[0] in ("1", "2", "3", "4"):
+    elif found[0] in ("1", "2", "3", "4", "5"):
         if found[0] == "1":
             _migrate_from_1(conn)
         if found[0] in ("1", "2"):
             _migrate_from_2(conn)
         if found[0] in ("1", "2", "3"):
             _migrate_from_3(conn)
-        _migrate_from_4(conn)
+        if found[0] in ("1", "2", "3", "4"):
+            _migrate_from_4(conn)
+        _migrate_from_5(conn)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (sql.SCHEMA_VERSION,))
     elif found[0] != sql.SCHEMA_VERSION:
         raise StoreError(f"database schema {found[0]} is not {sql.SCHEMA_VERSION}")
@@ -176,6 +182,58 @@ def _migrate_from_4(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE records ADD COLUMN caller_key TEXT")
 
 
+def _migrate_from_5(conn: sqlite3.Connection) -> None:
+    """Version 6 analyses text with a lemmatiser before the stemmer ("bought" meets
+    "buy"): everything derived from record text is derived again."""
+    reanalyse(conn)
+
+
+def reanalyse(conn: sqlite3.Connection) -> None:
+    """Derive again, with this code, everything the store keeps from record text: each
+    FTS5 table's terms (searchable records), the term statistics, and the days memory
+    texts name. The migration of any change to analysis or date extraction.
+
+    Runs in the caller's transaction. Python work is one ``index_text`` (and, for a
+    dated memory, one ``mentioned_days``) per record; rows go to SQLite in batches.
+    """
+    for table in sql.FTS_TABLES.values():  # a fresh table: faster than deleting rows
+        conn.execute(f"DROP TABLE {table}")
+        _run(conn, sql.FTS_DDL.format(table=table))
+    conn.execute("DELETE FROM term_stats")
+    conn.execute("DELETE FROM mentioned_days WHERE family = 'memory'")
+    frequencies: Counter[tuple[str, int, str]] = Counter()
+    records = conn.execute(
+        "SELECT row, family, scope_key, live, text, abstract, overview, created_at"
+        " FROM records WHERE live = 1 OR (family = 'memory' AND created_at IS NOT NULL)"
+    )
+    while batch := records.fetchmany(_REANALYSE_BATCH):
+        indexed: dict[Family, list[tuple[int, str]]] = {}
+        mentions: list[tuple[Any, ...]] = []
+        for row, family, key, live, text, abstract, overview, created_at in batch:
+            if live:
+                terms = index_text(searchable(text, abstract, overview))
+                indexed.setdefault(family, []).append((row, sql.scoped_terms(key, terms)))
+                frequencies.update((family, key, term) for term in counted(terms))
+            if family == "memory" and created_at is not None:
+                mentions += mention_rows(row, key, text, datetime.fromisoformat(created_at))
+        for family, values in indexed.items():
+            table = sql.FTS_TABLES[family]
+            conn.executemany(f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", values)
+        conn.executemany(sql.INSERT_MENTION, mentions)
+    conn.executemany(
+        "INSERT INTO term_stats (family, scope_key, term, df) VALUES (?, ?, ?, ?)",
+        [(*family_scope_term, df) for family_scope_term, df in frequencies.items()],
+    )
+
+
+def searchable(text: str | None, abstract: str | None, overview: str | None) -> str:
+    """What a record is indexed on: its text (a memory, experience or topic memory), or
+    a resource's abstract and overview (its body is read, never searched)."""
+    if text is not None:
+        return text
+    return " ".join(filter(None, (abstract, overview)))
+
+
 def keyed(
     conn: sqlite3.Connection, family: Family, key: int, caller_key: str, columns: str
 ) -> tuple[Any, ...] | None:
@@ -217,13 +275,14 @@ def record_mentions(
     conn: sqlite3.Connection, row: int, key: int, text: str, created_at: datetime | None
 ) -> None:
     """Keep the days a memory's text names, resolved against the day it was said."""
-    if created_at is None:
-        return
+    if created_at is not None:
+        conn.executemany(sql.INSERT_MENTION, mention_rows(row, key, text, created_at))
+
+
+def mention_rows(row: int, key: int, text: str, created_at: datetime) -> list[tuple[Any, ...]]:
+    """The ``mentioned_days`` rows of a dated memory."""
     said_on = created_at.astimezone(UTC).date()
-    conn.executemany(
-        sql.INSERT_MENTION,
-        [(row, "memory", key, start, end) for start, end in mentioned_days(text, said_on)],
-    )
+    return [(row, "memory", key, start, end) for start, end in mentioned_days(text, said_on)]
 
 
 def scope_key(conn: sqlite3.Connection, scope_id: str) -> int:
@@ -260,8 +319,13 @@ def insert(
 
 def count_terms(conn: sqlite3.Connection, family: Family, key: int, terms: str, step: int) -> None:
     """Keep the scope's document frequencies in step with what is searchable."""
-    distinct = {sql.DOCUMENTS, *terms.split()}
-    conn.executemany(sql.COUNT_TERMS, [(family, key, term, step) for term in distinct])
+    conn.executemany(sql.COUNT_TERMS, [(family, key, term, step) for term in counted(terms)])
+
+
+def counted(terms: str) -> set[str]:
+    """What one searchable record adds 1 to in ``term_stats``: each distinct term, and
+    the documents count (``sql.DOCUMENTS``)."""
+    return {sql.DOCUMENTS, *terms.split()}
 
 
 def insert_memory(

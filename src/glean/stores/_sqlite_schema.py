@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
     from ..vocabulary._families import Family
 
-SCHEMA_VERSION: Final = "5"
+#: Version 6 holds text analysed with the lemmatiser (see ``_sqlite_rows.reanalyse``).
+SCHEMA_VERSION: Final = "6"
 
 #: ``records.created_ts`` of a record saved without ``created_at``: before every real
 #: time, so a thread orders such records first and no time window ever selects them.
@@ -125,8 +126,8 @@ SELECT row, created_ts FROM records
 WHERE family = ? AND scope_key = ? AND live = 1 AND created_ts >= ? AND created_ts < ? LIMIT ?
 """
 #: Live records whose text names a span overlapping a window and no wider than the
-#: window allows (a named span is at most ``MENTION_SPAN``, so only starts from that
-#: long before the window can overlap it).
+#: window allows (``TimeWindow.widest_mention``: so only starts from that long before
+#: the window can count).
 MENTIONING: Final = """
 SELECT d.row FROM mentioned_days d JOIN records r ON r.row = d.row
 WHERE d.family = ? AND d.scope_key = ? AND d.start_ts >= ? AND d.start_ts < ? AND d.end_ts > ?

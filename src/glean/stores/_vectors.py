@@ -41,6 +41,10 @@ class VectorMatrix:
     def __len__(self) -> int:
         return self._count
 
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
     def add(self, rows: Rows, vectors: Matrix) -> None:
         """Append vectors for newly written rows; rows already present are skipped (a
         search may have loaded them from the database after their write committed)."""

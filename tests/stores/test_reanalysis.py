@@ -1,0 +1,256 @@
+"""Stores written with an older text analysis are re-analysed when opened: SQLite
+schema 5 -> 6 and OceanBase schema 1 -> 2 re-derive every term, term statistic and
+named day from the records' text, as a store written now would hold them."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import numpy as np
+import pytest
+import snowballstemmer
+
+import glean
+from glean.stores import OceanBaseStore, PoolRequest, SqliteStore
+from glean.vocabulary import _analysis
+from glean.vocabulary._analysis import analyse_query
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+
+MAY_8 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
+QUESTION = "What to buy?"  # one term: "buy"
+_SNOWBALL = snowballstemmer.stemmer("english")
+
+
+def snowball_term(word: str) -> str:
+    """``_term`` as it was before the lemmatiser: Snowball alone."""
+    if 2 < len(word) < 64 and "a" <= word[-1] <= "z":
+        stem: str = _SNOWBALL.stemWord(word)
+        return stem
+    return word
+
+
+def vectors(count: int) -> Any:
+    return np.repeat(np.eye(4, dtype=np.float32)[:1], count, axis=0)
+
+
+def dated(text: str, hours: int, thread: str | None = None) -> glean.MemoryEntry:
+    return glean.MemoryEntry(text=text, created_at=MAY_8 + timedelta(hours=hours), thread=thread)
+
+
+async def write_scenario(store: Any) -> None:
+    """Every family in two scopes, a retired memory version, and texts whose irregular
+    forms ("bought", "went", "children", "mice", "taught") the two analyses treat
+    apart."""
+    await store.bind_embedder("test", 4)
+    entries = [
+        dated("Caroline bought a guitar on May 7, 2023", 0, thread="t"),
+        dated("Melanie went camping with the children", 1, thread="t"),
+        dated("they ate at the new place", 2),
+        glean.MemoryEntry(text="undated: the mice ran off"),
+    ]
+    refs = await store.add_memories("c", entries, vectors(len(entries)))
+    await store.update_memory(refs[2], dated("they ate pizza; the geese flew by", 3), vectors(1))
+    await store.add_memories("d", [dated("Bob taught the children chess", 0)], vectors(1))
+    experience = glean.Experience(
+        situation="the build broke", action="we rebuilt it", outcome="it ran", lesson="pin"
+    )
+    await store.add_experiences("c", [experience])
+    topic = glean.TopicMemory(title="Shopping", text="Caroline bought strings and picks")
+    await store.add_topic_memories("c", [topic], vectors(1))
+    resource = glean.Resource(
+        uri="file://notes", body="body", abstract="What we bought", overview="Mice, children"
+    )
+    await store.add_resources("c", [resource], vectors(1))
+
+
+async def found_by_question(store: Any) -> list[str]:
+    """The texts the lexical channel finds in scope "c" for QUESTION."""
+    pool = await store.retrieve("memory", "c", PoolRequest(analyse_query(QUESTION), None, 16))
+    evidence = await store.evidence("memory", "c", pool.lexical_keys.tolist())
+    return [evidence[key].text for key in pool.lexical_keys.tolist()]
+
+
+# -- SQLite ---------------------------------------------------------------------------
+
+
+def sqlite_state(path: Path) -> dict[str, Any]:
+    """Everything derived from text, keyed by scope, record text (a resource: its URI)
+    and revision rather than row, so two files written alike compare equal. Document
+    frequencies of 0 are history (a term whose records were all retired), not content:
+    they are left out."""
+    with sqlite3.connect(path) as conn:
+        stats = conn.execute(
+            "SELECT t.family, s.scope, t.term, t.df FROM term_stats t"
+            " JOIN scopes s USING (scope_key) WHERE t.df > 0 ORDER BY 1, 2, 3"
+        ).fetchall()
+        terms = {
+            table: conn.execute(
+                f"SELECT s.scope, coalesce(r.text, r.rid), r.revision, f.terms FROM {table} f"
+                " JOIN records r ON r.row = f.rowid JOIN scopes s USING (scope_key)"
+                " ORDER BY 1, 2, 3"
+            ).fetchall()
+            for table in ("fts_memory", "fts_experience", "fts_topic", "fts_resource")
+        }
+        days = conn.execute(
+            "SELECT s.scope, r.text, r.revision, d.start_ts, d.end_ts FROM mentioned_days d"
+            " JOIN records r USING (row) JOIN scopes s ON s.scope_key = r.scope_key"
+            " ORDER BY 1, 2, 3, 4"
+        ).fetchall()
+        schema = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0]
+    return {"stats": stats, "terms": terms, "days": days, "schema": schema}
+
+
+def make_version_5(path: Path) -> None:
+    """Mark a file written with Snowball-only analysis as schema 5, and spoil its named
+    days, which the migration must derive again too."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema'")
+        conn.execute("DELETE FROM mentioned_days WHERE start_ts > 0")
+        conn.execute("INSERT INTO mentioned_days VALUES (1, 'memory', 1, 0, 86400)")
+
+
+async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema 5 file, analysed by Snowball alone, is opened by this code: a question
+    in the base form ("buy") finds the entry that says "bought", and every term, term
+    statistic and named day equals what a store written now holds. Opening it again,
+    or migrating it twice, changes nothing."""
+    old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
+    with monkeypatch.context() as patch:
+        patch.setattr(_analysis, "_term", snowball_term)
+        store = await SqliteStore.open(str(old))
+        await write_scenario(store)
+        assert await found_by_question(store) == []  # "bought" is not "buy" for Snowball
+        await store.aclose()
+    make_version_5(old)
+    before = sqlite_state(old)
+
+    store = await SqliteStore.open(str(old))
+    assert await found_by_question(store) == ["Caroline bought a guitar on May 7, 2023"]
+    await store.aclose()
+    store = await SqliteStore.open(str(fresh))
+    await write_scenario(store)
+    await store.aclose()
+
+    migrated, expected = sqlite_state(old), sqlite_state(fresh)
+    assert migrated == expected
+    assert migrated["schema"] == "6"
+    assert migrated["terms"] != before["terms"]
+    assert migrated["stats"] != before["stats"]
+    assert migrated["days"] != before["days"]
+    assert [text for _, text, *_ in migrated["days"]] == ["Caroline bought a guitar on May 7, 2023"]
+    with sqlite3.connect(old) as conn:  # no statistic left at 0 by the old history
+        assert conn.execute("SELECT count(*) FROM term_stats WHERE df <= 0").fetchone() == (0,)
+
+    store = await SqliteStore.open(str(old))  # schema 6 now: nothing to do
+    await store.aclose()
+    assert sqlite_state(old) == expected
+    with sqlite3.connect(old) as conn:
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema'")
+    store = await SqliteStore.open(str(old))  # the migration again, on its own output
+    assert await found_by_question(store) == ["Caroline bought a guitar on May 7, 2023"]
+    await store.aclose()
+    assert sqlite_state(old) == expected
+
+
+# -- OceanBase --------------------------------------------------------------------------
+
+
+async def admin(socket: str, statement: str, args: Any = None) -> list[Any]:
+    """Run one statement on a connection of its own, outside any store."""
+    from glean.stores._bridge import LoopThread
+
+    bridge = LoopThread("test-admin")
+
+    async def work() -> list[Any]:
+        import asyncmy
+
+        conn = await asyncmy.connect(unix_socket=socket, user="root", autocommit=True)
+        try:
+            async with conn.cursor() as cur:
+                await cur.execute(statement, args)
+                return list(await cur.fetchall())
+        finally:
+            conn.close()
+
+    try:
+        return await bridge.run(work)
+    finally:
+        bridge.close()
+
+
+async def oceanbase_state(socket: str, database: str) -> dict[str, Any]:
+    """Everything the OceanBase store derives from text (term frequencies of 0 left
+    out, as for SQLite), and the schema version."""
+    queries = {
+        "terms": "SELECT scope, family, k, live, terms FROM {db}.glean_records ORDER BY 1, 2, 3",
+        "stats": "SELECT scope, family, term, df FROM {db}.glean_terms WHERE df > 0"
+        " ORDER BY 1, 2, 3",
+        "totals": "SELECT scope, family, live_rows, threaded, term_total FROM {db}.glean_counts"
+        " ORDER BY 1, 2",
+        "days": "SELECT scope, family, k, low, high FROM {db}.glean_mentions ORDER BY 1, 2, 3, 4",
+        "schema": "SELECT value FROM {db}.glean_meta WHERE name = 'schema'",
+    }
+    return {name: await admin(socket, query.format(db=database)) for name, query in queries.items()}
+
+
+async def test_an_oceanbase_store_of_the_older_analysis_is_reanalysed(
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on OceanBase (schema 1 -> 2): the analysed column, term statistics,
+    term totals and named days equal a database written now; running the step again
+    changes nothing, even when two stores (two processes, say) open it at once."""
+    with monkeypatch.context() as patch:
+        patch.setattr(_analysis, "_term", snowball_term)
+        store = oceanbase()
+        await write_scenario(store)
+        assert await found_by_question(store) == []
+        await store.aclose()
+    database = store._database
+    await admin(seekdb, f"UPDATE {database}.glean_meta SET value = '1' WHERE name = 'schema'")
+    await admin(seekdb, f"DELETE FROM {database}.glean_mentions")  # spoilt, to derive again
+    await admin(seekdb, f"UPDATE {database}.glean_counts SET term_total = term_total + 99")
+    before = await oceanbase_state(seekdb, database)
+    versions = await admin(seekdb, f"SELECT scope, version FROM {database}.glean_scopes")
+
+    store = oceanbase()
+    assert await found_by_question(store) == ["Caroline bought a guitar on May 7, 2023"]
+    await store.aclose()
+    other = f"t_{uuid.uuid4().hex[:12]}"
+    fresh = OceanBaseStore(unix_socket=seekdb, database=other)
+    await write_scenario(fresh)
+    await fresh.aclose()
+
+    migrated, expected = (
+        await oceanbase_state(seekdb, database),
+        await oceanbase_state(seekdb, other),
+    )
+    assert migrated == expected
+    assert migrated["schema"] == [("2",)]
+    assert migrated["terms"] != before["terms"]
+    assert migrated["stats"] != before["stats"]
+    assert migrated["days"]
+    assert not before["days"]
+    assert migrated["totals"] != before["totals"]
+    moved = await admin(seekdb, f"SELECT scope, version FROM {database}.glean_scopes")
+    assert {scope: version + 1 for scope, version in versions} == dict(moved)
+
+    await admin(seekdb, f"UPDATE {database}.glean_meta SET value = '1' WHERE name = 'schema'")
+    stores = [oceanbase(), oceanbase()]  # the step again, on its own output, by two at once
+    async with anyio.create_task_group() as group:
+        for store in stores:
+            group.start_soon(store.bind_embedder, "test", 4)
+    for store in stores:
+        await store.aclose()
+    assert await oceanbase_state(seekdb, database) == expected
+    await admin(seekdb, f"DROP DATABASE {other}")
