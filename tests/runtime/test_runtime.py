@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import threading
 from datetime import UTC, datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -463,3 +465,24 @@ async def test_open_runtime_accepts_an_opentelemetry_provider() -> None:
         embedder=glean.HashingEmbedder(), tracer_provider=NoOpTracerProvider()
     ) as rt:
         await rt.add_memories("s", [glean.MemoryEntry(text="kestrel fact")])
+
+
+async def test_opening_a_runtime_loads_the_lemma_table_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whatever the store, the lemmatiser's table is loaded when the runtime opens, in a
+    worker thread, so no prepare's query analysis pays it on the host's loop."""
+    from glean.vocabulary import _analysis
+
+    loaded_in: list[threading.Thread] = []
+    real = _analysis._dictionary.__wrapped__
+
+    @functools.cache
+    def spied() -> Any:
+        loaded_in.append(threading.current_thread())
+        return real()
+
+    monkeypatch.setattr(_analysis, "_dictionary", spied)
+    async with glean.open_runtime(store=glean.stores.MemoryStore()):
+        assert len(loaded_in) == 1
+    assert loaded_in[0] is not threading.main_thread()

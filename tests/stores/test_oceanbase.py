@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 
-async def _admin(socket: str, statement: str, args: Any = None) -> list[Any]:
+async def admin(socket: str, statement: str, args: Any = None) -> list[Any]:
     """Run one statement on a connection of its own, outside any store."""
     from glean.stores._bridge import LoopThread
 
@@ -50,11 +50,11 @@ async def _admin(socket: str, statement: str, args: Any = None) -> list[Any]:
 
 async def _drop_connections(socket: str, database: str) -> int:
     """Kill every connection the engine holds open on ``database``."""
-    found = await _admin(
+    found = await admin(
         socket, "SELECT id FROM information_schema.processlist WHERE db = %s", (database,)
     )
     for (connection,) in found:
-        await _admin(socket, f"KILL {int(connection)}")
+        await admin(socket, f"KILL {int(connection)}")
     return len(found)
 
 
@@ -97,9 +97,9 @@ async def test_schema_creation_is_idempotent_and_versioned(
     await first.bind_embedder("hashing", 8)
     await second.bind_embedder("hashing", 8)
     database = first._database
-    rows = await _admin(seekdb, f"SELECT value FROM {database}.glean_meta WHERE name = 'schema'")
+    rows = await admin(seekdb, f"SELECT value FROM {database}.glean_meta WHERE name = 'schema'")
     assert rows == [("2",)]
-    await _admin(seekdb, f"UPDATE {database}.glean_meta SET value = '99' WHERE name = 'schema'")
+    await admin(seekdb, f"UPDATE {database}.glean_meta SET value = '99' WHERE name = 'schema'")
     newer = oceanbase()
     with pytest.raises(glean.StoreError, match="newer than this glean"):
         await newer.bind_embedder("hashing", 8)

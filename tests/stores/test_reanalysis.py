@@ -19,6 +19,8 @@ from glean.stores import OceanBaseStore, PoolRequest, SqliteStore
 from glean.vocabulary import _analysis
 from glean.vocabulary._analysis import analyse_query
 
+from .test_oceanbase import admin
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
@@ -164,29 +166,6 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
 
 
 # -- OceanBase --------------------------------------------------------------------------
-
-
-async def admin(socket: str, statement: str, args: Any = None) -> list[Any]:
-    """Run one statement on a connection of its own, outside any store."""
-    from glean.stores._bridge import LoopThread
-
-    bridge = LoopThread("test-admin")
-
-    async def work() -> list[Any]:
-        import asyncmy
-
-        conn = await asyncmy.connect(unix_socket=socket, user="root", autocommit=True)
-        try:
-            async with conn.cursor() as cur:
-                await cur.execute(statement, args)
-                return list(await cur.fetchall())
-        finally:
-            conn.close()
-
-    try:
-        return await bridge.run(work)
-    finally:
-        bridge.close()
 
 
 async def oceanbase_state(socket: str, database: str) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from ..vocabulary import (
     validate_request,
     validate_scope,
 )
+from ..vocabulary._analysis import warm_up
 from ..vocabulary._records import topic_text
 from . import _writes
 from ._options import RuntimeOptions
@@ -298,6 +299,9 @@ async def open_runtime(
     if embedder is None:
         embedder = default_embedder()
     try:
+        # Every query is analysed on the host's loop: load the lemmatiser's table
+        # (about 0.3 s, once a process) in a worker thread now, whatever the store.
+        await anyio.to_thread.run_sync(warm_up)
         await store.bind_embedder(fingerprint_of(embedder), embedder.dimension)
     except BaseException:
         with anyio.CancelScope(shield=True):

@@ -26,7 +26,7 @@ import attrs
 from opentelemetry.trace import SpanKind
 
 from ..vocabulary import _telemetry as tracing
-from ..vocabulary._analysis import index_text, warm_up
+from ..vocabulary._analysis import index_text
 from ..vocabulary._errors import NotFoundError, StoreError, StoreUnavailableError
 from ..vocabulary._evidence import Evidence, Pool
 from ..vocabulary._records import (
@@ -531,8 +531,6 @@ class OceanBaseStore:
         if self._ready and (self._dimension is not None or dimension is None):
             return
         if not self._ready:
-            # The lemmatiser's table, off this loop too: not in a first prepare's analysis.
-            await asyncio.to_thread(warm_up)
             await cur.execute(
                 "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
                 (self._database,),

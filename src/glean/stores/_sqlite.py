@@ -21,7 +21,7 @@ from opentelemetry.trace import SpanKind
 
 from ..embedders import fingerprint_of
 from ..vocabulary import _telemetry as tracing
-from ..vocabulary._analysis import index_text, warm_up
+from ..vocabulary._analysis import index_text
 from ..vocabulary._errors import InvalidRequestError, NotFoundError, StoreError
 from ..vocabulary._evidence import Evidence, Pool
 from ..vocabulary._families import rules
@@ -140,7 +140,6 @@ class SqliteStore:
 
     @classmethod
     def _open_sync(cls, database: str, readers: int) -> SqliteStore:
-        warm_up()  # here in a worker thread, not in the first prepare on the event loop
         try:
             conns = Connections(database, readers=readers)
         except sqlite3.Error as exc:

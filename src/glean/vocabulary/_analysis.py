@@ -353,7 +353,7 @@ def warm_up() -> None:
     """Load the lemmatiser's English table now (about 0.3 s and 20 MB, once a process).
 
     Otherwise the first analysis pays it, which may be a prepare's query on the event
-    loop. Blocking: call it from a worker thread where a store or a runtime opens.
+    loop. Blocking: ``open_runtime`` calls it in a worker thread.
     """
     _dictionary()
 
