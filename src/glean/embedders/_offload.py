@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Final
 
 import anyio.to_thread
 
+from ..vocabulary._turns import loop_turn
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -27,7 +29,9 @@ INLINE_CHARS: Final = 512
 async def embed_nearby(
     embed_sync: Callable[[Sequence[str]], npt.NDArray[np.float32]], texts: Sequence[str]
 ) -> npt.NDArray[np.float32]:
-    """``embed_sync(texts)``, inline when the batch is short, else in a worker thread."""
+    """``embed_sync(texts)``, inline (in the loop's turn) when the batch is short, else in
+    a worker thread."""
     if sum(len(text) for text in texts) <= INLINE_CHARS:
-        return embed_sync(texts)
+        async with loop_turn():
+            return embed_sync(texts)
     return await anyio.to_thread.run_sync(embed_sync, texts)

@@ -30,7 +30,12 @@ from ..recall import (
     reachable,
 )
 from ..recall import _gate as gate
-from ..vocabulary import PrepareFailedError, PrepareTimeoutError, StoreUnavailableError
+from ..vocabulary import (
+    PrepareFailedError,
+    PrepareTimeoutError,
+    StoreUnavailableError,
+    loop_turn,
+)
 from ._committed import Committed
 from ._search import RoundSettings, Searcher, SearchOutcome, SearchSpec, search_specs
 from ._shares import FairShares
@@ -130,7 +135,8 @@ class Coordinator:
         }
         shares = FairShares(specs, specs, settings.room, delays, _held(request))
         state = await self._round_zero(specs, settings, started, delays, shares)
-        build = packer.pack(state.candidates)
+        async with loop_turn():
+            build = packer.pack(state.candidates)
         rounds, reason = 1, "disabled"
         if self._policy is not None:
             rounds, reason, build = await self._expand(
@@ -164,7 +170,8 @@ class Coordinator:
             span.set_attribute("glean.recall.round.committed", not scope.cancelled_caught)
         if scope.cancelled_caught:
             raise PrepareTimeoutError("round 0 did not finish before its deadline")
-        return Committed.round_zero(specs, outcomes, settings, self._limits, delays)
+        async with loop_turn():
+            return Committed.round_zero(specs, outcomes, settings, self._limits, delays)
 
     async def _expand(
         self,
@@ -182,7 +189,8 @@ class Coordinator:
         assert self._policy is not None
         rounds = 1
         while True:
-            assessment = self._assess(query, state, build, request.max_bytes)
+            async with loop_turn():
+                assessment = self._assess(query, state, build, request.max_bytes)
             exhausted = assessment.reason == gate.POOL_EXHAUSTED
             if state.steps >= self._policy.max_expansions and (
                 exhausted or not assessment.sufficient
@@ -193,7 +201,8 @@ class Coordinator:
                 return rounds, assessment.reason, build
             settings = self._expansion_settings(rounds, state)
             state.steps += 1
-            runnable, idle = self._split_idle(state, settings)
+            async with loop_turn():
+                runnable, idle = self._split_idle(state, settings)
             if not runnable:
                 continue  # the step has nothing to search: no round runs, none is counted
             rounds += 1
@@ -203,8 +212,9 @@ class Coordinator:
             if stopped is not None:
                 state.candidates_by_round.append(state.candidates_by_round[-1])
                 return rounds, stopped, build
-            if state.commit(staged, settings, self._limits):
-                build = packer.pack(state.candidates)
+            async with loop_turn():
+                if state.commit(staged, settings, self._limits):
+                    build = packer.pack(state.candidates)
 
     def _expansion_settings(self, index: int, state: Committed) -> RoundSettings:
         """The next expansion round: the expander's step over the committed pools, with

@@ -18,7 +18,7 @@ import anyio
 import attrs
 
 from ..builder import FitMemo
-from ..vocabulary import PrepareTimeoutError, analyse_query, rules, tracer
+from ..vocabulary import PrepareTimeoutError, analyse_query, loop_turn, rules, tracer
 from ._packer import Packer
 from ._stages import digest_pack, plan_queries
 
@@ -119,7 +119,8 @@ class Preparer:
             )
             span.set_attribute("glean.stage.outcome", planned)
             span.set_attribute("glean.stage.queries", len(texts))
-        queries = tuple(analyse_query(text) for text in texts)
+        async with loop_turn():
+            queries = tuple(analyse_query(text) for text in texts)
         vectors = await self._embed(request, texts)
         unsearched = await self._read_unsearched(request)
         packer = Packer(

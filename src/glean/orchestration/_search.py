@@ -17,7 +17,7 @@ import attrs
 
 from ..builder import needs_body
 from ..recall import FamilySearch, FusionWeights, admit, fuse, with_neighbours
-from ..vocabulary import PoolRequest, rules
+from ..vocabulary import PoolRequest, loop_turn, rules
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -189,7 +189,8 @@ class Searcher:
             )
             pool = await self._store.retrieve(spec.family, spec.scope_id, request)
         terms = pool.counted_terms(len(settings.queries[spec.query].terms))
-        search = fuse(admit(pool, terms, settings.floor), terms, settings.weights)
+        async with loop_turn():
+            search = fuse(admit(pool, terms, settings.floor), terms, settings.weights)
         known = settings.known.get(spec, frozenset())
         ranked, joined = await self._with_neighbours(spec, settings, search, known)
         fresh = tuple(key for key in ranked if key not in known)

@@ -13,7 +13,6 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio.lowlevel
 import anyio.to_thread
 import attrs
 import numpy as np
@@ -37,6 +36,7 @@ from ..vocabulary._records import (
     experience_text,
     topic_text,
 )
+from ..vocabulary._turns import loop_turn
 from . import _sqlite_rows as rows
 from . import _sqlite_schema as sql
 from . import _sqlite_search as search
@@ -562,8 +562,8 @@ class SqliteStore:
         with self._span(operation):
             try:
                 if inline:
-                    await anyio.lowlevel.checkpoint()
-                    done, result = self._conns.read_inline(work)
+                    async with loop_turn():
+                        done, result = self._conns.read_inline(work)
                     if done:
                         return result  # type: ignore[return-value]
                 return await self._conns.read(work)
