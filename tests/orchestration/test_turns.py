@@ -17,7 +17,7 @@ import pytest
 
 import glean
 from glean.embedders import _hashing
-from glean.orchestration import _coordinator, _packer, _prepare, _search
+from glean.orchestration import _committed, _packer, _prepare, _search
 from glean.stores import _connections
 from tests.vocabulary.test_turns import longest_run
 
@@ -47,7 +47,7 @@ def stages(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         (_hashing.HashingEmbedder, "embed_sync"): "embed",
         (_connections.Connections, "read_inline"): "read",
         (_search, "fuse"): "fuse",
-        (_coordinator.Committed, "round_zero"): "commit",
+        (_committed.Committed, "round_zero"): "commit",
         (_packer.Packer, "pack"): "fit",
     }
     for (owner, name), stage in patches.items():
