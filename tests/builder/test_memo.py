@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING
 
 import pytest
@@ -86,3 +87,28 @@ def test_a_resource_served_with_its_body_is_never_kept() -> None:
     )  # fmt: skip
     assert [delivered.tier for delivered in result.delivered] == ["full"]
     assert len(memo) == 0
+
+
+def test_entries_the_memo_drops_are_freed_at_once_not_left_to_the_collector() -> None:
+    """An evicted entry holds no reference cycle: it is freed when the memo lets go,
+    instead of waiting in the oldest generation for a full garbage collection (which
+    stalls the host's event loop for tens of milliseconds)."""
+    memo = FitMemo(Limits(), capacity=2)
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for batch in range(5):
+            items = [memory(f"m{batch}-{n}", f"note {n} of batch {batch}") for n in range(4)]
+            build_context(
+                {"memory": items}, max_bytes=8000, sections=None, detail={},
+                limits=Limits(), memo=memo,
+            )  # fmt: skip
+        gc.collect()
+        left = [type(found).__name__ for found in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert len(memo) == 2
+    assert left == []

@@ -73,7 +73,6 @@ class Candidate:
     ladder: tuple[Rung, ...]
     _literals: dict[int, tuple[str, int]] = attrs.field(factory=dict)
     _top: Placement | object | None = attrs.field(default=_UNSET, eq=False, repr=False)
-    _fitted: Fitted | object | None = attrs.field(default=_UNSET, eq=False, repr=False)
 
     @classmethod
     def from_evidence(cls, evidence: Evidence, ceiling: Tier, limits: Limits) -> Candidate:
@@ -85,13 +84,6 @@ class Candidate:
         if self._top is _UNSET:
             self._top = _whole(self, 0, sys.maxsize) if self.ladder else None
         return self._top  # type: ignore[return-value]
-
-    def fitted_whole(self) -> Fitted | None:
-        """The item served whole at its ceiling rung, as fitted (computed once)."""
-        if self._fitted is _UNSET:
-            top = self.top()
-            self._fitted = None if top is None else Fitted(self, top)
-        return self._fitted  # type: ignore[return-value]
 
     def literal(self, rung: int) -> tuple[str, int]:
         """A rung's whole content as a JSON literal, with its byte length (computed once)."""
@@ -259,9 +251,11 @@ class _Placer:
             if room < item_floor_bytes(evidence):
                 return None  # a spent budget drops the rest without encoding them
             candidate = self.memo.candidate(evidence, ceiling)
-        whole = candidate.fitted_whole()
-        if whole is not None and whole.placement.size <= room:
-            return whole
+        # A new Fitted each time: one kept on the candidate would point back at it, and a
+        # cycle outlives the memo's eviction until a full garbage collection.
+        top = candidate.top()
+        if top is not None and top.size <= room:
+            return Fitted(candidate, top)
         placement = fit_item(candidate, room, self.limits)
         return None if placement is None else Fitted(candidate, placement)
 
