@@ -145,3 +145,14 @@ def test_a_bare_weekday_in_a_question_names_no_day(text: str, question: bool, na
     one: it names no day (so the time channel does not fill a pack with last Sunday's
     records). "last"/"this" Sunday still does, and so does "on Sunday" in a memory."""
     assert bool(extract_dates(text, question=question)) == named
+
+
+@pytest.mark.parametrize("offset", range(480, 530, 3))
+def test_a_date_on_the_cut_between_two_pieces_of_a_long_text_is_found_once(
+    offset: int,
+) -> None:
+    """A long text is scanned in pieces of 512 characters; a date straddling a cut is
+    found whole, once, wherever the cut falls."""
+    text = "x" * offset + " we met on May 7, 2023 and again 3 days ago " + "filler " * 300
+    found = extract_dates(text)
+    assert [mention.phrase for mention in found] == ["May 7, 2023", "3 days ago"]

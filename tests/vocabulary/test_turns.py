@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 import anyio
 import anyio.lowlevel
 import pytest
 
 from glean.vocabulary import loop_turn
+from glean.vocabulary._turns import pieces
 
 pytestmark = pytest.mark.anyio
 
@@ -66,3 +69,60 @@ def test_each_run_of_an_event_loop_has_a_turn_of_its_own() -> None:
         return first
 
     assert anyio.run(same_within_a_run) is not anyio.run(same_within_a_run)
+
+
+@pytest.mark.parametrize("size", [32, 64, 4096])
+def test_pieces_cover_a_text_exactly_and_cut_only_after_whitespace(size: int) -> None:
+    words = [("word" * (n % 5 + 1)) for n in range(3000)]
+    text = " ".join(words[:1500]) + "\n" + " ".join(words[1500:])
+    spans = list(pieces(text, size))
+    assert spans[0][0] == 0
+    assert spans[-1][1] == len(text)
+    assert all(end == start for (_, end), (start, _) in itertools.pairwise(spans))
+    assert all(end - start <= size for start, end in spans)
+    assert all(text[end - 1] in " \n" for _, end in spans[:-1])
+
+
+def test_a_piece_without_whitespace_is_cut_at_its_size() -> None:
+    assert list(pieces("x" * 10, 4)) == [(0, 4), (4, 8), (8, 10)]
+    assert list(pieces("short", 4096)) == [(0, 5)]
+    assert list(pieces("", 4096)) == [(0, 0)]
+
+
+def test_a_worker_thread_lets_the_loop_in_between_pieces_of_a_long_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from glean.vocabulary import _analysis, _dates
+
+    calls: list[str] = []
+    for module in (_analysis, _dates):
+        name = module.__name__
+        monkeypatch.setattr(module, "let_loop_in", lambda name=name: calls.append(name))
+    sentence = "we met on May 7, 2023 and talked for hours "
+    text = sentence * 5000  # 215 kB
+    assert _analysis.analyse(text) == _analysis.analyse(sentence) * 5000
+    assert calls.count(_analysis.__name__) == len(list(pieces(text)))
+    assert len(_dates.extract_dates(text)) == 5000
+    assert calls.count(_dates.__name__) >= len(text) // 512
+
+
+def test_a_worker_gives_up_the_gil_once_per_couple_of_milliseconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Giving the GIL up costs a zero sleep (~75 µs): it happens once ``YIELD_EVERY``
+    has passed since the thread last did, not on every call."""
+    from glean.vocabulary import _turns
+
+    clock = [100.0]
+    sleeps: list[float] = []
+
+    def tick() -> float:
+        clock[0] += 0.0001  # each call: a tenth of a millisecond of work
+        return clock[0]
+
+    monkeypatch.setattr(_turns.time, "perf_counter", tick)
+    monkeypatch.setattr(_turns.time, "sleep", sleeps.append)
+    for _ in range(1000):  # 0.1 s of work, counting the clock's reads
+        _turns.let_loop_in()
+    assert sleeps and set(sleeps) == {0}
+    assert 10 <= len(sleeps) <= 200 * _turns.YIELD_EVERY / 0.002

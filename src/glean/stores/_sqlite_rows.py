@@ -14,6 +14,7 @@ import attrs
 from ..vocabulary._analysis import index_text
 from ..vocabulary._dates import mentioned_days
 from ..vocabulary._errors import NotFoundError, StoreError
+from ..vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 from . import _sqlite_schema as sql
 
 if TYPE_CHECKING:
@@ -314,6 +315,7 @@ def insert(
         f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", (row, sql.scoped_terms(key, terms))
     )
     count_terms(conn, family, key, terms, +1)
+    let_loop_in()  # a batch of thousands is seconds of Python in the write thread
     return row
 
 
@@ -325,7 +327,13 @@ def count_terms(conn: sqlite3.Connection, family: Family, key: int, terms: str, 
 def counted(terms: str) -> set[str]:
     """What one searchable record adds 1 to in ``term_stats``: each distinct term, and
     the documents count (``sql.DOCUMENTS``)."""
-    return {sql.DOCUMENTS, *terms.split()}
+    if len(terms) <= PIECE_CHARS:
+        return {sql.DOCUMENTS, *terms.split()}
+    found = {sql.DOCUMENTS}
+    for start, end in pieces(terms):  # a long text's terms: see ``vocabulary._turns``
+        found.update(terms[start:end].split())
+        let_loop_in()
+    return found
 
 
 def insert_memory(

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 from ..vocabulary._evidence import Evidence
+from ..vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -194,7 +195,15 @@ def term_prefix(scope_key: int) -> str:
 def scoped_terms(scope_key: int, terms: str) -> str:
     """Analysed terms (space-separated) as the FTS5 table of their scope holds them."""
     prefix = term_prefix(scope_key)
-    return " ".join(prefix + term for term in terms.split())
+    if len(terms) <= PIECE_CHARS:
+        return " ".join(prefix + term for term in terms.split())
+    scoped = []
+    for start, end in pieces(terms):  # a long text's terms: see ``vocabulary._turns``
+        piece = terms[start:end].split()
+        if piece:
+            scoped.append(" ".join(prefix + term for term in piece))
+        let_loop_in()
+    return " ".join(scoped)
 
 
 def unscoped_terms(scope_key: int, indexed: str) -> str:
