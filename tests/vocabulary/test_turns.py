@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import anyio
 import anyio.lowlevel
@@ -120,8 +121,8 @@ def test_a_worker_gives_up_the_gil_once_per_couple_of_milliseconds(
         clock[0] += 0.0001  # each call: a tenth of a millisecond of work
         return clock[0]
 
-    monkeypatch.setattr(_turns.time, "perf_counter", tick)
-    monkeypatch.setattr(_turns.time, "sleep", sleeps.append)
+    monkeypatch.setattr(time, "perf_counter", tick)
+    monkeypatch.setattr(time, "sleep", sleeps.append)
     for _ in range(1000):  # 0.1 s of work, counting the clock's reads
         _turns.let_loop_in()
     assert set(sleeps) == {0}
