@@ -9,17 +9,16 @@ and more); with it, at most one stretch runs per pass.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.lowlevel
 import pytest
 
 import glean
 from glean.embedders import _hashing
 from glean.orchestration import _committed, _packer, _prepare, _search
 from glean.stores import _connections
-from tests.vocabulary.test_turns import longest_run
+from tests.vocabulary.test_turns import longest_run, run_observed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -69,18 +68,7 @@ async def test_concurrent_prepares_leave_the_loop_between_any_two_stretches(
             request = glean.PrepareContextRequest(scope_id="s", query=query, max_bytes=4000)
             assert (await rt.prepare_context(request)).status == "ready"
 
-        async def observer(done: anyio.Event) -> None:
-            while not done.is_set():
-                log.append("host")
-                await anyio.lowlevel.checkpoint()
-
-        done = anyio.Event()
-        async with anyio.create_task_group() as outer:
-            outer.start_soon(observer, done)
-            async with anyio.create_task_group() as prepares:
-                for query in QUERIES:
-                    prepares.start_soon(prepare, query)
-            done.set()
+        await run_observed(log, [functools.partial(prepare, query) for query in QUERIES])
 
     glean_stretches = [entry for entry in log if entry != "host"]
     assert set(glean_stretches) == {"analyse", "embed", "read", "fuse", "commit", "fit"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
@@ -11,6 +12,9 @@ import pytest
 
 from glean.vocabulary import loop_turn
 from glean.vocabulary._turns import pieces
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
 
 pytestmark = pytest.mark.anyio
 
@@ -22,6 +26,26 @@ def longest_run(log: list[str], mark: str) -> int:
         run = run + 1 if entry == mark else 0
         longest = max(longest, run)
     return longest
+
+
+async def run_observed(
+    log: list[str], tasks: list[Callable[[], Coroutine[Any, Any, None]]]
+) -> None:
+    """Run ``tasks`` side by side while an observer task on the same loop logs "host"
+    each time it gets to run, until they are all done."""
+
+    async def observer(done: anyio.Event) -> None:
+        while not done.is_set():
+            log.append("host")
+            await anyio.lowlevel.checkpoint()
+
+    done = anyio.Event()
+    async with anyio.create_task_group() as outer:
+        outer.start_soon(observer, done)
+        async with anyio.create_task_group() as group:
+            for task in tasks:
+                group.start_soon(task)
+        done.set()
 
 
 async def test_another_task_runs_between_any_two_turns(anyio_backend: object) -> None:
@@ -37,18 +61,7 @@ async def test_another_task_runs_between_any_two_turns(anyio_backend: object) ->
             async with loop_turn():
                 log.append("glean")
 
-    async def observer(done: anyio.Event) -> None:
-        while not done.is_set():
-            log.append("host")
-            await anyio.lowlevel.checkpoint()
-
-    done = anyio.Event()
-    async with anyio.create_task_group() as outer:
-        outer.start_soon(observer, done)
-        async with anyio.create_task_group() as workers:
-            for _ in range(4):
-                workers.start_soon(worker)
-        done.set()
+    await run_observed(log, [worker] * 4)
     assert log.count("glean") == 4 * stretches
     assert longest_run(log, "glean") <= 2
 
