@@ -1,8 +1,8 @@
 """Concurrent prepares take the host's event loop one stretch of work at a time.
 
 Each stretch a prepare runs on the loop (analysing the query, embedding it, a small
-scope's search, admitting and fusing, fitting the pack) is logged as it runs, and an
-observer task on the same loop logs each time it gets to run. Without the loop's turn,
+scope's search, admitting and fusing, committing and fitting the pack) is logged once
+as it starts, and an observer task on the same loop logs each time it gets to run. Without the loop's turn,
 four prepares put their stretches back to back in each pass of the loop (runs of four
 and more); with it, at most one stretch runs per pass.
 """
@@ -16,7 +16,7 @@ import pytest
 
 import glean
 from glean.embedders import _hashing
-from glean.orchestration import _committed, _packer, _prepare, _search
+from glean.orchestration import _packer, _prepare, _search
 from glean.stores import _connections
 from tests.vocabulary.test_turns import longest_run, run_observed
 
@@ -46,7 +46,6 @@ def stages(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         (_hashing.HashingEmbedder, "embed_sync"): "embed",
         (_connections.Connections, "read_inline"): "read",
         (_search, "fuse"): "fuse",
-        (_committed.Committed, "round_zero"): "commit",
         (_packer.Packer, "pack"): "fit",
     }
     for (owner, name), stage in patches.items():
@@ -71,7 +70,7 @@ async def test_concurrent_prepares_leave_the_loop_between_any_two_stretches(
         await run_observed(log, [functools.partial(prepare, query) for query in QUERIES])
 
     glean_stretches = [entry for entry in log if entry != "host"]
-    assert set(glean_stretches) == {"analyse", "embed", "read", "fuse", "commit", "fit"}
-    assert all(glean_stretches.count(stage) >= 4 for stage in ("analyse", "commit", "fit"))
+    assert set(glean_stretches) == {"analyse", "embed", "read", "fuse", "fit"}
+    assert all(glean_stretches.count(stage) >= 4 for stage in ("analyse", "fit"))
     runs = ["glean" if entry != "host" else entry for entry in log]
     assert longest_run(runs, "glean") <= 2

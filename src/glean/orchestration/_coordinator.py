@@ -134,9 +134,7 @@ class Coordinator:
             spec: self._reference_penalty for spec in specs if spec.scope_id != request.scope_id
         }
         shares = FairShares(specs, specs, settings.room, delays, _held(request))
-        state = await self._round_zero(specs, settings, started, delays, shares)
-        async with loop_turn():
-            build = packer.pack(state.candidates)
+        state, build = await self._round_zero(specs, settings, started, delays, shares, packer)
         rounds, reason = 1, "disabled"
         if self._policy is not None:
             rounds, reason, build = await self._expand(
@@ -154,7 +152,9 @@ class Coordinator:
         started: float,
         delays: Mapping[SearchSpec, int],
         shares: FairShares[SearchSpec],
-    ) -> Committed:
+        packer: Packer,
+    ) -> tuple[Committed, BuildResult]:
+        """Run round 0 and commit it unconditionally; the committed state and its fit."""
         deadline = self._deadline(anyio.current_time(), started)
         with self._round_span(settings) as span:
             with anyio.CancelScope(deadline=deadline) as scope:
@@ -170,8 +170,9 @@ class Coordinator:
             span.set_attribute("glean.recall.round.committed", not scope.cancelled_caught)
         if scope.cancelled_caught:
             raise PrepareTimeoutError("round 0 did not finish before its deadline")
-        async with loop_turn():
-            return Committed.round_zero(specs, outcomes, settings, self._limits, delays)
+        async with loop_turn():  # one stretch on the loop: commit, then fit
+            state = Committed.round_zero(specs, outcomes, settings, self._limits, delays)
+            return state, packer.pack(state.candidates)
 
     async def _expand(
         self,
