@@ -2,9 +2,9 @@
 
 Each stretch a prepare runs on the loop (analysing the query, embedding it, a small
 scope's search, admitting and fusing, committing and fitting the pack) is logged once
-as it starts, and an observer task on the same loop logs each time it gets to run. Without the loop's turn,
-four prepares put their stretches back to back in each pass of the loop (runs of four
-and more); with it, at most one stretch runs per pass.
+as it starts, and an observer task on the same loop logs each time it gets to run.
+Without the loop's turn, four prepares put their stretches back to back in each pass of
+the loop (runs of four and more); with it, at most one stretch runs per pass.
 """
 
 from __future__ import annotations
