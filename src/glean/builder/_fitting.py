@@ -184,11 +184,13 @@ def _first_pass(
     return placed, used, below_min, no_fit
 
 
-#: Candidates a fit memo keeps: the items of some thirty full packs. Each is about six
-#: objects that outlive young garbage collections, which then walk them: at 4,096 the
-#: longest young collection beside four prepares on a 100k scope took 5.8-7.1 ms (in a
-#: worker thread, holding the GIL), at 2,048 (and evidence 4,096) 2.6-2.8 ms.
-MEMO_CAPACITY = 2048
+#: Candidates a fit memo keeps: the items of a hundred or so full packs, ten
+#: conversations' worth. Each is about six objects that outlive young garbage
+#: collections, which then walk them: at half this size (and half the evidence cache)
+#: the longest young collection beside four prepares on a 100k scope took 2.6-2.8 ms
+#: instead of 5.8-7.1 ms, but a prepare over ten 600-turn conversations 2.52 ms
+#: instead of 2.20 (``python -m bench peer``): the hot path wins.
+MEMO_CAPACITY = 4096
 
 
 class FitMemo:

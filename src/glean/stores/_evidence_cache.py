@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 #: Rows kept: a conversation's scopes several times over. Every cached evidence is an
 #: object the garbage collector walks, on whichever thread triggers the collection
 #: (often the event loop's, or a worker's holding the GIL): 65,536 of them, with the fit
-#: memo's, made full collections of 45-136 ms beside 20k-record prepares, and 8,192
+#: memo's, made full collections of 45-136 ms beside 20k-record prepares; this many
 #: young collections of up to 7 ms (see ``builder.MEMO_CAPACITY``).
-CAPACITY = 4096
+CAPACITY = 8192
 
 
 class EvidenceCache:
