@@ -16,6 +16,7 @@ import numpy as np
 from ..vocabulary._analysis import analyse
 from ..vocabulary._calibration import Calibration
 from ..vocabulary._errors import InvalidRequestError
+from ..vocabulary._turns import let_loop_in
 from ._offload import embed_nearby
 
 if TYPE_CHECKING:
@@ -76,3 +77,4 @@ class HashingEmbedder:
             for start in range(len(padded) - 2):
                 slot, sign = _bucket(padded[start : start + 3], self._dimension)
                 row[slot] += 0.5 * sign
+            let_loop_in()  # a long text in a worker thread: see ``vocabulary._turns``

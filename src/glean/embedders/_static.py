@@ -23,6 +23,7 @@ import numpy as np
 
 from ..vocabulary._calibration import Calibration
 from ..vocabulary._errors import InvalidRequestError, ModelLoadError
+from ..vocabulary._turns import let_loop_in
 from ._hashing import HashingEmbedder
 from ._offload import embed_nearby
 
@@ -107,13 +108,17 @@ class StaticEmbedder:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        kept = [_prefix(text, self._kept_words) for text in texts]
+        kept = []
+        for text in texts:  # a batch in a worker thread lets a waiting loop in between texts
+            kept.append(_prefix(text, self._kept_words))
+            let_loop_in()
         encodings = self._tokenizer.encode_batch_fast(kept, add_special_tokens=False)
         vectors, unk = self._vectors, self._unk
         for row, encoding in enumerate(encodings):
             ids = [i for i in encoding.ids if i != unk]
             if ids:  # a per-text gather beats one batch gather: it stays in cache
                 out[row] = vectors[ids].mean(axis=0, dtype=np.float32)
+            let_loop_in()
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
