@@ -115,7 +115,7 @@ def test_a_worker_thread_lets_the_loop_in_between_pieces_of_a_long_text(
     sentence = "we met on May 7, 2023 and talked for hours "
     text = sentence * 5000  # 215 kB
     assert _analysis.analyse(text) == _analysis.analyse(sentence) * 5000
-    assert calls.count(_analysis.__name__) == len(list(pieces(text)))
+    assert calls.count(_analysis.__name__) >= len(list(pieces(text)))
     assert len(_dates.extract_dates(text)) == 5000
     assert calls.count(_dates.__name__) >= len(text) // 512
 
