@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import pytest
 
 from glean.vocabulary import loop_turn
@@ -120,23 +121,47 @@ def test_a_worker_thread_lets_the_loop_in_between_pieces_of_a_long_text(
     assert calls.count(_dates.__name__) >= len(text) // 512
 
 
+@pytest.fixture
+def gil_yields(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Zero sleeps ``let_loop_in`` takes, under a clock that moves a tenth of a
+    millisecond per reading (each reading: some work done)."""
+    clock = [time.perf_counter() + 1000.0]  # past any real reading kept by the module
+    sleeps: list[float] = []
+
+    def tick() -> float:
+        clock[0] += 0.0001
+        return clock[0]
+
+    monkeypatch.setattr(time, "perf_counter", tick)
+    monkeypatch.setattr(time, "sleep", sleeps.append)
+    return sleeps
+
+
+def _let_loop_in_many() -> None:
+    from glean.vocabulary import _turns
+
+    for _ in range(1000):  # 0.1-0.2 s of work by the clock
+        _turns.let_loop_in()
+
+
 def test_a_worker_gives_up_the_gil_once_per_couple_of_milliseconds(
-    monkeypatch: pytest.MonkeyPatch,
+    gil_yields: list[float],
 ) -> None:
     """Giving the GIL up costs a zero sleep (~75 µs): it happens once ``YIELD_EVERY``
     has passed since the thread last did, not on every call."""
     from glean.vocabulary import _turns
 
-    clock = [time.perf_counter() + 1000.0]  # past any real reading kept by the module
-    sleeps: list[float] = []
+    _let_loop_in_many()
+    assert set(gil_yields) == {0}
+    assert 10 <= len(gil_yields) <= 200 * _turns.YIELD_EVERY / 0.002
 
-    def tick() -> float:
-        clock[0] += 0.0001  # each call: a tenth of a millisecond of work
-        return clock[0]
 
-    monkeypatch.setattr(time, "perf_counter", tick)
-    monkeypatch.setattr(time, "sleep", sleeps.append)
-    for _ in range(1000):  # 0.1 s of work, counting the clock's reads
-        _turns.let_loop_in()
-    assert set(sleeps) == {0}
-    assert 10 <= len(sleeps) <= 200 * _turns.YIELD_EVERY / 0.002
+async def test_the_loops_own_thread_never_sleeps(
+    anyio_backend: object, gil_yields: list[float]
+) -> None:
+    """A short text analysed inline runs on the loop's thread: there a sleep would only
+    stall the loop, so it never happens; the same work in a worker thread yields."""
+    _let_loop_in_many()
+    assert gil_yields == []
+    await anyio.to_thread.run_sync(_let_loop_in_many)
+    assert len(gil_yields) >= 10
