@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -125,7 +126,10 @@ def test_a_worker_thread_lets_the_loop_in_between_pieces_of_a_long_text(
 def gil_yields(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Zero sleeps ``let_loop_in`` takes, under a clock that moves a tenth of a
     millisecond per reading (each reading: some work done)."""
-    clock = [time.perf_counter() + 1000.0]  # past any real reading kept by the module
+    from glean.vocabulary import _turns
+
+    monkeypatch.setattr(_turns, "_since", threading.local())  # no thread has yielded yet
+    clock = [time.perf_counter()]
     sleeps: list[float] = []
 
     def tick() -> float:
