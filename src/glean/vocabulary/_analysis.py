@@ -143,15 +143,15 @@ def analyse(text: str) -> list[str]:
     Returns:
         Normalised, stopword-free, stemmed terms and CJK bigrams.
     """
-    if len(text) <= PIECE_CHARS:
-        return list(map(_term, _words(text)))
+    words = _words(text)
+    if len(words) <= _STEM_RUN:
+        return list(map(_term, words))
+    # A long text (in a worker thread): stemming a word not seen before takes up to
+    # ~20 µs, so a few dozen at a time, letting a waiting event loop in between.
     terms: list[str] = []
-    for start, end in pieces(text):  # a long text: a piece at a time, see ``_words``
-        words = _piece_words(text[start:end], [])
-        # Stemming a word not seen before takes up to ~20 µs: a few dozen at a time.
-        for first in range(0, len(words), _STEM_RUN):
-            terms += map(_term, words[first : first + _STEM_RUN])
-            let_loop_in()
+    for first in range(0, len(words), _STEM_RUN):
+        terms += map(_term, words[first : first + _STEM_RUN])
+        let_loop_in()
     return terms
 
 
