@@ -163,7 +163,7 @@ def assert_nothing_left_to_deepen(
         candidate = Candidate.from_evidence(delivered.evidence, ceiling, limits)
         literal = json_string(item["content"]) if "content" in item else None
         literal_bytes = None if literal is None else len(literal.encode())
-        size = candidate.head.size(delivered.tier, literal_bytes, truncated=delivered.truncated)
+        size = candidate.size(delivered.tier, literal_bytes, truncated=delivered.truncated)
         deeper = fit_item(candidate, size + unused, limits)
         assert deeper is not None
         assert (deeper.tier, deeper.truncated) == (delivered.tier, delivered.truncated)

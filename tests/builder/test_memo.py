@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
@@ -10,11 +11,14 @@ import pytest
 from glean import Limits
 from glean.builder import build_context
 from glean.builder._fitting import FitMemo
+from tests._collector import tracked_within
 
-from .factories import memory, resource
+from .factories import memory, profile, resource
 
 if TYPE_CHECKING:
     from glean.vocabulary._families import Family, Tier
+
+SAID = datetime(2023, 5, 7, 14, 3, tzinfo=UTC)
 
 
 def test_refit_with_a_memo_equals_a_fresh_fit() -> None:
@@ -112,3 +116,48 @@ def test_entries_the_memo_drops_are_freed_at_once_not_left_to_the_collector() ->
         gc.enable()
     assert len(memo) == 2
     assert left == []
+
+
+def test_content_changed_under_one_identity_is_encoded_anew() -> None:
+    """A profile keeps its identity (the scope) when its text changes, and so may a
+    version forgotten and written again: the memo serves a kept encoding only to evidence
+    with the content it was made from."""
+    memo = FitMemo(Limits())
+    for text in ("prefers short answers", "prefers long answers, with sources"):
+        fresh = build_context(
+            {"profile": [profile(text)]}, max_bytes=4000, sections=None, detail={},
+            limits=Limits(),
+        )  # fmt: skip
+        memoised = build_context(
+            {"profile": [profile(text)]}, max_bytes=4000, sections=None, detail={},
+            limits=Limits(), memo=memo,
+        )  # fmt: skip
+        assert memoised == fresh
+        assert text in (memoised.context.content or "")
+
+
+def test_kept_encodings_are_nothing_the_garbage_collector_walks() -> None:
+    """However many items the memo keeps, it is a constant handful of tracked objects:
+    kept candidates (head, ladder, literals, placement: nine objects each) made young
+    collections beside prepares on a large scope walk tens of thousands of objects."""
+    memo = FitMemo(Limits())
+    empty = tracked_within(memo)
+    items = [memory(f"m{n}", f"note {n}", created_at=SAID) for n in range(60)]
+    build_context(
+        {"memory": items}, max_bytes=100_000, sections=None, detail={}, limits=Limits(),
+        memo=memo,
+    )  # fmt: skip
+    assert len(memo) == 60
+    assert tracked_within(memo) <= empty + 1  # its dict, once it holds entries
+
+
+def test_a_full_memo_evicts_its_oldest_eighth_at_once() -> None:
+    """One eviction per new entry made each freed entry cancel the allocation count that
+    starts a young collection (see the evidence cache)."""
+    items = [memory(f"m{n}", f"note {n}") for n in range(17)]
+    memo = FitMemo(Limits(), capacity=16)
+    build_context(
+        {"memory": items}, max_bytes=100_000, sections=None, detail={}, limits=Limits(),
+        memo=memo,
+    )  # fmt: skip
+    assert [item in memo for item in items] == [False] * 3 + [True] * 14

@@ -79,11 +79,11 @@ class BuildResult:
         fits; omissions stay those of the fit. An empty selection is the empty pack.
         """
         pack = self._pack
-        groups = dict.fromkeys(item.candidate.head.group for item in pack.items)
+        groups = dict.fromkeys(item.candidate.group for item in pack.items)
         rank = {group: position for position, group in enumerate(groups)}
         chosen = sorted(
             (pack.items[index] for index in indices),
-            key=lambda item: rank[item.candidate.head.group],
+            key=lambda item: rank[item.candidate.group],
         )  # stable: the caller's order within each group
         return BuildResult(attrs.evolve(pack, items=tuple(chosen), content_bytes=_size(chosen)))
 
@@ -152,7 +152,7 @@ def _size(items: Sequence[Fitted]) -> int:
     """The rendered length of ``items``, counted as fitting counts it."""
     if not items:
         return 0
-    groups = {item.candidate.head.group for item in items}
+    groups = {item.candidate.group for item in items}
     size = WRAPPER_BYTES + sum(group_line(group)[1] for group in groups)
     return size + sum(item.placement.size for item in items)
 
@@ -160,7 +160,7 @@ def _size(items: Sequence[Fitted]) -> int:
 def _prepared(pack: FittedPack) -> PreparedContext:
     if not pack.items:
         return PreparedContext.empty()
-    content = render_pack((item.candidate.head.group, _item_line(item)) for item in pack.items)
+    content = render_pack((item.candidate.group, _item_line(item)) for item in pack.items)
     content_bytes = utf8_len(content)
     if content_bytes != pack.content_bytes:
         raise InvariantError(
@@ -171,9 +171,7 @@ def _prepared(pack: FittedPack) -> PreparedContext:
 
 def _item_line(item: Fitted) -> str:
     placement = item.placement
-    return item.candidate.head.render(
-        placement.tier, placement.literal, truncated=placement.truncated
-    )
+    return item.candidate.render(placement.tier, placement.literal, truncated=placement.truncated)
 
 
 def _delivered(item: Fitted) -> DeliveredItem:

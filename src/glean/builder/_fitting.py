@@ -14,14 +14,23 @@ towards their ceilings, and the items are grouped for rendering.
 
 from __future__ import annotations
 
-import sys
-from typing import TYPE_CHECKING, Final
+import itertools
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..vocabulary._errors import InvariantError
-from ..vocabulary._families import FAMILY_RULES, rules
-from ._render import WRAPPER_BYTES, Group, ItemHead, group_line, item_floor_bytes, json_string
+from ..vocabulary._evidence import Evidence
+from ..vocabulary._families import FAMILY_RULES, TIERS, rules
+from ._render import (
+    WRAPPER_BYTES,
+    Group,
+    ItemHead,
+    group_line,
+    head_of,
+    item_floor_bytes,
+    json_string,
+)
 from ._selection import select
 from ._tiers import Rung, tier_ceiling, tier_ladder
 from ._utf8 import utf8_len, utf8_prefix
@@ -29,7 +38,6 @@ from ._utf8 import utf8_len, utf8_prefix
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family, Tier
     from ..vocabulary._limits import Limits
     from ..vocabulary._requests import Section
@@ -61,37 +69,106 @@ class Placement:
     cut: bool = False
 
 
-_UNSET: Final = object()
-
-
 @attrs.define
-class Candidate:
-    """A selected item with its invariant JSON head, its tier ladder and cached literals."""
+class Candidate(ItemHead):
+    """A selected item: the head of its line, its evidence and tier ceiling, and its
+    content encoded once.
+
+    The fit memo keeps candidates across prepares, so besides its evidence a candidate
+    holds only strings and numbers (a dict of them is never tracked by the garbage
+    collector): one object to walk per kept item, where a separate head, ladder, rung,
+    literal and placement made nine, and a young collection beside prepares on a large
+    scope walked tens of thousands of them. The tier ladder is rebuilt (about a
+    microsecond) only for an item that does not fit whole at its ceiling.
+    """
 
     evidence: Evidence
-    head: ItemHead
-    ladder: tuple[Rung, ...]
-    _literals: dict[int, tuple[str, int]] = attrs.field(factory=dict)
-    _top: Placement | object | None = attrs.field(default=_UNSET, eq=False, repr=False)
+    ceiling: Tier
+    limits: Limits = attrs.field(eq=False, repr=False)
+    #: Each rung's content as a JSON literal, by rung (encoded when first needed).
+    _literals: dict[int, str] = attrs.field(factory=dict, eq=False, repr=False)
+    #: The whole ceiling rung's line: its size (None until known, 0 for an empty
+    #: ladder), its tier and whether the item cap cut its content.
+    _top_size: int | None = attrs.field(default=None, eq=False, repr=False)
+    _top_tier: Tier = attrs.field(default="uri", eq=False, repr=False)
+    _top_capped: bool = attrs.field(default=False, eq=False, repr=False)
 
     @classmethod
     def from_evidence(cls, evidence: Evidence, ceiling: Tier, limits: Limits) -> Candidate:
-        head = ItemHead.from_evidence(evidence)
-        return cls(evidence=evidence, head=head, ladder=tier_ladder(evidence, ceiling, limits))
+        return cls(*head_of(evidence), evidence=evidence, ceiling=ceiling, limits=limits)
 
-    def top(self) -> Placement | None:
-        """The item served whole at its ceiling rung, whatever the room (computed once)."""
-        if self._top is _UNSET:
-            self._top = _whole(self, 0, sys.maxsize) if self.ladder else None
-        return self._top  # type: ignore[return-value]
+    def kept(self) -> dict[str, Any]:
+        """The encoding and what it was made from, as a dict of plain values (the top
+        measured first), for :meth:`restore`."""
+        size = self._measure_top() if self._top_size is None else self._top_size
+        evidence = self.evidence
+        return {
+            "text": evidence.text,
+            "abstract": evidence.abstract,
+            "overview": evidence.overview,
+            "created_at": evidence.created_at,
+            "at": self.at,
+            "ref": self.ref,
+            "fixed_bytes": self.fixed_bytes,
+            "literal": self._literals.get(0) if size else None,
+            "size": size,
+            "tier": self._top_tier,
+            "capped": self._top_capped,
+        }
 
-    def literal(self, rung: int) -> tuple[str, int]:
-        """A rung's whole content as a JSON literal, with its byte length (computed once)."""
-        cached = self._literals.get(rung)
-        if cached is None:
-            literal = json_string(self.ladder[rung].text)
-            cached = self._literals[rung] = (literal, utf8_len(literal))
-        return cached
+    @classmethod
+    def restore(
+        cls, kept: dict[str, Any], evidence: Evidence, ceiling: Tier, limits: Limits
+    ) -> Candidate:
+        """The candidate :meth:`kept` described, for ``evidence`` of the same content."""
+        literal = kept["literal"]
+        return cls(
+            evidence.family,
+            evidence.scope_id,
+            kept["at"],
+            kept["ref"],
+            rules(evidence.family).default_tier,
+            kept["fixed_bytes"],
+            evidence,
+            ceiling,
+            limits,
+            {} if literal is None else {0: literal},
+            kept["size"],
+            kept["tier"],
+            kept["capped"],
+        )
+
+    def ladder(self) -> tuple[Rung, ...]:
+        """The item's tier ladder, deepest first (built on each call)."""
+        return tier_ladder(self.evidence, self.ceiling, self.limits)
+
+    def top(self, room: int) -> Placement | None:
+        """The item served whole at its ceiling rung, if that fits in ``room`` bytes."""
+        size = self._top_size
+        if size is None:
+            size = self._measure_top()
+        if size == 0 or size > room:
+            return None
+        return Placement(self._top_tier, 0, self._literals[0], size, self._top_capped)
+
+    def literal(self, rung: int, step: Rung) -> str:
+        """The JSON literal of rung ``rung``'s content ``step`` (encoded once)."""
+        literal = self._literals.get(rung)
+        if literal is None:
+            literal = self._literals[rung] = json_string(step.text)
+        return literal
+
+    def _measure_top(self) -> int:
+        ladder = self.ladder()
+        if not ladder:
+            self._top_size = 0
+            return 0
+        step = ladder[0]
+        literal_bytes = utf8_len(self.literal(0, step))
+        self._top_size = self.size(step.tier, literal_bytes, truncated=step.capped)
+        self._top_tier = step.tier
+        self._top_capped = step.capped
+        return self._top_size
 
 
 @attrs.frozen
@@ -151,7 +228,7 @@ def grouped(items: Sequence[Fitted]) -> tuple[Fitted, ...]:
     ranks (with an assembly, sections in the caller's order), items in rank order."""
     groups: dict[Group, list[Fitted]] = {}
     for item in items:
-        groups.setdefault(item.candidate.head.group, []).append(item)
+        groups.setdefault(item.candidate.group, []).append(item)
     if len(groups) == 1:
         return tuple(items)
     return tuple(item for members in groups.values() for item in members)
@@ -185,11 +262,7 @@ def _first_pass(
 
 
 #: Candidates a fit memo keeps: the items of a hundred or so full packs, ten
-#: conversations' worth. Each is about six objects that outlive young garbage
-#: collections, which then walk them: at half this size (and half the evidence cache)
-#: the longest young collection beside four prepares on a 100k scope took 2.6-2.8 ms
-#: instead of 5.8-7.1 ms, but a prepare over ten 600-turn conversations 2.52 ms
-#: instead of 2.20 (``python -m bench peer``): the hot path wins.
+#: conversations' worth.
 MEMO_CAPACITY = 4096
 
 
@@ -197,14 +270,17 @@ class FitMemo:
     """Encoded candidates kept across fits, so an evidence is encoded once, not per fit.
 
     A runtime keeps one for every prepare: a refit after an expansion round encodes only
-    the new candidates, and evidence the store serves again from its cache on a later
-    turn is not encoded again. Entries are keyed by the evidence object and its tier
-    ceiling; an entry keeps its evidence alive, so the object's ``id`` cannot be reused
-    while it is cached, and evidence is immutable, so an entry never goes stale. Past
-    ``capacity`` the oldest entries go first; an entry adds its item's encoded head and
-    content (at most ``Limits.item_bytes`` of text) to the evidence the store's cache
-    holds anyway. Used from one event loop thread (fits never await), so it takes no
-    lock.
+    the new candidates, and evidence the store serves again on a later turn is not
+    encoded again (about 7 µs an item, mostly the head's id and time spellings).
+
+    An entry is keyed by the tier ceiling and the evidence's family, scope and identity,
+    and holds the content it was encoded from: it serves only evidence with that same
+    content (a profile, or a version forgotten and written again, may change under one
+    identity). Key and entry are a string and a dict of plain values
+    (:meth:`Candidate.kept`), which the garbage collector never tracks, and a hit
+    rebuilds the candidate (about a microsecond). Past ``capacity`` the oldest eighth
+    goes at once, for the collector's sake (see :mod:`glean.stores._evidence_cache`).
+    Used from one event loop thread (fits never await), so it takes no lock.
     """
 
     def __init__(self, limits: Limits, capacity: int = MEMO_CAPACITY) -> None:
@@ -212,32 +288,53 @@ class FitMemo:
             raise ValueError("capacity must be at least 1")
         self.limits = limits
         self._capacity = capacity
-        self._items: dict[tuple[int, Tier], Candidate] = {}
+        self._items: dict[str, dict[str, Any]] = {}
 
     def __len__(self) -> int:
         return len(self._items)
 
     def __contains__(self, evidence: object) -> bool:
-        return any(candidate.evidence is evidence for candidate in self._items.values())
+        if not isinstance(evidence, Evidence):
+            return False
+        return any(self.cached(evidence, tier) is not None for tier in TIERS)
 
     def cached(self, evidence: Evidence, ceiling: Tier) -> Candidate | None:
         """The encoded candidate of ``evidence`` served up to ``ceiling``, if kept."""
-        return self._items.get((id(evidence), ceiling))
+        kept = self._items.get(_key(evidence, ceiling))
+        if kept is None or not _same_content(kept, evidence):
+            return None
+        return Candidate.restore(kept, evidence, ceiling, self.limits)
 
     def candidate(self, evidence: Evidence, ceiling: Tier) -> Candidate:
         """The encoded candidate of ``evidence`` served up to ``ceiling``; encoded now if
         not kept. A resource served up to ``full`` carries a body read for this prepare
-        alone (a new evidence each time, of any size): it is encoded but never kept."""
-        key = (id(evidence), ceiling)
-        found = self._items.get(key)
-        if found is None:
-            found = Candidate.from_evidence(evidence, ceiling, self.limits)
-            if rules(evidence.family).body_on_demand and ceiling == "full":
-                return found
-            self._items[key] = found
-            if len(self._items) > self._capacity:
-                del self._items[next(iter(self._items))]
+        alone (of any size): it is encoded but never kept."""
+        found = self.cached(evidence, ceiling)
+        if found is not None:
+            return found
+        found = Candidate.from_evidence(evidence, ceiling, self.limits)
+        if rules(evidence.family).body_on_demand and ceiling == "full":
+            return found
+        items = self._items
+        items[_key(evidence, ceiling)] = found.kept()
+        if len(items) > self._capacity:
+            for key in list(itertools.islice(items, 1 + self._capacity // 8)):
+                del items[key]
         return found
+
+
+def _key(evidence: Evidence, ceiling: Tier) -> str:
+    return f"{ceiling}\x1f{evidence.family}\x1f{evidence.scope_id}\x1f{evidence.identity}"
+
+
+def _same_content(kept: dict[str, Any], evidence: Evidence) -> bool:
+    """Whether ``kept`` was encoded from what ``evidence`` holds (its identity aside)."""
+    return bool(
+        kept["text"] == evidence.text
+        and kept["abstract"] == evidence.abstract
+        and kept["overview"] == evidence.overview
+        and kept["created_at"] == evidence.created_at
+    )
 
 
 @attrs.frozen
@@ -257,8 +354,8 @@ class _Placer:
             candidate = self.memo.candidate(evidence, ceiling)
         # A new Fitted each time: one kept on the candidate would point back at it, and a
         # cycle outlives the memo's eviction until a full garbage collection.
-        top = candidate.top()
-        if top is not None and top.size <= room:
+        top = candidate.top(room)
+        if top is not None:
             return Fitted(candidate, top)
         placement = fit_item(candidate, room, self.limits)
         return None if placement is None else Fitted(candidate, placement)
@@ -307,42 +404,41 @@ def _deepen(placed: list[Fitted], unused: int, limits: Limits) -> int:
 
 def fit_item(candidate: Candidate, room: int, limits: Limits) -> Placement | None:
     """The deepest placement of ``candidate`` within ``room`` bytes, or None to drop it."""
-    top = candidate.top()
-    if top is not None and top.size <= room:
+    top = candidate.top(room)
+    if top is not None:
         return top  # the common case: the ceiling rung fits whole
-    for rung in range(len(candidate.ladder)):
-        placement = _whole(candidate, rung, room)
+    ladder = candidate.ladder()
+    for rung, step in enumerate(ladder):
+        placement = _whole(candidate, rung, step, room)
         if placement is not None:
             return placement
-    if candidate.ladder and room >= limits.min_truncated_bytes:
-        placement = _truncated(candidate, len(candidate.ladder) - 1, room, limits)
+    if ladder and room >= limits.min_truncated_bytes:
+        placement = _truncated(candidate, len(ladder) - 1, ladder[-1], room, limits)
         if placement is not None:
             return placement
-    if candidate.ladder and not rules(candidate.evidence.family).bare_citation:
+    if ladder and not rules(candidate.family).bare_citation:
         return None  # its content is the item: a bare citation would carry nothing
-    size = candidate.head.size("uri", None, truncated=False)
+    size = candidate.size("uri", None, truncated=False)
     if size > room:
         return None
-    return Placement(
-        tier="uri", rung=len(candidate.ladder), literal=None, size=size, truncated=False
-    )
+    return Placement(tier="uri", rung=len(ladder), literal=None, size=size, truncated=False)
 
 
-def _whole(candidate: Candidate, rung: int, room: int) -> Placement | None:
-    step = candidate.ladder[rung]
+def _whole(candidate: Candidate, rung: int, step: Rung, room: int) -> Placement | None:
     # Escaping never shortens text, so the raw length rejects most misfits unescaped.
-    if candidate.head.size(step.tier, step.raw_bytes + 2, truncated=step.capped) > room:
+    if candidate.size(step.tier, step.raw_bytes + 2, truncated=step.capped) > room:
         return None
-    literal, literal_bytes = candidate.literal(rung)
-    size = candidate.head.size(step.tier, literal_bytes, truncated=step.capped)
+    literal = candidate.literal(rung, step)
+    size = candidate.size(step.tier, utf8_len(literal), truncated=step.capped)
     if size > room:
         return None
     return Placement(step.tier, rung, literal, size, truncated=step.capped)
 
 
-def _truncated(candidate: Candidate, rung: int, room: int, limits: Limits) -> Placement | None:
-    step = candidate.ladder[rung]
-    literal_room = room - candidate.head.size(step.tier, 0, truncated=True)
+def _truncated(
+    candidate: Candidate, rung: int, step: Rung, room: int, limits: Limits
+) -> Placement | None:
+    literal_room = room - candidate.size(step.tier, 0, truncated=True)
     # A literal is its text plus two quotes at least, and a cut must drop something.
     longest = utf8_prefix(step.text, min(literal_room - 2, step.raw_bytes - 1))
     if utf8_len(longest) < limits.min_truncated_bytes:
@@ -351,7 +447,7 @@ def _truncated(candidate: Candidate, rung: int, room: int, limits: Limits) -> Pl
     if fitted is None or utf8_len(fitted[0]) < limits.min_truncated_bytes:
         return None
     _, literal, literal_bytes = fitted
-    size = candidate.head.size(step.tier, literal_bytes, truncated=True)
+    size = candidate.size(step.tier, literal_bytes, truncated=True)
     return Placement(step.tier, rung, literal, size, truncated=True, cut=True)
 
 

@@ -100,36 +100,25 @@ def group_line(group: Group) -> tuple[str, int]:
     return line, utf8_len(line)
 
 
-@attrs.frozen
+@attrs.define
 class ItemHead:
-    """The parts of an item's line that do not depend on its tier or content."""
+    """The parts of an item's line that do not depend on its tier or content.
 
-    group: Group
+    Strings and numbers only: the fit memo keeps its candidates (which are item heads)
+    across many prepares, and each is then one object for the garbage collector to walk
+    rather than several.
+    """
+
+    family: Family
+    scope_id: str
     at: str  # '"2023-05-07 14:03"' or 'null'
     ref: str  # ',"<id>"' and ',<version>', or ''
     default_tier: Tier
     fixed_bytes: int
 
-    @classmethod
-    def from_evidence(cls, evidence: Evidence) -> ItemHead:
-        family_rules = rules(evidence.family)
-        cited = evidence.citation
-        ref = ""
-        if family_rules.id_field is not None:
-            ref = "," + json_string(compact_id(str(cited[family_rules.id_field])))
-        version = cited.get(family_rules.version_field) if family_rules.version_field else None
-        if version is not None and version != 1:
-            ref += f",{version}"
-        created_at = evidence.created_at
-        # An ISO time spells digits, "-", ":", ".", "+" and " " only: nothing to escape.
-        at = _NULL if created_at is None else f'"{compact_time(created_at)}"'
-        return cls(
-            group=(evidence.family, evidence.scope_id),
-            at=at,
-            ref=ref,
-            default_tier=family_rules.default_tier,
-            fixed_bytes=len("[,]\n") + len(at) + utf8_len(ref),
-        )
+    @property
+    def group(self) -> Group:
+        return (self.family, self.scope_id)
 
     def size(self, tier: Tier, content_bytes: int | None, *, truncated: bool) -> int:
         """Bytes of the item's line, given the byte length of its JSON content string
@@ -148,6 +137,23 @@ class ItemHead:
         if truncated:
             return f',{{"tier":"{tier}",{_TRUNCATED}}}'
         return f',{{"tier":"{tier}"}}'
+
+
+def head_of(evidence: Evidence) -> tuple[Family, str, str, str, Tier, int]:
+    """The fields of ``evidence``'s :class:`ItemHead`, in order."""
+    family_rules = rules(evidence.family)
+    cited = evidence.citation
+    ref = ""
+    if family_rules.id_field is not None:
+        ref = "," + json_string(compact_id(str(cited[family_rules.id_field])))
+    version = cited.get(family_rules.version_field) if family_rules.version_field else None
+    if version is not None and version != 1:
+        ref += f",{version}"
+    created_at = evidence.created_at
+    # An ISO time spells digits, "-", ":", ".", "+" and " " only: nothing to escape.
+    at = _NULL if created_at is None else f'"{compact_time(created_at)}"'
+    fixed_bytes = len("[,]\n") + len(at) + utf8_len(ref)
+    return evidence.family, evidence.scope_id, at, ref, family_rules.default_tier, fixed_bytes
 
 
 def item_floor_bytes(evidence: Evidence) -> int:
