@@ -54,3 +54,32 @@ def test_empty_matrix_returns_nothing() -> None:
     rows, sims = matrix.nearest(unit(1)[0], 4)
     assert rows.size == 0
     assert sims.size == 0
+
+
+def test_any_sequence_of_writes_keeps_every_row_with_its_own_vector() -> None:
+    """Against a plain dict of row to vector, through random adds (some rows again),
+    removals (some unknown, some named twice, some of rows a removal just moved) and
+    lookups: every live row's similarity is its own vector's, and no other row is
+    found."""
+    rng = np.random.default_rng(7)
+    pool = unit(400, seed=3)
+    start = np.sort(rng.choice(400, size=120, replace=False)).astype(np.int64)
+    model = {int(row): pool[row] for row in start}
+    matrix = VectorMatrix(8, start, pool[start])
+    query = unit(1, seed=9)[0]
+    for _ in range(60):
+        if rng.random() < 0.5:
+            rows = rng.choice(400, size=int(rng.integers(1, 12)), replace=False).astype(np.int64)
+            matrix.add(rows, pool[rows])
+            model.update((int(row), pool[row]) for row in rows if int(row) not in model)
+        else:
+            named = rng.choice(400, size=int(rng.integers(1, 12))).astype(np.int64)  # repeats
+            matrix.remove(named)
+            for row in named.tolist():
+                model.pop(row, None)
+        asked = np.arange(400, dtype=np.int64)
+        expected = [float(model[r] @ query) if r in model else -1.0 for r in asked.tolist()]
+        np.testing.assert_allclose(matrix.similarities(asked, query), expected, rtol=1e-6)
+        assert len(matrix) == len(model)
+        found, _ = matrix.nearest(query, 400)
+        assert sorted(found.tolist()) == sorted(model)

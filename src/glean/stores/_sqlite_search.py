@@ -14,6 +14,7 @@ from ..vocabulary._analysis import match_expression
 from ..vocabulary._families import FAMILY_RULES
 from ..vocabulary._records import resource_text
 from ..vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
+from ..vocabulary._turns import let_loop_in
 from . import _sqlite_schema as sql
 from ._vectors import VectorMatrix
 
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
     from ..vocabulary._families import Family
     from ..vocabulary._retrieval import PoolRequest
 
-#: Vectors read per fetch while loading a scope's matrix.
-LOAD_CHUNK: Final = 8192
+#: Vectors read per fetch while loading a scope's matrix: a megabyte at 256
+#: dimensions. Joining and copying a chunk holds the GIL, so the loop's thread waits
+#: for it (at 8,192 a cold 100k-record search lagged the loop 6-11 ms).
+LOAD_CHUNK: Final = 1024
 
 
 @attrs.frozen
@@ -70,24 +73,25 @@ def lexical_hits(
     if plan.rescue is not None:
         parameters += (match_expression([prefix + plan.rescue]), RARE_POSTINGS)
     statement = sql.lexical_search(family, len(tokens), rescue=rescue)
-    hits = one_row(conn, statement, parameters)
+    found, scores, matches = (
+        json.loads(column) for column in conn.execute(statement, parameters).fetchone()
+    )
     if rescue:
-        hits = _first_of_each_row(hits)
-    if not hits:
-        return LexicalHits(common=len(plan.common))
-    found, scores, matches = zip(*hits, strict=True)
-    return LexicalHits(list(found), list(scores), list(matches), len(plan.common))
+        found, scores, matches = _first_of_each_row(found, scores, matches)
+    return LexicalHits(found, scores, matches, len(plan.common))
 
 
-def _first_of_each_row(hits: list[list[Any]]) -> list[list[Any]]:
+def _first_of_each_row(
+    found: list[int], scores: list[float], matches: list[int]
+) -> tuple[list[int], list[float], list[int]]:
     """Each row once, at its first place: a rescued row that BM25 ranked stays ranked."""
-    kept: list[list[Any]] = []
-    seen: set[int] = set()
-    for hit in hits:
-        if hit[0] not in seen:
-            seen.add(hit[0])
-            kept.append(hit)
-    return kept
+    first: dict[int, int] = {}
+    for place, row in enumerate(found):
+        first.setdefault(row, place)
+    if len(first) == len(found):
+        return found, scores, matches
+    places = list(first.values())
+    return list(first), [scores[place] for place in places], [matches[place] for place in places]
 
 
 def term_frequencies(
@@ -174,6 +178,7 @@ def load_matrix(conn: sqlite3.Connection, family: Family, key: int, dimension: i
         blob = b"".join(embedding for _, embedding in chunk)
         vectors[done:end] = np.frombuffer(blob, dtype=np.float32).reshape(len(chunk), dimension)
         done = end
+        let_loop_in()
     return VectorMatrix(dimension, rows[:done], vectors[:done])
 
 
