@@ -553,3 +553,10 @@ def test_analysis_is_thread_safe() -> None:
     finally:
         sys.setswitchinterval(interval)
     assert wrong == []
+
+
+def test_a_long_texts_index_text_is_its_terms_joined() -> None:
+    """A text of more terms than one join takes is joined a run at a time, to the same
+    string."""
+    text = " ".join(f"word{n % 5000} Running" for n in range(20_000))
+    assert index_text(text) == " ".join(analyse(text))
