@@ -74,12 +74,12 @@ class Candidate(ItemHead):
     """A selected item: the head of its line, its evidence and tier ceiling, and its
     content encoded once.
 
-    The fit memo keeps candidates across prepares, so besides its evidence a candidate
-    holds only strings and numbers (a dict of them is never tracked by the garbage
-    collector): one object to walk per kept item, where a separate head, ladder, rung,
-    literal and placement made nine, and a young collection beside prepares on a large
-    scope walked tens of thousands of them. The tier ladder is rebuilt (about a
-    microsecond) only for an item that does not fit whole at its ceiling.
+    One object for the garbage collector, where a separate head, ladder, rung, literals
+    dict of tuples and placement made nine: besides its evidence it holds strings and
+    numbers, its literals in a dict of strings (never tracked), and its tier ladder is
+    rebuilt (about a microsecond) only for an item that does not fit whole at its
+    ceiling. The fit memo keeps not candidates but their plain values (:meth:`kept`),
+    and a hit rebuilds one (:meth:`restore`).
     """
 
     evidence: Evidence

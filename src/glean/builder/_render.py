@@ -104,9 +104,8 @@ def group_line(group: Group) -> tuple[str, int]:
 class ItemHead:
     """The parts of an item's line that do not depend on its tier or content.
 
-    Strings and numbers only: the fit memo keeps its candidates (which are item heads)
-    across many prepares, and each is then one object for the garbage collector to walk
-    rather than several.
+    Strings and numbers only, held on the object itself: a fit candidate is an item
+    head, and so is one object for the garbage collector rather than several.
     """
 
     family: Family
