@@ -41,7 +41,8 @@ class VectorMatrix:
             self._rows = np.zeros(capacity, dtype=np.int64)
             self._matrix[:count] = vectors
             self._rows[:count] = rows
-        #: The live rows sorted, and each one's slot; None until a lookup needs them.
+        #: The live rows sorted, and each one's slot; None until a lookup needs them, and
+        #: again after any write (so a view of the rows themselves may serve as the first).
         self._index: tuple[Rows, Rows] | None = None
 
     def __len__(self) -> int:
@@ -91,7 +92,7 @@ class VectorMatrix:
         if self._index is None:
             live = self._rows[:count]
             if bool(np.all(live[1:] > live[:-1])):  # as loaded: already in order
-                self._index = (live.copy(), np.arange(count, dtype=np.int64))
+                self._index = (live, np.arange(count, dtype=np.int64))
             else:
                 order = np.argsort(live, kind="stable")
                 self._index = (live[order], order)
