@@ -1,1 +1,1 @@
-"""glean's benchmarks: run with ``python -m bench.<name>``; never part of the test suite."""
+"""satchel's benchmarks: run with ``python -m bench.<name>``; never part of the test suite."""

@@ -1,4 +1,4 @@
-"""``python -m bench COMMAND``: glean's benchmarks behind one entry point.
+"""``python -m bench COMMAND``: satchel's benchmarks behind one entry point.
 
 Commands:
   evaluate WORKLOAD_DIR   ingest any workload folder (docs/workload.md) once and
@@ -20,14 +20,14 @@ Commands:
   stores                  SQLite vs OceanBase (embedded seekdb) on one scope of 10k and 100k
                           entries: ingest entries/s, prepare p50/p95 gate off and on, and
                           whether both deliver the same citations (bench/stores.py)
-  service                 glean serve under load over loopback HTTP, asyncio and trio: 200
+  service                 satchel serve under load over loopback HTTP, asyncio and trio: 200
                           clients for 30 s with concurrent writes against 10k entries;
                           errors, nothing lost, req/s, p50/p95/p99, and the service's
                           latency over the in-process call (bench/service.py)
-  peer                    glean vs PowerContext 1.4.1 (its own virtual environment, created
+  peer                    satchel vs PowerContext 1.4.1 (its own virtual environment, created
                           on first use) on the same conversations and questions, gate on:
                           prepare p50/p95, their ratio, evidence recall (bench/peer.py)
-  loop                    how long glean holds the host's event loop: a 1 ms heartbeat's lag
+  loop                    how long satchel holds the host's event loop: a 1 ms heartbeat's lag
                           p50/p99/max beside 1 and 4 concurrent prepares on scopes of 2k,
                           20k and 100k entries, and beside writes of up to 5 MB, asyncio
                           and trio (bench/loop.py)

@@ -1,7 +1,7 @@
 """Reading prepared packs back to workload ids: which entries did a pack deliver?
 
 :func:`delivered_citations` reads the citations out of a rendered pack, and
-:func:`citation_key` turns one into the key ``glean ingest`` mapped its workload id to
+:func:`citation_key` turns one into the key ``satchel ingest`` mapped its workload id to
 (``DB.ids.jsonl``, read by :func:`read_id_map`). Only the benchmarks and the tests
 evaluate packs this way; the library itself never reads its packs back.
 """
@@ -12,15 +12,15 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import glean
-from glean.vocabulary import FAMILY_RULES
-from glean.vocabulary._families import citation
+import satchel
+from satchel.vocabulary import FAMILY_RULES
+from satchel.vocabulary._families import citation
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from glean._workload import CitationKey
-    from glean.vocabulary import Family
+    from satchel._workload import CitationKey
+    from satchel.vocabulary import Family
 
 
 def citation_key(citation: Mapping[str, Any]) -> CitationKey:
@@ -45,14 +45,14 @@ def delivered_citations(content: str | None) -> list[dict[str, Any]]:
     """The citations a prepared context delivers, in rendered order, each spelled with
     its family's own field names (``{"family", "scope", "entry_id", "version"}`` for a
     memory), as :func:`citation_key` reads them. The pack is read only through
-    :func:`glean.parse_context`.
+    :func:`satchel.parse_context`.
 
     Raises:
-        ValueError: if ``content`` is not a pack glean rendered.
+        ValueError: if ``content`` is not a pack satchel rendered.
     """
     try:
-        items = glean.parse_context(content)
-    except glean.InvalidRequestError as exc:
+        items = satchel.parse_context(content)
+    except satchel.InvalidRequestError as exc:
         raise ValueError(str(exc)) from None
     return [
         citation(

@@ -212,7 +212,7 @@ def english_words() -> list[str]:
     import json
     from importlib import resources
 
-    path = resources.files("glean") / "models" / "minilm-static-256" / "tokenizer.json"
+    path = resources.files("satchel") / "models" / "minilm-static-256" / "tokenizer.json"
     vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
     return sorted(w for w in vocab if w.isascii() and w.isalpha() and len(w) > 2)
 

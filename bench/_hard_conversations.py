@@ -1,7 +1,7 @@
 """A harder synthetic conversational workload, as hard as real multi-session chat data.
 
 ``bench/_conversations.py`` is too kind: its questions reuse their evidence's words, its
-small talk is short and never touches the planted topics, and glean scored 0.83 on it
+small talk is short and never touches the planted topics, and satchel scored 0.83 on it
 where a real multi-session corpus gave 0.735. This generator writes the same format
 (docs/workload.md: memory entries of kind ``dialog``, ``created_at``, one thread per
 session, ids like ``conv-3/S4:12``) with what makes real chats hard:
@@ -40,7 +40,7 @@ Question categories (``expected`` holds the evidence turns):
 
 All text is invented here (no real dataset). Deterministic for a seed: one
 ``random.Random``, no clock. ``python -m bench._hard_conversations OUT_DIR`` writes a
-folder; ``python -m bench recall`` evaluates glean on it.
+folder; ``python -m bench recall`` evaluates satchel on it.
 """
 
 from __future__ import annotations
@@ -1226,7 +1226,7 @@ def recent_phrases(day: date, newest: date) -> list[str]:
     if delta < 2:
         phrases += (["today", "earlier today"], ["yesterday"])[delta]
     elif delta < 5:
-        phrases.append("a few days ago")  # glean reads it as three days ago, +- one
+        phrases.append("a few days ago")  # satchel reads it as three days ago, +- one
     if delta > 1 and weeks // 7 < 3:
         phrases.append(("earlier this week", "last week", "two weeks ago")[weeks // 7])
     if months == 1:

@@ -4,7 +4,7 @@
 one request at a time (closed loop: a client's next request waits for the answer, so
 by Little's law latency is clients / throughput once the target saturates): a write of
 a small batch with probability ``write_share``, else a prepare of a corpus query. A
-target is the glean service over HTTP (:class:`HttpTarget`) or a runtime in this
+target is the satchel service over HTTP (:class:`HttpTarget`) or a runtime in this
 process (:class:`InProcessTarget`), so both run the same workload. Every non-2xx answer
 and every exception is an error, counted by kind; nothing is retried. Requests started
 in the warm-up are not timed, but their errors count and their writes must be kept.
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 import anyio
 import numpy as np
 
-import glean
+import satchel
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -61,7 +61,7 @@ class ServiceError(Exception):
 
 
 class HttpTarget:
-    """The glean service, through an ``httpx.AsyncClient`` with its ``base_url`` set."""
+    """The satchel service, through an ``httpx.AsyncClient`` with its ``base_url`` set."""
 
     def __init__(self, client: httpx.AsyncClient) -> None:
         self.client = client
@@ -83,7 +83,7 @@ class HttpTarget:
         return text
 
     async def health(self) -> None:
-        """``GET /healthz``: an HTTP round trip with no glean work behind it."""
+        """``GET /healthz``: an HTTP round trip with no satchel work behind it."""
         _checked(await self.client.get("/healthz"))
 
     async def _post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -104,15 +104,15 @@ def _checked(response: httpx.Response) -> dict[str, Any]:
 class InProcessTarget:
     """A runtime in this process: the same calls the service makes, without HTTP."""
 
-    def __init__(self, runtime: glean.Runtime) -> None:
+    def __init__(self, runtime: satchel.Runtime) -> None:
         self.runtime = runtime
 
     async def prepare(self, query: str) -> str | None:
-        request = glean.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=BUDGET)
+        request = satchel.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=BUDGET)
         return (await self.runtime.prepare_context(request)).content
 
     async def write(self, texts: Sequence[str]) -> list[Written]:
-        refs = await self.runtime.add_memories(SCOPE, [glean.MemoryEntry(text=t) for t in texts])
+        refs = await self.runtime.add_memories(SCOPE, [satchel.MemoryEntry(text=t) for t in texts])
         return [Written(r.entry_id, r.version, t) for r, t in zip(refs, texts, strict=True)]
 
 

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-import glean
+import satchel
 from bench import orchestrator
-from glean._workload import read_entries
+from satchel._workload import read_entries
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -148,13 +148,13 @@ async def open_peer(python: Path, db: Path, dimension: int) -> AsyncIterator[Pee
                 await process.wait()
 
 
-async def ingest_peer(peer: Peer, workload: Path, embedder: glean.Embedder) -> dict[str, Any]:
+async def ingest_peer(peer: Peer, workload: Path, embedder: satchel.Embedder) -> dict[str, Any]:
     """One atomic memory per turn, in each turn's scope: the scope ids and, per artifact
     id, the turn's workload id."""
     entries, _ = read_entries(workload / "entries.jsonl")
     by_scope: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for entry in entries:
-        if isinstance(entry.record, glean.MemoryEntry):
+        if isinstance(entry.record, satchel.MemoryEntry):
             by_scope[entry.scope].append((entry.id, entry.record.text))
     ids: dict[str, Any] = {"scopes": {}, "artifacts": {}}
     for scope, turns in by_scope.items():
@@ -185,7 +185,7 @@ def peer_store(name: str) -> tuple[Path, Path]:
 
 
 async def load_or_ingest(
-    peer: Peer, ids_path: Path, workload: Path, embedder: glean.Embedder
+    peer: Peer, ids_path: Path, workload: Path, embedder: satchel.Embedder
 ) -> dict[str, Any]:
     """The id map of the peer's store, ingesting ``workload`` first if it has none."""
     path = anyio.Path(ids_path)

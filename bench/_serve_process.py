@@ -1,6 +1,6 @@
-"""``glean serve`` in a subprocess for ``bench service``, and what the machine spent.
+"""``satchel serve`` in a subprocess for ``bench service``, and what the machine spent.
 
-:func:`running_server` starts ``python -m glean serve`` on a free loopback port, reads
+:func:`running_server` starts ``python -m satchel serve`` on a free loopback port, reads
 where it listens from its start line, waits for ``/healthz`` and stops it with SIGTERM.
 The CPU and listen-queue counters read Linux's ``/proc``: the server's CPU, the whole
 machine's (what other processes used is the rest), and the kernel's listen-queue
@@ -31,7 +31,7 @@ STOP_SECONDS: Final = 30.0
 
 @dataclass
 class Server:
-    """A running ``glean serve`` subprocess and where it listens."""
+    """A running ``satchel serve`` subprocess and where it listens."""
 
     process: subprocess.Popen[bytes]
     url: str
@@ -40,9 +40,9 @@ class Server:
 
 @contextmanager
 def running_server(db: Path, backend: str, log: Path) -> Iterator[Server]:
-    """``glean serve`` on a free loopback port, answering /healthz; stopped with SIGTERM
+    """``satchel serve`` on a free loopback port, answering /healthz; stopped with SIGTERM
     (the caller reads its exit code from ``server.process.returncode``)."""
-    command = [sys.executable, "-m", "glean", "serve", "--db", str(db), "--port", "0"]
+    command = [sys.executable, "-m", "satchel", "serve", "--db", str(db), "--port", "0"]
     with log.open("wb") as sink:
         process = subprocess.Popen([*command, "--backend", backend], stderr=sink)
     try:
@@ -58,17 +58,17 @@ def running_server(db: Path, backend: str, log: Path) -> Iterator[Server]:
 
 
 def _start_url(process: subprocess.Popen[bytes], log: Path) -> str:
-    """The URL of the start line (``glean serve: serving DB at URL (AUTH)``). The log is
+    """The URL of the start line (``satchel serve: serving DB at URL (AUTH)``). The log is
     a file, not a pipe, so a server that logs a lot can never block on it."""
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         for line in log.read_text(errors="replace").splitlines():
-            if line.startswith("glean serve: serving"):
+            if line.startswith("satchel serve: serving"):
                 return line.split(" at ")[-1].split(" ")[0]
         if process.poll() is not None:
-            raise RuntimeError(f"glean serve exited {process.returncode}: {log.read_text()}")
+            raise RuntimeError(f"satchel serve exited {process.returncode}: {log.read_text()}")
         time.sleep(0.05)
-    raise RuntimeError(f"no start line from glean serve in {STARTUP_SECONDS} s")
+    raise RuntimeError(f"no start line from satchel serve in {STARTUP_SECONDS} s")
 
 
 def _wait_until_healthy(server: Server) -> None:
@@ -81,7 +81,7 @@ def _wait_until_healthy(server: Server) -> None:
             except httpx.TransportError:
                 pass  # not listening yet
             time.sleep(0.05)
-    raise RuntimeError(f"glean serve never answered /healthz: {server.log.read_text()}")
+    raise RuntimeError(f"satchel serve never answered /healthz: {server.log.read_text()}")
 
 
 def process_cpu_seconds(pid: int) -> float:

@@ -38,7 +38,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from bench import _corpus
-from glean.vocabulary._analysis import analyse
+from satchel.vocabulary._analysis import analyse
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

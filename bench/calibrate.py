@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-import glean
+import satchel
 from bench import _synthetic
-from glean._workload import read_entries, read_queries
+from satchel._workload import read_entries, read_queries
 
 CACHE = Path(__file__).parent / ".cache"
 
@@ -77,11 +77,11 @@ def main() -> None:
     workload = CACHE / f"workload-synthetic-{args.filler}"
     if not (workload / "entries.jsonl").exists():
         _synthetic.generate(workload, filler=args.filler)
-    embedder: Any = glean.HashingEmbedder()
+    embedder: Any = satchel.HashingEmbedder()
     if args.model:
-        embedder = glean.StaticEmbedder(args.model, verify=False)
+        embedder = satchel.StaticEmbedder(args.model, verify=False)
     elif args.embedder == "static":
-        embedder = glean.StaticEmbedder()
+        embedder = satchel.StaticEmbedder()
     found = distributions(embedder, workload)
     print(
         json.dumps(

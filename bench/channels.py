@@ -34,12 +34,12 @@ import anyio
 import attrs
 import threadpoolctl
 
-import glean
+import satchel
 from bench import _conversations, orchestrator
 from bench import recall as recall_bench
 from bench._citations import citation_key, delivered_citations
-from glean._workload import read_queries
-from glean.recall._fusion import FusionWeights
+from satchel._workload import read_queries
+from satchel.recall._fusion import FusionWeights
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -68,11 +68,11 @@ ARMS = (
 )
 
 
-def policy(arm: Arm, gate: bool) -> glean.RecallSufficiencyPolicy:
+def policy(arm: Arm, gate: bool) -> satchel.RecallSufficiencyPolicy:
     base = (
-        glean.RecallSufficiencyPolicy.conversational()
+        satchel.RecallSufficiencyPolicy.conversational()
         if arm.conversational
-        else glean.RecallSufficiencyPolicy()
+        else satchel.RecallSufficiencyPolicy()
     )
     return attrs.evolve(base, max_expansions=2 if gate else 0)
 
@@ -80,16 +80,16 @@ def policy(arm: Arm, gate: bool) -> glean.RecallSufficiencyPolicy:
 async def open_arms(
     stack: AsyncExitStack,
     db: Path,
-    embedder: glean.Embedder,
-    limits: glean.Limits,
+    embedder: satchel.Embedder,
+    limits: satchel.Limits,
     clock: Callable[[], float],
-) -> dict[str, glean.Runtime]:
-    runtimes: dict[str, glean.Runtime] = {}
+) -> dict[str, satchel.Runtime]:
+    runtimes: dict[str, satchel.Runtime] = {}
     for arm in ARMS:
         for gate in (False, True):
             if arm.conversational and not gate:
                 continue  # without the gate v2 is "+time"
-            runtime = glean.open_runtime(
+            runtime = satchel.open_runtime(
                 str(db),
                 embedder=embedder,
                 limits=limits,
@@ -104,7 +104,7 @@ async def open_arms(
 
 
 async def evaluate(
-    db: Path, workload: Path, owners: dict[Any, str], limits: glean.Limits, repeat: int
+    db: Path, workload: Path, owners: dict[Any, str], limits: satchel.Limits, repeat: int
 ) -> dict[str, Any]:
     """Every query through every arm, interleaved; recall and p50 per arm."""
     from contextlib import AsyncExitStack
@@ -112,7 +112,7 @@ async def evaluate(
     queries, _ = read_queries(workload / "queries.jsonl")
     newest = recall_bench.newest_turns(workload)
     clock = recall_bench.LiveClock()
-    embedder = glean.StaticEmbedder()
+    embedder = satchel.StaticEmbedder()
     recall: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     latency: dict[str, list[float]] = defaultdict(list)
     async with AsyncExitStack() as stack:
@@ -170,12 +170,12 @@ def main() -> None:
     db = CACHE / f"channels-{args.workload.name}.db"
 
     async def run() -> dict[str, Any]:
-        owners = await orchestrator.ingest_workload(db, args.workload, glean.StaticEmbedder())
+        owners = await orchestrator.ingest_workload(db, args.workload, satchel.StaticEmbedder())
         return {
             name: await evaluate(db, args.workload, owners, limits, args.repeat)
             for name, limits in (
-                ("default limits", glean.Limits()),
-                ("classic", glean.Limits.classic()),
+                ("default limits", satchel.Limits()),
+                ("classic", satchel.Limits.classic()),
             )
         }
 

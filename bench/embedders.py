@@ -16,7 +16,7 @@ from typing import Any
 
 import threadpoolctl
 
-import glean
+import satchel
 from bench import _corpus
 
 RESULTS = Path(__file__).parent / "results"
@@ -47,8 +47,8 @@ def measure(embedder: Any) -> dict[str, float]:
 def main() -> None:
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         rows = {
-            "hashing": measure(glean.HashingEmbedder()),
-            "static": measure(glean.StaticEmbedder()),
+            "hashing": measure(satchel.HashingEmbedder()),
+            "static": measure(satchel.StaticEmbedder()),
         }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "embedders.json").write_text(json.dumps(rows, indent=2) + "\n")

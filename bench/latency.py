@@ -26,17 +26,17 @@ import anyio
 import numpy as np
 import threadpoolctl
 
-import glean
+import satchel
 from bench import _corpus
-from glean.stores._sqlite_schema import term_prefix
-from glean.vocabulary._analysis import analyse_query, match_expression
+from satchel.stores._sqlite_schema import term_prefix
+from satchel.vocabulary._analysis import analyse_query, match_expression
 
 CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"
 SCOPE = "bench"
-POOL = glean.Limits().pool_size("memory")
+POOL = satchel.Limits().pool_size("memory")
 #: The default embedder: the bundled static model (loaded once per process).
-EMBEDDER = glean.embedders._static.bundled
+EMBEDDER = satchel.embedders._static.bundled
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -49,14 +49,16 @@ async def build_store(path: Path, size: int) -> float:
         return 0.0
     texts = _corpus.english_texts(size, function_head=True)
     started = time.perf_counter()
-    async with glean.open_runtime(str(path), embedder=EMBEDDER()) as rt:
+    async with satchel.open_runtime(str(path), embedder=EMBEDDER()) as rt:
         for start in range(0, size, 2000):
-            batch = [glean.MemoryEntry(text=t) for t in texts[start : start + 2000]]
+            batch = [satchel.MemoryEntry(text=t) for t in texts[start : start + 2000]]
             await rt.add_memories(SCOPE, batch)
     return size / (time.perf_counter() - started)
 
 
-def floor_latencies(path: Path, queries: list[str], embedder: glean.StaticEmbedder) -> list[float]:
+def floor_latencies(
+    path: Path, queries: list[str], embedder: satchel.StaticEmbedder
+) -> list[float]:
     """The floor: one FTS5 pool query plus one matrix-vector product and top-k, per query."""
     conn = sqlite3.connect(path)
     (key,) = conn.execute("SELECT scope_key FROM scopes WHERE scope = ?", (SCOPE,)).fetchone()
@@ -86,11 +88,11 @@ def floor_latencies(path: Path, queries: list[str], embedder: glean.StaticEmbedd
 
 async def prepare_latencies(path: Path, queries: list[str]) -> list[float]:
     out: list[float] = []
-    async with glean.open_runtime(str(path), embedder=EMBEDDER()) as rt:
+    async with satchel.open_runtime(str(path), embedder=EMBEDDER()) as rt:
         for query in queries[:20]:  # warm-up: loads the scope's matrix, fills caches
-            await rt.prepare_context(glean.PrepareContextRequest(scope_id=SCOPE, query=query))
+            await rt.prepare_context(satchel.PrepareContextRequest(scope_id=SCOPE, query=query))
         for query in queries:
-            request = glean.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=8000)
+            request = satchel.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=8000)
             started = time.perf_counter()
             await rt.prepare_context(request)
             out.append(time.perf_counter() - started)

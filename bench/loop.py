@@ -1,9 +1,9 @@
-"""How long glean holds the host's event loop: heartbeat lag beside prepares and writes.
+"""How long satchel holds the host's event loop: heartbeat lag beside prepares and writes.
 
 A heartbeat task shares the loop with the work measured: it sleeps 1 ms, again and
 again, and records its lateness (the time it woke minus the time it asked to wake). Any
-stretch in which the loop runs glean code without yielding shows up as lag, so the lag
-is what a server sharing the loop with glean would feel.
+stretch in which the loop runs satchel code without yielding shows up as lag, so the lag
+is what a server sharing the loop with satchel would feel.
 
 Prepares: for each backend (asyncio, trio) and each size N, one scope of N memory
 entries, the store of ``bench scale`` (real-word notes of ``_corpus.english_texts``,
@@ -53,7 +53,7 @@ import anyio
 import numpy as np
 import threadpoolctl
 
-import glean
+import satchel
 from bench import _corpus, scale
 from bench._heartbeat import BEAT, lags_only, watched
 
@@ -62,7 +62,7 @@ SCOPE: Final = scale.SCOPE
 BUDGET: Final = 8000
 WARMUP: Final = scale.WARMUP
 IDLE_SECONDS: Final = 2.0
-POLICIES: Final = {"off": None, "on": glean.RecallSufficiencyPolicy()}
+POLICIES: Final = {"off": None, "on": satchel.RecallSufficiencyPolicy()}
 MB: Final = 1_000_000
 
 
@@ -87,14 +87,14 @@ async def idle(settings: Settings) -> dict[str, Any]:
 # -- prepares ---------------------------------------------------------------------------
 
 
-async def timed_prepare(rt: glean.Runtime, query: str) -> float:
-    request = glean.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=BUDGET)
+async def timed_prepare(rt: satchel.Runtime, query: str) -> float:
+    request = satchel.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=BUDGET)
     started = time.perf_counter()
     await rt.prepare_context(request)
     return time.perf_counter() - started
 
 
-async def prepare_loops(rt: glean.Runtime, queries: list[str], concurrency: int) -> list[float]:
+async def prepare_loops(rt: satchel.Runtime, queries: list[str], concurrency: int) -> list[float]:
     """``concurrency`` loops share ``queries``, each taking the next one when done."""
     latencies: list[float] = []
     pending = iter(queries)
@@ -118,7 +118,7 @@ async def measure_cell(
     earlier cell cached for the same queries.
     """
     warmup, timed = queries[:WARMUP], queries[WARMUP:]
-    async with glean.open_runtime(str(path), recall_policy=POLICIES[gate]) as rt:
+    async with satchel.open_runtime(str(path), recall_policy=POLICIES[gate]) as rt:
         _, first, watch = await watched(lambda: timed_prepare(rt, warmup[0]), steps=settings.steps)
         cold = {"first_call_ms": first * 1e3, **lags_only(watch.summary())}
         for query in warmup[1:]:
@@ -160,7 +160,7 @@ async def measure_size(
 # -- writes -----------------------------------------------------------------------------
 
 
-def write_cases() -> dict[str, list[glean.MemoryEntry]]:
+def write_cases() -> dict[str, list[satchel.MemoryEntry]]:
     """One ``add_memories`` batch per case, by name (texts are ASCII: bytes = chars)."""
     notes = _corpus.english_texts(60_000, seed=17)
     stream = " ".join(notes)
@@ -179,15 +179,15 @@ def write_cases() -> dict[str, list[glean.MemoryEntry]]:
             stream[i * 100_000 : (i + 1) * 100_000] for i in range(50)
         ],
     }
-    return {name: [glean.MemoryEntry(text=t) for t in batch] for name, batch in texts.items()}
+    return {name: [satchel.MemoryEntry(text=t) for t in batch] for name, batch in texts.items()}
 
 
 async def measure_writes(
-    cases: dict[str, list[glean.MemoryEntry]], settings: Settings, backend: str, directory: Path
+    cases: dict[str, list[satchel.MemoryEntry]], settings: Settings, backend: str, directory: Path
 ) -> list[dict[str, Any]]:
     """Each case ``write_repeats`` times, each call into an empty scope of one new store."""
     rows = []
-    async with glean.open_runtime(str(directory / f"writes-{backend}.db")) as rt:
+    async with satchel.open_runtime(str(directory / f"writes-{backend}.db")) as rt:
         for number, (name, entries) in enumerate(cases.items()):
             print(f"{backend}: write {name}", file=sys.stderr)
             runs = []
@@ -205,7 +205,7 @@ async def measure_writes(
 
 
 def _write_row(
-    backend: str, name: str, entries: list[glean.MemoryEntry], runs: list[dict[str, Any]]
+    backend: str, name: str, entries: list[satchel.MemoryEntry], runs: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """The median duration, and the worst lag and the longest step of any repeat."""
     stalled = max(runs, key=lambda run: run["longest_step_ms"] or 0.0)
@@ -253,7 +253,7 @@ def run(
             # Built here, not held through the prepares: 36k live entries would lengthen
             # every full garbage collection measured there.
             cases = write_cases()
-            with tempfile.TemporaryDirectory(prefix="glean-bench-loop-") as directory:
+            with tempfile.TemporaryDirectory(prefix="satchel-bench-loop-") as directory:
                 rows = anyio.run(
                     measure_writes, cases, settings, backend, Path(directory), backend=backend
                 )

@@ -27,12 +27,12 @@ import anyio
 import numpy as np
 import threadpoolctl
 
-import glean
+import satchel
 from bench import _corpus, _synthetic
 from bench._citations import citation_key, delivered_citations
-from glean._workload import ingest, read_entries, read_queries
-from glean.embedders import from_spec
-from glean.stores import SqliteStore
+from satchel._workload import ingest, read_entries, read_queries
+from satchel.embedders import from_spec
+from satchel.stores import SqliteStore
 
 CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"
@@ -49,7 +49,7 @@ class FullTextOnly:
         return np.zeros((len(texts), self.dimension), dtype=np.float32)
 
 
-def make_embedder(name: str) -> glean.Embedder:
+def make_embedder(name: str) -> satchel.Embedder:
     """``static``, ``hashing``, ``st:PATH`` (a sentence-transformers model folder) or
     ``none`` (full-text only)."""
     return FullTextOnly() if name == "none" else from_spec(name)
@@ -89,30 +89,32 @@ class OneSearchAtATime(SqliteStore):
             return await super().evidence(*args)
 
 
-async def build(db: Path, workload: Path, filler: int, embedder: glean.Embedder) -> dict[Any, str]:
+async def build(
+    db: Path, workload: Path, filler: int, embedder: satchel.Embedder
+) -> dict[Any, str]:
     """Generate the synthetic workload if needed and ingest it once."""
     if not (workload / "entries.jsonl").exists():
         _synthetic.generate(workload, filler=filler)
     return await ingest_workload(db, workload, embedder)
 
 
-async def ingest_workload(db: Path, workload: Path, embedder: glean.Embedder) -> dict[Any, str]:
+async def ingest_workload(db: Path, workload: Path, embedder: satchel.Embedder) -> dict[Any, str]:
     """Ingest any workload folder once (cached by ``db``); citation key -> workload id."""
     ids_path = db.with_suffix(".ids.json")
     if not await anyio.Path(db).exists():
         entries, errors = read_entries(workload / "entries.jsonl")
         for error in errors[:20]:
             print(f"skipped {error}", file=sys.stderr)
-        async with glean.open_runtime(str(db), embedder=embedder) as rt:
+        async with satchel.open_runtime(str(db), embedder=embedder) as rt:
             report = await ingest(rt, entries, batch_size=1000)
         ids_path.write_text(json.dumps([[wid, list(key)] for wid, key in report.ids.items()]))
     return {tuple(key): wid for wid, key in json.loads(ids_path.read_text())}
 
 
-def request(query: Any, budget: int = 8000) -> glean.PrepareContextRequest:
+def request(query: Any, budget: int = 8000) -> satchel.PrepareContextRequest:
     # The synthetic generator's "budget-512" questions are asked at the 512-byte floor.
     max_bytes = 512 if query.category == "budget-512" else budget
-    return glean.PrepareContextRequest(
+    return satchel.PrepareContextRequest(
         scope_id=query.scopes[0],
         query=query.query,
         references=query.scopes[1:],
@@ -121,8 +123,8 @@ def request(query: Any, budget: int = 8000) -> glean.PrepareContextRequest:
 
 
 async def timed(
-    rt: glean.Runtime, req: glean.PrepareContextRequest
-) -> tuple[float, glean.PreparedContext]:
+    rt: satchel.Runtime, req: satchel.PrepareContextRequest
+) -> tuple[float, satchel.PreparedContext]:
     started = time.perf_counter()
     context = await rt.prepare_context(req)
     return time.perf_counter() - started, context
@@ -141,7 +143,7 @@ async def gate_part(repeat: int, filler: int, embedder_name: str) -> dict[str, A
 async def evaluate(
     db: Path,
     workload: Path,
-    embedder: glean.Embedder,
+    embedder: satchel.Embedder,
     owners: dict[Any, str],
     *,
     repeat: int,
@@ -149,10 +151,10 @@ async def evaluate(
 ) -> dict[str, Any]:
     """Every query of ``workload`` gate off and gate on, interleaved, on one store."""
     queries, _ = read_queries(workload / "queries.jsonl")
-    efforts: dict[str, list[glean.RecallEffort]] = {"off": [], "on": []}
+    efforts: dict[str, list[satchel.RecallEffort]] = {"off": [], "on": []}
 
     def sink(arm: str) -> Any:
-        async def keep(effort: glean.RecallEffort) -> None:
+        async def keep(effort: satchel.RecallEffort) -> None:
             efforts[arm].append(effort)
 
         return keep
@@ -166,11 +168,11 @@ async def evaluate(
     # (two stores at 400k entries measured gate on 14% faster on queries it never expanded).
     store = await SqliteStore.open(str(db))
     async with (
-        glean.open_runtime(store=store, embedder=embedder, recall_effort_sink=sink("off")) as off,
-        glean.open_runtime(
+        satchel.open_runtime(store=store, embedder=embedder, recall_effort_sink=sink("off")) as off,
+        satchel.open_runtime(
             store=store,
             embedder=embedder,
-            recall_policy=glean.RecallSufficiencyPolicy(),
+            recall_policy=satchel.RecallSufficiencyPolicy(),
             recall_effort_sink=sink("on"),
         ) as on,
     ):
@@ -267,18 +269,18 @@ async def concurrency_part(scopes: list[int], entries: int) -> list[dict[str, An
     names = [f"s{i}" for i in range(max(scopes))]
     if not db.exists():
         texts = _corpus.texts(entries * len(names), seed=3)
-        async with glean.open_runtime(str(db), embedder=glean.HashingEmbedder()) as rt:
+        async with satchel.open_runtime(str(db), embedder=satchel.HashingEmbedder()) as rt:
             for i, scope in enumerate(names):
                 chunk = texts[i * entries : (i + 1) * entries]
                 for start in range(0, entries, 2000):
                     await rt.add_memories(
-                        scope, [glean.MemoryEntry(text=t) for t in chunk[start : start + 2000]]
+                        scope, [satchel.MemoryEntry(text=t) for t in chunk[start : start + 2000]]
                     )
                 await rt.add_experiences(
-                    scope, [glean.Experience(t, "act", "ok", "learn") for t in chunk[:200]]
+                    scope, [satchel.Experience(t, "act", "ok", "learn") for t in chunk[:200]]
                 )
                 await rt.add_topic_memories(
-                    scope, [glean.TopicMemory(title=t[:30], text=t) for t in chunk[200:400]]
+                    scope, [satchel.TopicMemory(title=t[:30], text=t) for t in chunk[200:400]]
                 )
     queries = _corpus.queries(_corpus.texts(entries, seed=3), 60, seed=21)
     return [await scope_point(db, names[:count], queries) for count in scopes]
@@ -293,7 +295,7 @@ async def scope_point(db: Path, names: list[str], queries: list[str]) -> dict[st
     """
     arms = ("concurrent", "sequential", "serial")
     requests = [
-        glean.PrepareContextRequest(scope_id=names[0], query=q, references=tuple(names[1:]))
+        satchel.PrepareContextRequest(scope_id=names[0], query=q, references=tuple(names[1:]))
         for q in queries
     ]
     times: dict[str, list[float]] = {arm: [] for arm in arms}
@@ -303,7 +305,7 @@ async def scope_point(db: Path, names: list[str], queries: list[str]) -> dict[st
             kind = CountingRows if arm == "concurrent" else OneSearchAtATime
             store = await kind.open(str(db))
             runtimes[arm] = await stack.enter_async_context(
-                glean.open_runtime(store=store, embedder=glean.HashingEmbedder())
+                satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder())
             )
         # No overlap anywhere: a lone search's vector product stays on its own thread too.
         runtimes["serial"].store._vectors.parallel_rows = 1 << 62  # type: ignore[attr-defined]

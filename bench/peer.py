@@ -1,11 +1,11 @@
-"""glean against PowerContext 1.4.1 on the same conversations and questions, in one run.
+"""satchel against PowerContext 1.4.1 on the same conversations and questions, in one run.
 
 ``python -m bench peer`` writes the synthetic conversations (``bench/_conversations.py``;
 by default 10 scopes of 31 dated, threaded sessions, ~590 turns each, 300 questions),
 ingests every turn into both systems and asks both every question at 8,000 bytes with
 the recall-sufficiency gate on:
 
-- glean in this process: ``glean.open_runtime(db, recall_policy=RecallSufficiencyPolicy())``
+- satchel in this process: ``satchel.open_runtime(db, recall_policy=RecallSufficiencyPolicy())``
   with the bundled static embedder, turns ingested with their dates and threads;
 - PowerContext in its own virtual environment (``bench/.cache/peers/``, created on first
   use from ``/usr/bin/python3 -m venv`` and ``pip install powercontext[builtin]==1.4.1``:
@@ -15,17 +15,17 @@ the recall-sufficiency gate on:
   thread), ``context.for_scope(id).prepare(PrepareContextRequest(query, max_bytes))``.
 
 Both rank with the same vectors: the driver's embedding model serves the vectors the
-static embedder gives here for each turn's text (the ones glean stores) and each
-question, so no model runs inside PowerContext's timed call, while glean's includes
+static embedder gives here for each turn's text (the ones satchel stores) and each
+question, so no model runs inside PowerContext's timed call, while satchel's includes
 embedding its question (~0.1 ms). Both gates run as they ship: PowerContext's records
-its recall effort in its database on every prepare; glean's computes none without a
-sink. Each prepare is timed with ``perf_counter`` around the one call, glean's here and
+its recall effort in its database on every prepare; satchel's computes none without a
+sink. Each prepare is timed with ``perf_counter`` around the one call, satchel's here and
 PowerContext's inside its driver. The questions run in blocks, the two systems taking
 turns per block, the first alternating, so a slow spell of the machine falls on both; a
 warm-up pass goes first.
 
 Reported: prepare p50/p95 (over each question's median) for both, the ratio
-PowerContext p50 / glean p50, and evidence recall (the share of each question's evidence
+PowerContext p50 / satchel p50, and evidence recall (the share of each question's evidence
 turns delivered; PowerContext's cited artifact ids map back to turns by the id each
 create returned), overall and per category. JSON goes to ``bench/results/peer.json``.
 Both stores are cached in ``bench/.cache``: a second run skips ingestion.
@@ -45,7 +45,7 @@ import anyio
 import numpy as np
 import threadpoolctl
 
-import glean
+import satchel
 from bench import _conversations, orchestrator
 from bench._citations import citation_key, delivered_citations
 from bench._powercontext import (
@@ -57,14 +57,14 @@ from bench._powercontext import (
     peer_python,
     peer_store,
 )
-from glean._workload import read_queries
+from satchel._workload import read_queries
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-    from glean._workload import WorkloadQuery
+    from satchel._workload import WorkloadQuery
 
-ARMS: Final = ("glean", "powercontext")
+ARMS: Final = ("satchel", "powercontext")
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,8 @@ class Samples:
     sizes: dict[str, list[int]] = field(default_factory=lambda: {arm: [] for arm in ARMS})
 
 
-async def ask_glean(
-    rt: glean.Runtime, owners: Mapping[Any, str], query: WorkloadQuery, budget: int
+async def ask_satchel(
+    rt: satchel.Runtime, owners: Mapping[Any, str], query: WorkloadQuery, budget: int
 ) -> Answer:
     seconds, context = await orchestrator.timed(rt, orchestrator.request(query, budget))
     cited = [owners.get(citation_key(c), "?") for c in delivered_citations(context.content)]
@@ -145,20 +145,20 @@ def summarise(queries: Sequence[WorkloadQuery], samples: Samples) -> dict[str, A
             "mean_content_bytes": float(np.mean(samples.sizes[arm])),
             "mean_items": float(np.mean([len(v) for v in samples.delivered[arm].values()])),
         }
-    ratio = arms["powercontext"]["p50_ms"] / arms["glean"]["p50_ms"]
+    ratio = arms["powercontext"]["p50_ms"] / arms["satchel"]["p50_ms"]
     return {"arms": arms, "ratio_p50": ratio}
 
 
 async def run(args: argparse.Namespace, python: Path, workload: Path) -> dict[str, Any]:
     queries = [q for q in read_queries(workload / "queries.jsonl")[0] if q.expected]
-    embedder = glean.StaticEmbedder()
-    glean_db = orchestrator.CACHE / f"peer-glean-{workload.name}.db"
-    owners = await orchestrator.ingest_workload(glean_db, workload, embedder)
+    embedder = satchel.StaticEmbedder()
+    satchel_db = orchestrator.CACHE / f"peer-satchel-{workload.name}.db"
+    owners = await orchestrator.ingest_workload(satchel_db, workload, embedder)
     peer_db, ids_path = peer_store(workload.name)
     async with (
         open_peer(python, peer_db, embedder.dimension) as peer,
-        glean.open_runtime(
-            str(glean_db), embedder=embedder, recall_policy=glean.RecallSufficiencyPolicy()
+        satchel.open_runtime(
+            str(satchel_db), embedder=embedder, recall_policy=satchel.RecallSufficiencyPolicy()
         ) as rt,
     ):
         ids = await load_or_ingest(peer, ids_path, workload, embedder)
@@ -166,7 +166,7 @@ async def run(args: argparse.Namespace, python: Path, workload: Path) -> dict[st
         pairs = zip(queries, vectors, strict=True)
         await peer.call("vectors", items=[[q.query, v.tolist()] for q, v in pairs])
         ask: dict[str, Ask] = {
-            "glean": lambda q: ask_glean(rt, owners, q, args.max_bytes),
+            "satchel": lambda q: ask_satchel(rt, owners, q, args.max_bytes),
             "powercontext": lambda q: ask_peer(peer, ids, q, args.max_bytes),
         }
         samples = await measure(ask, queries, repeat=args.repeat, block=args.block)
@@ -177,25 +177,25 @@ async def run(args: argparse.Namespace, python: Path, workload: Path) -> dict[st
 
 
 def report(result: dict[str, Any]) -> str:
-    glean_row, peer_row = (result["arms"][arm] for arm in ARMS)
-    categories = list(glean_row["recall"])
+    satchel_row, peer_row = (result["arms"][arm] for arm in ARMS)
+    categories = list(satchel_row["recall"])
     lines = [
         "| | prepare p50 ms | p95 ms | evidence recall | at recall 1.0 | mean bytes | mean items |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, row in (("glean", glean_row), (f"PowerContext {VERSION}", peer_row)):
+    for name, row in (("satchel", satchel_row), (f"PowerContext {VERSION}", peer_row)):
         lines.append(
             f"| {name} | {row['p50_ms']:.2f} | {row['p95_ms']:.2f} | {row['recall']['all']:.3f}"
             f" | {row['full_recall_share']:.1%} | {row['mean_content_bytes']:.0f}"
             f" | {row['mean_items']:.1f} |"
         )
     lines += [
-        f"\nratio PowerContext p50 / glean p50: **{result['ratio_p50']:.1f}x**\n",
+        f"\nratio PowerContext p50 / satchel p50: **{result['ratio_p50']:.1f}x**\n",
         "| recall | " + " | ".join(categories) + " |",
         "|---|" + "---:|" * len(categories),
         *(
             f"| {name} | " + " | ".join(f"{row['recall'][c]:.3f}" for c in categories) + " |"
-            for name, row in (("glean", glean_row), ("PowerContext", peer_row))
+            for name, row in (("satchel", satchel_row), ("PowerContext", peer_row))
         ),
     ]
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Evidence recall by category and by budget, for ablations of glean's recall channels.
+"""Evidence recall by category and by budget, for ablations of satchel's recall channels.
 
 ``python -m bench recall`` ingests a workload (by default the hard synthetic
 conversations of ``bench/_hard_conversations.py``, generated into
@@ -8,11 +8,11 @@ question through every arm with the recall-sufficiency gate on (the runtime's de
 ``RecallSufficiencyPolicy()``, as ``python -m bench peer`` runs it):
 
 - at each budget of ``--budgets`` (default 2000, 4000 and 8000 bytes) with the default
-  ``glean.Limits()``, and
-- at 8000 bytes with ``glean.Limits.classic()`` (the row ``classic``).
+  ``satchel.Limits()``, and
+- at 8000 bytes with ``satchel.Limits.classic()`` (the row ``classic``).
 
-An arm is an ablation through public knobs only: round 0's ``glean.FusionWeights``
-passed to ``glean.open_runtime(..., fusion=...)``, and the runtime's ``clock``.
+An arm is an ablation through public knobs only: round 0's ``satchel.FusionWeights``
+passed to ``satchel.open_runtime(..., fusion=...)``, and the runtime's ``clock``.
 ``default`` is the shipped weights on the real clock (a stored conversation is not live,
 so a question's relative dates select nothing), ``live`` asks each question an hour
 after its scope's newest turn (a live chat: "last week" is the week before that),
@@ -47,16 +47,16 @@ import anyio
 import attrs
 import threadpoolctl
 
-import glean
+import satchel
 from bench import _hard_conversations, orchestrator
 from bench._citations import citation_key, delivered_citations
-from glean._workload import read_queries
-from glean.stores import SqliteStore
+from satchel._workload import read_queries
+from satchel.stores import SqliteStore
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from glean._workload import WorkloadQuery
+    from satchel._workload import WorkloadQuery
 
 CACHE: Final = orchestrator.CACHE
 RESULTS: Final = orchestrator.RESULTS
@@ -71,16 +71,16 @@ class Arm:
     asked as if live (an hour after its scope's newest turn) or on the real clock."""
 
     name: str
-    fusion: glean.FusionWeights
+    fusion: satchel.FusionWeights
     live: bool = False
 
 
 ARMS: Final = (
-    Arm("default", glean.FusionWeights()),
-    Arm("live", glean.FusionWeights(), live=True),
-    Arm("neighbour-share-0.5", glean.FusionWeights(neighbour_share=0.5)),
-    Arm("no-neighbours", glean.FusionWeights(neighbour_share=0.0)),
-    Arm("no-time", glean.FusionWeights(time=0.0)),
+    Arm("default", satchel.FusionWeights()),
+    Arm("live", satchel.FusionWeights(), live=True),
+    Arm("neighbour-share-0.5", satchel.FusionWeights(neighbour_share=0.5)),
+    Arm("no-neighbours", satchel.FusionWeights(neighbour_share=0.0)),
+    Arm("no-time", satchel.FusionWeights(time=0.0)),
 )
 
 
@@ -190,17 +190,17 @@ def newest_turns(workload: Path) -> dict[str, float]:
 
 async def _open(
     stack: AsyncExitStack, store: SqliteStore, arms: Sequence[Arm], clock: LiveClock
-) -> dict[tuple[str, bool], glean.Runtime]:
+) -> dict[tuple[str, bool], satchel.Runtime]:
     """A runtime per arm and limits, all over ``store``, the gate on in each."""
-    runtimes: dict[tuple[str, bool], glean.Runtime] = {}
-    embedder = glean.StaticEmbedder()
+    runtimes: dict[tuple[str, bool], satchel.Runtime] = {}
+    embedder = satchel.StaticEmbedder()
     for arm in arms:
         for classic in (False, True):
-            runtime = glean.open_runtime(
+            runtime = satchel.open_runtime(
                 store=store,
                 embedder=embedder,
-                limits=glean.Limits.classic() if classic else glean.Limits(),
-                recall_policy=glean.RecallSufficiencyPolicy(),
+                limits=satchel.Limits.classic() if classic else satchel.Limits(),
+                recall_policy=satchel.RecallSufficiencyPolicy(),
                 fusion=arm.fusion,
                 clock=clock.read if arm.live else time.time,
             )
@@ -223,9 +223,9 @@ async def run(
     workload: Path, arms: Sequence[Arm], budgets: Sequence[int], repeat: int
 ) -> dict[str, Any]:
     """Ingest ``workload`` into a fresh SQLite file and evaluate it."""
-    with tempfile.TemporaryDirectory(prefix="glean-recall-") as folder:
+    with tempfile.TemporaryDirectory(prefix="satchel-recall-") as folder:
         db = Path(folder) / "recall.db"
-        owners = await orchestrator.ingest_workload(db, workload, glean.StaticEmbedder())
+        owners = await orchestrator.ingest_workload(db, workload, satchel.StaticEmbedder())
         arms_result = await evaluate(
             db, workload, owners, arms=arms, budgets=budgets, repeat=repeat
         )

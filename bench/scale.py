@@ -7,7 +7,7 @@ through the public API (``rt.add_memories``, batches of 2000) into
 kept beside it (``scale-{N}.ingest.json``), as are the queries drawn from its corpus.
 
 A store of at least ``ANN_ROWS`` entries is searched through its vector index (an HNSW
-index memory-mapped from ``scale-{N}.db.vectors/``, see ``glean/stores/_ann.py``): it is
+index memory-mapped from ``scale-{N}.db.vectors/``, see ``satchel/stores/_ann.py``): it is
 built once, in a subprocess of its own, before measuring, and its build time, file size
 and the build's peak RSS are reported (a cached index reports the time of its build).
 
@@ -47,10 +47,10 @@ import anyio
 import numpy as np
 import threadpoolctl
 
-import glean
+import satchel
 from bench import _corpus
-from glean.stores import _ann
-from glean.stores._ann import AnnMatrix
+from satchel.stores import _ann
+from satchel.stores._ann import AnnMatrix
 
 CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"
@@ -88,10 +88,10 @@ async def build_store(size: int, texts: list[str]) -> float:
     partial = store_path(size).with_suffix(".partial")
     for stale in CACHE.glob(f"{partial.name}*"):
         stale.unlink()
-    async with glean.open_runtime(str(partial)) as rt:
+    async with satchel.open_runtime(str(partial)) as rt:
         started = time.perf_counter()  # after the model has loaded
         for start in range(0, size, BATCH):
-            batch = [glean.MemoryEntry(text=t) for t in texts[start : start + BATCH]]
+            batch = [satchel.MemoryEntry(text=t) for t in texts[start : start + BATCH]]
             await rt.add_memories(SCOPE, batch)
             done = start + len(batch)
             if done % PROGRESS_EVERY == 0 or done == size:
@@ -156,8 +156,8 @@ def _maxrss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
 
 
-async def timed_prepare(rt: glean.Runtime, query: str) -> float:
-    request = glean.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=8000)
+async def timed_prepare(rt: satchel.Runtime, query: str) -> float:
+    request = satchel.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=8000)
     started = time.perf_counter()
     await rt.prepare_context(request)
     return time.perf_counter() - started
@@ -167,7 +167,7 @@ async def measure(path: Path, queries: list[str]) -> dict[str, Any]:
     """The subprocess side: cold first call, warm-up, then the timed prepares; then the
     vector index's recall against exact search (outside the timed part)."""
     warmup, timed = queries[:WARMUP], queries[WARMUP:]
-    async with glean.open_runtime(str(path)) as rt:
+    async with satchel.open_runtime(str(path)) as rt:
         rss_before = current_rss_kib()
         cold = await timed_prepare(rt, warmup[0])
         for query in warmup[1:]:
@@ -186,7 +186,7 @@ async def measure(path: Path, queries: list[str]) -> dict[str, Any]:
     }
 
 
-async def index_recall(rt: glean.Runtime, path: Path, queries: list[str]) -> dict[str, Any]:
+async def index_recall(rt: satchel.Runtime, path: Path, queries: list[str]) -> dict[str, Any]:
     """How much of the exact top k the scope's vector index returns for ``queries``,
     and how much of the exact top 10 its own top 10 holds (``vector_search`` says
     "exact", and there is no recall, when the scope has no index)."""

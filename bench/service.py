@@ -1,9 +1,9 @@
-"""The glean service under load: concurrent clients over loopback HTTP, with writes.
+"""The satchel service under load: concurrent clients over loopback HTTP, with writes.
 
 One scope of ``--entries`` memory entries (the real-word notes ``bench scale`` uses, its
 cached store ``bench/.cache/scale-{N}.db``, ingested through the public API with the
 bundled static embedder) is copied into a temporary directory for each backend, and
-``glean serve --db COPY --port 0 --backend B`` serves it in a subprocess. This process
+``satchel serve --db COPY --port 0 --backend B`` serves it in a subprocess. This process
 is the client, in three phases:
 
 1. sequential: one client, ``--sequential`` prepares (3-6 words of a random entry, an
@@ -52,7 +52,7 @@ import anyio
 import httpx
 import threadpoolctl
 
-import glean
+import satchel
 from bench import _corpus, _load, scale
 from bench._load import HttpTarget, InProcessTarget, Target, Workload
 from bench._serve_process import (
@@ -90,7 +90,7 @@ async def sequential(url: str, db: Path, queries: Sequence[str]) -> dict[str, An
     same = 0
     async with (
         httpx.AsyncClient(base_url=url, timeout=TIMEOUT) as client,
-        glean.open_runtime(str(db)) as rt,
+        satchel.open_runtime(str(db)) as rt,
     ):
         service = HttpTarget(client)
         targets: dict[str, Target] = {"service": service, "in_process": InProcessTarget(rt)}
@@ -152,7 +152,7 @@ async def load_service(server: Server, workload: Workload) -> _load.LoadRun:
 
 
 async def load_in_process(db: Path, workload: Workload) -> _load.LoadRun:
-    async with glean.open_runtime(str(db)) as rt:
+    async with satchel.open_runtime(str(db)) as rt:
         target = InProcessTarget(rt)
         for query in workload.queries[:WARMUP_QUERIES]:
             await target.prepare(query)
@@ -194,7 +194,7 @@ async def verify(url: str, written: Sequence[_load.Written], sample: int) -> dic
 
 
 async def memory_count(db: Path) -> int:
-    async with glean.open_runtime(str(db)) as rt:
+    async with satchel.open_runtime(str(db)) as rt:
         counts = await rt.store.scope_counts()
     return counts.get(_load.SCOPE, {}).get("memory", 0)
 
@@ -202,12 +202,12 @@ async def memory_count(db: Path) -> int:
 def measure_backend(
     backend: str, store: Path, workload: Workload, args: argparse.Namespace
 ) -> dict[str, Any]:
-    """The three phases against ``glean serve --backend backend``, then the same load
+    """The three phases against ``satchel serve --backend backend``, then the same load
     in process: everything the report shows for one backend."""
     queries = workload.queries[: WARMUP_QUERIES + args.sequential]
-    with tempfile.TemporaryDirectory(prefix="glean-bench-service-") as directory:
+    with tempfile.TemporaryDirectory(prefix="satchel-bench-service-") as directory:
         db = copy_store(store, Path(directory) / "service.db")
-        print(f"{backend}: glean serve", file=sys.stderr)
+        print(f"{backend}: satchel serve", file=sys.stderr)
         with running_server(db, backend, Path(directory) / "server.log") as server:
             print(f"  {backend}: {args.sequential} sequential prepares x 2", file=sys.stderr)
             alone = anyio.run(sequential, server.url, db, queries, backend=backend)

@@ -39,13 +39,13 @@ import anyio
 import numpy as np
 import threadpoolctl
 
-import glean
+import satchel
 from bench import _corpus
 from bench._citations import citation_key, delivered_citations
-from glean.stores import open_store
+from satchel.stores import open_store
 
 if TYPE_CHECKING:
-    from glean._workload import CitationKey
+    from satchel._workload import CitationKey
 
 RESULTS = Path(__file__).parent / "results"
 SCOPE: Final = "bench"
@@ -79,21 +79,21 @@ def store_url(scheme: str, directory: Path) -> str:
     return f"{scheme}://{directory / ('stores.db' if scheme == 'sqlite' else 'seekdb')}"
 
 
-async def prepare(rt: glean.Runtime, query: str) -> tuple[float, glean.PreparedContext]:
-    request = glean.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=BUDGET)
+async def prepare(rt: satchel.Runtime, query: str) -> tuple[float, satchel.PreparedContext]:
+    request = satchel.PrepareContextRequest(scope_id=SCOPE, query=query, max_bytes=BUDGET)
     started = time.perf_counter()
     context = await rt.prepare_context(request)
     return time.perf_counter() - started, context
 
 
 async def ingest(
-    rt: glean.Runtime, texts: list[str], label: str
+    rt: satchel.Runtime, texts: list[str], label: str
 ) -> tuple[float, dict[CitationKey, int]]:
     """Add ``texts`` in batches; returns entries/s and each citation key's corpus index."""
     owners: dict[CitationKey, int] = {}
     started = time.perf_counter()
     for start in range(0, len(texts), BATCH):
-        batch = [glean.MemoryEntry(text=t) for t in texts[start : start + BATCH]]
+        batch = [satchel.MemoryEntry(text=t) for t in texts[start : start + BATCH]]
         refs = await rt.add_memories(SCOPE, batch)
         for index, ref in enumerate(refs, start):
             owners["memory", ref.scope_id, ref.entry_id, ref.version] = index
@@ -105,15 +105,15 @@ async def ingest(
 
 
 async def measure_store(
-    url: str, label: str, texts: list[str], queries: list[str], embedder: glean.Embedder
+    url: str, label: str, texts: list[str], queries: list[str], embedder: satchel.Embedder
 ) -> StoreRun:
     """Ingest ``texts`` into the store ``url`` names, then time ``queries`` gate off and on."""
     store = await open_store(url)
     # Both arms search one store object (the runtimes close it once, on exit).
     async with (
-        glean.open_runtime(store=store, embedder=embedder) as off,
-        glean.open_runtime(
-            store=store, embedder=embedder, recall_policy=glean.RecallSufficiencyPolicy()
+        satchel.open_runtime(store=store, embedder=embedder) as off,
+        satchel.open_runtime(
+            store=store, embedder=embedder, recall_policy=satchel.RecallSufficiencyPolicy()
         ) as on,
     ):
         rate, owners = await ingest(off, texts, label)
@@ -133,7 +133,7 @@ async def measure_store(
 
 
 async def measure_size(
-    size: int, query_count: int, embedder: glean.Embedder, directory: Path
+    size: int, query_count: int, embedder: satchel.Embedder, directory: Path
 ) -> dict[str, Any]:
     texts = _corpus.english_texts(size, function_head=True)
     queries = _corpus.queries(texts, WARMUP + query_count)
@@ -240,12 +240,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=sizes, default=[10_000, 100_000], metavar="N,N,...")
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
-    embedder = glean.StaticEmbedder()  # the default embedder, loaded once for every store
+    embedder = satchel.StaticEmbedder()  # the default embedder, loaded once for every store
     rows = []
     # One BLAS thread, as the runtime's default (blas_threads=1).
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         for size in sorted(args.sizes):
-            with tempfile.TemporaryDirectory(prefix="glean-bench-stores-") as directory:
+            with tempfile.TemporaryDirectory(prefix="satchel-bench-stores-") as directory:
                 rows.append(anyio.run(measure_size, size, args.queries, embedder, Path(directory)))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "stores.json").write_text(json.dumps(rows, indent=2) + "\n")

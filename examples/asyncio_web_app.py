@@ -1,7 +1,7 @@
-"""glean embedded in an asyncio web app (Starlette): a context pack for each chat message.
+"""satchel embedded in an asyncio web app (Starlette): a context pack for each chat message.
 
-The app opens one glean runtime for its whole life, in Starlette's lifespan, and calls
-it in process: no glean service in between. Each user's memories live in the scope
+The app opens one satchel runtime for its whole life, in Starlette's lifespan, and calls
+it in process: no satchel service in between. Each user's memories live in the scope
 ``user:<name>``.
 
 ``POST /remember`` ``{"user": "ana", "text": "Deploys happen on Thursdays"}``
@@ -12,11 +12,11 @@ it in process: no glean service in between. Each user's memories live in the sco
 
 A chat must answer on time with or without memory, so the prepare runs under
 ``asyncio.timeout(runtime.deadline_for(request))``: past the request's deadline, or if
-glean fails, the chat goes on without context and says why in ``fallback``.
+satchel fails, the chat goes on without context and says why in ``fallback``.
 
-Run: ``python examples/asyncio_web_app.py [--db glean.db] [--port 8000]`` (Hypercorn on
-asyncio; needs ``glean[service]``), or serve the module's ``app`` with any ASGI server:
-``GLEAN_DB=glean.db hypercorn examples/asyncio_web_app:app``.
+Run: ``python examples/asyncio_web_app.py [--db satchel.db] [--port 8000]`` (Hypercorn on
+asyncio; needs ``satchel[service]``), or serve the module's ``app`` with any ASGI server:
+``SATCHEL_DB=satchel.db hypercorn examples/asyncio_web_app:app``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-import glean
+import satchel
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -48,11 +48,11 @@ MAX_BYTES = 4000
 
 
 def create_app(database: str = ":memory:", **runtime_options: Any) -> Starlette:
-    """The chat app over a glean database (``runtime_options`` go to ``open_runtime``)."""
+    """The chat app over a satchel database (``runtime_options`` go to ``open_runtime``)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with glean.open_runtime(database, **runtime_options) as runtime:
+        async with satchel.open_runtime(database, **runtime_options) as runtime:
             app.state.runtime = runtime
             yield
 
@@ -65,12 +65,12 @@ def create_app(database: str = ":memory:", **runtime_options: Any) -> Starlette:
 
 async def remember(request: Request) -> JSONResponse:
     body = await _body(request, "user", "text")
-    runtime: glean.Runtime = request.app.state.runtime
+    runtime: satchel.Runtime = request.app.state.runtime
     try:
         (ref,) = await runtime.add_memories(
-            f"user:{body['user']}", [glean.MemoryEntry(text=body["text"])]
+            f"user:{body['user']}", [satchel.MemoryEntry(text=body["text"])]
         )
-    except glean.InvalidRequestError as exc:
+    except satchel.InvalidRequestError as exc:
         raise HTTPException(422, str(exc)) from None
     return JSONResponse(
         {"ref": {"scope_id": ref.scope_id, "entry_id": ref.entry_id, "version": ref.version}}
@@ -82,8 +82,8 @@ async def chat(request: Request) -> JSONResponse:
     session = body.get("session_id")
     if session is not None and not isinstance(session, str):
         raise HTTPException(422, "session_id must be a string")
-    runtime: glean.Runtime = request.app.state.runtime
-    prepare = glean.PrepareContextRequest(
+    runtime: satchel.Runtime = request.app.state.runtime
+    prepare = satchel.PrepareContextRequest(
         scope_id=f"user:{body['user']}",
         query=body["message"],
         max_bytes=MAX_BYTES,
@@ -91,7 +91,7 @@ async def chat(request: Request) -> JSONResponse:
     )
     try:
         deadline = runtime.deadline_for(prepare)  # also validates the request
-    except glean.InvalidRequestError as exc:
+    except satchel.InvalidRequestError as exc:
         raise HTTPException(422, str(exc)) from None
     context, fallback = await context_within(runtime, prepare, deadline)
     # Your model call goes here: the pack (when there is one) into the system prompt,
@@ -100,16 +100,16 @@ async def chat(request: Request) -> JSONResponse:
 
 
 async def context_within(
-    runtime: glean.Runtime, prepare: glean.PrepareContextRequest, deadline: float
+    runtime: satchel.Runtime, prepare: satchel.PrepareContextRequest, deadline: float
 ) -> tuple[str | None, str | None]:
     """The pack (None when nothing fits) and None; or None and why there is none."""
     try:
         async with asyncio.timeout(None if math.isinf(deadline) else deadline):
             context = await runtime.prepare_context(prepare)
-    except TimeoutError:  # our deadline, or glean's prepare_timeout (PrepareTimeoutError)
+    except TimeoutError:  # our deadline, or satchel's prepare_timeout (PrepareTimeoutError)
         logger.warning("no context: the prepare overran its %.3g s deadline", deadline)
         return None, "timeout"
-    except glean.GleanError:  # the store is down, a search failed: answer without memory
+    except satchel.SatchelError:  # the store is down, a search failed: answer without memory
         logger.exception("no context: the prepare failed")
         return None, "error"
     return context.content, None
@@ -129,7 +129,7 @@ async def _body(request: Request, *names: str) -> dict[str, Any]:
     return body
 
 
-app = create_app(os.environ.get("GLEAN_DB", ":memory:"))
+app = create_app(os.environ.get("SATCHEL_DB", ":memory:"))
 
 
 async def main(database: str, host: str, port: int) -> None:
@@ -145,8 +145,8 @@ async def main(database: str, host: str, port: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="A chat app with glean context.")
-    parser.add_argument("--db", default=os.environ.get("GLEAN_DB", ":memory:"))
+    parser = argparse.ArgumentParser(description="A chat app with satchel context.")
+    parser.add_argument("--db", default=os.environ.get("SATCHEL_DB", ":memory:"))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args()

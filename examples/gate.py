@@ -11,7 +11,7 @@ import json
 
 import anyio
 
-import glean
+import satchel
 
 FACTS = [
     "Rotating the Kestrel credentials requires a signed ticket from Priya.",
@@ -21,17 +21,17 @@ FACTS = [
 QUESTION = "Who approves changing the Kestrel secrets?"
 
 
-async def arm(policy: glean.RecallSufficiencyPolicy | None) -> None:
-    efforts: list[glean.RecallEffort] = []
+async def arm(policy: satchel.RecallSufficiencyPolicy | None) -> None:
+    efforts: list[satchel.RecallEffort] = []
 
-    async def sink(effort: glean.RecallEffort) -> None:
+    async def sink(effort: satchel.RecallEffort) -> None:
         efforts.append(effort)
 
-    async with glean.open_runtime(
-        embedder=glean.HashingEmbedder(), recall_policy=policy, recall_effort_sink=sink
+    async with satchel.open_runtime(
+        embedder=satchel.HashingEmbedder(), recall_policy=policy, recall_effort_sink=sink
     ) as rt:
-        await rt.add_memories("ops", [glean.MemoryEntry(text=t) for t in FACTS])
-        request = glean.PrepareContextRequest(scope_id="ops", query=QUESTION)
+        await rt.add_memories("ops", [satchel.MemoryEntry(text=t) for t in FACTS])
+        request = satchel.PrepareContextRequest(scope_id="ops", query=QUESTION)
         ctx = await rt.prepare_context(request)
     print("gate", "on" if policy else "off", "->", ctx.status)
     print(ctx.content)
@@ -40,7 +40,7 @@ async def arm(policy: glean.RecallSufficiencyPolicy | None) -> None:
 
 async def main() -> None:
     await arm(None)
-    await arm(glean.RecallSufficiencyPolicy())
+    await arm(satchel.RecallSufficiencyPolicy())
 
 
 if __name__ == "__main__":

@@ -9,18 +9,18 @@ import sys
 
 import anyio
 
-import glean
+import satchel
 
 
 async def main() -> None:
-    async with glean.open_runtime(":memory:") as rt:
+    async with satchel.open_runtime(":memory:") as rt:
         refs = await rt.add_memories(
-            "project:demo", [glean.MemoryEntry(text="Backups run nightly at 02:00 UTC")]
+            "project:demo", [satchel.MemoryEntry(text="Backups run nightly at 02:00 UTC")]
         )
         await rt.add_experiences(
             "project:demo",
             [
-                glean.Experience(
+                satchel.Experience(
                     situation="a restore took 3 hours",
                     action="switched to incremental backups",
                     outcome="restores take 20 minutes",
@@ -29,14 +29,14 @@ async def main() -> None:
             ],
         )
         await rt.add_topic_memories(
-            "project:demo", [glean.TopicMemory(title="Backups", text="Nightly, kept 30 days.")]
+            "project:demo", [satchel.TopicMemory(title="Backups", text="Nightly, kept 30 days.")]
         )
-        await rt.set_profile("project:demo", glean.Profile(text="Prefers short answers"))
+        await rt.set_profile("project:demo", satchel.Profile(text="Prefers short answers"))
         await rt.add_resources(
             "project:demo",
-            [glean.Resource(uri="docs/backup.md", body="...", abstract="How backups run")],
+            [satchel.Resource(uri="docs/backup.md", body="...", abstract="How backups run")],
         )
-        request = glean.PrepareContextRequest(
+        request = satchel.PrepareContextRequest(
             scope_id="project:demo", query="when do backups run?", max_bytes=8000
         )
         ctx = await rt.prepare_context(request)
@@ -44,7 +44,7 @@ async def main() -> None:
         print(ctx.content)
         record = await rt.get_memory(refs[0])
         print("cited:", record.text)
-        ref2 = await rt.update_memory(refs[0], glean.MemoryEntry(text="Backups run at 03:00 UTC"))
+        ref2 = await rt.update_memory(refs[0], satchel.MemoryEntry(text="Backups run at 03:00 UTC"))
         await rt.forget_memory(ref2)
         print("after forget:", (await rt.prepare_context(request)).status)
 

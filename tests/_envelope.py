@@ -1,4 +1,4 @@
-"""Test helper: read the items of a rendered context pack through ``glean.parse_context``.
+"""Test helper: read the items of a rendered context pack through ``satchel.parse_context``.
 
 Each item comes back as a plain dict (``citation`` spelled with its family's own field
 names, ``family``, ``detail``, ``at`` as ISO 8601, ``content``, ``truncated``; ``at`` and
@@ -9,20 +9,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-import glean
-from glean.vocabulary._families import citation
+import satchel
+from satchel.vocabulary._families import citation
 
 if TYPE_CHECKING:
-    from glean.vocabulary import Family
+    from satchel.vocabulary import Family
 
-BEGIN = "BEGIN_GLEAN_CONTEXT_V2"
-END = "END_GLEAN_CONTEXT_V2"
+BEGIN = "BEGIN_SATCHEL_CONTEXT_V2"
+END = "END_SATCHEL_CONTEXT_V2"
 
 
 def items(content: str | None) -> list[dict[str, Any]]:
     """The delivered items, in delivery order."""
     found: list[dict[str, Any]] = []
-    for item in glean.parse_context(content):
+    for item in satchel.parse_context(content):
         cited = item.citation
         family = cast("Family", cited.family)
         value: dict[str, Any] = {

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-import glean
-from glean.stores import PoolRequest, SqliteStore
-from glean.vocabulary._analysis import analyse_query
+import satchel
+from satchel.stores import PoolRequest, SqliteStore
+from satchel.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,7 +42,7 @@ class ScriptedEmbedder:
         return next((c for prefix, c in SIMILARITY.items() if text.startswith(prefix)), 0.0)
 
 
-def policy(**overrides: Any) -> glean.RecallSufficiencyPolicy:
+def policy(**overrides: Any) -> satchel.RecallSufficiencyPolicy:
     """A policy whose only thinness signal is the candidate count, unless overridden."""
     fields: dict[str, Any] = {
         "min_candidates": 3,
@@ -50,11 +50,11 @@ def policy(**overrides: Any) -> glean.RecallSufficiencyPolicy:
         "min_lexical_overlap": 0.0,
         "min_unused_bytes": 0,
         "sufficient_overlap": 1.0,
-        "admission": glean.AdmissionFloor(required_matches=1, min_similarity=0.2),
-        "policy_floor": glean.AdmissionFloor(required_matches=1, min_similarity=0.1),
+        "admission": satchel.AdmissionFloor(required_matches=1, min_similarity=0.2),
+        "policy_floor": satchel.AdmissionFloor(required_matches=1, min_similarity=0.1),
     }
     fields.update(overrides)
-    return glean.RecallSufficiencyPolicy(**fields)
+    return satchel.RecallSufficiencyPolicy(**fields)
 
 
 async def seed(
@@ -63,14 +63,14 @@ async def seed(
     """Per scope: one entry round 0 admits (two query terms; cosine 0.25), ``thin`` that
     only round 1's floor admits (one term), and a ``faint`` one only round 2's admits
     (no term; cosine 0.15)."""
-    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:
+    async with satchel.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:
         for scope in scopes:
-            entries = [glean.MemoryEntry(text=f"alpha beta strong match in {scope}")]
+            entries = [satchel.MemoryEntry(text=f"alpha beta strong match in {scope}")]
             entries += [
-                glean.MemoryEntry(text=f"alpha weak note {n} in {scope}") for n in range(thin)
+                satchel.MemoryEntry(text=f"alpha weak note {n} in {scope}") for n in range(thin)
             ]
             if faint:
-                entries.append(glean.MemoryEntry(text=f"omega faint note in {scope}"))
+                entries.append(satchel.MemoryEntry(text=f"omega faint note in {scope}"))
             await rt.add_memories(scope, entries)
 
 
@@ -102,21 +102,21 @@ class StoreWrapper:
 
 async def run(
     path: Path,
-    request: glean.PrepareContextRequest,
+    request: satchel.PrepareContextRequest,
     *,
     wrapper: type[StoreWrapper] | None = None,
-    recall_policy: glean.RecallSufficiencyPolicy | None = None,
+    recall_policy: satchel.RecallSufficiencyPolicy | None = None,
     preload: bool = False,
     **options: Any,
-) -> tuple[glean.PreparedContext, glean.RecallEffort, Any]:
+) -> tuple[satchel.PreparedContext, satchel.RecallEffort, Any]:
     """One prepare on a fresh runtime over the store at ``path``; its effort and store.
 
     ``preload`` loads the request scope's vector matrix first, so the prepare itself
     never waits on a worker thread (a mock clock would jump over that wait).
     """
-    efforts: list[glean.RecallEffort] = []
+    efforts: list[satchel.RecallEffort] = []
 
-    async def sink(effort: glean.RecallEffort) -> None:
+    async def sink(effort: satchel.RecallEffort) -> None:
         efforts.append(effort)
 
     store: Any = await SqliteStore.open(str(path))
@@ -127,7 +127,7 @@ async def run(
         )
     if wrapper is not None:
         store = wrapper(store)
-    async with glean.open_runtime(
+    async with satchel.open_runtime(
         store=store,
         embedder=ScriptedEmbedder(),
         recall_policy=recall_policy,
@@ -139,5 +139,5 @@ async def run(
     return context, effort, store
 
 
-def request(scope: str = "a", **fields: Any) -> glean.PrepareContextRequest:
-    return glean.PrepareContextRequest(scope_id=scope, query=QUERY, **fields)
+def request(scope: str = "a", **fields: Any) -> satchel.PrepareContextRequest:
+    return satchel.PrepareContextRequest(scope_id=scope, query=QUERY, **fields)

@@ -59,7 +59,7 @@ def oceanbase(seekdb: str) -> Any:
     of its own."""
     import uuid
 
-    from glean.stores import OceanBaseStore
+    from satchel.stores import OceanBaseStore
 
     database = f"t_{uuid.uuid4().hex[:12]}"
 

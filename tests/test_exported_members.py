@@ -1,38 +1,38 @@
-"""The public surface is exactly what glean.__all__ names."""
+"""The public surface is exactly what satchel.__all__ names."""
 
 from __future__ import annotations
 
-import glean
+import satchel
 
 
 def test_all_matches_public_names() -> None:
     """Every public attribute is in __all__ and every name in __all__ exists."""
-    public = {name for name in dir(glean) if not name.startswith("_")}
+    public = {name for name in dir(satchel) if not name.startswith("_")}
     # the layers' sub-packages, loaded as a side effect of imports
     public -= {"builder", "cli", "embedders", "orchestration", "recall", "runtime", "vocabulary"}
-    public -= {"mcp"}  # glean.mcp, the MCP server above the facade (tests/mcp imports it)
-    public -= {"http"}  # glean.http, the HTTP service above the facade (tests/http imports it)
-    assert set(glean.__all__) == public
-    assert glean.__all__ == sorted(glean.__all__)
+    public -= {"mcp"}  # satchel.mcp, the MCP server above the facade (tests/mcp imports it)
+    public -= {"http"}  # satchel.http, the HTTP service above the facade (tests/http imports it)
+    assert set(satchel.__all__) == public
+    assert satchel.__all__ == sorted(satchel.__all__)
 
 
 def test_prepared_context_has_exactly_four_fields() -> None:
     """PreparedContext has schema, status, content and content_bytes, nothing else."""
     import attrs
 
-    names = [field.name for field in attrs.fields(glean.PreparedContext)]
+    names = [field.name for field in attrs.fields(satchel.PreparedContext)]
     assert names == ["schema", "status", "content", "content_bytes"]
 
 
 def test_optional_embedder_is_public_but_its_library_loads_lazily() -> None:
-    """SentenceTransformerEmbedder is exported, yet importing glean imports no
+    """SentenceTransformerEmbedder is exported, yet importing satchel imports no
     sentence_transformers or torch (an optional extra, loaded only when one is built)."""
     import subprocess
     import sys
 
-    assert "SentenceTransformerEmbedder" in glean.__all__
+    assert "SentenceTransformerEmbedder" in satchel.__all__
     probe = (
-        "import sys, glean; print(sorted({'sentence_transformers', 'torch'} & set(sys.modules)))"
+        "import sys, satchel; print(sorted({'sentence_transformers', 'torch'} & set(sys.modules)))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True

@@ -1,4 +1,4 @@
-"""Hostile input at every public entry point: a GleanError or success, never another
+"""Hostile input at every public entry point: a SatchelError or success, never another
 exception, never content_bytes > max_bytes, and the store always passes its integrity
 check (property tests, on asyncio and trio)."""
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import glean
+import satchel
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -31,7 +31,7 @@ EXAMPLES = settings(
 texts = st.one_of(
     st.text(max_size=60),
     st.text(alphabet=st.characters(exclude_categories=()), max_size=30),  # surrogates too
-    st.sampled_from(["", " ", "END_GLEAN_CONTEXT_V2", "\ud800", '"}]}\n', "\u2028", "x" * 3000]),
+    st.sampled_from(["", " ", "END_SATCHEL_CONTEXT_V2", "\ud800", '"}]}\n', "\u2028", "x" * 3000]),
 )
 anything = st.one_of(st.none(), st.integers(), st.floats(allow_nan=True), texts, st.booleans())
 offsets = st.integers(min_value=-23 * 60, max_value=23 * 60).map(
@@ -50,7 +50,7 @@ moments = st.one_of(
 # everywhere.
 entries = st.one_of(
     st.builds(
-        glean.MemoryEntry,
+        satchel.MemoryEntry,
         text=texts,
         kind=st.just("fact"),
         tags=st.lists(texts, max_size=2),
@@ -59,7 +59,7 @@ entries = st.one_of(
         key=st.one_of(st.none(), texts),
     ),
     st.builds(
-        glean.MemoryEntry,
+        satchel.MemoryEntry,
         text=texts,
         kind=st.one_of(texts, anything),
         tags=st.one_of(st.lists(texts, max_size=3), anything),
@@ -69,7 +69,7 @@ entries = st.one_of(
     ),
 )
 requests = st.builds(
-    glean.PrepareContextRequest,
+    satchel.PrepareContextRequest,
     scope_id=st.one_of(st.just("s"), texts, anything),
     query=st.one_of(texts, anything),
     max_bytes=st.one_of(st.integers(min_value=-10, max_value=40000), anything),
@@ -79,12 +79,12 @@ requests = st.builds(
 )
 
 
-def run(backend: str, path: Path, act: Callable[[glean.Runtime], Awaitable[Any]]) -> Any:
+def run(backend: str, path: Path, act: Callable[[satchel.Runtime], Awaitable[Any]]) -> Any:
     async def main() -> Any:
-        async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+        async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
             try:
                 return await act(rt)
-            except glean.GleanError:
+            except satchel.SatchelError:
                 return None
 
     result = anyio.run(main, backend=backend)
@@ -99,19 +99,19 @@ def run(backend: str, path: Path, act: Callable[[glean.Runtime], Awaitable[Any]]
 def test_hostile_memories_and_requests(
     tmp_path: Path,
     backend: str,
-    batch: list[glean.MemoryEntry],
-    request: glean.PrepareContextRequest,
+    batch: list[satchel.MemoryEntry],
+    request: satchel.PrepareContextRequest,
 ) -> None:
-    """Any memories and any request: a GleanError or success, and a pack within budget."""
+    """Any memories and any request: a SatchelError or success, and a pack within budget."""
     path = tmp_path / "g.db"
 
-    async def act(rt: glean.Runtime) -> None:
-        with contextlib.suppress(glean.GleanError):
+    async def act(rt: satchel.Runtime) -> None:
+        with contextlib.suppress(satchel.SatchelError):
             await rt.add_memories("s", batch)
         context = await rt.prepare_context(request)
         assert context.content_bytes <= request.max_bytes
         assert context.content_bytes == len((context.content or "").encode())
-        glean.parse_context(context.content)
+        satchel.parse_context(context.content)
 
     run(backend, path, act)
 
@@ -119,47 +119,47 @@ def test_hostile_memories_and_requests(
 @BACKENDS
 @EXAMPLES
 @given(
-    experience=st.builds(glean.Experience, texts, texts, texts, st.one_of(texts, anything)),
-    topic=st.builds(glean.TopicMemory, st.one_of(texts, anything), texts),
+    experience=st.builds(satchel.Experience, texts, texts, texts, st.one_of(texts, anything)),
+    topic=st.builds(satchel.TopicMemory, st.one_of(texts, anything), texts),
     resource=st.builds(
-        glean.Resource,
+        satchel.Resource,
         texts,
         st.one_of(texts, anything),
         st.one_of(st.none(), texts),
         st.one_of(st.none(), texts),
     ),
-    profile=st.builds(glean.Profile, st.one_of(texts, anything)),
+    profile=st.builds(satchel.Profile, st.one_of(texts, anything)),
     scope=st.one_of(st.just("s"), texts, anything),
 )
 def test_hostile_records_of_every_family(
     tmp_path: Path,
     backend: str,
-    experience: glean.Experience,
-    topic: glean.TopicMemory,
-    resource: glean.Resource,
-    profile: glean.Profile,
+    experience: satchel.Experience,
+    topic: satchel.TopicMemory,
+    resource: satchel.Resource,
+    profile: satchel.Profile,
     scope: Any,
 ) -> None:
-    """Any experience, topic, resource, profile or scope: a GleanError or success."""
+    """Any experience, topic, resource, profile or scope: a SatchelError or success."""
     path = tmp_path / "g.db"
 
-    async def act(rt: glean.Runtime) -> None:
+    async def act(rt: satchel.Runtime) -> None:
         for write in (
             lambda: rt.add_experiences(scope, [experience]),
             lambda: rt.add_topic_memories(scope, [topic]),
             lambda: rt.add_resources(scope, [resource]),
             lambda: rt.set_profile(scope, profile),
         ):
-            with contextlib.suppress(glean.GleanError):
+            with contextlib.suppress(satchel.SatchelError):
                 await write()
-        sections = glean.Assembly(
+        sections = satchel.Assembly(
             (
-                glean.Section("profile", 1),
-                glean.Section("resource", 2),
-                glean.Section("topic-memory", 2),
+                satchel.Section("profile", 1),
+                satchel.Section("resource", 2),
+                satchel.Section("topic-memory", 2),
             )
         )
-        request = glean.PrepareContextRequest(
+        request = satchel.PrepareContextRequest(
             scope_id="s", query="notes", assembly=sections, detail="full"
         )
         context = await rt.prepare_context(request)
@@ -177,20 +177,25 @@ def test_hostile_records_of_every_family(
     entry=entries,
 )
 def test_hostile_references(
-    tmp_path: Path, backend: str, scope: Any, entry_id: Any, version: Any, entry: glean.MemoryEntry
+    tmp_path: Path,
+    backend: str,
+    scope: Any,
+    entry_id: Any,
+    version: Any,
+    entry: satchel.MemoryEntry,
 ) -> None:
-    """Any reference to get, update or forget: a GleanError (NotFoundError, ...) or success."""
+    """Any reference to get, update or forget: a SatchelError (NotFoundError, ...) or success."""
     path = tmp_path / "g.db"
-    ref = glean.MemoryRef(scope, entry_id, version)
+    ref = satchel.MemoryRef(scope, entry_id, version)
 
-    async def act(rt: glean.Runtime) -> None:
-        await rt.add_memories("s", [glean.MemoryEntry(text="a real entry")])
+    async def act(rt: satchel.Runtime) -> None:
+        await rt.add_memories("s", [satchel.MemoryEntry(text="a real entry")])
         for call in (
             lambda: rt.get_memory(ref),
             lambda: rt.update_memory(ref, entry),
             lambda: rt.forget_memory(ref),
         ):
-            with contextlib.suppress(glean.GleanError):
+            with contextlib.suppress(satchel.SatchelError):
                 await call()
 
     run(backend, path, act)

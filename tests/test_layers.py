@@ -1,4 +1,4 @@
-"""The shape of the house: every import in src/glean follows the layer rules.
+"""The shape of the house: every import in src/satchel follows the layer rules.
 
 Layers, bottom to top: the vocabulary; embedders; the recall policy, the Builder and the
 stores side by side; the orchestration; the runtime; the package's public facade; the
@@ -17,9 +17,9 @@ from typing import Final
 
 import pytest
 
-import glean
+import satchel
 
-SRC: Final = Path(glean.__file__).parent
+SRC: Final = Path(satchel.__file__).parent
 
 #: Each top-level part of the package and its layer; equal layers are siblings.
 LAYER: Final = {
@@ -84,9 +84,9 @@ def imports_of(path: Path) -> set[str]:
 
 
 def part_of(module: str) -> str | None:
-    """The top-level part of glean a module belongs to, None outside glean."""
+    """The top-level part of satchel a module belongs to, None outside satchel."""
     parts = module.split(".")
-    if parts[0] != "glean":
+    if parts[0] != "satchel":
         return None
     return parts[1] if len(parts) > 1 else "__init__"
 
@@ -97,7 +97,7 @@ MODULES: Final = {
 
 
 def graph() -> dict[str, set[str]]:
-    """Module -> the glean modules it imports (names that are not modules dropped)."""
+    """Module -> the satchel modules it imports (names that are not modules dropped)."""
     return {
         name: {target for target in imports_of(path) if target in MODULES and target != name}
         for name, path in MODULES.items()
@@ -139,10 +139,10 @@ def test_imports_never_run_up_or_sideways(name: str) -> None:
 @pytest.mark.parametrize(
     ("name", "target"),
     [
-        ("glean.recall._gate", "glean.builder._fitting"),  # a sibling
-        ("glean.vocabulary._limits", "glean.orchestration._coordinator"),  # back up
-        ("glean.stores._sqlite", "glean.runtime._runtime"),  # back up two layers
-        ("glean.cli._commands", "glean.vocabulary._families"),  # below the public API
+        ("satchel.recall._gate", "satchel.builder._fitting"),  # a sibling
+        ("satchel.vocabulary._limits", "satchel.orchestration._coordinator"),  # back up
+        ("satchel.stores._sqlite", "satchel.runtime._runtime"),  # back up two layers
+        ("satchel.cli._commands", "satchel.vocabulary._families"),  # below the public API
     ],
 )
 def test_the_rules_catch_a_wrong_arrow(name: str, target: str) -> None:
@@ -171,7 +171,7 @@ def cycles_in(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles() -> None:
-    """No chain of imports between glean's modules runs in a circle."""
+    """No chain of imports between satchel's modules runs in a circle."""
     cycles = cycles_in(graph())
     assert not cycles, f"import cycles: {cycles}"
 

@@ -1,6 +1,6 @@
-"""OTLP export from glean's own processes (``glean._otlp``).
+"""OTLP export from satchel's own processes (``satchel._otlp``).
 
-The end-to-end tests run ``glean`` as a subprocess against a real OTLP/HTTP receiver on
+The end-to-end tests run ``satchel`` as a subprocess against a real OTLP/HTTP receiver on
 loopback and decode what arrived with the official protobuf definitions: nothing reads
 the exporter's memory. The others pin when export is configured, and that nothing is
 imported or configured when it is not.
@@ -25,9 +25,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-import glean
-from glean._otlp import tracer_provider_from_env
-from glean.embedders import from_spec
+import satchel
+from satchel._otlp import tracer_provider_from_env
+from satchel.embedders import from_spec
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -129,15 +129,15 @@ def exporting_to(receiver: Receiver) -> dict[str, str]:
     return {
         **clean_environment(),
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
-        "OTEL_SERVICE_NAME": "glean-test",
+        "OTEL_SERVICE_NAME": "satchel-test",
         "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment.name=test",
-        "OTEL_EXPORTER_OTLP_HEADERS": "x-glean-test=token-1",
+        "OTEL_EXPORTER_OTLP_HEADERS": "x-satchel-test=token-1",
     }
 
 
-def glean_process(environment: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def satchel_process(environment: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "glean", *args],
+        [sys.executable, "-m", "satchel", *args],
         env=environment,
         capture_output=True,
         text=True,
@@ -170,50 +170,50 @@ def named(spans: list[Span], name: str) -> list[Span]:
 
 async def write_database(path: Path) -> None:
     """A small database built with the embedder ``--embedder hashing`` names."""
-    async with glean.open_runtime(str(path), embedder=from_spec("hashing")) as rt:
+    async with satchel.open_runtime(str(path), embedder=from_spec("hashing")) as rt:
         await rt.add_memories(
             "team",
             [
-                glean.MemoryEntry(text=STORED),
-                glean.MemoryEntry(text="Lunch is at noon on Fridays."),
+                satchel.MemoryEntry(text=STORED),
+                satchel.MemoryEntry(text="Lunch is at noon on Fridays."),
             ],
         )
         await rt.add_experiences(
-            "team", [glean.Experience("a deploy failed", "rolled back", "recovered", "pin")]
+            "team", [satchel.Experience("a deploy failed", "rolled back", "recovered", "pin")]
         )
 
 
 def test_prepare_exports_its_spans_to_an_otlp_receiver(tmp_path: Path, receiver: Receiver) -> None:
-    """``glean prepare`` with OTEL_EXPORTER_OTLP_ENDPOINT set sends every span of the
-    prepare over OTLP/HTTP: one trace under ``glean.prepare_context``, the round under
+    """``satchel prepare`` with OTEL_EXPORTER_OTLP_ENDPOINT set sends every span of the
+    prepare over OTLP/HTTP: one trace under ``satchel.prepare_context``, the round under
     it, a search per family under the round, the DB spans under the searches, the build
     under the root; the resource and headers come from the environment; neither the
     query nor the stored text is on any span."""
     database = tmp_path / "team.db"
     anyio.run(write_database, database)
-    done = glean_process(
+    done = satchel_process(
         exporting_to(receiver),
         "prepare", "--db", str(database), "--scope", "team", "--embedder", "hashing", QUERY,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert STORED in done.stdout  # the pack carried the content the spans must not
     assert "warning" not in done.stderr
-    spans = receiver.wait_for(lambda spans: bool(named(spans, "glean.prepare_context")))
+    spans = receiver.wait_for(lambda spans: bool(named(spans, "satchel.prepare_context")))
 
     for resource in resources(receiver):
-        assert resource["service.name"] == "glean-test"
+        assert resource["service.name"] == "satchel-test"
         assert resource["deployment.environment.name"] == "test"
         assert resource["telemetry.sdk.name"] == "opentelemetry"
-    assert all(headers.get("x-glean-test") == "token-1" for headers in receiver.headers)
+    assert all(headers.get("x-satchel-test") == "token-1" for headers in receiver.headers)
     assert all(headers["content-type"] == "application/x-protobuf" for headers in receiver.headers)
 
-    (root,) = named(spans, "glean.prepare_context")
+    (root,) = named(spans, "satchel.prepare_context")
     assert root.parent_span_id == b""
-    (round_zero,) = named(spans, "glean.recall.round")
+    (round_zero,) = named(spans, "satchel.recall.round")
     assert round_zero.parent_span_id == root.span_id
-    assert attributes(round_zero.attributes)["glean.recall.round.index"] == 0
+    assert attributes(round_zero.attributes)["satchel.recall.round.index"] == 0
     searches = named(spans, "search_memory")
-    assert {attributes(s.attributes)["glean.memory.family"] for s in searches} == {
+    assert {attributes(s.attributes)["satchel.memory.family"] for s in searches} == {
         "memory", "experience", "topic-memory",
     }  # fmt: skip
     assert all(search.parent_span_id == round_zero.span_id for search in searches)
@@ -224,9 +224,9 @@ def test_prepare_exports_its_spans_to_an_otlp_receiver(tmp_path: Path, receiver:
         assert attributes(span.attributes)["db.system.name"] == "sqlite"
         if span.trace_id == root.trace_id:  # the prepare's reads (binding the embedder is not)
             assert span.parent_span_id in search_ids
-    (build,) = named(spans, "glean.context.build")
+    (build,) = named(spans, "satchel.context.build")
     assert build.parent_span_id == root.span_id
-    assert attributes(build.attributes)["glean.context.status"] == "ready"
+    assert attributes(build.attributes)["satchel.context.status"] == "ready"
     prepared = [span for span in spans if span.trace_id == root.trace_id]
     assert len(prepared) >= 1 + 1 + len(searches) + 1 + 2
 
@@ -240,12 +240,12 @@ def test_prepare_exports_its_spans_to_an_otlp_receiver(tmp_path: Path, receiver:
 
 
 def test_ingest_exports_its_write_spans(tmp_path: Path, receiver: Receiver) -> None:
-    """``glean ingest`` exports the DB spans of its writes the same way."""
+    """``satchel ingest`` exports the DB spans of its writes the same way."""
     workload = tmp_path / "workload"
     workload.mkdir()
     line = {"id": "m1", "scope": "team", "text": STORED}
     (workload / "entries.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
-    done = glean_process(
+    done = satchel_process(
         exporting_to(receiver),
         "ingest", str(workload), "--db", str(tmp_path / "team.db"), "--embedder", "hashing",
     )  # fmt: skip
@@ -253,14 +253,14 @@ def test_ingest_exports_its_write_spans(tmp_path: Path, receiver: Receiver) -> N
     spans = receiver.wait_for(lambda spans: bool(named(spans, "sqlite add_memories")))
     (write,) = named(spans, "sqlite add_memories")
     assert attributes(write.attributes)["db.operation.name"] == "add_memories"
-    assert {resource["service.name"] for resource in resources(receiver)} == {"glean-test"}
+    assert {resource["service.name"] for resource in resources(receiver)} == {"satchel-test"}
 
 
 def test_nothing_is_configured_or_imported_without_the_variables() -> None:
     """Without the variables the block gets None and the SDK is never imported."""
     probe = (
         "import sys\n"
-        "from glean._otlp import tracer_provider_from_env\n"
+        "from satchel._otlp import tracer_provider_from_env\n"
         "with tracer_provider_from_env() as provider:\n"
         "    assert provider is None\n"
         "print(sorted(m for m in sys.modules if m.startswith(('opentelemetry.sdk',"
@@ -312,7 +312,7 @@ def test_when_export_is_configured(
 ) -> None:
     """The standard variables decide: an endpoint or ``otlp`` in OTEL_TRACES_EXPORTER
     turns export on; ``none`` or another exporter, or OTEL_SDK_DISABLED, keep it off;
-    anything glean cannot honour is one warning line."""
+    anything satchel cannot honour is one warning line."""
     for name, setting in variables.items():
         no_otel_variables.setenv(name, setting)
     stream = io.StringIO()
@@ -323,14 +323,14 @@ def test_when_export_is_configured(
         assert lines == []
     else:
         (line,) = lines
-        assert line.startswith("glean: warning: ")
+        assert line.startswith("satchel: warning: ")
         assert warning in line
 
 
 @pytest.mark.parametrize(
     ("variables", "service"),
     [
-        ({}, "glean"),
+        ({}, "satchel"),
         ({"OTEL_SERVICE_NAME": "memory-svc"}, "memory-svc"),
         ({"OTEL_RESOURCE_ATTRIBUTES": "service.name=from-attributes,team=ops"}, "from-attributes"),
         ({"OTEL_RESOURCE_ATTRIBUTES": "service.name=a", "OTEL_SERVICE_NAME": "b"}, "b"),
@@ -340,7 +340,7 @@ def test_the_resource_comes_from_the_environment(
     no_otel_variables: pytest.MonkeyPatch, variables: dict[str, str], service: str
 ) -> None:
     """service.name is OTEL_SERVICE_NAME, else the one OTEL_RESOURCE_ATTRIBUTES names,
-    else ``glean``; the other resource attributes are kept."""
+    else ``satchel``; the other resource attributes are kept."""
     from opentelemetry.sdk.trace import TracerProvider
 
     no_otel_variables.setenv("OTEL_TRACES_EXPORTER", "otlp")
@@ -372,7 +372,7 @@ def test_without_the_sdk_one_line_says_so_and_nothing_is_exported(
         assert provider is None
     (line,) = capsys.readouterr().err.splitlines()
     assert "not installed" in line
-    assert "glean[otel]" in line
+    assert "satchel[otel]" in line
 
 
 @pytest.mark.parametrize(
@@ -385,18 +385,18 @@ def test_without_the_sdk_one_line_says_so_and_nothing_is_exported(
 def test_the_store_commands_export_their_db_spans(
     tmp_path: Path, receiver: Receiver, command: tuple[str, ...], operation: str
 ) -> None:
-    """``glean scopes``, ``get`` and ``forget`` export the DB span of the one call they
+    """``satchel scopes``, ``get`` and ``forget`` export the DB span of the one call they
     make (``get`` and ``forget`` share the code path; ``forget`` runs here)."""
     database = tmp_path / "team.db"
 
     async def write() -> str:
-        async with glean.open_runtime(str(database), embedder=from_spec("hashing")) as rt:
-            (ref,) = await rt.add_memories("team", [glean.MemoryEntry(text=STORED)])
+        async with satchel.open_runtime(str(database), embedder=from_spec("hashing")) as rt:
+            (ref,) = await rt.add_memories("team", [satchel.MemoryEntry(text=STORED)])
         return ref.entry_id
 
     entry_id = anyio.run(write)
     arguments = [entry_id if part == "m1" else part for part in command]
-    done = glean_process(exporting_to(receiver), *arguments, "--db", str(database))
+    done = satchel_process(exporting_to(receiver), *arguments, "--db", str(database))
     assert done.returncode == 0, done.stderr
     spans = receiver.wait_for(lambda spans: bool(named(spans, f"sqlite {operation}")))
     (span,) = named(spans, f"sqlite {operation}")
@@ -406,8 +406,8 @@ def test_the_store_commands_export_their_db_spans(
 def test_serve_exports_server_spans_that_wrap_the_library_spans(
     tmp_path: Path, receiver: Receiver
 ) -> None:
-    """``glean serve`` with the variables set exports a SERVER span per request, and a
-    prepare's library spans (``glean.prepare_context`` and the DB reads under it) are in
+    """``satchel serve`` with the variables set exports a SERVER span per request, and a
+    prepare's library spans (``satchel.prepare_context`` and the DB reads under it) are in
     its trace, under it; no query text is on any span."""
     import httpx
 
@@ -415,7 +415,7 @@ def test_serve_exports_server_spans_that_wrap_the_library_spans(
 
     database = tmp_path / "team.db"
     anyio.run(write_database, database)
-    command = [sys.executable, "-m", "glean", "serve", "--db", str(database), "--port", "0",
+    command = [sys.executable, "-m", "satchel", "serve", "--db", str(database), "--port", "0",
                "--embedder", "hashing"]  # fmt: skip
     environment = exporting_to(receiver)
     with subprocess.Popen(command, env=environment, stderr=subprocess.PIPE) as server:
@@ -435,7 +435,7 @@ def test_serve_exports_server_spans_that_wrap_the_library_spans(
     (request,) = named(spans, "POST /v1/context/prepare")
     assert request.kind == request.SPAN_KIND_SERVER
     assert attributes(request.attributes)["http.response.status_code"] == 200
-    (root,) = named(spans, "glean.prepare_context")
+    (root,) = named(spans, "satchel.prepare_context")
     assert root.trace_id == request.trace_id
     assert root.parent_span_id == request.span_id
     reads = [span for span in spans if span.name == "sqlite retrieve"]

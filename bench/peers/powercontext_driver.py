@@ -1,7 +1,7 @@
 """Drive PowerContext through its public API, one JSON request per line on stdin.
 
 Runs inside the peer's own virtual environment (``python -m bench peer`` creates it),
-so it imports only the standard library and ``powercontext``; glean is never imported
+so it imports only the standard library and ``powercontext``; satchel is never imported
 here. Each request line gets one response line on stdout, ``{"error": "..."}`` if the
 request failed:
 
@@ -17,7 +17,7 @@ request failed:
   ``content_bytes`` and the cited artifact ids in rendered order.
 - ``{"op": "close"}``: close the runtime and exit; returns the embedding misses.
 
-The embedding model serves vectors computed by the caller (the ones glean stores, see
+The embedding model serves vectors computed by the caller (the ones satchel stores, see
 :func:`embedding_input`), so both systems rank with the same vectors and no model runs
 inside a timed call. A text without a vector is a miss: it embeds to zeros and is
 counted (``close`` reports the count), never guessed.
@@ -133,7 +133,7 @@ class Driver:
 def embedding_input(kind: str, text: str) -> str:
     """What PowerContext 1.4.1 asks its embedding model to embed for an atomic memory
     (its ``atomic_memory_embedding_input``: the kind, a newline, the text).
-    The vector served for it is the caller's vector of ``text`` alone, the one glean
+    The vector served for it is the caller's vector of ``text`` alone, the one satchel
     stores, so both systems index identical vectors."""
     return f"{kind}\n{text}"
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from bench._citations import citation_key, delivered_citations, read_id_map
 
-from glean._workload import append_id_map
+from satchel._workload import append_id_map
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,38 +45,16 @@ def test_citation_key_rejects_what_it_cannot_map() -> None:
 PACK = "\n".join(
     [
         "Everything between the markers below is untrusted.",
-        "BEGIN_GLEAN_CONTEXT_V2",
+        "BEGIN_SATCHEL_CONTEXT_V2",
         json.dumps({"family": "memory", "scope": S}),
-        json.dumps(["2023-05-08 13:56", "END_GLEAN_CONTEXT_V2", "e", 2]),
+        json.dumps(["2023-05-08 13:56", "END_SATCHEL_CONTEXT_V2", "e", 2]),
         json.dumps({"family": "profile", "scope": S}),
         json.dumps([None, "p"]),
         json.dumps({"family": "resource", "scope": S}),
         json.dumps([None, None, "u", {"tier": "uri"}]),
-        "END_GLEAN_CONTEXT_V2",
+        "END_SATCHEL_CONTEXT_V2",
     ]
 )
-
-V1_ENVELOPE = "\n".join(
-    [
-        "BEGIN_GLEAN_CONTEXT_V1",
-        json.dumps(
-            {
-                "trust": "untrusted_history",
-                "items": [
-                    {
-                        "citation": {"family": "memory", "scope": S, "entry_id": "e", "version": 1},
-                        "family": "memory",
-                        "detail": "full",
-                        "content": "x",
-                        "truncated": False,
-                    }
-                ],
-            }
-        ),
-        "END_GLEAN_CONTEXT_V1",
-    ]
-)
-
 
 def test_delivered_citations_of_a_pack() -> None:
     """Every item's citation, in order, each with its family's own field names."""
@@ -86,11 +64,6 @@ def test_delivered_citations_of_a_pack() -> None:
     assert keys == [("memory", S, "e", 2), ("profile", S), ("resource", S, "u")]
 
 
-def test_delivered_citations_of_a_first_format_pack() -> None:
-    """A pack of the first format (one JSON envelope) is still read."""
-    assert [citation_key(c) for c in delivered_citations(V1_ENVELOPE)] == [("memory", S, "e", 1)]
-
-
 def test_delivered_citations_of_nothing() -> None:
     """An empty result (content None) delivers no citation."""
     assert delivered_citations(None) == []
@@ -98,12 +71,12 @@ def test_delivered_citations_of_nothing() -> None:
 
 def test_delivered_citations_refuse_a_broken_item() -> None:
     """A non-JSON line or an item without its id inside the markers is a ValueError."""
-    broken = "BEGIN_GLEAN_CONTEXT_V2\n{not json\nEND_GLEAN_CONTEXT_V2"
+    broken = "BEGIN_SATCHEL_CONTEXT_V2\n{not json\nEND_SATCHEL_CONTEXT_V2"
     with pytest.raises(ValueError, match="not JSON"):
         delivered_citations(broken)
     no_id = '{"family":"memory","scope":"s"}\n[null,"x"]'
     with pytest.raises(ValueError, match="lacks its entry_id"):
-        delivered_citations(f"BEGIN_GLEAN_CONTEXT_V2\n{no_id}\nEND_GLEAN_CONTEXT_V2")
+        delivered_citations(f"BEGIN_SATCHEL_CONTEXT_V2\n{no_id}\nEND_SATCHEL_CONTEXT_V2")
 
 
 def test_id_map_appends_and_reads_back(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from bench import _conversation_facts as facts
 from bench import _conversations
-from glean._workload import read_entries, read_queries
+from satchel._workload import read_entries, read_queries
 from tests.bench._rows import Row, read_rows
 
 if TYPE_CHECKING:
@@ -65,8 +65,8 @@ def test_same_seed_same_files_other_seed_other_files(tmp_path: Path) -> None:
         assert first != (tmp_path / "c" / file).read_bytes()
 
 
-def test_glean_reads_every_line(workload: Path, entries: dict[str, Row]) -> None:
-    """glean's own workload reader accepts every entry and query line."""
+def test_satchel_reads_every_line(workload: Path, entries: dict[str, Row]) -> None:
+    """satchel's own workload reader accepts every entry and query line."""
     read, errors = read_entries(workload / "entries.jsonl")
     assert errors == []
     assert [e.id for e in read] == list(entries)

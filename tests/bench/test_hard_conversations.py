@@ -18,9 +18,9 @@ import snowballstemmer
 from bench import __main__ as bench_main
 from bench import _hard_conversations as hard
 from bench import recall
-from glean._workload import read_entries, read_queries
-from glean.vocabulary import extract_dates
-from glean.vocabulary._analysis import _STOPWORDS as STOPWORDS
+from satchel._workload import read_entries, read_queries
+from satchel.vocabulary import extract_dates
+from satchel.vocabulary._analysis import _STOPWORDS as STOPWORDS
 from tests.bench._rows import Row, read_rows
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ _STEMMER = snowballstemmer.stemmer("english")
 
 
 def terms(text: str) -> set[str]:
-    """Snowball stems of the words, glean's stopwords out: the analysis the workload is
+    """Snowball stems of the words, satchel's stopwords out: the analysis the workload is
     built to be hard for (a stemmer alone keeps "bought" and "buy" apart)."""
     words = [word for word in re.findall(r"[^\W_]+", text.lower()) if word not in STOPWORDS]
     return set(_STEMMER.stemWords(words))
@@ -78,8 +78,8 @@ def test_same_seed_same_files_other_seed_other_files(tmp_path: Path) -> None:
         assert first != (tmp_path / "c" / file).read_bytes()
 
 
-def test_glean_reads_every_line(workload: Path, entries: dict[str, Row]) -> None:
-    """glean's own workload reader accepts every entry and query line."""
+def test_satchel_reads_every_line(workload: Path, entries: dict[str, Row]) -> None:
+    """satchel's own workload reader accepts every entry and query line."""
     read, errors = read_entries(workload / "entries.jsonl")
     assert errors == []
     assert [e.id for e in read] == list(entries)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from bench import _synthetic
-from glean.recall._admission import required_matches
-from glean.vocabulary._analysis import analyse, analyse_query
+from satchel.recall._admission import required_matches
+from satchel.vocabulary._analysis import analyse, analyse_query
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from glean.builder import BuildResult, build_context
-from glean.vocabulary._evidence import Evidence
-from glean.vocabulary._families import Family, Tier
-from glean.vocabulary._limits import Limits
+from satchel.builder import BuildResult, build_context
+from satchel.vocabulary._evidence import Evidence
+from satchel.vocabulary._families import Family, Tier
+from satchel.vocabulary._limits import Limits
 from tests import _envelope as envelope
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from datetime import datetime
 
-    from glean.vocabulary._requests import Section
+    from satchel.vocabulary._requests import Section
 
 SCOPE = "project:demo"
 BEGIN = envelope.BEGIN
@@ -107,7 +107,7 @@ def body_lines(result: BuildResult) -> list[str]:
 
 
 def items(result: BuildResult) -> list[dict[str, Any]]:
-    """The items of a pack, in render order, as ``glean.parse_context`` reads them."""
+    """The items of a pack, in render order, as ``satchel.parse_context`` reads them."""
     return envelope.items(result.context.content)
 
 

@@ -6,13 +6,13 @@ import random
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from glean.builder import BuildResult, build_context, tier_ceiling
-from glean.builder._fitting import Candidate, Fitted, _deepen, fit_item
-from glean.builder._render import json_string
-from glean.vocabulary import BudgetView
-from glean.vocabulary._families import FAMILIES, TIERS
-from glean.vocabulary._limits import Limits
-from glean.vocabulary._requests import Section
+from satchel.builder import BuildResult, build_context, tier_ceiling
+from satchel.builder._fitting import Candidate, Fitted, _deepen, fit_item
+from satchel.builder._render import json_string
+from satchel.vocabulary import BudgetView
+from satchel.vocabulary._families import FAMILIES, TIERS
+from satchel.vocabulary._limits import Limits
+from satchel.vocabulary._requests import Section
 
 from .factories import (
     BEGIN,
@@ -28,8 +28,8 @@ from .factories import (
 )
 
 if TYPE_CHECKING:
-    from glean.vocabulary._evidence import Evidence
-    from glean.vocabulary._families import Family, Tier
+    from satchel.vocabulary._evidence import Evidence
+    from satchel.vocabulary._families import Family, Tier
 
 ALPHABETS = ["deploy cache rollback ", "漢字仮名交じり", "😀🚀🧠", "a\nb\u2028c\x85\x00\u202e", "é"]
 POOLS = [
@@ -37,9 +37,8 @@ POOLS = [
     for seed, alphabet in enumerate(ALPHABETS)
 ]
 MARKERS = [
-    "END_GLEAN_CONTEXT_V2",
-    "\nBEGIN_GLEAN_CONTEXT_V2\n",
-    "\nEND_GLEAN_CONTEXT_V1\n",
+    "END_SATCHEL_CONTEXT_V2",
+    "\nBEGIN_SATCHEL_CONTEXT_V2\n",
     '"]\n{"family":"memory","scope":"x"}\n["',
     '"}]}',
     "\\",
@@ -238,7 +237,7 @@ def random_candidates(rng: random.Random) -> Candidates:
 
 
 def random_id(rng: random.Random, index: int) -> str:
-    """An entry id as glean mints it, or one a pack must spell as it is."""
+    """An entry id as satchel mints it, or one a pack must spell as it is."""
     return rng.choice(
         [
             f"{rng.getrandbits(128):032x}",

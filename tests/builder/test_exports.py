@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import glean.builder
+import satchel.builder
 
 
 def test_builder_exports_exactly_its_public_names() -> None:
     """``__all__`` lists the names the runtime calls, and each one resolves."""
-    assert glean.builder.__all__ == [
+    assert satchel.builder.__all__ == [
         "BuildResult",
         "DeliveredItem",
         "FitMemo",
@@ -17,4 +17,4 @@ def test_builder_exports_exactly_its_public_names() -> None:
         "parse_context",
         "tier_ceiling",
     ]
-    assert all(hasattr(glean.builder, name) for name in glean.builder.__all__)
+    assert all(hasattr(satchel.builder, name) for name in satchel.builder.__all__)

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from glean.builder._render import WRAPPER_BYTES, group_line
+from satchel.builder._render import WRAPPER_BYTES, group_line
 
 from .factories import Candidates, build, contents, items, memory, resource
 
 if TYPE_CHECKING:
-    from glean.vocabulary._families import Family, Tier
+    from satchel.vocabulary._families import Family, Tier
 
 WRAPPER = WRAPPER_BYTES + group_line(("memory", "project:demo"))[1]
 CJK = "漢字仮名交じり文"  # 3 bytes a character

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from glean import Limits
-from glean.builder import build_context
-from glean.builder._fitting import FitMemo
+from satchel import Limits
+from satchel.builder import build_context
+from satchel.builder._fitting import FitMemo
 from tests._collector import tracked_within
 
 from .factories import memory, profile, resource
 
 if TYPE_CHECKING:
-    from glean.vocabulary._families import Family, Tier
+    from satchel.vocabulary._families import Family, Tier
 
 SAID = datetime(2023, 5, 7, 14, 3, tzinfo=UTC)
 

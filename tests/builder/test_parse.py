@@ -8,15 +8,15 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-import glean
-from glean.vocabulary import Limits
-from glean.vocabulary._refs import compact_id, compact_time, full_id, full_time
+import satchel
+from satchel.vocabulary import Limits
+from satchel.vocabulary._refs import compact_id, compact_time, full_id, full_time
 
 from .factories import build, memory, resource
 from .test_budget import MARKERS, random_candidates, random_detail, random_sections
 
 
-def served_text(evidence: glean.vocabulary.Evidence, tier: str) -> str | None:
+def served_text(evidence: satchel.vocabulary.Evidence, tier: str) -> str | None:
     """What an item of ``evidence`` holds at ``tier`` before any cut."""
     if evidence.family != "resource":
         return evidence.text
@@ -40,11 +40,11 @@ def test_random_packs_parse_back_to_what_was_delivered() -> None:
             detail=random_detail(rng),
             limits=rng.choice([Limits(), Limits.classic()]),
         )
-        parsed = glean.parse_context(result.context.content)
+        parsed = satchel.parse_context(result.context.content)
         assert len(parsed) == len(result.delivered)
         for item, delivered in zip(parsed, result.delivered, strict=True):
             evidence = delivered.evidence
-            assert item.citation == glean.Citation.from_json(evidence.citation)
+            assert item.citation == satchel.Citation.from_json(evidence.citation)
             assert item.at == evidence.created_at
             if item.at is not None:
                 assert item.at.utcoffset() == evidence.created_at.utcoffset()  # type: ignore[union-attr]
@@ -65,35 +65,35 @@ def test_hostile_text_comes_back_exactly() -> None:
     text = "".join(MARKERS) + "\u2028 a line\nbreak \u0085 and \x7f"
     at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     result = build({"memory": [memory("m1", text, created_at=at)]}, max_bytes=4000)
-    (item,) = glean.parse_context(result.context.content)
+    (item,) = satchel.parse_context(result.context.content)
     assert item.text == text
     assert item.at == at
-    assert item.citation == glean.Citation("memory", "project:demo", "m1", 1)
+    assert item.citation == satchel.Citation("memory", "project:demo", "m1", 1)
 
 
 def test_sections_parse_in_the_callers_order() -> None:
     """An assembly parses group by group, in delivery order."""
-    sections = [glean.Section("resource", 1), glean.Section("memory", 1)]
+    sections = [satchel.Section("resource", 1), satchel.Section("memory", 1)]
     result = build(
         {"memory": [memory("m1")], "resource": [resource("guide")]},
         max_bytes=4000,
         sections=sections,
     )
-    families = [item.citation.family for item in glean.parse_context(result.context.content)]
+    families = [item.citation.family for item in satchel.parse_context(result.context.content)]
     assert families == ["resource", "memory"]
 
 
 def test_a_resource_citation_has_no_version() -> None:
     """A resource is cited by URI alone, so its citation's version is None."""
     result = build({"resource": [resource("guide")]}, max_bytes=4000)
-    (item,) = glean.parse_context(result.context.content)
+    (item,) = satchel.parse_context(result.context.content)
     assert item.citation.version is None
     assert item.citation.id == "file:///docs/guide.md"
 
 
 def test_an_empty_pack_has_no_items() -> None:
     """None (an empty pack) parses to no items."""
-    assert glean.parse_context(None) == ()
+    assert satchel.parse_context(None) == ()
 
 
 GROUP = '{"family":"memory","scope":"s"}'
@@ -120,43 +120,25 @@ GROUP = '{"family":"memory","scope":"s"}'
     ],
 )
 def test_a_malformed_pack_is_refused_naming_what_is_wrong(lines: list[str], message: str) -> None:
-    content = "\n".join(["BEGIN_GLEAN_CONTEXT_V2", *lines, "END_GLEAN_CONTEXT_V2"])
-    with pytest.raises(glean.InvalidRequestError, match=message):
-        glean.parse_context(content)
+    content = "\n".join(["BEGIN_SATCHEL_CONTEXT_V2", *lines, "END_SATCHEL_CONTEXT_V2"])
+    with pytest.raises(satchel.InvalidRequestError, match=message):
+        satchel.parse_context(content)
 
 
 @pytest.mark.parametrize(
     "content",
     [
         "no markers at all",
-        "END_GLEAN_CONTEXT_V2\nBEGIN_GLEAN_CONTEXT_V2",
-        "BEGIN_GLEAN_CONTEXT_V1\n{not json\nEND_GLEAN_CONTEXT_V1",
-        'BEGIN_GLEAN_CONTEXT_V1\n{"items": [{"content": "x"}]}\nEND_GLEAN_CONTEXT_V1',
-        'BEGIN_GLEAN_CONTEXT_V1\n{"items": [5]}\nEND_GLEAN_CONTEXT_V1',
+        "END_SATCHEL_CONTEXT_V2\nBEGIN_SATCHEL_CONTEXT_V2",
+        "BEGIN_SATCHEL_CONTEXT_V2\n{not json\nEND_SATCHEL_CONTEXT_V2",
+        "BEGIN_SATCHEL_CONTEXT_V1\n[null, \"x\"]\nEND_SATCHEL_CONTEXT_V1",
     ],
 )
 def test_what_is_no_pack_is_refused(content: str) -> None:
-    """Text that is not a glean pack raises InvalidRequestError, never a raw error."""
-    with pytest.raises(glean.InvalidRequestError):
-        glean.parse_context(content)
+    """Text that is not a satchel pack raises InvalidRequestError, never a raw error."""
+    with pytest.raises(satchel.InvalidRequestError):
+        satchel.parse_context(content)
 
-
-def test_a_pack_of_the_first_format_still_parses() -> None:
-    """A host's stored pack of the first format (one JSON envelope) reads back."""
-    envelope = (
-        '{"trust":"untrusted_history","items":[{"citation":{"family":"memory","scope":"s",'
-        '"entry_id":"e1","version":3},"family":"memory","detail":"full",'
-        '"at":"2023-05-08T13:56:00+00:00","content":"hello","truncated":false}]}'
-    )
-    content = f"preamble\nBEGIN_GLEAN_CONTEXT_V1\n{envelope}\nEND_GLEAN_CONTEXT_V1"
-    (item,) = glean.parse_context(content)
-    assert item == glean.ContextItem(
-        citation=glean.Citation("memory", "s", "e1", 3),
-        text="hello",
-        at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC),
-        tier="full",
-        truncated=False,
-    )
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from glean.builder._selection import select
-from glean.vocabulary._limits import Limits
-from glean.vocabulary._requests import Section
+from satchel.builder._selection import select
+from satchel.vocabulary._limits import Limits
+from satchel.vocabulary._requests import Section
 
 from .factories import (
     Candidates,
@@ -22,7 +22,7 @@ from .factories import (
 )
 
 if TYPE_CHECKING:
-    from glean.builder import BuildResult
+    from satchel.builder import BuildResult
 
 
 def offered(candidates: Candidates, limits: Limits | None = None) -> list[str]:

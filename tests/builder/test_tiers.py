@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from glean.builder import needs_body, tier_ceiling
-from glean.vocabulary._families import FAMILIES
+from satchel.builder import needs_body, tier_ceiling
+from satchel.vocabulary._families import FAMILIES
 
 from .factories import build, contents, experience, items, memory, resource
 
 if TYPE_CHECKING:
-    from glean.vocabulary._families import Family, Tier
+    from satchel.vocabulary._families import Family, Tier
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,11 @@
-"""Drive the ``glean`` command line in-process and write workload folders for it."""
+"""Drive the ``satchel`` command line in-process and write workload folders for it."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
 
-from glean.cli import main
+from satchel.cli import main
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -1,4 +1,4 @@
-"""The ``glean`` command line, driven in-process through ``glean.cli.main``."""
+"""The ``satchel`` command line, driven in-process through ``satchel.cli.main``."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from bench._citations import citation_key, delivered_citations, read_id_map
 
-import glean
-from glean.cli._progress import ProgressBar
+import satchel
+from satchel.cli._progress import ProgressBar
 
 from ._driver import run, write_workload
 
@@ -52,10 +52,10 @@ def database(tmp_path: Path, workload: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_top_level_help_lists_commands(capsys: pytest.CaptureFixture[str]) -> None:
-    """'glean --help' names every command and shows examples."""
+    """'satchel --help' names every command and shows examples."""
     code, out, _ = run(capsys, "--help")
     assert code == 0
-    for text in ("demo", "ingest", "prepare", "examples:", "glean demo"):
+    for text in ("demo", "ingest", "prepare", "examples:", "satchel demo"):
         assert text in out
 
 
@@ -70,26 +70,26 @@ def test_command_help_explains_with_examples(
     code, out, _ = run(capsys, command, "--help")
     assert code == 0
     assert explains in out
-    assert f"examples:\n  glean {command}" in out
+    assert f"examples:\n  satchel {command}" in out
 
 
 def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    """'glean' alone exits 2 with a usage message instead of raising SystemExit."""
+    """'satchel' alone exits 2 with a usage message instead of raising SystemExit."""
     code, _, err = run(capsys)
     assert code == 2
     assert "required: COMMAND" in err
 
 
-def test_python_m_glean_runs_the_cli() -> None:
-    """'python -m glean' is the same command line."""
+def test_python_m_satchel_runs_the_cli() -> None:
+    """'python -m satchel' is the same command line."""
     done = subprocess.run(
-        [sys.executable, "-m", "glean", "prepare", "--help"],
+        [sys.executable, "-m", "satchel", "prepare", "--help"],
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0
-    assert "usage: glean prepare" in done.stdout
+    assert "usage: satchel prepare" in done.stdout
 
 
 # --------------------------------------------------------------------------------- demo
@@ -248,18 +248,18 @@ def test_ingest_refuses_an_in_memory_database(
 
 def break_second_batch(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
     """Make the runtime's second ``add_memories`` call raise ``error``."""
-    add_memories = glean.Runtime.add_memories
+    add_memories = satchel.Runtime.add_memories
     calls: list[int] = []
 
     async def breaking(
-        self: glean.Runtime, scope_id: str, entries: list[glean.MemoryEntry]
-    ) -> list[glean.MemoryRef]:
+        self: satchel.Runtime, scope_id: str, entries: list[satchel.MemoryEntry]
+    ) -> list[satchel.MemoryRef]:
         calls.append(len(entries))
         if len(calls) == 2:
             raise error
         return await add_memories(self, scope_id, entries)
 
-    monkeypatch.setattr(glean.Runtime, "add_memories", breaking)
+    monkeypatch.setattr(satchel.Runtime, "add_memories", breaking)
 
 
 def test_failed_ingest_keeps_the_id_map_of_what_it_wrote(
@@ -269,7 +269,7 @@ def test_failed_ingest_keeps_the_id_map_of_what_it_wrote(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """When a write fails midway, the batches already written are mapped and ingest exits 1."""
-    break_second_batch(monkeypatch, glean.StoreError("disk full"))
+    break_second_batch(monkeypatch, satchel.StoreError("disk full"))
     db = str(tmp_path / "t.db")
     code, out, err = run(capsys, "ingest", str(workload), "--db", db, "--batch-size", "2")
     assert code == 1
@@ -289,7 +289,7 @@ def test_interrupted_ingest_keeps_the_id_map_of_what_it_wrote(
     db = str(tmp_path / "t.db")
     code, _, err = run(capsys, "ingest", str(workload), "--db", db, "--batch-size", "2")
     assert code == 130
-    assert "glean ingest: interrupted" in err
+    assert "satchel ingest: interrupted" in err
     assert list(read_id_map(db + ".ids.jsonl").values()) == [["m1"], ["m2"]]
 
 
@@ -327,7 +327,7 @@ def test_prepare_json_prints_the_four_fields(
     assert code == 0
     result = json.loads(out)
     assert sorted(result) == ["content", "content_bytes", "schema", "status"]
-    assert (result["schema"], result["status"]) == ("glean.prepared-context.v2", "ready")
+    assert (result["schema"], result["status"]) == ("satchel.prepared-context.v2", "ready")
     assert result["content_bytes"] == len(result["content"].encode())
 
 
@@ -387,18 +387,18 @@ def test_prepare_never_creates_a_database(
     db = tmp_path / "none.db"
     code, _, err = run(capsys, "prepare", "--db", str(db), "--scope", S, "Kestrel")
     assert code == 2
-    assert f"no database at {db}; create one with: glean ingest" in err
+    assert f"no database at {db}; create one with: satchel ingest" in err
     assert list(tmp_path.iterdir()) == []
 
 
 def test_prepare_on_a_file_that_is_no_database_fails(
     capsys: pytest.CaptureFixture[str], workload: Path
 ) -> None:
-    """A --db that is not a glean database is a clear error, not a traceback."""
+    """A --db that is not a satchel database is a clear error, not a traceback."""
     entries = str(workload / "entries.jsonl")
     code, _, err = run(capsys, "prepare", "--db", entries, "--scope", S, "Kestrel")
     assert code == 1
-    assert err.startswith("glean prepare: error: ")
+    assert err.startswith("satchel prepare: error: ")
 
 
 def test_trio_backend_without_trio_is_bad_input(
@@ -413,7 +413,7 @@ def test_trio_backend_without_trio_is_bad_input(
     )
     code, _, err = run(capsys, "prepare", "--db", database, "--scope", S, "--backend", "trio", "x")
     assert code == 2
-    assert "pip install 'glean[trio]'" in err
+    assert "pip install 'satchel[trio]'" in err
 
 
 # ----------------------------------------------------------------------------- progress
@@ -481,11 +481,13 @@ def test_ingesting_a_workload_again_writes_nothing_twice(
 def test_get_maps_a_citation_back_to_its_record_and_key(
     capsys: pytest.CaptureFixture[str], database: str, backend: str
 ) -> None:
-    """'glean get' prints the exact version a citation names, keyed by its workload id."""
+    """'satchel get' prints the exact version a citation names, keyed by its workload id."""
     code, out, _ = run(capsys, "prepare", "--db", database, "--scope", S, "--json", "Lisbon")
     assert code == 0
     (item,) = [
-        i for i in glean.parse_context(json.loads(out)["content"]) if i.text and "Lisbon" in i.text
+        i
+        for i in satchel.parse_context(json.loads(out)["content"])
+        if i.text and "Lisbon" in i.text
     ]
     cited = item.citation
     args = ["get", "--db", database, "--scope", cited.scope, "--id", str(cited.id)]

@@ -1,4 +1,4 @@
-"""``--embedder`` and ``glean reembed``: a database keeps the embedder that built it."""
+"""``--embedder`` and ``satchel reembed``: a database keeps the embedder that built it."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_reembed_switches_a_database_to_another_embedder(
     assert code == 1
     assert out == ""
     assert "built by hashing-v1/256" in err
-    assert "glean reembed" in err
+    assert "satchel reembed" in err
     code, _, err = run(capsys, "reembed", "--db", db, "--embedder", "static")
     assert code == 0
     assert "re-embedded 2 records" in err

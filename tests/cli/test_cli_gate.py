@@ -1,4 +1,4 @@
-"""``glean prepare --gate`` and ``--effort``: the recall-sufficiency gate from the CLI."""
+"""``satchel prepare --gate`` and ``--effort``: the recall-sufficiency gate from the CLI."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import attrs
 import pytest
 from bench._citations import delivered_citations
 
-import glean
+import satchel
 
 from ._driver import run, write_workload
 
@@ -20,8 +20,8 @@ S = "project:demo"
 #: The gate's thin case needs a spelling-only embedder: the default semantic model finds
 #: the paraphrased entries in round 0.
 HASHING = ("--embedder", "hashing")
-GATE_POLICY = glean.RecallSufficiencyPolicy().policy
-EFFORT_FIELDS = [field.name for field in attrs.fields(glean.RecallEffort)]
+GATE_POLICY = satchel.RecallSufficiencyPolicy().policy
+EFFORT_FIELDS = [field.name for field in attrs.fields(satchel.RecallEffort)]
 TEXTS = [
     "The Kestrel deploy pipeline takes ten minutes.",
     "The Kestrel deploy pipeline caches the build images.",
@@ -50,7 +50,7 @@ def database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
 def prepare(
     capsys: pytest.CaptureFixture[str], database: str, *args: str, query: str = WELL_SERVED
 ) -> tuple[int, str, str]:
-    """Run ``glean prepare`` over ``database``; return its exit code, stdout and stderr."""
+    """Run ``satchel prepare`` over ``database``; return its exit code, stdout and stderr."""
     return run(capsys, "prepare", "--db", database, "--scope", S, *HASHING, *args, query)
 
 
@@ -137,12 +137,12 @@ def test_effort_follows_the_empty_note(capsys: pytest.CaptureFixture[str], datab
     code, out, err = run(capsys, *args)
     assert (code, out) == (0, "")
     note, line = err.splitlines()
-    assert note == "glean prepare: nothing relevant in elsewhere (status empty)"
+    assert note == "satchel prepare: nothing relevant in elsewhere (status empty)"
     assert json.loads(line)["candidates_by_round"] == [0]
 
 
 def test_prepare_help_documents_gate_and_effort(capsys: pytest.CaptureFixture[str]) -> None:
-    """'glean prepare --help' explains the gate and names every field of the effort JSON."""
+    """'satchel prepare --help' explains the gate and names every field of the effort JSON."""
     code, out, _ = run(capsys, "prepare", "--help")
     assert code == 0
     for text in ("--gate", "--effort", "recall-sufficiency gate", "stderr", "no query text"):

@@ -1,4 +1,4 @@
-"""``glean scopes`` and ``glean forget``, driven in-process through ``glean.cli.main``."""
+"""``satchel scopes`` and ``satchel forget``, driven in-process through ``satchel.cli.main``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 
-import glean
+import satchel
 
 from ._driver import run, write_workload
 
@@ -29,7 +29,7 @@ ENTRIES = [
      "abstract": "alpha"},
     {"id": "m3", "scope": "chat-1", "text": "Alice moved to Lisbon."},
 ]  # fmt: skip
-#: What ``glean scopes --json`` prints for ``ENTRIES``.
+#: What ``satchel scopes --json`` prints for ``ENTRIES``.
 LISTED = [
     {
         "scope": "chat-1",
@@ -78,7 +78,7 @@ def cited(database: str, workload_id: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("command", "explains"),
-    [("scopes", "searchable records"), ("forget", "stays readable with 'glean get'")],
+    [("scopes", "searchable records"), ("forget", "stays readable with 'satchel get'")],
 )
 def test_help_explains_with_examples(
     capsys: pytest.CaptureFixture[str], command: str, explains: str
@@ -87,7 +87,7 @@ def test_help_explains_with_examples(
     code, out, _ = run(capsys, command, "--help")
     assert code == 0
     assert explains in " ".join(out.split())
-    assert f"examples:\n  glean {command} --db team.db" in out
+    assert f"examples:\n  satchel {command} --db team.db" in out
 
 
 def test_top_level_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
@@ -126,7 +126,7 @@ def test_scopes_of_an_empty_database_prints_nothing(
     path = str(tmp_path / "empty.db")
 
     async def create() -> None:
-        await (await glean.SqliteStore.open(path)).aclose()
+        await (await satchel.SqliteStore.open(path)).aclose()
 
     anyio.run(create)
     code, out, err = run(capsys, "scopes", "--db", path)
@@ -161,7 +161,7 @@ def test_forget_takes_the_entry_out_of_search(
     citation = cited(database, "m1")
     code, out, err = run(capsys, "forget", *where, *citation)
     assert (code, out) == (0, "")
-    assert err.startswith("glean forget: forgot memory entry")
+    assert err.startswith("satchel forget: forgot memory entry")
     assert citation[3] in err
     assert "staging cluster freezes" not in run(capsys, *ask)[1]
     code, out, _ = run(capsys, "get", *where, *citation)
@@ -186,7 +186,7 @@ def test_forget_of_something_that_does_not_exist_fails(
     ):
         code, out, err = run(capsys, "forget", "--db", database, *bad)
         assert (code, out) == (1, "")
-        assert err.startswith("glean forget: error: ")
+        assert err.startswith("satchel forget: error: ")
         assert bad[1] in err or bad[3] in err
     assert json.loads(run(capsys, "scopes", "--db", database, "--json")[1]) == LISTED
 
@@ -209,7 +209,7 @@ def test_forget_bad_input_exits_2(
     a usage error."""
     code, out, err = run(capsys, "forget", "--db", database, *bad)
     assert (code, out) == (2, "")
-    assert "usage: glean forget" in err
+    assert "usage: satchel forget" in err
 
 
 def test_forget_never_creates_a_database(
@@ -241,7 +241,7 @@ def test_scopes_and_forget_through_store_on_oceanbase(
     code, out, _ = run(capsys, *ask, "--json")
     (item,) = [
         item
-        for item in glean.parse_context(json.loads(out)["content"])
+        for item in satchel.parse_context(json.loads(out)["content"])
         if item.citation.family == "memory"
     ]
     citation = ["--scope", "ops", "--id", str(item.citation.id), "--version", "1"]

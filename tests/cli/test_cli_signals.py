@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM during `glean ingest` stop it cleanly: the batch being written
+"""SIGINT and SIGTERM during `satchel ingest` stop it cleanly: the batch being written
 commits and is mapped, the store closes, the command exits 130 and never crashes."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_a_signal_stops_ingest_between_batches(tmp_path: Path, number: int, back
     db = tmp_path / "g.db"
     id_map = tmp_path / "g.db.ids.jsonl"
     command = [
-        sys.executable, "-m", "glean", "ingest", str(workload), "--db", str(db),
+        sys.executable, "-m", "satchel", "ingest", str(workload), "--db", str(db),
         "--embedder", "hashing", "--batch-size", "100", "--backend", backend,
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -12,9 +12,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def _glean(*args: str) -> subprocess.CompletedProcess[str]:
+def _satchel(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "glean", *args], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "satchel", *args], capture_output=True, text=True, timeout=300
     )
 
 
@@ -31,14 +31,14 @@ def test_ingest_then_prepare_on_an_oceanbase_store(tmp_path: Path, seekdb: str) 
     database = f"cli_{uuid.uuid4().hex[:8]}"
     url = f"oceanbase://root:hunter2@localhost/{database}?unix_socket={seekdb}"
     # root has no password on the test engine: the password is refused, and not shown.
-    refused = _glean("ingest", str(workload), "--store", url, "--embedder", "hashing")
+    refused = _satchel("ingest", str(workload), "--store", url, "--embedder", "hashing")
     assert refused.returncode != 0
     assert "hunter2" not in refused.stdout + refused.stderr
     url = url.replace("root:hunter2@", "root@")
-    ingested = _glean("ingest", str(workload), "--store", url, "--embedder", "hashing")
+    ingested = _satchel("ingest", str(workload), "--store", url, "--embedder", "hashing")
     assert ingested.returncode == 0, ingested.stderr
     assert "ingested 2 entries" in ingested.stdout
-    prepared = _glean(
+    prepared = _satchel(
         "prepare", "--store", url, "--scope", "ops", "--embedder", "hashing", "staging cluster"
     )
     assert prepared.returncode == 0, prepared.stderr
@@ -48,7 +48,7 @@ def test_ingest_then_prepare_on_an_oceanbase_store(tmp_path: Path, seekdb: str) 
 
 def test_db_and_store_are_exclusive(tmp_path: Path) -> None:
     """One of --db and --store, never both."""
-    both = _glean(
+    both = _satchel(
         "prepare", "--db", str(tmp_path / "a.db"), "--store", "memory://", "--scope", "s", "q"
     )
     assert both.returncode == 2

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from glean.embedders import HashingEmbedder, StaticEmbedder
-from glean.embedders._offload import INLINE_CHARS
-from glean.embedders._static import _prefix
+from satchel.embedders import HashingEmbedder, StaticEmbedder
+from satchel.embedders._offload import INLINE_CHARS
+from satchel.embedders._static import _prefix
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -16,8 +16,8 @@ import anyio.to_thread
 import numpy as np
 import pytest
 
-import glean
-from glean.cli._main import build_parser
+import satchel
+from satchel.cli._main import build_parser
 from tests.cli._driver import run, write_workload
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ async def test_embeddings_are_unit_float32_rows(
     fake_library: list[FakeModel], model_folder: Path
 ) -> None:
     """embed returns (n, dimension) float32 rows of unit length, in input order."""
-    embedder = glean.SentenceTransformerEmbedder(model_folder)
+    embedder = satchel.SentenceTransformerEmbedder(model_folder)
     texts = ["Backups run nightly", "a banana", "x"]
     out = await embedder.embed(texts)
     assert embedder.dimension == DIMENSION
@@ -114,7 +114,7 @@ async def test_no_texts_embed_to_an_empty_matrix(
     fake_library: list[FakeModel], model_folder: Path
 ) -> None:
     """No texts give shape (0, dimension) without calling the model."""
-    embedder = glean.SentenceTransformerEmbedder(model_folder)
+    embedder = satchel.SentenceTransformerEmbedder(model_folder)
     out = await embedder.embed([])
     assert out.shape == (0, DIMENSION)
     assert out.dtype == np.float32
@@ -125,7 +125,7 @@ def test_model_loads_offline_from_the_folder(
     fake_library: list[FakeModel], model_folder: Path
 ) -> None:
     """The model is built from the local folder with local files only and on the device."""
-    glean.SentenceTransformerEmbedder(model_folder, device="cpu")
+    satchel.SentenceTransformerEmbedder(model_folder, device="cpu")
     [model] = fake_library
     assert model.path == str(model_folder.resolve())
     assert model.options["local_files_only"] is True
@@ -137,22 +137,22 @@ def test_fingerprint_is_stable_and_follows_the_weights(
     fake_library: list[FakeModel], model_folder: Path
 ) -> None:
     """Two loads of one folder share a fingerprint; new weights or configs change it."""
-    first = glean.SentenceTransformerEmbedder(model_folder).fingerprint
-    assert first == glean.SentenceTransformerEmbedder(model_folder).fingerprint
+    first = satchel.SentenceTransformerEmbedder(model_folder).fingerprint
+    assert first == satchel.SentenceTransformerEmbedder(model_folder).fingerprint
     assert first.startswith("sentence-transformers/mini-model/")
     assert len(first.rsplit("/", 1)[1]) == 16
     (model_folder / "model.safetensors").write_bytes(b"weights v2")
-    second = glean.SentenceTransformerEmbedder(model_folder).fingerprint
+    second = satchel.SentenceTransformerEmbedder(model_folder).fingerprint
     assert second != first
     (model_folder / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": true}')
-    assert glean.SentenceTransformerEmbedder(model_folder).fingerprint not in (first, second)
+    assert satchel.SentenceTransformerEmbedder(model_folder).fingerprint not in (first, second)
 
 
 def test_missing_folder_names_the_path(fake_library: list[FakeModel], tmp_path: Path) -> None:
     """A folder that does not exist raises ModelLoadError naming it; no model is built."""
     missing = tmp_path / "no-such-model"
-    with pytest.raises(glean.ModelLoadError, match="no-such-model"):
-        glean.SentenceTransformerEmbedder(missing)
+    with pytest.raises(satchel.ModelLoadError, match="no-such-model"):
+        satchel.SentenceTransformerEmbedder(missing)
     assert fake_library == []
 
 
@@ -161,8 +161,8 @@ def test_folder_without_weights_is_not_a_model(
 ) -> None:
     """A folder without model.safetensors or pytorch_model.bin is refused, naming it."""
     (model_folder / "model.safetensors").unlink()
-    with pytest.raises(glean.ModelLoadError, match=r"mini-model.*model\.safetensors"):
-        glean.SentenceTransformerEmbedder(model_folder)
+    with pytest.raises(satchel.ModelLoadError, match=r"mini-model.*model\.safetensors"):
+        satchel.SentenceTransformerEmbedder(model_folder)
     assert fake_library == []
 
 
@@ -175,8 +175,8 @@ def test_a_load_failure_is_a_model_load_error(
         raise RuntimeError("size mismatch for embeddings.weight")
 
     monkeypatch.setattr(sys.modules["sentence_transformers"], "SentenceTransformer", broken)
-    with pytest.raises(glean.ModelLoadError, match=r"mini-model: size mismatch") as caught:
-        glean.SentenceTransformerEmbedder(model_folder)
+    with pytest.raises(satchel.ModelLoadError, match=r"mini-model: size mismatch") as caught:
+        satchel.SentenceTransformerEmbedder(model_folder)
     assert isinstance(caught.value.__cause__, RuntimeError)
 
 
@@ -185,15 +185,17 @@ def test_missing_library_names_the_extra(
 ) -> None:
     """Without sentence-transformers installed, ModelLoadError says which extra to install."""
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    with pytest.raises(glean.ModelLoadError, match=r'pip install "glean\[sentence-transformers\]"'):
-        glean.SentenceTransformerEmbedder(model_folder)
+    with pytest.raises(
+        satchel.ModelLoadError, match=r'pip install "satchel\[sentence-transformers\]"'
+    ):
+        satchel.SentenceTransformerEmbedder(model_folder)
 
 
 def test_calibration_is_the_documented_default(
     fake_library: list[FakeModel], model_folder: Path
 ) -> None:
     """The embedder brings its own floors (baseline 0.3, expansion 0.3, top 0.4)."""
-    calibration = glean.SentenceTransformerEmbedder(model_folder).calibration
+    calibration = satchel.SentenceTransformerEmbedder(model_folder).calibration
     assert (calibration.baseline, calibration.expansion, calibration.min_top_similarity) == (
         0.3,
         0.3,
@@ -206,7 +208,7 @@ async def test_concurrent_embeds_never_overlap_in_encode(
     fake_library: list[FakeModel], model_folder: Path
 ) -> None:
     """A second embed waits for the first encode to finish before it enters the model."""
-    embedder = glean.SentenceTransformerEmbedder(model_folder)
+    embedder = satchel.SentenceTransformerEmbedder(model_folder)
     [model] = fake_library
     model.hold_first = True
     results: dict[str, npt.NDArray[np.float32]] = {}
@@ -236,10 +238,10 @@ async def test_concurrent_embeds_never_overlap_in_encode(
 @pytest.mark.anyio
 async def test_runtime_prepares_with_it(fake_library: list[FakeModel], model_folder: Path) -> None:
     """A runtime opened with the embedder writes, searches and prepares as with any other."""
-    embedder = glean.SentenceTransformerEmbedder(model_folder)
-    async with glean.open_runtime(embedder=embedder) as rt:
-        await rt.add_memories("s", [glean.MemoryEntry(text="Backups run nightly at 02:00 UTC")])
-        request = glean.PrepareContextRequest(scope_id="s", query="when are backups taken?")
+    embedder = satchel.SentenceTransformerEmbedder(model_folder)
+    async with satchel.open_runtime(embedder=embedder) as rt:
+        await rt.add_memories("s", [satchel.MemoryEntry(text="Backups run nightly at 02:00 UTC")])
+        request = satchel.PrepareContextRequest(scope_id="s", query="when are backups taken?")
         assert (await rt.prepare_context(request)).status == "ready"
 
 
@@ -272,7 +274,7 @@ def test_cli_help_names_st_path(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "prepare", "--help")
     assert code == 0
     assert "st:PATH" in out
-    assert "glean[sentence-transformers]" in out
+    assert "satchel[sentence-transformers]" in out
 
 
 def test_cli_ingests_with_st_path(
@@ -306,4 +308,4 @@ def test_cli_without_the_library_exits_1_naming_the_extra(
         capsys, "ingest", str(workload), "--db", db, "--embedder", f"st:{model_folder}"
     )
     assert code == 1
-    assert "glean[sentence-transformers]" in err
+    assert "satchel[sentence-transformers]" in err

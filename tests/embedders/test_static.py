@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-import glean
-from glean.embedders._static import _bundled_folder
+import satchel
+from satchel.embedders._static import _bundled_folder
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -19,11 +19,11 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture(scope="module")
-def embedder() -> glean.StaticEmbedder:
-    return glean.StaticEmbedder()
+def embedder() -> satchel.StaticEmbedder:
+    return satchel.StaticEmbedder()
 
 
-def test_bundled_model_loads_with_its_checksums(embedder: glean.StaticEmbedder) -> None:
+def test_bundled_model_loads_with_its_checksums(embedder: satchel.StaticEmbedder) -> None:
     """The bundled model loads from the package, 256 dimensions, its digest recorded."""
     assert embedder.dimension == 256
     assert embedder.name == "minilm-static-256"
@@ -37,14 +37,14 @@ def test_corrupted_model_file_is_refused(tmp_path: Path) -> None:
     data = bytearray((copy / "model.safetensors").read_bytes())
     data[-1] ^= 0xFF
     (copy / "model.safetensors").write_bytes(bytes(data))
-    with pytest.raises(glean.ModelLoadError, match=r"model\.safetensors"):
-        glean.StaticEmbedder(copy)
+    with pytest.raises(satchel.ModelLoadError, match=r"model\.safetensors"):
+        satchel.StaticEmbedder(copy)
 
 
 def test_missing_model_folder_is_a_clear_error(tmp_path: Path) -> None:
     """A folder without the model's files raises ModelLoadError, not a bare OSError."""
-    with pytest.raises(glean.ModelLoadError, match="cannot load"):
-        glean.StaticEmbedder(tmp_path)
+    with pytest.raises(satchel.ModelLoadError, match="cannot load"):
+        satchel.StaticEmbedder(tmp_path)
 
 
 def model_copy(tmp_path: Path, *, checksums: bool = False) -> Path:
@@ -71,14 +71,14 @@ def empty_embeddings(path: Path) -> None:
 @pytest.mark.parametrize("path", [5, 2.5, b"model", object()])
 def test_path_of_the_wrong_type_is_refused_by_name(path: object) -> None:
     """StaticEmbedder(path=X) for a non-path X raises InvalidRequestError naming path."""
-    with pytest.raises(glean.InvalidRequestError, match=r"^StaticEmbedder\.path must be"):
-        glean.StaticEmbedder(path)  # type: ignore[arg-type]
+    with pytest.raises(satchel.InvalidRequestError, match=r"^StaticEmbedder\.path must be"):
+        satchel.StaticEmbedder(path)  # type: ignore[arg-type]
 
 
 def test_a_path_like_loads(tmp_path: Path) -> None:
     """A str or a pathlib.Path folder loads alike."""
     copy = model_copy(tmp_path)
-    assert glean.StaticEmbedder(copy).dimension == glean.StaticEmbedder(str(copy)).dimension
+    assert satchel.StaticEmbedder(copy).dimension == satchel.StaticEmbedder(str(copy)).dimension
 
 
 DAMAGES = [
@@ -106,8 +106,8 @@ def test_a_damaged_model_file_is_a_model_load_error(
         damage(copy / name)
     else:
         (copy / name).write_text(damage)
-    with pytest.raises(glean.ModelLoadError, match=rf"{stem}\.(json|safetensors)"):
-        glean.StaticEmbedder(copy)
+    with pytest.raises(satchel.ModelLoadError, match=rf"{stem}\.(json|safetensors)"):
+        satchel.StaticEmbedder(copy)
 
 
 def test_a_damaged_bundled_model_falls_back_to_hashing(
@@ -118,7 +118,7 @@ def test_a_damaged_bundled_model_falls_back_to_hashing(
     import hashlib
     import json
 
-    from glean.embedders import _static
+    from satchel.embedders import _static
 
     copy = model_copy(tmp_path, checksums=True)
     (copy / "tokenizer.json").write_text("{not json")
@@ -127,10 +127,10 @@ def test_a_damaged_bundled_model_falls_back_to_hashing(
     (copy / "checksums.json").write_text(json.dumps(listing))
     monkeypatch.setattr(_static, "_bundled_folder", lambda: copy)
     monkeypatch.setattr(_static, "bundled", _static.StaticEmbedder)
-    assert isinstance(_static.default_embedder(), glean.HashingEmbedder)
+    assert isinstance(_static.default_embedder(), satchel.HashingEmbedder)
 
 
-def test_embeddings_are_deterministic_and_normalised(embedder: glean.StaticEmbedder) -> None:
+def test_embeddings_are_deterministic_and_normalised(embedder: satchel.StaticEmbedder) -> None:
     """The same texts give the same unit vectors; a text with no tokens gives zeros."""
     texts = ["Backups run nightly", "Restores take twenty minutes", ""]
     first, second = embedder.embed_sync(texts), embedder.embed_sync(texts)
@@ -140,7 +140,7 @@ def test_embeddings_are_deterministic_and_normalised(embedder: glean.StaticEmbed
     assert not first[2].any()
 
 
-def test_paraphrase_ranks_above_unrelated(embedder: glean.StaticEmbedder) -> None:
+def test_paraphrase_ranks_above_unrelated(embedder: satchel.StaticEmbedder) -> None:
     """A paraphrase pair is more similar than an unrelated pair (the point of a semantic model)."""
     query, paraphrase, unrelated = embedder.embed_sync(
         [
@@ -152,18 +152,20 @@ def test_paraphrase_ranks_above_unrelated(embedder: glean.StaticEmbedder) -> Non
     assert float(query @ paraphrase) > float(query @ unrelated) + 0.2
 
 
-async def test_runtime_prepares_with_the_static_embedder(embedder: glean.StaticEmbedder) -> None:
+async def test_runtime_prepares_with_the_static_embedder(embedder: satchel.StaticEmbedder) -> None:
     """A runtime opened with the static embedder writes and prepares as with any embedder."""
-    async with glean.open_runtime(embedder=embedder) as rt:
-        await rt.add_memories("s", [glean.MemoryEntry(text="Backups run nightly at 02:00 UTC")])
-        request = glean.PrepareContextRequest(scope_id="s", query="when are backups taken?")
+    async with satchel.open_runtime(embedder=embedder) as rt:
+        await rt.add_memories("s", [satchel.MemoryEntry(text="Backups run nightly at 02:00 UTC")])
+        request = satchel.PrepareContextRequest(scope_id="s", query="when are backups taken?")
         assert (await rt.prepare_context(request)).status == "ready"
 
 
-async def test_static_embedder_brings_its_calibrated_floors(embedder: glean.StaticEmbedder) -> None:
+async def test_static_embedder_brings_its_calibrated_floors(
+    embedder: satchel.StaticEmbedder,
+) -> None:
     """With the bundled model, round 0 admits cosines from its baseline (0.25, not 0.3)."""
     assert embedder.calibration.baseline == 0.25
-    async with glean.open_runtime(embedder=embedder) as rt:
+    async with satchel.open_runtime(embedder=embedder) as rt:
         coordinator = rt._preparer.coordinator
         assert coordinator._round0.vector_floor() == 0.25
 
@@ -172,19 +174,19 @@ async def test_default_is_the_static_model_only_when_it_loads(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """open_runtime() embeds with the bundled model; if it cannot load, with hashing."""
-    from glean.embedders import _static
+    from satchel.embedders import _static
 
-    async with glean.open_runtime() as rt:
-        assert isinstance(rt._preparer.embedder, glean.StaticEmbedder)
+    async with satchel.open_runtime() as rt:
+        assert isinstance(rt._preparer.embedder, satchel.StaticEmbedder)
 
-    def broken() -> glean.StaticEmbedder:
-        raise glean.ModelLoadError("model.safetensors does not match its checksum")
+    def broken() -> satchel.StaticEmbedder:
+        raise satchel.ModelLoadError("model.safetensors does not match its checksum")
 
     monkeypatch.setattr(_static, "bundled", broken)
-    with caplog.at_level("WARNING", logger="glean"):
-        async with glean.open_runtime() as rt:
-            assert isinstance(rt._preparer.embedder, glean.HashingEmbedder)
-            await rt.add_memories("s", [glean.MemoryEntry(text="Backups run nightly")])
-            request = glean.PrepareContextRequest(scope_id="s", query="backups")
+    with caplog.at_level("WARNING", logger="satchel"):
+        async with satchel.open_runtime() as rt:
+            assert isinstance(rt._preparer.embedder, satchel.HashingEmbedder)
+            await rt.add_memories("s", [satchel.MemoryEntry(text="Backups run nightly")])
+            request = satchel.PrepareContextRequest(scope_id="s", query="backups")
             assert (await rt.prepare_context(request)).status == "ready"
     assert "did not load" in caplog.text

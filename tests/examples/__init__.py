@@ -1,4 +1,4 @@
-"""Tests of the examples in ``examples/``: each runs against a real glean (a ``glean
+"""Tests of the examples in ``examples/``: each runs against a real satchel (a ``satchel
 serve`` subprocess, or a runtime in process)."""
 
 from pathlib import Path

@@ -1,5 +1,5 @@
 """The agent hooks in ``examples/hooks`` run as their hosts run them, and the services
-they call: a real ``glean serve`` subprocess, or a stub whose every answer a test picks."""
+they call: a real ``satchel serve`` subprocess, or a stub whose every answer a test picks."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-import _glean_client
+import _satchel_client
 import claude_code
 import codex
 import httpx
@@ -39,13 +39,13 @@ HOST_FIELDS: Final[Mapping[str, Mapping[str, Any]]] = {
 }
 HOSTS: Final = tuple(HOST_FIELDS)
 #: Each hook script's host description, for running the shared client in process.
-HOST_OBJECTS: Final[Mapping[str, _glean_client.Host]] = {
+HOST_OBJECTS: Final[Mapping[str, _satchel_client.Host]] = {
     "claude_code": claude_code.CLAUDE_CODE,
     "codex": codex.CODEX,
 }
 #: Variables that configure a hook: none leaks in from the environment running the tests.
 HOOK_VARIABLES: Final = (
-    "GLEAN_URL", "GLEAN_TOKEN", "GLEAN_SCOPE", "GLEAN_MAX_BYTES", "GLEAN_MAX_WAIT",
+    "SATCHEL_URL", "SATCHEL_TOKEN", "SATCHEL_SCOPE", "SATCHEL_MAX_BYTES", "SATCHEL_MAX_WAIT",
     "CLAUDE_PROJECT_DIR",
 )  # fmt: skip
 
@@ -100,11 +100,11 @@ def run_hook(host: str, stdin: Mapping[str, Any] | str, **env: str) -> HookRun:
 
 
 @contextlib.contextmanager
-def glean_serve(db: Path, *options: str) -> Iterator[str]:
-    """A ``glean serve`` subprocess over ``db`` on a free loopback port, answering; its
+def satchel_serve(db: Path, *options: str) -> Iterator[str]:
+    """A ``satchel serve`` subprocess over ``db`` on a free loopback port, answering; its
     URL. Stopped with SIGTERM on exit."""
     command = [
-        sys.executable, "-m", "glean", "serve", "--db", str(db), "--embedder", "hashing",
+        sys.executable, "-m", "satchel", "serve", "--db", str(db), "--embedder", "hashing",
         "--port", "0", *options,
     ]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -149,13 +149,13 @@ def deadline_of(seconds: float | None) -> Answer:
     return 200, json.dumps({"deadline_seconds": seconds}).encode()
 
 
-def glean_error(status: int, kind: str) -> Answer:
+def satchel_error(status: int, kind: str) -> Answer:
     """An error answer as the service spells one."""
     return status, json.dumps({"error": {"type": kind, "message": kind, "field": None}}).encode()
 
 
 class StubService:
-    """A loopback HTTP server standing in for the glean service: each path answers what
+    """A loopback HTTP server standing in for the satchel service: each path answers what
     the test chose (404 when it chose nothing), or never answers and records how long
     the client waited before it hung up."""
 
@@ -243,7 +243,7 @@ def run_in_process(host: str, stdin: Mapping[str, Any] | str, **env: str) -> Hoo
     text = stdin if isinstance(stdin, str) else json.dumps(stdin)
     stdout, stderr = io.StringIO(), io.StringIO()
     started = time.monotonic()
-    code = _glean_client.run(
+    code = _satchel_client.run(
         HOST_OBJECTS[host], stdin=io.StringIO(text), stdout=stdout, stderr=stderr, env=env
     )
     return HookRun(code, stdout.getvalue(), stderr.getvalue(), time.monotonic() - started)

@@ -1,4 +1,4 @@
-"""``examples/asyncio_web_app.py``: the chat app opens glean in its lifespan, answers
+"""``examples/asyncio_web_app.py``: the chat app opens satchel in its lifespan, answers
 with the context a remembered fact makes, and answers without context, on time, when
 the prepare overruns its deadline. The app uses ``asyncio.timeout``: asyncio only."""
 
@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 import asyncio_web_app
-import glean
+import satchel
 
 from .._processes import announced
 from . import EXAMPLES
@@ -42,10 +42,10 @@ def anyio_backend() -> str:
 @contextlib.asynccontextmanager
 async def chat_app(
     **runtime_options: Any,
-) -> AsyncIterator[tuple[httpx.AsyncClient, glean.Runtime]]:
+) -> AsyncIterator[tuple[httpx.AsyncClient, satchel.Runtime]]:
     """The app over an in-memory database, its lifespan entered: a client of it, and
     the runtime the lifespan opened."""
-    options = {"embedder": glean.HashingEmbedder()} | runtime_options
+    options = {"embedder": satchel.HashingEmbedder()} | runtime_options
     app = asyncio_web_app.create_app(":memory:", **options)
     transport = httpx.ASGITransport(app=app)
     async with (
@@ -66,7 +66,7 @@ async def test_chat_answers_with_the_context_of_what_was_remembered() -> None:
         assert answer.status_code == 200, answer.text
         body = answer.json()
     assert body["fallback"] is None
-    (item,) = glean.parse_context(body["context"])
+    (item,) = satchel.parse_context(body["context"])
     assert item.text == FACT
     assert item.citation.id == ref["entry_id"]
 
@@ -79,9 +79,9 @@ async def test_another_user_gets_no_context() -> None:
     assert answer.json() == {"context": None, "fallback": None}
 
 
-class StuckOnQuestions(glean.HashingEmbedder):
+class StuckOnQuestions(satchel.HashingEmbedder):
     """Embeds what is remembered, never returns for a question: a model server that
-    hangs. glean bounds embedding only by prepare_timeout; without it, only the app's
+    hangs. satchel bounds embedding only by prepare_timeout; without it, only the app's
     deadline stops the prepare."""
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -100,7 +100,7 @@ async def ask_within_ten_seconds(client: httpx.AsyncClient) -> tuple[httpx.Respo
 
 
 async def test_the_app_abandons_a_prepare_at_its_deadline() -> None:
-    """A prepare glean itself does not stop (a hanging embedder, no prepare_timeout) is
+    """A prepare satchel itself does not stop (a hanging embedder, no prepare_timeout) is
     cancelled by the app's asyncio.timeout at deadline_for (round_timeout, 0.2 s): the
     chat answers without context, says why, and waits no longer."""
     async with chat_app(embedder=StuckOnQuestions(), round_timeout=0.2) as (client, _):
@@ -121,8 +121,8 @@ async def test_a_failing_prepare_answers_without_context() -> None:
     assert answer.json() == {"context": None, "fallback": "error"}
 
 
-async def test_glean_timing_out_first_is_a_timeout_too() -> None:
-    """A planner that never returns holds the prepare until glean's own prepare_timeout
+async def test_satchel_timing_out_first_is_a_timeout_too() -> None:
+    """A planner that never returns holds the prepare until satchel's own prepare_timeout
     (0.1 s, the deadline too) raises PrepareTimeoutError: the same answer."""
     started = asyncio.Event()
 

@@ -1,4 +1,4 @@
-"""The client both hooks share (``examples/hooks/_glean_client.py``), in process against
+"""The client both hooks share (``examples/hooks/_satchel_client.py``), in process against
 a stub service: the request it sends, and every refusal or unreadable answer ending in
 no context, one line on stderr and exit code 0."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
-import _glean_client
+import _satchel_client
 import pytest
 
 from ._hooks import (
@@ -20,9 +20,9 @@ from ._hooks import (
     Answer,
     StubService,
     deadline_of,
-    glean_error,
     prompt_event,
     run_in_process,
+    satchel_error,
 )
 
 if TYPE_CHECKING:
@@ -34,12 +34,12 @@ PROJECT: Final = "/home/dev/demo"
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_the_deadline_and_the_prepare_get_the_same_body(host: str) -> None:
-    """Scope, prompt (cut to the 8192 characters a query may hold), GLEAN_MAX_BYTES and
+    """Scope, prompt (cut to the 8192 characters a query may hold), SATCHEL_MAX_BYTES and
     the session id, the same for the deadline as for the prepare."""
     prompt = "backups " * 2000
     with StubService({DEADLINE: deadline_of(2.0), PREPARE: EMPTY}) as stub:
         event = prompt_event(host, prompt, session_id="s-1", cwd=PROJECT)
-        run = run_in_process(host, event, GLEAN_URL=stub.url, GLEAN_MAX_BYTES="1000")
+        run = run_in_process(host, event, SATCHEL_URL=stub.url, SATCHEL_MAX_BYTES="1000")
     assert (run.code, run.stdout, run.stderr) == (0, "", "")
     body = {"scope_id": "project:demo", "query": prompt[:8192], "max_bytes": 1000,
             "session_id": "s-1"}  # fmt: skip
@@ -48,19 +48,19 @@ def test_the_deadline_and_the_prepare_get_the_same_body(host: str) -> None:
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_ready_pack_is_the_additional_context_of_6000_bytes_by_default(host: str) -> None:
-    """Without GLEAN_MAX_BYTES the budget is 6000 bytes; the pack is printed whole."""
+    """Without SATCHEL_MAX_BYTES the budget is 6000 bytes; the pack is printed whole."""
     with StubService({DEADLINE: deadline_of(2.0), PREPARE: READY}) as stub:
         event = prompt_event(host, QUESTION, session_id="s", cwd=PROJECT)
-        run = run_in_process(host, event, GLEAN_URL=stub.url)
+        run = run_in_process(host, event, SATCHEL_URL=stub.url)
     assert run.context == "PACK"
     assert [body["max_bytes"] for _, body in stub.requests] == [6000, 6000]
 
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_the_default_settings_name_the_local_service(host: str) -> None:
-    """``glean serve``'s own default address, no token, no wait beyond 10 s."""
-    settings = _glean_client.Settings.from_env({}, HOST_OBJECTS[host], "/home/dev/demo")
-    assert settings == _glean_client.Settings(
+    """``satchel serve``'s own default address, no token, no wait beyond 10 s."""
+    settings = _satchel_client.Settings.from_env({}, HOST_OBJECTS[host], "/home/dev/demo")
+    assert settings == _satchel_client.Settings(
         url="http://127.0.0.1:8765",
         token=None,
         scope="project:demo",
@@ -73,15 +73,15 @@ def test_the_default_settings_name_the_local_service(host: str) -> None:
 @pytest.mark.parametrize(
     ("answers", "note"),
     [
-        ({DEADLINE: glean_error(401, "unauthorized")}, "answered 401 (unauthorized)"),
+        ({DEADLINE: satchel_error(401, "unauthorized")}, "answered 401 (unauthorized)"),
         ({DEADLINE: (500, b"oops")}, "answered 500"),
         ({DEADLINE: (200, b"<html>")}, "not JSON"),
         ({DEADLINE: (200, b"[]")}, "not an object"),
         ({DEADLINE: (200, b"{}")}, "the deadline is malformed"),
         ({DEADLINE: (200, b'{"deadline_seconds": "soon"}')}, "the deadline is malformed"),
         ({DEADLINE: deadline_of(0)}, "the deadline is malformed"),
-        ({DEADLINE: deadline_of(2.0), PREPARE: glean_error(504, "timeout")}, "504 (timeout)"),
-        ({DEADLINE: deadline_of(2.0), PREPARE: glean_error(503, "store_unavailable")}, "503"),
+        ({DEADLINE: deadline_of(2.0), PREPARE: satchel_error(504, "timeout")}, "504 (timeout)"),
+        ({DEADLINE: deadline_of(2.0), PREPARE: satchel_error(503, "store_unavailable")}, "503"),
         ({DEADLINE: deadline_of(2.0), PREPARE: (200, b'{"status": "ready"}')}, "malformed"),
         ({DEADLINE: deadline_of(2.0), PREPARE: (200, b"{")}, "not JSON"),
     ],
@@ -96,7 +96,7 @@ def test_a_refusal_or_an_unreadable_answer_injects_nothing(
     """Nothing on stdout, one line on stderr saying why, exit 0."""
     with StubService(answers) as stub:
         event = prompt_event(host, QUESTION, session_id="s", cwd=PROJECT)
-        run = run_in_process(host, event, GLEAN_URL=stub.url)
+        run = run_in_process(host, event, SATCHEL_URL=stub.url)
     assert (run.code, run.stdout) == (0, "")
     assert note in run.stderr
     assert run.stderr.count("\n") == 1
@@ -115,7 +115,7 @@ def test_a_refusal_or_an_unreadable_answer_injects_nothing(
 def test_an_event_without_a_prompt_asks_nothing(host: str, stdin: str, note: str) -> None:
     """A malformed event, or a blank prompt, never reaches the service."""
     with StubService({DEADLINE: deadline_of(2.0), PREPARE: READY}) as stub:
-        run = run_in_process(host, stdin, GLEAN_URL=stub.url)
+        run = run_in_process(host, stdin, SATCHEL_URL=stub.url)
     assert (run.code, run.stdout) == (0, "")
     assert note in run.stderr
     assert stub.requests == []
@@ -125,17 +125,17 @@ def test_an_event_without_a_prompt_asks_nothing(host: str, stdin: str, note: str
 @pytest.mark.parametrize(
     ("variable", "value"),
     [
-        ("GLEAN_MAX_BYTES", "lots"),
-        ("GLEAN_MAX_BYTES", "6000.5"),
-        ("GLEAN_MAX_WAIT", "-1"),
-        ("GLEAN_URL", "127.0.0.1:8765"),
+        ("SATCHEL_MAX_BYTES", "lots"),
+        ("SATCHEL_MAX_BYTES", "6000.5"),
+        ("SATCHEL_MAX_WAIT", "-1"),
+        ("SATCHEL_URL", "127.0.0.1:8765"),
     ],
 )
 def test_a_malformed_setting_injects_nothing(host: str, variable: str, value: str) -> None:
     """A misconfigured hook says which variable is wrong, and lets the prompt through."""
     with StubService({DEADLINE: deadline_of(2.0), PREPARE: READY}) as stub:
         event = prompt_event(host, QUESTION, session_id="s", cwd=PROJECT)
-        env = {"GLEAN_URL": stub.url} | {variable: value}
+        env = {"SATCHEL_URL": stub.url} | {variable: value}
         run = run_in_process(host, event, **env)
     assert (run.code, run.stdout) == (0, "")
     assert variable in run.stderr

@@ -1,7 +1,7 @@
-"""The Claude Code and Codex hooks (``examples/hooks``) inject the pack a real ``glean
+"""The Claude Code and Codex hooks (``examples/hooks``) inject the pack a real ``satchel
 serve`` prepares for the prompt, with the session id; and on any failure (no service, a
 refusal, an answer they cannot read, a prepare past its deadline) they add nothing,
-exit 0 and return on time, so the agent's prompt never waits on glean."""
+exit 0 and return on time, so the agent's prompt never waits on satchel."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from ._hooks import (
     Answer,
     StubService,
     deadline_of,
-    glean_serve,
     prompt_event,
     remember,
     run_hook,
+    satchel_serve,
 )
 
 if TYPE_CHECKING:
@@ -45,10 +45,10 @@ def session() -> str:
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``glean serve`` (no tokens, no deadline, dedup over 8 turns) with a fact in
+    """``satchel serve`` (no tokens, no deadline, dedup over 8 turns) with a fact in
     ``project:demo`` and another in ``project:other``; its URL."""
     db = tmp_path_factory.mktemp("hooks") / "agent.db"
-    with glean_serve(db, "--dedup-turns", "8") as url:
+    with satchel_serve(db, "--dedup-turns", "8") as url:
         remember(url, "project:demo", BACKUPS)
         remember(url, "project:other", KESTREL)
         yield url
@@ -56,7 +56,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``glean serve --token-file`` with a 5 s deadline: the hook's token may read
+    """``satchel serve --token-file`` with a 5 s deadline: the hook's token may read
     ``project:demo`` only, where another token wrote the fact; its URL."""
     folder = tmp_path_factory.mktemp("guarded")
     tokens = folder / "tokens.json"
@@ -66,7 +66,7 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ]
     tokens.write_text(json.dumps({"tokens": grants}))
     tokens.chmod(0o600)
-    with glean_serve(folder / "agent.db", "--token-file", str(tokens), "--timeout", "5") as url:
+    with satchel_serve(folder / "agent.db", "--token-file", str(tokens), "--timeout", "5") as url:
         remember(url, "project:demo", BACKUPS, token=WRITER)
         yield url
 
@@ -78,11 +78,11 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_the_hook_injects_the_pack_prepared_for_the_prompt(host: str, service: str) -> None:
     """The prompt's pack, from the project's scope, is the additional context."""
     event = prompt_event(host, QUESTION, session_id=session(), cwd=PROJECT)
-    run = run_hook(host, event, GLEAN_URL=service)
+    run = run_hook(host, event, SATCHEL_URL=service)
     assert run.code == 0
     assert run.stderr == ""
     assert run.context is not None
-    assert "BEGIN_GLEAN_CONTEXT_V2" in run.context
+    assert "BEGIN_SATCHEL_CONTEXT_V2" in run.context
     assert BACKUPS in run.context
     assert KESTREL not in run.context
 
@@ -95,7 +95,7 @@ def test_the_session_id_reaches_the_service(host: str, service: str) -> None:
 
     def ask(session_id: str) -> str | None:
         run = run_hook(host, prompt_event(host, QUESTION, session_id=session_id, cwd=PROJECT),
-                       GLEAN_URL=service)  # fmt: skip
+                       SATCHEL_URL=service)  # fmt: skip
         assert run.code == 0
         return run.context
 
@@ -121,18 +121,18 @@ def test_the_default_scope_is_named_after_the_project(
     """``project:<directory name>``: Claude Code's project directory when it names one,
     else the event's cwd (Codex names none, so a sub-directory is another scope)."""
     event = prompt_event(host, QUESTION, session_id=session(), cwd=cwd)
-    run = run_hook(host, event, GLEAN_URL=service, **env)
+    run = run_hook(host, event, SATCHEL_URL=service, **env)
     assert run.code == 0
     assert run.stderr == ""
     assert (BACKUPS in (run.context or "")) is found
 
 
 @pytest.mark.parametrize("host", HOSTS)
-def test_glean_scope_overrides_the_default(host: str, service: str) -> None:
-    """GLEAN_SCOPE names the scope whatever the directory."""
+def test_satchel_scope_overrides_the_default(host: str, service: str) -> None:
+    """SATCHEL_SCOPE names the scope whatever the directory."""
     event = prompt_event(host, "which port does Kestrel staging use?", session_id=session(),
                          cwd=PROJECT)  # fmt: skip
-    run = run_hook(host, event, GLEAN_URL=service, GLEAN_SCOPE="project:other")
+    run = run_hook(host, event, SATCHEL_URL=service, SATCHEL_SCOPE="project:other")
     assert run.context is not None
     assert KESTREL in run.context
     assert BACKUPS not in run.context
@@ -142,7 +142,7 @@ def test_glean_scope_overrides_the_default(host: str, service: str) -> None:
 def test_an_empty_pack_injects_nothing(host: str, service: str) -> None:
     """Nothing relevant is not a failure: no output, no note, exit 0."""
     event = prompt_event(host, QUESTION, session_id=session(), cwd="/home/dev/empty")
-    run = run_hook(host, event, GLEAN_URL=service)
+    run = run_hook(host, event, SATCHEL_URL=service)
     assert (run.code, run.stdout, run.stderr) == (0, "", "")
 
 
@@ -155,9 +155,9 @@ def test_an_empty_pack_injects_nothing(host: str, service: str) -> None:
 def test_a_bearer_token_opens_a_guarded_service(
     host: str, token: str | None, refusal: str | None, guarded: str
 ) -> None:
-    """GLEAN_TOKEN is sent as a bearer token; without the right one the service refuses
+    """SATCHEL_TOKEN is sent as a bearer token; without the right one the service refuses
     and the prompt goes on without context."""
-    env = {"GLEAN_URL": guarded} | ({} if token is None else {"GLEAN_TOKEN": token})
+    env = {"SATCHEL_URL": guarded} | ({} if token is None else {"SATCHEL_TOKEN": token})
     run = run_hook(host, prompt_event(host, QUESTION, session_id=session(), cwd=PROJECT), **env)
     assert run.code == 0
     if refusal is None:
@@ -172,7 +172,7 @@ def test_a_bearer_token_opens_a_guarded_service(
 def test_a_scope_the_token_may_not_read_injects_nothing(host: str, guarded: str) -> None:
     """A 403 for another scope is a refusal like any other."""
     event = prompt_event(host, QUESTION, session_id=session(), cwd="/home/dev/secret")
-    run = run_hook(host, event, GLEAN_URL=guarded, GLEAN_TOKEN=TOKEN)
+    run = run_hook(host, event, SATCHEL_URL=guarded, SATCHEL_TOKEN=TOKEN)
     assert (run.code, run.stdout) == (0, "")
     assert "403 (forbidden)" in run.stderr
 
@@ -192,7 +192,7 @@ def free_port() -> int:
 def test_no_service_means_no_context_at_once(host: str) -> None:
     """A refused connection: nothing on stdout, a note on stderr, exit 0, no waiting."""
     event = prompt_event(host, QUESTION, session_id="s", cwd=PROJECT)
-    run = run_hook(host, event, GLEAN_URL=f"http://127.0.0.1:{free_port()}")
+    run = run_hook(host, event, SATCHEL_URL=f"http://127.0.0.1:{free_port()}")
     assert (run.code, run.stdout) == (0, "")
     assert "cannot reach" in run.stderr
     assert run.stderr.count("\n") == 1
@@ -204,7 +204,7 @@ def test_no_service_means_no_context_at_once(host: str) -> None:
     [
         ("claude_code", deadline_of(0.3), HANG, {}, 0.3),
         ("codex", deadline_of(0.3), HANG, {}, 0.3),
-        ("codex", deadline_of(None), HANG, {"GLEAN_MAX_WAIT": "0.6"}, 0.6),
+        ("codex", deadline_of(None), HANG, {"SATCHEL_MAX_WAIT": "0.6"}, 0.6),
         ("claude_code", deadline_of(0.3), TRICKLE, {}, 0.3),
     ],
     ids=["claude-deadline", "codex-deadline", "unbounded", "trickle"],
@@ -213,12 +213,12 @@ def test_a_prepare_that_does_not_answer_in_time_is_abandoned_at_its_deadline(
     host: str, deadline: Answer, prepare: Answer, env: Mapping[str, str], expected: float
 ) -> None:
     """The hook waits for the prepare exactly the deadline the service gave (or
-    GLEAN_MAX_WAIT when it gave none), then goes on without context: the stub sees the
+    SATCHEL_MAX_WAIT when it gave none), then goes on without context: the stub sees the
     hook hang up after that long, the two settings give different waits, and a body
     trickling in (no single read ever waits long) is cut off all the same."""
     with StubService({DEADLINE: deadline, PREPARE: prepare}) as stub:
         event = prompt_event(host, QUESTION, session_id="s", cwd=PROJECT)
-        run = run_hook(host, event, GLEAN_URL=stub.url, **env)
+        run = run_hook(host, event, SATCHEL_URL=stub.url, **env)
         waited = stub.waited(PREPARE)
     assert (run.code, run.stdout) == (0, "")
     assert f"did not answer within {expected:g} s" in run.stderr
@@ -230,7 +230,7 @@ def test_a_deadline_that_never_comes_is_abandoned_after_a_second() -> None:
     """The deadline question itself waits at most 1 s; the prepare is never asked."""
     with StubService({DEADLINE: HANG, PREPARE: READY}) as stub:
         run = run_hook("codex", prompt_event("codex", QUESTION, session_id="s", cwd=PROJECT),
-                       GLEAN_URL=stub.url)  # fmt: skip
+                       SATCHEL_URL=stub.url)  # fmt: skip
         waited = stub.waited(DEADLINE)
     assert (run.code, run.stdout) == (0, "")
     assert "did not answer within 1 s" in run.stderr

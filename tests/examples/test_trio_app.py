@@ -15,7 +15,7 @@ import pytest
 import trio
 import trio.testing
 
-import glean
+import satchel
 import trio_app
 
 from .._processes import announced
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 FACT: Final = "Deploys happen on Thursdays after the stand-up"
-QUESTION: Final = glean.PrepareContextRequest(scope_id="team", query="When do we deploy?")
+QUESTION: Final = satchel.PrepareContextRequest(scope_id="team", query="When do we deploy?")
 MOCK_CLOCK: Final = [
     pytest.param(
         ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}), id="trio-mock-clock"
@@ -59,7 +59,7 @@ class Client:
         return result
 
 
-async def converse(runtime: glean.Runtime, *lines: str) -> list[dict[str, Any]]:
+async def converse(runtime: satchel.Runtime, *lines: str) -> list[dict[str, Any]]:
     """The answers to ``lines``, sent one at a time over an in-memory stream."""
     client_end, app_end = trio.testing.memory_stream_pair()
     async with trio.open_nursery() as nursery:
@@ -74,13 +74,13 @@ async def converse(runtime: glean.Runtime, *lines: str) -> list[dict[str, Any]]:
 
 async def test_ask_answers_with_the_context_of_what_was_remembered() -> None:
     """``remember`` writes to the scope; ``ask`` answers with the pack citing it."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as runtime:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
         remembered, asked, unknown = await converse(
             runtime, f"remember {FACT}", "ask When do we deploy?", "sing"
         )
     assert remembered["ref"]["scope_id"] == "team"
     assert asked["fallback"] is None
-    (item,) = glean.parse_context(asked["context"])
+    (item,) = satchel.parse_context(asked["context"])
     assert item.text == FACT
     assert item.citation.id == remembered["ref"]["entry_id"]
     assert "error" in unknown
@@ -88,7 +88,7 @@ async def test_ask_answers_with_the_context_of_what_was_remembered() -> None:
 
 async def test_a_malformed_question_is_an_error_not_a_fallback() -> None:
     """An empty question is refused by name; the loop goes on."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as runtime:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
         refused, asked = await converse(runtime, "ask ", "ask anything")
     assert "query" in refused["error"]
     assert asked == {"context": None, "fallback": None}
@@ -97,16 +97,16 @@ async def test_a_malformed_question_is_an_error_not_a_fallback() -> None:
 async def test_a_failing_prepare_answers_without_context() -> None:
     """The store is gone (closed under the app): the answer comes, without context,
     and says it was an error."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as runtime:
-        await runtime.add_memories("team", [glean.MemoryEntry(text=FACT)])
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
+        await runtime.add_memories("team", [satchel.MemoryEntry(text=FACT)])
         await runtime.store.aclose()
         (asked,) = await converse(runtime, "ask When do we deploy?")
     assert asked == {"context": None, "fallback": "error"}
 
 
-class StuckOnQuestions(glean.HashingEmbedder):
+class StuckOnQuestions(satchel.HashingEmbedder):
     """Embeds what is remembered, never returns for a question: a model server that
-    hangs. glean bounds embedding only by prepare_timeout; without it, only the app's
+    hangs. satchel bounds embedding only by prepare_timeout; without it, only the app's
     deadline stops the prepare."""
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -115,9 +115,9 @@ class StuckOnQuestions(glean.HashingEmbedder):
         return await super().embed(texts)
 
 
-async def ask_within_ten_seconds(runtime: glean.Runtime) -> tuple[dict[str, Any], float]:
+async def ask_within_ten_seconds(runtime: satchel.Runtime) -> tuple[dict[str, Any], float]:
     """The answer to a question about the fact, and the (simulated) seconds it took."""
-    await runtime.add_memories("team", [glean.MemoryEntry(text=FACT)])
+    await runtime.add_memories("team", [satchel.MemoryEntry(text=FACT)])
     started = trio.current_time()
     with trio.fail_after(10):  # a bound for the test: the app must answer well before
         (asked,) = await converse(runtime, "ask When do we deploy?")
@@ -126,10 +126,10 @@ async def ask_within_ten_seconds(runtime: glean.Runtime) -> tuple[dict[str, Any]
 
 @pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
 async def test_the_app_abandons_a_prepare_at_its_deadline() -> None:
-    """A prepare glean itself does not stop (a hanging embedder, no prepare_timeout) is
+    """A prepare satchel itself does not stop (a hanging embedder, no prepare_timeout) is
     cancelled by the app's move_on_after at deadline_for (round_timeout, 1 s): the
     answer comes without context exactly then."""
-    async with glean.open_runtime(embedder=StuckOnQuestions(), round_timeout=1.0) as runtime:
+    async with satchel.open_runtime(embedder=StuckOnQuestions(), round_timeout=1.0) as runtime:
         assert runtime.deadline_for(QUESTION) == 1.0
         asked, elapsed = await ask_within_ten_seconds(runtime)
     assert asked == {"context": None, "fallback": "timeout"}
@@ -137,15 +137,15 @@ async def test_the_app_abandons_a_prepare_at_its_deadline() -> None:
 
 
 @pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
-async def test_glean_timing_out_first_is_a_timeout_too() -> None:
-    """A planner that never returns holds the prepare until glean's own prepare_timeout
+async def test_satchel_timing_out_first_is_a_timeout_too() -> None:
+    """A planner that never returns holds the prepare until satchel's own prepare_timeout
     (2 s, the deadline too) raises PrepareTimeoutError: the same answer, at 2 s."""
 
     async def stuck_planner(query: str, **context: Any) -> Sequence[str]:
         await trio.sleep_forever()
 
-    async with glean.open_runtime(
-        embedder=glean.HashingEmbedder(), planner=stuck_planner, prepare_timeout=2.0
+    async with satchel.open_runtime(
+        embedder=satchel.HashingEmbedder(), planner=stuck_planner, prepare_timeout=2.0
     ) as runtime:
         asked, elapsed = await ask_within_ten_seconds(runtime)
     assert asked == {"context": None, "fallback": "timeout"}

@@ -1,4 +1,4 @@
-"""A glean HTTP service in process, and an httpx client speaking to it over ASGI.
+"""A satchel HTTP service in process, and an httpx client speaking to it over ASGI.
 
 ``httpx.ASGITransport`` runs the app in the caller's task, on asyncio or trio alike, so
 every test drives the same app on both backends.
@@ -12,15 +12,15 @@ from urllib.parse import quote
 
 import httpx
 
-import glean
-from glean.http import create_app
+import satchel
+from satchel.http import create_app
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence
 
     from opentelemetry.trace import TracerProvider
 
-    from glean.http import TokenGrant
+    from satchel.http import TokenGrant
 
 BASE: Final = "http://127.0.0.1:8765"
 
@@ -28,19 +28,19 @@ BASE: Final = "http://127.0.0.1:8765"
 @contextlib.asynccontextmanager
 async def serving(
     *,
-    store: glean.Store | None = None,
+    store: satchel.Store | None = None,
     tokens: Mapping[str, TokenGrant] | None = None,
     max_body_bytes: int = 1_048_576,
     tracer_provider: TracerProvider | None = None,
     allowed_hosts: Sequence[str] | None = None,
     **options: Any,
-) -> AsyncIterator[tuple[httpx.AsyncClient, glean.Runtime]]:
+) -> AsyncIterator[tuple[httpx.AsyncClient, satchel.Runtime]]:
     """A client of an app over a fresh runtime (an in-memory SQLite store unless
     ``store`` is given), and the runtime itself for checking what was written."""
-    async with glean.open_runtime(
+    async with satchel.open_runtime(
         ":memory:",
         store=store,
-        embedder=glean.HashingEmbedder(),
+        embedder=satchel.HashingEmbedder(),
         tracer_provider=tracer_provider,
         **options,
     ) as runtime:
@@ -101,6 +101,6 @@ async def prepare(
     )
 
 
-def cited(context: Mapping[str, Any]) -> list[glean.Citation]:
+def cited(context: Mapping[str, Any]) -> list[satchel.Citation]:
     """The citations of a prepared context's JSON, in delivery order."""
-    return [item.citation for item in glean.parse_context(context["content"])]
+    return [item.citation for item in satchel.parse_context(context["content"])]

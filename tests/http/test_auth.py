@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-import glean
-from glean.http import TokenGrant, load_tokens, parse_tokens
+import satchel
+from satchel.http import TokenGrant, load_tokens, parse_tokens
 
 from ._service import add, error_of, memory_path, prepare, serving
 
@@ -339,7 +339,7 @@ def test_a_token_file_is_loaded(tmp_path: Path) -> None:
 def test_a_malformed_token_file_is_refused_by_field_never_showing_a_token(
     data: object, named: str
 ) -> None:
-    with pytest.raises(glean.InvalidRequestError, match=named) as raised:
+    with pytest.raises(satchel.InvalidRequestError, match=named) as raised:
         parse_tokens(data)
     assert READER not in str(raised.value)
     assert "short-secret" not in str(raised.value)
@@ -348,7 +348,7 @@ def test_a_malformed_token_file_is_refused_by_field_never_showing_a_token(
 def test_a_token_file_that_is_not_json_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "tokens.json"
     path.write_text("{tokens: nope")
-    with pytest.raises(glean.InvalidRequestError, match="not JSON"):
+    with pytest.raises(satchel.InvalidRequestError, match="not JSON"):
         load_tokens(path)
 
 

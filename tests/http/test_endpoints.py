@@ -9,8 +9,8 @@ import attrs
 import pytest
 from starlette.routing import Route
 
-import glean
-from glean.http import OPENAPI, create_app, route_template
+import satchel
+from satchel.http import OPENAPI, create_app, route_template
 
 from ._service import add, cited, error_of, memory_path, prepare, serving
 
@@ -75,7 +75,7 @@ async def test_added_memories_are_prepared_and_cited() -> None:
     assert response.headers["cache-control"] == "no-store"
     context = response.json()
     assert set(context) == {"schema", "status", "content", "content_bytes"}
-    assert context["schema"] == "glean.prepared-context.v2"
+    assert context["schema"] == "satchel.prepared-context.v2"
     assert context["status"] == "ready"
     assert context["content_bytes"] == len(context["content"].encode())
     assert "Backups run nightly at 02:00 UTC" in context["content"]
@@ -89,7 +89,7 @@ async def test_the_service_answers_exactly_what_the_runtime_does() -> None:
         await add(client, "s", BACKUPS, RESTORE)
         response = await prepare(client, "s", "restore backups", max_bytes=600)
         direct = await runtime.prepare_context(
-            glean.PrepareContextRequest(scope_id="s", query="restore backups", max_bytes=600)
+            satchel.PrepareContextRequest(scope_id="s", query="restore backups", max_bytes=600)
         )
     assert response.json() == attrs.asdict(direct)
 
@@ -111,7 +111,7 @@ async def test_the_deadline_is_the_runtimes_for_the_same_body(
     async with serving(**options) as (client, runtime):
         response = await client.post("/v1/context/deadline", json=body)
         direct = runtime.deadline_for(
-            glean.PrepareContextRequest(scope_id="s", query="when do backups run?", max_bytes=900)
+            satchel.PrepareContextRequest(scope_id="s", query="when do backups run?", max_bytes=900)
         )
     assert response.status_code == 200
     assert response.headers["cache-control"] == "no-store"
@@ -139,7 +139,7 @@ async def test_a_prepare_over_an_empty_scope_is_empty() -> None:
         response = await prepare(client, "nobody", "anything at all")
     assert response.status_code == 200
     assert response.json() == {
-        "schema": "glean.prepared-context.v2",
+        "schema": "satchel.prepared-context.v2",
         "status": "empty",
         "content": None,
         "content_bytes": 0,

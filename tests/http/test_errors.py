@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 
-import glean
-from glean.http import create_app
+import satchel
+from satchel.http import create_app
 
 from ._service import add, error_of, memory_path, prepare, serving
 
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
 
-    from glean.stores import Family, MemoryRecord, MemoryRef, Pool, PoolRequest
+    from satchel.stores import Family, MemoryRecord, MemoryRef, Pool, PoolRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -134,7 +134,7 @@ async def test_a_streamed_body_over_the_limit_is_413_whatever_it_declares(
         "scheme": "http", "path": MEMORIES, "raw_path": MEMORIES.encode(), "query_string": b"",
         "root_path": "", "headers": headers, "client": ("127.0.0.1", 1), "server": None,
     }  # fmt: skip
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as runtime:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
         await create_app(runtime, max_body_bytes=LIMIT)(scope, receive, send)
         counts = await runtime.store.scope_counts()
     assert sent[0]["status"] == 413
@@ -277,7 +277,7 @@ async def test_a_malformed_batch_is_422_naming_the_field(body: dict[str, Any], f
 )
 async def test_a_batch_with_one_bad_entry_writes_nothing(bad: dict[str, Any], field: str) -> None:
     """All or nothing: two good entries and a bad third are refused together, whether
-    the service or glean finds the fault, and the scope stays empty."""
+    the service or satchel finds the fault, and the scope stays empty."""
     good = [{"text": "Backups run nightly", "key": "k1"}, {"text": "Restores take an hour"}]
     async with serving() as (client, runtime):
         batch = {"scope_id": "s", "entries": [*good, bad]}
@@ -354,20 +354,20 @@ async def test_a_wrong_method_is_a_json_405_listing_the_allowed() -> None:
 # ------------------------------------------------------------------- store failures
 
 
-class UnavailableStore(glean.MemoryStore):
+class UnavailableStore(satchel.MemoryStore):
     """A store whose database went away: every read and write raises."""
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
-        raise glean.StoreUnavailableError("engine at db.internal:2881 stopped")
+        raise satchel.StoreUnavailableError("engine at db.internal:2881 stopped")
 
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
-        raise glean.StoreUnavailableError("engine at db.internal:2881 stopped")
+        raise satchel.StoreUnavailableError("engine at db.internal:2881 stopped")
 
     async def add_memories(self, *args: Any, **kwargs: Any) -> list[MemoryRef]:
-        raise glean.StoreUnavailableError("engine at db.internal:2881 stopped")
+        raise satchel.StoreUnavailableError("engine at db.internal:2881 stopped")
 
     async def forget_memory(self, ref: MemoryRef) -> None:
-        raise glean.StoreUnavailableError("engine at db.internal:2881 stopped")
+        raise satchel.StoreUnavailableError("engine at db.internal:2881 stopped")
 
 
 @pytest.mark.parametrize("call", ["prepare", "add", "get", "delete"])
@@ -392,7 +392,7 @@ async def test_an_unavailable_store_is_503_with_a_retry_hint(call: str) -> None:
     assert response.headers["retry-after"] == "1"
 
 
-class StalledStore(glean.MemoryStore):
+class StalledStore(satchel.MemoryStore):
     """A store whose searches never answer."""
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
@@ -407,15 +407,15 @@ async def test_a_prepare_past_its_deadline_is_504() -> None:
     assert error_of(response)["type"] == "timeout"
 
 
-class BrokenStore(glean.MemoryStore):
-    """A store with a defect: its searches raise something glean never means to."""
+class BrokenStore(satchel.MemoryStore):
+    """A store with a defect: its searches raise something satchel never means to."""
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
-        raise RuntimeError("secret internals /srv/glean/team.db")
+        raise RuntimeError("secret internals /srv/satchel/team.db")
 
 
 async def test_a_failed_prepare_is_a_json_500_that_reveals_nothing() -> None:
-    """PrepareFailedError (a GleanError) is a 500 naming only its kind."""
+    """PrepareFailedError (a SatchelError) is a 500 naming only its kind."""
     async with serving(store=BrokenStore()) as (client, _):
         response = await prepare(client, "s", "backups")
     assert response.status_code == 500
@@ -426,9 +426,9 @@ async def test_a_failed_prepare_is_a_json_500_that_reveals_nothing() -> None:
 
 
 async def test_an_unexpected_exception_is_a_json_500(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Even an exception glean never raises on purpose leaves as a JSON 500."""
+    """Even an exception satchel never raises on purpose leaves as a JSON 500."""
 
-    async def broken(ref: object) -> glean.MemoryRecord:
+    async def broken(ref: object) -> satchel.MemoryRecord:
         raise KeyError("secret internals")
 
     async with serving() as (client, runtime):
@@ -455,8 +455,8 @@ async def test_an_unexpected_exception_is_a_json_500(monkeypatch: pytest.MonkeyP
 async def test_create_app_refuses_malformed_arguments(
     arguments: dict[str, Any], named: str
 ) -> None:
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as runtime:
-        with pytest.raises(glean.InvalidRequestError, match=named):
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
+        with pytest.raises(satchel.InvalidRequestError, match=named):
             create_app(runtime, **arguments)
-    with pytest.raises(glean.InvalidRequestError, match="runtime"):
+    with pytest.raises(satchel.InvalidRequestError, match="runtime"):
         create_app(object())  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""``glean serve``: it refuses to serve unauthenticated beyond loopback, and for real (a
+"""``satchel serve``: it refuses to serve unauthenticated beyond loopback, and for real (a
 subprocess on a free loopback port, asyncio and trio) it answers over HTTP and stops
 cleanly on SIGTERM or SIGINT with exit code 0."""
 
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 import pytest
 
-import glean
-from glean.http import is_loopback
+import satchel
+from satchel.http import is_loopback
 
 from .._processes import STARTUP_SECONDS, announced
 from ..cli._driver import run
@@ -112,8 +112,8 @@ def test_a_bad_port_is_a_usage_error(value: str, capsys: pytest.CaptureFixture[s
 
 
 def start_line(server: subprocess.Popen[bytes]) -> str:
-    """The line ``glean serve`` prints once it listens (read within a bounded time)."""
-    found = announced(server.stderr, rb"glean serve: serving", "glean serve")
+    """The line ``satchel serve`` prints once it listens (read within a bounded time)."""
+    found = announced(server.stderr, rb"satchel serve: serving", "satchel serve")
     return found.group().decode().rstrip("\n")
 
 
@@ -121,11 +121,11 @@ def wait_until_healthy(client: httpx.Client, server: subprocess.Popen[bytes]) ->
     """Poll /healthz until it answers, within a bounded time."""
     deadline = time.monotonic() + STARTUP_SECONDS
     while True:
-        assert server.poll() is None, "glean serve exited before it answered"
+        assert server.poll() is None, "satchel serve exited before it answered"
         try:
             response = client.get("/healthz")
         except httpx.TransportError:
-            assert time.monotonic() < deadline, "glean serve never answered /healthz"
+            assert time.monotonic() < deadline, "satchel serve never answered /healthz"
             time.sleep(0.05)
             continue
         assert response.status_code == 200
@@ -144,12 +144,12 @@ def wait_until_healthy(client: httpx.Client, server: subprocess.Popen[bytes]) ->
     ],
     ids=["asyncio", "trio", "asyncio-tokens", "trio-tokens", "trio-sigint"],
 )
-def test_glean_serve_answers_over_real_http_and_stops_cleanly(
+def test_satchel_serve_answers_over_real_http_and_stops_cleanly(
     backend: str, tokens: bool, stop: int, tmp_path: Path
 ) -> None:
     db = tmp_path / "agent.db"
     command = [
-        sys.executable, "-m", "glean", "serve", "--db", str(db), "--embedder", "hashing",
+        sys.executable, "-m", "satchel", "serve", "--db", str(db), "--embedder", "hashing",
         "--port", "0", "--backend", backend,
     ]  # fmt: skip
     headers = {}
@@ -191,7 +191,7 @@ def test_glean_serve_answers_over_real_http_and_stops_cleanly(
             context = prepared.json()
             assert context["status"] == "ready"
             assert "Backups run nightly at 02:00 UTC" in context["content"]
-            cited = [item.citation.id for item in glean.parse_context(context["content"])]
+            cited = [item.citation.id for item in satchel.parse_context(context["content"])]
             assert refs[0]["entry_id"] in cited
             got = client.get(
                 f"/v1/memories/project%3Ademo/{refs[0]['entry_id']}",
@@ -215,7 +215,7 @@ def test_glean_serve_answers_over_real_http_and_stops_cleanly(
             server.communicate()
     assert server.returncode == 0, err.decode()
     assert b"Traceback" not in err
-    assert err.decode().rstrip().endswith("glean serve: stopped")
+    assert err.decode().rstrip().endswith("satchel serve: stopped")
 
 
 @pytest.mark.parametrize("allow", ["--insecure", "--token-file"])
@@ -242,7 +242,7 @@ def test_the_socket_queues_a_burst_of_connections() -> None:
     """The listening socket holds far more pending connections than Hypercorn's default
     of 100: 300 clients connecting at once before any is accepted all get through the
     handshake (agent hooks open one connection per prompt)."""
-    from glean.http import _server
+    from satchel.http import _server
 
     sock = _server.listen("127.0.0.1", 0)
     clients: list[socket.socket] = []
@@ -267,7 +267,7 @@ async def test_hypercorn_listens_with_the_same_backlog(monkeypatch: pytest.Monke
     import hypercorn.asyncio
     import hypercorn.trio
 
-    from glean.http import _server
+    from satchel.http import _server
 
     seen: list[Any] = []
 

@@ -1,5 +1,5 @@
 """Each request is an OpenTelemetry SERVER span (HTTP semantic conventions), the parent
-of glean's own spans, carrying no query text, content or scope."""
+of satchel's own spans, carrying no query text, content or scope."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def values(span: ReadableSpan) -> str:
     return " ".join(str(value) for value in (span.attributes or {}).values()) + span.name
 
 
-async def test_the_request_span_is_the_parent_of_glean_s_spans(spans: tuple[Any, Any]) -> None:
+async def test_the_request_span_is_the_parent_of_satchel_s_spans(spans: tuple[Any, Any]) -> None:
     provider, exporter = spans
     async with serving(tracer_provider=provider) as (client, _):
         await add(client, SCOPE, {"text": TEXT})
@@ -40,7 +40,7 @@ async def test_the_request_span_is_the_parent_of_glean_s_spans(spans: tuple[Any,
     assert response.json()["status"] == "ready"
     finished = list(exporter.get_finished_spans())
     (server,) = server_spans(exporter)
-    (root,) = [span for span in finished if span.name == "glean.prepare_context"]
+    (root,) = [span for span in finished if span.name == "satchel.prepare_context"]
     assert server.name == "POST /v1/context/prepare"
     assert server.parent is None
     assert root.parent is not None

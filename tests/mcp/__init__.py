@@ -1,1 +1,1 @@
-"""The MCP server (``glean.mcp``, ``glean mcp``), driven by the MCP SDK's own client."""
+"""The MCP server (``satchel.mcp``, ``satchel mcp``), driven by the MCP SDK's own client."""

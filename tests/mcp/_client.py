@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Final
 import mcp.types as types
 from mcp import Client
 
-import glean
-from glean.mcp import create_server
+import satchel
+from satchel.mcp import create_server
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -46,7 +46,9 @@ def pack_items(content: str) -> list[dict[str, Any]]:
     each item's citation is its group line's family and scope, its id as written and
     its version (1 unless written), with its time and text beside."""
     lines = content.split("\n")
-    inner = lines[lines.index("BEGIN_GLEAN_CONTEXT_V2") + 1 : lines.index("END_GLEAN_CONTEXT_V2")]
+    inner = lines[
+        lines.index("BEGIN_SATCHEL_CONTEXT_V2") + 1 : lines.index("END_SATCHEL_CONTEXT_V2")
+    ]
     items: list[dict[str, Any]] = []
     group: dict[str, Any] = {}
     for line in inner:
@@ -63,14 +65,14 @@ def pack_items(content: str) -> list[dict[str, Any]]:
 @asynccontextmanager
 async def connected(
     mode: str = "auto", **options: Any
-) -> AsyncIterator[tuple[Client, glean.Runtime]]:
+) -> AsyncIterator[tuple[Client, satchel.Runtime]]:
     """An in-process client of a server over a fresh in-memory runtime (with ``options``).
 
     ``mode="auto"`` speaks the modern protocol through the SDK's direct dispatcher;
     ``mode="legacy"`` the initialize handshake and JSON-RPC over memory streams.
     """
     async with (
-        glean.open_runtime(embedder=glean.HashingEmbedder(), **options) as runtime,
+        satchel.open_runtime(embedder=satchel.HashingEmbedder(), **options) as runtime,
         Client(create_server(runtime), mode=mode) as client,
     ):
         yield client, runtime

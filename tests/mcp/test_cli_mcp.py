@@ -1,4 +1,4 @@
-"""``glean mcp`` on the command line, driven in-process: its help, and the usage errors
+"""``satchel mcp`` on the command line, driven in-process: its help, and the usage errors
 it refuses before serving anything."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from glean.cli import main
+from satchel.cli import main
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -22,7 +22,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_help_explains_the_tools_and_how_to_register(capsys: pytest.CaptureFixture[str]) -> None:
-    """'glean mcp --help' names the tools, the transports, examples and host registration."""
+    """'satchel mcp --help' names the tools, the transports, examples and host registration."""
     code, out, _ = run(capsys, "mcp", "--help")
     assert code == 0
     for needle in (
@@ -38,10 +38,10 @@ def test_help_explains_the_tools_and_how_to_register(capsys: pytest.CaptureFixtu
         "--http",
         "--port",
         "examples:",
-        "glean mcp --db",
-        "claude mcp add glean -- glean mcp --db",
+        "satchel mcp --db",
+        "claude mcp add satchel -- satchel mcp --db",
         ".mcp.json",
-        "claude mcp add --transport http glean http://127.0.0.1:8766/mcp",
+        "claude mcp add --transport http satchel http://127.0.0.1:8766/mcp",
     ):
         assert needle in out, needle
 
@@ -49,18 +49,18 @@ def test_help_explains_the_tools_and_how_to_register(capsys: pytest.CaptureFixtu
 def test_the_mcp_json_snippet_in_the_help_is_valid_json(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The .mcp.json example parses and launches 'glean mcp --db PATH'."""
+    """The .mcp.json example parses and launches 'satchel mcp --db PATH'."""
     _, out, _ = run(capsys, "mcp", "--help")
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip().startswith('{"mcpServers"'))
     snippet = json.loads(" ".join(lines[start : start + 2]))
-    server = snippet["mcpServers"]["glean"]
-    assert server["command"] == "glean"
+    server = snippet["mcpServers"]["satchel"]
+    assert server["command"] == "satchel"
     assert server["args"][:2] == ["mcp", "--db"]
 
 
 def test_the_top_level_help_lists_mcp(capsys: pytest.CaptureFixture[str]) -> None:
-    """'glean --help' lists the mcp command."""
+    """'satchel --help' lists the mcp command."""
     code, out, _ = run(capsys, "--help")
     assert code == 0
     assert "mcp" in out
@@ -98,7 +98,7 @@ def test_a_database_is_required(capsys: pytest.CaptureFixture[str]) -> None:
 def test_without_the_sdk_it_says_what_to_install(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without the MCP SDK, 'glean mcp' exits 2 naming the extra to install."""
+    """Without the MCP SDK, 'satchel mcp' exits 2 naming the extra to install."""
     find_spec = importlib.util.find_spec
 
     def without_mcp(name: str, package: str | None = None) -> object:
@@ -107,4 +107,4 @@ def test_without_the_sdk_it_says_what_to_install(
     monkeypatch.setattr(importlib.util, "find_spec", without_mcp)
     code, _, err = run(capsys, "mcp", "--db", str(tmp_path / "agent.db"))
     assert code == 2
-    assert "pip install 'glean[mcp]'" in err
+    assert "pip install 'satchel[mcp]'" in err

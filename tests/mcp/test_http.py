@@ -1,4 +1,4 @@
-"""``glean mcp --http``: the same tools as a streamable-HTTP endpoint on the loopback
+"""``satchel mcp --http``: the same tools as a streamable-HTTP endpoint on the loopback
 interface, driven by the SDK's own client (``mcp.Client`` with the endpoint's URL).
 
 The server runs on asyncio (uvicorn); the client runs on asyncio and on trio.
@@ -17,7 +17,7 @@ import httpx
 import pytest
 from mcp import Client
 
-import glean
+import satchel
 
 from ._client import TOOLS, S, structured, tool_error
 
@@ -42,17 +42,17 @@ def wait_for(port: int, server: subprocess.Popen[str], seconds: float = 60) -> N
             return
         except OSError:
             time.sleep(0.1)
-    raise AssertionError(f"glean mcp --http did not listen on {port} in {seconds} s")
+    raise AssertionError(f"satchel mcp --http did not listen on {port} in {seconds} s")
 
 
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of a ``glean mcp --http`` serving a fresh database; SIGINT stops it."""
+    """The URL of a ``satchel mcp --http`` serving a fresh database; SIGINT stops it."""
     folder: Path = tmp_path_factory.mktemp("http")
     port = free_port()
     args = ["--db", str(folder / "agent.db"), "--embedder", "hashing", "--http", "--port"]
     server = subprocess.Popen(
-        [sys.executable, "-m", "glean", "mcp", *args, str(port)],
+        [sys.executable, "-m", "satchel", "mcp", *args, str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -65,7 +65,7 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.send_signal(signal.SIGINT)
         out, errors = server.communicate(timeout=60)
     assert server.returncode == 130, errors  # interrupted: the usual exit of a served server
-    assert f"glean mcp: serving {folder / 'agent.db'} at http://127.0.0.1:{port}/mcp" in errors
+    assert f"satchel mcp: serving {folder / 'agent.db'} at http://127.0.0.1:{port}/mcp" in errors
     assert out == ""
 
 
@@ -82,7 +82,7 @@ async def test_the_tools_over_streamable_http(endpoint: str, anyio_backend_name:
         )
         [ref] = structured(added)["refs"]
         ready = await client.call_tool("prepare_context", {"scope_id": scope, "query": "backups"})
-        (item,) = glean.parse_context(structured(ready)["content"])
+        (item,) = satchel.parse_context(structured(ready)["content"])
         assert item.citation.id == ref["entry_id"]
         bad = await client.call_tool("prepare_context", {"scope_id": scope, "max_bytes": 1})
         assert "query is required" in tool_error(bad)

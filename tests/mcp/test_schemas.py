@@ -1,5 +1,5 @@
-"""The tools' JSON Schemas: what tools/list shows, bounds equal to glean's validation, and
-a schema and glean that agree on which arguments are acceptable."""
+"""The tools' JSON Schemas: what tools/list shows, bounds equal to satchel's validation, and
+a schema and satchel that agree on which arguments are acceptable."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-import glean
-from glean import _wire
-from glean.mcp import _schemas
-from glean.runtime import _writes
-from glean.vocabulary import _families, _requests
+import satchel
+from satchel import _wire
+from satchel.mcp import _schemas
+from satchel.runtime import _writes
+from satchel.vocabulary import _families, _requests
 
 from ._client import TOOLS, S, connected, text
 
@@ -72,8 +72,8 @@ async def test_tools_list_shows_four_tools_with_their_schemas() -> None:
     assert output["required"] == ["schema", "status", "content", "content_bytes"]
 
 
-def test_bounds_are_glean_validation_bounds() -> None:
-    """Every bound a schema states is the one glean's validation applies."""
+def test_bounds_are_satchel_validation_bounds() -> None:
+    """Every bound a schema states is the one satchel's validation applies."""
     assert _schemas.MIN_MAX_BYTES == _requests.MIN_MAX_BYTES
     assert _schemas.MAX_MAX_BYTES == _requests.MAX_MAX_BYTES
     assert _schemas.MAX_QUERY_CHARS == _requests.MAX_QUERY_CHARS
@@ -118,7 +118,7 @@ def test_every_schema_is_valid_json_schema(schema: dict[str, Any]) -> None:
 ENTRY = {"text": "Backups run nightly at 02:00 UTC"}
 REF = {"scope_id": S, "entry_id": "e1", "version": 1}
 
-#: (tool, arguments, whether the schema and glean both accept them). get_memory names
+#: (tool, arguments, whether the schema and satchel both accept them). get_memory names
 #: an absent entry: "not found" is an accepted call.
 AGREEMENT = [
     ("prepare_context", {"scope_id": S, "query": "q" * 8192}, True),
@@ -191,10 +191,10 @@ AGREEMENT = [
 
 
 @pytest.mark.parametrize(("tool", "arguments", "accepted"), AGREEMENT)
-async def test_the_schema_and_glean_agree(
+async def test_the_schema_and_satchel_agree(
     tool: str, arguments: dict[str, Any], accepted: bool
 ) -> None:
-    """An argument the schema accepts, glean accepts; one the schema refuses, glean refuses
+    """An argument the schema accepts, satchel accepts; one the schema refuses, satchel refuses
     with a tool error naming it (checked call by call at each bound)."""
     async with connected() as (client, _):
         listed = {t.name: t for t in (await client.list_tools()).tools}
@@ -207,10 +207,10 @@ async def test_the_schema_and_glean_agree(
 
 def test_nested_objects_have_the_fields_the_shared_reader_accepts() -> None:
     """An entry, a section and a citation list in their schemas exactly the fields
-    ``glean._wire`` reads (the HTTP service reads the same ones), so no field is
+    ``satchel._wire`` reads (the HTTP service reads the same ones), so no field is
     advertised and refused, or accepted unadvertised."""
     assert tuple(properties(_schemas.ENTRY)) == _wire.ENTRY_FIELDS
     assert tuple(properties(_schemas.SECTION)) == _wire.SECTION_FIELDS
     assert tuple(properties(_schemas.CITATION)) == _wire.CITATION_FIELDS
     assert _schemas.DEFAULT_MAX_BYTES == _wire.DEFAULT_MAX_BYTES
-    assert glean.PrepareContextRequest(scope_id=S, query="q").max_bytes == _wire.DEFAULT_MAX_BYTES
+    assert satchel.PrepareContextRequest(scope_id=S, query="q").max_bytes == _wire.DEFAULT_MAX_BYTES

@@ -1,4 +1,4 @@
-"""``glean mcp`` over stdio, as a host runs it: ``python -m glean mcp --db FILE`` spawned
+"""``satchel mcp`` over stdio, as a host runs it: ``python -m satchel mcp --db FILE`` spawned
 by the SDK's own client (``stdio_client`` with ``StdioServerParameters``, then
 ``ClientSession``).
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-import glean
+import satchel
 
 from ._client import TOOLS, S, structured, text, tool_error
 
@@ -32,12 +32,12 @@ BACKUPS = "Backups run nightly at 02:00 UTC on the Kestrel cluster"
 
 def command(database: Path, *options: str) -> list[str]:
     """The arguments after the interpreter: the hashing embedder keeps start-up quick."""
-    return ["-m", "glean", "mcp", "--db", str(database), "--embedder", "hashing", *options]
+    return ["-m", "satchel", "mcp", "--db", str(database), "--embedder", "hashing", *options]
 
 
 @asynccontextmanager
 async def session(database: Path, stderr: Path, *options: str) -> AsyncIterator[ClientSession]:
-    """A session with a spawned ``glean mcp`` whose stderr goes to the file ``stderr``."""
+    """A session with a spawned ``satchel mcp`` whose stderr goes to the file ``stderr``."""
     params = StdioServerParameters(
         command=sys.executable, args=command(database, *options), cwd=str(database.parent)
     )
@@ -53,7 +53,7 @@ async def session(database: Path, stderr: Path, *options: str) -> AsyncIterator[
 async def test_a_host_session_end_to_end(tmp_path: Path, anyio_backend_name: str) -> None:
     """List the tools, add -> prepare (cited) -> get -> forget -> prepare (gone); a bad
     argument is a tool error naming the field, and the server keeps serving after it."""
-    database = tmp_path / "agent.db"  # does not exist yet: glean mcp creates it
+    database = tmp_path / "agent.db"  # does not exist yet: satchel mcp creates it
     log = tmp_path / "stderr.log"
     async with session(database, log, "--backend", anyio_backend_name) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -73,8 +73,8 @@ async def test_a_host_session_end_to_end(tmp_path: Path, anyio_backend_name: str
 
         ready = await client.call_tool("prepare_context", {"scope_id": S, "query": "backups?"})
         assert structured(ready)["status"] == "ready"
-        [item] = glean.parse_context(text(ready))
-        assert item.citation == glean.Citation("memory", S, ref["entry_id"], ref["version"])
+        [item] = satchel.parse_context(text(ready))
+        assert item.citation == satchel.Citation("memory", S, ref["entry_id"], ref["version"])
 
         bad = await client.call_tool("prepare_context", {"scope_id": S, "query": "x" * 8193})
         assert "query must be 1..8192 characters" in tool_error(bad)
@@ -89,7 +89,7 @@ async def test_a_host_session_end_to_end(tmp_path: Path, anyio_backend_name: str
         assert structured(gone)["status"] == "empty"
     assert database.is_file()
     errors = log.read_text(encoding="utf-8")
-    assert f"glean mcp: serving {database} over stdio" in errors
+    assert f"satchel mcp: serving {database} over stdio" in errors
     assert "Traceback" not in errors
 
 
@@ -146,4 +146,4 @@ def test_stdout_carries_nothing_but_the_protocol(tmp_path: Path) -> None:
     assert all(reply["jsonrpc"] == "2.0" and "result" in reply for reply in replies)
     assert replies[2]["result"]["isError"] is True
     assert replies[3]["result"]["isError"] is False
-    assert "glean mcp: serving" in errors
+    assert "satchel mcp: serving" in errors

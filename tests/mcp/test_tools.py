@@ -1,5 +1,5 @@
 """The four tools, called in-process through the SDK's own client (``mcp.Client``) on a
-server that ``glean.mcp.create_server`` built over an in-memory runtime."""
+server that ``satchel.mcp.create_server`` built over an in-memory runtime."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import mcp.types as types
 import pytest
 from mcp import MCPError
 
-import glean
-from glean.mcp import INSTRUCTIONS
+import satchel
+from satchel.mcp import INSTRUCTIONS
 
 from ._client import S, connected, pack_items, structured, text, tool_error
 
@@ -35,7 +35,7 @@ async def prepare(client: Client, query: str, **arguments: Any) -> types.CallToo
 
 def cited_ids(result: types.CallToolResult) -> list[str]:
     content = structured(result)["content"]
-    return [str(item.citation.id) for item in glean.parse_context(content)]
+    return [str(item.citation.id) for item in satchel.parse_context(content)]
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -62,12 +62,12 @@ async def test_add_prepare_get_forget_end_to_end(mode: str) -> None:
 
         ready = await prepare(client, "When do backups run?")
         fields = structured(ready)
-        assert fields["schema"] == "glean.prepared-context.v2"
+        assert fields["schema"] == "satchel.prepared-context.v2"
         assert fields["status"] == "ready"
         assert text(ready) == fields["content"]  # the text result is the pack itself
         assert fields["content_bytes"] == len(fields["content"].encode()) <= 8000
-        [item] = [i for i in glean.parse_context(fields["content"]) if i.text == BACKUPS]
-        assert item.citation == glean.Citation("memory", S, backups["entry_id"], 1)
+        [item] = [i for i in satchel.parse_context(fields["content"]) if i.text == BACKUPS]
+        assert item.citation == satchel.Citation("memory", S, backups["entry_id"], 1)
 
         record = structured(await client.call_tool("get_memory", backups))
         assert record == {
@@ -97,7 +97,7 @@ async def test_an_empty_scope_prepares_the_empty_result() -> None:
     async with connected() as (client, _):
         result = await prepare(client, "anything at all?")
     assert structured(result) == {
-        "schema": "glean.prepared-context.v2",
+        "schema": "satchel.prepared-context.v2",
         "status": "empty",
         "content": None,
         "content_bytes": 0,
@@ -127,11 +127,11 @@ async def test_exclude_takes_a_pack_citation_verbatim() -> None:
         held = items[0]["citation"]
         assert set(held) == {"family", "scope", "id", "version"}
         second = await prepare(client, "backups", exclude=[held])
-        full = glean.parse_context(first["content"])[0].citation
+        full = satchel.parse_context(first["content"])[0].citation
         assert len(held["id"]) == 22 < len(str(full.id)) == 32
         spelled = {"family": "memory", "scope": S, "entry_id": full.id, "version": 1}
         third = await prepare(client, "backups", exclude=[spelled])
-    kept = [item.citation.id for item in glean.parse_context(first["content"])[1:]]
+    kept = [item.citation.id for item in satchel.parse_context(first["content"])[1:]]
     assert cited_ids(second) == cited_ids(third) == kept
 
 
@@ -150,10 +150,10 @@ async def test_sections_references_detail_and_session() -> None:
                 references=["billing"],
             )
         )
-        scopes = {item.citation.scope for item in glean.parse_context(sectioned["content"])}
+        scopes = {item.citation.scope for item in satchel.parse_context(sectioned["content"])}
         assert scopes == {S, "billing"}
         pinned = structured(await prepare(client, "backups", detail="uri"))
-        bare = glean.parse_context(pinned["content"])
+        bare = satchel.parse_context(pinned["content"])
         assert bare
         assert all(item.text is None and item.tier == "uri" for item in bare)
         turn1 = await prepare(client, "backups", session_id="chat-1")
@@ -312,17 +312,17 @@ async def test_a_missing_entry_or_version_is_a_not_found_tool_error() -> None:
 @pytest.mark.parametrize(
     ("error", "expected"),
     [
-        (glean.PrepareTimeoutError("round 0 overran"), "timed out"),
-        (glean.StoreUnavailableError("the engine stopped"), "store unavailable, try again"),
-        (glean.PrepareFailedError("a search failed"), "PrepareFailedError: a search failed"),
+        (satchel.PrepareTimeoutError("round 0 overran"), "timed out"),
+        (satchel.StoreUnavailableError("the engine stopped"), "store unavailable, try again"),
+        (satchel.PrepareFailedError("a search failed"), "PrepareFailedError: a search failed"),
     ],
 )
-async def test_glean_errors_are_tool_errors(
-    error: glean.GleanError, expected: str, monkeypatch: pytest.MonkeyPatch
+async def test_satchel_errors_are_tool_errors(
+    error: satchel.SatchelError, expected: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every error glean raises on purpose is a tool error saying what happened."""
+    """Every error satchel raises on purpose is a tool error saying what happened."""
 
-    async def failing(request: object) -> glean.PreparedContext:
+    async def failing(request: object) -> satchel.PreparedContext:
         raise error
 
     async with connected() as (client, runtime):
@@ -338,7 +338,7 @@ async def test_a_defect_is_a_protocol_error_that_reveals_nothing(
     """An unexpected exception is logged and answered as an internal protocol error that
     does not carry its message; the server keeps serving."""
 
-    async def broken(ref: glean.MemoryRef) -> glean.MemoryRecord:
+    async def broken(ref: satchel.MemoryRef) -> satchel.MemoryRecord:
         raise RuntimeError("secret internals")
 
     async with connected(mode) as (client, runtime):
@@ -361,10 +361,10 @@ async def test_an_unknown_tool_is_a_protocol_error() -> None:
 
 
 async def test_the_server_introduces_itself() -> None:
-    """The server is named glean and tells the host's model how to use the tools."""
+    """The server is named satchel and tells the host's model how to use the tools."""
     async with connected("legacy") as (client, _):
         assert client.server_info is not None
-        assert client.server_info.name == "glean"
+        assert client.server_info.name == "satchel"
         assert client.instructions == INSTRUCTIONS
     assert "prepare_context" in INSTRUCTIONS
     assert "untrusted" in INSTRUCTIONS

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import trio.testing
 
-import glean
-from glean.stores import PoolRequest, SqliteStore
-from glean.vocabulary import analyse_query
+import satchel
+from satchel.stores import PoolRequest, SqliteStore
+from satchel.vocabulary import analyse_query
 from tests._envelope import citations, contents
 from tests._orchestration import (
     QUERY,
@@ -31,19 +31,19 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.anyio
 
-SECTIONS = glean.Assembly((glean.Section("memory", 4), glean.Section("resource", 4)))
+SECTIONS = satchel.Assembly((satchel.Section("memory", 4), satchel.Section("resource", 4)))
 
 
 async def seed_resources(path: Path) -> None:
     """Scope "a": memories (see ``seed``), a resource round 0 admits (two query terms) and
     one only round 1 admits (one term), each with a secret body."""
     await seed(path, ("a",))
-    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:
+    async with satchel.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:
         await rt.add_resources(
             "a",
             [
-                glean.Resource(uri="docs/strong.md", body="strong body", abstract="alpha beta"),
-                glean.Resource(uri="docs/weak.md", body="TOKEN=secret", abstract="alpha notes"),
+                satchel.Resource(uri="docs/strong.md", body="strong body", abstract="alpha beta"),
+                satchel.Resource(uri="docs/weak.md", body="TOKEN=secret", abstract="alpha notes"),
             ],
         )
 
@@ -114,7 +114,7 @@ MOCK_CLOCK = [
 @contextlib.asynccontextmanager
 async def preloaded(
     db: Path, store_type: type[StoreWrapper] | None = None, **options: Any
-) -> AsyncIterator[glean.Runtime]:
+) -> AsyncIterator[satchel.Runtime]:
     """A runtime whose store has scope "a"'s vectors loaded already, so no prepare waits
     on a worker thread (a mock clock would jump over that wait to the next deadline)."""
     store: Any = await SqliteStore.open(str(db))
@@ -123,7 +123,7 @@ async def preloaded(
     if store_type is not None:
         store = store_type(store)
     options.setdefault("embedder", ScriptedEmbedder())
-    async with glean.open_runtime(store=store, **options) as rt:
+    async with satchel.open_runtime(store=store, **options) as rt:
         yield rt
 
 
@@ -142,9 +142,11 @@ class SlowEmbedder(ScriptedEmbedder):
 @pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
 async def test_prepare_timeout_bounds_the_query_embedding(db: Path) -> None:
     """A slow embedder overruns prepare_timeout: the call fails at exactly the deadline."""
-    async with glean.open_runtime(str(db), embedder=SlowEmbedder(100.0), prepare_timeout=1.0) as rt:
+    async with satchel.open_runtime(
+        str(db), embedder=SlowEmbedder(100.0), prepare_timeout=1.0
+    ) as rt:
         started = anyio.current_time()
-        with pytest.raises(glean.PrepareTimeoutError):
+        with pytest.raises(satchel.PrepareTimeoutError):
             await rt.prepare_context(request())
         assert anyio.current_time() - started == 1.0
 
@@ -158,9 +160,9 @@ class SlowProfile(StoreWrapper):
 @pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
 async def test_prepare_timeout_bounds_the_profile_read(db: Path) -> None:
     """A slow profile read overruns prepare_timeout: the call fails at the deadline."""
-    with_profile = glean.Assembly((glean.Section("profile", 1), glean.Section("memory", 2)))
+    with_profile = satchel.Assembly((satchel.Section("profile", 1), satchel.Section("memory", 2)))
     started = anyio.current_time()
-    with pytest.raises(glean.PrepareTimeoutError):
+    with pytest.raises(satchel.PrepareTimeoutError):
         await run(db, request(assembly=with_profile), wrapper=SlowProfile, prepare_timeout=2.0)
     assert anyio.current_time() - started == 2.0
 
@@ -176,7 +178,7 @@ async def test_prepare_timeout_counts_from_the_start_of_the_call(db: Path) -> No
     0.6 s embedding and a stuck round 0 fail at 1.0 s, not 1.6 s."""
     async with preloaded(db, SlowRoundZero, embedder=SlowEmbedder(0.6), prepare_timeout=1.0) as rt:
         started = anyio.current_time()
-        with pytest.raises(glean.PrepareTimeoutError):
+        with pytest.raises(satchel.PrepareTimeoutError):
             await rt.prepare_context(request())
         assert anyio.current_time() - started == 1.0
 
@@ -185,7 +187,7 @@ async def test_prepare_timeout_counts_from_the_start_of_the_call(db: Path) -> No
 async def test_a_slow_sink_is_cut_off_and_the_pack_returned(db: Path) -> None:
     """The sink is awaited only until prepare_timeout; the pack is still returned."""
 
-    async def sink(effort: glean.RecallEffort) -> None:
+    async def sink(effort: satchel.RecallEffort) -> None:
         await anyio.sleep(100.0)
 
     off, _, _ = await run(db, request())
@@ -207,7 +209,7 @@ async def test_a_pack_the_caller_never_received_cools_nothing(db: Path) -> None:
     stuck = anyio.Event()
     calls = 0
 
-    async def sink(effort: glean.RecallEffort) -> None:
+    async def sink(effort: satchel.RecallEffort) -> None:
         nonlocal calls
         calls += 1
         if calls == 1:
@@ -236,12 +238,12 @@ async def test_a_failed_prepare_consumes_no_turn(db: Path) -> None:
                 raise OSError("disk read failed")
 
     store: Any = FailsWhenAsked(await SqliteStore.open(str(db)))
-    async with glean.open_runtime(store=store, embedder=ScriptedEmbedder(), dedup_turns=1) as rt:
+    async with satchel.open_runtime(store=store, embedder=ScriptedEmbedder(), dedup_turns=1) as rt:
         in_session = request(session_id="chat")
         first = served_ids((await rt.prepare_context(in_session)).content)
         store.failing = True
         for _ in range(3):
-            with pytest.raises(glean.PrepareFailedError):
+            with pytest.raises(satchel.PrepareFailedError):
                 await rt.prepare_context(in_session)
         store.failing = False
         held = served_ids((await rt.prepare_context(in_session)).content)
@@ -255,7 +257,7 @@ async def test_a_step_with_nothing_to_search_is_not_a_round(db: Path) -> None:
     """When round 1's floor is round 0's (nothing new to search) and round 2's is lower,
     only one expansion round runs: rounds counts searches executed, and the skipped step
     is no action."""
-    same = glean.AdmissionFloor(required_matches=2, min_similarity=0.3)
+    same = satchel.AdmissionFloor(required_matches=2, min_similarity=0.3)
     _, effort, _ = await run(db, request(), recall_policy=policy(admission=same))
     assert effort.rounds == 2
     assert effort.expansion_actions == ("policy-floor",)
@@ -280,11 +282,11 @@ async def test_a_timed_out_rounds_span_says_it_was_not_committed(
         await rt.prepare_context(request())
     rounds = sorted(
         (
-            span.attributes["glean.recall.round.index"],
-            span.attributes.get("glean.recall.round.committed"),
+            span.attributes["satchel.recall.round.index"],
+            span.attributes.get("satchel.recall.round.committed"),
         )
         for span in exporter.get_finished_spans()
-        if span.name == "glean.recall.round"
+        if span.name == "satchel.recall.round"
     )
     assert rounds == [(0, True), (1, False)]
 
@@ -294,17 +296,17 @@ async def seed_secret_resources(path: Path) -> None:
     abstract (found by its overview), one whose abstract is over the item cap, and one
     only an expansion round admits."""
     await seed(path, ("a",))
-    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:
+    async with satchel.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:
         await rt.add_resources(
             "a",
             [
-                glean.Resource(
+                satchel.Resource(
                     uri="alpha-beta-notes", body="TOKEN=secret one", overview="alpha beta notes"
                 ),
-                glean.Resource(
+                satchel.Resource(
                     uri="docs/long.md", body="TOKEN=secret two", abstract="alpha beta " * 300
                 ),
-                glean.Resource(uri="docs/weak.md", body="TOKEN=secret three", abstract="alpha"),
+                satchel.Resource(uri="docs/weak.md", body="TOKEN=secret three", abstract="alpha"),
             ],
         )
 
@@ -323,7 +325,9 @@ async def test_a_secret_body_is_never_served_unless_pinned(
         request(assembly=SECTIONS, detail=detail),
         recall_policy=policy(min_candidates=10) if gate else None,
     )
-    items = [item for item in glean.parse_context(on.content) if item.citation.family == "resource"]
+    items = [
+        item for item in satchel.parse_context(on.content) if item.citation.family == "resource"
+    ]
     assert {item.citation.id for item in items} >= {"alpha-beta-notes", "docs/long.md"}
     bare = {item.citation.id: (item.tier, item.text) for item in items}
     assert bare["alpha-beta-notes"] == ("uri", None)

@@ -10,10 +10,10 @@ import anyio
 import attrs
 import pytest
 
-import glean
-from glean.recall._fusion import FusionWeights
-from glean.recall._policy import RecallExpander
-from glean.vocabulary._errors import InvalidRequestError
+import satchel
+from satchel.recall._fusion import FusionWeights
+from satchel.recall._policy import RecallExpander
+from satchel.vocabulary._errors import InvalidRequestError
 from tests._envelope import citations, contents
 
 if TYPE_CHECKING:
@@ -29,13 +29,13 @@ THIN = "Dolomites hiking boots rental"
 ASK = "What advice did Alice give about the Dolomites hiking trip?"
 
 
-def turn(text: str, minutes: int, thread: str = "s1") -> glean.MemoryEntry:
-    return glean.MemoryEntry(
+def turn(text: str, minutes: int, thread: str = "s1") -> satchel.MemoryEntry:
+    return satchel.MemoryEntry(
         text=text, created_at=START + timedelta(minutes=minutes), thread=thread
     )
 
 
-def chat() -> list[glean.MemoryEntry]:
+def chat() -> list[satchel.MemoryEntry]:
     """A session where the answer shares no word with the question, among small talk."""
     return [
         turn("Alice: good morning, how was the weekend?", 0),
@@ -51,28 +51,28 @@ def chat() -> list[glean.MemoryEntry]:
 NO_NEIGHBOURS = FusionWeights(neighbour_share=0.0)
 
 
-async def prepare(rt: glean.Runtime, query: str, scope: str = "chat", **kw: Any) -> str | None:
-    request = glean.PrepareContextRequest(scope_id=scope, query=query, **kw)
+async def prepare(rt: satchel.Runtime, query: str, scope: str = "chat", **kw: Any) -> str | None:
+    request = satchel.PrepareContextRequest(scope_id=scope, query=query, **kw)
     return (await rt.prepare_context(request)).content
 
 
 async def test_a_reply_sharing_no_word_joins_as_its_questions_neighbour() -> None:
     """Round 0's neighbour channel delivers the reply just after the question it answers
     (beside the turn before it); without the channel the reply is not found."""
-    embedder = glean.HashingEmbedder()
-    async with glean.open_runtime(embedder=embedder) as rt:
+    embedder = satchel.HashingEmbedder()
+    async with satchel.open_runtime(embedder=embedder) as rt:
         await rt.add_memories("chat", chat())
         delivered = contents(await prepare(rt, ASK))
         assert delivered[0] == QUESTION
         assert REPLY in delivered[1:3]
-    async with glean.open_runtime(embedder=embedder, fusion=NO_NEIGHBOURS) as rt:
+    async with satchel.open_runtime(embedder=embedder, fusion=NO_NEIGHBOURS) as rt:
         await rt.add_memories("chat", chat())
         assert REPLY not in contents(await prepare(rt, ASK))
 
 
 async def test_neighbours_never_cross_threads_or_scopes() -> None:
     """Turns of another thread, however close in time, and of another scope never join."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
         await rt.add_memories(
             "chat",
             [
@@ -87,7 +87,7 @@ async def test_neighbours_never_cross_threads_or_scopes() -> None:
 
 async def test_a_neighbour_cites_its_own_exact_version() -> None:
     """A neighbour's citation is its own entry and version, never its hit's."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
         refs = await rt.add_memories("chat", chat()[:3])
         updated = await rt.update_memory(refs[2], turn(REPLY, 2))
         found = {item["entry_id"]: item["version"] for item in citations(await prepare(rt, ASK))}
@@ -106,14 +106,14 @@ async def test_a_query_date_finds_what_was_said_that_day() -> None:
             for n in range(40)
         ),
     ]
-    embedder = glean.HashingEmbedder()
+    embedder = satchel.HashingEmbedder()
     query = "What did Alice do on 7 May 2023?"
-    async with glean.open_runtime(embedder=embedder, limits=glean.Limits.classic()) as rt:
+    async with satchel.open_runtime(embedder=embedder, limits=satchel.Limits.classic()) as rt:
         await rt.add_memories("chat", entries)
         assert contents(await prepare(rt, query))[0] == pottery
     off = FusionWeights(neighbour_share=0.0, time=0.0)
-    async with glean.open_runtime(
-        embedder=embedder, limits=glean.Limits.classic(), fusion=off
+    async with satchel.open_runtime(
+        embedder=embedder, limits=satchel.Limits.classic(), fusion=off
     ) as rt:
         await rt.add_memories("chat", entries)
         assert pottery not in contents(await prepare(rt, query))
@@ -128,12 +128,12 @@ async def test_a_relative_date_is_seen_from_today_only_while_the_scope_is_live()
         *(turn(f"Alice: lunch number {n}", -60 * 24 * 10 + n, "s2") for n in range(40)),
         turn(pottery, 0),  # 8 May, the newest
     ]
-    embedder = glean.HashingEmbedder()
+    embedder = satchel.HashingEmbedder()
     query = "What did Alice do yesterday?"
     for days_later, found in ((1, True), (90, False)):
         now = (START + timedelta(days=days_later, hours=2)).timestamp()
-        async with glean.open_runtime(
-            embedder=embedder, limits=glean.Limits.classic(), clock=lambda now=now: now
+        async with satchel.open_runtime(
+            embedder=embedder, limits=satchel.Limits.classic(), clock=lambda now=now: now
         ) as rt:
             await rt.add_memories("chat", entries)
             assert (pottery in contents(await prepare(rt, query))) is found
@@ -141,21 +141,21 @@ async def test_a_relative_date_is_seen_from_today_only_while_the_scope_is_live()
 
 async def test_the_clock_option_must_be_callable() -> None:
     with pytest.raises(InvalidRequestError, match="clock must be a callable"):
-        async with glean.open_runtime(clock=5):
+        async with satchel.open_runtime(clock=5):
             pass
 
 
 async def test_the_gated_neighbours_action_appends_after_round_0() -> None:
     """Policy v2: a thin round 0 takes expansion round 1 as "neighbours"; the neighbours
     come after every round-0 candidate, which keeps its place."""
-    efforts: list[glean.RecallEffort] = []
+    efforts: list[satchel.RecallEffort] = []
 
-    async def sink(effort: glean.RecallEffort) -> None:
+    async def sink(effort: satchel.RecallEffort) -> None:
         efforts.append(effort)
 
-    policy = glean.RecallSufficiencyPolicy.conversational()
-    async with glean.open_runtime(
-        embedder=glean.HashingEmbedder(),
+    policy = satchel.RecallSufficiencyPolicy.conversational()
+    async with satchel.open_runtime(
+        embedder=satchel.HashingEmbedder(),
         recall_policy=policy,
         recall_effort_sink=sink,
         fusion=NO_NEIGHBOURS,
@@ -163,7 +163,7 @@ async def test_the_gated_neighbours_action_appends_after_round_0() -> None:
         await rt.add_memories("chat", chat()[:4])
         delivered = contents(await prepare(rt, THIN))
     (effort,) = efforts
-    assert effort.policy.startswith("glean.recall-gate.v2;")
+    assert effort.policy.startswith("satchel.recall-gate.v2;")
     assert effort.expansion_actions[0] == "neighbours"
     assert delivered[0] == QUESTION  # round 0's only candidate keeps the first place
     assert set(delivered[1:]) == {"Alice: good morning, how was the weekend?", REPLY}
@@ -172,14 +172,14 @@ async def test_the_gated_neighbours_action_appends_after_round_0() -> None:
 
 async def test_the_floor_only_policy_never_runs_neighbours() -> None:
     """The floor-only policy stays unchanged: its actions are the two floors."""
-    efforts: list[glean.RecallEffort] = []
+    efforts: list[satchel.RecallEffort] = []
 
-    async def sink(effort: glean.RecallEffort) -> None:
+    async def sink(effort: satchel.RecallEffort) -> None:
         efforts.append(effort)
 
-    policy = glean.RecallSufficiencyPolicy()
-    async with glean.open_runtime(
-        embedder=glean.HashingEmbedder(),
+    policy = satchel.RecallSufficiencyPolicy()
+    async with satchel.open_runtime(
+        embedder=satchel.HashingEmbedder(),
         recall_policy=policy,
         recall_effort_sink=sink,
         fusion=NO_NEIGHBOURS,
@@ -193,7 +193,7 @@ async def test_the_floor_only_policy_never_runs_neighbours() -> None:
 
 def test_policy_v2_plans_neighbours_then_the_admission_floor() -> None:
     """v2's round 1 keeps the committed floor and adds neighbours; round 2 lowers it."""
-    policy = glean.RecallSufficiencyPolicy.conversational()
+    policy = satchel.RecallSufficiencyPolicy.conversational()
     first, second = RecallExpander.plan(1, policy), RecallExpander.plan(2, policy)
     assert (first.action, first.floor) == ("neighbours", None)
     assert (second.action, second.floor) == ("admission", policy.calibrated().admission)
@@ -210,7 +210,7 @@ def test_policy_v2_plans_neighbours_then_the_admission_floor() -> None:
 def test_malformed_actions_and_names_are_refused(changes: dict[str, Any], field: str) -> None:
     """A policy with unknown actions, or a name that would corrupt its id, names the field."""
     with pytest.raises(InvalidRequestError, match=rf"RecallSufficiencyPolicy\.{field}\b"):
-        attrs.evolve(glean.RecallSufficiencyPolicy(), **changes)
+        attrs.evolve(satchel.RecallSufficiencyPolicy(), **changes)
 
 
 @pytest.mark.parametrize("field", ["lexical", "vector", "time", "neighbour_share"])
@@ -230,15 +230,17 @@ async def test_neighbours_are_counted_on_spans_never_in_content() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    async with glean.open_runtime(embedder=glean.HashingEmbedder(), tracer_provider=provider) as rt:
+    async with satchel.open_runtime(
+        embedder=satchel.HashingEmbedder(), tracer_provider=provider
+    ) as rt:
         await rt.add_memories("chat", chat()[:4])
         content = await prepare(rt, THIN)
     finished = [(span.name, dict(span.attributes or {})) for span in exporter.get_finished_spans()]
-    searches = {a["glean.memory.family"]: a for name, a in finished if name == "search_memory"}
-    (build,) = [a for name, a in finished if name == "glean.context.build"]
-    assert searches["memory"]["glean.recall.neighbours"] == 2
-    assert searches["experience"]["glean.recall.neighbours"] == 0
-    assert build["glean.recall.neighbours"] == 2
+    searches = {a["satchel.memory.family"]: a for name, a in finished if name == "search_memory"}
+    (build,) = [a for name, a in finished if name == "satchel.context.build"]
+    assert searches["memory"]["satchel.recall.neighbours"] == 2
+    assert searches["experience"]["satchel.recall.neighbours"] == 0
+    assert build["satchel.recall.neighbours"] == 2
     assert content is not None
     assert "neighbour" not in content
 
@@ -246,9 +248,11 @@ async def test_neighbours_are_counted_on_spans_never_in_content() -> None:
 @pytest.mark.parametrize(
     "policy",
     [
-        glean.RecallSufficiencyPolicy(min_candidates=1, sufficient_overlap=0.0),
+        satchel.RecallSufficiencyPolicy(min_candidates=1, sufficient_overlap=0.0),
         attrs.evolve(
-            glean.RecallSufficiencyPolicy.conversational(), min_candidates=1, sufficient_overlap=0.0
+            satchel.RecallSufficiencyPolicy.conversational(),
+            min_candidates=1,
+            sufficient_overlap=0.0,
         ),
     ],
     ids=["floor-only", "conversational"],
@@ -257,23 +261,23 @@ async def test_neighbours_are_counted_on_spans_never_in_content() -> None:
     "fusion", [FusionWeights(), NO_NEIGHBOURS], ids=["default", "no-neighbours"]
 )
 async def test_a_gate_that_does_not_expand_changes_no_byte(
-    policy: glean.RecallSufficiencyPolicy, fusion: FusionWeights, tmp_path: Path
+    policy: satchel.RecallSufficiencyPolicy, fusion: FusionWeights, tmp_path: Path
 ) -> None:
     """For every policy, a prepare the gate judges sufficient is the gate-off prepare byte
     for byte under the same runtime settings: round 0 is the runtime's, not the policy's."""
-    efforts: list[glean.RecallEffort] = []
+    efforts: list[satchel.RecallEffort] = []
 
-    async def sink(effort: glean.RecallEffort) -> None:
+    async def sink(effort: satchel.RecallEffort) -> None:
         efforts.append(effort)
 
     db = str(tmp_path / "chat.db")
-    async with glean.open_runtime(db, embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(db, embedder=satchel.HashingEmbedder()) as rt:
         await rt.add_memories("chat", chat())
     packs = []
     for gate in (None, policy):
-        async with glean.open_runtime(
+        async with satchel.open_runtime(
             db,
-            embedder=glean.HashingEmbedder(),
+            embedder=satchel.HashingEmbedder(),
             recall_policy=gate,
             recall_effort_sink=sink,
             fusion=fusion,
@@ -291,5 +295,5 @@ def test_fusion_is_a_validated_runtime_option() -> None:
 
 
 async def _open_with(fusion: object) -> None:
-    async with glean.open_runtime(fusion=fusion):
+    async with satchel.open_runtime(fusion=fusion):
         pass

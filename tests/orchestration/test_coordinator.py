@@ -7,8 +7,8 @@ from typing import Any
 import anyio
 import pytest
 
-import glean
-from glean.stores import SqliteStore
+import satchel
+from satchel.stores import SqliteStore
 from tests._envelope import citations
 
 pytestmark = pytest.mark.anyio
@@ -50,14 +50,14 @@ class FailingStore(GatedStore):
 
 async def seeded_store() -> SqliteStore:
     store = await SqliteStore.open()
-    embedder = glean.HashingEmbedder()
+    embedder = satchel.HashingEmbedder()
     for scope in ("a", "b", "c"):
         texts = [f"kestrel rotation in {scope}"]
         await store.add_memories(
-            scope, [glean.MemoryEntry(text=texts[0])], await embedder.embed(texts)
+            scope, [satchel.MemoryEntry(text=texts[0])], await embedder.embed(texts)
         )
-        await store.add_experiences(scope, [glean.Experience("kestrel", "rotate", "ok", "sign")])
-        topic = glean.TopicMemory(title=f"kestrel {scope}", text="rotation")
+        await store.add_experiences(scope, [satchel.Experience("kestrel", "rotate", "ok", "sign")])
+        topic = satchel.TopicMemory(title=f"kestrel {scope}", text="rotation")
         await store.add_topic_memories(scope, [topic], await embedder.embed([topic.title]))
     return store
 
@@ -66,10 +66,10 @@ async def test_searches_of_a_round_overlap() -> None:
     """Every (family, scope) search starts before any finishes: one task group per round."""
     # memory and experience in three scopes, topic memory in the request's scope only
     store = GatedStore(await seeded_store(), expected=7)
-    async with glean.open_runtime(store=store) as rt:
+    async with satchel.open_runtime(store=store) as rt:
         with anyio.fail_after(10):
             result = await rt.prepare_context(
-                glean.PrepareContextRequest(
+                satchel.PrepareContextRequest(
                     scope_id="a", query="kestrel rotation", references=("b", "c")
                 )
             )
@@ -82,9 +82,11 @@ async def test_searches_of_a_round_overlap() -> None:
 async def test_round_zero_failure_is_one_domain_error() -> None:
     """A failing search fails prepare with PrepareFailedError raised from the exception group."""
     store = FailingStore(await seeded_store(), expected=7, fail=("memory", "b"))
-    async with glean.open_runtime(store=store) as rt:
-        request = glean.PrepareContextRequest(scope_id="a", query="kestrel", references=("b", "c"))
-        with pytest.raises(glean.PrepareFailedError) as caught:
+    async with satchel.open_runtime(store=store) as rt:
+        request = satchel.PrepareContextRequest(
+            scope_id="a", query="kestrel", references=("b", "c")
+        )
+        with pytest.raises(satchel.PrepareFailedError) as caught:
             await rt.prepare_context(request)
     cause = caught.value.__cause__
     assert isinstance(cause, ExceptionGroup)
@@ -109,11 +111,11 @@ async def test_caller_cancellation_propagates() -> None:
     """Cancelling the caller cancels the round's searches; the prepare does not finish."""
     store = BlockingStore(await seeded_store(), expected=3)
     finished = False
-    async with glean.open_runtime(store=store) as rt:
+    async with satchel.open_runtime(store=store) as rt:
 
         async def run() -> None:
             nonlocal finished
-            await rt.prepare_context(glean.PrepareContextRequest(scope_id="a", query="kestrel"))
+            await rt.prepare_context(satchel.PrepareContextRequest(scope_id="a", query="kestrel"))
             finished = True
 
         async with anyio.create_task_group() as group:
@@ -136,7 +138,7 @@ class RecordingStore(GatedStore):
         return await self.inner.retrieve(family, scope_id, *args)
 
 
-class CountingEmbedder(glean.HashingEmbedder):
+class CountingEmbedder(satchel.HashingEmbedder):
     """Counts embed calls and texts."""
 
     def __init__(self) -> None:
@@ -151,18 +153,18 @@ class CountingEmbedder(glean.HashingEmbedder):
 @pytest.mark.parametrize(
     ("limits", "expected"),
     [
-        (glean.Limits.classic(), {"memory": 64, "experience": 32, "topic-memory": 32}),
-        (glean.Limits(), {"memory": 256, "experience": 32, "topic-memory": 64}),
+        (satchel.Limits.classic(), {"memory": 64, "experience": 32, "topic-memory": 32}),
+        (satchel.Limits(), {"memory": 256, "experience": 32, "topic-memory": 64}),
     ],
 )
 async def test_pool_is_four_times_the_ceiling(
-    limits: glean.Limits, expected: dict[str, int]
+    limits: satchel.Limits, expected: dict[str, int]
 ) -> None:
     """Each search retrieves max(4 * ceiling, 32) candidates of its family."""
     store = RecordingStore(await seeded_store())
-    async with glean.open_runtime(store=store, limits=limits) as rt:
+    async with satchel.open_runtime(store=store, limits=limits) as rt:
         await rt.prepare_context(
-            glean.PrepareContextRequest(scope_id="a", query="kestrel", references=("b",))
+            satchel.PrepareContextRequest(scope_id="a", query="kestrel", references=("b",))
         )
     assert store.pool_sizes == {family: {size} for family, size in expected.items()}
 
@@ -170,9 +172,9 @@ async def test_pool_is_four_times_the_ceiling(
 async def test_query_is_embedded_once_per_prepare() -> None:
     """One prepare over three scopes and three families embeds the query exactly once."""
     embedder = CountingEmbedder()
-    async with glean.open_runtime(store=await seeded_store(), embedder=embedder) as rt:
+    async with satchel.open_runtime(store=await seeded_store(), embedder=embedder) as rt:
         await rt.prepare_context(
-            glean.PrepareContextRequest(scope_id="a", query="kestrel", references=("b", "c"))
+            satchel.PrepareContextRequest(scope_id="a", query="kestrel", references=("b", "c"))
         )
     assert embedder.calls == [1]
 
@@ -180,10 +182,10 @@ async def test_query_is_embedded_once_per_prepare() -> None:
 async def test_experience_only_request_embeds_nothing() -> None:
     """A request whose families have no vector channel pays no embedding."""
     embedder = CountingEmbedder()
-    async with glean.open_runtime(store=await seeded_store(), embedder=embedder) as rt:
-        sections = glean.Assembly((glean.Section("experience", 2),))
+    async with satchel.open_runtime(store=await seeded_store(), embedder=embedder) as rt:
+        sections = satchel.Assembly((satchel.Section("experience", 2),))
         result = await rt.prepare_context(
-            glean.PrepareContextRequest(scope_id="a", query="kestrel", assembly=sections)
+            satchel.PrepareContextRequest(scope_id="a", query="kestrel", assembly=sections)
         )
     assert embedder.calls == []
     assert [c["family"] for c in citations(result.content)] == ["experience"]

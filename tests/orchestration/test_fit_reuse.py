@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 
-import glean
-from glean.builder import _build
-from glean.builder._fitting import Candidate
+import satchel
+from satchel.builder import _build
+from satchel.builder._fitting import Candidate
 from tests._orchestration import ScriptedEmbedder, policy, request, seed
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ async def test_a_later_prepare_reuses_the_encoded_items(
     """The second prepare of a turn's query encodes nothing: the evidence the store serves
     again is fitted from the runtime's memo, with the same bytes."""
     encoded = count_calls(monkeypatch, Candidate, "from_evidence")
-    async with glean.open_runtime(str(db), embedder=ScriptedEmbedder()) as rt:
+    async with satchel.open_runtime(str(db), embedder=ScriptedEmbedder()) as rt:
         first = await rt.prepare_context(request())
         after_first = len(encoded)
         second = await rt.prepare_context(request())
@@ -60,12 +60,12 @@ async def test_an_expanded_prepare_renders_only_its_final_fit(
     """Round 0's fit is judged by its counts; only the fit after the expansion is rendered,
     and what it renders is what the prepare returns."""
     rendered = count_calls(monkeypatch, _build, "_prepared")
-    efforts: list[glean.RecallEffort] = []
+    efforts: list[satchel.RecallEffort] = []
 
-    async def sink(effort: glean.RecallEffort) -> None:
+    async def sink(effort: satchel.RecallEffort) -> None:
         efforts.append(effort)
 
-    async with glean.open_runtime(
+    async with satchel.open_runtime(
         str(db), embedder=ScriptedEmbedder(), recall_policy=policy(), recall_effort_sink=sink
     ) as rt:
         context = await rt.prepare_context(request())

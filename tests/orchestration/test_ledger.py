@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import glean
-from glean.builder import DeliveredItem
-from glean.orchestration._ledger import DedupLedger
+import satchel
+from satchel.builder import DeliveredItem
+from satchel.orchestration._ledger import DedupLedger
 from tests._envelope import citations, contents
 from tests.recall._factory import evidence
 
@@ -19,33 +19,33 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def rt() -> AsyncIterator[glean.Runtime]:
-    async with glean.open_runtime(dedup_turns=2) as runtime:
-        await runtime.add_memories("s", [glean.MemoryEntry(text="kestrel alpha")])
+async def rt() -> AsyncIterator[satchel.Runtime]:
+    async with satchel.open_runtime(dedup_turns=2) as runtime:
+        await runtime.add_memories("s", [satchel.MemoryEntry(text="kestrel alpha")])
         yield runtime
 
 
-async def served(rt: glean.Runtime, session: str | None = "chat", **fields: Any) -> list[str]:
-    request = glean.PrepareContextRequest(
+async def served(rt: satchel.Runtime, session: str | None = "chat", **fields: Any) -> list[str]:
+    request = satchel.PrepareContextRequest(
         scope_id="s", query="kestrel", session_id=session, **fields
     )
     return contents((await rt.prepare_context(request)).content)
 
 
-async def test_served_item_is_held_back_for_dedup_turns(rt: glean.Runtime) -> None:
+async def test_served_item_is_held_back_for_dedup_turns(rt: satchel.Runtime) -> None:
     """Served in turn 1, held back in turns 2 and 3, served again in turn 4."""
     assert [await served(rt) for _ in range(4)] == [["kestrel alpha"], [], [], ["kestrel alpha"]]
 
 
-async def test_no_session_or_no_turns_means_no_dedup(rt: glean.Runtime) -> None:
+async def test_no_session_or_no_turns_means_no_dedup(rt: satchel.Runtime) -> None:
     """Without a session_id nothing is held back; dedup_turns=0 turns the ledger off."""
     assert [await served(rt, None) for _ in range(2)] == [["kestrel alpha"]] * 2
-    async with glean.open_runtime() as plain:
-        await plain.add_memories("s", [glean.MemoryEntry(text="kestrel alpha")])
+    async with satchel.open_runtime() as plain:
+        await plain.add_memories("s", [satchel.MemoryEntry(text="kestrel alpha")])
         assert [await served(plain) for _ in range(2)] == [["kestrel alpha"]] * 2
 
 
-async def test_sessions_are_independent(rt: glean.Runtime) -> None:
+async def test_sessions_are_independent(rt: satchel.Runtime) -> None:
     """One session's turns hold nothing back from another session."""
     assert await served(rt, "a") == ["kestrel alpha"]
     assert await served(rt, "b") == ["kestrel alpha"]
@@ -54,11 +54,13 @@ async def test_sessions_are_independent(rt: glean.Runtime) -> None:
 
 async def test_bare_uri_items_are_never_held_back() -> None:
     """A resource served only as a bare uri citation comes back the next turn."""
-    async with glean.open_runtime(dedup_turns=3) as rt:
-        await rt.add_resources("s", [glean.Resource(uri="docs/k.md", body="b", overview="kestrel")])
-        sections = glean.Assembly((glean.Section("resource", 1),))
+    async with satchel.open_runtime(dedup_turns=3) as rt:
+        await rt.add_resources(
+            "s", [satchel.Resource(uri="docs/k.md", body="b", overview="kestrel")]
+        )
+        sections = satchel.Assembly((satchel.Section("resource", 1),))
         for _ in range(2):
-            request = glean.PrepareContextRequest(
+            request = satchel.PrepareContextRequest(
                 scope_id="s", query="kestrel", session_id="chat", assembly=sections
             )
             (item,) = citations((await rt.prepare_context(request)).content)
@@ -67,9 +69,9 @@ async def test_bare_uri_items_are_never_held_back() -> None:
 
 async def test_items_dropped_by_the_budget_are_not_held_back() -> None:
     """Only what fit is held back; what the budget dropped is served the next turn."""
-    async with glean.open_runtime(dedup_turns=5) as rt:
+    async with satchel.open_runtime(dedup_turns=5) as rt:
         await rt.add_memories(
-            "s", [glean.MemoryEntry(text=f"kestrel {n} " + "x" * 300) for n in range(4)]
+            "s", [satchel.MemoryEntry(text=f"kestrel {n} " + "x" * 300) for n in range(4)]
         )
         first = await served(rt, max_bytes=600)
         second = await served(rt, max_bytes=600)
@@ -103,6 +105,6 @@ def test_ledger_forgets_least_recently_used_sessions() -> None:
 )
 async def test_bad_runtime_options_name_the_option(options: dict[str, Any], field: str) -> None:
     """A malformed runtime option raises InvalidRequestError naming it."""
-    with pytest.raises(glean.InvalidRequestError, match=field):
-        async with glean.open_runtime(**options):
+    with pytest.raises(satchel.InvalidRequestError, match=field):
+        async with satchel.open_runtime(**options):
             pass

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
 
-from glean.orchestration._locks import ScopeGuard, ScopeGuards
+from satchel.orchestration._locks import ScopeGuard, ScopeGuards
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import glean
-from glean.builder import FitMemo
-from glean.orchestration import Packer
-from glean.vocabulary import Evidence, validate_request
+import satchel
+from satchel.builder import FitMemo
+from satchel.orchestration import Packer
+from satchel.vocabulary import Evidence, validate_request
 
 SCOPE = "project:demo"
 
 
 def packer() -> Packer:
-    request = validate_request(glean.PrepareContextRequest(scope_id=SCOPE, query="runbook"))
-    limits = glean.Limits()
+    request = validate_request(satchel.PrepareContextRequest(scope_id=SCOPE, query="runbook"))
+    limits = satchel.Limits()
     return Packer(request, limits, FitMemo(limits))
 
 

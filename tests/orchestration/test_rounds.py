@@ -9,8 +9,8 @@ import anyio
 import pytest
 import trio.testing
 
-import glean
-from glean.orchestration import _committed
+import satchel
+from satchel.orchestration import _committed
 from tests._envelope import citations, contents
 from tests._orchestration import ScriptedEmbedder, StoreWrapper, policy, request, run, seed
 
@@ -52,7 +52,7 @@ async def test_budget_bound_round_zero_never_expands(db: Path) -> None:
     """At max_bytes=512 with a default policy the probe reports budget-bound: no expansion."""
     off, _, _ = await run(db, request(max_bytes=512))
     on, effort, _ = await run(
-        db, request(max_bytes=512), recall_policy=glean.RecallSufficiencyPolicy()
+        db, request(max_bytes=512), recall_policy=satchel.RecallSufficiencyPolicy()
     )
     assert (effort.rounds, effort.assessment) == (1, "budget-bound")
     assert on == off
@@ -95,14 +95,16 @@ async def test_round_adding_nothing_keeps_the_earlier_set(tmp_path: Path) -> Non
     assert on == off
 
 
-@pytest.mark.parametrize("limits", [glean.Limits.classic(), glean.Limits()])
-async def test_merged_rounds_never_exceed_the_ceiling(tmp_path: Path, limits: glean.Limits) -> None:
+@pytest.mark.parametrize("limits", [satchel.Limits.classic(), satchel.Limits()])
+async def test_merged_rounds_never_exceed_the_ceiling(
+    tmp_path: Path, limits: satchel.Limits
+) -> None:
     """Round 0 one short of the ceiling plus new hits merges without an invariant error."""
     ceiling = limits.memory_candidates
     path = tmp_path / "g.db"
-    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:  # fmt: skip
-        strong = [glean.MemoryEntry(text=f"alpha beta strong {n}") for n in range(ceiling - 1)]
-        weak = [glean.MemoryEntry(text=f"alpha weak {n}") for n in range(3)]
+    async with satchel.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:  # fmt: skip
+        strong = [satchel.MemoryEntry(text=f"alpha beta strong {n}") for n in range(ceiling - 1)]
+        weak = [satchel.MemoryEntry(text=f"alpha weak {n}") for n in range(3)]
         await rt.add_memories("a", strong + weak)
     context, effort, _ = await run(
         path, request(max_bytes=32768), recall_policy=policy(min_candidates=100), limits=limits
@@ -127,11 +129,11 @@ async def test_saturated_family_receives_nothing_later(tmp_path: Path) -> None:
     """A family at its ceiling in round 0 is unchanged while another family grows."""
     path = tmp_path / "g.db"
     await seed(path, ("a",))
-    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:  # fmt: skip
-        topics = [glean.TopicMemory(title="alpha beta", text="strong topic")]
-        topics += [glean.TopicMemory(title=f"alpha {n}", text="weak topic") for n in range(4)]
+    async with satchel.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:  # fmt: skip
+        topics = [satchel.TopicMemory(title="alpha beta", text="strong topic")]
+        topics += [satchel.TopicMemory(title=f"alpha {n}", text="weak topic") for n in range(4)]
         await rt.add_topic_memories("a", topics)
-    limits = glean.Limits(memory_candidates=1)
+    limits = satchel.Limits(memory_candidates=1)
     off, _, _ = await run(path, request(), limits=limits)
     on, effort, _ = await run(path, request(), recall_policy=policy(), limits=limits)
     assert effort.expansion_actions == ("admission",)
@@ -202,7 +204,7 @@ async def test_write_between_rounds_makes_that_scope_retrieve_again(db: Path) ->
     class WritesBetweenRounds(StoreWrapper):
         async def on_evidence(self, family: str, scope_id: str, call: int) -> None:
             if (family, scope_id, call) == ("memory", "b", 1):
-                await self.inner.add_experiences("b", [glean.Experience("s", "a", "o", "l")])
+                await self.inner.add_experiences("b", [satchel.Experience("s", "a", "o", "l")])
 
     _, effort, store = await run(
         db, request(references=("b",)), wrapper=WritesBetweenRounds, recall_policy=policy()
@@ -218,9 +220,9 @@ async def test_write_between_rounds_makes_that_scope_retrieve_again(db: Path) ->
     [
         pytest.param({"scope": "nobody"}, id="empty-scope"),
         pytest.param(
-            {"assembly": glean.Assembly((glean.Section("profile", 1),))}, id="profile-only"
+            {"assembly": satchel.Assembly((satchel.Section("profile", 1),))}, id="profile-only"
         ),
-        pytest.param({"assembly": glean.Assembly(())}, id="no-sections"),
+        pytest.param({"assembly": satchel.Assembly(())}, id="no-sections"),
     ],
 )
 async def test_cases_that_never_expand(db: Path, fields: dict[str, Any]) -> None:
@@ -237,7 +239,7 @@ async def test_cases_that_never_expand(db: Path, fields: dict[str, Any]) -> None
 
 async def test_selected_family_set_is_never_widened(db: Path) -> None:
     """With a memory-only assembly no round ever touches another family."""
-    sections = glean.Assembly((glean.Section("memory", 8),))
+    sections = satchel.Assembly((satchel.Section("memory", 8),))
     _, effort, store = await run(
         db,
         request(assembly=sections, references=("b",)),
@@ -270,7 +272,7 @@ async def test_no_effort_is_computed_without_a_sink(
         raise AssertionError("effort computed without a sink")
 
     monkeypatch.setattr(_committed.Committed, "effort", forbidden)
-    async with glean.open_runtime(
+    async with satchel.open_runtime(
         str(db), embedder=ScriptedEmbedder(),
         recall_policy=policy(),
     ) as rt:  # fmt: skip
@@ -283,13 +285,13 @@ async def test_failing_sink_is_logged_and_swallowed(
 ) -> None:
     """A sink that raises never fails the prepare; the error is logged."""
 
-    async def sink(effort: glean.RecallEffort) -> None:
+    async def sink(effort: satchel.RecallEffort) -> None:
         raise RuntimeError("sink down")
 
-    async with glean.open_runtime(
+    async with satchel.open_runtime(
         str(db), embedder=ScriptedEmbedder(), recall_effort_sink=sink
     ) as rt:
-        with caplog.at_level(logging.ERROR, logger="glean"):
+        with caplog.at_level(logging.ERROR, logger="satchel"):
             result = await rt.prepare_context(request())
     assert result.status == "ready"
     assert "recall effort sink failed" in caplog.text
@@ -302,7 +304,7 @@ async def test_gate_fails_closed(db: Path, monkeypatch: pytest.MonkeyPatch) -> N
         raise ZeroDivisionError("bad threshold")
 
     off, _, _ = await run(db, request())
-    monkeypatch.setattr(glean.RecallSufficiencyGate, "assess", staticmethod(broken))
+    monkeypatch.setattr(satchel.RecallSufficiencyGate, "assess", staticmethod(broken))
     on, effort, _ = await run(db, request(), recall_policy=policy())
     assert (effort.rounds, effort.assessment) == (1, "gate-failed")
     assert on == off
@@ -311,10 +313,10 @@ async def test_gate_fails_closed(db: Path, monkeypatch: pytest.MonkeyPatch) -> N
 async def test_expansion_stops_at_the_budget(tmp_path: Path) -> None:
     """An expansion never crosses max_bytes, and a budget-bound fit stops further rounds."""
     path = tmp_path / "g.db"
-    async with glean.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:  # fmt: skip
+    async with satchel.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:  # fmt: skip
         text = " ".join(["padding"] * 60)
-        entries = [glean.MemoryEntry(text=f"alpha beta {text}")]
-        entries += [glean.MemoryEntry(text=f"alpha {n} {text}") for n in range(6)]
+        entries = [satchel.MemoryEntry(text=f"alpha beta {text}")]
+        entries += [satchel.MemoryEntry(text=f"alpha {n} {text}") for n in range(6)]
         await rt.add_memories("a", entries)
     on, effort, _ = await run(
         path, request(max_bytes=1400), recall_policy=policy(min_unused_bytes=100)
@@ -337,7 +339,7 @@ class SlowRoundZero(StoreWrapper):
 async def test_slow_round_zero_raises_prepare_timeout(db: Path) -> None:
     """A round 0 overrunning round_timeout raises PrepareTimeoutError at exactly that time."""
     started = anyio.current_time()
-    with pytest.raises(glean.PrepareTimeoutError):
+    with pytest.raises(satchel.PrepareTimeoutError):
         await run(db, request(), wrapper=SlowRoundZero, round_timeout=2.5, preload=True)
     assert anyio.current_time() - started == 2.5
 
@@ -351,7 +353,7 @@ async def test_spans_and_attributes(db: Path) -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    async with glean.open_runtime(
+    async with satchel.open_runtime(
         str(db), embedder=ScriptedEmbedder(), recall_policy=policy(), tracer_provider=provider
     ) as rt:
         await rt.prepare_context(request())
@@ -359,14 +361,14 @@ async def test_spans_and_attributes(db: Path) -> None:
     by_name: dict[str, list[Any]] = {}
     for span in spans:
         by_name.setdefault(span.name, []).append(span)
-    (root,) = by_name["glean.prepare_context"]
+    (root,) = by_name["satchel.prepare_context"]
     rounds = sorted(
-        by_name["glean.recall.round"], key=lambda s: s.attributes["glean.recall.round.index"]
+        by_name["satchel.recall.round"], key=lambda s: s.attributes["satchel.recall.round.index"]
     )
     steps = [
         (
-            span.attributes["glean.recall.round.action"],
-            span.attributes["glean.recall.round.committed"],
+            span.attributes["satchel.recall.round.action"],
+            span.attributes["satchel.recall.round.committed"],
         )
         for span in rounds
     ]
@@ -374,16 +376,16 @@ async def test_spans_and_attributes(db: Path) -> None:
     searches = by_name["search_memory"]
     # round 0 searches memory, experience and topic memory; round 1 only memory: the
     # other two hold nothing a lower floor could admit, so their outcomes carry over
-    assert sorted(s.attributes["glean.memory.family"] for s in searches) == [
+    assert sorted(s.attributes["satchel.memory.family"] for s in searches) == [
         "experience", "memory", "memory", "topic-memory",
     ]  # fmt: skip
     assert all(s.attributes["gen_ai.operation.name"] == "search_memory" for s in searches)
     assert {s.attributes["db.system.name"] for s in by_name["sqlite retrieve"]} == {"sqlite"}
-    (build,) = by_name["glean.context.build"]
-    assert build.attributes["glean.recall.rounds"] == 2
-    assert build.attributes["glean.recall.assessment"] == "sufficient"
-    assert build.attributes["glean.recall.truncated_items"] == 0
-    assert build.attributes["glean.recall.dropped_items"] == 0
+    (build,) = by_name["satchel.context.build"]
+    assert build.attributes["satchel.recall.rounds"] == 2
+    assert build.attributes["satchel.recall.assessment"] == "sufficient"
+    assert build.attributes["satchel.recall.truncated_items"] == 0
+    assert build.attributes["satchel.recall.dropped_items"] == 0
     for span in (*rounds, *searches, build):
         assert span.context.trace_id == root.context.trace_id
     recorded = " ".join(str(v) for span in spans for v in (span.attributes or {}).values())

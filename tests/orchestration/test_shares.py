@@ -10,9 +10,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-import glean
-from glean.orchestration import _shares
-from glean.stores import SqliteStore
+import satchel
+from satchel.orchestration import _shares
+from satchel.stores import SqliteStore
 from tests._orchestration import StoreWrapper
 
 if TYPE_CHECKING:
@@ -39,30 +39,31 @@ class CountingReads(StoreWrapper):
 
 
 async def seeded(path: Path) -> None:
-    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
         for scope, size in zip(SCOPES, SIZES, strict=True):
             entries = [
-                glean.MemoryEntry(text=f"kestrel rotation note {n} of {scope}") for n in range(size)
+                satchel.MemoryEntry(text=f"kestrel rotation note {n} of {scope}")
+                for n in range(size)
             ]
             if entries:
                 await rt.add_memories(scope, entries)
             else:
-                await rt.add_memories(scope, [glean.MemoryEntry(text="lunch is at noon")])
+                await rt.add_memories(scope, [satchel.MemoryEntry(text="lunch is at noon")])
 
 
 async def prepared(
-    path: Path, *, whole_room: bool, exclude: Sequence[glean.Citation] = ()
+    path: Path, *, whole_room: bool, exclude: Sequence[satchel.Citation] = ()
 ) -> tuple[str | None, int]:
     """The pack of one prepare over every scope, and the evidence rows it read."""
     store = CountingReads(await SqliteStore.open(str(path)))
-    request = glean.PrepareContextRequest(
+    request = satchel.PrepareContextRequest(
         scope_id=SCOPES[0],
         references=tuple(SCOPES[1:]),
         query="kestrel rotation note",
         max_bytes=32768,
         exclude=tuple(exclude),
     )
-    async with glean.open_runtime(store=store, embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder()) as rt:
         if whole_room:  # every search reads for the family's whole room, as before
             with pytest.MonkeyPatch.context() as patch:
                 patch.setattr(_shares.FairShares, "whole_room", lambda self, spec: True)
@@ -78,7 +79,7 @@ async def test_each_search_reads_its_share_and_the_pack_is_unchanged(tmp_path: P
     shared, shared_rows = await prepared(path, whole_room=True)
     fair, fair_rows = await prepared(path, whole_room=False)
     assert fair == shared
-    ceiling = glean.Limits().ceiling("memory")
+    ceiling = satchel.Limits().ceiling("memory")
     assert shared_rows > 2 * ceiling  # every scope read up to the whole room
     assert fair_rows <= ceiling + len(SCOPES)  # each read what it places (and a little)
 
@@ -91,7 +92,7 @@ async def test_excluded_citations_leave_their_places_to_other_scopes(tmp_path: P
     first, _ = await prepared(path, whole_room=True)
     held = [
         citation
-        for citation in (item.citation for item in glean.parse_context(first))
+        for citation in (item.citation for item in satchel.parse_context(first))
         if citation.scope in (SCOPES[0], SCOPES[4])
     ][:10]
     assert held
@@ -119,15 +120,15 @@ async def test_a_search_waiting_for_the_others_does_not_hold_its_scope(tmp_path:
             return pool
 
     store = SlowSecondScope(await SqliteStore.open(str(path)))
-    request = glean.PrepareContextRequest(
+    request = satchel.PrepareContextRequest(
         scope_id=SCOPES[0], references=(SCOPES[2],), query="kestrel rotation note"
     )
-    runtime = glean.open_runtime(store=store, embedder=glean.HashingEmbedder())
+    runtime = satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder())
     async with runtime as rt, anyio.create_task_group() as group:
         group.start_soon(rt.prepare_context, request)
         await ranked_first.wait()
         for _ in range(10):  # let the first scope's search reach the wait
             await anyio.lowlevel.checkpoint()
         with anyio.fail_after(10):
-            await rt.add_memories(SCOPES[0], [glean.MemoryEntry(text="written meanwhile")])
+            await rt.add_memories(SCOPES[0], [satchel.MemoryEntry(text="written meanwhile")])
         release.set()

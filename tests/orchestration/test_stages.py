@@ -1,4 +1,4 @@
-"""The host's planner and digest: each behind its fuse, each falling back to glean's own
+"""The host's planner and digest: each behind its fuse, each falling back to satchel's own
 result on failure or timeout, each reporting its outcome; on asyncio and trio."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import anyio
 import pytest
 import trio.testing
 
-import glean
-from glean.orchestration._stages import plan_queries
+import satchel
+from satchel.orchestration._stages import plan_queries
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -35,28 +35,28 @@ class Recorder:
     """A sink that keeps every effort."""
 
     def __init__(self) -> None:
-        self.efforts: list[glean.RecallEffort] = []
+        self.efforts: list[satchel.RecallEffort] = []
 
-    async def __call__(self, effort: glean.RecallEffort) -> None:
+    async def __call__(self, effort: satchel.RecallEffort) -> None:
         self.efforts.append(effort)
 
 
-async def prepare(**options: Any) -> tuple[glean.PreparedContext, glean.RecallEffort]:
+async def prepare(**options: Any) -> tuple[satchel.PreparedContext, satchel.RecallEffort]:
     sink = Recorder()
-    request = options.pop("request", None) or glean.PrepareContextRequest(
+    request = options.pop("request", None) or satchel.PrepareContextRequest(
         scope_id=SCOPE, query=QUERY
     )
-    async with glean.open_runtime(
-        embedder=glean.HashingEmbedder(), recall_effort_sink=sink, **options
+    async with satchel.open_runtime(
+        embedder=satchel.HashingEmbedder(), recall_effort_sink=sink, **options
     ) as rt:
-        await rt.add_memories(SCOPE, [glean.MemoryEntry(text=fact) for fact in FACTS])
+        await rt.add_memories(SCOPE, [satchel.MemoryEntry(text=fact) for fact in FACTS])
         context = await rt.prepare_context(request)
     (effort,) = sink.efforts
     return context, effort
 
 
-def texts(context: glean.PreparedContext) -> list[str | None]:
-    return [item.text for item in glean.parse_context(context.content)]
+def texts(context: satchel.PreparedContext) -> list[str | None]:
+    return [item.text for item in satchel.parse_context(context.content)]
 
 
 # --- planner --------------------------------------------------------------------------
@@ -108,7 +108,7 @@ async def test_a_slow_planner_is_cut_off_at_its_fuse() -> None:
     assert effort.stages["planner"] == "timeout"
 
 
-async def test_glean_keeps_the_callers_query_first_and_at_most_three() -> None:
+async def test_satchel_keeps_the_callers_query_first_and_at_most_three() -> None:
     """Whatever the planner returns, the caller's query comes first, blanks and repeats
     are dropped, and at most three queries are searched."""
 
@@ -137,7 +137,7 @@ async def test_the_planner_is_told_the_scope_and_session() -> None:
         seen.append((query, scope_id, session_id))
         return [query]
 
-    request = glean.PrepareContextRequest(scope_id=SCOPE, query=QUERY, session_id="s1")
+    request = satchel.PrepareContextRequest(scope_id=SCOPE, query=QUERY, session_id="s1")
     await prepare(planner=noting, request=request)
     assert seen == [(QUERY, SCOPE, "s1")]
 
@@ -147,15 +147,15 @@ async def test_the_planner_is_told_the_scope_and_session() -> None:
 KEPT_QUERY = "Kestrel deploy Thursday lunch pasta"
 
 
-def kept_request(**fields: Any) -> glean.PrepareContextRequest:
-    return glean.PrepareContextRequest(scope_id=SCOPE, query=KEPT_QUERY, **fields)
+def kept_request(**fields: Any) -> satchel.PrepareContextRequest:
+    return satchel.PrepareContextRequest(scope_id=SCOPE, query=KEPT_QUERY, **fields)
 
 
 async def test_the_digest_keeps_and_orders_the_fitted_items() -> None:
     """The digest sees the fitted items and delivers those it keeps, in its order."""
     shown: list[list[str | None]] = []
 
-    async def reverse_two(query: str, items: Sequence[glean.ContextItem]) -> Sequence[int]:
+    async def reverse_two(query: str, items: Sequence[satchel.ContextItem]) -> Sequence[int]:
         shown.append([item.text for item in items])
         return [1, 0]
 
@@ -167,7 +167,7 @@ async def test_the_digest_keeps_and_orders_the_fitted_items() -> None:
     assert effort.stages["digest"] == "ok"
 
 
-async def nothing_relevant(query: str, items: Sequence[glean.ContextItem]) -> Sequence[int]:
+async def nothing_relevant(query: str, items: Sequence[satchel.ContextItem]) -> Sequence[int]:
     return []
 
 
@@ -176,19 +176,19 @@ async def test_nothing_relevant_is_an_empty_pack_that_cools_nothing() -> None:
     next turn serves the same items."""
     calls = 0
 
-    async def first_turn_only(query: str, items: Sequence[glean.ContextItem]) -> Sequence[int]:
+    async def first_turn_only(query: str, items: Sequence[satchel.ContextItem]) -> Sequence[int]:
         nonlocal calls
         calls += 1
         return [] if calls == 1 else list(range(len(items)))
 
     sink = Recorder()
-    async with glean.open_runtime(
-        embedder=glean.HashingEmbedder(),
+    async with satchel.open_runtime(
+        embedder=satchel.HashingEmbedder(),
         digest=first_turn_only,
         dedup_turns=3,
         recall_effort_sink=sink,
     ) as rt:
-        await rt.add_memories(SCOPE, [glean.MemoryEntry(text=fact) for fact in FACTS])
+        await rt.add_memories(SCOPE, [satchel.MemoryEntry(text=fact) for fact in FACTS])
         empty = await rt.prepare_context(kept_request(session_id="s"))
         served = await rt.prepare_context(kept_request(session_id="s"))
     fitted, _ = await prepare(request=kept_request())
@@ -204,7 +204,7 @@ async def test_nothing_relevant_is_an_empty_pack_that_cools_nothing() -> None:
 async def test_a_malformed_digest_answer_keeps_the_fitted_pack(answer: Any) -> None:
     """Indices out of range, repeated or of the wrong type count as a failed digest."""
 
-    async def wrong(query: str, items: Sequence[glean.ContextItem]) -> Any:
+    async def wrong(query: str, items: Sequence[satchel.ContextItem]) -> Any:
         return answer
 
     fitted, _ = await prepare(request=kept_request())
@@ -217,7 +217,7 @@ async def test_a_malformed_digest_answer_keeps_the_fitted_pack(answer: Any) -> N
 async def test_a_failing_digest_keeps_the_fitted_pack() -> None:
     """A digest that raises leaves the fitted pack as it was."""
 
-    async def broken(query: str, items: Sequence[glean.ContextItem]) -> Sequence[int]:
+    async def broken(query: str, items: Sequence[satchel.ContextItem]) -> Sequence[int]:
         raise RuntimeError("the model is down")
 
     fitted, _ = await prepare(request=kept_request())
@@ -231,7 +231,7 @@ async def test_a_failing_digest_keeps_the_fitted_pack() -> None:
 async def test_a_slow_digest_is_cut_off_at_its_fuse() -> None:
     """A digest that overruns digest_timeout is abandoned at the fuse; the pack stands."""
 
-    async def slow(query: str, items: Sequence[glean.ContextItem]) -> Sequence[int]:
+    async def slow(query: str, items: Sequence[satchel.ContextItem]) -> Sequence[int]:
         await anyio.sleep(100)
         return []
 
@@ -251,8 +251,8 @@ async def test_stages_are_recorded_on_spans(spans: tuple[Any, Any]) -> None:
         request=kept_request(), planner=planner, digest=nothing_relevant, tracer_provider=provider
     )
     outcomes = {
-        span.name: (span.attributes or {})["glean.stage.outcome"]
+        span.name: (span.attributes or {})["satchel.stage.outcome"]
         for span in exporter.get_finished_spans()
-        if span.name.startswith("glean.stage.")
+        if span.name.startswith("satchel.stage.")
     }
-    assert outcomes == {"glean.stage.planner": "ok", "glean.stage.digest": "no_relevant"}
+    assert outcomes == {"satchel.stage.planner": "ok", "satchel.stage.digest": "no_relevant"}

@@ -1,4 +1,4 @@
-"""glean's tracer: real spans for a given provider, a null tracer when nobody listens."""
+"""satchel's tracer: real spans for a given provider, a null tracer when nobody listens."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from glean.vocabulary import _telemetry as _tracing
+from satchel.vocabulary import _telemetry as _tracing
 
 
 def test_given_provider_records_spans() -> None:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import glean
-from glean.embedders import _hashing
-from glean.orchestration import _packer, _prepare, _search
-from glean.stores import _connections
+import satchel
+from satchel.embedders import _hashing
+from satchel.orchestration import _packer, _prepare, _search
+from satchel.stores import _connections
 from tests.vocabulary.test_turns import longest_run, run_observed
 
 if TYPE_CHECKING:
@@ -56,21 +56,21 @@ def stages(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 async def test_concurrent_prepares_leave_the_loop_between_any_two_stretches(
     anyio_backend: object, tmp_path: Path, stages: list[str]
 ) -> None:
-    embedder = glean.HashingEmbedder()
-    async with glean.open_runtime(str(tmp_path / "t.db"), embedder=embedder) as rt:
+    embedder = satchel.HashingEmbedder()
+    async with satchel.open_runtime(str(tmp_path / "t.db"), embedder=embedder) as rt:
         notes = [f"note {n}: {QUERIES[n % 4]} went fine, see run {n}" for n in range(40)]
-        await rt.add_memories("s", [glean.MemoryEntry(text=text) for text in notes])
+        await rt.add_memories("s", [satchel.MemoryEntry(text=text) for text in notes])
         stages.clear()
         log = stages
 
         async def prepare(query: str) -> None:
-            request = glean.PrepareContextRequest(scope_id="s", query=query, max_bytes=4000)
+            request = satchel.PrepareContextRequest(scope_id="s", query=query, max_bytes=4000)
             assert (await rt.prepare_context(request)).status == "ready"
 
         await run_observed(log, [functools.partial(prepare, query) for query in QUERIES])
 
-    glean_stretches = [entry for entry in log if entry != "host"]
-    assert set(glean_stretches) == {"analyse", "embed", "read", "fuse", "fit"}
-    assert all(glean_stretches.count(stage) >= 4 for stage in ("analyse", "fit"))
-    runs = ["glean" if entry != "host" else entry for entry in log]
-    assert longest_run(runs, "glean") <= 2
+    satchel_stretches = [entry for entry in log if entry != "host"]
+    assert set(satchel_stretches) == {"analyse", "embed", "read", "fuse", "fit"}
+    assert all(satchel_stretches.count(stage) >= 4 for stage in ("analyse", "fit"))
+    runs = ["satchel" if entry != "host" else entry for entry in log]
+    assert longest_run(runs, "satchel") <= 2

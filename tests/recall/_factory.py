@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from glean.vocabulary._evidence import Evidence, Pool
+from satchel.vocabulary._evidence import Evidence, Pool
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from glean.vocabulary._families import Family
+    from satchel.vocabulary._families import Family
 
 
 def evidence(name: str, family: Family = "memory", scope: str = "s") -> Evidence:

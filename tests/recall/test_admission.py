@@ -6,10 +6,10 @@ import attrs
 import numpy as np
 import pytest
 
-from glean.recall._admission import AdmissionFloor, admit, required_matches
-from glean.recall._allocation import allocate, check_ceiling
-from glean.recall._fusion import FusionWeights, fuse, with_neighbours
-from glean.vocabulary._errors import InvalidRequestError, InvariantError
+from satchel.recall._admission import AdmissionFloor, admit, required_matches
+from satchel.recall._allocation import allocate, check_ceiling
+from satchel.recall._fusion import FusionWeights, fuse, with_neighbours
+from satchel.vocabulary._errors import InvalidRequestError, InvariantError
 from tests.recall._factory import evidence, pool
 
 

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from glean.recall import allocate, merge_rounds, takes
+from satchel.recall import allocate, merge_rounds, takes
 from tests.recall._factory import evidence
 
 if TYPE_CHECKING:
-    from glean.vocabulary import Evidence
+    from satchel.vocabulary import Evidence
 
 
 def names(chosen: tuple[object, ...]) -> list[str]:

@@ -8,8 +8,8 @@ from typing import Any
 import attrs
 import pytest
 
-from glean.recall._admission import AdmissionCounts
-from glean.recall._effort import RecallEffort
+from satchel.recall._admission import AdmissionCounts
+from satchel.recall._effort import RecallEffort
 
 QUERY = "How do I verify the HTTP API after changing the contract?"
 
@@ -32,7 +32,7 @@ EFFORT_FIELDS = [
 
 def effort(**changes: Any) -> RecallEffort:
     values: dict[str, Any] = {
-        "policy": "glean.recall-gate.v1",
+        "policy": "satchel.recall-gate.v1",
         "assessment": "sufficient",
         "rounds": 3,
         "expansion_actions": ("admission", "policy-floor"),
@@ -64,7 +64,7 @@ def test_effort_is_frozen_and_keyword_only() -> None:
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         report.rounds = 1  # type: ignore[misc]
     with pytest.raises(TypeError):
-        RecallEffort("glean.recall-gate.v1")  # type: ignore[call-arg]
+        RecallEffort("satchel.recall-gate.v1")  # type: ignore[call-arg]
 
 
 def test_to_json_is_json_serialisable_with_every_field() -> None:
@@ -72,7 +72,7 @@ def test_to_json_is_json_serialisable_with_every_field() -> None:
     payload = effort().to_json()
     assert list(payload) == EFFORT_FIELDS
     assert json.loads(json.dumps(payload)) == {
-        "policy": "glean.recall-gate.v1",
+        "policy": "satchel.recall-gate.v1",
         "assessment": "sufficient",
         "rounds": 3,
         "expansion_actions": ["admission", "policy-floor"],
@@ -124,7 +124,7 @@ def test_to_json_carries_no_query_text() -> None:
         assert word not in text
     allowed = {
         *EFFORT_FIELDS,
-        "glean.recall-gate.v1",
+        "satchel.recall-gate.v1",
         "sufficient",
         "admission",
         "policy-floor",

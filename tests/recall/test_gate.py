@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 import attrs
 import pytest
 
-from glean.recall import _gate as gate
-from glean.recall._gate import FamilyView, GateAssessment, RecallSufficiencyGate
-from glean.recall._policy import RecallSufficiencyPolicy
-from glean.vocabulary import BudgetView
-from glean.vocabulary._analysis import AnalysedQuery, analyse_query
+from satchel.recall import _gate as gate
+from satchel.recall._gate import FamilyView, GateAssessment, RecallSufficiencyGate
+from satchel.recall._policy import RecallSufficiencyPolicy
+from satchel.vocabulary import BudgetView
+from satchel.vocabulary._analysis import AnalysedQuery, analyse_query
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from glean.vocabulary._families import Family
+    from satchel.vocabulary._families import Family
 
 POLICY = RecallSufficiencyPolicy()
 #: Two terms: the weak-lexical signal does not apply.

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING
 import attrs
 import pytest
 
-from glean.recall._allocation import check_ceiling
-from glean.recall._merge import merge_rounds
-from glean.vocabulary._errors import InvariantError
+from satchel.recall._allocation import check_ceiling
+from satchel.recall._merge import merge_rounds
+from satchel.vocabulary._errors import InvariantError
 from tests.recall._factory import evidence
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from glean.vocabulary._evidence import Evidence
+    from satchel.vocabulary._evidence import Evidence
 
 
 def names(items: Sequence[Evidence]) -> list[str]:

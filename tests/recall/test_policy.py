@@ -7,10 +7,10 @@ from typing import Any
 import attrs
 import pytest
 
-from glean.recall._admission import DEFAULT_MIN_SIMILARITY, AdmissionFloor, required_matches
-from glean.recall._policy import RecallExpander, RecallSufficiencyPolicy, SearchPlan
-from glean.vocabulary._analysis import MAX_QUERY_TERMS
-from glean.vocabulary._errors import InvalidRequestError
+from satchel.recall._admission import DEFAULT_MIN_SIMILARITY, AdmissionFloor, required_matches
+from satchel.recall._policy import RecallExpander, RecallSufficiencyPolicy, SearchPlan
+from satchel.vocabulary._analysis import MAX_QUERY_TERMS
+from satchel.vocabulary._errors import InvalidRequestError
 
 POLICY = RecallSufficiencyPolicy()
 
@@ -18,7 +18,7 @@ POLICY = RecallSufficiencyPolicy()
 def test_policy_defaults_and_version_id() -> None:
     """The default policy is the versioned v1 gate; its cosine settings are left to the
     embedder's calibration, and the design's calibration gives the documented values."""
-    assert POLICY.policy == "glean.recall-gate.v1"
+    assert POLICY.policy == "satchel.recall-gate.v1"
     assert POLICY.max_expansions == 2
     assert POLICY.min_candidates == 3
     assert (POLICY.min_top_similarity, POLICY.admission, POLICY.policy_floor) == (None,) * 3
@@ -34,7 +34,7 @@ def test_policy_defaults_and_version_id() -> None:
 def test_policy_fields_are_keyword_only() -> None:
     """Thresholds are named at construction; positional arguments are refused."""
     with pytest.raises(TypeError):
-        RecallSufficiencyPolicy("glean.recall-gate.v1")  # type: ignore[call-arg]
+        RecallSufficiencyPolicy("satchel.recall-gate.v1")  # type: ignore[call-arg]
 
 
 def test_policies_with_equal_fields_are_equal_and_hashable() -> None:
@@ -84,7 +84,8 @@ def test_floors_must_be_admission_floors(field: str, value: object) -> None:
     """admission and policy_floor accept an AdmissionFloor or None, naming the field otherwise."""
     kwargs: dict[str, Any] = {field: value}
     with pytest.raises(
-        InvalidRequestError, match=rf"^RecallSufficiencyPolicy\.{field} must be a glean\.Admission"
+        InvalidRequestError,
+        match=rf"^RecallSufficiencyPolicy\.{field} must be a satchel\.Admission",
     ):
         RecallSufficiencyPolicy(**kwargs)
 
@@ -115,8 +116,8 @@ def test_boundary_values_are_accepted(field: str, value: object) -> None:
 
 def test_evolve_changes_one_field_and_keeps_the_rest() -> None:
     """attrs.evolve makes a new policy with one field changed; the original stands."""
-    tuned = attrs.evolve(POLICY, policy="glean.recall-gate.v1-tuned", min_top_similarity=0.6)
-    assert tuned.policy == "glean.recall-gate.v1-tuned"
+    tuned = attrs.evolve(POLICY, policy="satchel.recall-gate.v1-tuned", min_top_similarity=0.6)
+    assert tuned.policy == "satchel.recall-gate.v1-tuned"
     assert tuned.min_top_similarity == 0.6
     assert attrs.evolve(tuned, policy=POLICY.policy, min_top_similarity=None) == POLICY
     assert POLICY.min_top_similarity is None
@@ -170,10 +171,10 @@ def test_a_round_that_is_not_an_integer_raises(round_: object) -> None:
         RecallExpander.plan(round_, POLICY)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("policy", [None, "glean.recall-gate.v1", AdmissionFloor()])
+@pytest.mark.parametrize("policy", [None, "satchel.recall-gate.v1", AdmissionFloor()])
 def test_plan_refuses_a_non_policy(policy: object) -> None:
     """plan(round, X) with anything but a RecallSufficiencyPolicy raises naming policy."""
-    with pytest.raises(InvalidRequestError, match=r"^policy must be a glean\.RecallSufficiency"):
+    with pytest.raises(InvalidRequestError, match=r"^policy must be a satchel\.RecallSufficiency"):
         RecallExpander.plan(1, policy)  # type: ignore[arg-type]
 
 
@@ -181,7 +182,7 @@ def test_plan_refuses_a_non_policy(policy: object) -> None:
 def test_rounds_beyond_max_expansions_raise(max_expansions: int, round_: int) -> None:
     """A policy that allows fewer expansions refuses the later rounds."""
     policy = attrs.evolve(POLICY, max_expansions=max_expansions)
-    with pytest.raises(ValueError, match=r"glean\.recall-gate\.v1"):
+    with pytest.raises(ValueError, match=r"satchel\.recall-gate\.v1"):
         RecallExpander.plan(round_, policy)
 
 
@@ -263,8 +264,8 @@ def test_plan_is_pure() -> None:
 
 def test_calibration_replaces_only_default_thresholds() -> None:
     """An embedder's calibration fills the thresholds the caller left to it."""
-    from glean import Calibration
-    from glean.recall import calibrate
+    from satchel import Calibration
+    from satchel.recall import calibrate
 
     tuned = Calibration(baseline=0.25, expansion=0.2, min_top_similarity=0.5)
     default = calibrate(POLICY, tuned)
@@ -279,8 +280,8 @@ def test_calibration_replaces_only_default_thresholds() -> None:
 def test_a_threshold_set_to_a_default_value_is_kept_as_set() -> None:
     """A caller who sets a threshold equal to the design's value keeps it: calibration
     fills only what was left to the embedder."""
-    from glean import Calibration
-    from glean.recall import calibrate
+    from satchel import Calibration
+    from satchel.recall import calibrate
 
     tuned = Calibration(baseline=0.25, expansion=0.2, min_top_similarity=0.5)
     floor = AdmissionFloor(required_matches=1, min_similarity=0.3)
@@ -291,14 +292,14 @@ def test_a_threshold_set_to_a_default_value_is_kept_as_set() -> None:
 def test_the_effective_id_names_every_effective_threshold() -> None:
     """Policies with other effective thresholds report other ids, and the id rebuilds the
     effective policy exactly (a run is reproducible from its RecallEffort)."""
-    from glean import Calibration
-    from glean.recall import calibrate
+    from satchel import Calibration
+    from satchel.recall import calibrate
 
     static = calibrate(POLICY, Calibration(baseline=0.25, expansion=0.2, min_top_similarity=0.5))
     changed = attrs.evolve(POLICY, min_candidates=5)
     ids = {POLICY.effective_id(), static.effective_id(), changed.effective_id()}
     assert len(ids) == 3
-    assert all(i.startswith("glean.recall-gate.v1;") for i in ids)
+    assert all(i.startswith("satchel.recall-gate.v1;") for i in ids)
     for policy in (POLICY.calibrated(), static, changed.calibrated()):
         assert RecallSufficiencyPolicy.from_effective_id(policy.effective_id()) == policy
 
@@ -306,4 +307,4 @@ def test_the_effective_id_names_every_effective_threshold() -> None:
 def test_a_malformed_effective_id_is_refused() -> None:
     """Text that is no effective id raises InvalidRequestError."""
     with pytest.raises(InvalidRequestError, match="effective policy id"):
-        RecallSufficiencyPolicy.from_effective_id("glean.recall-gate.v1;min_candidates=x")
+        RecallSufficiencyPolicy.from_effective_id("satchel.recall-gate.v1;min_candidates=x")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import glean
-from glean.recall import AdmissionFloor, admit, family_view, fuse, lowest_floor, reachable
+import satchel
+from satchel.recall import AdmissionFloor, admit, family_view, fuse, lowest_floor, reachable
 from tests.recall._factory import pool
 
 
 def test_lowest_floor_is_the_lowest_of_the_policys_floor_actions() -> None:
     """The floor-only policy's lowest floor is the lower of its two floors, per channel."""
-    policy = glean.RecallSufficiencyPolicy(
+    policy = satchel.RecallSufficiencyPolicy(
         admission=AdmissionFloor(required_matches=2, min_similarity=0.2),
         policy_floor=AdmissionFloor(required_matches=1, min_similarity=0.25),
     )
@@ -18,8 +18,8 @@ def test_lowest_floor_is_the_lowest_of_the_policys_floor_actions() -> None:
 
 def test_a_policy_without_floor_actions_keeps_round_0s_floor() -> None:
     """No expansion, no lower floor: the lowest floor is round 0's."""
-    assert lowest_floor(glean.RecallSufficiencyPolicy(max_expansions=0)) == AdmissionFloor()
-    conversational = glean.RecallSufficiencyPolicy.conversational()
+    assert lowest_floor(satchel.RecallSufficiencyPolicy(max_expansions=0)) == AdmissionFloor()
+    conversational = satchel.RecallSufficiencyPolicy.conversational()
     assert lowest_floor(conversational) == conversational.calibrated().admission
 
 

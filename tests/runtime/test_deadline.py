@@ -9,20 +9,20 @@ import anyio
 import pytest
 import trio.testing
 
-import glean
+import satchel
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 pytestmark = pytest.mark.anyio
 
-REQUEST = glean.PrepareContextRequest(scope_id="team", query="deploy cadence")
-EXPERIENCE_ONLY = glean.PrepareContextRequest(
+REQUEST = satchel.PrepareContextRequest(scope_id="team", query="deploy cadence")
+EXPERIENCE_ONLY = satchel.PrepareContextRequest(
     scope_id="team",
     query="deploy cadence",
-    assembly=glean.Assembly((glean.Section("experience", 2),)),
+    assembly=satchel.Assembly((satchel.Section("experience", 2),)),
 )
-LESSON = glean.Experience(
+LESSON = satchel.Experience(
     situation="the deploy cadence slipped",
     action="moved deploys to Thursdays",
     outcome="fewer rollbacks",
@@ -34,12 +34,12 @@ async def planner(query: str, **context: Any) -> Sequence[str]:
     return [query]
 
 
-async def digest(query: str, items: Sequence[glean.ContextItem]) -> Sequence[int]:
+async def digest(query: str, items: Sequence[satchel.ContextItem]) -> Sequence[int]:
     return list(range(len(items)))
 
 
 async def deadline(**options: Any) -> float:
-    async with glean.open_runtime(embedder=glean.HashingEmbedder(), **options) as rt:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder(), **options) as rt:
         return rt.deadline_for(REQUEST)
 
 
@@ -48,7 +48,7 @@ async def deadline(**options: Any) -> float:
     [
         ({}, math.inf),
         ({"round_timeout": 1.0}, 1.0),
-        ({"round_timeout": 1.0, "recall_policy": glean.RecallSufficiencyPolicy()}, 3.0),
+        ({"round_timeout": 1.0, "recall_policy": satchel.RecallSufficiencyPolicy()}, 3.0),
         ({"round_timeout": 1.0, "planner": planner}, 6.0),
         ({"round_timeout": 1.0, "digest": digest}, 31.0),
         ({"round_timeout": 1.0, "planner": planner, "planner_timeout": 2.0}, 3.0),
@@ -70,9 +70,9 @@ async def test_the_deadline_adds_what_the_request_runs(
 
 async def test_a_malformed_request_is_refused_by_name() -> None:
     """deadline_for validates the request as prepare_context does."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
-        with pytest.raises(glean.InvalidRequestError, match="max_bytes"):
-            rt.deadline_for(glean.PrepareContextRequest(scope_id="team", query="q", max_bytes=1))
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        with pytest.raises(satchel.InvalidRequestError, match="max_bytes"):
+            rt.deadline_for(satchel.PrepareContextRequest(scope_id="team", query="q", max_bytes=1))
 
 
 @pytest.mark.parametrize(
@@ -92,12 +92,12 @@ async def test_a_prepare_whose_stages_run_to_their_fuses_ends_within_the_deadlin
         await anyio.sleep(1000)
         return [query]
 
-    async def stuck_digest(query: str, items: Sequence[glean.ContextItem]) -> Sequence[int]:
+    async def stuck_digest(query: str, items: Sequence[satchel.ContextItem]) -> Sequence[int]:
         await anyio.sleep(1000)
         return []
 
-    async with glean.open_runtime(
-        embedder=glean.HashingEmbedder(),
+    async with satchel.open_runtime(
+        embedder=satchel.HashingEmbedder(),
         planner=stuck_planner,
         digest=stuck_digest,
         planner_timeout=2.0,

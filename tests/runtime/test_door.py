@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import glean
+import satchel
 
 pytestmark = pytest.mark.anyio
 
@@ -18,19 +18,19 @@ LONE = "half a pair \ud800 here"
 async def test_a_lone_surrogate_in_a_record_names_its_field() -> None:
     """A memory, a tag, an experience field, a resource body: each is named, and the
     batch writes nothing."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
-        good = glean.MemoryEntry(text="a fine entry")
-        with pytest.raises(glean.InvalidRequestError, match=r"^entries\[1\]\.text must be valid"):
-            await rt.add_memories("s", [good, glean.MemoryEntry(text=LONE)])
-        with pytest.raises(glean.InvalidRequestError, match=r"^entries\[0\]\.tags\[0\]"):
-            await rt.add_memories("s", [glean.MemoryEntry(text="x", tags=(LONE,))])
-        bad = glean.Experience(situation=LONE, action="a", outcome="o", lesson="l")
-        with pytest.raises(glean.InvalidRequestError, match=r"^experiences\[0\]\.situation"):
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        good = satchel.MemoryEntry(text="a fine entry")
+        with pytest.raises(satchel.InvalidRequestError, match=r"^entries\[1\]\.text must be valid"):
+            await rt.add_memories("s", [good, satchel.MemoryEntry(text=LONE)])
+        with pytest.raises(satchel.InvalidRequestError, match=r"^entries\[0\]\.tags\[0\]"):
+            await rt.add_memories("s", [satchel.MemoryEntry(text="x", tags=(LONE,))])
+        bad = satchel.Experience(situation=LONE, action="a", outcome="o", lesson="l")
+        with pytest.raises(satchel.InvalidRequestError, match=r"^experiences\[0\]\.situation"):
             await rt.add_experiences("s", [bad])
-        doc = glean.Resource(uri="u", body=LONE, abstract="a")
-        with pytest.raises(glean.InvalidRequestError, match=r"^resources\[0\]\.body"):
+        doc = satchel.Resource(uri="u", body=LONE, abstract="a")
+        with pytest.raises(satchel.InvalidRequestError, match=r"^resources\[0\]\.body"):
             await rt.add_resources("s", [doc])
-        empty = await rt.prepare_context(glean.PrepareContextRequest(scope_id="s", query="fine"))
+        empty = await rt.prepare_context(satchel.PrepareContextRequest(scope_id="s", query="fine"))
     assert empty.status == "empty"  # nothing of a refused batch was written
 
 
@@ -42,9 +42,9 @@ async def test_a_lone_surrogate_in_a_request_names_its_field(
     fields: dict[str, Any], field: str
 ) -> None:
     """A query or a session id that UTF-8 cannot store is refused by name."""
-    request = glean.PrepareContextRequest(**{"scope_id": "s", "query": "q", **fields})
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
-        with pytest.raises(glean.InvalidRequestError, match=rf"^{field} must be valid Unicode"):
+    request = satchel.PrepareContextRequest(**{"scope_id": "s", "query": "q", **fields})
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        with pytest.raises(satchel.InvalidRequestError, match=rf"^{field} must be valid Unicode"):
             await rt.prepare_context(request)
 
 
@@ -58,29 +58,32 @@ async def test_a_lone_surrogate_in_a_request_names_its_field(
 )
 async def test_a_date_utc_cannot_express_is_refused(moment: datetime) -> None:
     """A created_at that leaves the calendar once in UTC is refused by name."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
-        with pytest.raises(glean.InvalidRequestError, match=r"^entries\[0\]\.created_at"):
-            await rt.add_memories("s", [glean.MemoryEntry(text="x", created_at=moment)])
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        with pytest.raises(satchel.InvalidRequestError, match=r"^entries\[0\]\.created_at"):
+            await rt.add_memories("s", [satchel.MemoryEntry(text="x", created_at=moment)])
 
 
 async def test_the_calendars_edges_are_accepted_and_read_back() -> None:
     """Dates at the edges UTC can express are written, prepared and read back exactly."""
     edges = [datetime(1, 1, 2, tzinfo=UTC), datetime(9999, 12, 30, tzinfo=UTC)]
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
         refs = await rt.add_memories(
-            "s", [glean.MemoryEntry(text=f"edge {n}", created_at=at) for n, at in enumerate(edges)]
+            "s",
+            [satchel.MemoryEntry(text=f"edge {n}", created_at=at) for n, at in enumerate(edges)],
         )
-        context = await rt.prepare_context(glean.PrepareContextRequest(scope_id="s", query="edge"))
+        context = await rt.prepare_context(
+            satchel.PrepareContextRequest(scope_id="s", query="edge")
+        )
         assert [(await rt.get_memory(ref)).created_at for ref in refs] == edges
-    assert len(glean.parse_context(context.content)) == 2
+    assert len(satchel.parse_context(context.content)) == 2
 
 
 @pytest.mark.parametrize("version", [2**63, 2**70])
 async def test_a_version_past_sqlites_integers_is_refused(version: int) -> None:
     """A reference whose version SQLite could never hold is refused, not an overflow."""
-    ref = glean.MemoryRef("s", "e", version)
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
-        with pytest.raises(glean.InvalidRequestError, match=r"^ref\.version"):
+    ref = satchel.MemoryRef("s", "e", version)
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        with pytest.raises(satchel.InvalidRequestError, match=r"^ref\.version"):
             await rt.get_memory(ref)
 
 
@@ -94,12 +97,12 @@ async def test_a_date_at_the_calendars_edge_breaks_no_later_prepare(at: datetime
     days, is written, and every relative-date prepare of its scope (or referencing it)
     still answers."""
     text = "said yesterday, tomorrow and this month"
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
-        await rt.add_memories("edge", [glean.MemoryEntry(text=text, created_at=at)])
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        await rt.add_memories("edge", [satchel.MemoryEntry(text=text, created_at=at)])
         for query in ("what happened yesterday", "tomorrow", "this month", "three days ago"):
             for request in (
-                glean.PrepareContextRequest(scope_id="edge", query=query),
-                glean.PrepareContextRequest(scope_id="other", query=query, references=["edge"]),
+                satchel.PrepareContextRequest(scope_id="edge", query=query),
+                satchel.PrepareContextRequest(scope_id="other", query=query, references=["edge"]),
             ):
                 assert (await rt.prepare_context(request)).status in ("ready", "empty")
 
@@ -113,9 +116,9 @@ async def test_a_datetime_subclass_is_stored_as_a_plain_datetime() -> None:
             return "not a date"
 
     at = Odd(2023, 5, 8, 13, 56, tzinfo=UTC)
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
-        (ref,) = await rt.add_memories("s", [glean.MemoryEntry(text="odd", created_at=at)])
-        context = await rt.prepare_context(glean.PrepareContextRequest(scope_id="s", query="odd"))
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        (ref,) = await rt.add_memories("s", [satchel.MemoryEntry(text="odd", created_at=at)])
+        context = await rt.prepare_context(satchel.PrepareContextRequest(scope_id="s", query="odd"))
         record = await rt.get_memory(ref)
     assert type(record.created_at) is datetime
     assert record.created_at == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -125,5 +128,5 @@ async def test_a_datetime_subclass_is_stored_as_a_plain_datetime() -> None:
 @pytest.mark.parametrize("value", [0, 10**6 + 1, 10**30])
 def test_limits_past_their_range_are_refused(value: int) -> None:
     """Limits beyond what a pack, SQLite or numpy can use are refused by name."""
-    with pytest.raises(glean.InvalidRequestError, match=r"^Limits\.memory_candidates"):
-        glean.Limits(memory_candidates=value)
+    with pytest.raises(satchel.InvalidRequestError, match=r"^Limits\.memory_candidates"):
+        satchel.Limits(memory_candidates=value)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-import glean
+import satchel
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,14 +24,14 @@ def rows(path: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
 
 
-def entry(text: str = "Alice moved to Lisbon", **fields: object) -> glean.MemoryEntry:
-    return glean.MemoryEntry(text=text, kind="dialog", created_at=AT, key="c1/D1:3", **fields)  # type: ignore[arg-type]
+def entry(text: str = "Alice moved to Lisbon", **fields: object) -> satchel.MemoryEntry:
+    return satchel.MemoryEntry(text=text, kind="dialog", created_at=AT, key="c1/D1:3", **fields)  # type: ignore[arg-type]
 
 
 async def test_the_same_key_and_content_writes_nothing(tmp_path: Path) -> None:
     """Adding an entry again under its key returns the same reference and writes no row."""
     path = tmp_path / "g.db"
-    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
         (first,) = await rt.add_memories("chat", [entry()])
         written = rows(path)
         (again,) = await rt.add_memories("chat", [entry()])
@@ -44,13 +44,13 @@ async def test_the_same_key_and_content_writes_nothing(tmp_path: Path) -> None:
 async def test_the_same_key_with_new_content_is_a_new_version(tmp_path: Path) -> None:
     """New content under a known key is the entry's next version: the old one stays
     readable, only the new one is searched."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
         (first,) = await rt.add_memories("chat", [entry()])
         (second,) = await rt.add_memories("chat", [entry("Alice moved to Porto")])
-        found = glean.parse_context(
+        found = satchel.parse_context(
             (
                 await rt.prepare_context(
-                    glean.PrepareContextRequest(scope_id="chat", query="Alice moved")
+                    satchel.PrepareContextRequest(scope_id="chat", query="Alice moved")
                 )
             ).content
         )
@@ -62,12 +62,12 @@ async def test_the_same_key_with_new_content_is_a_new_version(tmp_path: Path) ->
 
 async def test_keys_are_per_scope_and_per_family() -> None:
     """One key in two scopes, or in two families, names two different records."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
         (a,) = await rt.add_memories("chat", [entry()])
         (b,) = await rt.add_memories("other", [entry()])
         (x,) = await rt.add_experiences(
             "chat",
-            [glean.Experience(situation="s", action="a", outcome="o", lesson="l", key="c1/D1:3")],
+            [satchel.Experience(situation="s", action="a", outcome="o", lesson="l", key="c1/D1:3")],
         )
     assert a.entry_id != b.entry_id
     assert x.id not in (a.entry_id, b.entry_id)
@@ -77,25 +77,25 @@ async def test_keys_are_per_scope_and_per_family() -> None:
 async def test_every_keyed_family_is_idempotent(family: str) -> None:
     """Experiences, topic memories and resources: the same content under a key returns
     the same reference; new content makes the next revision of the same record."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
         if family == "experience":
 
-            async def write(text: str) -> glean.RecordRef:
-                made = glean.Experience(
+            async def write(text: str) -> satchel.RecordRef:
+                made = satchel.Experience(
                     situation=text, action="a", outcome="o", lesson="l", key="k"
                 )
                 return (await rt.add_experiences("s", [made]))[0]
 
         elif family == "topic-memory":
 
-            async def write(text: str) -> glean.RecordRef:
-                made = glean.TopicMemory(title="Backups", text=text, key="k")
+            async def write(text: str) -> satchel.RecordRef:
+                made = satchel.TopicMemory(title="Backups", text=text, key="k")
                 return (await rt.add_topic_memories("s", [made]))[0]
 
         else:
 
-            async def write(text: str) -> glean.RecordRef:
-                made = glean.Resource(uri="docs/b.md", body=text, abstract="backups", key="k")
+            async def write(text: str) -> satchel.RecordRef:
+                made = satchel.Resource(uri="docs/b.md", body=text, abstract="backups", key="k")
                 return (await rt.add_resources("s", [made]))[0]
 
         first = await write("nightly")
@@ -107,25 +107,25 @@ async def test_every_keyed_family_is_idempotent(family: str) -> None:
 
 async def test_a_key_twice_in_one_batch_is_refused_by_name() -> None:
     """One batch cannot both keep and change an entry: a repeated key is named."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
-        with pytest.raises(glean.InvalidRequestError, match=r"^entries\[1\]\.key 'c1/D1:3'"):
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        with pytest.raises(satchel.InvalidRequestError, match=r"^entries\[1\]\.key 'c1/D1:3'"):
             await rt.add_memories("chat", [entry(), entry("other text")])
 
 
 @pytest.mark.parametrize("key", ["", "   ", 5, "x" * 513])
 async def test_a_malformed_key_is_refused_by_name(key: object) -> None:
     """A key is None or a non-empty string of at most 512 characters."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
-        with pytest.raises(glean.InvalidRequestError, match=r"^entries\[0\]\.key"):
-            await rt.add_memories("chat", [glean.MemoryEntry(text="t", key=key)])  # type: ignore[arg-type]
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        with pytest.raises(satchel.InvalidRequestError, match=r"^entries\[0\]\.key"):
+            await rt.add_memories("chat", [satchel.MemoryEntry(text="t", key=key)])  # type: ignore[arg-type]
 
 
 async def test_an_update_keeps_the_key_and_a_forget_frees_it() -> None:
     """update_memory's new version keeps the entry's key; once forgotten, the key names
     a new entry."""
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
         (ref,) = await rt.add_memories("chat", [entry()])
-        updated = await rt.update_memory(ref, glean.MemoryEntry(text="Alice moved to Porto"))
+        updated = await rt.update_memory(ref, satchel.MemoryEntry(text="Alice moved to Porto"))
         assert (await rt.get_memory(updated)).key == "c1/D1:3"
         await rt.forget_memory(updated)
         (fresh,) = await rt.add_memories("chat", [entry()])

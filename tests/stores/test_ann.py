@@ -13,11 +13,11 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-import glean
-from glean.stores import PoolRequest, SqliteStore
-from glean.stores._ann import AnnMatrix, sidecar_folder
-from glean.stores._vectors import VectorMatrix
-from glean.vocabulary._analysis import analyse_query
+import satchel
+from satchel.stores import PoolRequest, SqliteStore
+from satchel.stores._ann import AnnMatrix, sidecar_folder
+from satchel.stores._vectors import VectorMatrix
+from satchel.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -56,10 +56,10 @@ async def open_store(path: Path) -> SqliteStore:
     return store
 
 
-async def filled(path: Path, vectors: Vectors) -> tuple[SqliteStore, list[glean.MemoryRef]]:
+async def filled(path: Path, vectors: Vectors) -> tuple[SqliteStore, list[satchel.MemoryRef]]:
     store = await open_store(path)
-    entries = [glean.MemoryEntry(text=f"note {n}") for n in range(len(vectors))]
-    refs: list[glean.MemoryRef] = []
+    entries = [satchel.MemoryEntry(text=f"note {n}") for n in range(len(vectors))]
+    refs: list[satchel.MemoryRef] = []
     for start in range(0, len(entries), 1000):
         chunk = slice(start, start + 1000)
         refs += await store.add_memories("s", entries[chunk], vectors[chunk])
@@ -80,7 +80,7 @@ def loaded(store: SqliteStore) -> VectorMatrix | AnnMatrix | None:
     return store._vectors.loaded("memory", key)
 
 
-async def indexed(path: Path, vectors: Vectors) -> tuple[SqliteStore, list[glean.MemoryRef]]:
+async def indexed(path: Path, vectors: Vectors) -> tuple[SqliteStore, list[satchel.MemoryRef]]:
     """A store whose scope was searched once (exactly) and then got its index."""
     store, refs = await filled(path, vectors)
     await search(store, vectors[0])
@@ -96,7 +96,7 @@ def exact(vectors: Vectors, rows: list[int], query: Vectors, k: int) -> list[int
     return [rows[i] for i in order]
 
 
-def rows_of(refs: list[glean.MemoryRef], store: SqliteStore) -> list[int]:
+def rows_of(refs: list[satchel.MemoryRef], store: SqliteStore) -> list[int]:
     """The store rows of the refs, in order (rows are assigned in insertion order)."""
     conn = sqlite3.connect(store._conns._database)
     found = [row for (row,) in conn.execute("SELECT row FROM records ORDER BY row")]
@@ -159,7 +159,7 @@ async def test_writes_and_forgets_follow_the_index(tmp_path: Path) -> None:
     store, refs = await indexed(path, vectors)
     rows = rows_of(refs, store)
     target = near(vectors[42], seed=7)
-    (written,) = await store.add_memories("s", [glean.MemoryEntry(text="late")], target[None])
+    (written,) = await store.add_memories("s", [satchel.MemoryEntry(text="late")], target[None])
     forgotten = rows[42]
     await store.forget_memory(refs[42])
     found, similarities = await search(store, target)
@@ -190,7 +190,7 @@ async def test_similarities_of_named_rows(tmp_path: Path) -> None:
     store, refs = await indexed(tmp_path / "g.db", vectors)
     rows = rows_of(refs, store)
     extra = near(vectors[1], seed=3)
-    await store.add_memories("s", [glean.MemoryEntry(text="late")], extra[None])
+    await store.add_memories("s", [satchel.MemoryEntry(text="late")], extra[None])
     await store.forget_memory(refs[3])
     matrix = loaded(store)
     assert isinstance(matrix, AnnMatrix)
@@ -259,7 +259,7 @@ async def test_a_re_embedded_store_is_not_served_from_the_old_index(tmp_path: Pa
     vectors = corpus()
     store, refs = await indexed(tmp_path / "g.db", vectors)
     rows = rows_of(refs, store)
-    embedder = glean.HashingEmbedder(dimension=DIMENSION)
+    embedder = satchel.HashingEmbedder(dimension=DIMENSION)
     assert await store.reembed(embedder) == ROWS
     new = await embedder.embed([f"note {n}" for n in range(ROWS)])
     query = near(new[5], seed=5)
@@ -279,7 +279,7 @@ async def test_many_changes_rebuild_the_index(tmp_path: Path) -> None:
     vectors = corpus()
     store, _ = await indexed(tmp_path / "g.db", vectors)
     extra = corpus(seed=2)[:400]
-    entries = [glean.MemoryEntry(text=f"more {n}") for n in range(len(extra))]
+    entries = [satchel.MemoryEntry(text=f"more {n}") for n in range(len(extra))]
     await store.add_memories("s", entries, extra)
     await built(store)
     assert store._vectors.builds == 2
@@ -307,7 +307,7 @@ async def test_small_scopes_and_memory_databases_stay_exact(tmp_path: Path) -> N
 
     memory = await SqliteStore.open()
     memory._vectors.ann_rows = 1
-    await memory.add_memories("s", [glean.MemoryEntry(text="one")], vectors[:1])
+    await memory.add_memories("s", [satchel.MemoryEntry(text="one")], vectors[:1])
     await search(memory, vectors[0])
     await built(memory)
     assert memory._vectors.builds == 0

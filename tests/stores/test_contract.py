@@ -1,4 +1,4 @@
-"""The store contract (``glean.stores.Store``), one suite for every store.
+"""The store contract (``satchel.stores.Store``), one suite for every store.
 
 Each test runs once per store in ``STORES`` (and per async backend). A new store joins
 by adding one async factory there; a contract clause a store is known to break is
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-import glean
-from glean.stores import (
+import satchel
+from satchel.stores import (
     Evidence,
     MemoryEntry,
     MemoryRef,
@@ -29,15 +29,15 @@ from glean.stores import (
     Store,
     StoreError,
 )
-from glean.vocabulary._analysis import analyse_query
-from glean.vocabulary._records import experience_text, topic_text
+from satchel.vocabulary._analysis import analyse_query
+from satchel.vocabulary._records import experience_text, topic_text
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
     import numpy.typing as npt
 
-    from glean.stores import Family, Pool
+    from satchel.stores import Family, Pool
 
 pytestmark = pytest.mark.anyio
 
@@ -67,7 +67,7 @@ STORES: dict[str, Callable[[pytest.FixtureRequest], Awaitable[Store]]] = {
 #: Contract clauses a store is known to break: test name -> store name -> why.
 KNOWN_DEVIATIONS: dict[str, dict[str, str]] = {}
 
-EMBEDDER = glean.HashingEmbedder(64)
+EMBEDDER = satchel.HashingEmbedder(64)
 MAY_8 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 
 
@@ -277,9 +277,9 @@ async def test_memory_idempotency_keys(store: Store) -> None:
 async def test_experiences_are_keyed_and_searched_by_text_only(store: Store) -> None:
     """An experience is searched on its whole text, never by vector; its evidence holds
     that text; its key works like a memory's."""
-    lesson = glean.Experience("deploy failed", "rolled back", "service recovered", "pin kestrel")
-    (ref,) = await store.add_experiences("s", [glean.Experience(*attrs_of(lesson), key="e")])
-    (again,) = await store.add_experiences("s", [glean.Experience(*attrs_of(lesson), key="e")])
+    lesson = satchel.Experience("deploy failed", "rolled back", "service recovered", "pin kestrel")
+    (ref,) = await store.add_experiences("s", [satchel.Experience(*attrs_of(lesson), key="e")])
+    (again,) = await store.add_experiences("s", [satchel.Experience(*attrs_of(lesson), key="e")])
     assert (ref.family, ref.scope_id, ref.revision) == ("experience", "s", 1)
     assert again == ref
     pool = await search(store, "kestrel rollback", family="experience")
@@ -288,7 +288,7 @@ async def test_experiences_are_keyed_and_searched_by_text_only(store: Store) -> 
     assert (await store.evidence("experience", "s", [key]))[key] == Evidence.from_record(
         "experience", "s", ref.id, 1, text=experience_text(lesson)
     )
-    changed = glean.Experience("deploy failed", "rolled back", "it recovered", "pin", key="e")
+    changed = satchel.Experience("deploy failed", "rolled back", "it recovered", "pin", key="e")
     (next_ref,) = await store.add_experiences("s", [changed])
     assert (next_ref.id, next_ref.revision) == (ref.id, 2)
     pool = await search(store, "deploy", family="experience")
@@ -297,18 +297,18 @@ async def test_experiences_are_keyed_and_searched_by_text_only(store: Store) -> 
     ]
 
 
-def attrs_of(experience: glean.Experience) -> tuple[str, str, str, str]:
+def attrs_of(experience: satchel.Experience) -> tuple[str, str, str, str]:
     return (experience.situation, experience.action, experience.outcome, experience.lesson)
 
 
 async def test_topic_memories_are_revised_by_title_or_key(store: Store) -> None:
     """A title written again is the note's next revision; a known key with new content
     too, and with the same content writes nothing. Searched on title and text."""
-    topic = glean.TopicMemory(title="kestrel", text="a small falcon")
+    topic = satchel.TopicMemory(title="kestrel", text="a small falcon")
     vectors = await EMBEDDER.embed([topic_text(topic)])
     (first,) = await store.add_topic_memories("s", [topic], vectors)
     (second,) = await store.add_topic_memories(
-        "s", [glean.TopicMemory(title="kestrel", text="hovers over fields")], vectors
+        "s", [satchel.TopicMemory(title="kestrel", text="hovers over fields")], vectors
     )
     assert (first.family, first.revision, second.id, second.revision) == (
         "topic-memory", 1, first.id, 2,
@@ -318,11 +318,11 @@ async def test_topic_memories_are_revised_by_title_or_key(store: Store) -> None:
         "kestrel\n\nhovers over fields"
     ]
     assert len(pool.vector_keys) == 1
-    keyed = glean.TopicMemory(title="harbour", text="boats", key="h")
+    keyed = satchel.TopicMemory(title="harbour", text="boats", key="h")
     (a,) = await store.add_topic_memories("s", [keyed], vectors)
     (b,) = await store.add_topic_memories("s", [keyed], vectors)
     (c,) = await store.add_topic_memories(
-        "s", [glean.TopicMemory(title="harbour", text="ships", key="h")], vectors
+        "s", [satchel.TopicMemory(title="harbour", text="ships", key="h")], vectors
     )
     assert b == a
     assert (c.id, c.revision) == (a.id, 2)
@@ -337,10 +337,10 @@ async def test_resources_are_replaced_by_uri_and_searched_on_their_summaries(
     vectors = await EMBEDDER.embed(["kestrel setup guide"])
     (first,) = await store.add_resources(
         "s",
-        [glean.Resource("docs/setup.md", body="TOKEN=old", abstract="kestrel setup guide")],
+        [satchel.Resource("docs/setup.md", body="TOKEN=old", abstract="kestrel setup guide")],
         vectors,
     )
-    replaced = glean.Resource(
+    replaced = satchel.Resource(
         "docs/setup.md", body="TOKEN=new", abstract="kestrel install guide", overview="steps"
     )
     (second,) = await store.add_resources("s", [replaced], vectors)
@@ -357,7 +357,7 @@ async def test_resources_are_replaced_by_uri_and_searched_on_their_summaries(
     bodies = await store.read_resource_bodies("s", ["docs/setup.md", "docs/none.md"])
     assert bodies == {"docs/setup.md": "TOKEN=new"}
     assert await store.read_resource_bodies("elsewhere", ["docs/setup.md"]) == {}
-    keyed = glean.Resource("docs/a.md", body="A", abstract="alpha", key="r")
+    keyed = satchel.Resource("docs/a.md", body="A", abstract="alpha", key="r")
     (a,) = await store.add_resources("s", [keyed], vectors)
     (again,) = await store.add_resources("s", [keyed], vectors)
     assert again == a
@@ -367,9 +367,9 @@ async def test_a_uri_that_comes_back_takes_its_next_revision(store: Store) -> No
     """Key r moves a resource from URI a to URI b (a leaves search); a written again
     without the key continues a's revisions instead of clashing with revision 1."""
     vectors = await EMBEDDER.embed(["alpha"])
-    (a1,) = await store.add_resources("s", [glean.Resource("a", "A", "alpha", key="r")], vectors)
-    (b1,) = await store.add_resources("s", [glean.Resource("b", "B", "beta", key="r")], vectors)
-    (a2,) = await store.add_resources("s", [glean.Resource("a", "A2", "alpha two")], vectors)
+    (a1,) = await store.add_resources("s", [satchel.Resource("a", "A", "alpha", key="r")], vectors)
+    (b1,) = await store.add_resources("s", [satchel.Resource("b", "B", "beta", key="r")], vectors)
+    (a2,) = await store.add_resources("s", [satchel.Resource("a", "A2", "alpha two")], vectors)
     assert (a1.id, a1.revision, b1.id, a2.id, a2.revision) == ("a", 1, "b", "a", 2)
     assert await store.read_resource_bodies("s", ["a", "b"]) == {"a": "A2", "b": "B"}
 
@@ -377,8 +377,8 @@ async def test_a_uri_that_comes_back_takes_its_next_revision(store: Store) -> No
 async def test_the_latest_profile_wins(store: Store) -> None:
     """A scope's profile is the last one set; a scope without one has none."""
     assert await store.get_profile("s") is None
-    await store.set_profile("s", glean.Profile(text="first"))
-    await store.set_profile("s", glean.Profile(text="prefers short answers"))
+    await store.set_profile("s", satchel.Profile(text="first"))
+    await store.set_profile("s", satchel.Profile(text="prefers short answers"))
     assert await store.get_profile("s") == Evidence.from_record(
         "profile", "s", text="prefers short answers"
     )
@@ -407,16 +407,16 @@ async def test_scope_counts_name_each_scope_with_its_searchable_records(store: S
     first, second, _ = await remember(store, "a", ["kestrel one", "kestrel two", "three"])
     await store.update_memory(first, MemoryEntry(text="kestrel one, revised"), vectors)
     await store.forget_memory(second)
-    await store.add_experiences("a", [glean.Experience("a", "b", "c", "d")])
+    await store.add_experiences("a", [satchel.Experience("a", "b", "c", "d")])
     for text in ("first", "second"):  # the same title: one note, two revisions
-        await store.add_topic_memories("a", [glean.TopicMemory("kestrel", text)], vectors)
+        await store.add_topic_memories("a", [satchel.TopicMemory("kestrel", text)], vectors)
     for body in ("old", "new"):  # the same URI: one resource
-        await store.add_resources("b", [glean.Resource("docs/a.md", body, "alpha")], vectors)
-    await store.set_profile("b", glean.Profile("first"))
-    await store.set_profile("b", glean.Profile("second"))
+        await store.add_resources("b", [satchel.Resource("docs/a.md", body, "alpha")], vectors)
+    await store.set_profile("b", satchel.Profile("first"))
+    await store.set_profile("b", satchel.Profile("second"))
     (gone,) = await remember(store, "c", ["forgotten"])
     await store.forget_memory(gone)
-    await store.set_profile("d", glean.Profile("only a profile"))
+    await store.set_profile("d", satchel.Profile("only a profile"))
     counts = await store.scope_counts()
     assert {scope: dict(families) for scope, families in counts.items()} == {
         "a": {"memory": 2, "experience": 1, "topic-memory": 1},
@@ -453,7 +453,7 @@ async def test_evidence_never_crosses_scope_or_family(store: Store) -> None:
     a key that names one there."""
     await remember(store, "a", ["kestrel in a"])
     await remember(store, "b", ["kestrel in b"])
-    await store.add_experiences("a", [glean.Experience("kestrel", "a", "b", "c")])
+    await store.add_experiences("a", [satchel.Experience("kestrel", "a", "b", "c")])
     in_a = await every_key(store, "a")
     foreign = [key for key in await every_key(store, "b") if key not in in_a]
     assert await store.evidence("memory", "a", foreign) == {}
@@ -591,7 +591,7 @@ async def test_vector_channel_is_the_most_similar_first(store: Store) -> None:
     none = await store.retrieve("memory", "s", PoolRequest(analyse_query("east"), None, 3))
     assert len(none.vector_keys) == 0
     assert len(none.lexical_keys) == 1
-    await store.add_experiences("s", [glean.Experience("east", "east", "east", "east")])
+    await store.add_experiences("s", [satchel.Experience("east", "east", "east", "east")])
     experience = await store.retrieve("experience", "s", query)
     assert len(experience.vector_keys) == 0
 
@@ -765,13 +765,13 @@ async def test_every_write_moves_the_scope_version_and_reads_do_not(store: Store
     await wrote()
     ref = await store.update_memory(ref, MemoryEntry(text="kestrel two"), vectors)
     await wrote()
-    await store.add_experiences("s", [glean.Experience("a", "b", "c", "d")])
+    await store.add_experiences("s", [satchel.Experience("a", "b", "c", "d")])
     await wrote()
-    await store.add_topic_memories("s", [glean.TopicMemory("t", "x")], vectors)
+    await store.add_topic_memories("s", [satchel.TopicMemory("t", "x")], vectors)
     await wrote()
-    await store.add_resources("s", [glean.Resource("u", "body", "abstract")], vectors)
+    await store.add_resources("s", [satchel.Resource("u", "body", "abstract")], vectors)
     await wrote()
-    await store.set_profile("s", glean.Profile("p"))
+    await store.set_profile("s", satchel.Profile("p"))
     await wrote()
     await store.forget_memory(ref)
     await wrote()
@@ -790,7 +790,7 @@ async def test_every_write_moves_the_scope_version_and_reads_do_not(store: Store
 async def test_bind_embedder_refuses_another_embedder(store: Store) -> None:
     """Until a vector is written any embedder is accepted; then only the one that
     built the vectors (same fingerprint and dimension)."""
-    await store.add_experiences("s", [glean.Experience("a", "b", "c", "d")])  # no vectors
+    await store.add_experiences("s", [satchel.Experience("a", "b", "c", "d")])  # no vectors
     await store.bind_embedder("other/8", 8)
     await store.bind_embedder("mine/4", 4)
     await store.add_memories("s", [MemoryEntry(text="x")], np.stack([unit(1, 0, 0, 0)]))
@@ -804,8 +804,10 @@ async def test_bind_embedder_refuses_another_embedder(store: Store) -> None:
 async def test_calls_after_aclose_raise_store_error(store: Store) -> None:
     """aclose is idempotent; every later read and write raises StoreError."""
     ref, _ = await remember(store, "s", [turn("kestrel", 0), turn("next", 1)])
-    await store.add_resources("s", [glean.Resource("u", "body", "a")], await EMBEDDER.embed(["a"]))
-    await store.set_profile("s", glean.Profile("p"))
+    await store.add_resources(
+        "s", [satchel.Resource("u", "body", "a")], await EMBEDDER.embed(["a"])
+    )
+    await store.set_profile("s", satchel.Profile("p"))
     keys = await every_key(store)
     await store.aclose()
     await store.aclose()
@@ -815,10 +817,10 @@ async def test_calls_after_aclose_raise_store_error(store: Store) -> None:
         lambda: store.update_memory(ref, MemoryEntry(text="x"), vectors),
         lambda: store.forget_memory(ref),
         lambda: store.get_memory(ref),
-        lambda: store.add_experiences("s", [glean.Experience("a", "b", "c", "d")]),
-        lambda: store.add_topic_memories("s", [glean.TopicMemory("t", "x")], vectors),
-        lambda: store.add_resources("s", [glean.Resource("v", "b")], vectors),
-        lambda: store.set_profile("s", glean.Profile("q")),
+        lambda: store.add_experiences("s", [satchel.Experience("a", "b", "c", "d")]),
+        lambda: store.add_topic_memories("s", [satchel.TopicMemory("t", "x")], vectors),
+        lambda: store.add_resources("s", [satchel.Resource("v", "b")], vectors),
+        lambda: store.set_profile("s", satchel.Profile("q")),
         lambda: store.get_profile("s"),
         lambda: store.read_resource_bodies("s", ["u"]),
         lambda: search(store, "kestrel"),
@@ -859,13 +861,13 @@ async def test_every_store_delivers_the_same_context(request: pytest.FixtureRequ
     deliver the same items with the same citations (ids named by write order)."""
     delivered: dict[str, list[list[tuple[object, ...]]]] = {}
     for name, factory in STORES.items():
-        async with glean.open_runtime(store=await factory(request), embedder=EMBEDDER) as rt:
+        async with satchel.open_runtime(store=await factory(request), embedder=EMBEDDER) as rt:
             names = await write_corpus(rt)
             delivered[name] = [
                 [
                     (item.citation.family, names.get(str(item.citation.id), item.citation.id),
                      item.citation.version, item.tier, item.text, item.at)
-                    for item in glean.parse_context((await rt.prepare_context(asked)).content)
+                    for item in satchel.parse_context((await rt.prepare_context(asked)).content)
                 ]
                 for asked in REQUESTS
             ]  # fmt: skip
@@ -878,17 +880,17 @@ async def test_every_store_delivers_the_same_context(request: pytest.FixtureRequ
         assert packs == reference, name
 
 
-SECTIONS = glean.Assembly(
+SECTIONS = satchel.Assembly(
     (
-        glean.Section("profile", 1),
-        glean.Section("memory", 4),
-        glean.Section("experience", 1),
-        glean.Section("topic-memory", 1),
-        glean.Section("resource", 1),
+        satchel.Section("profile", 1),
+        satchel.Section("memory", 4),
+        satchel.Section("experience", 1),
+        satchel.Section("topic-memory", 1),
+        satchel.Section("resource", 1),
     )
 )
 REQUESTS = [
-    glean.PrepareContextRequest(scope_id="c", query=query, assembly=SECTIONS)
+    satchel.PrepareContextRequest(scope_id="c", query=query, assembly=SECTIONS)
     for query in (
         "kestrel deployment rollback",
         "what did Alice do yesterday?",
@@ -898,7 +900,7 @@ REQUESTS = [
 ]
 
 
-async def write_corpus(rt: glean.Runtime) -> dict[str, str]:
+async def write_corpus(rt: satchel.Runtime) -> dict[str, str]:
     """One scope of every family, with a forget and an update; returns a stable name per
     record id (its family and write position)."""
     topics = ["kestrel", "harbour", "lantern", "pottery", "deployment", "cluster", "bread"]
@@ -917,24 +919,24 @@ async def write_corpus(rt: glean.Runtime) -> dict[str, str]:
     experiences = await rt.add_experiences(
         "c",
         [
-            glean.Experience("kestrel deployment failed", "rolled back", "recovered", "pin"),
-            glean.Experience("harbour trip", "took the ferry", "late", "check times"),
+            satchel.Experience("kestrel deployment failed", "rolled back", "recovered", "pin"),
+            satchel.Experience("harbour trip", "took the ferry", "late", "check times"),
         ],
     )
     topic_refs = await rt.add_topic_memories(
         "c",
         [
-            glean.TopicMemory("kestrel cluster", "three nodes; configure with kestrel.toml"),
-            glean.TopicMemory("lantern festival", "every May at the harbour"),
+            satchel.TopicMemory("kestrel cluster", "three nodes; configure with kestrel.toml"),
+            satchel.TopicMemory("lantern festival", "every May at the harbour"),
         ],
     )
     await rt.add_resources(
         "c",
         [
-            glean.Resource("docs/kestrel.md", "body", abstract="configure the kestrel cluster"),
-            glean.Resource("docs/harbour.md", "body", abstract="harbour map", overview="piers"),
+            satchel.Resource("docs/kestrel.md", "body", abstract="configure the kestrel cluster"),
+            satchel.Resource("docs/harbour.md", "body", abstract="harbour map", overview="piers"),
         ],
     )
-    await rt.set_profile("c", glean.Profile("Alice and Bob run the kestrel cluster"))
+    await rt.set_profile("c", satchel.Profile("Alice and Bob run the kestrel cluster"))
     named = [*[r.entry_id for r in refs], *[r.id for r in (*experiences, *topic_refs)]]
     return {record_id: f"record {n}" for n, record_id in enumerate(named)}

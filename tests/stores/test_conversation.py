@@ -10,27 +10,27 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-import glean
-from glean.stores import PoolRequest, SqliteStore
-from glean.vocabulary._analysis import analyse_query
+import satchel
+from satchel.stores import PoolRequest, SqliteStore
+from satchel.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 pytestmark = pytest.mark.anyio
 
-EMBEDDER = glean.HashingEmbedder()
+EMBEDDER = satchel.HashingEmbedder()
 MAY_8 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 
 
 async def add(
-    store: SqliteStore, scope: str, entries: list[glean.MemoryEntry]
-) -> list[glean.MemoryRef]:
+    store: SqliteStore, scope: str, entries: list[satchel.MemoryEntry]
+) -> list[satchel.MemoryRef]:
     vectors = await EMBEDDER.embed([entry.text for entry in entries])
     return await store.add_memories(scope, entries, vectors)
 
 
-async def rows_of(store: SqliteStore, scope: str, refs: list[glean.MemoryRef]) -> list[int]:
+async def rows_of(store: SqliteStore, scope: str, refs: list[satchel.MemoryRef]) -> list[int]:
     """The store keys of ``refs``, read the way a search reads them."""
     key = store._scope_keys[scope]
     conn = store._conns._writer
@@ -42,8 +42,8 @@ async def rows_of(store: SqliteStore, scope: str, refs: list[glean.MemoryRef]) -
     return [found[ref.entry_id] for ref in refs]
 
 
-def turn(text: str, minutes: int, thread: str | None = "t1") -> glean.MemoryEntry:
-    return glean.MemoryEntry(
+def turn(text: str, minutes: int, thread: str | None = "t1") -> satchel.MemoryEntry:
+    return satchel.MemoryEntry(
         text=text, created_at=MAY_8 + timedelta(minutes=minutes), thread=thread
     )
 
@@ -54,12 +54,12 @@ async def test_bm25_uses_the_scopes_own_term_statistics() -> None:
     store = await SqliteStore.open()
     # In "big", "lantern" is everywhere and "harbour" rare; globally "lantern" is common.
     await add(
-        store, "big", [glean.MemoryEntry(text=f"lantern festival note {n}") for n in range(300)]
+        store, "big", [satchel.MemoryEntry(text=f"lantern festival note {n}") for n in range(300)]
     )
     small = [
-        glean.MemoryEntry(text="harbour harbour walk with friends"),
-        glean.MemoryEntry(text="lantern by the door"),
-        *[glean.MemoryEntry(text=f"harbour visit number {n}") for n in range(30)],
+        satchel.MemoryEntry(text="harbour harbour walk with friends"),
+        satchel.MemoryEntry(text="lantern by the door"),
+        *[satchel.MemoryEntry(text=f"harbour visit number {n}") for n in range(30)],
     ]
     await add(store, "small", small)
     pool = await store.retrieve(
@@ -82,7 +82,7 @@ async def test_a_query_date_selects_entries_recorded_in_its_window() -> None:
         [
             turn("Alice: I went to a pottery class yesterday!", 0),
             turn("Alice: the weather is nice", 60 * 24 * 7, thread="t2"),
-            glean.MemoryEntry(text="Alice: undated remark"),
+            satchel.MemoryEntry(text="Alice: undated remark"),
         ],
     )
     rows = await rows_of(store, "c", refs)
@@ -157,7 +157,7 @@ async def test_neighbours_stay_in_their_thread_and_scope() -> None:
 async def test_turns_without_a_time_order_by_insertion_in_their_thread() -> None:
     """Within a thread, entries without created_at come first, in insertion order."""
     store = await SqliteStore.open()
-    plain = [glean.MemoryEntry(text=f"turn {n}", thread="t") for n in range(3)]
+    plain = [satchel.MemoryEntry(text=f"turn {n}", thread="t") for n in range(3)]
     refs = await add(store, "c", plain)
     rows = await rows_of(store, "c", refs)
     around = await store.neighbours("memory", "c", [rows[1]])
@@ -226,7 +226,7 @@ async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> No
 
 def test_similarities_of_chosen_rows() -> None:
     """The matrix scores just the rows asked for; unknown rows score -1."""
-    from glean.stores._vectors import VectorMatrix
+    from satchel.stores._vectors import VectorMatrix
 
     vectors = np.eye(3, dtype=np.float32)
     matrix = VectorMatrix(3, np.array([10, 11, 12]), vectors)
@@ -289,7 +289,7 @@ async def test_a_scope_without_threads_is_never_asked_for_neighbours(tmp_path: P
 
     path = str(tmp_path / "t.db")
     store = await SqliteStore.open(path, tracer_provider=provider)
-    refs = await add(store, "c", [glean.MemoryEntry(text="plain note")])
+    refs = await add(store, "c", [satchel.MemoryEntry(text="plain note")])
     rows = await rows_of(store, "c", refs)
     assert await store.neighbours("memory", "c", rows) == {}
     assert lookups() == 0

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from glean.stores._evidence_cache import EvidenceCache
-from glean.vocabulary import Evidence
+from satchel.stores._evidence_cache import EvidenceCache
+from satchel.vocabulary import Evidence
 from tests._collector import tracked_within
 
 SAID = datetime(2023, 5, 7, 14, 3, tzinfo=UTC)

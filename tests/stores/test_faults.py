@@ -1,5 +1,5 @@
 """Store faults are StoreErrors that say what happened and what to do; nothing is written
-into a file that is not glean's, and nothing is acknowledged that would be lost."""
+into a file that is not satchel's, and nothing is acknowledged that would be lost."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-import glean
+import satchel
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 
-def entries(count: int = 3) -> list[glean.MemoryEntry]:
-    return [glean.MemoryEntry(text=f"kestrel note {n} " + "padding " * 40) for n in range(count)]
+def entries(count: int = 3) -> list[satchel.MemoryEntry]:
+    return [satchel.MemoryEntry(text=f"kestrel note {n} " + "padding " * 40) for n in range(count)]
 
 
 async def test_another_applications_file_is_refused_and_left_alone(tmp_path: Path) -> None:
@@ -28,8 +28,8 @@ async def test_another_applications_file_is_refused_and_left_alone(tmp_path: Pat
     path = tmp_path / "app.db"
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
-    with pytest.raises(glean.StoreError, match="another application"):
-        async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()):
+    with pytest.raises(satchel.StoreError, match="another application"):
+        async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()):
             pass
     with sqlite3.connect(path) as conn:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
@@ -40,16 +40,16 @@ async def test_a_file_that_is_no_database_is_a_store_error(tmp_path: Path) -> No
     """Opening garbage raises StoreError, saying what to check, never a raw sqlite error."""
     path = tmp_path / "junk.db"
     path.write_bytes(b"this is not a database at all " * 400)
-    with pytest.raises(glean.StoreError, match=r"cannot open database .*restore it"):
-        async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()):
+    with pytest.raises(satchel.StoreError, match=r"cannot open database .*restore it"):
+        async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()):
             pass
 
 
-async def test_damaged_pages_raise_glean_errors_only(tmp_path: Path) -> None:
-    """A file damaged after its first page fails at open or on a read with a GleanError:
+async def test_damaged_pages_raise_satchel_errors_only(tmp_path: Path) -> None:
+    """A file damaged after its first page fails at open or on a read with a SatchelError:
     never a raw sqlite3 error."""
     path = tmp_path / "g.db"
-    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
         refs = await rt.add_memories("s", entries(200))
     data = bytearray(path.read_bytes())
     page = 4096
@@ -57,12 +57,12 @@ async def test_damaged_pages_raise_glean_errors_only(tmp_path: Path) -> None:
         data[start + 100 : start + page - 100] = os.urandom(page - 200)
     path.write_bytes(bytes(data))
     try:
-        async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+        async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
             for ref in refs[::20]:
-                with contextlib.suppress(glean.NotFoundError):
+                with contextlib.suppress(satchel.NotFoundError):
                     await rt.get_memory(ref)
-            await rt.prepare_context(glean.PrepareContextRequest(scope_id="s", query="kestrel"))
-    except glean.GleanError:
+            await rt.prepare_context(satchel.PrepareContextRequest(scope_id="s", query="kestrel"))
+    except satchel.SatchelError:
         pass  # what a damaged file must give; any other exception fails the test
 
 
@@ -75,38 +75,38 @@ async def test_a_write_after_the_file_was_removed_fails_and_says_so(
     folder = tmp_path / "data"
     folder.mkdir()
     path = folder / "g.db"
-    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
         (ref,) = await rt.add_memories("s", entries(1))
         if remove == "file":
             for name in ("g.db", "g.db-wal", "g.db-shm"):
                 (folder / name).unlink(missing_ok=True)
         else:
             shutil.rmtree(folder)
-        with pytest.raises(glean.StoreError, match="removed or replaced"):
+        with pytest.raises(satchel.StoreError, match="removed or replaced"):
             await rt.add_memories("s", entries(1))
-        with pytest.raises(glean.StoreError, match="removed or replaced"):
-            await rt.update_memory(ref, glean.MemoryEntry(text="changed"))
-        with pytest.raises(glean.StoreError, match="removed or replaced"):
+        with pytest.raises(satchel.StoreError, match="removed or replaced"):
+            await rt.update_memory(ref, satchel.MemoryEntry(text="changed"))
+        with pytest.raises(satchel.StoreError, match="removed or replaced"):
             await rt.forget_memory(ref)
 
 
 async def test_a_replaced_file_is_not_written_either(tmp_path: Path) -> None:
     """A file swapped for another under the same path is refused the same way."""
     path = tmp_path / "g.db"
-    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
         await rt.add_memories("s", entries(1))
         os.replace(path, tmp_path / "moved.db")
         path.write_bytes(b"")
-        with pytest.raises(glean.StoreError, match="removed or replaced"):
+        with pytest.raises(satchel.StoreError, match="removed or replaced"):
             await rt.add_memories("s", entries(1))
 
 
 async def test_a_read_after_close_is_a_store_error(tmp_path: Path) -> None:
     """A store used after it closed says so instead of raising a raw sqlite error."""
-    store = await glean.SqliteStore.open(str(tmp_path / "g.db"))
+    store = await satchel.SqliteStore.open(str(tmp_path / "g.db"))
     await store.aclose()
-    with pytest.raises(glean.StoreError, match="closed"):
-        await store.get_memory(glean.MemoryRef("s", "e", 1))
+    with pytest.raises(satchel.StoreError, match="closed"):
+        await store.get_memory(satchel.MemoryRef("s", "e", 1))
 
 
 async def test_unusable_side_files_are_a_store_error(tmp_path: Path) -> None:
@@ -114,11 +114,11 @@ async def test_unusable_side_files_are_a_store_error(tmp_path: Path) -> None:
     tests run with permissions that ignore read-only modes) fails the open with a
     StoreError saying what to check, not a raw sqlite error."""
     path = tmp_path / "g.db"
-    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
         await rt.add_memories("s", entries(1))
     for side in ("g.db-wal", "g.db-shm"):
         (tmp_path / side).unlink(missing_ok=True)
     (tmp_path / "g.db-shm").mkdir()
-    with pytest.raises(glean.StoreError, match="-wal and -shm files"):
-        async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()):
+    with pytest.raises(satchel.StoreError, match="-wal and -shm files"):
+        async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()):
             pass

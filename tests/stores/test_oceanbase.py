@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-import glean
-from glean.stores import OceanBaseStore, PoolRequest, open_store, redact
-from glean.vocabulary import analyse_query
+import satchel
+from satchel.stores import OceanBaseStore, PoolRequest, open_store, redact
+from satchel.vocabulary import analyse_query
 from tests._orchestration import QUERY, ScriptedEmbedder, StoreWrapper, policy
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.anyio
 
 async def admin(socket: str, statement: str, args: Any = None) -> list[Any]:
     """Run one statement on a connection of its own, outside any store."""
-    from glean.stores._bridge import LoopThread
+    from satchel.stores._bridge import LoopThread
 
     bridge = LoopThread("test-admin")
 
@@ -61,14 +61,14 @@ async def _drop_connections(socket: str, database: str) -> int:
 async def _seed(store: OceanBaseStore) -> None:
     """Round 0 admits one entry (two query terms); five more need round 1's floor.
     Closes ``store`` (the runtime does): tests go on with another store object."""
-    async with glean.open_runtime(store=store, embedder=ScriptedEmbedder()) as rt:
-        entries = [glean.MemoryEntry(text="alpha beta strong match in a")]
-        entries += [glean.MemoryEntry(text=f"alpha weak note {n} in a") for n in range(5)]
+    async with satchel.open_runtime(store=store, embedder=ScriptedEmbedder()) as rt:
+        entries = [satchel.MemoryEntry(text="alpha beta strong match in a")]
+        entries += [satchel.MemoryEntry(text=f"alpha weak note {n} in a") for n in range(5)]
         await rt.add_memories("a", entries)
 
 
-def _request() -> glean.PrepareContextRequest:
-    return glean.PrepareContextRequest(scope_id="a", query=QUERY)
+def _request() -> satchel.PrepareContextRequest:
+    return satchel.PrepareContextRequest(scope_id="a", query=QUERY)
 
 
 async def test_a_runtime_on_oceanbase_writes_reads_and_forgets(
@@ -76,13 +76,17 @@ async def test_a_runtime_on_oceanbase_writes_reads_and_forgets(
 ) -> None:
     """The public API on the OceanBase store: add, exact read, update, forget, prepare;
     scopes differing only in case are different scopes (binary collation)."""
-    async with glean.open_runtime(store=oceanbase(), embedder=glean.HashingEmbedder()) as rt:
-        refs = await rt.add_memories("Proj", [glean.MemoryEntry(text="staging frozen on Sundays")])
-        await rt.add_memories("proj", [glean.MemoryEntry(text="staging open on Sundays")])
-        new = await rt.update_memory(refs[0], glean.MemoryEntry(text="staging frozen all weekend"))
+    async with satchel.open_runtime(store=oceanbase(), embedder=satchel.HashingEmbedder()) as rt:
+        refs = await rt.add_memories(
+            "Proj", [satchel.MemoryEntry(text="staging frozen on Sundays")]
+        )
+        await rt.add_memories("proj", [satchel.MemoryEntry(text="staging open on Sundays")])
+        new = await rt.update_memory(
+            refs[0], satchel.MemoryEntry(text="staging frozen all weekend")
+        )
         assert (await rt.get_memory(refs[0])).text == "staging frozen on Sundays"
-        request = glean.PrepareContextRequest(scope_id="Proj", query="staging weekend")
-        items = glean.parse_context((await rt.prepare_context(request)).content or "")
+        request = satchel.PrepareContextRequest(scope_id="Proj", query="staging weekend")
+        items = satchel.parse_context((await rt.prepare_context(request)).content or "")
         assert [item.text for item in items] == ["staging frozen all weekend"]
         await rt.forget_memory(new)
         assert (await rt.prepare_context(request)).status == "empty"
@@ -97,11 +101,11 @@ async def test_schema_creation_is_idempotent_and_versioned(
     await first.bind_embedder("hashing", 8)
     await second.bind_embedder("hashing", 8)
     database = first._database
-    rows = await admin(seekdb, f"SELECT value FROM {database}.glean_meta WHERE name = 'schema'")
+    rows = await admin(seekdb, f"SELECT value FROM {database}.satchel_meta WHERE name = 'schema'")
     assert rows == [("2",)]
-    await admin(seekdb, f"UPDATE {database}.glean_meta SET value = '99' WHERE name = 'schema'")
+    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '99' WHERE name = 'schema'")
     newer = oceanbase()
-    with pytest.raises(glean.StoreError, match="newer than this glean"):
+    with pytest.raises(satchel.StoreError, match="newer than this satchel"):
         await newer.bind_embedder("hashing", 8)
     for store in (first, second, newer):
         await store.aclose()
@@ -117,9 +121,9 @@ async def test_large_scopes_search_approximately_and_find_a_fresh_insert(
     await store.bind_embedder("test", 4)
     basis = np.eye(4, dtype=np.float32)
     await store.add_memories(
-        "s", [glean.MemoryEntry(text=f"note {n}") for n in range(8)], np.repeat(basis[:1], 8, 0)
+        "s", [satchel.MemoryEntry(text=f"note {n}") for n in range(8)], np.repeat(basis[:1], 8, 0)
     )
-    await store.add_memories("s", [glean.MemoryEntry(text="fresh")], basis[3:4])
+    await store.add_memories("s", [satchel.MemoryEntry(text="fresh")], basis[3:4])
     pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("x"), basis[3], 4))
     assert pool.scope_rows == 9
     evidence = await store.evidence("memory", "s", pool.vector_keys[:1].tolist())
@@ -132,12 +136,12 @@ async def test_terms_under_three_letters_still_count_as_matches(
     oceanbase: Callable[..., OceanBaseStore],
 ) -> None:
     """The engine's parser drops words under 3 letters; the matched-term count is taken
-    on glean's analysed text, so "QA" still counts for a record found by "tokyo"."""
+    on satchel's analysed text, so "QA" still counts for a record found by "tokyo"."""
     store = oceanbase()
     await store.bind_embedder("test", 2)
     vectors = np.ones((2, 2), dtype=np.float32)
     await store.add_memories(
-        "s", [glean.MemoryEntry(text="QA in Tokyo"), glean.MemoryEntry(text="Tokyo")], vectors
+        "s", [satchel.MemoryEntry(text="QA in Tokyo"), satchel.MemoryEntry(text="Tokyo")], vectors
     )
     pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("QA Tokyo"), None, 8))
     assert sorted(pool.lexical_matches.tolist()) == [1, 2]
@@ -145,18 +149,18 @@ async def test_terms_under_three_letters_still_count_as_matches(
 
 
 _CHILD = """
-import sys, anyio, glean, json
-from glean.stores import open_store
+import sys, anyio, satchel, json
+from satchel.stores import open_store
 url, action, payload = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 async def main():
     store = await open_store(url)
-    async with glean.open_runtime(store=store, embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder()) as rt:
         if action == "add":
-            entry = glean.MemoryEntry(text=payload["text"])
+            entry = satchel.MemoryEntry(text=payload["text"])
             (ref,) = await rt.add_memories(payload["scope"], [entry])
             print(json.dumps([ref.scope_id, ref.entry_id, ref.version]))
         else:
-            await rt.forget_memory(glean.MemoryRef(*payload))
+            await rt.forget_memory(satchel.MemoryRef(*payload))
 anyio.run(main)
 """
 
@@ -179,13 +183,13 @@ async def test_two_processes_see_each_others_writes_and_forgets(
     seen too: no cache in this process serves the forgotten entry."""
     store = oceanbase()
     url = f"oceanbase://root@localhost/{store._database}?unix_socket={seekdb}"
-    request = glean.PrepareContextRequest(scope_id="theirs", query="lighthouse keeper")
-    async with glean.open_runtime(store=store, embedder=glean.HashingEmbedder()) as rt:
+    request = satchel.PrepareContextRequest(scope_id="theirs", query="lighthouse keeper")
+    async with satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder()) as rt:
         assert (await rt.prepare_context(request)).status == "empty"
         added = _in_child(url, "add", {"scope": "theirs", "text": "the lighthouse keeper"})
         ref = json.loads(added)
         context = await rt.prepare_context(request)
-        assert [item.text for item in glean.parse_context(context.content or "")] == [
+        assert [item.text for item in satchel.parse_context(context.content or "")] == [
             "the lighthouse keeper"
         ]
         _in_child(url, "forget", ref)
@@ -211,21 +215,21 @@ async def test_a_dropped_connection_discards_the_expansion_round_and_reconnects(
     store = oceanbase()
     wrapper = DropConnectionsInRoundOne(store)
     wrapper.socket = seekdb
-    efforts: list[glean.RecallEffort] = []
+    efforts: list[satchel.RecallEffort] = []
 
-    async def sink(effort: glean.RecallEffort) -> None:
+    async def sink(effort: satchel.RecallEffort) -> None:
         efforts.append(effort)
 
-    async with glean.open_runtime(
+    async with satchel.open_runtime(
         store=wrapper,
         embedder=ScriptedEmbedder(),
         recall_policy=policy(),
         recall_effort_sink=sink,
     ) as rt:
         first = await rt.prepare_context(_request())
-        assert len(glean.parse_context(first.content or "")) == 1  # round 0's one entry
+        assert len(satchel.parse_context(first.content or "")) == 1  # round 0's one entry
         second = await rt.prepare_context(_request())
-        assert len(glean.parse_context(second.content or "")) == 6
+        assert len(satchel.parse_context(second.content or "")) == 6
         assert efforts[1].rounds >= 2
 
 
@@ -236,10 +240,10 @@ async def test_a_dropped_connection_in_round_zero_is_store_unavailable(
     reconnects."""
     await _seed(oceanbase())
     store = oceanbase()
-    async with glean.open_runtime(store=store, embedder=ScriptedEmbedder()) as rt:
+    async with satchel.open_runtime(store=store, embedder=ScriptedEmbedder()) as rt:
         assert (await rt.prepare_context(_request())).status == "ready"  # pools a connection
         assert await _drop_connections(seekdb, store._database) > 0
-        with pytest.raises(glean.StoreUnavailableError):
+        with pytest.raises(satchel.StoreUnavailableError):
             await rt.prepare_context(_request())
         assert (await rt.prepare_context(_request())).status == "ready"
 
@@ -271,14 +275,14 @@ async def test_a_killed_engine_discards_the_round_then_fails_clearly(tmp_path: P
         await _seed(OceanBaseStore(unix_socket=store._server["unix_socket"]))
         wrapper = KillEngineInRoundOne(store)
         wrapper.pid = _engine_pid(directory)
-        async with glean.open_runtime(
+        async with satchel.open_runtime(
             store=wrapper,
             embedder=ScriptedEmbedder(),
             recall_policy=policy(),
         ) as rt:
             first = await rt.prepare_context(_request())
-            assert len(glean.parse_context(first.content or "")) == 1
-            with pytest.raises(glean.StoreUnavailableError):
+            assert len(satchel.parse_context(first.content or "")) == 1
+            with pytest.raises(satchel.StoreUnavailableError):
                 await rt.prepare_context(_request())
 
 
@@ -291,14 +295,14 @@ async def test_open_store_urls_and_redaction(tmp_path: Path, seekdb: str) -> Non
     url = f"oceanbase://root:s3cret@localhost:2881/db_{uuid.uuid4().hex[:8]}?unix_socket={seekdb}"
     async with open_store(url) as store:
         assert "s3cret" not in repr(store)
-        with pytest.raises(glean.StoreError) as failed:
+        with pytest.raises(satchel.StoreError) as failed:
             await store.bind_embedder("x", 4)  # root has no password: access denied
         assert "s3cret" not in str(failed.value)
     assert "s3cret" not in redact(url)
     assert "***" in redact(url)
-    with pytest.raises(glean.InvalidRequestError, match="scheme"):
+    with pytest.raises(satchel.InvalidRequestError, match="scheme"):
         await open_store("postgres://x")
-    with pytest.raises(glean.InvalidRequestError, match="absolute"):
+    with pytest.raises(satchel.InvalidRequestError, match="absolute"):
         await open_store("seekdb://relative/dir")
 
 
@@ -311,7 +315,7 @@ async def test_every_store_call_is_a_db_span(
     store = oceanbase(tracer_provider=provider)
     await store.bind_embedder("test", 2)
     await store.add_memories(
-        "s", [glean.MemoryEntry(text="secret words")], np.ones((1, 2), np.float32)
+        "s", [satchel.MemoryEntry(text="secret words")], np.ones((1, 2), np.float32)
     )
     await store.retrieve("memory", "s", PoolRequest(analyse_query("secret words"), None, 8))
     await store.aclose()

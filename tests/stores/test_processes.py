@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 
-import glean
+import satchel
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -18,12 +18,12 @@ pytestmark = pytest.mark.anyio
 
 # Run in another process: forget one entry, write a new scope, print the new ref.
 OTHER = """
-import json, sys, anyio, glean
+import json, sys, anyio, satchel
 
 async def main(path, scope, entry_id, version):
-    async with glean.open_runtime(path, embedder=glean.HashingEmbedder()) as rt:
-        await rt.forget_memory(glean.MemoryRef(scope, entry_id, int(version)))
-        note = glean.MemoryEntry(text="kestrel fresh scope note")
+    async with satchel.open_runtime(path, embedder=satchel.HashingEmbedder()) as rt:
+        await rt.forget_memory(satchel.MemoryRef(scope, entry_id, int(version)))
+        note = satchel.MemoryEntry(text="kestrel fresh scope note")
         (ref,) = await rt.add_memories("fresh", [note])
         print(json.dumps([ref.scope_id, ref.entry_id, ref.version]))
 
@@ -31,16 +31,16 @@ anyio.run(main, *sys.argv[1:])
 """
 
 
-async def other_process(path: Path, ref: glean.MemoryRef) -> glean.MemoryRef:
+async def other_process(path: Path, ref: satchel.MemoryRef) -> satchel.MemoryRef:
     done = await anyio.run_process(
         [sys.executable, "-c", OTHER, str(path), ref.scope_id, ref.entry_id, str(ref.version)]
     )
     scope, entry_id, version = json.loads(done.stdout)
-    return glean.MemoryRef(scope, entry_id, version)
+    return satchel.MemoryRef(scope, entry_id, version)
 
 
-def ids(context: glean.PreparedContext) -> set[str | None]:
-    return {item.citation.id for item in glean.parse_context(context.content)}
+def ids(context: satchel.PreparedContext) -> set[str | None]:
+    return {item.citation.id for item in satchel.parse_context(context.content)}
 
 
 async def test_another_processs_forget_and_new_scope_are_seen(tmp_path: Path) -> None:
@@ -48,13 +48,13 @@ async def test_another_processs_forget_and_new_scope_are_seen(tmp_path: Path) ->
     writes a scope this runtime never saw, the next prepare serves neither the forgotten
     entry nor misses the new scope, and get and forget find the new scope's entry."""
     path = tmp_path / "shared.db"
-    ask = glean.PrepareContextRequest(scope_id="team", query="kestrel note")
-    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
+    ask = satchel.PrepareContextRequest(scope_id="team", query="kestrel note")
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
         gone, kept = await rt.add_memories(
             "team",
             [
-                glean.MemoryEntry(text="kestrel note to forget"),
-                glean.MemoryEntry(text="kestrel note to keep"),
+                satchel.MemoryEntry(text="kestrel note to forget"),
+                satchel.MemoryEntry(text="kestrel note to keep"),
             ],
         )
         assert ids(await rt.prepare_context(ask)) == {gone.entry_id, kept.entry_id}
@@ -63,12 +63,12 @@ async def test_another_processs_forget_and_new_scope_are_seen(tmp_path: Path) ->
         assert (await rt.get_memory(gone)).text == "kestrel note to forget"  # still readable
         assert (await rt.get_memory(fresh)).text == "kestrel fresh scope note"
         there = await rt.prepare_context(
-            glean.PrepareContextRequest(scope_id="fresh", query="kestrel")
+            satchel.PrepareContextRequest(scope_id="fresh", query="kestrel")
         )
         assert ids(there) == {fresh.entry_id}
         await rt.forget_memory(fresh)
         after = await rt.prepare_context(
-            glean.PrepareContextRequest(scope_id="fresh", query="kestrel")
+            satchel.PrepareContextRequest(scope_id="fresh", query="kestrel")
         )
         assert after.status == "empty"
 
@@ -77,22 +77,22 @@ async def test_writes_after_another_process_keep_counts_right(tmp_path: Path) ->
     """A write that follows another process's writes builds on them: searches still find
     everything both processes wrote."""
     path = tmp_path / "shared.db"
-    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
-        (first,) = await rt.add_memories("team", [glean.MemoryEntry(text="kestrel one")])
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
+        (first,) = await rt.add_memories("team", [satchel.MemoryEntry(text="kestrel one")])
         await other_process(path, first)
-        await rt.add_memories("fresh", [glean.MemoryEntry(text="kestrel two")])
+        await rt.add_memories("fresh", [satchel.MemoryEntry(text="kestrel two")])
         found = await rt.prepare_context(
-            glean.PrepareContextRequest(scope_id="fresh", query="kestrel")
+            satchel.PrepareContextRequest(scope_id="fresh", query="kestrel")
         )
-    assert len(glean.parse_context(found.content)) == 2
+    assert len(satchel.parse_context(found.content)) == 2
 
 
 async def test_scope_counts_follow_another_processs_writes(tmp_path: Path) -> None:
     """A store open on the file counts what another process forgot and wrote since."""
     path = tmp_path / "shared.db"
-    async with glean.open_runtime(str(path), embedder=glean.HashingEmbedder()) as rt:
-        (ref,) = await rt.add_memories("team", [glean.MemoryEntry(text="kestrel one")])
-    store = await glean.SqliteStore.open(str(path))
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
+        (ref,) = await rt.add_memories("team", [satchel.MemoryEntry(text="kestrel one")])
+    store = await satchel.SqliteStore.open(str(path))
     try:
         assert await store.scope_counts() == {"team": {"memory": 1}}
         await other_process(path, ref)  # forgets the team's entry, writes scope "fresh"

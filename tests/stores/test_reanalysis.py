@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 import snowballstemmer
 
-import glean
-from glean.stores import OceanBaseStore, PoolRequest, SqliteStore
-from glean.vocabulary import _analysis
-from glean.vocabulary._analysis import analyse_query
+import satchel
+from satchel.stores import OceanBaseStore, PoolRequest, SqliteStore
+from satchel.vocabulary import _analysis
+from satchel.vocabulary._analysis import analyse_query
 
 from .test_oceanbase import admin
 
@@ -44,8 +44,8 @@ def vectors(count: int) -> Any:
     return np.repeat(np.eye(4, dtype=np.float32)[:1], count, axis=0)
 
 
-def dated(text: str, hours: int, thread: str | None = None) -> glean.MemoryEntry:
-    return glean.MemoryEntry(text=text, created_at=MAY_8 + timedelta(hours=hours), thread=thread)
+def dated(text: str, hours: int, thread: str | None = None) -> satchel.MemoryEntry:
+    return satchel.MemoryEntry(text=text, created_at=MAY_8 + timedelta(hours=hours), thread=thread)
 
 
 async def write_scenario(store: Any) -> None:
@@ -57,18 +57,18 @@ async def write_scenario(store: Any) -> None:
         dated("Caroline bought a guitar on May 7, 2023", 0, thread="t"),
         dated("Melanie went camping with the children", 1, thread="t"),
         dated("they ate at the new place", 2),
-        glean.MemoryEntry(text="undated: the mice ran off"),
+        satchel.MemoryEntry(text="undated: the mice ran off"),
     ]
     refs = await store.add_memories("c", entries, vectors(len(entries)))
     await store.update_memory(refs[2], dated("they ate pizza; the geese flew by", 3), vectors(1))
     await store.add_memories("d", [dated("Bob taught the children chess", 0)], vectors(1))
-    experience = glean.Experience(
+    experience = satchel.Experience(
         situation="the build broke", action="we rebuilt it", outcome="it ran", lesson="pin"
     )
     await store.add_experiences("c", [experience])
-    topic = glean.TopicMemory(title="Shopping", text="Caroline bought strings and picks")
+    topic = satchel.TopicMemory(title="Shopping", text="Caroline bought strings and picks")
     await store.add_topic_memories("c", [topic], vectors(1))
-    resource = glean.Resource(
+    resource = satchel.Resource(
         uri="file://notes", body="body", abstract="What we bought", overview="Mice, children"
     )
     await store.add_resources("c", [resource], vectors(1))
@@ -172,13 +172,13 @@ async def oceanbase_state(socket: str, database: str) -> dict[str, Any]:
     """Everything the OceanBase store derives from text (term frequencies of 0 left
     out, as for SQLite), and the schema version."""
     queries = {
-        "terms": "SELECT scope, family, k, live, terms FROM {db}.glean_records ORDER BY 1, 2, 3",
-        "stats": "SELECT scope, family, term, df FROM {db}.glean_terms WHERE df > 0"
+        "terms": "SELECT scope, family, k, live, terms FROM {db}.satchel_records ORDER BY 1, 2, 3",
+        "stats": "SELECT scope, family, term, df FROM {db}.satchel_terms WHERE df > 0"
         " ORDER BY 1, 2, 3",
-        "totals": "SELECT scope, family, live_rows, threaded, term_total FROM {db}.glean_counts"
+        "totals": "SELECT scope, family, live_rows, threaded, term_total FROM {db}.satchel_counts"
         " ORDER BY 1, 2",
-        "days": "SELECT scope, family, k, low, high FROM {db}.glean_mentions ORDER BY 1, 2, 3, 4",
-        "schema": "SELECT value FROM {db}.glean_meta WHERE name = 'schema'",
+        "days": "SELECT scope, family, k, low, high FROM {db}.satchel_mentions ORDER BY 1, 2, 3, 4",
+        "schema": "SELECT value FROM {db}.satchel_meta WHERE name = 'schema'",
     }
     return {name: await admin(socket, query.format(db=database)) for name, query in queries.items()}
 
@@ -196,11 +196,11 @@ async def test_an_oceanbase_store_of_the_older_analysis_is_reanalysed(
         assert await found_by_question(store) == []
         await store.aclose()
     database = store._database
-    await admin(seekdb, f"UPDATE {database}.glean_meta SET value = '1' WHERE name = 'schema'")
-    await admin(seekdb, f"DELETE FROM {database}.glean_mentions")  # spoilt, to derive again
-    await admin(seekdb, f"UPDATE {database}.glean_counts SET term_total = term_total + 99")
+    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '1' WHERE name = 'schema'")
+    await admin(seekdb, f"DELETE FROM {database}.satchel_mentions")  # spoilt, to derive again
+    await admin(seekdb, f"UPDATE {database}.satchel_counts SET term_total = term_total + 99")
     before = await oceanbase_state(seekdb, database)
-    versions = await admin(seekdb, f"SELECT scope, version FROM {database}.glean_scopes")
+    versions = await admin(seekdb, f"SELECT scope, version FROM {database}.satchel_scopes")
 
     store = oceanbase()
     assert await found_by_question(store) == ["Caroline bought a guitar on May 7, 2023"]
@@ -221,10 +221,10 @@ async def test_an_oceanbase_store_of_the_older_analysis_is_reanalysed(
     assert migrated["days"]
     assert not before["days"]
     assert migrated["totals"] != before["totals"]
-    moved = await admin(seekdb, f"SELECT scope, version FROM {database}.glean_scopes")
+    moved = await admin(seekdb, f"SELECT scope, version FROM {database}.satchel_scopes")
     assert {scope: version + 1 for scope, version in versions} == dict(moved)
 
-    await admin(seekdb, f"UPDATE {database}.glean_meta SET value = '1' WHERE name = 'schema'")
+    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '1' WHERE name = 'schema'")
     stores = [oceanbase(), oceanbase()]  # the step again, on its own output, by two at once
     async with anyio.create_task_group() as group:
         for store in stores:

@@ -9,9 +9,9 @@ import anyio
 import numpy as np
 import pytest
 
-import glean
-from glean.stores import PoolRequest, SqliteStore
-from glean.vocabulary._analysis import analyse_query
+import satchel
+from satchel.stores import PoolRequest, SqliteStore
+from satchel.vocabulary._analysis import analyse_query
 from tests._envelope import contents
 
 if TYPE_CHECKING:
@@ -20,15 +20,17 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 
-async def prepare(rt: glean.Runtime, query: str, scope: str = "s") -> list[str]:
-    request = glean.PrepareContextRequest(scope_id=scope, query=query)
+async def prepare(rt: satchel.Runtime, query: str, scope: str = "s") -> list[str]:
+    request = satchel.PrepareContextRequest(scope_id=scope, query=query)
     return contents((await rt.prepare_context(request)).content)
 
 
 async def test_concurrent_prepares_and_writes_on_a_file(tmp_path: Path) -> None:
     """Many prepares run at once beside writes, each seeing a consistent store."""
-    async with glean.open_runtime(str(tmp_path / "g.db"), readers=3) as rt:
-        await rt.add_memories("s", [glean.MemoryEntry(text=f"kestrel node {n}") for n in range(20)])
+    async with satchel.open_runtime(str(tmp_path / "g.db"), readers=3) as rt:
+        await rt.add_memories(
+            "s", [satchel.MemoryEntry(text=f"kestrel node {n}") for n in range(20)]
+        )
         results: list[int] = []
 
         async def reader() -> None:
@@ -37,7 +39,7 @@ async def test_concurrent_prepares_and_writes_on_a_file(tmp_path: Path) -> None:
         async with anyio.create_task_group() as group:
             for _ in range(20):
                 group.start_soon(reader)
-            group.start_soon(rt.add_memories, "s", [glean.MemoryEntry(text="kestrel node 99")])
+            group.start_soon(rt.add_memories, "s", [satchel.MemoryEntry(text="kestrel node 99")])
         assert len(results) == 20
         assert set(results) <= {20, 21}
         assert "kestrel node 99" in await prepare(rt, "kestrel node 99")
@@ -54,9 +56,9 @@ async def test_thread_and_inline_searches_agree(inline_rows: int, parallel_rows:
     store = await SqliteStore.open()
     store._inline_rows = inline_rows
     store._vectors.parallel_rows = parallel_rows
-    embedder = glean.HashingEmbedder()
+    embedder = satchel.HashingEmbedder()
     texts = [f"rotation of the kestrel credential number {n}" for n in range(40)]
-    entries = [glean.MemoryEntry(text=t) for t in texts]
+    entries = [satchel.MemoryEntry(text=t) for t in texts]
     await store.add_memories("s", entries, await embedder.embed(texts))
     query = analyse_query("kestrel credential rotation")
     vector = (await embedder.embed([query.text]))[0]
@@ -74,7 +76,7 @@ async def test_thread_and_inline_searches_agree(inline_rows: int, parallel_rows:
 async def test_vectors_follow_writes_after_the_matrix_is_loaded() -> None:
     """Updates and forgets change the loaded matrix: old versions leave the vector channel."""
     store = await SqliteStore.open()
-    embedder = glean.HashingEmbedder()
+    embedder = satchel.HashingEmbedder()
 
     async def search(text: str) -> list[int]:
         query = analyse_query(text)
@@ -85,11 +87,11 @@ async def test_vectors_follow_writes_after_the_matrix_is_loaded() -> None:
         return keys
 
     (ref,) = await store.add_memories(
-        "s", [glean.MemoryEntry(text="alpha")], await embedder.embed(["alpha"])
+        "s", [satchel.MemoryEntry(text="alpha")], await embedder.embed(["alpha"])
     )
     (old_key,) = await search("alpha")
     new = await store.update_memory(
-        ref, glean.MemoryEntry(text="beta"), await embedder.embed(["beta"])
+        ref, satchel.MemoryEntry(text="beta"), await embedder.embed(["beta"])
     )
     keys = await search("beta")
     assert old_key not in keys
@@ -101,12 +103,12 @@ async def test_vectors_follow_writes_after_the_matrix_is_loaded() -> None:
 
 async def test_scope_version_changes_on_every_write() -> None:
     """Every write to a scope changes its version; other scopes keep theirs."""
-    async with glean.open_runtime() as rt:
+    async with satchel.open_runtime() as rt:
         store = rt.store
         assert store.scope_version("a") == 0
-        await rt.add_memories("a", [glean.MemoryEntry(text="one")])
-        await rt.set_profile("a", glean.Profile(text="p"))
-        await rt.add_experiences("a", [glean.Experience("s", "a", "o", "l")])
+        await rt.add_memories("a", [satchel.MemoryEntry(text="one")])
+        await rt.set_profile("a", satchel.Profile(text="p"))
+        await rt.add_experiences("a", [satchel.Experience("s", "a", "o", "l")])
         assert store.scope_version("a") == 3
         assert store.scope_version("b") == 0
 
@@ -114,11 +116,11 @@ async def test_scope_version_changes_on_every_write() -> None:
 async def test_term_statistics_follow_forget(tmp_path: Path) -> None:
     """Document frequencies drop when an entry leaves search, and survive reopening."""
     path = str(tmp_path / "g.db")
-    async with glean.open_runtime(path) as rt:
-        (ref,) = await rt.add_memories("s", [glean.MemoryEntry(text="zebra crossing")])
-        await rt.add_memories("s", [glean.MemoryEntry(text="zebra stripes")])
+    async with satchel.open_runtime(path) as rt:
+        (ref,) = await rt.add_memories("s", [satchel.MemoryEntry(text="zebra crossing")])
+        await rt.add_memories("s", [satchel.MemoryEntry(text="zebra stripes")])
         await rt.forget_memory(ref)
-    async with glean.open_runtime(path) as rt:
+    async with satchel.open_runtime(path) as rt:
         assert await prepare(rt, "zebra crossing") == ["zebra stripes"]
         store = rt.store
         assert isinstance(store, SqliteStore)
@@ -129,42 +131,42 @@ async def test_term_statistics_follow_forget(tmp_path: Path) -> None:
 async def test_a_store_refuses_another_embedder(tmp_path: Path) -> None:
     """A store remembers which embedder built its vectors and refuses another at open."""
     path = str(tmp_path / "g.db")
-    async with glean.open_runtime(path, embedder=glean.HashingEmbedder(64)) as rt:
-        await rt.add_memories("s", [glean.MemoryEntry(text="kestrel")])
+    async with satchel.open_runtime(path, embedder=satchel.HashingEmbedder(64)) as rt:
+        await rt.add_memories("s", [satchel.MemoryEntry(text="kestrel")])
     with pytest.raises(
-        glean.StoreError, match=r"built by hashing-v1/64.*opened with hashing-v1/128"
+        satchel.StoreError, match=r"built by hashing-v1/64.*opened with hashing-v1/128"
     ):
-        async with glean.open_runtime(path, embedder=glean.HashingEmbedder(128)):
+        async with satchel.open_runtime(path, embedder=satchel.HashingEmbedder(128)):
             pass
-    async with glean.open_runtime(path, embedder=glean.HashingEmbedder(64)) as rt:
+    async with satchel.open_runtime(path, embedder=satchel.HashingEmbedder(64)) as rt:
         assert await prepare(rt, "kestrel") == ["kestrel"]
 
 
 async def test_an_empty_store_accepts_any_embedder(tmp_path: Path) -> None:
     """Opening a store binds nothing until a vector is written."""
     path = str(tmp_path / "g.db")
-    async with glean.open_runtime(path, embedder=glean.HashingEmbedder(64)) as rt:
-        await rt.add_experiences("s", [glean.Experience("s", "a", "o", "l")])  # no vectors
-    async with glean.open_runtime(path, embedder=glean.HashingEmbedder(128)) as rt:
-        await rt.add_memories("s", [glean.MemoryEntry(text="kestrel")])
+    async with satchel.open_runtime(path, embedder=satchel.HashingEmbedder(64)) as rt:
+        await rt.add_experiences("s", [satchel.Experience("s", "a", "o", "l")])  # no vectors
+    async with satchel.open_runtime(path, embedder=satchel.HashingEmbedder(128)) as rt:
+        await rt.add_memories("s", [satchel.MemoryEntry(text="kestrel")])
         assert await prepare(rt, "kestrel") == ["kestrel"]
 
 
 async def test_reembed_rebuilds_vectors_for_a_new_embedder(tmp_path: Path) -> None:
     """reembed swaps every live vector and the recorded embedder in one transaction."""
     path = str(tmp_path / "g.db")
-    async with glean.open_runtime(path, embedder=glean.HashingEmbedder(64)) as rt:
-        (ref,) = await rt.add_memories("s", [glean.MemoryEntry(text="kestrel one")])
-        await rt.update_memory(ref, glean.MemoryEntry(text="kestrel two"))
-        await rt.add_topic_memories("s", [glean.TopicMemory(title="kestrel", text="notes")])
+    async with satchel.open_runtime(path, embedder=satchel.HashingEmbedder(64)) as rt:
+        (ref,) = await rt.add_memories("s", [satchel.MemoryEntry(text="kestrel one")])
+        await rt.update_memory(ref, satchel.MemoryEntry(text="kestrel two"))
+        await rt.add_topic_memories("s", [satchel.TopicMemory(title="kestrel", text="notes")])
     store = await SqliteStore.open(path)
-    new = glean.HashingEmbedder(128)
+    new = satchel.HashingEmbedder(128)
     seen: list[tuple[int, int]] = []
     count = await store.reembed(new, progress=lambda done, total: seen.append((done, total)))
     await store.aclose()
     assert count == 2  # the live memory version and the topic; the retired version has none
     assert seen[-1] == (2, 2)
-    async with glean.open_runtime(path, embedder=new) as rt:
+    async with satchel.open_runtime(path, embedder=new) as rt:
         assert await prepare(rt, "kestrel two") == ["kestrel two", "kestrel\n\nnotes"]
 
 
@@ -172,8 +174,8 @@ async def test_closed_store_refuses_writes() -> None:
     """Writing to a closed store raises StoreError instead of touching a closed file."""
     store = await SqliteStore.open()
     await store.aclose()
-    with pytest.raises(glean.StoreError, match="closed"):
-        await store.add_experiences("s", [glean.Experience("s", "a", "o", "l")])
+    with pytest.raises(satchel.StoreError, match="closed"):
+        await store.add_experiences("s", [satchel.Experience("s", "a", "o", "l")])
 
 
 async def test_unknown_scope_retrieves_nothing() -> None:
@@ -188,19 +190,20 @@ async def test_unknown_scope_retrieves_nothing() -> None:
 
 async def test_cached_evidence_never_outlives_a_forget_or_update() -> None:
     """Evidence cached by one prepare is not served after its entry is forgotten or updated."""
-    async with glean.open_runtime() as rt:
+    async with satchel.open_runtime() as rt:
         (kept, gone) = await rt.add_memories(
-            "s", [glean.MemoryEntry(text="kestrel north"), glean.MemoryEntry(text="kestrel south")]
+            "s",
+            [satchel.MemoryEntry(text="kestrel north"), satchel.MemoryEntry(text="kestrel south")],
         )
         assert sorted(await prepare(rt, "kestrel")) == ["kestrel north", "kestrel south"]
         await rt.forget_memory(gone)
-        await rt.update_memory(kept, glean.MemoryEntry(text="kestrel west"))
+        await rt.update_memory(kept, satchel.MemoryEntry(text="kestrel west"))
         assert await prepare(rt, "kestrel") == ["kestrel west"]
 
 
 def test_evidence_cache_ignores_reads_older_than_a_retirement() -> None:
     """A read that started before rows were retired is not cached; capacity is a bound."""
-    from glean.stores._evidence_cache import EvidenceCache
+    from satchel.stores._evidence_cache import EvidenceCache
     from tests.recall._factory import evidence
 
     cache = EvidenceCache(capacity=2)
@@ -221,11 +224,11 @@ async def test_matched_terms_count_whole_query_terms_only() -> None:
     terms: repeats count once, and a term inside a longer one (cat, category) is no match,
     nor is a term indexed in another scope."""
     store = await SqliteStore.open()
-    embedder = glean.HashingEmbedder()
+    embedder = satchel.HashingEmbedder()
     texts = ["cat cat cat", "category catalogue", "cat and dog", "dog only"]
     vectors = await embedder.embed(texts)
-    await store.add_memories("s", [glean.MemoryEntry(text=t) for t in texts], vectors)
-    await store.add_memories("t", [glean.MemoryEntry(text="cat dog")], vectors[:1])
+    await store.add_memories("s", [satchel.MemoryEntry(text=t) for t in texts], vectors)
+    await store.add_memories("t", [satchel.MemoryEntry(text="cat dog")], vectors[:1])
     pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("cat dog"), None, 32))
     matches = dict(zip(pool.lexical_keys.tolist(), pool.lexical_matches.tolist(), strict=True))
     evidence = await store.evidence("memory", "s", list(matches))
@@ -239,14 +242,14 @@ async def test_one_row_reads_keep_bm25_order_and_exact_text(tmp_path: Path) -> N
     evidence text comes back exactly, control characters, NUL and astral characters
     included."""
     store = await SqliteStore.open(str(tmp_path / "g.db"))
-    embedder = glean.HashingEmbedder()
+    embedder = satchel.HashingEmbedder()
     rng = np.random.default_rng(7)
     words = ["kestrel", "osprey", "merlin", "harrier", "falcon", "eagle", "kite"]
     texts = [" ".join(rng.choice(words, size=int(rng.integers(2, 12)))) for _ in range(300)]
     odd = 'kestrel \x00 nul \x01\x1f\u2028 \u202e bidi \U0001f985 "quoted" \\ back'
     texts.append(odd)
     await store.add_memories(
-        "s", [glean.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
+        "s", [satchel.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
     )
     query = analyse_query("kestrel osprey merlin")
     pool = await store.retrieve("memory", "s", PoolRequest(query, None, 64))
@@ -278,14 +281,14 @@ async def test_a_long_note_holding_a_rare_term_joins_the_full_text_pool() -> Non
     rare term once; past the pool's limit the long note still joins, after the ranked
     ones, and holds all three terms. A rare term held within the limit changes nothing."""
     store = await SqliteStore.open()
-    embedder = glean.HashingEmbedder()
+    embedder = satchel.HashingEmbedder()
     shorts = [f"incident runbook note {n}" for n in range(40)]
     others = [f"unrelated memo {n} about lunch" for n in range(400)]
     filler = " ".join(f"word{n} plain sentence" for n in range(300))
     long_note = f"opening line. The zephyrine incident runbook is here. {filler}"
     texts = [*shorts, *others, long_note]
     await store.add_memories(
-        "s", [glean.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
+        "s", [satchel.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
     )
     query = analyse_query("zephyrine incident runbook")
     pool = await store.retrieve("memory", "s", PoolRequest(query, None, 8))
@@ -315,11 +318,11 @@ class _WithoutJson:
 def test_a_sqlite_without_json_functions_is_refused_by_name() -> None:
     """Opening on a SQLite that lacks a feature the store needs fails at once, naming it,
     rather than at the first search."""
-    from glean.stores._sqlite_rows import require_features
+    from satchel.stores._sqlite_rows import require_features
 
     conn = sqlite3.connect(":memory:")
     require_features(conn)  # this Python's SQLite has both
-    with pytest.raises(glean.StoreError, match="lacks JSON functions"):
+    with pytest.raises(satchel.StoreError, match="lacks JSON functions"):
         require_features(_WithoutJson(conn))  # type: ignore[arg-type]
     conn.close()
 
@@ -327,7 +330,7 @@ def test_a_sqlite_without_json_functions_is_refused_by_name() -> None:
 @pytest.fixture
 def no_connections(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if SqliteStore.open opens a connection."""
-    from glean.stores import _sqlite
+    from satchel.stores import _sqlite
 
     def refuse(*args: object, **kwargs: object) -> object:
         raise AssertionError("a connection opened before the arguments were validated")
@@ -339,7 +342,7 @@ def no_connections(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("database", [5, None, "", b"g.db"])
 async def test_open_refuses_a_database_that_is_not_a_path(database: object) -> None:
     """SqliteStore.open with a non-string or empty database raises naming database."""
-    with pytest.raises(glean.InvalidRequestError, match=r"^database must be"):
+    with pytest.raises(satchel.InvalidRequestError, match=r"^database must be"):
         await SqliteStore.open(database)  # type: ignore[arg-type]
 
 
@@ -347,14 +350,14 @@ async def test_open_refuses_a_database_that_is_not_a_path(database: object) -> N
 @pytest.mark.parametrize("readers", ["x", 0, -1, True, 2.0])
 async def test_open_refuses_a_bad_readers_count(readers: object) -> None:
     """readers must be an integer >= 1 (0 would hang every worker-thread read)."""
-    with pytest.raises(glean.InvalidRequestError, match=r"^readers must be an integer >= 1"):
+    with pytest.raises(satchel.InvalidRequestError, match=r"^readers must be an integer >= 1"):
         await SqliteStore.open(readers=readers)  # type: ignore[arg-type]
 
 
 @pytest.mark.usefixtures("no_connections")
 async def test_open_refuses_a_bad_tracer_provider_before_connecting() -> None:
     """A tracer_provider that is not a TracerProvider raises naming it; nothing opens."""
-    with pytest.raises(glean.InvalidRequestError, match=r"^tracer_provider must be"):
+    with pytest.raises(satchel.InvalidRequestError, match=r"^tracer_provider must be"):
         await SqliteStore.open(tracer_provider=object())  # type: ignore[arg-type]
 
 
@@ -363,11 +366,11 @@ async def test_reads_by_row_look_rows_up_by_key(tmp_path: Path, count: int) -> N
     """Evidence and neighbour reads find their rows by key, never by scanning the scope
     through an index led by (family, scope): that scan made 64 evidence rows of a
     100k-record scope cost 34 ms instead of 0.8."""
-    from glean.stores import _sqlite_schema as sql
+    from satchel.stores import _sqlite_schema as sql
 
     path = tmp_path / "g.db"
-    async with glean.open_runtime(str(path)) as rt:
-        await rt.add_memories("s", [glean.MemoryEntry(text="one", thread="t")])
+    async with satchel.open_runtime(str(path)) as rt:
+        await rt.add_memories("s", [satchel.MemoryEntry(text="one", thread="t")])
     arguments = [*range(1, count + 1), "memory", 1]
     statements = [sql.fetch_statement(count), sql.threaded_rows(count)]
     with sqlite3.connect(path) as conn:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 import snowballstemmer
 
-from glean.vocabulary._analysis import (
+from satchel.vocabulary._analysis import (
     MAX_QUERY_TERMS,
     AnalysedQuery,
     analyse,
@@ -23,8 +23,8 @@ from glean.vocabulary._analysis import (
     match_expression,
     warm_up,
 )
-from glean.vocabulary._analysis import _term as cached_term
-from glean.vocabulary._errors import InvalidRequestError
+from satchel.vocabulary._analysis import _term as cached_term
+from satchel.vocabulary._errors import InvalidRequestError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

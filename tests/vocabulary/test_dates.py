@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from glean.vocabulary._dates import extract_dates, mentioned_days, shifted
+from satchel.vocabulary._dates import extract_dates, mentioned_days, shifted
 
 REFERENCE = date(2023, 5, 10)  # a Wednesday
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import glean
-from glean.builder import needs_body, tier_ceiling
-from glean.vocabulary import (
+import satchel
+from satchel.builder import needs_body, tier_ceiling
+from satchel.vocabulary import (
     DEFAULT_FAMILIES,
     FAMILIES,
     FAMILY_RULES,
@@ -52,7 +52,7 @@ def test_derived_orders_come_from_the_table() -> None:
     ],
 )
 def test_citations_use_each_familys_field_names(
-    family: glean.vocabulary.Family,
+    family: satchel.vocabulary.Family,
     record_id: str | None,
     version: int | None,
     expected: dict[str, object],
@@ -86,7 +86,7 @@ def test_serving_rules_follow_the_table() -> None:
 
 def test_limits_read_each_familys_ceiling_from_the_table() -> None:
     """Candidate ceilings and item limits name their Limits field in the row."""
-    limits = glean.Limits(memory_candidates=5, experience_items=1)
+    limits = satchel.Limits(memory_candidates=5, experience_items=1)
     assert limits.ceiling("memory") == 5
     assert limits.ceiling("profile") == 1
     assert limits.item_limit("experience") == 1
@@ -96,20 +96,20 @@ def test_limits_read_each_familys_ceiling_from_the_table() -> None:
 def test_section_limits_come_from_the_table() -> None:
     """An experience section may ask for at most two items, as its row says."""
     assert rules("experience").max_section_limit == 2
-    request = glean.PrepareContextRequest(
-        scope_id=SCOPE, query="q", assembly=glean.Assembly((glean.Section("experience", 3),))
+    request = satchel.PrepareContextRequest(
+        scope_id=SCOPE, query="q", assembly=satchel.Assembly((satchel.Section("experience", 3),))
     )
-    with pytest.raises(glean.InvalidRequestError, match=r"sections\[0\]\.limit"):
-        glean.vocabulary.validate_request(request)
+    with pytest.raises(satchel.InvalidRequestError, match=r"sections\[0\]\.limit"):
+        satchel.vocabulary.validate_request(request)
 
 
 def test_a_citation_names_the_identity_of_its_evidence() -> None:
     """Citation.identity is the evidence identity, a resource's version ignored."""
     memory = Evidence.from_record("memory", SCOPE, "e1", 2, text="a")
     resource = Evidence.from_record("resource", SCOPE, "u", 3, abstract="b")
-    assert glean.Citation.from_json(memory.citation).identity() == memory.identity
-    assert glean.Citation("resource", SCOPE, "u", 7).identity() == resource.identity
+    assert satchel.Citation.from_json(memory.citation).identity() == memory.identity
+    assert satchel.Citation("resource", SCOPE, "u", 7).identity() == resource.identity
     assert (
-        glean.Citation("profile", SCOPE).identity()
+        satchel.Citation("profile", SCOPE).identity()
         == Evidence.from_record("profile", SCOPE, text="p").identity
     )

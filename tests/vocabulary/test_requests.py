@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import glean
+import satchel
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -15,16 +15,16 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def runtime() -> AsyncIterator[glean.Runtime]:
-    async with glean.open_runtime() as rt:
-        await rt.add_memories("s", [glean.MemoryEntry(text="the backup runs nightly")])
+async def runtime() -> AsyncIterator[satchel.Runtime]:
+    async with satchel.open_runtime() as rt:
+        await rt.add_memories("s", [satchel.MemoryEntry(text="the backup runs nightly")])
         yield rt
 
 
-def request(**overrides: Any) -> glean.PrepareContextRequest:
+def request(**overrides: Any) -> satchel.PrepareContextRequest:
     fields: dict[str, Any] = {"scope_id": "s", "query": "backup", "max_bytes": 8000}
     fields.update(overrides)
-    return glean.PrepareContextRequest(**fields)
+    return satchel.PrepareContextRequest(**fields)
 
 
 BAD_REQUESTS = [
@@ -41,38 +41,38 @@ BAD_REQUESTS = [
     pytest.param({"references": ["ok", ""]}, "references[1]", id="empty-reference"),
     pytest.param({"assembly": "memory"}, "assembly", id="assembly-type"),
     pytest.param(
-        {"assembly": glean.Assembly(sections=(glean.Section("diary", 1),))},
+        {"assembly": satchel.Assembly(sections=(satchel.Section("diary", 1),))},
         "assembly.sections[0].family",
         id="unknown-family",
     ),
     pytest.param(
         {
-            "assembly": glean.Assembly(
-                sections=(glean.Section("memory", 1), glean.Section("memory", 2))
+            "assembly": satchel.Assembly(
+                sections=(satchel.Section("memory", 1), satchel.Section("memory", 2))
             )
         },
         "assembly.sections[1].family",
         id="family-twice",
     ),
     pytest.param(
-        {"assembly": glean.Assembly(sections=(glean.Section("memory", 0),))},
+        {"assembly": satchel.Assembly(sections=(satchel.Section("memory", 0),))},
         "assembly.sections[0].limit",
         id="limit-zero",
     ),
     pytest.param(
-        {"assembly": glean.Assembly(sections=(glean.Section("memory", 9),))},
+        {"assembly": satchel.Assembly(sections=(satchel.Section("memory", 9),))},
         "assembly.sections[0].limit",
         id="limit-nine",
     ),
     pytest.param(
-        {"assembly": glean.Assembly(sections=(glean.Section("experience", 3),))},
+        {"assembly": satchel.Assembly(sections=(satchel.Section("experience", 3),))},
         "assembly.sections[0].limit",
         id="experience-limit",
     ),
     pytest.param(
         {
-            "assembly": glean.Assembly(
-                sections=(glean.Section("memory", 5), glean.Section("topic-memory", 4))
+            "assembly": satchel.Assembly(
+                sections=(satchel.Section("memory", 5), satchel.Section("topic-memory", 4))
             )
         },
         "assembly.sections",
@@ -87,63 +87,65 @@ BAD_REQUESTS = [
 
 @pytest.mark.parametrize(("overrides", "field"), BAD_REQUESTS)
 async def test_invalid_request_names_field(
-    runtime: glean.Runtime, overrides: dict[str, Any], field: str
+    runtime: satchel.Runtime, overrides: dict[str, Any], field: str
 ) -> None:
     """A malformed field raises InvalidRequestError (a ValueError) naming that field."""
-    with pytest.raises(glean.InvalidRequestError, match=f"^{__import__('re').escape(field)}"):
+    with pytest.raises(satchel.InvalidRequestError, match=f"^{__import__('re').escape(field)}"):
         await runtime.prepare_context(request(**overrides))
-    assert issubclass(glean.InvalidRequestError, ValueError)
+    assert issubclass(satchel.InvalidRequestError, ValueError)
 
 
-async def test_not_a_request_is_refused(runtime: glean.Runtime) -> None:
+async def test_not_a_request_is_refused(runtime: satchel.Runtime) -> None:
     """Passing something other than a PrepareContextRequest is an InvalidRequestError."""
-    with pytest.raises(glean.InvalidRequestError, match="request"):
+    with pytest.raises(satchel.InvalidRequestError, match="request"):
         await runtime.prepare_context({"scope_id": "s", "query": "q"})
 
 
-async def test_boundaries_are_accepted(runtime: glean.Runtime) -> None:
+async def test_boundaries_are_accepted(runtime: satchel.Runtime) -> None:
     """max_bytes 512 and 32768, an 8192-character query and limits summing to 8 are valid."""
-    sections = (glean.Section("memory", 6), glean.Section("experience", 2))
+    sections = (satchel.Section("memory", 6), satchel.Section("experience", 2))
     for overrides in (
         {"max_bytes": 512},
         {"max_bytes": 32768},
         {"query": "backup " + "x" * 8185},
-        {"assembly": glean.Assembly(sections=sections)},
+        {"assembly": satchel.Assembly(sections=sections)},
     ):
         result = await runtime.prepare_context(request(**overrides))
         assert result.status == "ready"
 
 
-async def test_empty_sections_is_normal_empty_result(runtime: glean.Runtime) -> None:
+async def test_empty_sections_is_normal_empty_result(runtime: satchel.Runtime) -> None:
     """sections=() is a valid request whose result is the normal empty result."""
-    result = await runtime.prepare_context(request(assembly=glean.Assembly(sections=())))
+    result = await runtime.prepare_context(request(assembly=satchel.Assembly(sections=())))
     assert (result.status, result.content, result.content_bytes) == ("empty", None, 0)
 
 
 @pytest.mark.parametrize("value", [5, None, 2.5])
 async def test_sections_that_are_not_a_sequence_name_assembly_sections(
-    runtime: glean.Runtime, value: object
+    runtime: satchel.Runtime, value: object
 ) -> None:
     """Assembly(sections=X) constructs for any X; prepare_context names assembly.sections."""
-    assembly = glean.Assembly(sections=value)  # type: ignore[arg-type]
-    with pytest.raises(glean.InvalidRequestError, match=r"^assembly\.sections must be a sequence"):
+    assembly = satchel.Assembly(sections=value)  # type: ignore[arg-type]
+    with pytest.raises(
+        satchel.InvalidRequestError, match=r"^assembly\.sections must be a sequence"
+    ):
         await runtime.prepare_context(request(assembly=assembly))
 
 
 @pytest.mark.parametrize("value", [5, None, 2.5])
 async def test_references_that_are_not_a_sequence_name_references(
-    runtime: glean.Runtime, value: object
+    runtime: satchel.Runtime, value: object
 ) -> None:
     """PrepareContextRequest(references=X) constructs for any X; the prepare names references."""
     built = request(references=value)
-    with pytest.raises(glean.InvalidRequestError, match=r"^references must be a sequence"):
+    with pytest.raises(satchel.InvalidRequestError, match=r"^references must be a sequence"):
         await runtime.prepare_context(built)
 
 
 def test_iterable_sections_and_references_become_tuples() -> None:
     """The converters still turn a list or a generator into a tuple, and one string into one id."""
-    sections = [glean.Section("memory", 2)]
-    assert glean.Assembly(sections=sections).sections == (glean.Section("memory", 2),)
-    assert glean.Assembly(sections=iter(sections)).sections == (glean.Section("memory", 2),)
+    sections = [satchel.Section("memory", 2)]
+    assert satchel.Assembly(sections=sections).sections == (satchel.Section("memory", 2),)
+    assert satchel.Assembly(sections=iter(sections)).sections == (satchel.Section("memory", 2),)
     assert request(references=["a", "b"]).references == ("a", "b")
     assert request(references="a").references == ("a",)

@@ -1,4 +1,4 @@
-"""The loop's turn: glean's stretches of work on the event loop run one per loop pass."""
+"""The loop's turn: satchel's stretches of work on the event loop run one per loop pass."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import anyio.lowlevel
 import anyio.to_thread
 import pytest
 
-from glean.vocabulary import loop_turn
-from glean.vocabulary._turns import pieces
+from satchel.vocabulary import loop_turn
+from satchel.vocabulary._turns import pieces
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -61,11 +61,11 @@ async def test_another_task_runs_between_any_two_turns(anyio_backend: object) ->
     async def worker() -> None:
         for _ in range(stretches):
             async with loop_turn():
-                log.append("glean")
+                log.append("satchel")
 
     await run_observed(log, [worker] * 4)
-    assert log.count("glean") == 4 * stretches
-    assert longest_run(log, "glean") <= 2
+    assert log.count("satchel") == 4 * stretches
+    assert longest_run(log, "satchel") <= 2
 
 
 async def test_a_turn_is_given_back_when_its_work_fails(anyio_backend: object) -> None:
@@ -108,7 +108,7 @@ def test_a_piece_without_whitespace_is_cut_at_its_size() -> None:
 def test_a_worker_thread_lets_the_loop_in_between_pieces_of_a_long_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from glean.vocabulary import _analysis, _dates
+    from satchel.vocabulary import _analysis, _dates
 
     calls: list[str] = []
     for module in (_analysis, _dates):
@@ -126,7 +126,7 @@ def test_a_worker_thread_lets_the_loop_in_between_pieces_of_a_long_text(
 def gil_yields(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Zero sleeps ``let_loop_in`` takes, under a clock that moves a tenth of a
     millisecond per reading (each reading: some work done)."""
-    from glean.vocabulary import _turns
+    from satchel.vocabulary import _turns
 
     monkeypatch.setattr(_turns, "_since", threading.local())  # no thread has yielded yet
     clock = [time.perf_counter()]
@@ -142,7 +142,7 @@ def gil_yields(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 def _let_loop_in_many() -> None:
-    from glean.vocabulary import _turns
+    from satchel.vocabulary import _turns
 
     for _ in range(1000):  # 0.1-0.2 s of work by the clock
         _turns.let_loop_in()
@@ -151,7 +151,7 @@ def _let_loop_in_many() -> None:
 def test_a_worker_gives_up_the_gil_once_per_yield_interval(gil_yields: list[float]) -> None:
     """Giving the GIL up costs a zero sleep (~75 µs): it happens once ``YIELD_EVERY``
     has passed since the thread last did, not on every call."""
-    from glean.vocabulary import _turns
+    from satchel.vocabulary import _turns
 
     started = time.perf_counter()
     _let_loop_in_many()

@@ -11,8 +11,8 @@ import attrs
 import pytest
 from bench._citations import citation_key, delivered_citations
 
-import glean
-from glean._workload import (
+import satchel
+from satchel._workload import (
     CitationKey,
     IngestError,
     MalformedLine,
@@ -46,7 +46,7 @@ def memory(entry_id: str, text: str = "a fact", **fields: object) -> dict[str, o
 
 
 def test_every_family_becomes_its_record(tmp_path: Path) -> None:
-    """Each family's line is read into the matching glean record, with id and scope."""
+    """Each family's line is read into the matching satchel record, with id and scope."""
     path = jsonl(
         tmp_path / "entries.jsonl",
         memory("m1", "Alice moved to Lisbon.", kind="dialog", tags=["move"], thread="t1"),
@@ -81,11 +81,11 @@ def test_every_family_becomes_its_record(tmp_path: Path) -> None:
         ("p1", S, "profile"),
     ]
     assert [e.record for e in entries] == [
-        glean.MemoryEntry("Alice moved to Lisbon.", kind="dialog", tags=("move",), thread="t1"),
-        glean.Experience("s", "a", "o", "l"),
-        glean.TopicMemory("Moves", "notes"),
-        glean.Resource("docs/a.md", "b", abstract="about a", overview=None),
-        glean.Profile("a team"),
+        satchel.MemoryEntry("Alice moved to Lisbon.", kind="dialog", tags=("move",), thread="t1"),
+        satchel.Experience("s", "a", "o", "l"),
+        satchel.TopicMemory("Moves", "notes"),
+        satchel.Resource("docs/a.md", "b", abstract="about a", overview=None),
+        satchel.Profile("a team"),
     ]
 
 
@@ -94,7 +94,7 @@ def test_defaults_and_unknown_fields(tmp_path: Path) -> None:
     path = jsonl(tmp_path / "entries.jsonl", {"id": "m1", "scope": S, "text": "t", "speaker": "Al"})
     (entry,), errors = read_entries(path)
     assert errors == []
-    assert entry == WorkloadEntry("m1", S, "memory", glean.MemoryEntry("t"))
+    assert entry == WorkloadEntry("m1", S, "memory", satchel.MemoryEntry("t"))
 
 
 @pytest.mark.parametrize(
@@ -115,7 +115,7 @@ def test_created_at_is_aware_and_naive_means_utc(
     """created_at accepts ISO-8601 with Z, an offset, or none (read as UTC)."""
     path = jsonl(tmp_path / "entries.jsonl", memory("m1", created_at=created_at))
     (entry,), _ = read_entries(path)
-    assert isinstance(entry.record, glean.MemoryEntry)
+    assert isinstance(entry.record, satchel.MemoryEntry)
     assert entry.record.created_at == expected
     assert entry.record.created_at.utcoffset() == expected.utcoffset()
 
@@ -129,7 +129,7 @@ def test_session_number_becomes_a_thread(tmp_path: Path) -> None:
         memory("m3"),
     )
     entries, _ = read_entries(path)
-    threads = [e.record.thread for e in entries if isinstance(e.record, glean.MemoryEntry)]
+    threads = [e.record.thread for e in entries if isinstance(e.record, satchel.MemoryEntry)]
     assert threads == [f"{S}/session-3", "own", None]
 
 
@@ -192,7 +192,7 @@ def test_duplicate_id_is_an_error_on_the_later_line(tmp_path: Path) -> None:
     """A repeated id cannot be mapped back, so the later line is reported and skipped."""
     path = jsonl(tmp_path / "entries.jsonl", memory("m1", "first"), memory("m1", "second"))
     entries, errors = read_entries(path)
-    assert [e.record for e in entries] == [glean.MemoryEntry("first")]
+    assert [e.record for e in entries] == [satchel.MemoryEntry("first")]
     assert [str(e) for e in errors] == ["entries.jsonl:2: duplicate id 'm1' (first on line 1)"]
 
 
@@ -202,7 +202,7 @@ def test_byte_order_mark_and_bad_utf8(tmp_path: Path) -> None:
     good = json.dumps(memory("m1", "日本語のメモ"), ensure_ascii=False).encode()
     path.write_bytes(b"\xef\xbb\xbf" + good + b"\n" + b'{"id": "\xff"}\n')
     entries, errors = read_entries(path)
-    assert [e.record for e in entries] == [glean.MemoryEntry("日本語のメモ")]
+    assert [e.record for e in entries] == [satchel.MemoryEntry("日本語のメモ")]
     assert [(e.line_number, e.message) for e in errors] == [
         (2, "not valid UTF-8 at byte 9 of the line")
     ]
@@ -253,7 +253,7 @@ def test_malformed_query_is_reported(tmp_path: Path, line: object, message: str)
 
 def test_bundled_sample_is_well_formed() -> None:
     """The demo's sample workload reads without a single error, with every family present."""
-    sample = resources.files("glean.cli").joinpath("sample")
+    sample = resources.files("satchel.cli").joinpath("sample")
     with resources.as_file(sample.joinpath("entries.jsonl")) as path:
         entries, errors = read_entries(path)
     with resources.as_file(sample.joinpath("queries.jsonl")) as path:
@@ -283,41 +283,43 @@ class RecordingWriter:
 
     def _call(self, method: str, scope: str, records: list[Any]) -> None:
         if self.fail_on_call is not None and len(self.calls) + 1 == self.fail_on_call:
-            raise glean.StoreError("disk full")
+            raise satchel.StoreError("disk full")
         for index, record in enumerate(records):
             if getattr(record, "text", None) == self.refuse_text:
-                raise glean.InvalidRequestError(f"entries[{index}].text is refused")
+                raise satchel.InvalidRequestError(f"entries[{index}].text is refused")
         self.calls.append((method, scope, records))
 
     async def add_memories(
-        self, scope: str, entries: list[glean.MemoryEntry]
-    ) -> list[glean.MemoryRef]:
+        self, scope: str, entries: list[satchel.MemoryEntry]
+    ) -> list[satchel.MemoryRef]:
         self._call("add_memories", scope, entries)
         start = sum(len(c[2]) for c in self.calls[:-1] if c[0] == "add_memories")
-        return [glean.MemoryRef(scope, f"e{start + n}", 1) for n in range(len(entries))]
+        return [satchel.MemoryRef(scope, f"e{start + n}", 1) for n in range(len(entries))]
 
     async def add_experiences(
-        self, scope: str, items: list[glean.Experience]
-    ) -> list[glean.RecordRef]:
+        self, scope: str, items: list[satchel.Experience]
+    ) -> list[satchel.RecordRef]:
         self._call("add_experiences", scope, items)
-        return [glean.RecordRef("experience", scope, f"x{n}", 1) for n in range(len(items))]
+        return [satchel.RecordRef("experience", scope, f"x{n}", 1) for n in range(len(items))]
 
     async def add_topic_memories(
-        self, scope: str, items: list[glean.TopicMemory]
-    ) -> list[glean.RecordRef]:
+        self, scope: str, items: list[satchel.TopicMemory]
+    ) -> list[satchel.RecordRef]:
         self._call("add_topic_memories", scope, items)
-        return [glean.RecordRef("topic-memory", scope, f"t{n}", 1) for n in range(len(items))]
+        return [satchel.RecordRef("topic-memory", scope, f"t{n}", 1) for n in range(len(items))]
 
-    async def add_resources(self, scope: str, items: list[glean.Resource]) -> list[glean.RecordRef]:
+    async def add_resources(
+        self, scope: str, items: list[satchel.Resource]
+    ) -> list[satchel.RecordRef]:
         self._call("add_resources", scope, items)
-        return [glean.RecordRef("resource", scope, f"r{n}", 1) for n in range(len(items))]
+        return [satchel.RecordRef("resource", scope, f"r{n}", 1) for n in range(len(items))]
 
-    async def set_profile(self, scope: str, profile: glean.Profile) -> None:
+    async def set_profile(self, scope: str, profile: satchel.Profile) -> None:
         self._call("set_profile", scope, [profile])
 
 
 def entry(entry_id: str, scope: str = S, text: str | None = None) -> WorkloadEntry:
-    return WorkloadEntry(entry_id, scope, "memory", glean.MemoryEntry(text or entry_id))
+    return WorkloadEntry(entry_id, scope, "memory", satchel.MemoryEntry(text or entry_id))
 
 
 @pytest.mark.anyio
@@ -329,9 +331,9 @@ async def test_ingest_batches_by_scope_and_family_in_order() -> None:
         entry("b1", "b"),
         entry("a2", "a"),
         entry("a3", "a"),
-        WorkloadEntry("p1", "a", "profile", glean.Profile("old")),
+        WorkloadEntry("p1", "a", "profile", satchel.Profile("old")),
         entry("b2", "b"),
-        WorkloadEntry("p2", "a", "profile", glean.Profile("new")),
+        WorkloadEntry("p2", "a", "profile", satchel.Profile("new")),
     ]
     report = await ingest(writer, entries, batch_size=2)
     texts = [(method, scope, [r.text for r in records]) for method, scope, records in writer.calls]
@@ -372,7 +374,7 @@ async def test_failed_ingest_keeps_what_was_written() -> None:
             on_written=written.append,
         )
     assert written == [{"m0": ("memory", S, "e0", 1), "m1": ("memory", S, "e1", 1)}]
-    assert isinstance(caught.value.__cause__, glean.StoreError)
+    assert isinstance(caught.value.__cause__, satchel.StoreError)
     assert sorted(caught.value.report.ids) == ["m0", "m1"]
     assert caught.value.report.counts == {"memory": 2}
     assert done == [2]
@@ -403,7 +405,9 @@ async def test_ingest_reports_progress_per_batch() -> None:
 @pytest.mark.parametrize("batch_size", [0, -1, True, "2", 2.0])
 async def test_ingest_refuses_a_bad_batch_size(batch_size: int) -> None:
     """batch_size must be a positive integer: InvalidRequestError (a ValueError) naming it."""
-    with pytest.raises(glean.InvalidRequestError, match=r"^batch_size must be a positive integer"):
+    with pytest.raises(
+        satchel.InvalidRequestError, match=r"^batch_size must be a positive integer"
+    ):
         await ingest(RecordingWriter(), [entry("m1")], batch_size=batch_size)
 
 
@@ -411,7 +415,7 @@ async def test_ingest_refuses_a_bad_batch_size(batch_size: int) -> None:
 
 
 def sample_entries() -> list[WorkloadEntry]:
-    with resources.as_file(resources.files("glean.cli") / "sample" / "entries.jsonl") as path:
+    with resources.as_file(resources.files("satchel.cli") / "sample" / "entries.jsonl") as path:
         return read_entries(path)[0]
 
 
@@ -419,7 +423,7 @@ def sample_entries() -> list[WorkloadEntry]:
 async def test_ingest_maps_ids_to_the_citations_prepare_renders() -> None:
     """Every citation a prepare delivers maps back to a workload id through the report."""
     entries = sample_entries()
-    async with glean.open_runtime(embedder=glean.HashingEmbedder()) as rt:
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
         report = await ingest(rt, entries, batch_size=7)
         assert report.counts == {
             "memory": 40,
@@ -430,10 +434,14 @@ async def test_ingest_maps_ids_to_the_citations_prepare_renders() -> None:
         }
         assert report.rejected == ()
         assert len(report.ids) == len(entries)
-        assembly = glean.Assembly(
-            (glean.Section("profile", 1), glean.Section("memory", 4), glean.Section("resource", 1))
+        assembly = satchel.Assembly(
+            (
+                satchel.Section("profile", 1),
+                satchel.Section("memory", 4),
+                satchel.Section("resource", 1),
+            )
         )
-        request = glean.PrepareContextRequest(
+        request = satchel.PrepareContextRequest(
             scope_id="project:harbor",
             query="Why was the dispatch API slow on March 11? Check the latency runbook.",
             assembly=assembly,
@@ -450,15 +458,15 @@ async def test_ingest_maps_ids_to_the_citations_prepare_renders() -> None:
 async def test_ingested_memory_reads_back_exactly() -> None:
     """A mapped memory key is the MemoryRef of the written version, with thread and time."""
     entries = [e for e in sample_entries() if e.id in ("harbor/m05", "harbor/m24")]
-    async with glean.open_runtime() as rt:
+    async with satchel.open_runtime() as rt:
         report = await ingest(rt, entries)
         for item in entries:
             family, scope, entry_id, version = report.ids[item.id]
             assert family == "memory"
             assert isinstance(entry_id, str)
             assert isinstance(version, int)
-            record = await rt.get_memory(glean.MemoryRef(str(scope), entry_id, version))
-            assert isinstance(item.record, glean.MemoryEntry)
+            record = await rt.get_memory(satchel.MemoryRef(str(scope), entry_id, version))
+            assert isinstance(item.record, satchel.MemoryEntry)
             assert (record.text, record.created_at, record.thread) == (
                 item.record.text,
                 item.record.created_at,
@@ -470,7 +478,7 @@ async def test_ingested_memory_reads_back_exactly() -> None:
 @pytest.mark.anyio
 async def test_batch_the_runtime_refuses_is_retried_entry_by_entry() -> None:
     """A refused batch is written entry by entry: bad records rejected, the rest kept."""
-    resource = glean.Resource("docs/a.md", "body", abstract="about a")
+    resource = satchel.Resource("docs/a.md", "body", abstract="about a")
     entries = [
         WorkloadEntry("r1", S, "resource", resource),
         WorkloadEntry("r2", S, "resource", attrs.evolve(resource, abstract="about a, again")),
@@ -478,7 +486,7 @@ async def test_batch_the_runtime_refuses_is_retried_entry_by_entry() -> None:
         entry("m2", text=" "),
         entry("m3"),
     ]
-    async with glean.open_runtime() as rt:
+    async with satchel.open_runtime() as rt:
         report = await ingest(rt, entries)
     assert [(r.id, r.message) for r in report.rejected] == [
         ("m2", "entries[0].text must be a non-empty string")

@@ -1,0 +1,116 @@
+"""satchel: bounded, cited context packs for AI agents from the memory they keep.
+
+The package is layered; each layer imports only the layers below it (a test pins this):
+
+- ``cli`` (and ``_workload``, the workload files the CLI and the benchmarks read) call
+  the public API below and nothing else.
+- ``runtime``: ``open_runtime`` and ``Runtime``, the public API; the only layer that
+  wires the others together.
+- ``orchestration``: the only layer that runs tasks. One prepare goes ``Preparer`` ->
+  ``Coordinator`` (rounds, gate, commits) -> ``Searcher`` tasks, and fits through the
+  prepare's ``Packer``; per-scope locks and the session ledger live here.
+- ``recall`` (admission, fusion, gate, expander, merge, allocation) and ``builder``
+  (selection, tiers, fitting, rendering, budget probe): pure, side by side.
+- ``stores``: the ``Store`` protocol and the embedded SQLite store (I/O).
+- ``embedders``: text to vectors, each with its calibration.
+- ``vocabulary``: records, requests, the family table, limits, evidence and pools,
+  query analysis, dates, the error tree: plain values every layer shares.
+
+docs/architecture.md walks through the pipeline and the contracts each layer keeps.
+"""
+
+from . import stores as stores
+from .builder import parse_context as parse_context
+from .embedders import Embedder as Embedder
+from .embedders import HashingEmbedder as HashingEmbedder
+from .embedders import SentenceTransformerEmbedder as SentenceTransformerEmbedder
+from .embedders import StaticEmbedder as StaticEmbedder
+from .recall import AdmissionCounts as AdmissionCounts
+from .recall import AdmissionFloor as AdmissionFloor
+from .recall import FamilyView as FamilyView
+from .recall import FusionWeights as FusionWeights
+from .recall import GateAssessment as GateAssessment
+from .recall import RecallEffort as RecallEffort
+from .recall import RecallExpander as RecallExpander
+from .recall import RecallSufficiencyGate as RecallSufficiencyGate
+from .recall import RecallSufficiencyPolicy as RecallSufficiencyPolicy
+from .recall import SearchPlan as SearchPlan
+from .runtime import Runtime as Runtime
+from .runtime import open_runtime as open_runtime
+from .stores import MemoryStore as MemoryStore
+from .stores import SqliteStore as SqliteStore
+from .stores import Store as Store
+from .vocabulary import Assembly as Assembly
+from .vocabulary import BudgetView as BudgetView
+from .vocabulary import Calibration as Calibration
+from .vocabulary import Citation as Citation
+from .vocabulary import ContextItem as ContextItem
+from .vocabulary import Experience as Experience
+from .vocabulary import InvalidRequestError as InvalidRequestError
+from .vocabulary import Limits as Limits
+from .vocabulary import MemoryEntry as MemoryEntry
+from .vocabulary import MemoryRecord as MemoryRecord
+from .vocabulary import MemoryRef as MemoryRef
+from .vocabulary import ModelLoadError as ModelLoadError
+from .vocabulary import NotFoundError as NotFoundError
+from .vocabulary import PrepareContextRequest as PrepareContextRequest
+from .vocabulary import PreparedContext as PreparedContext
+from .vocabulary import PrepareFailedError as PrepareFailedError
+from .vocabulary import PrepareTimeoutError as PrepareTimeoutError
+from .vocabulary import Profile as Profile
+from .vocabulary import RecordRef as RecordRef
+from .vocabulary import Resource as Resource
+from .vocabulary import SatchelError as SatchelError
+from .vocabulary import Section as Section
+from .vocabulary import StoreError as StoreError
+from .vocabulary import StoreUnavailableError as StoreUnavailableError
+from .vocabulary import TopicMemory as TopicMemory
+
+__all__ = [
+    "AdmissionCounts",
+    "AdmissionFloor",
+    "Assembly",
+    "BudgetView",
+    "Calibration",
+    "Citation",
+    "ContextItem",
+    "Embedder",
+    "Experience",
+    "FamilyView",
+    "FusionWeights",
+    "GateAssessment",
+    "HashingEmbedder",
+    "InvalidRequestError",
+    "Limits",
+    "MemoryEntry",
+    "MemoryRecord",
+    "MemoryRef",
+    "MemoryStore",
+    "ModelLoadError",
+    "NotFoundError",
+    "PrepareContextRequest",
+    "PrepareFailedError",
+    "PrepareTimeoutError",
+    "PreparedContext",
+    "Profile",
+    "RecallEffort",
+    "RecallExpander",
+    "RecallSufficiencyGate",
+    "RecallSufficiencyPolicy",
+    "RecordRef",
+    "Resource",
+    "Runtime",
+    "SatchelError",
+    "SearchPlan",
+    "Section",
+    "SentenceTransformerEmbedder",
+    "SqliteStore",
+    "StaticEmbedder",
+    "Store",
+    "StoreError",
+    "StoreUnavailableError",
+    "TopicMemory",
+    "open_runtime",
+    "parse_context",
+    "stores",
+]

@@ -1,0 +1,200 @@
+"""satchel's values spelled as JSON, for the processes that speak it.
+
+The HTTP service (:mod:`satchel.http`) and the MCP server (:mod:`satchel.mcp`) read request
+values and write answers through these functions, so both spell satchel the same way: a
+citation, a memory entry, a date, an assembly's sections, a prepare request, a ref, a
+record and a pack.
+
+Only what JSON can get wrong is checked here: an unknown or missing field, a string
+where a list belongs, a date that does not parse. Every value is then validated by
+satchel itself. A refusal is a :class:`satchel.InvalidRequestError` whose message starts
+with the field as the JSON spells it (``entries[2].created_at``, ``exclude[0].version``),
+so a server can name the field in its answer.
+
+It sits above the public facade, beside the workload files, and imports only the
+public API.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import satchel
+from satchel.vocabulary._refs import full_id as full_id
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+#: The fields of a memory entry, of an assembly's section and of a citation. A citation
+#: is read as the servers' schemas spell it (``id``, ``version``) or with its family's
+#: field names (``entry_id`` or ``uri`` for ``id``, ``revision`` for ``version``), and an
+#: id as satchel minted it or as a pack writes it (``full_id``), so a host can hand
+#: back the citations it read off a pack's lines.
+ENTRY_FIELDS: Final = ("text", "kind", "tags", "created_at", "thread", "key")
+SECTION_FIELDS: Final = ("family", "limit")
+CITATION_FIELDS: Final = ("family", "scope", "id", "version", "entry_id", "uri", "revision")
+#: ``max_bytes`` when a request leaves it out (``PrepareContextRequest``'s default).
+DEFAULT_MAX_BYTES: Final = 8000
+_ID_NAMES: Final = ("id", "entry_id", "uri")
+_VERSION_NAMES: Final = ("version", "revision")
+_MOMENT: Final = "an ISO 8601 date-time with a UTC offset, e.g. 2024-03-04T09:00:00+00:00"
+
+
+def refuse(message: str) -> satchel.InvalidRequestError:
+    return satchel.InvalidRequestError(message)
+
+
+# ---------------------------------------------------------------------------- shapes
+
+
+def known(value: Mapping[str, Any], names: Sequence[str], where: str = "") -> None:
+    """Refuse a field ``names`` does not list, naming it (``entries[1].colour``)."""
+    for name in value:
+        if name not in names:
+            raise refuse(f"{where}{name} is not a field (expected: {', '.join(names)})")
+
+
+def required(value: Mapping[str, Any], name: str, where: str = "") -> Any:
+    if name not in value:
+        raise refuse(f"{where}{name} is required")
+    return value[name]
+
+
+def as_string(value: object, field: str) -> str:
+    if not isinstance(value, str):
+        raise refuse(f"{field} must be a string")
+    return value
+
+
+def as_list(value: object, field: str, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise refuse(f"{field} must be a list of {what}")
+    return value
+
+
+def as_object(value: object, field: str, names: Sequence[str]) -> dict[str, Any]:
+    """``value`` as a JSON object holding no field but ``names``."""
+    if not isinstance(value, dict):
+        raise refuse(f"{field} must be an object ({', '.join(names)})")
+    known(value, names, f"{field}.")
+    return value
+
+
+# ----------------------------------------------------------------------------- values
+
+
+def prepare_request(
+    fields: Mapping[str, Any], assembly: satchel.Assembly | None
+) -> satchel.PrepareContextRequest:
+    """The prepare request ``fields`` spell (``scope_id``, ``query``, ``max_bytes``,
+    ``references``, ``session_id``, ``detail``, ``exclude``), with the ``assembly`` the
+    caller read (the servers spell it differently). Scopes are checked to be strings, so
+    a token's grant can be matched against them; every other value is left to satchel."""
+    scope_id = as_string(required(fields, "scope_id"), "scope_id")
+    references = as_list(fields.get("references", []), "references", "scope ids")
+    for index, reference in enumerate(references):
+        as_string(reference, f"references[{index}]")
+    excluded = as_list(fields.get("exclude", []), "exclude", "citation objects")
+    return satchel.PrepareContextRequest(
+        scope_id=scope_id,
+        query=required(fields, "query"),
+        max_bytes=fields.get("max_bytes", DEFAULT_MAX_BYTES),
+        assembly=assembly,
+        references=tuple(references),
+        session_id=fields.get("session_id"),
+        detail=fields.get("detail"),  # a tier, a {family: tier} object or null: satchel checks
+        exclude=tuple(citation(item, f"exclude[{index}]") for index, item in enumerate(excluded)),
+    )
+
+
+def assembly(value: object, field: str) -> satchel.Assembly:
+    """The assembly a list of ``{family, limit}`` objects spells (at ``field``)."""
+    sections = []
+    for index, item in enumerate(as_list(value, field, "{family, limit} objects")):
+        where = f"{field}[{index}]"
+        section = as_object(item, where, SECTION_FIELDS)
+        family = required(section, "family", f"{where}.")
+        sections.append(satchel.Section(family, required(section, "limit", f"{where}.")))
+    return satchel.Assembly(tuple(sections))
+
+
+def citation(value: object, field: str) -> satchel.Citation:
+    """The citation ``{family, scope, id, version}`` (or a pack's spelling) names."""
+    cited = as_object(value, field, CITATION_FIELDS)
+    family = required(cited, "family", f"{field}.")
+    scope = as_string(required(cited, "scope", f"{field}."), f"{field}.scope")
+    record_id = _one_of(cited, field, _ID_NAMES)
+    version = _one_of(cited, field, _VERSION_NAMES)
+    if record_id is not None and not isinstance(record_id, str):
+        raise refuse(f"{field}.id must be a string or null")
+    if record_id is not None:
+        record_id = full_id(record_id)
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise refuse(f"{field}.version must be an integer or null")
+    return satchel.Citation(family, scope, record_id, version)
+
+
+def _one_of(cited: Mapping[str, Any], field: str, names: Sequence[str]) -> Any:
+    present = [name for name in names if name in cited]
+    if len(present) > 1:
+        raise refuse(f"{field}.{present[1]} repeats {field}.{present[0]} (give one of them)")
+    return cited[present[0]] if present else None
+
+
+def memory_entry(value: object, field: str) -> satchel.MemoryEntry:
+    """The memory entry ``{text, kind, tags, created_at, thread, key}`` spells."""
+    entry = as_object(value, field, ENTRY_FIELDS)
+    tags = as_list(entry.get("tags", []), f"{field}.tags", "strings")
+    return satchel.MemoryEntry(
+        text=required(entry, "text", f"{field}."),
+        kind=entry.get("kind", "fact"),
+        tags=tuple(tags),
+        created_at=moment(entry.get("created_at"), f"{field}.created_at"),
+        thread=entry.get("thread"),
+        key=entry.get("key"),
+    )
+
+
+def moment(value: object, field: str) -> datetime | None:
+    """An ISO 8601 date-time with its UTC offset, or None for null."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise refuse(f"{field} must be {_MOMENT}")
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise refuse(f"{field} must be {_MOMENT}, not {value!r}") from None
+    if when.utcoffset() is None:
+        raise refuse(f"{field} must carry a UTC offset (e.g. +00:00 or Z)")
+    return when
+
+
+# ---------------------------------------------------------------------------- answers
+
+
+def ref_json(ref: satchel.MemoryRef) -> dict[str, Any]:
+    return {"scope_id": ref.scope_id, "entry_id": ref.entry_id, "version": ref.version}
+
+
+def record_json(record: satchel.MemoryRecord) -> dict[str, Any]:
+    created = None if record.created_at is None else record.created_at.isoformat()
+    return {
+        "ref": ref_json(record.ref),
+        "text": record.text,
+        "kind": record.kind,
+        "tags": list(record.tags),
+        "created_at": created,
+        "thread": record.thread,
+        "key": record.key,
+    }
+
+
+def context_json(context: satchel.PreparedContext) -> dict[str, Any]:
+    return {
+        "schema": context.schema,
+        "status": context.status,
+        "content": context.content,
+        "content_bytes": context.content_bytes,
+    }

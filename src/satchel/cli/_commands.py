@@ -1,0 +1,463 @@
+"""``satchel ingest``, ``prepare``, ``get``, ``scopes``, ``forget`` and ``reembed``: the
+CLI's calls into the public runtime and stores.
+
+Every command returns an exit code: 0 on success, 1 when it could not do its work, 2 for
+bad input. Results go to stdout; progress, notes and errors to stderr. Nothing here
+reaches below the public API (``satchel.open_runtime``, ``satchel.stores``), the workload
+reader and the OTLP setup (``tracer_provider_from_env``: every command that opens a store
+export their spans when the standard OpenTelemetry variables ask for it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import signal
+import sys
+import threading
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, TextIO, TypeVar
+
+import anyio
+import attrs
+
+import satchel
+from satchel.embedders import from_spec
+
+from .._otlp import tracer_provider_from_env
+from .._workload import (
+    IngestError,
+    IngestReport,
+    MalformedLine,
+    WorkloadEntry,
+    append_id_map,
+    ingest,
+    iter_entries,
+)
+from ._progress import ProgressBar
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+
+    from opentelemetry.trace import TracerProvider
+
+MAX_SHOWN_ERRORS: Final = 100
+#: The families ``satchel scopes`` counts searchable records of, in the table's order.
+SEARCHABLE: Final = tuple(
+    family for family, rules in satchel.stores.FAMILY_RULES.items() if rules.searchable
+)
+ID_MAP_SUFFIX: Final = ".ids.jsonl"
+
+T = TypeVar("T")
+
+
+class CommandError(Exception):
+    """A command cannot go on; ``main`` prints the message and exits with ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def run_async(fn: Callable[[], Awaitable[T]], backend: str) -> T:
+    """Run a command's coroutine under ``backend`` (``asyncio`` or ``trio``)."""
+    if backend == "trio" and importlib.util.find_spec("trio") is None:
+        raise CommandError("--backend trio needs trio: pip install 'satchel[trio]'", code=2)
+    return anyio.run(fn, backend=backend)
+
+
+# ------------------------------------------------------------------------------ prepare
+
+
+def make_embedder(spec: str) -> satchel.Embedder:
+    """The embedder a ``--embedder`` choice names: static, hashing or ``st:PATH``."""
+    try:
+        return from_spec(spec)
+    except satchel.ModelLoadError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def reembed_command(args: argparse.Namespace) -> int:
+    """``satchel reembed``: rebuild every vector of a database with another embedder."""
+    database = existing_database(args.db)
+    embedder = make_embedder(args.embedder)
+
+    async def run() -> int:
+        store = await satchel.SqliteStore.open(database)
+        try:
+            return await store.reembed(
+                embedder, progress=lambda done, total: _reembed_progress(done, total)
+            )
+        finally:
+            await store.aclose()
+
+    count = run_async(run, args.backend)
+    print(f"re-embedded {count} records of {database} with {args.embedder}", file=sys.stderr)
+    return 0
+
+
+def _reembed_progress(done: int, total: int) -> None:
+    print(f"\rembedding {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
+
+
+def prepare_command(args: argparse.Namespace) -> int:
+    """``satchel prepare``: print one context pack for a query, and with ``--effort`` its effort."""
+    if args.db is not None:
+        existing_database(args.db)
+    request = satchel.PrepareContextRequest(
+        scope_id=args.scope,
+        query=args.query,
+        max_bytes=args.max_bytes,
+        references=tuple(args.reference),
+        assembly=satchel.Assembly(tuple(args.section)) if args.section else None,
+    )
+    record = _EffortRecord() if args.effort else None
+    embedder = make_embedder(args.embedder)
+    # Spans leave over OTLP when the environment asks for it (flushed as the block ends).
+    with tracer_provider_from_env() as provider:
+        run = partial(
+            _prepare, args, request, gate=args.gate, record=record, embedder=embedder,
+            prepare_timeout=args.timeout, tracer_provider=provider,
+        )  # fmt: skip
+        context = run_async(run, args.backend)
+    if args.json:
+        print(json.dumps(attrs.asdict(context), ensure_ascii=False, indent=2))
+    elif context.status == "empty":
+        scopes = ", ".join((args.scope, *args.reference))
+        print(f"satchel prepare: nothing relevant in {scopes} (status empty)", file=sys.stderr)
+    else:
+        print(context.content)
+    if record is not None:
+        record.report(sys.stderr)
+    return 0
+
+
+async def _prepare(
+    args: argparse.Namespace,
+    request: satchel.PrepareContextRequest,
+    *,
+    gate: bool,
+    record: _EffortRecord | None,
+    embedder: satchel.Embedder,
+    prepare_timeout: float | None = None,
+    tracer_provider: TracerProvider | None = None,
+) -> satchel.PreparedContext:
+    async with satchel.open_runtime(
+        store=await open_store(args, existing=True, tracer_provider=tracer_provider),
+        embedder=embedder,
+        tracer_provider=tracer_provider,
+        recall_policy=satchel.RecallSufficiencyPolicy() if gate else None,
+        # without a sink the runtime computes no effort at all
+        recall_effort_sink=None if record is None else record.keep,
+        prepare_timeout=prepare_timeout,
+    ) as runtime:
+        try:
+            # The one deadline function every host uses (infinite unless --timeout).
+            with anyio.fail_after(runtime.deadline_for(request)):
+                return await runtime.prepare_context(request)
+        except satchel.InvalidRequestError as exc:
+            raise CommandError(str(exc), code=2) from exc
+
+
+@attrs.define
+class _EffortRecord:
+    """The runtime's recall-effort sink for ``--effort``: keeps what one prepare spent."""
+
+    effort: satchel.RecallEffort | None = None
+
+    async def keep(self, effort: satchel.RecallEffort) -> None:
+        self.effort = effort
+
+    def report(self, stream: TextIO) -> None:
+        """Write the effort as one JSON object on one line of ``stream``."""
+        if self.effort is None:  # the runtime awaits the sink after every successful prepare
+            raise CommandError("the runtime reported no recall effort")
+        line = json.dumps(self.effort.to_json(), ensure_ascii=False, sort_keys=False)
+        print(line, file=stream)
+
+
+def get_command(args: argparse.Namespace) -> int:
+    """``satchel get``: print exactly the memory version a citation names, with its key."""
+    try:
+        ref = satchel.MemoryRef(args.scope, args.id, args.version)
+        record = _on_store(args, lambda store: store.get_memory(ref))
+    except satchel.InvalidRequestError as exc:
+        raise CommandError(str(exc), code=2) from exc
+    except satchel.NotFoundError as exc:
+        raise CommandError(str(exc)) from exc
+    created = None if record.created_at is None else record.created_at.isoformat()
+    fields = {
+        "scope": ref.scope_id, "entry_id": ref.entry_id, "version": ref.version,
+        "key": record.key, "text": record.text, "kind": record.kind, "tags": list(record.tags),
+        "created_at": created, "thread": record.thread,
+    }  # fmt: skip
+    print(json.dumps(fields, ensure_ascii=False, indent=2 if args.pretty else None))
+    return 0
+
+
+def scopes_command(args: argparse.Namespace) -> int:
+    """``satchel scopes``: every scope with its searchable records per family, and whether
+    it has a profile; a table, or with ``--json`` a JSON array."""
+    counts = _on_store(args, lambda store: store.scope_counts())
+    rows = [_ScopeRow.of(scope, counts[scope]) for scope in sorted(counts)]
+    if args.json:
+        print(json.dumps([row.to_json() for row in rows], ensure_ascii=False, indent=2))
+    elif rows:
+        _print_table(
+            ["scope", *SEARCHABLE, "profile"], [row.cells() for row in rows], numeric=SEARCHABLE
+        )
+    else:
+        print(f"satchel scopes: {store_label(args)} holds no scope yet", file=sys.stderr)
+    return 0
+
+
+@attrs.frozen
+class _ScopeRow:
+    """One scope as ``satchel scopes`` shows it."""
+
+    scope: str
+    records: dict[satchel.stores.Family, int]  # every searchable family, 0 when it holds none
+    profile: bool
+
+    @classmethod
+    def of(cls, scope: str, counts: Mapping[satchel.stores.Family, int]) -> _ScopeRow:
+        records = {family: counts.get(family, 0) for family in SEARCHABLE}
+        return cls(scope, records, counts.get("profile", 0) > 0)
+
+    def to_json(self) -> dict[str, object]:
+        return {"scope": self.scope, "records": self.records, "profile": self.profile}
+
+    def cells(self) -> list[str]:
+        counts = [f"{self.records[family]:,}" for family in SEARCHABLE]
+        return [self.scope, *counts, "yes" if self.profile else "no"]
+
+
+def _print_table(header: list[str], lines: list[list[str]], *, numeric: Iterable[str]) -> None:
+    """Print ``lines`` under ``header`` in aligned columns; ``numeric`` columns (by
+    header name) are right-aligned."""
+    numbers = set(numeric)
+    right = {column for column, name in enumerate(header) if name in numbers}
+    widths = [max(len(line[column]) for line in [header, *lines]) for column in range(len(header))]
+    for line in [header, *lines]:
+        cells = [
+            cell.rjust(width) if column in right else cell.ljust(width)
+            for column, (cell, width) in enumerate(zip(line, widths, strict=True))
+        ]
+        print("  ".join(cells).rstrip())
+
+
+def forget_command(args: argparse.Namespace) -> int:
+    """``satchel forget``: take the memory entry a citation names out of search."""
+    try:
+        ref = satchel.MemoryRef(args.scope, args.id, args.version)
+        _on_store(args, lambda store: store.forget_memory(ref))
+    except satchel.InvalidRequestError as exc:
+        raise CommandError(str(exc), code=2) from exc
+    except satchel.NotFoundError as exc:
+        raise CommandError(str(exc)) from exc
+    print(
+        f"satchel forget: forgot memory entry {ref.entry_id!r} in scope {ref.scope_id!r}: every"
+        " version is out of search and stays readable with 'satchel get'",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _on_store(args: argparse.Namespace, call: Callable[[satchel.Store], Awaitable[T]]) -> T:
+    """``call`` on the existing store ``args`` names, closed after, with its DB spans
+    exported when the environment asks. No embedder: the store alone answers a read or
+    a forget, whatever built its vectors."""
+    if args.db is not None:
+        existing_database(args.db)
+
+    async def run(provider: TracerProvider | None) -> T:
+        store = await open_store(args, existing=True, tracer_provider=provider)
+        try:
+            return await call(store)
+        finally:
+            await store.aclose()
+
+    with tracer_provider_from_env() as provider:
+        return run_async(partial(run, provider), args.backend)
+
+
+def store_label(args: argparse.Namespace) -> str:
+    """Where the command reads or writes, as shown to the user (no password)."""
+    return str(args.db) if args.store is None else satchel.stores.redact(args.store)
+
+
+async def open_store(
+    args: argparse.Namespace, *, existing: bool, tracer_provider: TracerProvider | None = None
+) -> satchel.Store:
+    """The store ``--db`` or ``--store`` names; ``existing``: a --db file must exist.
+    ``tracer_provider`` receives its DB spans (the global provider's, if any, when None)."""
+    if args.store is None:
+        database = existing_database(args.db) if existing else args.db
+        return await satchel.SqliteStore.open(database, tracer_provider=tracer_provider)
+    try:
+        return await satchel.stores.open_store(args.store, tracer_provider=tracer_provider)
+    except satchel.InvalidRequestError as exc:
+        raise CommandError(f"--store: {exc}", code=2) from exc
+
+
+def existing_database(path: str) -> str:
+    """The path of a database that already exists; reading never creates one."""
+    if not Path(path).is_file():
+        raise CommandError(
+            f"no database at {path}; create one with: satchel ingest WORKLOAD_DIR --db {path}",
+            code=2,
+        )
+    return path
+
+
+# ------------------------------------------------------------------------------- ingest
+
+
+def ingest_command(args: argparse.Namespace) -> int:
+    """``satchel ingest``: write a workload folder's entries into a database."""
+    entries_path = _entries_file(Path(args.workload_dir))
+    if args.db == ":memory:" or (args.store or "").rstrip("/") in ("memory:", "sqlite:"):
+        raise CommandError("--db must be a file: an in-memory store is gone when ingest ends", 2)
+    bar = ProgressBar(_count_lines(entries_path), sys.stderr, label="ingesting")
+    skipped = _SkippedLines(bar)
+    entries = skipped.filter(iter_entries(entries_path))
+    # The workload's ids are stored as idempotency keys either way; the side file that
+    # maps them to citations sits beside a --db file only.
+    id_map = None if args.db is None else args.db + ID_MAP_SUFFIX
+    embedder = make_embedder(args.embedder)
+    try:
+        # Spans leave over OTLP when the environment asks for it (flushed as the block ends).
+        with tracer_provider_from_env() as provider:
+            run = partial(
+                _ingest, args, entries, args.batch_size, bar, skipped, id_map, embedder, provider
+            )
+            report, failure = run_async(run, args.backend)
+    finally:
+        bar.finish()
+    _print_report(report, skipped, store_label(args), id_map)
+    if report.stopped:
+        print(f"satchel ingest: interrupted after {report.written:,} entries", file=sys.stderr)
+        return 130
+    if failure is not None:
+        raise CommandError(f"{failure} ({report.written:,} entries were written first)")
+    if not report.written:
+        raise CommandError(_nothing_written(entries_path, skipped.count, report))
+    left = skipped.count + len(report.rejected)
+    if left and not args.allow_skips:
+        raise CommandError(
+            f"{left:,} lines were not ingested (malformed or refused; see above);"
+            " what was written stays. Fix them and re-run, or pass --allow-skips"
+        )
+    return 0
+
+
+def _entries_file(folder: Path) -> Path:
+    if not folder.is_dir():
+        raise CommandError(f"no workload folder at {folder}")
+    entries = folder / "entries.jsonl"
+    if not entries.is_file():
+        raise CommandError(
+            f"{folder} holds no entries.jsonl ('satchel ingest --help' shows its format)"
+        )
+    return entries
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as lines:
+        return sum(1 for line in lines if line.strip())
+
+
+async def _ingest(
+    args: argparse.Namespace,
+    entries: Iterable[WorkloadEntry],
+    batch_size: int,
+    bar: ProgressBar,
+    skipped: _SkippedLines,
+    id_map: str | None,
+    embedder: satchel.Embedder,
+    tracer_provider: TracerProvider | None,
+) -> tuple[IngestReport, IngestError | None]:
+    store = await open_store(args, existing=False, tracer_provider=tracer_provider)
+    async with satchel.open_runtime(
+        store=store, embedder=embedder, tracer_provider=tracer_provider
+    ) as runtime:
+        with _stop_on_signals() as stopping:
+            try:
+                report = await ingest(
+                    runtime,
+                    entries,
+                    batch_size=batch_size,
+                    progress=lambda done: bar.update(done + skipped.count),
+                    # appended batch by batch, so an interrupted ingest maps what it wrote
+                    on_written=None if id_map is None else partial(append_id_map, id_map),
+                    should_stop=stopping.is_set,
+                )
+            except IngestError as exc:
+                return exc.report, exc
+    return report, None
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """Turn SIGINT and SIGTERM into a request to stop between batches: the batch being
+    written commits (and is mapped), the store closes, nothing is cut mid-write."""
+    stopping = threading.Event()
+    handled = [signal.SIGINT, signal.SIGTERM]
+    previous = {number: signal.getsignal(number) for number in handled}
+    for number in handled:
+        signal.signal(number, lambda *_: stopping.set())
+    try:
+        yield stopping
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+@attrs.define
+class _SkippedLines:
+    """Reports malformed lines on stderr as the reader meets them, and counts them."""
+
+    bar: ProgressBar
+    count: int = 0
+
+    def filter(self, items: Iterable[WorkloadEntry | MalformedLine]) -> Iterator[WorkloadEntry]:
+        for item in items:
+            if isinstance(item, MalformedLine):
+                self.skip(item)
+            else:
+                yield item
+
+    def skip(self, error: MalformedLine) -> None:
+        self.count += 1
+        if self.count <= MAX_SHOWN_ERRORS:
+            self.bar.note(str(error))
+        elif self.count == MAX_SHOWN_ERRORS + 1:
+            self.bar.note("... further malformed lines are counted but not shown")
+
+
+def _print_report(
+    report: IngestReport, skipped: _SkippedLines, database: str, id_map: str | None
+) -> None:
+    print(f"ingested {report.written:,} entries into {database}")
+    for family, count in report.written_by_family():
+        print(f"  {family:<13} {count:>8,}")
+    for rejected in report.rejected:
+        where = f"{rejected.family} entry {rejected.id!r} in scope {rejected.scope!r}"
+        print(f"satchel ingest: {where} refused: {rejected.message}", file=sys.stderr)
+    if report.rejected:
+        print(f"rejected {len(report.rejected):,} entries (see stderr)")
+    if skipped.count > MAX_SHOWN_ERRORS:
+        print(f"skipped {skipped.count:,} malformed lines (the first {MAX_SHOWN_ERRORS} on stderr)")
+    elif skipped.count:
+        print(f"skipped {skipped.count:,} malformed lines (see stderr)")
+    if report.ids and id_map is not None:
+        print(f"id map appended to {id_map}")
+
+
+def _nothing_written(path: Path, skipped: int, report: IngestReport) -> str:
+    if skipped or report.rejected:
+        return f"nothing ingested: every entry of {path} was malformed or rejected"
+    return f"nothing ingested: {path} holds no entries"

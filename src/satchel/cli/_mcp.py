@@ -1,0 +1,143 @@
+"""``satchel mcp``: serve a database's memory to an MCP host, over stdio or streamable HTTP.
+
+The server itself is :mod:`satchel.mcp` (imported only when the command runs, so the rest
+of the CLI works without the MCP SDK); this module parses the command line, opens the
+store and the runtime with the shared CLI helpers, and serves until the host hangs up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import sys
+from functools import partial
+from typing import TYPE_CHECKING, Final
+
+import satchel
+
+from .._otlp import tracer_provider_from_env
+from . import _options as options
+from ._commands import CommandError, make_embedder, open_store, run_async, store_label
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
+
+    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+#: Beside ``satchel serve``'s 8765, so both can run on one machine.
+DEFAULT_PORT: Final = 8766
+
+_DESCRIPTION = """\
+Serve the memory in --db (or --store) to an MCP host (Claude Code, Claude Desktop,
+Cursor, or any Model Context Protocol client) as four tools:
+
+  prepare_context  a bounded, cited context pack for a query (as 'satchel prepare')
+  add_memories     write memory entries, all or nothing; returns their refs
+  get_memory       read exactly the version a citation names
+  forget_memory    take an entry out of search (its versions stay readable)
+
+By default it speaks MCP over stdin and stdout, as a host launches it: stdout carries
+nothing but the protocol and every log line goes to stderr. It serves until the host
+closes stdin. The database at --db is created if it does not exist. A bad tool argument
+is answered with a tool error naming the field; the server keeps serving.
+
+--http serves the same tools as a streamable-HTTP endpoint at
+http://127.0.0.1:PORT/mcp instead (loopback only, no authentication; on asyncio only).
+--gate turns on the recall-sufficiency gate for every prepare ('satchel prepare --help');
+--dedup-turns N makes a prepare with a session_id hold back what that session's last
+N packs delivered.
+docs/mcp.md lists every tool's arguments and results."""
+
+_EPILOG = """\
+examples:
+  satchel mcp --db ~/.satchel/agent.db
+  satchel mcp --db team.db --gate --dedup-turns 3 --backend trio
+  satchel mcp --db team.db --http --port 8766
+
+register it with Claude Code (stdio; use absolute paths):
+  claude mcp add satchel -- satchel mcp --db /home/me/.satchel/agent.db
+or commit a project's .mcp.json:
+  {"mcpServers": {"satchel": {"command": "satchel",
+                            "args": ["mcp", "--db", "/home/me/.satchel/agent.db"]}}}
+or, with 'satchel mcp --http' running:
+  claude mcp add --transport http satchel http://127.0.0.1:8766/mcp
+"""
+
+
+def add_mcp(commands: SubParsers) -> None:
+    """Add ``satchel mcp`` to the subcommands."""
+    parser = options.command(
+        commands,
+        "mcp",
+        summary="serve the memory to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+    )
+    options.serving_options(parser)
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="serve streamable HTTP on 127.0.0.1 instead of stdio (asyncio only)",
+    )
+    parser.add_argument(
+        "--port",
+        type=_mcp_port,
+        default=None,
+        metavar="N",
+        help=f"the --http port, 1..65535 (default: {DEFAULT_PORT})",
+    )
+    parser.set_defaults(run=mcp_command)
+
+
+def _mcp_port(text: str) -> int:
+    value = options.port(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be in 1..65535, not 0")
+    return value
+
+
+def mcp_command(args: argparse.Namespace) -> int:
+    """``satchel mcp``: serve until the host hangs up (stdio) or the process is interrupted."""
+    if importlib.util.find_spec("mcp") is None:
+        raise CommandError("satchel mcp needs the MCP SDK: pip install 'satchel[mcp]'", code=2)
+    if args.port is not None and not args.http:
+        raise CommandError("--port needs --http (stdio has no port)", code=2)
+    if args.http and args.backend != "asyncio":
+        raise CommandError("--http runs on asyncio only; use stdio for --backend trio", code=2)
+    _log_to_stderr()
+    embedder = make_embedder(args.embedder)
+    with tracer_provider_from_env() as provider:
+        run_async(partial(_serve, args, embedder, provider), args.backend)
+    return 0
+
+
+def _log_to_stderr() -> None:
+    # stdout is the protocol's: every log record goes to stderr, warnings and worse.
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="satchel mcp: %(levelname)s: %(message)s"
+    )
+
+
+async def _serve(
+    args: argparse.Namespace, embedder: satchel.Embedder, provider: TracerProvider | None
+) -> None:
+    from satchel.mcp import HTTP_PATH, serve_http, serve_stdio
+
+    store = await open_store(args, existing=False, tracer_provider=provider)
+    async with satchel.open_runtime(
+        store=store,
+        embedder=embedder,
+        tracer_provider=provider,
+        recall_policy=satchel.RecallSufficiencyPolicy() if args.gate else None,
+        dedup_turns=args.dedup_turns,
+    ) as runtime:
+        where = store_label(args)
+        if args.http:
+            port = DEFAULT_PORT if args.port is None else args.port
+            url = f"http://127.0.0.1:{port}{HTTP_PATH}"
+            print(f"satchel mcp: serving {where} at {url}", file=sys.stderr, flush=True)
+            await serve_http(runtime, port=port)
+        else:
+            print(f"satchel mcp: serving {where} over stdio", file=sys.stderr, flush=True)
+            await serve_stdio(runtime)

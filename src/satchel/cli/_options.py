@@ -1,0 +1,140 @@
+"""Options the subcommands share: the subcommand with ``--backend``, ``--db PATH`` or
+``--store URL``, ``--embedder``, the serving commands' ``--gate`` and ``--dedup-turns``,
+and the argument types that check numbers. ``_main``, ``_serve`` and ``_mcp`` build
+their parsers with them."""
+
+from __future__ import annotations
+
+import argparse
+
+import satchel
+from satchel.embedders import SPEC_HELP, check_spec
+
+
+def command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    summary: str,
+    description: str,
+    epilog: str,
+) -> argparse.ArgumentParser:
+    command = commands.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    command.add_argument(
+        "--backend",
+        choices=("asyncio", "trio"),
+        default="asyncio",
+        help="the async library to run on (default: asyncio; trio needs satchel[trio])",
+    )
+    return command
+
+
+def embedder_option(command: argparse.ArgumentParser, *, required: bool = False) -> None:
+    command.add_argument(
+        "--embedder",
+        type=_embedder,
+        default=None if required else "static",
+        required=required,
+        metavar=SPEC_HELP,
+        help=(
+            "embedder for vectors: static (the bundled semantic model), hashing (spelling"
+            " only, no model) or st:PATH (the sentence-transformers model in folder PATH;"
+            ' needs pip install "satchel[sentence-transformers]"); a database keeps the'
+            " embedder that built it" + ("" if required else " (default: static)")
+        ),
+    )
+
+
+def where_option(command: argparse.ArgumentParser, db_help: str) -> None:
+    """``--db PATH`` (the embedded store) or ``--store URL`` (any store), exactly one."""
+    where = command.add_mutually_exclusive_group(required=True)
+    where.add_argument("--db", metavar="PATH", help=db_help)
+    where.add_argument(
+        "--store",
+        metavar="URL",
+        help=(
+            "a store by URL instead of --db: sqlite:///path, seekdb:///abs/dir (an embedded"
+            " seekdb engine), oceanbase://user:pass@host:port/db (?unix_socket=PATH for a"
+            " local socket); the password is never printed"
+        ),
+    )
+
+
+def _embedder(text: str) -> str:
+    try:
+        return check_spec(text)
+    except satchel.InvalidRequestError:
+        raise argparse.ArgumentTypeError(f"expected {SPEC_HELP}, not {text!r}") from None
+
+
+def serving_options(command: argparse.ArgumentParser) -> None:
+    """What a server opens and runs: ``--db`` (created if needed) or ``--store``,
+    ``--embedder``, and ``--gate`` and ``--dedup-turns N`` for every prepare it answers."""
+    where_option(command, "database file to serve (created if needed)")
+    embedder_option(command)
+    command.add_argument(
+        "--gate",
+        action="store_true",
+        help="run the recall-sufficiency gate on every prepare (default: off)",
+    )
+    command.add_argument(
+        "--dedup-turns",
+        type=count,
+        default=0,
+        metavar="N",
+        help=(
+            "hold back what a session_id's packs delivered for its next N prepares instead"
+            " of repeating it (default: 0, off)"
+        ),
+    )
+
+
+def integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def count(text: str) -> int:
+    """An integer of at least 0."""
+    value = integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
+    return value
+
+
+def positive(text: str) -> int:
+    """An integer of at least 1."""
+    value = integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port, 0..65535 (0: the system picks a free one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be in 0..65535, not {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value

@@ -1,0 +1,245 @@
+"""``satchel serve``: serve a database's memory over HTTP (:mod:`satchel.http`, on Hypercorn).
+
+This module parses the command line, refuses an unauthenticated service beyond the
+loopback interface, opens the store and the runtime with the shared CLI helpers, binds
+the socket, says where it listens (one line on stderr, never a store password) and
+serves until SIGINT or SIGTERM, then exits 0 after a graceful shutdown.
+
+``satchel.http`` (Starlette, Hypercorn: the ``service`` extra) is imported only when the
+command runs, so the rest of the CLI works without it. ``add_serve`` is handed
+``_main``'s option helpers rather than importing them (an import back would be a cycle).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import signal
+import stat
+import sys
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import anyio
+
+import satchel
+
+from .._otlp import tracer_provider_from_env
+from . import _options as options
+from ._commands import CommandError, make_embedder, open_store, run_async, store_label
+
+if TYPE_CHECKING:
+    import argparse
+    import socket
+    from collections.abc import Mapping
+
+    from opentelemetry.trace import TracerProvider
+
+    from satchel.http import TokenGrant
+
+    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8765
+#: The Host header names a loopback service without tokens answers (DNS rebinding).
+LOOPBACK_HOST_NAMES: Final = ("127.0.0.1", "localhost", "::1")
+
+_DESCRIPTION = """\
+Serve the memory in --db (or --store) over HTTP, as JSON:
+
+  POST   /v1/context/prepare                 a bounded, cited context pack for a query
+  POST   /v1/memories                        write memory entries to a scope, all or nothing
+  GET    /v1/memories/SCOPE/ENTRY?version=N  read exactly the version a citation names
+  DELETE /v1/memories/SCOPE/ENTRY?version=N  take an entry out of search
+  GET    /healthz                            liveness (no token needed)
+  GET    /openapi.json                       the OpenAPI 3.1 document (no token needed)
+
+Percent-encode SCOPE in a URL (it may hold ':' and '/'). The database at --db is
+created if it does not exist. One line on stderr says where the service listens;
+SIGINT (Ctrl-C) or SIGTERM stops it gracefully and it exits 0.
+
+Authentication: with --token-file, every API request needs 'Authorization: Bearer
+TOKEN', and each token reads (and, with "write": true, writes) only its scopes:
+  {"tokens": [
+    {"name": "agent", "token": "a-long-random-secret", "scopes": ["project:*"],
+     "write": true},
+    {"name": "viewer", "token": "another-long-secret", "scopes": ["chat-1", "chat-2"]}
+  ]}
+A pattern is a scope's name, or a prefix ending in '*' ('*' alone: every scope). A
+token has at least 16 characters (e.g. python -c "import secrets;
+print(secrets.token_urlsafe(32))"); keep the file private (chmod 600).
+
+Without --token-file every caller may read and write every scope, so satchel serve
+listens on the loopback interface only (127.0.0.1, ::1, localhost) and answers
+only requests whose Host header names it. To listen elsewhere (--host 0.0.0.0),
+give a --token-file, or --insecure when something in front of it (a proxy, a
+private network) authenticates callers.
+
+--gate runs the recall-sufficiency gate on every prepare ('satchel prepare --help');
+--dedup-turns N makes a prepare with a session_id hold back what that session's
+last N packs delivered; --timeout bounds each prepare (504 past it). Each request
+is an OpenTelemetry SERVER span, exported over OTLP when the standard
+OTEL_EXPORTER_OTLP_* variables ask for it. docs/service.md documents every
+endpoint, error and field."""
+
+_EPILOG = """\
+examples:
+  satchel serve --db team.db
+  satchel serve --db team.db --port 9000 --gate --backend trio
+  satchel serve --db team.db --host 0.0.0.0 --token-file tokens.json
+  satchel serve --store "oceanbase://satchel:secret@db.internal:2881/satchel" \\
+      --host 0.0.0.0 --token-file /etc/satchel/tokens.json --timeout 2
+
+then, for example:
+  curl -s localhost:8765/v1/memories -H 'Content-Type: application/json' \\
+      -d '{"scope_id": "project:demo", "entries": [{"text": "Backups run at 02:00"}]}'
+  curl -s localhost:8765/v1/context/prepare -H 'Content-Type: application/json' \\
+      -d '{"scope_id": "project:demo", "query": "when do backups run?"}'
+"""
+
+
+def add_serve(commands: SubParsers) -> None:
+    """Add ``satchel serve`` to the subcommands."""
+    parser = options.command(
+        commands,
+        "serve",
+        summary="serve the memory over HTTP: prepare, add, get and forget as JSON endpoints",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+    )
+    options.serving_options(parser)
+    parser.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        metavar="ADDRESS",
+        help=(
+            f"the address to listen on (default: {DEFAULT_HOST}); anything but loopback"
+            " needs --token-file or --insecure"
+        ),
+    )
+    parser.add_argument(
+        "--port",
+        type=options.port,
+        default=DEFAULT_PORT,
+        metavar="N",
+        help=f"the port, 0..65535; 0 picks a free one (default: {DEFAULT_PORT})",
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="JSON file of bearer tokens and the scopes each may read and write (see above)",
+    )
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a non-loopback --host without --token-file: every caller may do anything",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=options.seconds,
+        default=None,
+        metavar="SECONDS",
+        help="bound each prepare; past it the request gets 504 (default: no bound)",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=options.positive,
+        default=1_048_576,
+        metavar="N",
+        help="the largest request body; a larger one gets 413 (default: 1048576)",
+    )
+    parser.set_defaults(run=serve_command)
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """``satchel serve``: serve until SIGINT or SIGTERM, then exit 0."""
+    for module in ("starlette", "hypercorn"):
+        if importlib.util.find_spec(module) is None:
+            raise CommandError("satchel serve needs pip install 'satchel[service]'", code=2)
+    from satchel import http
+
+    loopback = http.is_loopback(args.host)
+    if not loopback and args.token_file is None and not args.insecure:
+        raise CommandError(
+            f"refusing to serve on {args.host} without --token-file: anyone who can reach"
+            " it could read and write every scope. Give a --token-file, listen on"
+            " 127.0.0.1, or pass --insecure if something in front of it authenticates",
+            code=2,
+        )
+    tokens = None if args.token_file is None else _tokens(args.token_file)
+    # Without tokens on loopback, only requests naming the loopback host are answered:
+    # a web page cannot reach the service through DNS rebinding.
+    hosts = LOOPBACK_HOST_NAMES if tokens is None and loopback else None
+    embedder = make_embedder(args.embedder)
+    with tracer_provider_from_env() as provider:
+        run = partial(_serve, args, embedder, tokens, hosts, provider)
+        run_async(run, args.backend)
+    return 0
+
+
+def _tokens(path: str) -> Mapping[str, TokenGrant]:
+    from satchel import http
+
+    try:
+        tokens = http.load_tokens(path)
+    except (OSError, satchel.InvalidRequestError) as exc:
+        raise CommandError(f"--token-file {path}: {exc}", code=2) from exc
+    if Path(path).stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        print(
+            f"satchel serve: warning: {path} is readable by other users (chmod 600 {path})",
+            file=sys.stderr,
+        )
+    return tokens
+
+
+async def _serve(
+    args: argparse.Namespace,
+    embedder: satchel.Embedder,
+    tokens: Mapping[str, TokenGrant] | None,
+    hosts: tuple[str, ...] | None,
+    provider: TracerProvider | None,
+) -> None:
+    from satchel import http
+
+    # Signals are caught from the start: one that arrives while the store opens stops
+    # the service, cleanly, as soon as it serves.
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+
+        async def stopped() -> None:
+            async for _ in signals:
+                return
+
+        store = await open_store(args, existing=False, tracer_provider=provider)
+        async with satchel.open_runtime(
+            store=store,
+            embedder=embedder,
+            tracer_provider=provider,
+            recall_policy=satchel.RecallSufficiencyPolicy() if args.gate else None,
+            dedup_turns=args.dedup_turns,
+            prepare_timeout=args.timeout,
+        ) as runtime:
+            app = http.create_app(
+                runtime,
+                tokens=tokens,
+                max_body_bytes=args.max_body_bytes,
+                tracer_provider=provider,
+                allowed_hosts=hosts,
+            )
+            sock = _listen(args.host, args.port)
+            auth = "no authentication" if tokens is None else http.describe(tokens.values())
+            print(
+                f"satchel serve: serving {store_label(args)} at {http.url_of(sock)} ({auth})",
+                file=sys.stderr,
+                flush=True,
+            )
+            await http.serve(app, sock, shutdown_trigger=stopped)
+    print("satchel serve: stopped", file=sys.stderr, flush=True)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    from satchel import http
+
+    try:
+        return http.listen(host, port)
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc

@@ -1,0 +1,314 @@
+"""``create_app``: satchel's public API as an HTTP service (a Starlette ASGI app).
+
+Routes (``docs/service.md`` and ``GET /openapi.json`` describe them in full):
+
+=========================================  =============================================
+``POST /v1/context/prepare``               ``Runtime.prepare_context``
+``POST /v1/context/deadline``              ``Runtime.deadline_for`` (same body as prepare)
+``POST /v1/memories``                      ``Runtime.add_memories`` (all or nothing)
+``GET /v1/memories/{scope}/{entry_id}``    ``Runtime.get_memory`` (``?version=N``)
+``DELETE /v1/memories/{scope}/{entry_id}`` ``Runtime.forget_memory`` (``?version=N``)
+``GET /healthz``                           liveness, no authentication
+``GET /openapi.json``                      the OpenAPI 3.1 document, no authentication
+=========================================  =============================================
+
+A request goes through, in order: the Host check (when ``allowed_hosts`` is given), the
+bearer token (401), the media type (415), the body's size (413), its JSON syntax (400),
+its shape (422), the token's grant on every scope it names (403), then satchel's own
+validation (422) and the call (404, 503, 504, 500).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+import satchel
+
+from .. import _wire as wire
+from . import _bodies as bodies
+from ._auth import EVERYTHING, TokenGrant, Tokens, check_tokens
+from ._errors import (
+    NO_STORE,
+    HttpError,
+    error_response,
+    from_satchel,
+    internal,
+    invalid,
+    logger,
+    timed_out,
+)
+from ._openapi import OPENAPI
+from ._spans import ServerSpans
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+
+    from opentelemetry.trace import TracerProvider
+    from starlette.requests import Request
+
+    Handler = Callable[[Request, TokenGrant], Awaitable[Response]]
+    Endpoint = Callable[[Request], Awaitable[Response]]
+
+DEFAULT_MAX_BODY_BYTES: Final = 1_048_576
+#: The top-level fields each route's satchel errors may name.
+_REF_FIELDS: Final = ("scope", "entry_id", "version")
+#: The longest ``version`` a query string may spell (versions fit in 63 bits).
+_MAX_VERSION_DIGITS: Final = 19
+
+
+def _unauthorized() -> HttpError:
+    return HttpError(
+        401,
+        "unauthorized",
+        "a valid bearer token is required (Authorization: Bearer TOKEN)",
+        headers={"WWW-Authenticate": 'Bearer realm="satchel"'},
+    )
+
+
+# One body whichever scope was refused and whether or not it exists: a refusal tells
+# the caller nothing about a scope it may not see.
+def _may_not_read() -> HttpError:
+    return HttpError(403, "forbidden", "this token may not read every scope the request names")
+
+
+def _may_not_write() -> HttpError:
+    return HttpError(403, "forbidden", "this token may not write to the scope the request names")
+
+
+def create_app(
+    runtime: satchel.Runtime,
+    *,
+    tokens: Mapping[str, TokenGrant] | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    tracer_provider: TracerProvider | None = None,
+    allowed_hosts: Collection[str] | None = None,
+) -> Starlette:
+    """An ASGI app serving ``runtime`` over HTTP (on asyncio or trio: Starlette runs on
+    anyio). The app does not own the runtime: open it before serving, close it after.
+
+    Args:
+        runtime: the open runtime every request calls.
+        tokens: bearer token -> what it may do. None: no authentication (every request
+            may read and write every scope); an empty mapping refuses every request.
+        max_body_bytes: the largest request body, counted as it arrives (413 beyond).
+        tracer_provider: where the SERVER span of each request goes (the global
+            provider when None). Open the runtime with the same provider, and satchel's
+            own spans are children of the request's.
+        allowed_hosts: when given, the host names the ``Host`` header may carry
+            (e.g. ``{"127.0.0.1", "localhost", "::1"}``): any other is refused with 421.
+            A service without tokens on the loopback interface should set it, so that
+            a web page cannot reach it through DNS rebinding.
+
+    Raises:
+        InvalidRequestError: an argument is malformed (the message names it).
+    """
+    if not isinstance(runtime, satchel.Runtime):
+        raise satchel.InvalidRequestError("runtime must be a satchel.Runtime")
+    if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
+        raise satchel.InvalidRequestError("max_body_bytes must be a positive integer")
+    if max_body_bytes < 1:
+        raise satchel.InvalidRequestError("max_body_bytes must be a positive integer")
+    checked = None if tokens is None else Tokens(check_tokens(tokens))
+    hosts = None if allowed_hosts is None else _host_names(allowed_hosts)
+    service = _Service(runtime, checked, max_body_bytes, hosts)
+    routes = [
+        Route(
+            "/v1/context/prepare",
+            service.endpoint(service.prepare, bodies.PREPARE_FIELDS),
+            methods=["POST"],
+        ),
+        Route(
+            "/v1/context/deadline",
+            service.endpoint(service.deadline, bodies.PREPARE_FIELDS),
+            methods=["POST"],
+        ),
+        Route("/v1/memories", service.endpoint(service.add, bodies.ADD_FIELDS), methods=["POST"]),
+        Route(
+            "/v1/memories/{scope:path}/{entry_id}",
+            service.endpoint(service.memory, _REF_FIELDS),
+            methods=["GET", "DELETE"],
+        ),
+        Route("/healthz", service.endpoint(_health, (), public=True), methods=["GET"]),
+        Route("/openapi.json", service.endpoint(_openapi, (), public=True), methods=["GET"]),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(ServerSpans, tracer_provider=tracer_provider)],
+        exception_handlers={HTTPException: _routing_error},
+    )
+
+
+def _host_names(hosts: Collection[str]) -> frozenset[str]:
+    if isinstance(hosts, str) or not all(isinstance(host, str) for host in hosts):
+        raise satchel.InvalidRequestError("allowed_hosts must be a collection of host names")
+    return frozenset(host.strip("[]").lower() for host in hosts)
+
+
+class _Service:
+    """The endpoints, over one runtime and one set of tokens."""
+
+    def __init__(
+        self,
+        runtime: satchel.Runtime,
+        tokens: Tokens | None,
+        max_body_bytes: int,
+        allowed_hosts: frozenset[str] | None,
+    ) -> None:
+        self.runtime = runtime
+        self.tokens = tokens
+        self.max_body_bytes = max_body_bytes
+        self.allowed_hosts = allowed_hosts
+
+    def endpoint(
+        self, handler: Handler, fields: Sequence[str], *, public: bool = False
+    ) -> Endpoint:
+        """``handler`` as a Starlette endpoint: the Host check, the token, and every
+        refusal and error turned into its JSON error response (never a traceback)."""
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                self._check_host(request)
+                grant = EVERYTHING if public else self._authenticate(request)
+                return await handler(request, grant)
+            except HttpError as exc:
+                return exc.response()
+            except satchel.SatchelError as exc:
+                return from_satchel(exc, fields).response()
+            except TimeoutError:  # the prepare's deadline (anyio.fail_after)
+                return timed_out().response()
+            except ClientDisconnect:  # nobody is left to read the answer
+                return error_response(400, "bad_request", "the client disconnected")
+            except Exception as exc:
+                logger.exception("unexpected error in %s %s", request.method, handler.__name__)
+                return internal(exc).response()
+
+        return endpoint
+
+    def _check_host(self, request: Request) -> None:
+        if self.allowed_hosts is None:
+            return
+        if _host_name(request.headers.get("host", "")) not in self.allowed_hosts:
+            raise HttpError(421, "misdirected_request", "this service does not answer that Host")
+
+    def _authenticate(self, request: Request) -> TokenGrant:
+        if self.tokens is None:
+            return EVERYTHING
+        presented = [value for name, value in request.scope["headers"] if name == b"authorization"]
+        grant = self.tokens.grant_for(presented[0] if len(presented) == 1 else None)
+        if grant is None:
+            raise _unauthorized()
+        return grant
+
+    # -------------------------------------------------------------------- endpoints
+
+    async def prepare(self, request: Request, grant: TokenGrant) -> Response:
+        prepare, deadline = await self._prepare_request(request, grant)
+        with anyio.fail_after(None if math.isinf(deadline) else deadline):
+            context = await self.runtime.prepare_context(prepare)
+        return _json(wire.context_json(context))
+
+    async def deadline(self, request: Request, grant: TokenGrant) -> Response:
+        """How long a prepare of this body may take: a client sets its own timeout
+        from it (``null``: unbounded)."""
+        _, deadline = await self._prepare_request(request, grant)
+        return _json({"deadline_seconds": None if math.isinf(deadline) else deadline})
+
+    async def _prepare_request(
+        self, request: Request, grant: TokenGrant
+    ) -> tuple[satchel.PrepareContextRequest, float]:
+        """The prepare request a body spells, once the token may read every scope it
+        names, and its deadline (which validates every field)."""
+        body = await bodies.read_json(request, self.max_body_bytes)
+        prepare = bodies.prepare_request(body)
+        if not all(grant.may_read(scope) for scope in (prepare.scope_id, *prepare.references)):
+            raise _may_not_read()
+        return prepare, self.runtime.deadline_for(prepare)
+
+    async def add(self, request: Request, grant: TokenGrant) -> Response:
+        body = await bodies.read_json(request, self.max_body_bytes)
+        scope_id, entries = bodies.memory_batch(body)
+        if not grant.may_write(scope_id):
+            raise _may_not_write()
+        # The runtime validates the whole batch before it writes, and writes it in one
+        # transaction: a refused or failed batch leaves nothing behind.
+        refs = await self.runtime.add_memories(scope_id, entries)
+        return _json({"refs": [wire.ref_json(ref) for ref in refs]})
+
+    async def memory(self, request: Request, grant: TokenGrant) -> Response:
+        if request.method == "DELETE":
+            return await self.forget(request, grant)
+        return await self.get(request, grant)
+
+    async def get(self, request: Request, grant: TokenGrant) -> Response:
+        ref = _memory_ref(request)
+        if not grant.may_read(ref.scope_id):
+            raise _may_not_read()
+        return _json(wire.record_json(await self.runtime.get_memory(ref)))
+
+    async def forget(self, request: Request, grant: TokenGrant) -> Response:
+        ref = _memory_ref(request)
+        if not grant.may_write(ref.scope_id):
+            raise _may_not_write()
+        await self.runtime.forget_memory(ref)
+        return Response(status_code=204, headers=NO_STORE)
+
+
+def _host_name(host: str) -> str:
+    """The name in a ``Host`` header: ``[::1]:8765`` is ``::1``, ``localhost:8765`` is
+    ``localhost``."""
+    if host.startswith("["):
+        return host[1:].partition("]")[0].lower()
+    return host.partition(":")[0].lower()
+
+
+def _memory_ref(request: Request) -> satchel.MemoryRef:
+    """The exact version ``/v1/memories/{scope}/{entry_id}?version=N`` names. The scope
+    is every path segment but the last, percent-decoded (so it may hold ``/`` and
+    ``:``); the entry id is the last segment."""
+    params = request.query_params
+    bodies.known(params, ("version",))
+    spelled = params.getlist("version")
+    if not spelled:
+        raise invalid("version is required (?version=N)", "version")
+    if len(spelled) > 1:
+        raise invalid("version appears twice", "version")
+    text = spelled[0]
+    if not text.isascii() or not text.isdigit() or len(text) > _MAX_VERSION_DIGITS:
+        raise invalid("version must be an integer in 1..2**63-1", "version")
+    path: dict[str, Any] = request.path_params
+    return satchel.MemoryRef(path["scope"], wire.full_id(path["entry_id"]), int(text))
+
+
+def _json(body: object, status: int = 200) -> JSONResponse:
+    return JSONResponse(body, status_code=status, headers=NO_STORE)
+
+
+async def _health(request: Request, grant: TokenGrant) -> Response:
+    return _json({"status": "ok"})
+
+
+async def _openapi(request: Request, grant: TokenGrant) -> Response:
+    return JSONResponse(OPENAPI)
+
+
+_ROUTING_KINDS: Final = {404: "not_found", 405: "method_not_allowed"}
+
+
+async def _routing_error(request: Request, exc: Exception) -> Response:
+    """An unknown path (404) or method (405), as the same JSON error as the rest."""
+    assert isinstance(exc, HTTPException)
+    kind = _ROUTING_KINDS.get(exc.status_code, "bad_request")
+    message = {
+        404: "no such endpoint (GET /openapi.json lists them)",
+        405: f"{request.method} is not allowed here",
+    }.get(exc.status_code, str(exc.detail))
+    return error_response(exc.status_code, kind, message, headers=exc.headers)

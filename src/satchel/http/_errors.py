@@ -1,0 +1,124 @@
+"""The service's error bodies, and how satchel's errors become HTTP statuses.
+
+Every error is one JSON object ``{"error": {"type": ..., "message": ..., "field": ...}}``:
+``field`` names the request field at fault (``max_bytes``, ``entries[2].created_at``,
+``version``) or is null. A response never carries a traceback; an unexpected exception
+is logged on the server (logger ``satchel.http``) and answered with a generic 500.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Final
+
+from starlette.responses import JSONResponse
+
+import satchel
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+
+logger: Final = logging.getLogger("satchel.http")
+
+#: Headers every API response carries: memory is private and never cached.
+NO_STORE: Final = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+
+#: A field path as satchel's messages spell it: ``entries[2].tags[0]``, ``detail['memory']``.
+_FIELD: Final = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\]\s]*\])*")
+#: satchel names a reference's parts ``ref.*``; the service's URL calls them so.
+_REF_FIELDS: Final = {"ref.scope_id": "scope", "ref.entry_id": "entry_id", "ref.version": "version"}
+
+
+class HttpError(Exception):
+    """A request the service refuses: the status, the error's type, a message and the
+    field at fault (None when no one field is)."""
+
+    def __init__(
+        self,
+        status: int,
+        kind: str,
+        message: str,
+        field: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.field = field
+        self.headers = dict(headers or {})
+
+    def response(self) -> JSONResponse:
+        return error_response(self.status, self.kind, self.message, self.field, self.headers)
+
+
+def error_response(
+    status: int,
+    kind: str,
+    message: str,
+    field: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    """The JSON error body with ``status``."""
+    body = {"error": {"type": kind, "message": message, "field": field}}
+    return JSONResponse(body, status_code=status, headers={**NO_STORE, **(headers or {})})
+
+
+def invalid(message: str, field: str | None) -> HttpError:
+    """A 422 ``invalid_request`` naming ``field``."""
+    return HttpError(422, "invalid_request", message, field)
+
+
+def from_satchel(error: satchel.SatchelError, fields: Collection[str]) -> HttpError:
+    """The HTTP error a satchel error raised while serving a request becomes.
+
+    ``fields`` are the top-level request fields of the endpoint: an
+    ``InvalidRequestError`` whose message starts with one of them (``max_bytes must
+    be ...``, ``entries[2].text must be ...``) names it as its ``field``.
+    """
+    if isinstance(error, satchel.InvalidRequestError):
+        message, field = _named(str(error), fields)
+        return invalid(message, field)
+    if isinstance(error, satchel.NotFoundError):
+        return HttpError(404, "not_found", str(error))
+    if isinstance(error, satchel.StoreUnavailableError):
+        # The cause may name hosts or paths: the log has it, the client only a retry hint.
+        logger.warning("store unavailable: %s", error)
+        return HttpError(
+            503,
+            "store_unavailable",
+            "the store cannot be reached now; retry later",
+            headers={"Retry-After": "1"},
+        )
+    if isinstance(error, satchel.PrepareTimeoutError):
+        return timed_out()
+    logger.error("satchel error while serving a request", exc_info=error)
+    return internal(error)
+
+
+def timed_out() -> HttpError:
+    """A 504: the prepare did not finish before its deadline."""
+    return HttpError(504, "timeout", "the prepare did not finish before its deadline")
+
+
+def internal(error: BaseException) -> HttpError:
+    """A 500 that names the error's kind and nothing else (the log has the rest)."""
+    return HttpError(
+        500,
+        "internal",
+        f"the request could not be served ({type(error).__name__}); see the server log",
+    )
+
+
+def _named(message: str, fields: Collection[str]) -> tuple[str, str | None]:
+    """satchel's message, and the field it starts with if that is one of ``fields``."""
+    for prefix, name in _REF_FIELDS.items():
+        if message.startswith(prefix):
+            message = name + message.removeprefix(prefix)
+    match = _FIELD.match(message)
+    if match is None:
+        return message, None
+    field = match.group()
+    root = re.split(r"[.\[]", field, maxsplit=1)[0]
+    return message, field if root in fields else None

@@ -1,0 +1,287 @@
+"""The JSON Schemas of the four tools: what a host's model sees and fills in.
+
+The bounds repeat satchel's own validation (``tests/mcp`` pins each one against the
+vocabulary's constants), so a model that follows a schema is never refused; satchel still
+validates every call, and a call outside a schema is refused by satchel, naming the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+#: satchel's bounds, as its validation applies them (pinned by tests/mcp/test_schemas.py).
+MIN_MAX_BYTES: Final = 512
+MAX_MAX_BYTES: Final = 32768
+DEFAULT_MAX_BYTES: Final = 8000
+MAX_QUERY_CHARS: Final = 8192
+MAX_SCOPE_CHARS: Final = 256
+MAX_REFERENCES: Final = 32
+MAX_SECTION_LIMIT: Final = 8
+MAX_EXPERIENCE_SECTION_LIMIT: Final = 2
+MAX_KEY_CHARS: Final = 512
+MAX_VERSION: Final = 2**63 - 1
+FAMILIES: Final = ("memory", "experience", "topic-memory", "profile", "resource")
+TIERS: Final = ("uri", "abstract", "overview", "full")
+SCHEMA_ID: Final = "satchel.prepared-context.v2"
+
+Schema = dict[str, Any]
+
+#: A string holding at least one character that is not whitespace.
+_NOT_BLANK: Final = r"\S"
+
+
+def _text(description: str, *, max_length: int | None = None) -> Schema:
+    schema: Schema = {"type": "string", "minLength": 1, "pattern": _NOT_BLANK}
+    if max_length is not None:
+        schema["maxLength"] = max_length
+    schema["description"] = description
+    return schema
+
+
+def _nullable(schema: Schema) -> Schema:
+    """``schema`` or null (null: the default)."""
+    return {"anyOf": [schema, {"type": "null"}], "default": None}
+
+
+def _object(properties: dict[str, Schema], required: list[str], description: str = "") -> Schema:
+    schema: Schema = {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def _scope(description: str) -> Schema:
+    return _text(description, max_length=MAX_SCOPE_CHARS)
+
+
+def _version(description: str) -> Schema:
+    return {"type": "integer", "minimum": 1, "maximum": MAX_VERSION, "description": description}
+
+
+_SCOPE_ID: Final = _scope(
+    "The scope (namespace) of the memory, any string such as 'project:demo' or 'user:ana';"
+    f" 1..{MAX_SCOPE_CHARS} printable characters."
+)
+_ENTRY_ID: Final = _text("The entry id a citation or an add_memories ref names.")
+_REF_PROPERTIES: Final = {
+    "scope_id": _SCOPE_ID,
+    "entry_id": _ENTRY_ID,
+    "version": _version("The exact version of the entry (versions are immutable; 1 is the first)."),
+}
+
+CITATION: Final = _object(
+    {
+        "family": {"enum": list(FAMILIES), "description": "The cited record's family."},
+        "scope": {"type": "string", "description": "The scope the record was read from."},
+        "id": {
+            "type": ["string", "null"],
+            "description": "The entry id (memory), record id (experience, topic-memory) or URI"
+            " (resource); null for a profile. A pack's own spelling (entry_id, uri) is accepted.",
+        },
+        "version": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "description": "The version (memory) or revision (experience, topic-memory); null for"
+            " a resource or profile. A pack's own spelling (revision) is accepted.",
+        },
+        "entry_id": {"type": "string", "description": "id, as a memory citation spells it."},
+        "uri": {"type": "string", "description": "id, as a resource citation spells it."},
+        "revision": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "version, as an experience or topic-memory citation spells it.",
+        },
+    },
+    ["family", "scope"],
+    "A citation, copied from a pack item's 'citation' object.",
+)
+
+SECTION: Final = _object(
+    {
+        "family": {"enum": list(FAMILIES), "description": "The family this section delivers."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_SECTION_LIMIT,
+            "description": f"The most items it delivers: 1..{MAX_SECTION_LIMIT}"
+            f" (experience: 1..{MAX_EXPERIENCE_SECTION_LIMIT}).",
+        },
+    },
+    ["family", "limit"],
+)
+
+_TIER: Final = {"enum": list(TIERS)}
+
+PREPARE_CONTEXT_INPUT: Final = _object(
+    {
+        "scope_id": _SCOPE_ID,
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_QUERY_CHARS,
+            "pattern": _NOT_BLANK,
+            "description": "What the agent needs context for, usually the user's message"
+            f" (1..{MAX_QUERY_CHARS} characters).",
+        },
+        "max_bytes": {
+            "type": "integer",
+            "minimum": MIN_MAX_BYTES,
+            "maximum": MAX_MAX_BYTES,
+            "default": DEFAULT_MAX_BYTES,
+            "description": "Byte budget of the pack (UTF-8); the pack never exceeds it.",
+        },
+        "references": {
+            "type": "array",
+            "items": _scope("Another scope to search as well."),
+            "maxItems": MAX_REFERENCES,
+            "default": [],
+            "description": f"Other scopes to search besides scope_id (at most {MAX_REFERENCES}).",
+        },
+        "session_id": _nullable(
+            _text(
+                "A conversation id: what this session's recent packs delivered is held back"
+                " instead of being repeated, for as many turns as the server is configured"
+                " to (satchel mcp --dedup-turns; none by default)."
+            )
+        ),
+        "sections": _nullable(
+            {
+                "type": "array",
+                "items": SECTION,
+                "minItems": 1,
+                "maxItems": len(FAMILIES),
+                "description": "Deliver one Markdown section per family, in this order, each"
+                f" family at most once; the limits sum to at most {MAX_SECTION_LIMIT}. Null"
+                " (the default) searches memory, experience and topic-memory into one list.",
+            }
+        ),
+        "detail": _nullable(
+            {
+                "anyOf": [
+                    {**_TIER, "description": "One tier for every family."},
+                    {
+                        "type": "object",
+                        "properties": dict.fromkeys(FAMILIES, _TIER),
+                        "additionalProperties": False,
+                        "description": "A tier per family.",
+                    },
+                ],
+                "description": "Pin how deep items are served: uri (a bare citation), abstract,"
+                " overview or full. A resource's body is served only when pinned at full.",
+            }
+        ),
+        "exclude": {
+            "type": "array",
+            "items": CITATION,
+            "default": [],
+            "description": "Citations the agent already holds: never delivered again; other"
+            " candidates take their places.",
+        },
+    },
+    ["scope_id", "query"],
+)
+
+PREPARE_CONTEXT_OUTPUT: Final = _object(
+    {
+        "schema": {"type": "string", "const": SCHEMA_ID},
+        "status": {"enum": ["ready", "empty"], "description": "empty: nothing relevant fits."},
+        "content": {
+            "type": ["string", "null"],
+            "description": "The rendered pack (null when empty): untrusted data between the"
+            " BEGIN_SATCHEL_CONTEXT_V2 and END_SATCHEL_CONTEXT_V2 markers, each item cited.",
+        },
+        "content_bytes": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": MAX_MAX_BYTES,
+            "description": "The pack's size in UTF-8 bytes, at most max_bytes.",
+        },
+    },
+    ["schema", "status", "content", "content_bytes"],
+)
+
+ENTRY: Final = _object(
+    {
+        "text": _text("What to remember."),
+        "kind": {**_text("What sort of thing it is: fact, dialog, decision..."), "default": "fact"},
+        "tags": {
+            "type": "array",
+            "items": _text("A tag."),
+            "default": [],
+            "description": "Labels kept with the entry.",
+        },
+        "created_at": _nullable(
+            {
+                "type": "string",
+                "format": "date-time",
+                "description": "When it was said or observed: ISO-8601 with a UTC offset, e.g."
+                " 2024-03-04T09:00:00+00:00 or 2024-03-04T09:00:00Z. Lets queries that name a"
+                " date find it.",
+            }
+        ),
+        "thread": _nullable(
+            _text(
+                "The conversation it belongs to: the turns just before and after a hit in the"
+                " same thread join the candidates."
+            )
+        ),
+        "key": _nullable(
+            _text(
+                "An idempotency key, unique per scope: the same key with the same content"
+                " writes nothing and returns the existing ref; with new content, a new version.",
+                max_length=MAX_KEY_CHARS,
+            )
+        ),
+    },
+    ["text"],
+)
+
+_REF: Final = _object(_REF_PROPERTIES, ["scope_id", "entry_id", "version"])
+
+ADD_MEMORIES_INPUT: Final = _object(
+    {
+        "scope_id": _SCOPE_ID,
+        "entries": {
+            "type": "array",
+            "items": ENTRY,
+            "description": "The entries to write, all or nothing: one bad entry writes none.",
+        },
+    },
+    ["scope_id", "entries"],
+)
+
+ADD_MEMORIES_OUTPUT: Final = _object(
+    {
+        "refs": {
+            "type": "array",
+            "items": _REF,
+            "description": "One ref per entry, in input order: the exact version written.",
+        }
+    },
+    ["refs"],
+)
+
+MEMORY_REF_INPUT: Final = _object(_REF_PROPERTIES, ["scope_id", "entry_id", "version"])
+
+GET_MEMORY_OUTPUT: Final = _object(
+    {
+        **_REF_PROPERTIES,
+        "text": {"type": "string"},
+        "kind": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "created_at": {"type": ["string", "null"], "description": "ISO-8601, or null."},
+        "thread": {"type": ["string", "null"]},
+        "key": {"type": ["string", "null"], "description": "The idempotency key, or null."},
+    },
+    ["scope_id", "entry_id", "version", "text", "kind", "tags", "created_at", "thread", "key"],
+)
+
+FORGET_MEMORY_OUTPUT: Final = _object(
+    {**_REF_PROPERTIES, "forgotten": {"type": "boolean", "const": True}},
+    ["scope_id", "entry_id", "version", "forgotten"],
+)

@@ -1,0 +1,43 @@
+"""Serving a satchel MCP server: over stdio, or streamable HTTP on the loopback interface."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from mcp.server.stdio import stdio_server
+
+from ._server import create_server
+
+if TYPE_CHECKING:
+    import satchel
+
+#: Where the streamable-HTTP endpoint is served.
+HTTP_PATH: Final = "/mcp"
+LOOPBACK: Final = "127.0.0.1"
+
+
+async def serve_stdio(runtime: satchel.Runtime) -> None:
+    """Serve ``runtime``'s tools over this process's stdin and stdout until stdin closes.
+
+    While serving, stdout carries nothing but the protocol: the SDK points file
+    descriptor 1 at stderr for everything else (logs, stray prints) and restores it after.
+    """
+    server = create_server(runtime)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+async def serve_http(runtime: satchel.Runtime, *, port: int) -> None:
+    """Serve ``runtime``'s tools as a streamable-HTTP endpoint at
+    ``http://127.0.0.1:PORT/mcp`` until interrupted (asyncio only: it runs on uvicorn).
+
+    The endpoint listens on the loopback interface only and has no authentication;
+    the SDK's DNS-rebinding protection accepts only loopback Host and Origin headers.
+    """
+    import uvicorn  # a dependency of the MCP SDK; imported only when HTTP is served
+
+    app = create_server(runtime).streamable_http_app(streamable_http_path=HTTP_PATH, host=LOOPBACK)
+    config = uvicorn.Config(
+        app, host=LOOPBACK, port=port, log_level="warning", access_log=False, lifespan="on"
+    )
+    await uvicorn.Server(config).serve()

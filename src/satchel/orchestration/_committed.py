@@ -1,0 +1,193 @@
+"""The committed state of one prepare, the pure transitions the coordinator applies to
+it, and what the gate and ``RecallEffort`` read of it.
+
+Only the coordinator holds a :class:`Committed`; search tasks never see it. Round 0's
+outcomes become it; a whole, successful expansion round is merged into it by the merge
+rule (round 0 stays a prefix, a saturated family cannot grow). No I/O, no tasks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeAlias
+
+import attrs
+
+from ..recall import (
+    AdmissionCounts,
+    RecallEffort,
+    allocate,
+    check_ceiling,
+    family_view,
+    merge_rounds,
+)
+from ..vocabulary import rules
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from ..builder import BuildResult
+    from ..recall import AdmissionFloor, FamilySearch, FamilyView
+    from ..vocabulary import Evidence, Family, Limits, Pool
+    from ._search import RoundSettings, SearchOutcome, SearchSpec
+
+Candidates: TypeAlias = "dict[Family, tuple[Evidence, ...]]"
+
+
+@attrs.define
+class Committed:
+    """What the committed rounds of one prepare found.
+
+    Attributes:
+        specs: the searches of every round, in request order.
+        outcomes: each search's outcome in the last committed round.
+        known: the keys each search has committed over all rounds.
+        candidates: each family's candidates, allocated across scopes, best first.
+        candidates_by_round: how many candidates were committed after each round.
+        floor: the admission floor of the last committed round.
+        round_zero_settings: what round 0 searched with (query, vector, weights).
+        actions: the actions of the committed expansion rounds.
+        joined_neighbours: candidates that joined as a hit's thread neighbour.
+        steps: the expansion steps the expander has handed out; a step with nothing to
+            search runs no round and commits nothing, but is taken.
+        delays: per search, the rank positions its list gives way in allocation (a
+            reference scope's ``reference_penalty``; the request's own scope none).
+    """
+
+    specs: tuple[SearchSpec, ...]
+    outcomes: dict[SearchSpec, SearchOutcome]
+    known: dict[SearchSpec, frozenset[int]]
+    candidates: Candidates
+    candidates_by_round: list[int]
+    floor: AdmissionFloor
+    round_zero_settings: RoundSettings
+    actions: list[str] = attrs.Factory(list)
+    joined_neighbours: int = 0
+    steps: int = 0
+    delays: dict[SearchSpec, int] = attrs.Factory(dict)
+
+    @classmethod
+    def round_zero(
+        cls,
+        specs: Sequence[SearchSpec],
+        outcomes: Mapping[SearchSpec, SearchOutcome],
+        settings: RoundSettings,
+        limits: Limits,
+        delays: Mapping[SearchSpec, int] | None = None,
+    ) -> Committed:
+        """Round 0's outcomes, allocated round-robin across scopes under each ceiling."""
+        delays = delays or {}
+        candidates: Candidates = {}
+        for family in dict.fromkeys(spec.family for spec in specs):
+            own = [spec for spec in specs if spec.family == family]
+            ranked = [outcomes[spec].evidence for spec in own]
+            gaps = [delays.get(spec, 0) for spec in own]
+            candidates[family] = allocate(ranked, limits.ceiling(family), gaps)
+            check_ceiling(family, candidates[family], limits.ceiling(family))
+        return cls(
+            specs=tuple(specs),
+            outcomes=dict(outcomes),
+            known={spec: frozenset(outcome.keys) for spec, outcome in outcomes.items()},
+            candidates=candidates,
+            candidates_by_round=[sum(len(items) for items in candidates.values())],
+            floor=settings.floor,
+            round_zero_settings=settings,
+            joined_neighbours=sum(outcome.joined_neighbours for outcome in outcomes.values()),
+            delays=dict(delays),
+        )
+
+    def commit(
+        self, staged: Mapping[SearchSpec, SearchOutcome], settings: RoundSettings, limits: Limits
+    ) -> bool:
+        """Merge a whole, successful round; True if it added any candidate."""
+        before = self.candidates
+        merged: Candidates = {}
+        for family, committed in before.items():
+            own = [spec for spec in self.specs if spec.family == family]
+            added = [staged[spec].evidence for spec in own]
+            gaps = [self.delays.get(spec, 0) for spec in own]
+            merged[family] = merge_rounds(committed, added, limits.ceiling(family), gaps)
+            check_ceiling(family, merged[family], limits.ceiling(family))
+        self.outcomes = dict(staged)
+        self.known = {spec: self.known[spec] | frozenset(staged[spec].keys) for spec in self.specs}
+        self.candidates = merged
+        self.floor = settings.floor
+        self.joined_neighbours += sum(outcome.joined_neighbours for outcome in staged.values())
+        self.actions.append(settings.action)
+        self.candidates_by_round.append(sum(len(items) for items in merged.values()))
+        return any(len(merged[family]) != len(before[family]) for family in merged)
+
+    def searches_of(self, family: Family) -> list[tuple[Pool, FamilySearch, int]]:
+        """The last committed pool and search of each of ``family``'s searches, with the
+        distinct term count of the query it searched for."""
+        queries = self.round_zero_settings.queries
+        return [
+            (
+                self.outcomes[spec].pool,
+                self.outcomes[spec].search,
+                self.outcomes[spec].pool.counted_terms(len(queries[spec.query].terms)),
+            )
+            for spec in self.specs
+            if spec.family == family
+        ]
+
+    def offers_neighbours(self, spec: SearchSpec) -> bool:
+        """Whether a ``"neighbours"`` round can look up anything for this search: its
+        family has a neighbour channel and the search committed a hit."""
+        return rules(spec.family).neighbour_channel and bool(self.known[spec])
+
+    def family_views(
+        self, limits: Limits, floor: AdmissionFloor, neighbours_next: bool
+    ) -> list[FamilyView]:
+        """The gate's view of each searchable family, from the last committed round;
+        ``floor`` is the lowest the policy may still apply.
+
+        When the next action is ``"neighbours"``, a family with a neighbour channel and
+        committed candidates can still grow (their neighbours are unknown until looked up).
+        """
+        views = []
+        for family, candidates in self.candidates.items():
+            view = family_view(
+                family,
+                self.searches_of(family),
+                candidates=len(candidates),
+                ceiling=limits.ceiling(family),
+                floor=floor,
+            )
+            if neighbours_next and candidates and rules(family).neighbour_channel:
+                view = attrs.evolve(view, reachable=1)
+            views.append(view)
+        return views
+
+    def effort(self, policy: str, reason: str, rounds: int, build: BuildResult) -> RecallEffort:
+        """The ``RecallEffort`` of a finished recall: counts only, no query or entry."""
+        omissions = build.omissions
+        return RecallEffort(
+            policy=policy,
+            assessment=reason,
+            rounds=rounds,
+            expansion_actions=tuple(self.actions),
+            candidates_by_round=tuple(self.candidates_by_round),
+            admission_by_family=self.admission_by_family(),
+            added_embeddings=0,  # every round reuses the round-0 query vectors
+            added_generation_calls=0,  # satchel calls no model
+            truncated_items=omissions.truncated_items,
+            dropped_items=omissions.dropped_items,
+            dropped_below_min_bytes=omissions.dropped_below_min_bytes,
+            dropped_no_fitting_truncation=omissions.dropped_no_fitting_truncation,
+        )
+
+    def admission_by_family(self) -> tuple[AdmissionCounts, ...]:
+        """Admission per family and scope in the last committed round, a planner's
+        queries summed into their family and scope."""
+        totals: dict[tuple[Family, str], tuple[int, int]] = {}
+        for spec in self.specs:
+            counts = self.outcomes[spec].search.counts
+            retrieved, admitted = totals.get((spec.family, spec.scope_id), (0, 0))
+            totals[(spec.family, spec.scope_id)] = (
+                retrieved + counts.retrieved,
+                admitted + counts.admitted,
+            )
+        return tuple(
+            AdmissionCounts(family, scope, retrieved, admitted)
+            for (family, scope), (retrieved, admitted) in totals.items()
+        )

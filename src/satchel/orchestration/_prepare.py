@@ -1,0 +1,175 @@
+"""One prepare, from a validated request to a fitted pack: the runtime's hot path.
+
+Runs the host's planner (at most two more queries, behind its fuse), analyses and embeds
+the queries once, reads the unsearched families (the profile) once, asks the session
+ledger what this turn holds back, and hands the coordinator a :class:`~._packer.Packer`
+to fit with. Runs the host's digest over the fitted pack (behind its fuse), reports the
+effort to the sink (whose errors are logged and swallowed), then records the turn.
+``prepare_timeout`` bounds all of it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING, cast
+
+import anyio
+import attrs
+
+from ..builder import FitMemo
+from ..vocabulary import PrepareTimeoutError, analyse_query, loop_turn, rules, tracer
+from ._packer import Packer
+from ._stages import digest_pack, plan_queries
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    import numpy as np
+    import numpy.typing as npt
+    from opentelemetry.trace import Span, Tracer
+
+    from ..builder import BuildResult
+    from ..embedders import Embedder
+    from ..recall import RecallEffort, RecallEffortSink
+    from ..stores import Store
+    from ..vocabulary import AnalysedQuery, Evidence, Family, Limits, ResolvedRequest
+    from ._coordinator import Coordinator
+    from ._ledger import DedupLedger
+    from ._locks import ScopeGuards
+    from ._stages import Digest, Planner
+
+logger = logging.getLogger("satchel")
+
+
+@attrs.frozen
+class Preparer:
+    """Runs prepares for one runtime."""
+
+    store: Store
+    embedder: Embedder
+    limits: Limits
+    guards: ScopeGuards
+    coordinator: Coordinator
+    sink: RecallEffortSink | None
+    ledger: DedupLedger | None = None
+    #: Seconds the whole call may take, embedding, every read and the sink included.
+    prepare_timeout: float | None = None
+    #: The host's stages and their fuses (seconds).
+    planner: Planner | None = None
+    digest: Digest | None = None
+    planner_timeout: float = 5.0
+    digest_timeout: float = 30.0
+    tracer: Tracer = attrs.field(factory=lambda: tracer(None))
+    #: Encoded candidates shared by every prepare: an item is encoded once, not per fit.
+    memo: FitMemo = attrs.field(
+        default=attrs.Factory(lambda self: FitMemo(self.limits), takes_self=True)
+    )
+
+    async def prepare(self, request: ResolvedRequest) -> BuildResult:
+        """Recall and fit one request; the final fit.
+
+        ``prepare_timeout`` bounds the whole call from here: the planner, the queries'
+        embedding, the profile read, every round (an expansion round that would overrun
+        is discarded), the digest (which then keeps the fitted pack) and the sink (cut
+        off, the pack still returned). The session's turn counts only once the pack is
+        about to be returned.
+
+        Raises:
+            PrepareFailedError: a search of round 0 failed.
+            PrepareTimeoutError: the call overran ``prepare_timeout`` (or round 0 its
+                ``round_timeout``) before a pack was fitted.
+        """
+        started = anyio.current_time()
+        deadline = math.inf if self.prepare_timeout is None else started + self.prepare_timeout
+        prelude = None
+        with anyio.CancelScope(deadline=deadline):
+            prelude = await self._prelude(request)
+        if prelude is None:
+            raise PrepareTimeoutError("the query was not embedded before prepare_timeout")
+        queries, vectors, packer, planned = prelude
+        session = request.session_id if self.ledger is not None else None
+        turn = 0
+        if session is not None and self.ledger is not None:
+            turn, held = self.ledger.next_turn(session)
+            packer.held |= held
+        recalled = await self.coordinator.recall(
+            request, queries, vectors, packer, effort=self.sink is not None, started=started
+        )
+        build, digested = await self._digest(request, recalled.build, deadline)
+        if recalled.effort is not None:
+            stages = {"planner": planned, "digest": digested}
+            await self._report(attrs.evolve(recalled.effort, stages=stages), deadline)
+        if session is not None and self.ledger is not None:
+            self.ledger.record(session, turn, build.delivered)
+        return build
+
+    async def _prelude(
+        self, request: ResolvedRequest
+    ) -> tuple[tuple[AnalysedQuery, ...], tuple[npt.NDArray[np.float32] | None, ...], Packer, str]:
+        """The planned queries, analysed and embedded once; a Packer holding the profile;
+        the planner's outcome."""
+        with self._stage_span("planner") as span:
+            texts, planned = await plan_queries(
+                self.planner,
+                request.query,
+                scope_id=request.scope_id,
+                session_id=request.session_id,
+                fuse=self.planner_timeout,
+            )
+            span.set_attribute("satchel.stage.outcome", planned)
+            span.set_attribute("satchel.stage.queries", len(texts))
+        async with loop_turn():
+            queries = tuple(analyse_query(text) for text in texts)
+        vectors = await self._embed(request, texts)
+        unsearched = await self._read_unsearched(request)
+        packer = Packer(
+            request, self.limits, self.memo, unsearched=unsearched, held=request.excluded
+        )
+        return queries, vectors, packer, planned
+
+    async def _digest(
+        self, request: ResolvedRequest, build: BuildResult, deadline: float
+    ) -> tuple[BuildResult, str]:
+        """The pack the digest keeps, within its fuse and the prepare's deadline."""
+        fuse = min(self.digest_timeout, max(0.0, deadline - anyio.current_time()))
+        with self._stage_span("digest") as span:
+            kept, outcome = await digest_pack(self.digest, request.query, build, fuse=fuse)
+            span.set_attribute("satchel.stage.outcome", outcome)
+        return kept, outcome
+
+    def _stage_span(self, name: str) -> AbstractContextManager[Span]:
+        return self.tracer.start_as_current_span(
+            f"satchel.stage.{name}", attributes={"satchel.stage.name": name}
+        )
+
+    async def _embed(
+        self, request: ResolvedRequest, texts: tuple[str, ...]
+    ) -> tuple[npt.NDArray[np.float32] | None, ...]:
+        """Each query's vector, in one call, once for every family, scope and round; None
+        each when no selected family has a vector channel."""
+        if not any(rules(family).vector_channel for family in request.families):
+            return (None,) * len(texts)
+        vectors = await self.embedder.embed(list(texts))
+        return tuple(cast("npt.NDArray[np.float32]", vector) for vector in vectors)
+
+    async def _read_unsearched(
+        self, request: ResolvedRequest
+    ) -> dict[Family, tuple[Evidence, ...]]:
+        """The selected families that are read whole, not searched: the scope's profile."""
+        if not any(not rules(family).searchable for family in request.families):
+            return {}
+        async with self.guards.reading(request.scope_id):
+            found = await self.store.get_profile(request.scope_id)
+        return {"profile": () if found is None else (found,)}
+
+    async def _report(self, effort: RecallEffort, deadline: float) -> None:
+        """Await the sink until the prepare's deadline; its failures are only logged."""
+        assert self.sink is not None
+        with anyio.CancelScope(deadline=deadline) as scope:
+            try:
+                await self.sink(effort)
+            except Exception:  # a failing sink never fails the prepare
+                logger.exception("recall effort sink failed")
+        if scope.cancelled_caught:
+            logger.warning("recall effort sink cut off at prepare_timeout")

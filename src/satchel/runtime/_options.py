@@ -1,0 +1,77 @@
+"""The keyword options of :func:`satchel.open_runtime`, validated with errors naming them."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..recall import FusionWeights
+from ..vocabulary import InvalidRequestError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+
+def _seconds(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise InvalidRequestError(f"{attribute.name} must be a positive number of seconds")
+
+
+def _count(*, minimum: int, none: bool = False) -> Callable[[object, Any, object], None]:
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is None and none:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise InvalidRequestError(f"{attribute.name} must be an integer >= {minimum}")
+
+    return check
+
+
+def _fusion(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, FusionWeights):
+        raise InvalidRequestError("fusion must be a satchel.FusionWeights")
+
+
+def _callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not callable(value):
+        raise InvalidRequestError(f"{attribute.name} must be a callable")
+
+
+@attrs.frozen(kw_only=True)
+class RuntimeOptions:
+    """Keyword options of :func:`open_runtime` beyond the named ones."""
+
+    round_timeout: float | None = attrs.field(default=None, validator=_seconds)
+    prepare_timeout: float | None = attrs.field(default=None, validator=_seconds)
+    #: The host stages' fuses: a stage that overruns falls back to satchel's own result.
+    planner_timeout: float = attrs.field(default=5.0, validator=_seconds)
+    digest_timeout: float = attrs.field(default=30.0, validator=_seconds)
+    #: Rank positions a references scope's candidates give way to the request's own
+    #: scope's (0: all scopes interleave alike).
+    reference_penalty: int = attrs.field(default=0, validator=_count(minimum=0))
+    dedup_turns: int = attrs.field(default=0, validator=_count(minimum=0))
+    readers: int = attrs.field(default=4, validator=_count(minimum=1))
+    #: Round 0's fusion weights (and the neighbour channel's share): the runtime's, not
+    #: the policy's, so turning the gate on never changes round 0.
+    fusion: FusionWeights = attrs.field(factory=FusionWeights, validator=_fusion)
+    #: Threads BLAS may use while the runtime is open (None leaves BLAS alone). One is
+    #: fastest for satchel's products: with more, every search pays a thread wake-up.
+    blas_threads: int | None = attrs.field(default=1, validator=_count(minimum=1, none=True))
+    #: The wall clock, in UTC epoch seconds, read once per prepare: a query's relative
+    #: dates ("last week") are seen from today when the scope is live. A host replaying
+    #: a stored conversation as if live gives its own.
+    clock: Callable[[], float] = attrs.field(default=time.time, validator=_callable)
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> RuntimeOptions:
+        known = {field.name for field in attrs.fields(cls)}
+        for name in options:
+            if name not in known:
+                raise InvalidRequestError(
+                    f"unknown runtime option {name!r}; expected one of {', '.join(sorted(known))}"
+                )
+        return cls(**options)

@@ -1,0 +1,329 @@
+"""The public runtime: ``open_runtime`` wires a store, an embedder and the pipeline.
+
+Only this layer wires things together: writes are validated and embedded here and go to
+the store under the scope's write guard; a prepare is validated here and handed to the
+orchestration's :class:`~satchel.orchestration.Preparer`.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import threadpoolctl
+
+from ..embedders import (
+    Embedder,
+    calibration_of,
+    check_embedder,
+    default_embedder,
+    fingerprint_of,
+)
+from ..orchestration import Coordinator, DedupLedger, Preparer, ScopeGuards
+from ..recall import RecallSufficiencyPolicy, calibrate
+from ..stores import SqliteStore, Store
+from ..vocabulary import (
+    InvalidRequestError,
+    Limits,
+    PreparedContext,
+    check_provider,
+    tracer,
+    validate_request,
+    validate_scope,
+)
+from ..vocabulary._analysis import warm_up
+from ..vocabulary._records import topic_text
+from . import _writes
+from ._options import RuntimeOptions
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Sequence
+
+    import numpy as np
+    import numpy.typing as npt
+    from opentelemetry.trace import TracerProvider
+
+    from ..orchestration import Digest, Planner
+    from ..recall import RecallEffortSink
+    from ..vocabulary._records import (
+        Experience,
+        MemoryEntry,
+        MemoryRecord,
+        MemoryRef,
+        Profile,
+        RecordRef,
+        Resource,
+        TopicMemory,
+    )
+
+
+class Runtime:
+    """One open satchel runtime. Create it with :func:`open_runtime`."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        limits: Limits,
+        *,
+        policy: RecallSufficiencyPolicy | None = None,
+        sink: RecallEffortSink | None = None,
+        tracer_provider: TracerProvider | None = None,
+        options: RuntimeOptions | None = None,
+        planner: Planner | None = None,
+        digest: Digest | None = None,
+    ) -> None:
+        options = options or RuntimeOptions()
+        self._options = options
+        self._policy = policy
+        self._stages = (planner is not None, digest is not None)
+        self._store = store
+        self._embedder = embedder
+        self._limits = limits
+        self._guards = ScopeGuards()
+        self._tracer = tracer(tracer_provider)
+        calibration = calibration_of(embedder)
+        if policy is not None:
+            policy = calibrate(policy, calibration)
+        coordinator = Coordinator(
+            store, limits, self._guards, self._tracer, policy=policy, baseline=calibration.baseline,
+            round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
+            fusion=options.fusion, reference_penalty=options.reference_penalty,
+            clock=options.clock,
+        )  # fmt: skip
+        ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
+        self._preparer = Preparer(
+            store, embedder, limits, self._guards, coordinator, sink, ledger,
+            prepare_timeout=options.prepare_timeout, planner=planner, digest=digest,
+            planner_timeout=options.planner_timeout, digest_timeout=options.digest_timeout,
+            tracer=self._tracer,
+        )  # fmt: skip
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    # -- writes ---------------------------------------------------------------------
+
+    async def add_memories(self, scope_id: str, entries: Sequence[MemoryEntry]) -> list[MemoryRef]:
+        """Write a batch of memory entries atomically; one reference each, in input order."""
+        scope_id = validate_scope(scope_id, "scope_id")
+        checked = await _writes.memory_entries(entries)
+        if not checked:
+            return []
+        vectors = await self._embed([entry.text for entry in checked])
+        async with self._guards.writing(scope_id):
+            return await self._store.add_memories(scope_id, checked, vectors)
+
+    async def update_memory(self, ref: MemoryRef, entry: MemoryEntry) -> MemoryRef:
+        """Write a new version of an entry; the old version stays readable by its ref."""
+        ref = _writes.memory_ref(ref)
+        entry = _writes.memory_entry(entry, "entry")
+        vector = await self._embed([entry.text])
+        async with self._guards.writing(ref.scope_id):
+            return await self._store.update_memory(ref, entry, vector)
+
+    async def forget_memory(self, ref: MemoryRef) -> None:
+        """Take an entry out of search; every version stays readable by its ref."""
+        ref = _writes.memory_ref(ref)
+        async with self._guards.writing(ref.scope_id):
+            await self._store.forget_memory(ref)
+
+    async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
+        """Read exactly the version ``ref`` names.
+
+        Raises:
+            NotFoundError: the entry or the version does not exist.
+        """
+        return await self._store.get_memory(_writes.memory_ref(ref))
+
+    async def add_experiences(
+        self, scope_id: str, experiences: Sequence[Experience]
+    ) -> list[RecordRef]:
+        """Write a batch of experiences atomically; one reference each, in input order."""
+        scope_id = validate_scope(scope_id, "scope_id")
+        checked = await _writes.experiences(experiences)
+        if not checked:
+            return []
+        async with self._guards.writing(scope_id):
+            return await self._store.add_experiences(scope_id, checked)
+
+    async def add_topic_memories(
+        self, scope_id: str, topics: Sequence[TopicMemory]
+    ) -> list[RecordRef]:
+        """Write topic memories atomically; a title written again makes a new revision."""
+        scope_id = validate_scope(scope_id, "scope_id")
+        checked = await _writes.topics(topics)
+        if not checked:
+            return []
+        vectors = await self._embed([topic_text(topic) for topic in checked])
+        async with self._guards.writing(scope_id):
+            return await self._store.add_topic_memories(scope_id, checked, vectors)
+
+    async def set_profile(self, scope_id: str, profile: Profile) -> None:
+        """Replace the scope's profile (read whole with every request that selects it)."""
+        scope_id = validate_scope(scope_id, "scope_id")
+        checked = _writes.profile(profile)
+        async with self._guards.writing(scope_id):
+            await self._store.set_profile(scope_id, checked)
+
+    async def add_resources(self, scope_id: str, resources: Sequence[Resource]) -> list[RecordRef]:
+        """Write resources atomically; a URI written again makes a new revision."""
+        scope_id = validate_scope(scope_id, "scope_id")
+        checked = await _writes.resources(resources)
+        if not checked:
+            return []
+        vectors = await self._embed(_writes.embedding_texts(checked))
+        async with self._guards.writing(scope_id):
+            return await self._store.add_resources(scope_id, checked, vectors)
+
+    # -- prepare --------------------------------------------------------------------
+
+    async def prepare_context(self, request: object) -> PreparedContext:
+        """Search, judge, fit and render a context pack for one turn. Writes nothing.
+
+        Raises:
+            InvalidRequestError: a request field is malformed (the message names it).
+            PrepareFailedError: a search of round 0 failed (raised from the group).
+            PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
+        """
+        resolved = validate_request(request)
+        attributes = {
+            "satchel.scope_count": len(resolved.scopes),
+            "satchel.family_count": len(resolved.families),
+            "satchel.max_bytes": resolved.max_bytes,
+        }
+        with self._tracer.start_as_current_span(
+            "satchel.prepare_context", attributes=attributes
+        ) as span:
+            context = (await self._preparer.prepare(resolved)).context
+            span.set_attribute("satchel.context.status", context.status)
+            span.set_attribute("satchel.context.bytes", context.content_bytes)
+        return context
+
+    def deadline_for(self, request: object) -> float:
+        """How long ``prepare_context(request)`` may take, in seconds: the retrieval
+        budget plus the fuse of each host stage this runtime runs (a stage that is off
+        adds nothing), capped by ``prepare_timeout``. A host sets its own timeout for the
+        call from it.
+
+        The retrieval budget is ``round_timeout`` for round 0 and for each expansion
+        round the policy allows; without ``round_timeout`` it is unbounded, and so is
+        the deadline unless ``prepare_timeout`` caps it (``math.inf``).
+
+        Raises:
+            InvalidRequestError: a request field is malformed (the message names it).
+        """
+        validate_request(request)
+        options = self._options
+        rounds = 1 + (0 if self._policy is None else self._policy.max_expansions)
+        budget = math.inf if options.round_timeout is None else rounds * options.round_timeout
+        planner, digest = self._stages
+        budget += (options.planner_timeout if planner else 0.0) + (
+            options.digest_timeout if digest else 0.0
+        )
+        return budget if options.prepare_timeout is None else min(budget, options.prepare_timeout)
+
+    async def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        return await self._embedder.embed(texts)
+
+
+@asynccontextmanager
+async def open_runtime(
+    database: str = ":memory:",
+    *,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    recall_policy: RecallSufficiencyPolicy | None = None,
+    recall_effort_sink: RecallEffortSink | None = None,
+    tracer_provider: TracerProvider | None = None,
+    limits: Limits | None = None,
+    planner: Planner | None = None,
+    digest: Digest | None = None,
+    **options: Any,
+) -> AsyncIterator[Runtime]:
+    """Open a runtime over an embedded SQLite file (or ``":memory:"``) or a given store.
+
+    Args:
+        database: path of the embedded store; ignored when ``store`` is given.
+        store: any :class:`satchel.Store`; the runtime closes it on exit.
+        embedder: defaults to the bundled :class:`StaticEmbedder` (the
+            :class:`HashingEmbedder` when the model cannot load).
+        recall_policy: enables the sufficiency gate (``None`` disables it).
+        recall_effort_sink: ``async (RecallEffort) -> None``, awaited after each prepare;
+            its errors are logged and swallowed. Without it no effort is computed.
+        tracer_provider: OpenTelemetry provider; the global one when None.
+        limits: candidate ceilings and item limits; defaults to :class:`Limits()`.
+        planner: ``async (query, *, scope_id, session_id) -> Sequence[str]``: at most
+            two more queries, searched beside the caller's in round 0; a failure or a
+            timeout (``planner_timeout``) searches the caller's query alone.
+        digest: ``async (query, items: Sequence[satchel.ContextItem]) -> Sequence[int]``:
+            the indices of the fitted items to keep, in delivery order (empty: nothing
+            relevant); a failure or a timeout (``digest_timeout``) keeps the fitted pack.
+        **options: ``round_timeout`` and ``prepare_timeout`` (seconds; the latter bounds
+            the whole call), ``planner_timeout`` (5) and ``digest_timeout`` (30),
+            ``dedup_turns``, ``fusion`` (round 0's :class:`satchel.FusionWeights`),
+            ``reference_penalty`` (rank positions a reference scope gives way to the
+            request's own), ``readers`` (reader connections of the embedded store),
+            ``blas_threads``.
+
+    Raises:
+        InvalidRequestError: an unknown option or a malformed argument (the message names
+            it); raised before anything is opened.
+    """
+    settings = RuntimeOptions.from_options(options)
+    if limits is not None and not isinstance(limits, Limits):
+        raise InvalidRequestError("limits must be a satchel.Limits")
+    if recall_policy is not None and not isinstance(recall_policy, RecallSufficiencyPolicy):
+        raise InvalidRequestError("recall_policy must be a satchel.RecallSufficiencyPolicy or None")
+    for name, stage in (("planner", planner), ("digest", digest)):
+        if stage is not None and not callable(stage):
+            raise InvalidRequestError(f"{name} must be an async callable or None")
+    if store is not None and not isinstance(store, Store):
+        raise InvalidRequestError("store must be a satchel.Store or None")
+    if embedder is not None:
+        embedder = check_embedder(embedder, "embedder")
+    check_provider(tracer_provider, "tracer_provider")
+    if store is None:
+        if not isinstance(database, str) or not database:
+            raise InvalidRequestError("database must be a file path or ':memory:'")
+        store = await SqliteStore.open(
+            database, readers=settings.readers, tracer_provider=tracer_provider
+        )
+    if embedder is None:
+        embedder = default_embedder()
+    try:
+        # Every query is analysed on the host's loop: load the lemmatiser's table
+        # (about 0.3 s, once a process) in a worker thread now, whatever the store.
+        await anyio.to_thread.run_sync(warm_up)
+        await store.bind_embedder(fingerprint_of(embedder), embedder.dimension)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await store.aclose()
+        raise
+    blas = None
+    if settings.blas_threads is not None:
+        blas = threadpoolctl.threadpool_limits(limits=settings.blas_threads, user_api="blas")
+    try:
+        yield Runtime(
+            store,
+            embedder,
+            limits or Limits(),
+            policy=recall_policy,
+            sink=recall_effort_sink,
+            tracer_provider=tracer_provider,
+            options=settings,
+            planner=planner,
+            digest=digest,
+        )
+    finally:
+        if blas is not None:
+            blas.restore_original_limits()
+        with anyio.CancelScope(shield=True):
+            await store.aclose()

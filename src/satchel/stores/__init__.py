@@ -1,0 +1,79 @@
+"""Stores: where records live and pools come from (I/O).
+
+``Store`` (= ``RecordStore`` + ``SearchStore``) is the extension point; every type its
+signatures use is exported here, so a store written outside satchel imports only
+``satchel.stores``. ``MemoryStore`` is the reference implementation to read first,
+``SqliteStore`` the embedded default. Stores write records and retrieve pools; they
+know nothing of the gate, the orchestration or the Builder, and use only the
+vocabulary (and an embedder's fingerprint).
+"""
+
+from ..vocabulary._analysis import AnalysedQuery as AnalysedQuery
+from ..vocabulary._analysis import index_text as index_text
+from ..vocabulary._dates import DateMention as DateMention
+from ..vocabulary._dates import mentioned_days as mentioned_days
+from ..vocabulary._errors import NotFoundError as NotFoundError
+from ..vocabulary._errors import StoreError as StoreError
+from ..vocabulary._errors import StoreUnavailableError as StoreUnavailableError
+from ..vocabulary._evidence import Evidence as Evidence
+from ..vocabulary._evidence import Pool as Pool
+from ..vocabulary._families import FAMILY_RULES as FAMILY_RULES
+from ..vocabulary._families import Family as Family
+from ..vocabulary._families import FamilyRules as FamilyRules
+from ..vocabulary._records import Experience as Experience
+from ..vocabulary._records import MemoryEntry as MemoryEntry
+from ..vocabulary._records import MemoryRecord as MemoryRecord
+from ..vocabulary._records import MemoryRef as MemoryRef
+from ..vocabulary._records import Profile as Profile
+from ..vocabulary._records import RecordRef as RecordRef
+from ..vocabulary._records import Resource as Resource
+from ..vocabulary._records import TopicMemory as TopicMemory
+from ..vocabulary._retrieval import WINDOW_SCAN as WINDOW_SCAN
+from ..vocabulary._retrieval import LexicalPlan as LexicalPlan
+from ..vocabulary._retrieval import PoolRequest as PoolRequest
+from ..vocabulary._retrieval import TimeHits as TimeHits
+from ..vocabulary._retrieval import TimeWindow as TimeWindow
+from ._memory import MemoryStore as MemoryStore
+from ._oceanbase import OceanBaseStore as OceanBaseStore
+from ._open import open_store as open_store
+from ._open import redact as redact
+from ._protocol import RecordStore as RecordStore
+from ._protocol import SearchStore as SearchStore
+from ._protocol import Store as Store
+from ._sqlite import SqliteStore as SqliteStore
+
+__all__ = [
+    "FAMILY_RULES",
+    "WINDOW_SCAN",
+    "AnalysedQuery",
+    "DateMention",
+    "Evidence",
+    "Experience",
+    "Family",
+    "FamilyRules",
+    "LexicalPlan",
+    "MemoryEntry",
+    "MemoryRecord",
+    "MemoryRef",
+    "MemoryStore",
+    "NotFoundError",
+    "OceanBaseStore",
+    "Pool",
+    "PoolRequest",
+    "Profile",
+    "RecordRef",
+    "RecordStore",
+    "Resource",
+    "SearchStore",
+    "SqliteStore",
+    "Store",
+    "StoreError",
+    "StoreUnavailableError",
+    "TimeHits",
+    "TimeWindow",
+    "TopicMemory",
+    "index_text",
+    "mentioned_days",
+    "open_store",
+    "redact",
+]

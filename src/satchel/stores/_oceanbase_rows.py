@@ -1,0 +1,335 @@
+"""Writing records into the OceanBase store's tables, inside one transaction: inserts
+(sent as multi-row statements), retirements, idempotency keys, revisions and the
+per-scope counts and term frequencies that follow them."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import uuid
+from collections import Counter
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+import numpy as np
+
+from ..vocabulary._analysis import index_text
+from ..vocabulary._dates import mentioned_days
+from ..vocabulary._errors import NotFoundError
+from . import _oceanbase_schema as sql
+
+if TYPE_CHECKING:
+    from ..vocabulary._families import Family
+    from ..vocabulary._records import MemoryEntry, MemoryRef
+
+#: The sortable time of a record without one.
+NO_TIME: Final = -1e18
+
+#: Records re-analysed per page of :func:`reanalyse`.
+REANALYSE_PAGE: Final = 2048
+
+#: A statement of the re-analysis that may take longer than the engine's default limit
+#: (``ob_query_timeout``, 10 s): a delete over every scope, or a wait for another
+#: process's re-analysis to commit. An hour, in microseconds.
+_UNHURRIED: Final = "/*+ QUERY_TIMEOUT(3600000000) */"
+#: A new ``terms`` for each of many existing records in one multi-row statement (an
+#: UPDATE per record is a round trip each: 15 s for 10,000 records on seekdb). Every
+#: key exists, so the placeholder values of the other NOT NULL columns are never used.
+_SET_TERMS: Final = (
+    "INSERT INTO satchel_records (scope, family, k, rid, revision, live, content_hash,"
+    " created_ts, terms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " ON DUPLICATE KEY UPDATE terms = VALUES(terms)"
+)
+#: One page of records in key order, after a key (keyset pagination).
+_PAGE: Final = (
+    "SELECT scope, family, k, live, text, abstract, overview, created_at FROM satchel_records"
+    " WHERE (scope, family, k) > (%s, %s, %s) ORDER BY scope, family, k LIMIT %s"
+)
+
+
+@attrs.define
+class Write:
+    """One write transaction's bookkeeping: counts and term frequencies to apply."""
+
+    scope_id: str
+    family: Family
+    #: Whether the database has its vectors table (a retired version leaves it).
+    vectors_exist: bool = False
+    first_key: int = 0
+    used: int = 0
+    live_delta: int = 0
+    threaded_delta: int = 0
+    term_delta: int = 0
+    terms: Counter[str] = attrs.Factory(Counter)
+    #: Rows, vectors and mentions to insert, sent as one multi-row statement each.
+    records: list[tuple[Any, ...]] = attrs.Factory(list)
+    vectors: list[tuple[Any, ...]] = attrs.Factory(list)
+    mentions: list[tuple[Any, ...]] = attrs.Factory(list)
+
+    def next_key(self) -> int:
+        self.used += 1
+        return self.first_key + self.used - 1
+
+    async def flush(self, cur: Any) -> None:
+        """Send the pending inserts (before any read of the records table, and at the
+        end of the transaction)."""
+        if self.records:
+            await cur.executemany(sql.INSERT_RECORD, self.records)
+            self.records.clear()
+        if self.vectors:
+            await cur.executemany(sql.INSERT_VECTOR, self.vectors)
+            self.vectors.clear()
+        if self.mentions:
+            await cur.executemany(sql.INSERT_MENTION, self.mentions)
+            self.mentions.clear()
+
+
+async def apply_counts(cur: Any, write: Write) -> None:
+    if write.family == "profile":
+        return
+    counts = (write.live_delta, write.threaded_delta, write.term_delta)
+    await cur.execute(sql.COUNT_ROWS, (write.scope_id, write.family, *counts))
+    changed = [(write.scope_id, write.family, t, n) for t, n in write.terms.items() if n]
+    if changed:
+        await cur.executemany(sql.COUNT_TERMS, changed)
+
+
+async def insert(
+    cur: Any,
+    write: Write,
+    rid: str,
+    revision: int,
+    terms: str,
+    content: tuple[Any, ...],
+    **columns: Any,
+) -> int:
+    key = write.next_key()
+    embedding = columns.get("embedding")
+    analysed = terms.split()
+    indexed = column_terms(analysed)
+    write.records.append(
+        (
+            write.scope_id, write.family, key, rid, revision, 1, columns.get("caller_key"),
+            content_hash(content), columns.get("title"), columns.get("text"),
+            columns.get("kind"), columns.get("tags"), columns.get("created_at"),
+            columns.get("created_ts", NO_TIME), columns.get("thread"),
+            columns.get("abstract"), columns.get("overview"), columns.get("body"), indexed,
+        )
+    )  # fmt: skip
+    if embedding is not None:
+        write.vectors.append((write.scope_id, write.family, key, vector_literal(embedding)))
+    write.live_delta += 1
+    write.threaded_delta += columns.get("thread") is not None
+    write.term_delta += len(analysed)
+    write.terms.update(set(analysed))
+    return key
+
+
+async def insert_memory(
+    cur: Any, write: Write, rid: str, version: int, entry: MemoryEntry, vector: Any
+) -> None:
+    at = entry.created_at
+    key = await insert(
+        cur, write, rid, version, index_text(entry.text), memory_content(entry),
+        text=entry.text, kind=entry.kind, tags=json.dumps(list(entry.tags)),
+        created_at=None if at is None else at.isoformat(),
+        created_ts=NO_TIME if at is None else at.timestamp(),
+        thread=entry.thread, embedding=vector, caller_key=entry.key,
+    )  # fmt: skip
+    if at is not None:
+        write.mentions += mention_rows(write.scope_id, key, entry.text, at)
+
+
+def mention_rows(scope_id: str, key: int, text: str, at: datetime) -> list[tuple[Any, ...]]:
+    """The ``satchel_mentions`` rows of a dated memory: the days its text names, resolved
+    against the day it was said."""
+    days = mentioned_days(text, at.astimezone(UTC).date())
+    return [(scope_id, "memory", key, low, high) for low, high in days]
+
+
+def column_terms(analysed: list[str]) -> str:
+    """Analysed terms as the FULLTEXT ``terms`` column holds them."""
+    return " ".join(sql.indexed_term(term) for term in analysed)
+
+
+def searchable(text: str | None, abstract: str | None, overview: str | None) -> str:
+    """What a record is indexed on: its text (a memory, experience or topic memory), or
+    a resource's abstract and overview (its body is read, never searched)."""
+    if text is not None:
+        return text
+    return " ".join(filter(None, (abstract, overview)))
+
+
+async def reanalyse(cur: Any, version: int) -> None:
+    """Derive again, with this code, everything kept from record text, and record schema
+    ``version``, in one transaction: every record version's ``terms`` column, each
+    scope's term frequencies and term totals, and the days memory texts name. Every
+    scope's write version moves, so no process serves a pool read before.
+
+    Several processes may open the database at once: the schema row is locked first,
+    and one that finds ``version`` recorded already does nothing. A failure rolls
+    everything back; the next open runs it again.
+    """
+    await cur.execute("BEGIN")
+    try:
+        await cur.execute(
+            f"SELECT {_UNHURRIED} value FROM satchel_meta WHERE name = 'schema' FOR UPDATE"
+        )
+        found = await cur.fetchone()
+        if found is not None and int(found[0]) >= version:
+            await cur.execute("ROLLBACK")
+            return
+        await cur.execute(f"DELETE {_UNHURRIED} FROM satchel_terms")
+        await cur.execute(f"DELETE {_UNHURRIED} FROM satchel_mentions WHERE family = 'memory'")
+        frequencies: Counter[tuple[str, str, str]] = Counter()
+        totals: Counter[tuple[str, str]] = Counter()
+        after: tuple[Any, ...] = ("", "", -1)
+        while True:
+            await cur.execute(_PAGE, (*after, REANALYSE_PAGE))
+            page = await cur.fetchall()
+            if not page:
+                break
+            updates, mentions = [], []
+            for scope, family, key, live, text, abstract, overview, created_at in page:
+                analysed = index_text(searchable(text, abstract, overview)).split()
+                updates.append((scope, family, key, "", 0, 0, "", 0.0, column_terms(analysed)))
+                if live:
+                    totals[scope, family] += len(analysed)
+                    frequencies.update((scope, family, term) for term in set(analysed))
+                if family == "memory" and created_at is not None:
+                    at = datetime.fromisoformat(created_at)
+                    mentions += mention_rows(scope, key, text, at)
+            await cur.executemany(_SET_TERMS, updates)
+            if mentions:
+                await cur.executemany(sql.INSERT_MENTION, mentions)
+            after = tuple(page[-1][:3])
+        await cur.execute("UPDATE satchel_counts SET term_total = 0")
+        if totals:
+            await cur.executemany(
+                "UPDATE satchel_counts SET term_total = %s WHERE scope = %s AND family = %s",
+                [(total, scope, family) for (scope, family), total in totals.items()],
+            )
+        if frequencies:
+            await cur.executemany(
+                sql.COUNT_TERMS, [(*counted, df) for counted, df in frequencies.items()]
+            )
+        await cur.execute("UPDATE satchel_scopes SET version = version + 1")
+        await cur.execute(
+            "REPLACE INTO satchel_meta (name, value) VALUES ('schema', %s)", (str(version),)
+        )
+        await cur.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await cur.execute("ROLLBACK")
+        raise
+
+
+async def retire(cur: Any, write: Write, key: int) -> None:
+    """Take a record version out of search; it stays readable by its reference."""
+    await write.flush(cur)
+    await cur.execute(
+        "SELECT terms, thread FROM satchel_records WHERE scope = %s AND family = %s AND k = %s",
+        (write.scope_id, write.family, key),
+    )
+    indexed, thread = await cur.fetchone()
+    where = (write.scope_id, write.family, key)
+    await cur.execute(
+        "UPDATE satchel_records SET live = 0 WHERE scope = %s AND family = %s AND k = %s", where
+    )
+    if write.vectors_exist:
+        await cur.execute(
+            "DELETE FROM satchel_vectors WHERE scope = %s AND family = %s AND k = %s", where
+        )
+    analysed = sql.stored_terms(indexed)
+    write.live_delta -= 1
+    write.threaded_delta -= thread is not None
+    write.term_delta -= len(analysed)
+    write.terms.subtract(set(analysed))
+
+
+async def keyed(
+    cur: Any, write: Write, caller_key: str | None, content: tuple[Any, ...]
+) -> tuple[str, int, bool] | None:
+    """What an idempotency key makes of a write: None for a new record, ``(id,
+    revision, False)`` when the live record holds exactly ``content``, ``(id, next
+    revision, True)`` when it holds other content (retired here)."""
+    if caller_key is None:
+        return None
+    await write.flush(cur)
+    await cur.execute(
+        "SELECT k, rid, revision, content_hash FROM satchel_records WHERE scope = %s"
+        " AND family = %s AND caller_key = %s AND live = 1",
+        (write.scope_id, write.family, caller_key),
+    )
+    found = await cur.fetchone()
+    if found is None:
+        return None
+    key, rid, revision, stored = found
+    if stored == content_hash(content):
+        return rid, int(revision), False
+    await retire(cur, write, key)
+    return rid, int(revision) + 1, True
+
+
+async def supersede(cur: Any, write: Write, column: str, value: str) -> tuple[str, int]:
+    """Retire the live record whose ``column`` equals ``value``; its id and next revision."""
+    await write.flush(cur)
+    await cur.execute(
+        f"SELECT k, rid, revision FROM satchel_records WHERE scope = %s AND family = %s"
+        f" AND {column} = %s AND live = 1",
+        (write.scope_id, write.family, value),
+    )
+    found = await cur.fetchone()
+    if found is None and column == "rid":  # a URI back after it left: its next revision
+        await cur.execute(
+            "SELECT MAX(revision) FROM satchel_records"
+            " WHERE scope = %s AND family = %s AND rid = %s",
+            (write.scope_id, write.family, value),
+        )
+        (latest,) = await cur.fetchone()
+        return value, int(latest or 0) + 1
+    if found is None:
+        return uuid.uuid4().hex, 1
+    key, rid, revision = found
+    await retire(cur, write, key)
+    return rid, int(revision) + 1
+
+
+async def live_memory(
+    cur: Any, ref: MemoryRef, *, forgotten_ok: bool
+) -> tuple[Any, int, str | None]:
+    await cur.execute(
+        "SELECT k, revision, live, caller_key FROM satchel_records WHERE scope = %s"
+        " AND family = 'memory' AND rid = %s ORDER BY revision DESC",
+        (ref.scope_id, ref.entry_id),
+    )
+    versions = await cur.fetchall()
+    if not any(revision == ref.version for _, revision, _, _ in versions):
+        raise NotFoundError(
+            f"no version {ref.version} of memory entry {ref.entry_id!r} in scope {ref.scope_id!r}"
+        )
+    key, latest, live, caller_key = versions[0]
+    if not live:
+        if forgotten_ok:
+            return None, int(latest), caller_key
+        raise NotFoundError(f"memory entry {ref.entry_id!r} was forgotten")
+    return key, int(latest), caller_key
+
+
+def memory_content(entry: MemoryEntry) -> tuple[Any, ...]:
+    at = None if entry.created_at is None else entry.created_at.isoformat()
+    return (entry.text, entry.kind, list(entry.tags), at, entry.thread)
+
+
+def content_hash(content: tuple[Any, ...]) -> str:
+    """What an idempotency key compares: the record's content, hashed."""
+    encoded = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def vector_literal(vector: Any) -> str:
+    """A vector as the engine's text literal: ``[x,y,...]`` with float32 precision."""
+    values = np.asarray(vector, dtype=np.float32)
+    return "[" + ",".join(map(repr, values.tolist())) + "]"

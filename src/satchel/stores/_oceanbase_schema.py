@@ -1,0 +1,208 @@
+"""The OceanBase store's tables, their versioned migrations and its SQL text.
+
+Every table and every index is led by the scope, so every query reads one scope's rows.
+Text columns compare as bytes (``utf8mb4_bin``): scopes, ids and keys are case-sensitive,
+as in the embedded store. Creation is idempotent (``IF NOT EXISTS``), so processes
+opening one database at once agree; the schema version lives in ``satchel_meta``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: The version :data:`MIGRATIONS` brings a database to.
+SCHEMA_VERSION: Final = 2
+#: Longest resource URI the ``rid`` column holds (bytes of an index key are bounded).
+MAX_RID_CHARS: Final = 2048
+
+BIN: Final = "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin"
+
+BASE_TABLES: Final = (
+    f"""CREATE TABLE IF NOT EXISTS satchel_meta (
+        name VARCHAR(64) NOT NULL PRIMARY KEY,
+        value TEXT NOT NULL) {BIN}""",
+)
+
+#: Statements per schema version; version N's run once, in order, on a database at N-1
+#: (each idempotent: processes opening one database at once may both run them).
+MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
+    1: (
+        # The write version every process shares, and the next record key to hand out.
+        f"""CREATE TABLE IF NOT EXISTS satchel_scopes (
+            scope VARCHAR(256) NOT NULL PRIMARY KEY,
+            version BIGINT NOT NULL,
+            next_key BIGINT NOT NULL) {BIN}""",
+        # Searchable records per family, and whether any of them has a thread.
+        f"""CREATE TABLE IF NOT EXISTS satchel_counts (
+            scope VARCHAR(256) NOT NULL,
+            family VARCHAR(16) NOT NULL,
+            live_rows BIGINT NOT NULL,
+            threaded BIGINT NOT NULL,
+            term_total BIGINT NOT NULL,
+            PRIMARY KEY (scope, family)) {BIN}""",
+        # Per-scope document frequencies of analysed terms (searchable records only).
+        f"""CREATE TABLE IF NOT EXISTS satchel_terms (
+            scope VARCHAR(256) NOT NULL,
+            family VARCHAR(16) NOT NULL,
+            term VARCHAR(255) NOT NULL,
+            df BIGINT NOT NULL,
+            PRIMARY KEY (scope, family, term)) {BIN}""",
+        # The days a dated memory's own text names, for the time channel.
+        f"""CREATE TABLE IF NOT EXISTS satchel_mentions (
+            scope VARCHAR(256) NOT NULL,
+            family VARCHAR(16) NOT NULL,
+            k BIGINT NOT NULL,
+            low DOUBLE NOT NULL,
+            high DOUBLE NOT NULL,
+            PRIMARY KEY (scope, family, k, low),
+            KEY by_day (scope, family, low)) {BIN}""",
+        f"""CREATE TABLE IF NOT EXISTS satchel_profiles (
+            scope VARCHAR(256) NOT NULL PRIMARY KEY,
+            text LONGTEXT NOT NULL) {BIN}""",
+        # Every record version. ``terms`` holds satchel's analysed terms for the FULLTEXT
+        # index (see ``indexed_terms``).
+        f"""CREATE TABLE IF NOT EXISTS satchel_records (
+            scope VARCHAR(256) NOT NULL,
+            family VARCHAR(16) NOT NULL,
+            k BIGINT NOT NULL,
+            rid VARCHAR({MAX_RID_CHARS}) NOT NULL,
+            revision BIGINT NOT NULL,
+            live TINYINT NOT NULL,
+            caller_key VARCHAR(512),
+            content_hash CHAR(64) NOT NULL,
+            title TEXT,
+            text LONGTEXT,
+            kind VARCHAR(255),
+            tags TEXT,
+            created_at VARCHAR(64),
+            created_ts DOUBLE NOT NULL,
+            thread VARCHAR(512),
+            abstract LONGTEXT,
+            overview LONGTEXT,
+            body LONGTEXT,
+            terms LONGTEXT NOT NULL,
+            PRIMARY KEY (scope, family, k),
+            KEY by_rid (scope, family, rid, revision),
+            KEY by_key (scope, family, caller_key),
+            KEY by_time (scope, family, live, created_ts),
+            KEY by_thread (scope, family, thread, created_ts, k),
+            FULLTEXT KEY by_terms (terms) WITH PARSER space) {BIN}""",
+    ),
+    # Text analysed with the lemmatiser ("bought" meets "buy"): no new table, the
+    # derived data is re-derived (see ``REANALYSED``).
+    2: (),
+}
+
+#: Versions whose step also re-derives, in Python, everything kept from record text
+#: (``_oceanbase_rows.reanalyse``), after its statements: the migration of a change to
+#: text analysis or date extraction.
+REANALYSED: Final = frozenset({2})
+
+#: The searchable versions' vectors (a version leaving search leaves this table), made
+#: once the first vector fixes the dimension.
+VECTORS_TABLE: Final = f"""CREATE TABLE IF NOT EXISTS satchel_vectors (
+    scope VARCHAR(256) NOT NULL,
+    family VARCHAR(16) NOT NULL,
+    k BIGINT NOT NULL,
+    embedding VECTOR({{dimension}}) NOT NULL,
+    PRIMARY KEY (scope, family, k),
+    VECTOR INDEX by_vector (embedding) WITH (distance = cosine, type = hnsw, lib = vsag)
+) {BIN}"""
+
+#: The engine's full-text parser skips tokens under this many characters.
+SHORTEST_TOKEN: Final = 3
+
+
+def indexed_term(term: str) -> str:
+    """A term as the FULLTEXT column holds it: a term too short for the engine's parser
+    is wrapped in ``_`` (which analysis never produces) so that it is indexed too."""
+    return term if len(term) >= SHORTEST_TOKEN else f"_{term}_"
+
+
+def stored_terms(indexed: str) -> list[str]:
+    """The analysed terms back from the FULLTEXT column."""
+    return [term.strip("_") for term in indexed.split()]
+
+
+EVIDENCE_COLUMNS: Final = "k, rid, revision, text, created_at, thread, abstract, overview"
+
+STATE: Final = (
+    "SELECT s.version, s.next_key, c.live_rows, c.term_total FROM satchel_scopes s"
+    " LEFT JOIN satchel_counts c ON c.scope = s.scope AND c.family = %s WHERE s.scope = %s"
+)
+
+#: Exact nearest neighbours: a scan of the scope's rows. The plan cache is off so that
+#: no plan made for one scope's size serves another's.
+EXACT_NEAREST: Final = (
+    "SELECT /*+ USE_PLAN_CACHE(NONE) */ k, cosine_distance(embedding, %s) AS d"
+    " FROM satchel_vectors WHERE scope = %s AND family = %s AND k >= %s ORDER BY d LIMIT %s"
+)
+#: Approximate nearest neighbours through the HNSW index (large scopes).
+APPROXIMATE_NEAREST: Final = (
+    "SELECT /*+ USE_PLAN_CACHE(NONE) */ k, cosine_distance(embedding, %s) AS d"
+    " FROM satchel_vectors WHERE scope = %s AND family = %s ORDER BY d APPROXIMATE LIMIT %s"
+)
+
+#: The records holding any of the given terms, with their terms for satchel's own BM25
+#: (the engine's best first, should the postings ever exceed the limit).
+HOLDERS: Final = (
+    "SELECT k, terms FROM satchel_records WHERE scope = %s AND family = %s AND live = 1"
+    " AND MATCH (terms) AGAINST (%s) ORDER BY MATCH (terms) AGAINST (%s) DESC LIMIT %s"
+)
+
+NEWEST: Final = (
+    "SELECT MAX(created_ts) FROM satchel_records WHERE scope = %s AND family = %s AND live = 1"
+)
+IN_WINDOW: Final = (
+    "SELECT k, created_ts FROM satchel_records WHERE scope = %s AND family = %s AND live = 1"
+    " AND created_ts >= %s AND created_ts < %s LIMIT %s"
+)
+MENTIONING: Final = (
+    "SELECT m.k FROM satchel_mentions m JOIN satchel_records r"
+    " ON r.scope = m.scope AND r.family = m.family AND r.k = m.k"
+    " WHERE m.scope = %s AND m.family = %s AND m.low >= %s AND m.low < %s AND m.high > %s"
+    " AND m.high - m.low <= %s AND r.live = 1"
+)
+BEFORE: Final = (
+    "SELECT k FROM satchel_records WHERE scope = %s AND family = %s AND thread = %s AND live = 1"
+    " AND (created_ts < %s OR (created_ts = %s AND k < %s))"
+    " ORDER BY created_ts DESC, k DESC LIMIT 1"
+)
+AFTER: Final = (
+    "SELECT k FROM satchel_records WHERE scope = %s AND family = %s AND thread = %s AND live = 1"
+    " AND (created_ts > %s OR (created_ts = %s AND k > %s))"
+    " ORDER BY created_ts ASC, k ASC LIMIT 1"
+)
+
+#: Each scope's searchable records per family and its profile.
+SCOPE_COUNTS: Final = (
+    "SELECT scope, family, live_rows FROM satchel_counts WHERE live_rows > 0"
+    " UNION ALL SELECT scope, 'profile', 1 FROM satchel_profiles ORDER BY 1"
+)
+
+BUMP_SCOPE: Final = (
+    "INSERT INTO satchel_scopes (scope, version, next_key) VALUES (%s, 1, 1 + %s)"
+    " ON DUPLICATE KEY UPDATE version = version + 1, next_key = next_key + VALUES(next_key) - 1"
+)
+COUNT_ROWS: Final = (
+    "INSERT INTO satchel_counts (scope, family, live_rows, threaded, term_total)"
+    " VALUES (%s, %s, %s, %s, %s) ON DUPLICATE KEY UPDATE"
+    " live_rows = live_rows + VALUES(live_rows), threaded = threaded + VALUES(threaded),"
+    " term_total = term_total + VALUES(term_total)"
+)
+COUNT_TERMS: Final = (
+    "INSERT INTO satchel_terms (scope, family, term, df) VALUES (%s, %s, %s, %s)"
+    " ON DUPLICATE KEY UPDATE df = df + VALUES(df)"
+)
+INSERT_RECORD: Final = (
+    "INSERT INTO satchel_records (scope, family, k, rid, revision, live, caller_key,"
+    " content_hash, title, text, kind, tags, created_at, created_ts, thread, abstract,"
+    " overview, body, terms) VALUES"
+    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+INSERT_VECTOR: Final = (
+    "INSERT INTO satchel_vectors (scope, family, k, embedding) VALUES (%s, %s, %s, %s)"
+)
+INSERT_MENTION: Final = (
+    "INSERT IGNORE INTO satchel_mentions (scope, family, k, low, high) VALUES (%s, %s, %s, %s, %s)"
+)

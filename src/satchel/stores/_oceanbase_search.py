@@ -1,0 +1,161 @@
+"""The OceanBase store's channels: full text, vectors and time, each a few statements
+on one connection. The store runs them on its loop thread (``_oceanbase.py``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+import numpy as np
+
+from ..vocabulary._families import rules
+from ..vocabulary._retrieval import POSTINGS_BUDGET, RARE_POSTINGS, WINDOW_SCAN, TimeHits, bm25
+from . import _oceanbase_schema as sql
+from ._oceanbase_rows import NO_TIME, vector_literal
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from ..vocabulary._families import Family
+    from ..vocabulary._retrieval import PoolRequest
+
+    Vectors = npt.NDArray[np.float32]
+
+#: The newest keys of a scope that an approximate search also scans exactly: the HNSW
+#: index can lag a fresh insert, and a record just written must be findable at once.
+FRESH_KEYS: Final = 1024
+
+
+@attrs.frozen
+class ScopeState:
+    """What a retrieve reads of a scope first: its write version, next key, and the
+    family's searchable records and their total term count."""
+
+    version: int
+    next_key: int
+    rows: int
+    term_total: int
+
+
+async def lexical(
+    cur: Any, family: Family, scope_id: str, request: PoolRequest, state: ScopeState
+) -> tuple[list[int], list[float], list[int], int]:
+    """The full-text channel. The engine finds the records holding the plan's terms
+    (its FULLTEXT index); satchel ranks them by BM25 over the scope's own statistics
+    and counts each one's matched query terms on its analysed text (the scope's common
+    ones left out, whose number comes last)."""
+    terms = request.query.terms
+    if not terms:
+        return [], [], [], 0
+    marks = ",".join(["%s"] * len(terms))
+    await cur.execute(
+        f"SELECT term, df FROM satchel_terms"
+        f" WHERE scope = %s AND family = %s AND term IN ({marks})",
+        (scope_id, family, *terms),
+    )
+    frequencies = {term: int(df) for term, df in await cur.fetchall() if df > 0}
+    plan = request.plan_lexical(frequencies, state.rows)
+    if not plan.terms:
+        return [], [], [], 0
+    counted = [term for term in terms if term not in plan.common]
+    average = state.term_total / max(state.rows, 1)
+
+    async def ranked(words: tuple[str, ...], limit: int) -> list[tuple[float, int, int]]:
+        against = " ".join(sql.indexed_term(word) for word in words)
+        scan = max(limit, POSTINGS_BUDGET)
+        await cur.execute(sql.HOLDERS, (scope_id, family, against, against, scan))
+        hits = []
+        for key, indexed in await cur.fetchall():
+            held = Counter(sql.stored_terms(indexed))
+            score = bm25(held, sum(held.values()), words, frequencies, state.rows, average)
+            hits.append((score, int(key), sum(term in held for term in counted)))
+        return sorted(hits)[:limit]
+
+    found = await ranked(plan.terms, plan.limit)
+    if plan.rescue is not None:  # every other holder of the rare term, scored by it alone
+        kept = {key for _, key, _ in found}
+        rescued = await ranked((plan.rescue,), RARE_POSTINGS)
+        found += [hit for hit in rescued if hit[1] not in kept]
+    keys, scores = [key for _, key, _ in found], [score for score, _, _ in found]
+    return keys, scores, [matches for _, _, matches in found], len(plan.common)
+
+
+async def nearest(
+    cur: Any,
+    family: Family,
+    scope_id: str,
+    request: PoolRequest,
+    state: ScopeState,
+    exact_rows: int,
+) -> tuple[list[int], list[float]]:
+    """The vector channel: an exact scan up to ``exact_rows`` records, the HNSW index
+    above (and the newest keys exactly, which the index may not hold yet)."""
+    vector = request.vector
+    if vector is None or not rules(family).vector_channel:
+        return [], []
+    literal = vector_literal(vector)
+    size = request.size
+    found: dict[int, float] = {}
+    if state.rows <= exact_rows:
+        await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, 0, size))
+        statements = [await cur.fetchall()]
+    else:
+        await cur.execute(sql.APPROXIMATE_NEAREST, (literal, scope_id, family, size))
+        approximate = await cur.fetchall()
+        fresh_from = max(0, state.next_key - FRESH_KEYS)
+        await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, fresh_from, size))
+        statements = [approximate, await cur.fetchall()]
+    for found_rows in statements:
+        for key, distance in found_rows:
+            if distance is not None:
+                found[int(key)] = 1.0 - float(distance)
+    ranked = sorted(found, key=lambda key: -found[key])[:size]
+    return ranked, [found[key] for key in ranked]
+
+
+async def time_channel(
+    cur: Any, family: Family, scope_id: str, request: PoolRequest, *, vectors: bool
+) -> tuple[Any, int]:
+    """The time channel's keys and how many records the windows held; ``vectors``:
+    the database holds vectors to rank them by."""
+    size = request.time_size
+    if not request.query.dates or not rules(family).time_channel or size <= 0:
+        return [], 0
+    newest: float | None = None
+    if request.needs_reference:
+        await cur.execute(sql.NEWEST, (scope_id, family))
+        newest = (await cur.fetchone())[0]
+        if newest is not None and newest <= NO_TIME:
+            newest = None
+    hits = TimeHits()
+    for window in request.time_windows(newest):
+        said = (scope_id, family, window.said_from, window.said_to, WINDOW_SCAN)
+        await cur.execute(sql.IN_WINDOW, said)
+        hits.said(window, await cur.fetchall())
+        named = (
+            scope_id, family, window.mentions_from, window.day_to, window.day_from,
+            window.widest_mention,
+        )  # fmt: skip
+        await cur.execute(sql.MENTIONING, named)
+        hits.named(key for (key,) in await cur.fetchall())
+    if not hits:
+        return [], 0
+    similar = None
+    if request.vector is not None and rules(family).vector_channel and vectors:
+        similar = await similarities(cur, family, scope_id, request.vector, hits.keys)
+    return hits.ranked(size, similar), len(hits)
+
+
+async def similarities(
+    cur: Any, family: Family, scope_id: str, vector: Vectors, keys: list[int]
+) -> Any:
+    """Each key's cosine similarity to the query (-1 for a record without a vector)."""
+    marks = ",".join(["%s"] * len(keys))
+    await cur.execute(
+        "SELECT k, cosine_distance(embedding, %s) FROM satchel_vectors WHERE scope = %s"
+        f" AND family = %s AND k IN ({marks})",
+        (vector_literal(vector), scope_id, family, *keys),
+    )
+    found = {int(k): 1.0 - float(d) for k, d in await cur.fetchall() if d is not None}
+    return np.array([found.get(key, -1.0) for key in keys], dtype=np.float32)

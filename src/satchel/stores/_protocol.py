@@ -1,0 +1,209 @@
+"""``satchel.Store``: the extension point every backend implements.
+
+A store is two things. A :class:`RecordStore` keeps records: it writes them (atomic per
+call, durable when the call returns), reads exact versions and forgets. A
+:class:`SearchStore` retrieves, for one family in one scope, a pool of candidates per
+channel, the thread neighbours of pool keys, the evidence of pool keys, and the scope's
+write version. Ranking rules are not a store's: which query terms to rank by, when a
+rare term's holders all join, when the time channel says nothing, admission, fusion and
+the gate all live above it (:class:`~satchel.stores.PoolRequest`, ``satchel.recall``). A
+store implements retrieval and never sees the gate, the orchestration or the Builder.
+
+Keys: a store names each searchable record version by an integer key, unique within its
+family and scope and never reused for another version. Pools carry keys; evidence is
+read by key.
+
+``satchel.stores.MemoryStore`` is the simplest correct implementation: read it first.
+Every store passes the same contract suite (``tests/stores/test_contract.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..vocabulary._evidence import Evidence, Pool
+    from ..vocabulary._families import Family
+    from ..vocabulary._records import (
+        Experience,
+        MemoryEntry,
+        MemoryRecord,
+        MemoryRef,
+        Profile,
+        RecordRef,
+        Resource,
+        TopicMemory,
+    )
+    from ..vocabulary._retrieval import PoolRequest
+
+    Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class RecordStore(Protocol):
+    """Records: writes, exact reads, forgetting.
+
+    Every write is atomic per call (all of it or none of it is visible) and durable
+    when it returns; every write moves the scope's write version. ``vectors`` hold one
+    float32 row per record in input order, embedded by the runtime (a store never
+    embeds). A record with a ``key`` (the caller's idempotency key) that the scope
+    already holds in its family is not written again when its content is the same (its
+    existing reference is returned); with new content it becomes a new version of that
+    record (memory) or replaces it (the other families).
+    """
+
+    async def add_memories(
+        self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
+    ) -> list[MemoryRef]:
+        """Write memory entries; one reference per entry, in input order, each a new
+        entry at version 1 (or, for a known ``key``, see the class)."""
+        ...
+
+    async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
+        """Write ``entry`` as the next version of ``ref``'s entry; the earlier version
+        leaves search and stays readable. ``vector`` is one row.
+
+        Raises:
+            NotFoundError: The entry does not exist, or is forgotten.
+        """
+        ...
+
+    async def forget_memory(self, ref: MemoryRef) -> None:
+        """Take ``ref``'s entry out of search (every version); its versions stay
+        readable through :meth:`get_memory`.
+
+        Raises:
+            NotFoundError: The entry does not exist.
+        """
+        ...
+
+    async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
+        """Exactly the version ``ref`` names, forgotten or not; never a newer one.
+
+        Raises:
+            NotFoundError: The scope, entry or version does not exist.
+        """
+        ...
+
+    async def add_experiences(
+        self, scope_id: str, experiences: Sequence[Experience]
+    ) -> list[RecordRef]:
+        """Write experiences (searched by text only: no vectors)."""
+        ...
+
+    async def add_topic_memories(
+        self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
+    ) -> list[RecordRef]:
+        """Write topic memories; a known ``key`` with new content makes a new revision."""
+        ...
+
+    async def add_resources(
+        self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
+    ) -> list[RecordRef]:
+        """Write resources, identified by URI within the scope: a URI written again
+        replaces the earlier resource. Searched on the abstract and overview only; the
+        body is read on demand (:meth:`read_resource_bodies`)."""
+        ...
+
+    async def set_profile(self, scope_id: str, profile: Profile) -> None:
+        """Set the scope's profile; the latest write wins."""
+        ...
+
+    async def get_profile(self, scope_id: str) -> Evidence | None:
+        """The scope's profile as evidence, or None when it has none."""
+        ...
+
+    async def read_resource_bodies(self, scope_id: str, uris: Sequence[str]) -> Mapping[str, str]:
+        """The bodies of the scope's current resources at ``uris``; unknown URIs are
+        absent from the result."""
+        ...
+
+    async def scope_counts(self) -> Mapping[str, Mapping[Family, int]]:
+        """Every scope that holds anything, with its searchable records per family.
+
+        A family with no searchable record in the scope is absent; a profile counts 1.
+        A scope holding neither a searchable record nor a profile (everything in it
+        forgotten or replaced) is absent. Like every read, it sees what other
+        processes sharing the store committed before the call.
+        """
+        ...
+
+    async def bind_embedder(self, fingerprint: str, dimension: int) -> None:
+        """Accept the runtime's embedder, or raise ``StoreError`` if the stored
+        vectors came from another (a different fingerprint or dimension). A store that
+        holds no vector yet records the embedder."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release every connection and cache; idempotent. Later calls raise
+        ``StoreError``."""
+        ...
+
+
+@runtime_checkable
+class SearchStore(Protocol):
+    """Search: pools per channel, neighbours, evidence and the scope's write version.
+
+    Only searchable versions are ever returned: a forgotten entry, a replaced version
+    or another scope's record never appears in a pool, among neighbours or in
+    evidence.
+    """
+
+    async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
+        """The family's candidates in the scope, per channel, before any admission.
+
+        - Full text: ask ``request.plan_lexical`` with how many of the scope's
+          searchable records hold each query term; rank the records holding any of the
+          plan's terms (a BM25-like score, lower is better, as SQLite's ``bm25()``
+          reports it), keep the best ``plan.limit``, then append every other record
+          holding ``plan.rescue``. Give each candidate how many distinct terms of
+          ``request.query.terms`` its analysed text (``satchel.vocabulary.index_text``)
+          holds, counted on that text, never by the engine's own tokenizer.
+        - Vector (families whose rules have a vector channel, when ``request.vector``
+          is set): the ``request.size`` records most cosine-similar to it, with their
+          similarities, most similar first.
+        - Time (families with a time channel, when the query names dates): the records
+          of the windows the query's dates name (``DateMention.window``; relative
+          dates seen from the day of the scope's newest record): those whose own text
+          names a day inside a window (``satchel.vocabulary.mentioned_days``) first,
+          then those said in one; each group most similar to the query first (nearest
+          the window's middle without a vector); at most ``request.time_size``, with
+          ``time_matched`` counting them all.
+
+        The pool carries the scope's write version read with it and ``scope_rows``,
+        the family's searchable records in the scope. A scope with nothing in it gives
+        an empty pool.
+        """
+        ...
+
+    async def neighbours(
+        self, family: Family, scope_id: str, keys: Sequence[int]
+    ) -> Mapping[int, tuple[int, ...]]:
+        """Per key, the searchable keys just before and just after it in its thread
+        (ordered by ``created_at``, then insertion). Keys without a thread, or no longer
+        searchable, are absent. Never crosses a thread, a scope or a family."""
+        ...
+
+    async def evidence(
+        self, family: Family, scope_id: str, keys: Sequence[int]
+    ) -> Mapping[int, Evidence]:
+        """The evidence of pool keys that are still searchable; a key whose version
+        left search since is absent."""
+        ...
+
+    def scope_version(self, scope_id: str) -> int:
+        """The scope's write version as this store last saw it: it changes whenever
+        anything in the scope is written, by this process or, for a store shared
+        between processes, another one (seen at the latest on the next retrieve). A
+        pool is reused only while it is unchanged."""
+        ...
+
+
+@runtime_checkable
+class Store(RecordStore, SearchStore, Protocol):
+    """A memory backend: records and search (see the module)."""

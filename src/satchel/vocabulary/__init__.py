@@ -1,0 +1,131 @@
+"""The vocabulary: plain values and rules that every layer of satchel shares.
+
+Records and references, the prepare request and the prepared context, the family table,
+limits, evidence and the pools stores retrieve, query analysis and dates, embedder
+calibration, the budget view, the error tree and the tracer factory. Nothing here
+imports anything else of satchel, runs a task or touches a store: it is the bottom layer.
+"""
+
+from ._analysis import AnalysedQuery as AnalysedQuery
+from ._analysis import analyse as analyse
+from ._analysis import analyse_query as analyse_query
+from ._analysis import index_text as index_text
+from ._analysis import match_expression as match_expression
+from ._budget import BudgetView as BudgetView
+from ._calibration import Calibration as Calibration
+from ._citations import Citation as Citation
+from ._citations import ContextItem as ContextItem
+from ._dates import DateMention as DateMention
+from ._dates import extract_dates as extract_dates
+from ._dates import mentioned_days as mentioned_days
+from ._errors import InvalidRequestError as InvalidRequestError
+from ._errors import InvariantError as InvariantError
+from ._errors import MalformedLineError as MalformedLineError
+from ._errors import ModelLoadError as ModelLoadError
+from ._errors import NotFoundError as NotFoundError
+from ._errors import PrepareFailedError as PrepareFailedError
+from ._errors import PrepareTimeoutError as PrepareTimeoutError
+from ._errors import SatchelError as SatchelError
+from ._errors import StoreError as StoreError
+from ._errors import StoreUnavailableError as StoreUnavailableError
+from ._evidence import Evidence as Evidence
+from ._evidence import Pool as Pool
+from ._families import DEFAULT_FAMILIES as DEFAULT_FAMILIES
+from ._families import FAMILIES as FAMILIES
+from ._families import FAMILY_RULES as FAMILY_RULES
+from ._families import INTERLEAVE_ORDER as INTERLEAVE_ORDER
+from ._families import TIERS as TIERS
+from ._families import Family as Family
+from ._families import FamilyRules as FamilyRules
+from ._families import Tier as Tier
+from ._families import citation as citation
+from ._families import rules as rules
+from ._limits import Limits as Limits
+from ._records import Experience as Experience
+from ._records import MemoryEntry as MemoryEntry
+from ._records import MemoryRecord as MemoryRecord
+from ._records import MemoryRef as MemoryRef
+from ._records import Profile as Profile
+from ._records import RecordRef as RecordRef
+from ._records import Resource as Resource
+from ._records import TopicMemory as TopicMemory
+from ._requests import Assembly as Assembly
+from ._requests import PrepareContextRequest as PrepareContextRequest
+from ._requests import PreparedContext as PreparedContext
+from ._requests import ResolvedRequest as ResolvedRequest
+from ._requests import Section as Section
+from ._requests import validate_request as validate_request
+from ._requests import validate_scope as validate_scope
+from ._retrieval import POSTINGS_BUDGET as POSTINGS_BUDGET
+from ._retrieval import RARE_POSTINGS as RARE_POSTINGS
+from ._retrieval import WINDOW_SCAN as WINDOW_SCAN
+from ._retrieval import LexicalPlan as LexicalPlan
+from ._retrieval import PoolRequest as PoolRequest
+from ._retrieval import TimeHits as TimeHits
+from ._retrieval import TimeWindow as TimeWindow
+from ._telemetry import check_provider as check_provider
+from ._telemetry import tracer as tracer
+from ._turns import loop_turn as loop_turn
+
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "FAMILIES",
+    "FAMILY_RULES",
+    "INTERLEAVE_ORDER",
+    "POSTINGS_BUDGET",
+    "RARE_POSTINGS",
+    "TIERS",
+    "WINDOW_SCAN",
+    "AnalysedQuery",
+    "Assembly",
+    "BudgetView",
+    "Calibration",
+    "Citation",
+    "ContextItem",
+    "DateMention",
+    "Evidence",
+    "Experience",
+    "Family",
+    "FamilyRules",
+    "InvalidRequestError",
+    "InvariantError",
+    "LexicalPlan",
+    "Limits",
+    "MalformedLineError",
+    "MemoryEntry",
+    "MemoryRecord",
+    "MemoryRef",
+    "ModelLoadError",
+    "NotFoundError",
+    "Pool",
+    "PoolRequest",
+    "PrepareContextRequest",
+    "PrepareFailedError",
+    "PrepareTimeoutError",
+    "PreparedContext",
+    "Profile",
+    "RecordRef",
+    "ResolvedRequest",
+    "Resource",
+    "SatchelError",
+    "Section",
+    "StoreError",
+    "StoreUnavailableError",
+    "Tier",
+    "TimeHits",
+    "TimeWindow",
+    "TopicMemory",
+    "analyse",
+    "analyse_query",
+    "check_provider",
+    "citation",
+    "extract_dates",
+    "index_text",
+    "loop_turn",
+    "match_expression",
+    "mentioned_days",
+    "rules",
+    "tracer",
+    "validate_request",
+    "validate_scope",
+]

@@ -1,0 +1,257 @@
+"""What a search asks a store for: one value, carrying the ranking rules a store follows.
+
+A store implements retrieval (a full-text ranking, a vector product, a date range scan);
+which query terms are worth ranking by, and when a rare term's every holder joins the
+pool, are rules of satchel's, decided here, so every store applies the same ones. Pure:
+no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING, Final
+
+import attrs
+import numpy as np
+
+from ._analysis import AnalysedQuery
+from ._dates import NARROW_SPAN
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    import numpy.typing as npt
+
+#: Most postings (records holding any chosen term) one full-text search may rank.
+POSTINGS_BUDGET: Final = 2048
+#: A query term held by more than this share of a scope's searchable records is common
+#: there (a speaker's name in a chat, a project's name in its notes): it neither ranks
+#: nor counts toward the minimum-match rule, unless nothing else of the query is held.
+COMMON_SHARE: Final = 0.5
+#: Scopes of fewer records have no common terms: a handful of records says little.
+COMMON_MIN_ROWS: Final = 16
+#: A query term held by at most this many of a scope's records is rare enough that every
+#: record holding it joins the full-text candidates, however the ranking placed it.
+RARE_POSTINGS: Final = 32
+#: Most records one time window may select before they are ranked.
+WINDOW_SCAN: Final = 4096
+#: How recent a scope's newest record must be for the scope to be live: only then are
+#: a query's relative dates ("last week") seen from today (see ``PoolRequest.reference``).
+LIVE_SPAN: Final = timedelta(days=30)
+#: BM25's parameters, as SQLite's FTS5 ``bm25()`` sets them.
+K1: Final = 1.2
+B: Final = 0.75
+#: The least weight a term adds (FTS5's floor for a term held by most records).
+MIN_IDF: Final = 1e-6
+
+
+def bm25(
+    held: Mapping[str, int],
+    length: int,
+    terms: Iterable[str],
+    frequencies: Mapping[str, int],
+    count: int,
+    average: float,
+) -> float:
+    """Okapi BM25 of one record over ``terms``, negated as FTS5's ``bm25()`` reports it
+    (lower is better), for a store that ranks in Python.
+
+    ``held`` counts each term in the record's analysed text, ``length`` is that text's
+    term count; ``frequencies`` are the scope's document frequencies among ``count``
+    searchable records of ``average`` length.
+    """
+    score = 0.0
+    norm = K1 * (1 - B + B * length / average) if average > 0 else K1
+    for term in terms:
+        times = held.get(term, 0)
+        if times:
+            holders = frequencies[term]
+            idf = max(math.log((count - holders + 0.5) / (holders + 0.5)), MIN_IDF)
+            score += idf * times * (K1 + 1) / (times + norm)
+    return -score
+
+
+@attrs.frozen
+class TimeWindow:
+    """One date the query names, as the time channel scans it, in UTC epoch seconds.
+
+    Records said in ``[said_from, said_to)`` (the days with a day's margin each side)
+    belong to it, nearest its middle first. A record whose own text names a span of days
+    overlapping ``[day_from, day_to)`` ("yesterday", said the day after) belongs to it
+    ahead of them all, provided the span is at most ``widest_mention`` long (a week, or
+    the window's own width when that is more: "last month" belongs to a question about
+    that month, not to one about a day of it). So a counted span starts at most
+    ``widest_mention`` before the window, and a store finds them with one range scan of
+    span starts from ``mentions_from``: a week back for a day, whatever the year holds.
+    """
+
+    said_from: float
+    said_to: float
+    day_from: float
+    day_to: float
+
+    @property
+    def mentions_from(self) -> float:
+        return self.day_from - self.widest_mention
+
+    @property
+    def widest_mention(self) -> float:
+        """The longest named span, in seconds, that counts for this window."""
+        return max(self.day_to - self.day_from, NARROW_SPAN.total_seconds())
+
+    def names(self, start: float, end: float) -> bool:
+        """Whether a record whose text names ``[start, end)`` belongs to this window."""
+        return start < self.day_to and end > self.day_from and end - start <= self.widest_mention
+
+    def distance(self, said_at: float) -> float:
+        """How far from the window's middle a record said at ``said_at`` is (>= 1)."""
+        return abs(said_at - (self.said_from + self.said_to) / 2) + 1.0
+
+
+class TimeHits:
+    """The time channel's candidates as a store collects them, ranked the same way by
+    every store: records naming a day of a window first, then by similarity to the
+    query, then nearest the window's middle."""
+
+    def __init__(self) -> None:
+        self._distance: dict[int, float] = {}
+
+    def said(self, window: TimeWindow, rows: Iterable[tuple[int, float]]) -> None:
+        """Records said in ``window``: ``(key, said_at)`` pairs."""
+        for key, at in rows:
+            self._distance[key] = min(self._distance.get(key, math.inf), window.distance(at))
+
+    def named(self, keys: Iterable[int]) -> None:
+        """Records whose own text names a day of a window."""
+        for key in keys:
+            self._distance[key] = 0.0
+
+    @property
+    def keys(self) -> list[int]:
+        return list(self._distance)
+
+    def ranked(
+        self, size: int, similarities: npt.NDArray[np.float32] | None = None
+    ) -> npt.NDArray[np.int64]:
+        """The best ``size`` keys; ``similarities`` (to the query, aligned with
+        :attr:`keys`) rank within each group when given."""
+        keys = np.fromiter(self._distance, dtype=np.int64, count=len(self._distance))
+        distances = np.fromiter(self._distance.values(), dtype=np.float64, count=len(keys))
+        if similarities is None:
+            order = np.argsort(distances, kind="stable")
+        else:
+            order = np.lexsort((distances, -similarities, distances > 0))
+        return keys[order[:size]]
+
+    def __len__(self) -> int:
+        return len(self._distance)
+
+
+@attrs.frozen
+class LexicalPlan:
+    """How one full-text search runs: rank the records holding any of ``terms``
+    (rarest first), keep the best ``limit``, then append every other record holding
+    ``rescue`` (at most ``RARE_POSTINGS`` of them), scored by that term alone. ``common``
+    are the query's terms left out as common in the scope: they are in no candidate's
+    matched-term count."""
+
+    terms: tuple[str, ...] = ()
+    limit: int = 0
+    rescue: str | None = None
+    common: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class PoolRequest:
+    """One search's request to a store: a family's pool in one scope.
+
+    ``query`` is the analysed query (its terms, which every candidate's matched-term
+    count is taken over, and its dates, for the time channel); ``vector`` its embedding,
+    or None when the vector channel is off; ``size`` the most candidates per channel;
+    ``now`` when the prepare began, in UTC epoch seconds (None: no clock, so relative
+    dates select nothing).
+    """
+
+    query: AnalysedQuery = attrs.field(validator=attrs.validators.instance_of(AnalysedQuery))
+    vector: npt.NDArray[np.float32] | None
+    size: int
+    now: float | None = None
+
+    @property
+    def needs_reference(self) -> bool:
+        """Whether a date of the query is relative and there is a clock to see it from:
+        the store then supplies its newest record's time to :meth:`time_windows`."""
+        return self.now is not None and any(mention.relative for mention in self.query.dates)
+
+    def reference(self, newest: float | None) -> date | None:
+        """The day the query's relative dates are seen from: today, when the scope is
+        live (its newest record said at most ``LIVE_SPAN`` before now); otherwise none,
+        and relative dates select nothing.
+
+        "Last week" asked of a conversation last touched long ago is rarely about the
+        week before its last turn: hosts replay old conversations, and a question about
+        an event said long before uses such words too. So a scope that is not live
+        gives no window, and the question is answered by its other words.
+        """
+        if self.now is None or newest is None or self.now - newest > LIVE_SPAN.total_seconds():
+            return None
+        return datetime.fromtimestamp(self.now, UTC).date()
+
+    def time_windows(self, newest: float | None = None) -> tuple[TimeWindow, ...]:
+        """The windows the query's dates name, relative ones seen from
+        :meth:`reference` given the time of the scope's newest record (``newest``)."""
+        reference = self.reference(newest) if self.needs_reference else None
+        windows = []
+        for mention in self.query.dates:
+            said = mention.window(reference)
+            days = mention.window(reference, timedelta(0))
+            if said is not None and days is not None:
+                windows.append(TimeWindow(*said, *days))
+        return tuple(windows)
+
+    @property
+    def time_size(self) -> int:
+        """The most candidates of the time channel: a quarter of the pool."""
+        return self.size // 4
+
+    def plan_lexical(self, frequencies: Mapping[str, int], rows: int = 0) -> LexicalPlan:
+        """The full-text search to run, given how many of the scope's ``rows``
+        searchable records hold each query term (a term absent from the mapping, or at
+        0, is held by none).
+
+        A term held by more than ``COMMON_SHARE`` of a scope of at least
+        ``COMMON_MIN_ROWS`` records is common there: it matches most of the scope, so it
+        would only make the search rank nearly every record and let any record holding
+        one other query term pass the minimum-match rule. It is left out (``common``)
+        while another query term is held; when none is, the common terms are searched
+        as any others.
+
+        Ranking costs per matching record, so a term held by most of a scope would make
+        every search scan the scope while adding almost nothing to the order. Terms are
+        taken rarest first while their postings stay within ``POSTINGS_BUDGET`` (the
+        rarest is always taken). A length-normalised ranking can push a long record
+        naming a rare term once past the limit, below short records holding two common
+        terms; when the rarest term is rare and the postings overflow the limit, its
+        every holder is kept (``rescue``).
+        """
+        held = {term: count for term in self.query.terms if (count := frequencies.get(term, 0))}
+        common: tuple[str, ...] = ()
+        if rows >= COMMON_MIN_ROWS:
+            common = tuple(term for term, count in held.items() if count > COMMON_SHARE * rows)
+            if len(common) < len(held):
+                held = {term: count for term, count in held.items() if term not in common}
+            else:
+                common = ()
+        chosen: list[str] = []
+        postings = 0
+        for term in sorted(held, key=held.__getitem__):
+            if chosen and postings + held[term] > POSTINGS_BUDGET:
+                break
+            chosen.append(term)
+            postings += held[term]
+        if not chosen:
+            return LexicalPlan()
+        rarest = chosen[0]
+        rescue = postings > self.size and held[rarest] <= RARE_POSTINGS and len(chosen) > 1
+        return LexicalPlan(tuple(chosen), self.size, rarest if rescue else None, common)
