@@ -56,6 +56,7 @@ PACK = "\n".join(
     ]
 )
 
+
 def test_delivered_citations_of_a_pack() -> None:
     """Every item's citation, in order, each with its family's own field names."""
     citations = delivered_citations(PACK)

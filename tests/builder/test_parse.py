@@ -131,14 +131,13 @@ def test_a_malformed_pack_is_refused_naming_what_is_wrong(lines: list[str], mess
         "no markers at all",
         "END_SATCHEL_CONTEXT_V2\nBEGIN_SATCHEL_CONTEXT_V2",
         "BEGIN_SATCHEL_CONTEXT_V2\n{not json\nEND_SATCHEL_CONTEXT_V2",
-        "BEGIN_SATCHEL_CONTEXT_V1\n[null, \"x\"]\nEND_SATCHEL_CONTEXT_V1",
+        'BEGIN_SATCHEL_CONTEXT_V1\n[null, "x"]\nEND_SATCHEL_CONTEXT_V1',
     ],
 )
 def test_what_is_no_pack_is_refused(content: str) -> None:
     """Text that is not a satchel pack raises InvalidRequestError, never a raw error."""
     with pytest.raises(satchel.InvalidRequestError):
         satchel.parse_context(content)
-
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from ._render import BEGIN_MARKER, END_MARKER
 if TYPE_CHECKING:
     from ..vocabulary._families import FamilyRules
 
+
 def parse_context(content: str | None) -> tuple[ContextItem, ...]:
     """The items of a prepared pack, in delivery order; none for an empty pack.
 
@@ -117,4 +118,3 @@ def _time(at: object) -> datetime | None:
     except ValueError:
         pass
     raise InvalidRequestError(f"a pack item's time is malformed: {at!r:.40}")
-
