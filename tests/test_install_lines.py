@@ -28,11 +28,11 @@ def declared_extras() -> set[str]:
 
 
 def install_lines() -> list[tuple[str, str]]:
-    found = []
-    for path in READ:
-        for match in INSTALL.finditer(path.read_text(encoding="utf-8")):
-            found.append((str(path.relative_to(ROOT)), match.group(2)))
-    return found
+    return [
+        (str(path.relative_to(ROOT)), match.group(2))
+        for path in READ
+        for match in INSTALL.finditer(path.read_text(encoding="utf-8"))
+    ]
 
 
 def test_the_readme_docs_and_messages_carry_install_lines() -> None:

@@ -9,7 +9,6 @@ can be taken for a marker, a group or an item.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..vocabulary._citations import Citation, ContextItem
@@ -19,6 +18,8 @@ from ..vocabulary._refs import full_id, full_time
 from ._render import BEGIN_MARKER, END_MARKER
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from ..vocabulary._families import FamilyRules
 
 
