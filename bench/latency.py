@@ -28,7 +28,7 @@ import threadpoolctl
 
 import satchel
 from bench import _corpus
-from satchel.stores._sqlite_schema import term_prefix
+from satchel.stores.sqlite._schema import term_prefix
 from satchel.vocabulary._analysis import analyse_query, match_expression
 
 CACHE = Path(__file__).parent / ".cache"

@@ -49,8 +49,8 @@ import threadpoolctl
 
 import satchel
 from bench import _corpus
-from satchel.stores import _ann
-from satchel.stores._ann import AnnMatrix
+from satchel.stores.sqlite import _ann
+from satchel.stores.sqlite._ann import AnnMatrix
 
 CACHE = Path(__file__).parent / ".cache"
 RESULTS = Path(__file__).parent / "results"

@@ -15,8 +15,8 @@ import pytest
 
 import satchel
 from satchel.stores import PoolRequest, SqliteStore
-from satchel.stores._ann import AnnMatrix, sidecar_folder
-from satchel.stores._vectors import VectorMatrix
+from satchel.stores.sqlite._ann import AnnMatrix, sidecar_folder
+from satchel.stores.sqlite._vectors import VectorMatrix
 from satchel.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:

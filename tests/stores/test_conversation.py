@@ -226,7 +226,7 @@ async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> No
 
 def test_similarities_of_chosen_rows() -> None:
     """The matrix scores just the rows asked for; unknown rows score -1."""
-    from satchel.stores._vectors import VectorMatrix
+    from satchel.stores.sqlite._vectors import VectorMatrix
 
     vectors = np.eye(3, dtype=np.float32)
     matrix = VectorMatrix(3, np.array([10, 11, 12]), vectors)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from satchel.stores._evidence_cache import EvidenceCache
+from satchel.stores.sqlite._evidence_cache import EvidenceCache
 from satchel.vocabulary import Evidence
 from tests._collector import tracked_within
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from satchel.stores import _connections
+from satchel.stores.sqlite import _connections
 
 if TYPE_CHECKING:
     from pathlib import Path

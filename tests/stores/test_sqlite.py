@@ -203,7 +203,7 @@ async def test_cached_evidence_never_outlives_a_forget_or_update() -> None:
 
 def test_evidence_cache_ignores_reads_older_than_a_retirement() -> None:
     """A read that started before rows were retired is not cached; capacity is a bound."""
-    from satchel.stores._evidence_cache import EvidenceCache
+    from satchel.stores.sqlite._evidence_cache import EvidenceCache
     from tests.recall._factory import evidence
 
     cache = EvidenceCache(capacity=2)
@@ -318,7 +318,7 @@ class _WithoutJson:
 def test_a_sqlite_without_json_functions_is_refused_by_name() -> None:
     """Opening on a SQLite that lacks a feature the store needs fails at once, naming it,
     rather than at the first search."""
-    from satchel.stores._sqlite_rows import require_features
+    from satchel.stores.sqlite._rows import require_features
 
     conn = sqlite3.connect(":memory:")
     require_features(conn)  # this Python's SQLite has both
@@ -330,7 +330,7 @@ def test_a_sqlite_without_json_functions_is_refused_by_name() -> None:
 @pytest.fixture
 def no_connections(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if SqliteStore.open opens a connection."""
-    from satchel.stores import _sqlite
+    from satchel.stores.sqlite import _store as _sqlite
 
     def refuse(*args: object, **kwargs: object) -> object:
         raise AssertionError("a connection opened before the arguments were validated")
@@ -366,7 +366,7 @@ async def test_reads_by_row_look_rows_up_by_key(tmp_path: Path, count: int) -> N
     """Evidence and neighbour reads find their rows by key, never by scanning the scope
     through an index led by (family, scope): that scan made 64 evidence rows of a
     100k-record scope cost 34 ms instead of 0.8."""
-    from satchel.stores import _sqlite_schema as sql
+    from satchel.stores.sqlite import _schema as sql
 
     path = tmp_path / "g.db"
     async with satchel.open_runtime(str(path)) as rt:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from satchel.stores._vectors import VectorMatrix
+from satchel.stores.sqlite._vectors import VectorMatrix
 
 
 def unit(rows: int, dimension: int = 8, seed: int = 0) -> npt.NDArray[np.float32]:

@@ -33,14 +33,14 @@ from ..vocabulary._retrieval import LexicalPlan as LexicalPlan
 from ..vocabulary._retrieval import PoolRequest as PoolRequest
 from ..vocabulary._retrieval import TimeHits as TimeHits
 from ..vocabulary._retrieval import TimeWindow as TimeWindow
-from ._memory import MemoryStore as MemoryStore
-from ._oceanbase import OceanBaseStore as OceanBaseStore
 from ._open import open_store as open_store
 from ._open import redact as redact
 from ._protocol import RecordStore as RecordStore
 from ._protocol import SearchStore as SearchStore
 from ._protocol import Store as Store
-from ._sqlite import SqliteStore as SqliteStore
+from .memory import MemoryStore as MemoryStore
+from .oceanbase import OceanBaseStore as OceanBaseStore
+from .sqlite import SqliteStore as SqliteStore
 
 __all__ = [
     "FAMILY_RULES",

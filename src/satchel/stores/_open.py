@@ -18,9 +18,9 @@ import anyio.to_thread
 
 from ..vocabulary import _telemetry as tracing
 from ..vocabulary._errors import InvalidRequestError, StoreError
-from ._memory import MemoryStore
-from ._oceanbase import OceanBaseStore
-from ._sqlite import SqliteStore
+from .memory import MemoryStore
+from .oceanbase import OceanBaseStore
+from .sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from collections.abc import Generator

@@ -9,8 +9,6 @@ touches the gate, the coordinator or the Builder.
 from __future__ import annotations
 
 import sqlite3
-import uuid
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
@@ -18,13 +16,14 @@ import attrs
 import numpy as np
 from opentelemetry.trace import SpanKind
 
-from ..embedders import fingerprint_of
-from ..vocabulary import _telemetry as tracing
-from ..vocabulary._analysis import index_text
-from ..vocabulary._errors import InvalidRequestError, NotFoundError, StoreError
-from ..vocabulary._evidence import Evidence, Pool
-from ..vocabulary._families import rules
-from ..vocabulary._records import (
+from ..._loop import loop_turn
+from ...embedders import fingerprint_of
+from ...vocabulary import _telemetry as tracing
+from ...vocabulary._analysis import index_text
+from ...vocabulary._errors import InvalidRequestError, StoreError
+from ...vocabulary._evidence import Evidence, Pool
+from ...vocabulary._families import rules
+from ...vocabulary._records import (
     Experience,
     MemoryEntry,
     MemoryRecord,
@@ -36,18 +35,13 @@ from ..vocabulary._records import (
     experience_text,
     topic_text,
 )
-from ..vocabulary._turns import loop_turn
-from . import _sqlite_rows as rows
-from . import _sqlite_schema as sql
-from . import _sqlite_search as search
+from .. import _rules
+from . import _rows as rows
+from . import _schema as sql
+from . import _search as search
 from ._connections import Connections
 from ._evidence_cache import EvidenceCache
 from ._scope_matrices import NO_ROWS, NO_SIMILARITIES, ScopeMatrices
-
-#: What a resource's idempotency key compares: its URI, summaries and body.
-RESOURCE_CONTENT = (
-    "rid, abstract, overview, (SELECT body FROM resource_bodies b WHERE b.row = records.row)"
-)
 
 #: Each scope's searchable records per family (the document count ``term_stats`` keeps
 #: under the empty term) and its profile, scopes in order.
@@ -58,14 +52,13 @@ SCOPE_COUNTS = (
     " ORDER BY 1"
 )
 
-#: Searches of a family with at most this many records in the scope run on the calling
-#: thread: they take up to about a millisecond (0.6 ms at 2,000 records), and a
-#: worker-thread round trip (0.15 ms on asyncio, 0.6 ms on trio, on a 2-core machine,
-#: more beside other threads) would cost nearly as much and hold the loop as long in
-#: GIL hand-overs: measured at 2,000 records, the heartbeat's lag was the same either
-#: way and the prepare 1.9x slower in a thread. A larger scope is searched, and its
-#: evidence read, in a worker thread: inline, a 20,000-record search held the loop 5 ms.
+#: Searches of a family with at most this many records in the scope (and their evidence
+#: reads) run on the calling thread; larger ones in a worker thread. Measured: see
+#: docs/benchmarks.md, "Measurements behind the embedded store's constants".
 INLINE_ROWS = 4096
+
+#: What a refused embedder's message advises.
+REMEDY = "Open it with the same embedder, or rebuild its vectors with `satchel reembed`."
 
 T = TypeVar("T")
 
@@ -76,9 +69,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from opentelemetry.trace import Span, TracerProvider
 
-    from ..embedders import Embedder
-    from ..vocabulary._families import Family
-    from ..vocabulary._retrieval import PoolRequest
+    from ...embedders import Embedder
+    from ...vocabulary._families import Family
+    from ...vocabulary._retrieval import PoolRequest
 
     Vectors = npt.NDArray[np.float32]
 
@@ -177,21 +170,8 @@ class SqliteStore:
             StoreError: the store's vectors were built by another embedder.
         """
 
-        def work(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-            return None if row is None else str(row[0])
-
-        recorded = await self._read("bind_embedder", work, inline=True)
-        mismatch = (recorded is not None and recorded != fingerprint) or (
-            recorded is None and self._dimension not in (None, dimension)
-        )
-        if mismatch:
-            built = recorded or f"a {self._dimension}-dimensional embedder"
-            raise StoreError(
-                f"this store's vectors were built by {built}; the runtime was opened with"
-                f" {fingerprint}. Open it with the same embedder, or rebuild its vectors with"
-                " `satchel reembed`."
-            )
+        recorded = await self._read("bind_embedder", sql.embedder_of, inline=True)
+        _rules.check_embedder(recorded, self._dimension, fingerprint, dimension, REMEDY)
         self._embedder = fingerprint
 
     async def reembed(
@@ -219,11 +199,11 @@ class SqliteStore:
                 progress(start + len(chunk), len(sources))
         blobs = [v.tobytes() for block in vectors for v in block]
 
-        def write(conn: sqlite3.Connection) -> rows.Written:
+        def write(conn: sqlite3.Connection) -> rows.Write:
             rows.replace_embeddings(conn, [row for row, _ in sources], blobs, fingerprint)
-            return rows.Written("", 0, "profile", [])
+            return rows.Write("", 0, None)
 
-        def after(_: rows.Written) -> None:
+        def after(_: rows.Write) -> None:
             self._vectors.forget_all()
             self._dimension = embedder.dimension
             self._embedder = fingerprint
@@ -238,150 +218,142 @@ class SqliteStore:
     async def add_memories(
         self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
     ) -> list[MemoryRef]:
-        self._check_vectors(vectors, len(entries))
+        self._take_vectors(vectors, len(entries))
 
-        def work(conn: sqlite3.Connection) -> rows.Written:
-            key = rows.scope_key(conn, scope_id)
-            written = rows.Written(scope_id, key, "memory", [])
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), "memory")
             for entry, vector in zip(entries, vectors, strict=True):
-                content = (
-                    entry.text, entry.kind, sql.encode_tags(entry.tags),
-                    None if entry.created_at is None else entry.created_at.isoformat(),
-                    entry.thread,
-                )  # fmt: skip
-                hit = rows.keyed_version(
-                    conn, written, entry.key, "text, kind, tags, created_at, thread", content
-                )
-                rid, version = (uuid.uuid4().hex, 1) if hit is None else hit[:2]
-                if hit is None or hit[2]:
-                    written.added_rows.append(
-                        rows.insert_memory(conn, key, rid, version, entry, vector)
-                    )
-                written.refs.append(MemoryRef(scope_id, rid, version))
-            self._note_threads(key, entries)
-            return written
+                decision = rows.keyed(conn, write, entry)
+                if decision.writes:
+                    rows.replace(conn, write, decision)
+                    write.added_rows.append(
+                        rows.insert_memory(
+                            conn, write.scope_key, decision.record_id, decision.version,
+                            entry, vector,
+                        )
+                    )  # fmt: skip
+                write.refs.append(MemoryRef(scope_id, decision.record_id, decision.version))
+            self._note_threads(write.scope_key, entries)
+            return write
 
         return (await self._write("add_memories", work, vectors)).refs
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
-        self._check_vectors(vector, 1)
+        self._take_vectors(vector, 1)
 
-        def work(conn: sqlite3.Connection) -> rows.Written:
-            key = self._known_scope(ref.scope_id)
-            row, latest = rows.live_memory(conn, key, ref)
-            version = entry
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            scope_key = self._known_scope(ref.scope_id)
+            row, latest = rows.live_memory(conn, scope_key, ref)
+            kept = entry
             if entry.key is None:  # a new version keeps the entry's idempotency key
-                (kept,) = conn.execute(
+                (caller_key,) = conn.execute(
                     "SELECT caller_key FROM records WHERE row = ?", (row,)
                 ).fetchone()
-                version = attrs.evolve(entry, key=kept)
+                kept = attrs.evolve(entry, key=caller_key)
             rows.retire(conn, "memory", row)
-            new_row = rows.insert_memory(conn, key, ref.entry_id, latest + 1, version, vector[0])
-            self._note_threads(key, [entry])
+            new_row = rows.insert_memory(conn, scope_key, ref.entry_id, latest + 1, kept, vector[0])
+            self._note_threads(scope_key, [entry])
             new_ref = MemoryRef(ref.scope_id, ref.entry_id, latest + 1)
-            return rows.Written(ref.scope_id, key, "memory", [new_ref], [new_row], [row])
+            return rows.Write(ref.scope_id, scope_key, "memory", [new_ref], [new_row], [row])
 
         return (await self._write("update_memory", work, vector)).refs[0]  # type: ignore[no-any-return]
 
     async def forget_memory(self, ref: MemoryRef) -> None:
-        def work(conn: sqlite3.Connection) -> rows.Written:
-            key = self._known_scope(ref.scope_id)
-            row, _ = rows.live_memory(conn, key, ref, forgotten_ok=True)
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            scope_key = self._known_scope(ref.scope_id)
+            row, _ = rows.live_memory(conn, scope_key, ref, forgotten_ok=True)
             if row is not None:
                 rows.retire(conn, "memory", row)
-            return rows.Written(ref.scope_id, key, "memory", [], [], [] if row is None else [row])
+            removed = [] if row is None else [row]
+            return rows.Write(ref.scope_id, scope_key, "memory", [], [], removed)
 
         await self._write("forget_memory", work, None)
 
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
     ) -> list[RecordRef]:
-        def work(conn: sqlite3.Connection) -> rows.Written:
-            key = rows.scope_key(conn, scope_id)
-            written = rows.Written(scope_id, key, "experience", [])
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), "experience")
             for experience in experiences:
                 text = experience_text(experience)
-                hit = rows.keyed_version(conn, written, experience.key, "text", (text,))
-                rid, revision = (uuid.uuid4().hex, 1) if hit is None else hit[:2]
-                if hit is None or hit[2]:
+                decision = rows.keyed(conn, write, experience)
+                if decision.writes:
+                    rows.replace(conn, write, decision)
                     row = rows.insert(
-                        conn, "experience", key, rid, revision, index_text(text),
-                        text=text, caller_key=experience.key,
+                        conn, "experience", write.scope_key, decision.record_id,
+                        decision.version, index_text(text), text=text,
+                        caller_key=experience.key,
                     )  # fmt: skip
-                    written.added_rows.append(row)
-                written.refs.append(RecordRef("experience", scope_id, rid, revision))
-            return written
+                    write.added_rows.append(row)
+                write.refs.append(
+                    RecordRef("experience", scope_id, decision.record_id, decision.version)
+                )
+            return write
 
         return (await self._write("add_experiences", work, None)).refs
 
     async def add_topic_memories(
         self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
     ) -> list[RecordRef]:
-        self._check_vectors(vectors, len(topics))
+        self._take_vectors(vectors, len(topics))
 
-        def work(conn: sqlite3.Connection) -> rows.Written:
-            key = rows.scope_key(conn, scope_id)
-            written = rows.Written(scope_id, key, "topic-memory", [])
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), "topic-memory")
             for topic, vector in zip(topics, vectors, strict=True):
                 text = topic_text(topic)
-                hit = rows.keyed_version(
-                    conn, written, topic.key, "title, text", (topic.title, text)
+                decision = rows.keyed(conn, write, topic)
+                if _rules.needs_name("topic-memory", decision):  # the title names the note
+                    decision = _rules.by_title(rows.named(conn, write, "title", topic.title))
+                if decision.writes:
+                    rows.replace(conn, write, decision)
+                    row = rows.insert(
+                        conn, "topic-memory", write.scope_key, decision.record_id,
+                        decision.version, index_text(text), text=text, title=topic.title,
+                        embedding=vector.tobytes(), caller_key=topic.key,
+                    )  # fmt: skip
+                    write.added_rows.append(row)
+                write.refs.append(
+                    RecordRef("topic-memory", scope_id, decision.record_id, decision.version)
                 )
-                if hit is not None and not hit[2]:
-                    written.refs.append(RecordRef("topic-memory", scope_id, *hit[:2]))
-                    continue
-                if hit is None:  # without a key, the title names the note
-                    rid, revision = rows.supersede(conn, written, "title", topic.title)
-                else:
-                    rid, revision = hit[:2]
-                written.added_rows.append(
-                    rows.insert(
-                        conn, "topic-memory", key, rid, revision, index_text(text),
-                        text=text, title=topic.title, embedding=vector.tobytes(),
-                        caller_key=topic.key,
-                    )
-                )  # fmt: skip
-                written.refs.append(RecordRef("topic-memory", scope_id, rid, revision))
-            return written
+            return write
 
         return (await self._write("add_topic_memories", work, vectors)).refs
 
     async def add_resources(
         self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
     ) -> list[RecordRef]:
-        self._check_vectors(vectors, len(resources))
+        self._take_vectors(vectors, len(resources))
 
-        def work(conn: sqlite3.Connection) -> rows.Written:
-            key = rows.scope_key(conn, scope_id)
-            written = rows.Written(scope_id, key, "resource", [])
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), "resource")
             for resource, vector in zip(resources, vectors, strict=True):
-                content = (resource.uri, resource.abstract, resource.overview, resource.body)
-                hit = rows.keyed_version(conn, written, resource.key, RESOURCE_CONTENT, content)
-                if hit is not None and not hit[2]:
-                    written.refs.append(RecordRef("resource", scope_id, *hit[:2]))
-                    continue
-                if hit is not None and hit[0] == resource.uri:
-                    revision = hit[1]
-                else:  # a new URI: the URI names the document
-                    _, revision = rows.supersede(conn, written, "rid", resource.uri)
-                searchable = rows.searchable(None, resource.abstract, resource.overview)
-                row = rows.insert(
-                    conn, "resource", key, resource.uri, revision, index_text(searchable),
-                    abstract=resource.abstract, overview=resource.overview,
-                    embedding=vector.tobytes(), caller_key=resource.key,
-                )  # fmt: skip
-                conn.execute("INSERT INTO resource_bodies VALUES (?, ?)", (row, resource.body))
-                written.added_rows.append(row)
-                written.refs.append(RecordRef("resource", scope_id, resource.uri, revision))
-            return written
+                uri = resource.uri
+                decision = rows.keyed(conn, write, resource)
+                if decision.writes:
+                    rows.replace(conn, write, decision)
+                if decision.writes and _rules.needs_name("resource", decision, uri):
+                    decision = rows.at_uri(conn, write, uri)  # the URI names the document
+                    rows.replace(conn, write, decision)
+                if decision.writes:
+                    searched = _rules.searchable(None, resource.abstract, resource.overview)
+                    row = rows.insert(
+                        conn, "resource", write.scope_key, uri, decision.version,
+                        index_text(searched), abstract=resource.abstract,
+                        overview=resource.overview, embedding=vector.tobytes(),
+                        caller_key=resource.key,
+                    )  # fmt: skip
+                    conn.execute("INSERT INTO resource_bodies VALUES (?, ?)", (row, resource.body))
+                    write.added_rows.append(row)
+                write.refs.append(RecordRef("resource", scope_id, uri, decision.version))
+            return write
 
         return (await self._write("add_resources", work, vectors)).refs
 
     async def set_profile(self, scope_id: str, profile: Profile) -> None:
-        def work(conn: sqlite3.Connection) -> rows.Written:
-            key = rows.scope_key(conn, scope_id)
-            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?, ?)", (key, profile.text))
-            return rows.Written(scope_id, key, "profile", [])
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            scope_key = rows.ensure_scope(conn, scope_id)
+            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?, ?)", (scope_key, profile.text))
+            return rows.Write(scope_id, scope_key, None)
 
         await self._write("set_profile", work, None)
 
@@ -390,9 +362,9 @@ class SqliteStore:
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
         self._check_open()
         self._conns.sync(self._reload)
-        key = self._scope_keys.get(ref.scope_id)
-        if key is None:
-            raise NotFoundError(f"no memory entry {ref.entry_id!r} in scope {ref.scope_id!r}")
+        scope_key = self._scope_keys.get(ref.scope_id)
+        if scope_key is None:
+            raise _rules.no_version(ref)
 
         def work(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
             statement = (
@@ -400,36 +372,26 @@ class SqliteStore:
                 " WHERE family = 'memory' AND scope_key = ? AND rid = ? AND revision = ?"
             )
             row: tuple[Any, ...] | None = conn.execute(
-                statement, (key, ref.entry_id, ref.version)
+                statement, (scope_key, ref.entry_id, ref.version)
             ).fetchone()
             return row
 
         row = await self._read("get_memory", work, inline=True)
         if row is None:
-            raise NotFoundError(
-                f"no version {ref.version} of memory entry {ref.entry_id!r}"
-                f" in scope {ref.scope_id!r}"
-            )
-        text, kind, tags, created_at, thread, caller_key = row
-        return MemoryRecord(
-            ref=ref,
-            text=text,
-            kind=kind,
-            tags=sql.decode_tags(tags),
-            created_at=datetime.fromisoformat(created_at) if created_at else None,
-            thread=thread,
-            key=caller_key,
-        )
+            raise _rules.no_version(ref)
+        return _rules.memory_record(ref, *row)
 
     async def get_profile(self, scope_id: str) -> Evidence | None:
         self._check_open()
         self._conns.sync(self._reload)
-        key = self._scope_keys.get(scope_id)
-        if key is None:
+        scope_key = self._scope_keys.get(scope_id)
+        if scope_key is None:
             return None
 
         def work(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute("SELECT text FROM profiles WHERE scope_key = ?", (key,)).fetchone()
+            row = conn.execute(
+                "SELECT text FROM profiles WHERE scope_key = ?", (scope_key,)
+            ).fetchone()
             return None if row is None else str(row[0])
 
         text = await self._read("get_profile", work, inline=True)
@@ -440,8 +402,8 @@ class SqliteStore:
     async def read_resource_bodies(self, scope_id: str, uris: Sequence[str]) -> Mapping[str, str]:
         self._check_open()
         self._conns.sync(self._reload)
-        key = self._scope_keys.get(scope_id)
-        if key is None or not uris:
+        scope_key = self._scope_keys.get(scope_id)
+        if scope_key is None or not uris:
             return {}
 
         def work(conn: sqlite3.Connection) -> dict[str, str]:
@@ -451,7 +413,7 @@ class SqliteStore:
                 f" WHERE r.family = 'resource' AND r.scope_key = ? AND r.live = 1"
                 f" AND r.rid IN ({marks})"
             )
-            return dict(conn.execute(statement, (key, *uris)).fetchall())
+            return dict(conn.execute(statement, (scope_key, *uris)).fetchall())
 
         return await self._read("read_resource_bodies", work, inline=True)
 
@@ -476,22 +438,22 @@ class SqliteStore:
         self._check_open()
         self._conns.sync(self._reload)
         version = self.scope_version(scope_id)
-        key = self._scope_keys.get(scope_id)
-        rows = 0 if key is None else self._counts.get((family, key), 0)
-        if key is None or rows == 0:
+        scope_key = self._scope_keys.get(scope_id)
+        scope_rows = 0 if scope_key is None else self._counts.get((family, scope_key), 0)
+        if scope_key is None or scope_rows == 0:
             return Pool(family, scope_id, version)  # nothing to search: no I/O at all
         vector = request.vector
 
         def work(conn: sqlite3.Connection) -> Pool:
-            nearest = self._start_nearest(conn, family, key, vector, request.size)
-            lexical = search.lexical_hits(conn, family, key, request, rows)
+            nearest = self._start_nearest(conn, family, scope_key, vector, request.size)
+            lexical = search.lexical_hits(conn, family, scope_key, request, scope_rows)
             found, similarities = nearest()
-            timed, matched = self._time_channel(conn, family, key, request)
+            timed, matched = self._time_channel(conn, family, scope_key, request)
             return Pool(
                 family,
                 scope_id,
                 version,
-                scope_rows=rows,
+                scope_rows=scope_rows,
                 lexical_keys=lexical.rows,
                 lexical_scores=lexical.scores,
                 lexical_matches=lexical.matches,
@@ -502,8 +464,10 @@ class SqliteStore:
                 common_terms=lexical.common,
             )
 
-        inline = rows <= self._inline_rows and (
-            vector is None or not rules(family).vector_channel or self._vectors.loaded(family, key)
+        inline = scope_rows <= self._inline_rows and (
+            vector is None
+            or not rules(family).vector_channel
+            or self._vectors.loaded(family, scope_key)
         )
         if inline:
             return await self._read("retrieve", work, inline=True)
@@ -520,12 +484,12 @@ class SqliteStore:
         thread (ordered by ``created_at``, then insertion); keys without a thread, or no
         longer searchable, are absent. Never crosses a thread, a scope or a family."""
         self._check_open()
-        key = self._scope_keys.get(scope_id)
-        if key is None or not keys or key not in self._threaded:
+        scope_key = self._scope_keys.get(scope_id)
+        if scope_key is None or not keys or scope_key not in self._threaded:
             return {}  # no entry of the scope has a thread: no I/O at all
 
         def work(conn: sqlite3.Connection) -> dict[int, tuple[int, ...]]:
-            return search.thread_neighbours(conn, family, key, keys)
+            return search.thread_neighbours(conn, family, scope_key, keys)
 
         return await self._read("neighbours", work, inline=True)
 
@@ -537,17 +501,16 @@ class SqliteStore:
         self._check_open()
         self._conns.sync(self._reload)
         found, missing = self._evidence.split(keys, family, scope_id)
-        key = self._scope_keys.get(scope_id)
-        if not missing or key is None:
+        scope_key = self._scope_keys.get(scope_id)
+        if not missing or scope_key is None:
             return found
         generation = self._evidence.generation
 
         def work(conn: sqlite3.Connection) -> dict[int, Evidence]:
-            return search.fetch(conn, family, key, scope_id, missing)
+            return search.fetch(conn, family, scope_key, scope_id, missing)
 
-        # A read in a large scope touches pages all over a large file: 0.8-1.1 ms inline
-        # at 20k-100k records against 0.2 ms at 2k, so it goes to a worker thread too.
-        small = self._counts.get((family, key), 0) <= self._inline_rows
+        # A large scope's evidence is read in a worker thread (docs/benchmarks.md).
+        small = self._counts.get((family, scope_key), 0) <= self._inline_rows
         fetched = await self._read("evidence", work, inline=small and len(missing) <= 256)
         self._evidence.remember(fetched, generation)
         found.update(fetched)
@@ -590,7 +553,7 @@ class SqliteStore:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise StoreError("the store is closed")
+            raise StoreError(_rules.CLOSED)
 
     def _span(self, operation: str) -> AbstractContextManager[Span]:
         attributes = {"db.system.name": "sqlite", "db.operation.name": operation}
@@ -601,24 +564,23 @@ class SqliteStore:
     # -- internals ------------------------------------------------------------------
 
     async def _write(
-        self, operation: str, work: Callable[[sqlite3.Connection], rows.Written], vectors: Any
-    ) -> rows.Written:
-        if self._closed:
-            raise StoreError("the store is closed")
+        self, operation: str, work: Callable[[sqlite3.Connection], rows.Write], vectors: Any
+    ) -> rows.Write:
+        self._check_open()
 
-        def after(written: rows.Written) -> None:
+        def after(written: rows.Write) -> None:
             self._scope_keys[written.scope_id] = written.scope_key
             self._versions[written.scope_id] = self._versions.get(written.scope_id, 0) + 1
-            if written.family == "profile":
+            if written.family is None:
                 return
             if written.removed_rows:
                 self._evidence.retire(written.removed_rows)
-            count = (written.family, written.scope_key)
+            count = (written.record_family, written.scope_key)
             delta = len(written.added_rows) - len(written.removed_rows)
             self._counts[count] = self._counts.get(count, 0) + delta
             self._vectors.apply(written, vectors)
 
-        def recorded(conn: sqlite3.Connection) -> rows.Written:
+        def recorded(conn: sqlite3.Connection) -> rows.Write:
             written = work(conn)
             if vectors is not None and self._embedder is not None:
                 rows.record_embedder(conn, self._embedder)
@@ -634,55 +596,44 @@ class SqliteStore:
         self,
         conn: sqlite3.Connection,
         family: Family,
-        key: int,
+        scope_key: int,
         vector: Vectors | None,
         k: int,
     ) -> Callable[[], tuple[Any, Any]]:
         if vector is None or not rules(family).vector_channel:
             return lambda: (NO_ROWS, NO_SIMILARITIES)
-        if self._dimension is not None and len(vector) != self._dimension:
-            raise StoreError(
-                f"this store holds {self._dimension}-dimensional vectors; the query vector"
-                f" has {len(vector)} dimensions (was the store built with another embedder?)"
-            )
-        return self._vectors.start_nearest(conn, family, key, vector, k)
+        _rules.check_query_vector(vector, self._dimension)
+        return self._vectors.start_nearest(conn, family, scope_key, vector, k)
 
     def _time_channel(
-        self, conn: sqlite3.Connection, family: Family, key: int, request: PoolRequest
+        self, conn: sqlite3.Connection, family: Family, scope_key: int, request: PoolRequest
     ) -> tuple[Any, int]:
         """The time channel's keys and how many records the windows held."""
         size = request.time_size
         if not request.query.dates or not rules(family).time_channel or size <= 0:
             return NO_ROWS, 0
-        hits = search.time_hits(conn, family, key, request)
-        matrix = self._vectors.loaded(family, key)
+        hits = search.time_hits(conn, family, scope_key, request)
+        matrix = self._vectors.loaded(family, scope_key)
         similarities = None
         if request.vector is not None and matrix is not None and len(hits):
             similarities = matrix.similarities(np.asarray(hits.keys), request.vector)
         return hits.ranked(size, similarities), len(hits)
 
-    def _note_threads(self, key: int, entries: Sequence[MemoryEntry]) -> None:
+    def _note_threads(self, scope_key: int, entries: Sequence[MemoryEntry]) -> None:
         # Set before the commit: a failed write leaves a flag that costs one lookup.
         if any(entry.thread is not None for entry in entries):
-            self._threaded.add(key)
+            self._threaded.add(scope_key)
 
-    def _check_vectors(self, vectors: Vectors, count: int) -> None:
-        if vectors.ndim != 2 or vectors.shape[0] != count:
-            raise StoreError(f"expected {count} vectors, got an array of shape {vectors.shape}")
-        dimension = int(vectors.shape[1])
-        if self._dimension is None:
-            self._dimension = dimension
-        elif dimension != self._dimension:
-            raise StoreError(
-                f"this store holds {self._dimension}-dimensional vectors; the embedder"
-                f" produced {dimension} dimensions"
-            )
+    def _take_vectors(self, vectors: Vectors, count: int) -> None:
+        """Refuse vectors that do not fit, before the write; the first ones fix the
+        dimension at once, so a concurrent write of another dimension is refused too."""
+        self._dimension = _rules.check_vectors(vectors, count, self._dimension)
 
     def _known_scope(self, scope_id: str) -> int:
-        key = self._scope_keys.get(scope_id)
-        if key is None:
-            raise NotFoundError(f"scope {scope_id!r} holds no memory")
-        return key
+        scope_key = self._scope_keys.get(scope_id)
+        if scope_key is None:
+            raise _rules.no_scope(scope_id)
+        return scope_key
 
 
 def _unopenable(database: str, exc: sqlite3.Error) -> str:

@@ -4,37 +4,70 @@ the per-scope term statistics that follow them. Runs inside one write transactio
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from ..vocabulary._analysis import index_text
-from ..vocabulary._dates import mentioned_days
-from ..vocabulary._errors import NotFoundError, StoreError
-from ..vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
-from . import _sqlite_schema as sql
+from ...vocabulary._analysis import index_text
+from ...vocabulary._dates import mentioned_days
+from ...vocabulary._errors import StoreError
+from ...vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
+from .._rules import (
+    Live,
+    by_uri,
+    content_identity,
+    decide,
+    decode_tags,
+    encode_tags,
+    forgotten,
+    identity_of,
+    memory_content,
+    no_version,
+    searchable,
+)
+from . import _schema as sql
 
 if TYPE_CHECKING:
-    from ..vocabulary._families import Family
-    from ..vocabulary._records import MemoryEntry, MemoryRef
+    from ...vocabulary._families import Family
+    from ...vocabulary._records import MemoryEntry, MemoryRef
+    from .._rules import Keepable, WriteDecision
 
 #: Records re-analysed per round trip of :func:`reanalyse`.
 _REANALYSE_BATCH: Final = 4096
 
 
-@attrs.frozen
-class Written:
-    """What one write transaction changed, applied to memory after it commits."""
+@attrs.define
+class Write:
+    """What one write transaction changes, applied to the store's caches once it commits
+    (filled in as the transaction runs)."""
 
     scope_id: str
     scope_key: int
-    family: Family
-    refs: list[Any]
+    #: The family whose records it writes; None when it writes none (a profile, or
+    #: every family's vectors at once).
+    family: Family | None
+    refs: list[Any] = attrs.Factory(list)
     added_rows: list[int] = attrs.Factory(list)
     removed_rows: list[int] = attrs.Factory(list)
+
+    @property
+    def record_family(self) -> Family:
+        """The family whose records it writes (a write of records has one)."""
+        assert self.family is not None
+        return self.family
+
+
+#: What each family's idempotency key compares, as stored (``_rules.content_of``).
+CONTENT_COLUMNS: Final[dict[Family, str]] = {
+    "memory": "text, kind, tags, created_at, thread",
+    "experience": "text",
+    "topic-memory": "title, text",
+    "resource": (
+        "rid, abstract, overview, (SELECT body FROM resource_bodies b WHERE b.row = records.row)"
+    ),
+}
 
 
 def require_features(conn: sqlite3.Connection) -> None:
@@ -102,14 +135,14 @@ def load_state(
     row = conn.execute("SELECT length(embedding) FROM records WHERE embedding IS NOT NULL LIMIT 1")
     size = row.fetchone()
     counts = {
-        (family, key): df
-        for family, key, df in conn.execute(
+        (family, scope_key): df
+        for family, scope_key, df in conn.execute(
             "SELECT family, scope_key, df FROM term_stats WHERE term = ?", (sql.DOCUMENTS,)
         )
     }
     threaded = {
-        key
-        for (key,) in conn.execute(
+        scope_key
+        for (scope_key,) in conn.execute(
             "SELECT DISTINCT scope_key FROM records"
             " WHERE family = 'memory' AND live = 1 AND thread IS NOT NULL"
         )
@@ -174,8 +207,8 @@ def _migrate_from_3(conn: sqlite3.Connection) -> None:
         "SELECT row, scope_key, text, created_at FROM records"
         " WHERE family = 'memory' AND created_at IS NOT NULL"
     )
-    for row, key, text, created_at in dated.fetchall():
-        record_mentions(conn, row, key, text, datetime.fromisoformat(created_at))
+    for row, scope_key, text, created_at in dated.fetchall():
+        record_mentions(conn, row, scope_key, text, datetime.fromisoformat(created_at))
 
 
 def _migrate_from_4(conn: sqlite3.Connection) -> None:
@@ -210,13 +243,13 @@ def reanalyse(conn: sqlite3.Connection) -> None:
     while batch := records.fetchmany(_REANALYSE_BATCH):
         indexed: dict[Family, list[tuple[int, str]]] = {}
         mentions: list[tuple[Any, ...]] = []
-        for row, family, key, live, text, abstract, overview, created_at in batch:
+        for row, family, scope_key, live, text, abstract, overview, created_at in batch:
             if live:
                 terms = index_text(searchable(text, abstract, overview))
-                indexed.setdefault(family, []).append((row, sql.scoped_terms(key, terms)))
-                frequencies.update((family, key, term) for term in counted(terms))
+                indexed.setdefault(family, []).append((row, sql.scoped_terms(scope_key, terms)))
+                frequencies.update((family, scope_key, term) for term in counted(terms))
             if family == "memory" and created_at is not None:
-                mentions += mention_rows(row, key, text, datetime.fromisoformat(created_at))
+                mentions += mention_rows(row, scope_key, text, datetime.fromisoformat(created_at))
         for family, values in indexed.items():
             table = sql.FTS_TABLES[family]
             conn.executemany(f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", values)
@@ -227,66 +260,74 @@ def reanalyse(conn: sqlite3.Connection) -> None:
     )
 
 
-def searchable(text: str | None, abstract: str | None, overview: str | None) -> str:
-    """What a record is indexed on: its text (a memory, experience or topic memory), or
-    a resource's abstract and overview (its body is read, never searched)."""
-    if text is not None:
-        return text
-    return " ".join(filter(None, (abstract, overview)))
-
-
-def keyed(
-    conn: sqlite3.Connection, family: Family, key: int, caller_key: str, columns: str
-) -> tuple[Any, ...] | None:
-    """The live record of ``family`` in the scope with this idempotency key: its row, id
-    and revision, then ``columns`` (to tell whether a write changes anything)."""
-    found: tuple[Any, ...] | None = conn.execute(
-        f"SELECT row, rid, revision, {columns} FROM records"
+def keyed(conn: sqlite3.Connection, write: Write, record: Keepable) -> WriteDecision[int]:
+    """What the record's idempotency key makes of its write (``_rules.decide``), given
+    the live record of the family in the scope that holds the key, if any."""
+    if record.key is None:
+        return decide(None, "")
+    family = write.record_family
+    found = conn.execute(
+        f"SELECT row, rid, revision, {CONTENT_COLUMNS[family]} FROM records"
         " WHERE family = ? AND scope_key = ? AND caller_key = ? AND live = 1",
-        (family, key, caller_key),
+        (family, write.scope_key, record.key),
     ).fetchone()
-    return found
-
-
-def keyed_version(
-    conn: sqlite3.Connection,
-    written: Written,
-    caller_key: str | None,
-    columns: str,
-    content: tuple[Any, ...],
-) -> tuple[str, int, bool] | None:
-    """What an idempotency key makes of a write: None when no live record of the
-    family holds it (a new record), ``(id, revision, False)`` when the live one holds
-    exactly ``content`` (nothing to write), ``(id, next revision, True)`` when it holds
-    other content (retired here; the caller writes the next revision)."""
-    if caller_key is None:
-        return None
-    found = keyed(conn, written.family, written.scope_key, caller_key, columns)
     if found is None:
-        return None
+        return decide(None, "")
     row, rid, revision, *stored = found
-    if tuple(stored) == content:
-        return rid, revision, False
-    retire(conn, written.family, row)
-    written.removed_rows.append(row)
-    return rid, revision + 1, True
+    if family == "memory":
+        text, kind, tags, said, thread = stored
+        stored = list(memory_content(text, kind, decode_tags(tags), said, thread))
+    return decide(Live(row, rid, revision, content_identity(tuple(stored))), identity_of(record))
+
+
+def named(conn: sqlite3.Connection, write: Write, column: str, value: str) -> Live[int] | None:
+    """The live record of the family in the scope whose ``column`` (a topic memory's
+    title, a resource's URI) is ``value``, if any."""
+    found = conn.execute(
+        f"SELECT row, rid, revision FROM records WHERE family = ? AND scope_key = ?"
+        f" AND {column} = ? AND live = 1",
+        (write.record_family, write.scope_key, value),
+    ).fetchone()
+    return None if found is None else Live(*found)
+
+
+def at_uri(conn: sqlite3.Connection, write: Write, uri: str) -> WriteDecision[int]:
+    """Where a resource at ``uri`` goes (``_rules.by_uri``)."""
+    holder = named(conn, write, "rid", uri)
+    latest = 0
+    if holder is None:  # a URI back after it left: its next revision
+        (latest,) = conn.execute(
+            "SELECT max(revision) FROM records WHERE family = ? AND scope_key = ? AND rid = ?",
+            (write.record_family, write.scope_key, uri),
+        ).fetchone()
+    return by_uri(uri, holder, latest or 0)
+
+
+def replace(conn: sqlite3.Connection, write: Write, decision: WriteDecision[int]) -> None:
+    """Retire the version ``decision`` replaces, if any."""
+    if decision.retire is not None:
+        retire(conn, write.record_family, decision.retire)
+        write.removed_rows.append(decision.retire)
 
 
 def record_mentions(
-    conn: sqlite3.Connection, row: int, key: int, text: str, created_at: datetime | None
+    conn: sqlite3.Connection, row: int, scope_key: int, text: str, created_at: datetime | None
 ) -> None:
     """Keep the days a memory's text names, resolved against the day it was said."""
     if created_at is not None:
-        conn.executemany(sql.INSERT_MENTION, mention_rows(row, key, text, created_at))
+        conn.executemany(sql.INSERT_MENTION, mention_rows(row, scope_key, text, created_at))
 
 
-def mention_rows(row: int, key: int, text: str, created_at: datetime) -> list[tuple[Any, ...]]:
+def mention_rows(
+    row: int, scope_key: int, text: str, created_at: datetime
+) -> list[tuple[Any, ...]]:
     """The ``mentioned_days`` rows of a dated memory."""
     said_on = created_at.astimezone(UTC).date()
-    return [(row, "memory", key, start, end) for start, end in mentioned_days(text, said_on)]
+    return [(row, "memory", scope_key, start, end) for start, end in mentioned_days(text, said_on)]
 
 
-def scope_key(conn: sqlite3.Connection, scope_id: str) -> int:
+def ensure_scope(conn: sqlite3.Connection, scope_id: str) -> int:
+    """The scope's key, given to it on its first write."""
     conn.execute("INSERT OR IGNORE INTO scopes (scope) VALUES (?)", (scope_id,))
     row = conn.execute("SELECT scope_key FROM scopes WHERE scope = ?", (scope_id,)).fetchone()
     return int(row[0])
@@ -295,14 +336,14 @@ def scope_key(conn: sqlite3.Connection, scope_id: str) -> int:
 def insert(
     conn: sqlite3.Connection,
     family: Family,
-    key: int,
+    scope_key: int,
     rid: str,
     revision: int,
     terms: str,
     **columns: Any,
 ) -> int:
     values = (
-        family, key, rid, revision, columns.get("text"), columns.get("kind"),
+        family, scope_key, rid, revision, columns.get("text"), columns.get("kind"),
         columns.get("tags"), columns.get("created_at"), columns.get("created_ts", sql.NO_TIME),
         columns.get("thread"),
         columns.get("title"), columns.get("abstract"), columns.get("overview"),
@@ -312,18 +353,21 @@ def insert(
     assert row is not None
     table = sql.FTS_TABLES[family]
     conn.execute(
-        f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", (row, sql.scoped_terms(key, terms))
+        f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)",
+        (row, sql.scoped_terms(scope_key, terms)),
     )
-    count_terms(conn, family, key, terms, +1)
+    count_terms(conn, family, scope_key, terms, +1)
     let_loop_in()  # a batch of thousands is seconds of Python in the write thread
     return row
 
 
-def count_terms(conn: sqlite3.Connection, family: Family, key: int, terms: str, step: int) -> None:
+def count_terms(
+    conn: sqlite3.Connection, family: Family, scope_key: int, terms: str, step: int
+) -> None:
     """Keep the scope's document frequencies in step with what is searchable."""
     # A generator, not a list: SQLite takes each row as it steps, giving the GIL back
     # between rows (a 1 MB text has tens of thousands of distinct terms).
-    conn.executemany(sql.COUNT_TERMS, ((family, key, term, step) for term in counted(terms)))
+    conn.executemany(sql.COUNT_TERMS, ((family, scope_key, term, step) for term in counted(terms)))
 
 
 def counted(terms: str) -> set[str]:
@@ -339,16 +383,21 @@ def counted(terms: str) -> set[str]:
 
 
 def insert_memory(
-    conn: sqlite3.Connection, key: int, rid: str, revision: int, entry: MemoryEntry, vector: Any
+    conn: sqlite3.Connection,
+    scope_key: int,
+    rid: str,
+    revision: int,
+    entry: MemoryEntry,
+    vector: Any,
 ) -> int:
     created_at = entry.created_at.isoformat() if entry.created_at is not None else None
     row = insert(
-        conn, "memory", key, rid, revision, index_text(entry.text),
-        text=entry.text, kind=entry.kind, tags=sql.encode_tags(entry.tags),
+        conn, "memory", scope_key, rid, revision, index_text(entry.text),
+        text=entry.text, kind=entry.kind, tags=encode_tags(entry.tags),
         created_at=created_at, created_ts=sql.created_ts(entry.created_at),
         thread=entry.thread, embedding=vector.tobytes(), caller_key=entry.key,
     )  # fmt: skip
-    record_mentions(conn, row, key, entry.text, entry.created_at)
+    record_mentions(conn, row, scope_key, entry.text, entry.created_at)
     return row
 
 
@@ -358,50 +407,25 @@ def retire(conn: sqlite3.Connection, family: Family, row: int) -> None:
     table = sql.FTS_TABLES[family]
     found = conn.execute(f"SELECT terms FROM {table} WHERE rowid = ?", (row,)).fetchone()
     conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (row,))
-    key = conn.execute("SELECT scope_key FROM records WHERE row = ?", (row,)).fetchone()[0]
-    count_terms(conn, family, key, sql.unscoped_terms(key, found[0]), -1)
-
-
-def supersede(
-    conn: sqlite3.Connection, written: Written, column: str, value: str
-) -> tuple[str, int]:
-    """Retire the live record whose ``column`` equals ``value``; return its id and next revision."""
-    found = conn.execute(
-        f"SELECT row, rid, revision FROM records WHERE family = ? AND scope_key = ?"
-        f" AND {column} = ? AND live = 1",
-        (written.family, written.scope_key, value),
-    ).fetchone()
-    if found is None and column == "rid":  # a URI back after it left: its next revision
-        (latest,) = conn.execute(
-            "SELECT max(revision) FROM records WHERE family = ? AND scope_key = ? AND rid = ?",
-            (written.family, written.scope_key, value),
-        ).fetchone()
-        return value, (latest or 0) + 1
-    if found is None:
-        return uuid.uuid4().hex, 1
-    row, rid, revision = found
-    retire(conn, written.family, row)
-    written.removed_rows.append(row)
-    return rid, revision + 1
+    scope_key = conn.execute("SELECT scope_key FROM records WHERE row = ?", (row,)).fetchone()[0]
+    count_terms(conn, family, scope_key, sql.unscoped_terms(scope_key, found[0]), -1)
 
 
 def live_memory(
-    conn: sqlite3.Connection, key: int, ref: MemoryRef, *, forgotten_ok: bool = False
+    conn: sqlite3.Connection, scope_key: int, ref: MemoryRef, *, forgotten_ok: bool = False
 ) -> tuple[Any, int]:
     versions = conn.execute(
         "SELECT row, revision, live FROM records WHERE family = 'memory' AND scope_key = ?"
         " AND rid = ? ORDER BY revision DESC",
-        (key, ref.entry_id),
+        (scope_key, ref.entry_id),
     ).fetchall()
     if not any(revision == ref.version for _, revision, _ in versions):
-        raise NotFoundError(
-            f"no version {ref.version} of memory entry {ref.entry_id!r} in scope {ref.scope_id!r}"
-        )
+        raise no_version(ref)
     row, latest, live = versions[0]
     if not live:
         if forgotten_ok:
             return None, latest
-        raise NotFoundError(f"memory entry {ref.entry_id!r} was forgotten")
+        raise forgotten(ref)
     return row, latest
 
 

@@ -17,30 +17,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 from opentelemetry.trace import SpanKind
 
-from ..vocabulary import _telemetry as tracing
-from ..vocabulary._analysis import index_text
-from ..vocabulary._errors import NotFoundError, StoreError, StoreUnavailableError
-from ..vocabulary._evidence import Evidence, Pool
-from ..vocabulary._records import (
+from ...vocabulary import _telemetry as tracing
+from ...vocabulary._analysis import index_text
+from ...vocabulary._errors import StoreError, StoreUnavailableError
+from ...vocabulary._evidence import Evidence, Pool
+from ...vocabulary._records import (
     MemoryRecord,
     MemoryRef,
     RecordRef,
     experience_text,
     topic_text,
 )
-from . import _oceanbase_rows as rows
-from . import _oceanbase_schema as sql
-from . import _oceanbase_search as search
+from .. import _rules
+from . import _rows as rows
+from . import _schema as sql
+from . import _search as search
 from ._bridge import LoopThread
-from ._oceanbase_connections import Connections, unavailable_errors
+from ._connections import Connections, unavailable_errors
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -50,15 +49,15 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from opentelemetry.trace import Span, TracerProvider
 
-    from ..vocabulary._families import Family
-    from ..vocabulary._records import (
+    from ...vocabulary._families import Family
+    from ...vocabulary._records import (
         Experience,
         MemoryEntry,
         Profile,
         Resource,
         TopicMemory,
     )
-    from ..vocabulary._retrieval import PoolRequest
+    from ...vocabulary._retrieval import PoolRequest
 
     Vectors = npt.NDArray[np.float32]
 
@@ -152,20 +151,7 @@ class OceanBaseStore:
             await cur.execute("SELECT value FROM satchel_meta WHERE name = 'embedder'")
             found = await cur.fetchone()
             recorded = None if found is None else str(found[0])
-            mismatch = (recorded is not None and recorded != fingerprint) or (
-                recorded is None and self._dimension not in (None, dimension)
-            )
-            if mismatch:
-                built = recorded or f"a {self._dimension}-dimensional embedder"
-                raise StoreError(
-                    f"this store's vectors were built by {built}; the runtime was opened"
-                    f" with {fingerprint}. Open it with the same embedder."
-                )
-            if self._dimension is not None and self._dimension != dimension:
-                raise StoreError(
-                    f"this store holds {self._dimension}-dimensional vectors; the embedder"
-                    f" produces {dimension} dimensions"
-                )
+            _rules.check_embedder(recorded, self._dimension, fingerprint, dimension)
             self._embedder = fingerprint
 
         await self._call("bind_embedder", work)
@@ -175,23 +161,24 @@ class OceanBaseStore:
     async def add_memories(
         self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
     ) -> list[MemoryRef]:
-        self._check_vectors(vectors, len(entries))
+        _rules.check_vectors(vectors, len(entries), self._dimension)
 
         async def work(cur: Any, write: rows.Write) -> list[MemoryRef]:
             refs = []
             for entry, vector in zip(entries, vectors, strict=True):
-                content = rows.memory_content(entry)
-                hit = await rows.keyed(cur, write, entry.key, content)
-                rid, version = (uuid.uuid4().hex, 1) if hit is None else hit[:2]
-                if hit is None or hit[2]:
-                    await rows.insert_memory(cur, write, rid, version, entry, vector)
-                refs.append(MemoryRef(scope_id, rid, version))
+                decision = await rows.keyed(cur, write, entry)
+                if decision.writes:
+                    await rows.replace(cur, write, decision)
+                    await rows.insert_memory(
+                        cur, write, decision.record_id, decision.version, entry, vector
+                    )
+                refs.append(MemoryRef(scope_id, decision.record_id, decision.version))
             return refs
 
         return await self._write("add_memories", scope_id, "memory", len(entries), work, vectors)
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
-        self._check_vectors(vector, 1)
+        _rules.check_vectors(vector, 1, self._dimension)
 
         async def work(cur: Any, write: rows.Write) -> MemoryRef:
             key, latest, caller_key = await rows.live_memory(cur, ref, forgotten_ok=False)
@@ -218,12 +205,13 @@ class OceanBaseStore:
             refs = []
             for experience in experiences:
                 text = experience_text(experience)
-                hit = await rows.keyed(cur, write, experience.key, (text,))
-                rid, revision = (uuid.uuid4().hex, 1) if hit is None else hit[:2]
-                if hit is None or hit[2]:
+                decision = await rows.keyed(cur, write, experience)
+                rid, revision = decision.record_id, decision.version
+                if decision.writes:
+                    await rows.replace(cur, write, decision)
                     await rows.insert(
-                        cur, write, rid, revision, index_text(text), (text,),
-                        text=text, caller_key=experience.key,
+                        cur, write, rid, revision, index_text(text),
+                        _rules.identity_of(experience), text=text, caller_key=experience.key,
                     )  # fmt: skip
                 refs.append(RecordRef("experience", scope_id, rid, revision))
             return refs
@@ -234,25 +222,23 @@ class OceanBaseStore:
     async def add_topic_memories(
         self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
     ) -> list[RecordRef]:
-        self._check_vectors(vectors, len(topics))
+        _rules.check_vectors(vectors, len(topics), self._dimension)
 
         async def work(cur: Any, write: rows.Write) -> list[RecordRef]:
             refs = []
             for topic, vector in zip(topics, vectors, strict=True):
                 text = topic_text(topic)
-                content = (topic.title, text)
-                hit = await rows.keyed(cur, write, topic.key, content)
-                if hit is not None and not hit[2]:
-                    refs.append(RecordRef("topic-memory", scope_id, *hit[:2]))
-                    continue
-                if hit is None:  # without a key, the title names the note
-                    rid, revision = await rows.supersede(cur, write, "title", topic.title)
-                else:
-                    rid, revision = hit[:2]
-                await rows.insert(
-                    cur, write, rid, revision, index_text(text), content,
-                    text=text, title=topic.title, embedding=vector, caller_key=topic.key,
-                )  # fmt: skip
+                decision = await rows.keyed(cur, write, topic)
+                if _rules.needs_name("topic-memory", decision):  # the title names the note
+                    holder = await rows.named(cur, write, "title", topic.title)
+                    decision = _rules.by_title(holder)
+                rid, revision = decision.record_id, decision.version
+                if decision.writes:
+                    await rows.replace(cur, write, decision)
+                    await rows.insert(
+                        cur, write, rid, revision, index_text(text), _rules.identity_of(topic),
+                        text=text, title=topic.title, embedding=vector, caller_key=topic.key,
+                    )  # fmt: skip
                 refs.append(RecordRef("topic-memory", scope_id, rid, revision))
             return refs
 
@@ -262,7 +248,7 @@ class OceanBaseStore:
     async def add_resources(
         self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
     ) -> list[RecordRef]:
-        self._check_vectors(vectors, len(resources))
+        _rules.check_vectors(vectors, len(resources), self._dimension)
         for resource in resources:
             if len(resource.uri) > sql.MAX_RID_CHARS:
                 raise StoreError(f"resource uri is longer than {sql.MAX_RID_CHARS} characters")
@@ -270,22 +256,22 @@ class OceanBaseStore:
         async def work(cur: Any, write: rows.Write) -> list[RecordRef]:
             refs = []
             for resource, vector in zip(resources, vectors, strict=True):
-                content = (resource.uri, resource.abstract, resource.overview, resource.body)
-                hit = await rows.keyed(cur, write, resource.key, content)
-                if hit is not None and not hit[2]:
-                    refs.append(RecordRef("resource", scope_id, *hit[:2]))
-                    continue
-                if hit is not None and hit[0] == resource.uri:
-                    revision = hit[1]
-                else:  # a new URI: the URI names the document
-                    _, revision = await rows.supersede(cur, write, "rid", resource.uri)
-                searchable = rows.searchable(None, resource.abstract, resource.overview)
-                await rows.insert(
-                    cur, write, resource.uri, revision, index_text(searchable), content,
-                    abstract=resource.abstract, overview=resource.overview,
-                    body=resource.body, embedding=vector, caller_key=resource.key,
-                )  # fmt: skip
-                refs.append(RecordRef("resource", scope_id, resource.uri, revision))
+                uri = resource.uri
+                decision = await rows.keyed(cur, write, resource)
+                if decision.writes:
+                    await rows.replace(cur, write, decision)
+                if decision.writes and _rules.needs_name("resource", decision, uri):
+                    decision = await rows.at_uri(cur, write, uri)  # the URI names the document
+                    await rows.replace(cur, write, decision)
+                if decision.writes:
+                    searched = _rules.searchable(None, resource.abstract, resource.overview)
+                    await rows.insert(
+                        cur, write, uri, decision.version, index_text(searched),
+                        _rules.identity_of(resource), abstract=resource.abstract,
+                        overview=resource.overview, body=resource.body, embedding=vector,
+                        caller_key=resource.key,
+                    )  # fmt: skip
+                refs.append(RecordRef("resource", scope_id, uri, decision.version))
             return refs
 
         n = len(resources)
@@ -298,7 +284,7 @@ class OceanBaseStore:
                 (scope_id, profile.text),
             )
 
-        await self._write("set_profile", scope_id, "profile", 0, work, None)
+        await self._write("set_profile", scope_id, None, 0, work, None)
 
     # -- record reads ---------------------------------------------------------------
 
@@ -314,20 +300,8 @@ class OceanBaseStore:
 
         row = await self._call("get_memory", work)
         if row is None:
-            raise NotFoundError(
-                f"no version {ref.version} of memory entry {ref.entry_id!r}"
-                f" in scope {ref.scope_id!r}"
-            )
-        text, kind, tags, created_at, thread, caller_key = row
-        return MemoryRecord(
-            ref=ref,
-            text=text,
-            kind=kind,
-            tags=tuple(json.loads(tags)) if tags else (),
-            created_at=datetime.fromisoformat(created_at) if created_at else None,
-            thread=thread,
-            key=caller_key,
-        )
+            raise _rules.no_version(ref)
+        return _rules.memory_record(ref, *row)
 
     async def get_profile(self, scope_id: str) -> Evidence | None:
         async def work(cur: Any) -> str | None:
@@ -389,7 +363,7 @@ class OceanBaseStore:
                     vectors = self._dimension is not None
                     nearest: Any = ([], [])
                     if vectors and request.vector is not None:
-                        self._check_query_vector(request.vector)
+                        _rules.check_query_vector(request.vector, self._dimension)
                         nearest = await search.nearest(
                             other, family, scope_id, request, state, self._exact_rows
                         )
@@ -478,7 +452,7 @@ class OceanBaseStore:
         self,
         operation: str,
         scope_id: str,
-        family: Family,
+        family: Family | None,
         new_keys: int,
         work: Callable[[Any, rows.Write], Coroutine[Any, Any, T]],
         vectors: Vectors | None,
@@ -493,14 +467,14 @@ class OceanBaseStore:
             if known_scope:
                 await cur.execute("SELECT 1 FROM satchel_scopes WHERE scope = %s", (scope_id,))
                 if await cur.fetchone() is None:
-                    raise NotFoundError(f"scope {scope_id!r} holds no memory")
+                    raise _rules.no_scope(scope_id)
             await cur.execute("BEGIN")
             try:
                 await cur.execute(sql.BUMP_SCOPE, (scope_id, new_keys))
                 await cur.execute(
                     "SELECT version, next_key FROM satchel_scopes WHERE scope = %s", (scope_id,)
                 )
-                version, next_key = await cur.fetchone()
+                write_version, next_key = await cur.fetchone()
                 write = rows.Write(
                     scope_id, family, self._dimension is not None, first_key=next_key - new_keys
                 )
@@ -517,7 +491,7 @@ class OceanBaseStore:
                 with contextlib.suppress(Exception):
                     await cur.execute("ROLLBACK")
                 raise
-            self._versions[scope_id] = version
+            self._versions[scope_id] = write_version
             return result
 
         return await self._call(operation, transaction)
@@ -611,20 +585,4 @@ class OceanBaseStore:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise StoreError("the store is closed")
-
-    def _check_vectors(self, vectors: Vectors, count: int) -> None:
-        if vectors.ndim != 2 or vectors.shape[0] != count:
-            raise StoreError(f"expected {count} vectors, got an array of shape {vectors.shape}")
-        if self._dimension is not None and vectors.shape[1] != self._dimension:
-            raise StoreError(
-                f"this store holds {self._dimension}-dimensional vectors; the embedder"
-                f" produced {vectors.shape[1]} dimensions"
-            )
-
-    def _check_query_vector(self, vector: Vectors) -> None:
-        if self._dimension is not None and len(vector) != self._dimension:
-            raise StoreError(
-                f"this store holds {self._dimension}-dimensional vectors; the query vector"
-                f" has {len(vector)} dimensions (was the store built with another embedder?)"
-            )
+            raise StoreError(_rules.CLOSED)

@@ -28,8 +28,8 @@ import itertools
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..vocabulary._evidence import Evidence
-from ..vocabulary._families import FAMILY_RULES, citation
+from ...vocabulary._evidence import Evidence
+from ...vocabulary._families import FAMILY_RULES, citation
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence

@@ -8,17 +8,17 @@ its own postings and BM25 counts document frequencies per scope.
 from __future__ import annotations
 
 import functools
-import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from ..vocabulary._evidence import Evidence
-from ..vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
+from ...vocabulary._evidence import Evidence
+from ...vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Sequence
 
-    from ..vocabulary._families import Family
+    from ...vocabulary._families import Family
 
 #: Version 6 holds text analysed with the lemmatiser (see ``_sqlite_rows.reanalyse``).
 SCHEMA_VERSION: Final = "6"
@@ -148,6 +148,12 @@ SELECT row FROM records
 WHERE family = ? AND scope_key = ? AND thread = ? AND live = 1 AND (created_ts, row) > (?, ?)
 ORDER BY created_ts, row LIMIT 1
 """
+
+
+def embedder_of(conn: sqlite3.Connection) -> str | None:
+    """The fingerprint of the embedder that built the database's vectors, if recorded."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+    return None if row is None else str(row[0])
 
 
 def term_frequencies(term_count: int) -> str:
@@ -283,11 +289,3 @@ def evidence_from_row(family: Family, scope_id: str, row: Sequence[object]) -> E
         created_at=datetime.fromisoformat(created_at) if isinstance(created_at, str) else None,
         thread=thread if isinstance(thread, str) else None,
     )
-
-
-def encode_tags(tags: Sequence[str]) -> str:
-    return json.dumps(list(tags), ensure_ascii=False)
-
-
-def decode_tags(value: object) -> tuple[str, ...]:
-    return tuple(json.loads(value)) if isinstance(value, str) else ()

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from . import _ann
-from . import _sqlite_search as search
+from . import _search as search
 from ._ann import ANN_ROWS, AnnMatrix, Stale
 
 if TYPE_CHECKING:
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
-    from ..vocabulary._families import Family
-    from ._sqlite_rows import Written
+    from ...vocabulary._families import Family
+    from ._rows import Write
     from ._vectors import VectorMatrix
 
     Vectors = npt.NDArray[np.float32]
@@ -99,20 +99,20 @@ class ScopeMatrices:
             _ann.import_usearch()
             self._database = database
 
-    def loaded(self, family: Family, key: int) -> VectorMatrix | AnnMatrix | None:
+    def loaded(self, family: Family, scope_key: int) -> VectorMatrix | AnnMatrix | None:
         """The scope's vectors if a search has loaded them."""
-        return self._matrices.get((family, key))
+        return self._matrices.get((family, scope_key))
 
-    def apply(self, written: Written, vectors: Any) -> None:
+    def apply(self, written: Write, vectors: Any) -> None:
         """Follow a committed write in loaded vectors (unloaded ones read it later)."""
         with self._load_lock:
-            matrix = self._matrices.get((written.family, written.scope_key))
+            matrix = self._matrices.get((written.record_family, written.scope_key))
             if matrix is None:
                 return
             matrix.remove(np.asarray(written.removed_rows, dtype=np.int64))
             if vectors is not None and written.added_rows:
                 matrix.add(np.asarray(written.added_rows, dtype=np.int64), vectors)
-            self._consider_index(written.family, written.scope_key, matrix)
+            self._consider_index(written.record_family, written.scope_key, matrix)
 
     def forget_all(self) -> None:
         """Drop every loaded matrix (the vectors were rebuilt): each reloads when searched."""
@@ -120,7 +120,7 @@ class ScopeMatrices:
             self._matrices.clear()
 
     def start_nearest(
-        self, conn: sqlite3.Connection, family: Family, key: int, vector: Vectors, k: int
+        self, conn: sqlite3.Connection, family: Family, scope_key: int, vector: Vectors, k: int
     ) -> Callable[[], tuple[Any, Any]]:
         """Begin the vector search; the returned callable yields its rows and similarities.
 
@@ -128,7 +128,7 @@ class ScopeMatrices:
         runs on the vector thread while the caller runs the full-text query: both
         release the GIL, so the two channels overlap on two cores instead of queueing.
         """
-        matrix = self._load(conn, family, key, len(vector))
+        matrix = self._load(conn, family, scope_key, len(vector))
         # With other searches in worker threads the cores are busy already: a product on
         # the vector thread would only oversubscribe them (measured: 2 scopes took 21 ms
         # with it, 17 ms without).
@@ -152,52 +152,56 @@ class ScopeMatrices:
             self._readers.clear()
 
     def _load(
-        self, conn: sqlite3.Connection, family: Family, key: int, dimension: int
+        self, conn: sqlite3.Connection, family: Family, scope_key: int, dimension: int
     ) -> VectorMatrix | AnnMatrix:
-        matrix = self._matrices.get((family, key))
+        matrix = self._matrices.get((family, scope_key))
         if matrix is None:
             with self._load_lock:
-                matrix = self._matrices.get((family, key))
+                matrix = self._matrices.get((family, scope_key))
                 if matrix is None:
-                    matrix = self._read(conn, family, key, dimension)
-                    self._matrices[(family, key)] = matrix
+                    matrix = self._read(conn, family, scope_key, dimension)
+                    self._matrices[(family, scope_key)] = matrix
         return matrix
 
     def _read(
-        self, conn: sqlite3.Connection, family: Family, key: int, dimension: int
+        self, conn: sqlite3.Connection, family: Family, scope_key: int, dimension: int
     ) -> VectorMatrix | AnnMatrix:
         """The scope's mapped index if its sidecar serves, else its exact matrix (and an
         index build queued when the scope is large)."""
-        if self._database is not None and _ann.sidecar_exists(self._database, family, key):
+        if self._database is not None and _ann.sidecar_exists(self._database, family, scope_key):
             try:
                 found = _ann.open_sidecar(
-                    conn, self._database, family, key, dimension, self.ann_rows, self._reader
+                    conn, self._database, family, scope_key, dimension, self.ann_rows, self._reader
                 )
             except Stale as why:
-                logger.info("vector index of %s scope %d not used: %s", family, key, why)
+                logger.info("vector index of %s scope %d not used: %s", family, scope_key, why)
             except Exception:  # a broken cache never fails a search: it goes exact
-                logger.warning("vector index of %s scope %d unreadable", family, key, exc_info=True)
+                logger.warning(
+                    "vector index of %s scope %d unreadable", family, scope_key, exc_info=True
+                )
             else:
                 self.mapped += 1
-                self._consider_index(family, key, found)
+                self._consider_index(family, scope_key, found)
                 return found
-        matrix = search.load_matrix(conn, family, key, dimension)
-        self._consider_index(family, key, matrix)
+        matrix = search.load_matrix(conn, family, scope_key, dimension)
+        self._consider_index(family, scope_key, matrix)
         return matrix
 
-    def _consider_index(self, family: Family, key: int, matrix: VectorMatrix | AnnMatrix) -> None:
+    def _consider_index(
+        self, family: Family, scope_key: int, matrix: VectorMatrix | AnnMatrix
+    ) -> None:
         """Queue an index build for a large exact matrix or a stale index (once at a time,
         never again after a failure). Holds ``_load_lock``."""
         if self._database is None or self._closed:
             return
         large = len(matrix) >= self.ann_rows
         wanted = matrix.stale() if isinstance(matrix, AnnMatrix) else large
-        job = (family, key)
+        job = (family, scope_key)
         if not wanted or job in self._pending or job in self._failed:
             return
         self._pending.add(job)
         self._idle.clear()
-        self._queue.put((family, key, matrix.dimension))
+        self._queue.put((family, scope_key, matrix.dimension))
         if self._builder is None:
             self._builder = threading.Thread(
                 target=self._build_loop, name="satchel-vector-index", daemon=True
@@ -222,25 +226,27 @@ class ScopeMatrices:
     def _build_loop(self) -> None:
         """The builder thread: one index at a time, until the store closes."""
         while (job := self._queue.get()) is not None:
-            family, key, dimension = job
+            family, scope_key, dimension = job
             try:
-                self._build(family, key, dimension)
+                self._build(family, scope_key, dimension)
             except Exception:  # never kills the thread: the scope stays exact
-                logger.exception("building the vector index of %s scope %d failed", family, key)
-                self._failed.add((family, key))
+                logger.exception(
+                    "building the vector index of %s scope %d failed", family, scope_key
+                )
+                self._failed.add((family, scope_key))
             finally:
                 with self._load_lock:
-                    self._pending.discard((family, key))
+                    self._pending.discard((family, scope_key))
                     if not self._pending:
                         self._idle.set()
         self._idle.set()
 
-    def _build(self, family: Family, key: int, dimension: int) -> None:
+    def _build(self, family: Family, scope_key: int, dimension: int) -> None:
         assert self._database is not None
         built = _ann.build_sidecar(
             self._database,
             family,
-            key,
+            scope_key,
             dimension,
             threads=self.build_threads,
             cancelled=lambda: self._closed,
@@ -251,17 +257,19 @@ class ScopeMatrices:
         conn = _ann.connect(self._database)
         try:
             with self._load_lock:
-                if self._closed or (family, key) not in self._matrices:
+                if self._closed or (family, scope_key) not in self._matrices:
                     return  # not loaded now: the next search maps it
                 try:
                     found = _ann.open_sidecar(
-                        conn, self._database, family, key, dimension, 0, self._reader
+                        conn, self._database, family, scope_key, dimension, 0, self._reader
                     )
                 except Stale as why:
-                    logger.warning("vector index of %s scope %d unusable: %s", family, key, why)
-                    self._failed.add((family, key))
+                    logger.warning(
+                        "vector index of %s scope %d unusable: %s", family, scope_key, why
+                    )
+                    self._failed.add((family, scope_key))
                     return
                 self.mapped += 1
-                self._matrices[(family, key)] = found
+                self._matrices[(family, scope_key)] = found
         finally:
             conn.close()

@@ -5,9 +5,6 @@ per-scope counts and term frequencies that follow them."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-import uuid
 from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -15,14 +12,24 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import numpy as np
 
-from ..vocabulary._analysis import index_text
-from ..vocabulary._dates import mentioned_days
-from ..vocabulary._errors import NotFoundError
-from . import _oceanbase_schema as sql
+from ...vocabulary._analysis import index_text
+from ...vocabulary._dates import mentioned_days
+from .._rules import (
+    Live,
+    by_uri,
+    decide,
+    encode_tags,
+    forgotten,
+    identity_of,
+    no_version,
+    searchable,
+)
+from . import _schema as sql
 
 if TYPE_CHECKING:
-    from ..vocabulary._families import Family
-    from ..vocabulary._records import MemoryEntry, MemoryRef
+    from ...vocabulary._families import Family
+    from ...vocabulary._records import MemoryEntry, MemoryRef
+    from .._rules import Keepable, WriteDecision
 
 #: The sortable time of a record without one.
 NO_TIME: Final = -1e18
@@ -54,7 +61,8 @@ class Write:
     """One write transaction's bookkeeping: counts and term frequencies to apply."""
 
     scope_id: str
-    family: Family
+    #: The family whose records it writes; None when it writes none (a profile).
+    family: Family | None
     #: Whether the database has its vectors table (a retired version leaves it).
     vectors_exist: bool = False
     first_key: int = 0
@@ -67,6 +75,12 @@ class Write:
     records: list[tuple[Any, ...]] = attrs.Factory(list)
     vectors: list[tuple[Any, ...]] = attrs.Factory(list)
     mentions: list[tuple[Any, ...]] = attrs.Factory(list)
+
+    @property
+    def record_family(self) -> Family:
+        """The family whose records it writes (a write of records has one)."""
+        assert self.family is not None
+        return self.family
 
     def next_key(self) -> int:
         self.used += 1
@@ -87,7 +101,7 @@ class Write:
 
 
 async def apply_counts(cur: Any, write: Write) -> None:
-    if write.family == "profile":
+    if write.family is None:
         return
     counts = (write.live_delta, write.threaded_delta, write.term_delta)
     await cur.execute(sql.COUNT_ROWS, (write.scope_id, write.family, *counts))
@@ -102,7 +116,7 @@ async def insert(
     rid: str,
     revision: int,
     terms: str,
-    content: tuple[Any, ...],
+    identity: str,
     **columns: Any,
 ) -> int:
     key = write.next_key()
@@ -111,15 +125,15 @@ async def insert(
     indexed = column_terms(analysed)
     write.records.append(
         (
-            write.scope_id, write.family, key, rid, revision, 1, columns.get("caller_key"),
-            content_hash(content), columns.get("title"), columns.get("text"),
+            write.scope_id, write.record_family, key, rid, revision, 1, columns.get("caller_key"),
+            identity, columns.get("title"), columns.get("text"),
             columns.get("kind"), columns.get("tags"), columns.get("created_at"),
             columns.get("created_ts", NO_TIME), columns.get("thread"),
             columns.get("abstract"), columns.get("overview"), columns.get("body"), indexed,
         )
     )  # fmt: skip
     if embedding is not None:
-        write.vectors.append((write.scope_id, write.family, key, vector_literal(embedding)))
+        write.vectors.append((write.scope_id, write.record_family, key, vector_literal(embedding)))
     write.live_delta += 1
     write.threaded_delta += columns.get("thread") is not None
     write.term_delta += len(analysed)
@@ -132,8 +146,8 @@ async def insert_memory(
 ) -> None:
     at = entry.created_at
     key = await insert(
-        cur, write, rid, version, index_text(entry.text), memory_content(entry),
-        text=entry.text, kind=entry.kind, tags=json.dumps(list(entry.tags)),
+        cur, write, rid, version, index_text(entry.text), identity_of(entry),
+        text=entry.text, kind=entry.kind, tags=encode_tags(entry.tags),
         created_at=None if at is None else at.isoformat(),
         created_ts=NO_TIME if at is None else at.timestamp(),
         thread=entry.thread, embedding=vector, caller_key=entry.key,
@@ -152,14 +166,6 @@ def mention_rows(scope_id: str, key: int, text: str, at: datetime) -> list[tuple
 def column_terms(analysed: list[str]) -> str:
     """Analysed terms as the FULLTEXT ``terms`` column holds them."""
     return " ".join(sql.indexed_term(term) for term in analysed)
-
-
-def searchable(text: str | None, abstract: str | None, overview: str | None) -> str:
-    """What a record is indexed on: its text (a memory, experience or topic memory), or
-    a resource's abstract and overview (its body is read, never searched)."""
-    if text is not None:
-        return text
-    return " ".join(filter(None, (abstract, overview)))
 
 
 async def reanalyse(cur: Any, version: int) -> None:
@@ -231,10 +237,10 @@ async def retire(cur: Any, write: Write, key: int) -> None:
     await write.flush(cur)
     await cur.execute(
         "SELECT terms, thread FROM satchel_records WHERE scope = %s AND family = %s AND k = %s",
-        (write.scope_id, write.family, key),
+        (write.scope_id, write.record_family, key),
     )
     indexed, thread = await cur.fetchone()
-    where = (write.scope_id, write.family, key)
+    where = (write.scope_id, write.record_family, key)
     await cur.execute(
         "UPDATE satchel_records SET live = 0 WHERE scope = %s AND family = %s AND k = %s", where
     )
@@ -249,52 +255,55 @@ async def retire(cur: Any, write: Write, key: int) -> None:
     write.terms.subtract(set(analysed))
 
 
-async def keyed(
-    cur: Any, write: Write, caller_key: str | None, content: tuple[Any, ...]
-) -> tuple[str, int, bool] | None:
-    """What an idempotency key makes of a write: None for a new record, ``(id,
-    revision, False)`` when the live record holds exactly ``content``, ``(id, next
-    revision, True)`` when it holds other content (retired here)."""
-    if caller_key is None:
-        return None
+async def keyed(cur: Any, write: Write, record: Keepable) -> WriteDecision[int]:
+    """What the record's idempotency key makes of its write (``_rules.decide``), given
+    the live record of the family in the scope that holds the key, if any."""
+    if record.key is None:
+        return decide(None, "")
     await write.flush(cur)
     await cur.execute(
         "SELECT k, rid, revision, content_hash FROM satchel_records WHERE scope = %s"
         " AND family = %s AND caller_key = %s AND live = 1",
-        (write.scope_id, write.family, caller_key),
+        (write.scope_id, write.record_family, record.key),
     )
     found = await cur.fetchone()
     if found is None:
-        return None
+        return decide(None, "")
     key, rid, revision, stored = found
-    if stored == content_hash(content):
-        return rid, int(revision), False
-    await retire(cur, write, key)
-    return rid, int(revision) + 1, True
+    return decide(Live(key, rid, int(revision), stored), identity_of(record))
 
 
-async def supersede(cur: Any, write: Write, column: str, value: str) -> tuple[str, int]:
-    """Retire the live record whose ``column`` equals ``value``; its id and next revision."""
+async def named(cur: Any, write: Write, column: str, value: str) -> Live[int] | None:
+    """The live record of the family in the scope whose ``column`` (a topic memory's
+    title, a resource's URI) is ``value``, if any."""
     await write.flush(cur)
     await cur.execute(
         f"SELECT k, rid, revision FROM satchel_records WHERE scope = %s AND family = %s"
         f" AND {column} = %s AND live = 1",
-        (write.scope_id, write.family, value),
+        (write.scope_id, write.record_family, value),
     )
     found = await cur.fetchone()
-    if found is None and column == "rid":  # a URI back after it left: its next revision
+    return None if found is None else Live(found[0], found[1], int(found[2]))
+
+
+async def at_uri(cur: Any, write: Write, uri: str) -> WriteDecision[int]:
+    """Where a resource at ``uri`` goes (``_rules.by_uri``)."""
+    holder = await named(cur, write, "rid", uri)
+    latest = 0
+    if holder is None:  # a URI back after it left: its next revision
         await cur.execute(
             "SELECT MAX(revision) FROM satchel_records"
             " WHERE scope = %s AND family = %s AND rid = %s",
-            (write.scope_id, write.family, value),
+            (write.scope_id, write.record_family, uri),
         )
         (latest,) = await cur.fetchone()
-        return value, int(latest or 0) + 1
-    if found is None:
-        return uuid.uuid4().hex, 1
-    key, rid, revision = found
-    await retire(cur, write, key)
-    return rid, int(revision) + 1
+    return by_uri(uri, holder, int(latest or 0))
+
+
+async def replace(cur: Any, write: Write, decision: WriteDecision[int]) -> None:
+    """Retire the version ``decision`` replaces, if any."""
+    if decision.retire is not None:
+        await retire(cur, write, decision.retire)
 
 
 async def live_memory(
@@ -307,26 +316,13 @@ async def live_memory(
     )
     versions = await cur.fetchall()
     if not any(revision == ref.version for _, revision, _, _ in versions):
-        raise NotFoundError(
-            f"no version {ref.version} of memory entry {ref.entry_id!r} in scope {ref.scope_id!r}"
-        )
+        raise no_version(ref)
     key, latest, live, caller_key = versions[0]
     if not live:
         if forgotten_ok:
             return None, int(latest), caller_key
-        raise NotFoundError(f"memory entry {ref.entry_id!r} was forgotten")
+        raise forgotten(ref)
     return key, int(latest), caller_key
-
-
-def memory_content(entry: MemoryEntry) -> tuple[Any, ...]:
-    at = None if entry.created_at is None else entry.created_at.isoformat()
-    return (entry.text, entry.kind, list(entry.tags), at, entry.thread)
-
-
-def content_hash(content: tuple[Any, ...]) -> str:
-    """What an idempotency key compares: the record's content, hashed."""
-    encoded = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def vector_literal(vector: Any) -> str:

@@ -10,21 +10,21 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import numpy as np
 
-from ..vocabulary._analysis import match_expression
-from ..vocabulary._families import FAMILY_RULES
-from ..vocabulary._records import resource_text
-from ..vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
-from ..vocabulary._turns import let_loop_in
-from . import _sqlite_schema as sql
-from ._vectors import VectorMatrix
+from ...vocabulary._analysis import match_expression
+from ...vocabulary._families import FAMILY_RULES
+from ...vocabulary._records import resource_text
+from ...vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
+from ...vocabulary._turns import let_loop_in
+from . import _schema as sql
+from ._vectors import VectorMatrix, from_blobs
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-    from ..vocabulary._evidence import Evidence
-    from ..vocabulary._families import Family
-    from ..vocabulary._retrieval import PoolRequest
+    from ...vocabulary._evidence import Evidence
+    from ...vocabulary._families import Family
+    from ...vocabulary._retrieval import PoolRequest
 
 #: Vectors read per fetch while loading a scope's matrix: a megabyte at 256
 #: dimensions. Joining and copying a chunk holds the GIL, so the loop's thread waits
@@ -47,7 +47,7 @@ class LexicalHits:
 
 
 def lexical_hits(
-    conn: sqlite3.Connection, family: Family, key: int, request: PoolRequest, rows: int
+    conn: sqlite3.Connection, family: Family, scope_key: int, request: PoolRequest, rows: int
 ) -> LexicalHits:
     """The full-text search ``request.plan_lexical`` asks for, ranked by FTS5's BM25
     over the scope's own terms.
@@ -61,11 +61,11 @@ def lexical_hits(
     runs without the GIL, and concurrent searches overlap (1.5 against 2.7 ms per
     search at 24k rows when Python split each text).
     """
-    frequencies = term_frequencies(conn, family, key, request.query.terms)
+    frequencies = term_frequencies(conn, family, scope_key, request.query.terms)
     plan = request.plan_lexical(frequencies, rows)
     if not plan.terms:
         return LexicalHits()
-    prefix = sql.term_prefix(key)
+    prefix = sql.term_prefix(scope_key)
     match = match_expression([prefix + term for term in plan.terms])
     tokens = [f" {prefix}{term} " for term in frequencies if term not in plan.common]
     parameters: tuple[object, ...] = (*tokens, match, plan.limit)
@@ -95,17 +95,21 @@ def _first_of_each_row(
 
 
 def term_frequencies(
-    conn: sqlite3.Connection, family: Family, key: int, terms: Sequence[str]
+    conn: sqlite3.Connection, family: Family, scope_key: int, terms: Sequence[str]
 ) -> dict[str, int]:
     """How many of the scope's searchable records hold each query term (absent terms
     left out): one indexed read of ``term_stats``."""
     if not terms:
         return {}
-    found = dict(conn.execute(sql.term_frequencies(len(terms)), (family, key, *terms)).fetchall())
+    found = dict(
+        conn.execute(sql.term_frequencies(len(terms)), (family, scope_key, *terms)).fetchall()
+    )
     return {term: found[term] for term in terms if found.get(term, 0) > 0}
 
 
-def time_hits(conn: sqlite3.Connection, family: Family, key: int, request: PoolRequest) -> TimeHits:
+def time_hits(
+    conn: sqlite3.Connection, family: Family, scope_key: int, request: PoolRequest
+) -> TimeHits:
     """The live records of the windows the query's dates name (see ``TimeWindow``).
 
     Relative dates are seen from today when the scope is live (``PoolRequest.reference``,
@@ -114,15 +118,15 @@ def time_hits(conn: sqlite3.Connection, family: Family, key: int, request: PoolR
     """
     newest: float | None = None
     if request.needs_reference:
-        newest = conn.execute(sql.NEWEST, (family, key)).fetchone()[0]
+        newest = conn.execute(sql.NEWEST, (family, scope_key)).fetchone()[0]
         if newest is not None and newest <= sql.NO_TIME:
             newest = None
     hits = TimeHits()
     for window in request.time_windows(newest):
-        said = (family, key, window.said_from, window.said_to, WINDOW_SCAN)
+        said = (family, scope_key, window.said_from, window.said_to, WINDOW_SCAN)
         hits.said(window, conn.execute(sql.IN_WINDOW, said))
         named = (
-            family, key, window.mentions_from, window.day_to, window.day_from,
+            family, scope_key, window.mentions_from, window.day_to, window.day_from,
             window.widest_mention,
         )  # fmt: skip
         hits.named(row for (row,) in conn.execute(sql.MENTIONING, named))
@@ -130,15 +134,15 @@ def time_hits(conn: sqlite3.Connection, family: Family, key: int, request: PoolR
 
 
 def thread_neighbours(
-    conn: sqlite3.Connection, family: Family, key: int, rows: Sequence[int]
+    conn: sqlite3.Connection, family: Family, scope_key: int, rows: Sequence[int]
 ) -> dict[int, tuple[int, ...]]:
     """The live records just before and after each of ``rows`` in its own thread; two
     range reads of the ``records_thread`` index per row."""
-    found = conn.execute(sql.threaded_rows(len(rows)), (*rows, family, key)).fetchall()
+    found = conn.execute(sql.threaded_rows(len(rows)), (*rows, family, scope_key)).fetchall()
     around: dict[int, tuple[int, ...]] = {}
     for row, thread, at in found:
         near = (
-            conn.execute(statement, (family, key, thread, at, row)).fetchone()
+            conn.execute(statement, (family, scope_key, thread, at, row)).fetchone()
             for statement in (sql.BEFORE, sql.AFTER)
         )
         around[row] = tuple(hit[0] for hit in near if hit is not None)
@@ -146,12 +150,12 @@ def thread_neighbours(
 
 
 def fetch(
-    conn: sqlite3.Connection, family: Family, key: int, scope_id: str, rows: list[int]
+    conn: sqlite3.Connection, family: Family, scope_key: int, scope_id: str, rows: list[int]
 ) -> dict[int, Evidence]:
     """The evidence of those ``rows`` that are live records of the family in the scope."""
     if not rows:
         return {}
-    found = one_row(conn, sql.fetch_statement(len(rows)), [*rows, family, key])
+    found = one_row(conn, sql.fetch_statement(len(rows)), [*rows, family, scope_key])
     return {row[0]: sql.evidence_from_row(family, scope_id, row) for row in found if row[-1]}
 
 
@@ -163,20 +167,20 @@ def one_row(
     return json.loads(found)  # type: ignore[no-any-return]
 
 
-def load_matrix(conn: sqlite3.Connection, family: Family, key: int, dimension: int) -> VectorMatrix:
+def load_matrix(
+    conn: sqlite3.Connection, family: Family, scope_key: int, dimension: int
+) -> VectorMatrix:
     """A scope's live vectors, streamed into one preallocated matrix (its peak memory is
     the matrix plus one chunk, not three copies of it)."""
     where = "FROM records WHERE family = ? AND scope_key = ? AND live = 1 AND embedding IS NOT NULL"
-    (count,) = conn.execute(f"SELECT count(*) {where}", (family, key)).fetchone()
+    (count,) = conn.execute(f"SELECT count(*) {where}", (family, scope_key)).fetchone()
     vectors = np.empty((count, dimension), dtype=np.float32)
     rows = np.empty(count, dtype=np.int64)
-    cursor = conn.execute(f"SELECT row, embedding {where} ORDER BY row", (family, key))
+    cursor = conn.execute(f"SELECT row, embedding {where} ORDER BY row", (family, scope_key))
     done = 0
     while chunk := cursor.fetchmany(LOAD_CHUNK):
         end = done + len(chunk)
-        rows[done:end] = [row for row, _ in chunk]
-        blob = b"".join(embedding for _, embedding in chunk)
-        vectors[done:end] = np.frombuffer(blob, dtype=np.float32).reshape(len(chunk), dimension)
+        rows[done:end], vectors[done:end] = from_blobs(chunk, dimension)
         done = end
         let_loop_in()
     return VectorMatrix(dimension, rows[:done], vectors[:done])

@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import numpy as np
 
-from ..vocabulary._families import rules
-from ..vocabulary._retrieval import POSTINGS_BUDGET, RARE_POSTINGS, WINDOW_SCAN, TimeHits, bm25
-from . import _oceanbase_schema as sql
-from ._oceanbase_rows import NO_TIME, vector_literal
+from ...vocabulary._families import rules
+from ...vocabulary._retrieval import POSTINGS_BUDGET, RARE_POSTINGS, WINDOW_SCAN, TimeHits, bm25
+from . import _schema as sql
+from ._rows import NO_TIME, vector_literal
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from ..vocabulary._families import Family
-    from ..vocabulary._retrieval import PoolRequest
+    from ...vocabulary._families import Family
+    from ...vocabulary._retrieval import PoolRequest
 
     Vectors = npt.NDArray[np.float32]
 

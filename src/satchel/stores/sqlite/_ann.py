@@ -21,30 +21,9 @@ A search asks the graph for ``CANDIDATES`` rows, reads their float32 vectors fro
 database (one statement; pages the OS caches, not the process) and ranks them by their
 exact cosine: the similarities a pool carries are exact, as with the matrix.
 
-Why these choices (measured on the stores of ``bench scale``: real-word notes, bundled
-static embedder, 256 dimensions, the memory pool's k = 256, 200 queries):
-
-- **Centred vectors.** The static embedder's vectors share a large common component
-  (their mean has norm 0.53), so every cosine is high and neighbourhoods are flat: at
-  100k, HNSW over the raw vectors found 91% of the exact top 10 and 84% of the top
-  256. The index holds ``(x - c) / |x - c|`` (``c`` the scope's mean): since
-  ``q . x = q . (x - c) + q . c`` and ``q . c`` is the same for every row, the centred
-  geometry keeps the ranking's information and spreads the neighbourhoods out: 99%
-  of the top 10 and 95% of the top 256 at the same cost.
-- **int8 storage.** A million 256-dimensional vectors are 256 MB as int8 and 512 MB as
-  float16; with the graph the index file is 386 MB against 640 MB, and since the
-  process maps all of it, only int8 keeps peak RSS under 600 MB at 1M (561-587 MB
-  measured, against 1.3 GB for the float32 matrix). Recall is close either way: at
-  100k, 0.96 of the top 256 with float16 (inner product on the centred vectors,
-  exact to 1e-4) and 0.95 with int8 and exact re-ranking. int8's own similarities are
-  off by 0.004 on average; the re-ranking removes that error.
-- **Depth and candidates.** Each search explores ``EXPANSION_SEARCH`` nodes (HNSW's
-  ``ef``) and re-ranks ``CANDIDATES``. At 100k, 512 candidates keep 89% of the exact
-  top 256 and 1024 keep 95% (the top 10: 99% either way); reading 1024 vectors from
-  a cached database takes about 5 ms. At 1M, depths of 1024, 1536 and 2048 keep
-  0.86, 0.88 and 0.89 of the top 256 (0.94-0.96 of the top 10) for a graph search
-  of 12.5, 20 and 28 ms on a shared machine (9.3 ms for 1024 on a quiet one): 1024
-  keeps a 1M prepare's p50 near 30 ms.
+Why it centres vectors, stores int8 and re-ranks ``CANDIDATES`` at depth
+``EXPANSION_SEARCH``: measured, see docs/benchmarks.md ("Measurements behind the
+embedded store's constants").
 """
 
 from __future__ import annotations
@@ -64,8 +43,9 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import numpy as np
 
-from . import _sqlite_schema as sql
-from ._vectors import VectorMatrix
+from . import _schema as sql
+from ._schema import embedder_of
+from ._vectors import VectorMatrix, from_blobs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -73,26 +53,22 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
-    from ..vocabulary._families import Family
+    from ...vocabulary._families import Family
 
     Vectors = npt.NDArray[np.float32]
     Rows = npt.NDArray[np.int64]
 
 logger = logging.getLogger("satchel")
 
-#: A scope's family gets an index once it holds this many vectors. The exact product
-#: costs 0.086 ms per 1,000 rows (8.6 ms at 100k, one core), an index search with its
-#: re-ranking 9.7-10.2 ms at 100k and 15.6 ms at 1M: they cross near 120k rows. Below
-#: the threshold the exact search also keeps recall at 1 (the index's is 0.95 at 256
-#: at 100k); above it the index also spares loading the matrix (1.2 s at 100k, 12 s at
-#: 1M) and holding it in memory.
+#: A scope's family gets an index once it holds this many vectors: where an index search
+#: with its re-ranking overtakes the exact product (docs/benchmarks.md).
 ANN_ROWS: Final = 150_000
 #: The index is rebuilt once the rows written or retired since its build pass this share
 #: of it: until then they are searched exactly beside it (the delta) or filtered out of
 #: its results (the removed set).
 REBUILD_FRACTION: Final = 0.10
 #: HNSW parameters: edges per node, and search depth while inserting (usearch's
-#: defaults; a depth of 64 built 26% faster and lost 2.4 points of recall at 256).
+#: defaults; docs/benchmarks.md).
 CONNECTIVITY: Final = 16
 EXPANSION_ADD: Final = 128
 #: Nodes each search explores (HNSW's ``ef``; at least the candidates it asks for).
@@ -147,19 +123,6 @@ def _meta_path(folder: Path, family: Family, key: int) -> Path:
     return folder / f"{family}-{key}.json"
 
 
-def embedder_of(conn: sqlite3.Connection) -> str | None:
-    """The fingerprint of the embedder that built the database's vectors."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-    return None if row is None else str(row[0])
-
-
-def _vectors(chunk: list[tuple[int, bytes]], dimension: int) -> tuple[Rows, Vectors]:
-    rows = np.fromiter((row for row, _ in chunk), np.int64, len(chunk))
-    blob = b"".join(embedding for _, embedding in chunk)
-    vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(chunk), dimension)
-    return rows, vectors
-
-
 def _chunks(
     conn: sqlite3.Connection, family: Family, key: int, dimension: int, after: int, upto: int
 ) -> Iterable[tuple[Rows, Vectors]]:
@@ -169,7 +132,7 @@ def _chunks(
         chunk = conn.execute(CHUNK, (after, upto, family, key, BUILD_CHUNK)).fetchall()
         if not chunk:
             return
-        yield _vectors(chunk, dimension)
+        yield from_blobs(chunk, dimension)
         after = int(chunk[-1][0])
 
 
@@ -271,7 +234,7 @@ def read_vectors(conn: sqlite3.Connection, rows: Rows, dimension: int) -> tuple[
     ).fetchall()
     if not found:
         return np.empty(0, dtype=np.int64), np.empty((0, dimension), dtype=np.float32)
-    return _vectors(found, dimension)
+    return from_blobs(found, dimension)
 
 
 @attrs.frozen

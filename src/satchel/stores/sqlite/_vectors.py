@@ -7,9 +7,13 @@ Thread-safe: searches run in worker threads while writes mutate the matrix.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 Matrix = npt.NDArray[np.float32]
 Rows = npt.NDArray[np.int64]
@@ -135,3 +139,10 @@ class VectorMatrix:
         rows: Rows = np.zeros(capacity, dtype=np.int64)
         rows[: self._count] = self._rows[: self._count]
         self._matrix, self._rows = matrix, rows
+
+
+def from_blobs(found: Sequence[tuple[int, bytes]], dimension: int) -> tuple[Rows, Matrix]:
+    """Rows and their vectors from ``(row, embedding BLOB)`` pairs, in their order."""
+    rows = np.fromiter((row for row, _ in found), np.int64, len(found))
+    blob = b"".join(embedding for _, embedding in found)
+    return rows, np.frombuffer(blob, dtype=np.float32).reshape(len(found), dimension)

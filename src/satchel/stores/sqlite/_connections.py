@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 import anyio.to_thread
 
-from ..vocabulary._errors import StoreError
+from ...vocabulary._errors import StoreError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

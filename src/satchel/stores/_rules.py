@@ -1,0 +1,289 @@
+"""The record rules every store keeps, decided once: the stores below them only move rows.
+
+- **Idempotency.** A store looks up the searchable version its caller's key names (a
+  :class:`Live`) and :func:`decide` says what the write is: ``unchanged`` (nothing to
+  write, the existing reference returned), ``new-version`` (retire that version, write
+  the next) or ``new``. Content is compared by :func:`content_identity`, one hash of the
+  record's content (:func:`identity_of`), whatever the store keeps of it.
+- **Names.** Without a key's version, a topic memory's title names the record
+  (:func:`by_title`) and a resource's URI always does (:func:`by_uri`): a live holder of
+  the name is replaced by its next version.
+- **Searchability** (:func:`searchable`), the embedder and vector checks
+  (:func:`check_vectors`, :func:`check_query_vector`, :func:`check_embedder`), the
+  decoding of a stored memory version (:func:`memory_record`) and the messages stores
+  raise with.
+
+It is pure: it never does I/O, awaits, reads a clock or keeps state, and knows nothing of
+a store's tables; each store finds what the rules ask for and writes what they decide.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import datetime
+from typing import TYPE_CHECKING, Generic, Literal, TypeAlias, TypeVar
+
+import attrs
+
+from ..vocabulary._errors import NotFoundError, StoreError
+from ..vocabulary._records import (
+    Experience,
+    MemoryEntry,
+    MemoryRecord,
+    Resource,
+    TopicMemory,
+    experience_text,
+    topic_text,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..vocabulary._records import MemoryRef
+
+    Vectors = npt.NDArray[np.float32]
+
+#: The store's own handle on a stored version (a SQLite row, an OceanBase key, ...).
+H = TypeVar("H")
+
+#: What a write does: nothing, the next version of a record, or a new record.
+WriteKind: TypeAlias = Literal["unchanged", "new-version", "new"]
+
+#: What an idempotency key compares of a record, in order (hashed by
+#: :func:`content_identity`).
+Content: TypeAlias = tuple[str | tuple[str, ...] | None, ...]
+
+#: A kept record: an entry, experience, topic memory or resource.
+Keepable: TypeAlias = MemoryEntry | Experience | TopicMemory | Resource
+
+
+@attrs.frozen
+class Live(Generic[H]):
+    """A searchable version a store found by its caller's key, title or URI."""
+
+    handle: H  # the store's own name for it, for the retirement a decision asks for
+    record_id: str  # entry id, record id, or URI
+    version: int  # its version (memory) or revision (the other families)
+    identity: str | None = None  # its content identity; None when not looked up by key
+
+
+@attrs.frozen
+class WriteDecision(Generic[H]):
+    """What one record of a write does: its id and version, and the searchable version
+    it replaces (which leaves search first), if any."""
+
+    kind: WriteKind
+    record_id: str
+    version: int
+    retire: H | None = None
+
+    @property
+    def writes(self) -> bool:
+        """Whether a new version is written (everything but ``unchanged``)."""
+        return self.kind != "unchanged"
+
+
+def decide(found: Live[H] | None, identity: str) -> WriteDecision[H]:
+    """What a caller's key makes of a write: ``new`` (a fresh id, version 1) when no
+    searchable version holds the key; ``unchanged`` when the one that does holds
+    exactly this content; else ``new-version``, replacing it."""
+    if found is None:
+        return WriteDecision("new", new_record_id(), 1)
+    if found.identity == identity:
+        return WriteDecision("unchanged", found.record_id, found.version)
+    return WriteDecision("new-version", found.record_id, found.version + 1, found.handle)
+
+
+def by_title(holder: Live[H] | None) -> WriteDecision[H]:
+    """A topic memory no key decided: the live one with its title gets its next
+    revision, else it is new."""
+    if holder is None:
+        return WriteDecision("new", new_record_id(), 1)
+    return WriteDecision("new-version", holder.record_id, holder.version + 1, holder.handle)
+
+
+def by_uri(uri: str, holder: Live[H] | None, latest: int) -> WriteDecision[H]:
+    """A resource at ``uri``: the live one there is replaced by its next revision;
+    with none live, the URI's next revision after ``latest`` (0 if it never held one)."""
+    if holder is None:
+        return WriteDecision("new" if latest == 0 else "new-version", uri, latest + 1)
+    return WriteDecision("new-version", uri, holder.version + 1, holder.handle)
+
+
+def needs_name(family: str, keyed: WriteDecision[H], uri: str | None = None) -> bool:
+    """Whether the record's name decides after its key did: a topic memory its key
+    did not find, and a resource unless its key's record already lives at ``uri``."""
+    if family == "topic-memory":
+        return keyed.kind == "new"
+    if family == "resource":
+        return keyed.kind != "new-version" or keyed.record_id != uri
+    return False
+
+
+def new_record_id() -> str:
+    """A fresh record id."""
+    return uuid.uuid4().hex
+
+
+# -- content ------------------------------------------------------------------------------
+
+
+def content_of(record: Keepable) -> Content:
+    """What an idempotency key compares of a record: a memory entry's text, kind, tags,
+    time as written and thread; an experience's text; a topic memory's title and text;
+    a resource's URI, summaries and body."""
+    if isinstance(record, MemoryEntry):
+        said = None if record.created_at is None else record.created_at.isoformat()
+        return memory_content(record.text, record.kind, record.tags, said, record.thread)
+    if isinstance(record, Experience):
+        return (experience_text(record),)
+    if isinstance(record, TopicMemory):
+        return (record.title, topic_text(record))
+    return (record.uri, record.abstract, record.overview, record.body)
+
+
+def memory_content(
+    text: str, kind: str, tags: Sequence[str], said: str | None, thread: str | None
+) -> Content:
+    """A memory entry's content from its parts (``said``: its time in ISO format)."""
+    return (text, kind, tuple(tags), said, thread)
+
+
+def content_identity(content: Content) -> str:
+    """The content's identity: a SHA-256 of its compact JSON (the form the OceanBase
+    store keeps in ``content_hash``; a tuple of tags hashes as their list)."""
+    encoded = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def identity_of(record: Keepable) -> str:
+    """The content identity of a record (:func:`content_of`, hashed)."""
+    return content_identity(content_of(record))
+
+
+def searchable(text: str | None, abstract: str | None, overview: str | None) -> str:
+    """What a record is indexed on: its text (a memory, experience or topic memory), or
+    a resource's abstract and overview (its body is read, never searched)."""
+    if text is not None:
+        return text
+    return " ".join(filter(None, (abstract, overview)))
+
+
+def encode_tags(tags: Sequence[str]) -> str:
+    """A memory entry's tags as a stored column: a JSON array."""
+    return json.dumps(list(tags), ensure_ascii=False)
+
+
+def decode_tags(value: object) -> tuple[str, ...]:
+    """Stored tags back (none for an empty or missing column)."""
+    return tuple(json.loads(value)) if isinstance(value, str | bytes) and value else ()
+
+
+def memory_record(
+    ref: MemoryRef,
+    text: str,
+    kind: str,
+    tags: object,
+    created_at: str | None,
+    thread: str | None,
+    caller_key: str | None,
+) -> MemoryRecord:
+    """A stored memory version, as ``get_memory`` returns it, from its columns."""
+    return MemoryRecord(
+        ref=ref,
+        text=text,
+        kind=kind,
+        tags=decode_tags(tags),
+        created_at=datetime.fromisoformat(created_at) if created_at else None,
+        thread=thread,
+        key=caller_key,
+    )
+
+
+# -- vectors and embedders ----------------------------------------------------------------
+
+
+def check_vectors(vectors: Vectors, count: int, held: int | None) -> int | None:
+    """Refuse vectors that do not fit a write of ``count`` records, before it changes
+    anything; ``held`` is the dimension the store holds (None: none yet).
+
+    Returns:
+        The dimension the store holds once the write is done: the first vectors
+        written fix it (an empty write fixes nothing).
+
+    Raises:
+        StoreError: not one row per record, or another dimension than the store's.
+    """
+    if vectors.ndim != 2 or vectors.shape[0] != count:
+        raise StoreError(f"expected {count} vectors, got an array of shape {vectors.shape}")
+    if count == 0:
+        return held
+    dimension = int(vectors.shape[1])
+    if held not in (None, dimension):
+        raise StoreError(
+            f"this store holds {held}-dimensional vectors; the embedder produced"
+            f" {dimension} dimensions"
+        )
+    return dimension
+
+
+def check_query_vector(vector: Vectors, held: int | None) -> None:
+    """Refuse a query vector of another dimension than the store's vectors.
+
+    Raises:
+        StoreError: naming both dimensions.
+    """
+    if held is not None and len(vector) != held:
+        raise StoreError(
+            f"this store holds {held}-dimensional vectors; the query vector has"
+            f" {len(vector)} dimensions (was the store built with another embedder?)"
+        )
+
+
+def check_embedder(
+    recorded: str | None,
+    held: int | None,
+    fingerprint: str,
+    dimension: int,
+    remedy: str = "Open it with the same embedder.",
+) -> None:
+    """Accept the runtime's embedder, or refuse one that did not build the stored
+    vectors: another fingerprint than the ``recorded`` one, or (none recorded, or the
+    same one) another dimension than the ``held`` one.
+
+    Raises:
+        StoreError: naming the embedder that built the vectors, and ``remedy``.
+    """
+    if recorded not in (None, fingerprint) or held not in (None, dimension):
+        built = recorded or f"a {held}-dimensional embedder"
+        raise StoreError(
+            f"this store's vectors were built by {built}; the runtime was opened with"
+            f" {fingerprint}. {remedy}"
+        )
+
+
+# -- messages -----------------------------------------------------------------------------
+
+CLOSED = "the store is closed"
+
+
+def no_version(ref: MemoryRef) -> NotFoundError:
+    """A memory version that does not exist (or a scope or entry that does not)."""
+    return NotFoundError(
+        f"no version {ref.version} of memory entry {ref.entry_id!r} in scope {ref.scope_id!r}"
+    )
+
+
+def forgotten(ref: MemoryRef) -> NotFoundError:
+    """An entry that was forgotten, so it has no next version."""
+    return NotFoundError(f"memory entry {ref.entry_id!r} was forgotten")
+
+
+def no_scope(scope_id: str) -> NotFoundError:
+    """A scope that holds nothing, asked for a memory entry."""
+    return NotFoundError(f"scope {scope_id!r} holds no memory")

@@ -1,0 +1,129 @@
+"""The in-process store's channels, as plain scans of a scope's searchable versions: BM25
+over their analysed terms, a cosine product over their vectors, and the time windows
+(ranked by ``TimeHits``, as every store ranks them).
+
+It never writes and never keeps anything between calls; a large store would keep
+indexes instead, and its results must be the same.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ...vocabulary._families import rules
+from ...vocabulary._retrieval import RARE_POSTINGS, TimeHits, bm25
+from .._rules import check_query_vector
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+    from ...vocabulary._families import Family
+    from ...vocabulary._retrieval import PoolRequest
+    from ._stored import Stored
+
+    Vectors = npt.NDArray[np.float32]
+
+
+def lexical(
+    records: list[Stored], request: PoolRequest
+) -> tuple[list[int], list[float], list[int], int]:
+    """The full-text channel as ``request.plan_lexical`` asks for it: each candidate's
+    key, its BM25 (lower is better) and how many distinct query terms it holds (the
+    scope's common ones left out), and how many terms were left out so."""
+    frequencies = {
+        term: holders
+        for term in request.query.terms
+        if (holders := sum(term in stored.terms for stored in records))
+    }
+    plan = request.plan_lexical(frequencies, len(records))
+    if not plan.terms:
+        return [], [], [], 0
+    counted = [term for term in request.query.terms if term not in plan.common]
+    average = sum(stored.length for stored in records) / len(records)
+
+    def ranked(terms: Sequence[str]) -> list[tuple[float, Stored]]:
+        """The records holding any of ``terms``, by BM25 over them (ties: older first)."""
+        hits = [
+            (bm25(stored.terms, stored.length, terms, frequencies, len(records), average), stored)
+            for stored in records
+            if any(term in stored.terms for term in terms)
+        ]
+        return sorted(hits, key=lambda hit: (hit[0], hit[1].key))
+
+    found = ranked(plan.terms)[: plan.limit]
+    if plan.rescue is not None:  # every other holder of the rare term, scored by it alone
+        kept = {stored.key for _, stored in found}
+        rescued = ranked([plan.rescue])[:RARE_POSTINGS]
+        found += [(score, stored) for score, stored in rescued if stored.key not in kept]
+    return (
+        [stored.key for _, stored in found],
+        [score for score, _ in found],
+        [sum(term in stored.terms for term in counted) for _, stored in found],
+        len(plan.common),
+    )
+
+
+def nearest(
+    family: Family, records: list[Stored], request: PoolRequest, dimension: int | None
+) -> tuple[list[int], list[float]]:
+    """The vector channel: the ``request.size`` most cosine-similar, best first."""
+    query = request.vector
+    if query is None or not rules(family).vector_channel or request.size <= 0:
+        return [], []
+    check_query_vector(query, dimension)
+    embedded = [stored for stored in records if stored.vector is not None]
+    if not embedded:
+        return [], []
+    similar = similarities(embedded, query)
+    keys = np.array([stored.key for stored in embedded], dtype=np.int64)
+    order = np.lexsort((keys, -similar))[: request.size]  # ties: the older first
+    return keys[order].tolist(), similar[order].tolist()
+
+
+def time_channel(
+    family: Family, records: list[Stored], request: PoolRequest
+) -> tuple[list[int], int]:
+    """The records of the windows the query's dates name, and how many there are,
+    ranked by ``TimeHits`` (records met in key order, so ties keep the older first)."""
+    if not request.query.dates or not rules(family).time_channel or request.time_size <= 0:
+        return [], 0
+    said = [stored.said_at for stored in records if stored.said_at is not None]
+    newest = max(said) if said and request.needs_reference else None
+    windows = request.time_windows(newest)
+    hits = TimeHits()
+    found: list[Stored] = []
+    for stored in records:
+        at, seen = stored.said_at, len(hits)
+        for window in windows:
+            if at is not None and window.said_from <= at < window.said_to:
+                hits.said(window, [(stored.key, at)])
+            if any(window.names(start, end) for start, end in stored.mentions):
+                hits.named([stored.key])
+        if len(hits) > seen:
+            found.append(stored)
+    if not found:
+        return [], 0
+    similar = None
+    if request.vector is not None and rules(family).vector_channel:
+        similar = similarities(found, request.vector)
+    return hits.ranked(request.time_size, similar).tolist(), len(hits)
+
+
+def similarities(records: list[Stored], query: Vectors) -> npt.NDArray[np.float32]:
+    """The cosine similarity of each record's vector to ``query`` (-1 without one)."""
+    direction = unit(query)
+    return np.array(
+        [-1.0 if stored.vector is None else stored.vector @ direction for stored in records],
+        dtype=np.float32,
+    )
+
+
+def unit(vector: Vectors) -> Vectors:
+    """A float32 copy of ``vector`` scaled to length 1 (a zero vector stays zero)."""
+    copy = np.array(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(copy))
+    return copy / norm if norm > 0 else copy

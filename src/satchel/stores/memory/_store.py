@@ -1,0 +1,389 @@
+"""``MemoryStore``: the in-process reference store, and the example to copy.
+
+Everything lives in Python dictionaries and is gone when the process ends. It is the
+simplest store that keeps the whole :class:`~satchel.stores.Store` contract, so tests use
+it and an implementer reads it first: the record rules (``stores._rules``) decide every
+write, and this store only keeps what they decide.
+
+- A stored record version is one :class:`~._stored.Stored`, named by an integer
+  ``key`` drawn from one counter: unique within its family and scope, never reused.
+- ``Scope.live`` holds each family's searchable versions. An update, a replacement or a
+  forget takes a version out of it; ``Scope.history`` keeps every version readable by
+  its record id and number.
+- A write checks everything first, then changes state with no ``await`` in between: no
+  other task ever sees half of it. Then it moves the scope's write version.
+- A search scans the scope's searchable versions of one family (``_channels``).
+
+It never does I/O and never sees the gate, the orchestration or the Builder.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
+
+import anyio.lowlevel
+import attrs
+
+from ...vocabulary._analysis import analyse
+from ...vocabulary._dates import mentioned_days
+from ...vocabulary._errors import StoreError
+from ...vocabulary._evidence import Evidence, Pool
+from ...vocabulary._records import MemoryRecord, MemoryRef, RecordRef, experience_text, topic_text
+from .. import _rules
+from ._channels import lexical, nearest, time_channel, unit
+from ._stored import Scope, Stored, thread_order
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    import numpy as np
+    import numpy.typing as npt
+
+    from ...vocabulary._families import Family
+    from ...vocabulary._records import Experience, MemoryEntry, Profile, Resource, TopicMemory
+    from ...vocabulary._retrieval import PoolRequest
+
+    Vectors = npt.NDArray[np.float32]
+
+
+class MemoryStore:
+    """A :class:`~satchel.stores.Store` held in process memory: nothing outlives the process.
+
+    ``satchel.open_runtime(store=MemoryStore())`` runs satchel on it (the runtime closes it).
+    Each method keeps the contract its docstring in ``satchel.stores.Store`` states.
+    """
+
+    def __init__(self) -> None:
+        self._scopes: dict[str, Scope] = {}
+        self._keys = itertools.count(1)
+        self._bound: str | None = None  # the fingerprint of the runtime's embedder
+        self._built_by: str | None = None  # the fingerprint the stored vectors came from
+        self._dimension: int | None = None  # the dimension of the stored vectors
+        self._closed = False
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def bind_embedder(self, fingerprint: str, dimension: int) -> None:
+        await self._enter()
+        _rules.check_embedder(self._built_by, self._dimension, fingerprint, dimension)
+        self._bound = fingerprint
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._scopes.clear()
+
+    def scope_version(self, scope_id: str) -> int:
+        self._check_open()
+        scope = self._scopes.get(scope_id)
+        return 0 if scope is None else scope.write_version
+
+    # -- writes -----------------------------------------------------------------------
+
+    async def add_memories(
+        self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
+    ) -> list[MemoryRef]:
+        await self._enter()
+        self._take_vectors(vectors, len(entries))
+        scope = self._scopes.setdefault(scope_id, Scope())
+        refs: list[MemoryRef] = []
+        for entry, vector in zip(entries, vectors, strict=True):
+            decision = scope.keyed("memory", entry)
+            ref = MemoryRef(scope_id, decision.record_id, decision.version)
+            if decision.writes:
+                scope.retire(decision.retire)
+                self._add_memory(scope, ref, entry, vector)
+            refs.append(ref)
+        scope.write_version += 1
+        return refs
+
+    async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
+        await self._enter()
+        self._take_vectors(vector, 1)
+        scope = self._scope(ref.scope_id)
+        latest = _latest_memory(scope, ref)
+        if latest.key not in scope.searchable("memory"):
+            raise _rules.forgotten(ref)
+        if entry.key is None:  # a new version keeps the entry's idempotency key
+            entry = attrs.evolve(entry, key=latest.caller_key)
+        scope.retire(latest)
+        new_ref = MemoryRef(ref.scope_id, ref.entry_id, latest.version + 1)
+        self._add_memory(scope, new_ref, entry, vector[0])
+        scope.write_version += 1
+        return new_ref
+
+    async def forget_memory(self, ref: MemoryRef) -> None:
+        await self._enter()
+        scope = self._scope(ref.scope_id)
+        scope.retire(_latest_memory(scope, ref))  # nothing to do if it was forgotten
+        scope.write_version += 1
+
+    async def add_experiences(
+        self, scope_id: str, experiences: Sequence[Experience]
+    ) -> list[RecordRef]:
+        await self._enter()
+        scope = self._scopes.setdefault(scope_id, Scope())
+        refs: list[RecordRef] = []
+        for experience in experiences:
+            text = experience_text(experience)
+            decision = scope.keyed("experience", experience)
+            ref = RecordRef("experience", scope_id, decision.record_id, decision.version)
+            if decision.writes:
+                scope.retire(decision.retire)
+                self._add(scope, ref, experience, text, text=text)
+            refs.append(ref)
+        scope.write_version += 1
+        return refs
+
+    async def add_topic_memories(
+        self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
+    ) -> list[RecordRef]:
+        await self._enter()
+        self._take_vectors(vectors, len(topics))
+        scope = self._scopes.setdefault(scope_id, Scope())
+        refs: list[RecordRef] = []
+        for topic, vector in zip(topics, vectors, strict=True):
+            text = topic_text(topic)
+            decision = scope.keyed("topic-memory", topic)
+            if _rules.needs_name("topic-memory", decision):  # the title names the note
+                decision = _rules.by_title(scope.titled(topic.title))
+            ref = RecordRef("topic-memory", scope_id, decision.record_id, decision.version)
+            if decision.writes:
+                scope.retire(decision.retire)
+                self._add(scope, ref, topic, text, text=text, vector=vector, title=topic.title)
+            refs.append(ref)
+        scope.write_version += 1
+        return refs
+
+    async def add_resources(
+        self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
+    ) -> list[RecordRef]:
+        await self._enter()
+        self._take_vectors(vectors, len(resources))
+        scope = self._scopes.setdefault(scope_id, Scope())
+        refs: list[RecordRef] = []
+        for resource, vector in zip(resources, vectors, strict=True):
+            uri, abstract, overview = resource.uri, resource.abstract, resource.overview
+            decision = scope.keyed("resource", resource)
+            if decision.writes:
+                scope.retire(decision.retire)
+            if decision.writes and _rules.needs_name("resource", decision, uri):
+                current = scope.at_uri(uri)  # the URI names the document
+                latest = len(scope.history.get(("resource", uri), []))
+                decision = _rules.by_uri(uri, None if current is None else current.live(), latest)
+                scope.retire(decision.retire)
+            ref = RecordRef("resource", scope_id, uri, decision.version)
+            if decision.writes:  # searched on its summaries only; the body is read on demand
+                searched = _rules.searchable(None, abstract, overview)
+                self._add(
+                    scope, ref, resource, searched, abstract=abstract, overview=overview,
+                    vector=vector, body=resource.body,
+                )  # fmt: skip
+            refs.append(ref)
+        scope.write_version += 1
+        return refs
+
+    async def set_profile(self, scope_id: str, profile: Profile) -> None:
+        await self._enter()
+        scope = self._scopes.setdefault(scope_id, Scope())
+        scope.profile = profile.text
+        scope.write_version += 1
+
+    # -- exact reads ------------------------------------------------------------------
+
+    async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
+        await self._enter()
+        versions = self._scope(ref.scope_id).versions(ref)
+        if not 1 <= ref.version <= len(versions):
+            raise _rules.no_version(ref)
+        record = versions[ref.version - 1].record  # versions are 1, 2, ... in order
+        assert record is not None
+        return record
+
+    async def get_profile(self, scope_id: str) -> Evidence | None:
+        await self._enter()
+        scope = self._scopes.get(scope_id)
+        if scope is None or scope.profile is None:
+            return None
+        return Evidence.from_record("profile", scope_id, text=scope.profile)
+
+    async def read_resource_bodies(self, scope_id: str, uris: Sequence[str]) -> Mapping[str, str]:
+        await self._enter()
+        scope = self._scopes.get(scope_id)
+        if scope is None:
+            return {}
+        bodies: dict[str, str] = {}
+        for uri in uris:
+            current = scope.at_uri(uri)
+            if current is not None and current.body is not None:
+                bodies[uri] = current.body
+        return bodies
+
+    async def scope_counts(self) -> Mapping[str, Mapping[Family, int]]:
+        await self._enter()
+        counts: dict[str, Mapping[Family, int]] = {}
+        for scope_id, scope in self._scopes.items():
+            # Searchable versions only: forgotten and replaced ones left ``live``.
+            held: dict[Family, int] = {
+                family: len(versions) for family, versions in scope.live.items() if versions
+            }
+            if scope.profile is not None:
+                held["profile"] = 1
+            if held:  # a scope whose every record left search, with no profile, holds nothing
+                counts[scope_id] = held
+        return counts
+
+    # -- search -----------------------------------------------------------------------
+
+    async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
+        await self._enter()
+        scope = self._scopes.get(scope_id)
+        if scope is None or not scope.searchable(family):
+            return Pool(family, scope_id, 0 if scope is None else scope.write_version)
+        records = list(scope.searchable(family).values())
+        lexical_keys, scores, matches, common = lexical(records, request)
+        vector_keys, similarities = nearest(family, records, request, self._dimension)
+        time_keys, matched = time_channel(family, records, request)
+        return Pool(
+            family, scope_id, scope.write_version, scope_rows=len(records),
+            lexical_keys=lexical_keys, lexical_scores=scores, lexical_matches=matches,
+            vector_keys=vector_keys, vector_similarities=similarities,
+            time_keys=time_keys, time_matched=matched, common_terms=common,
+        )  # fmt: skip
+
+    async def neighbours(
+        self, family: Family, scope_id: str, keys: Sequence[int]
+    ) -> Mapping[int, tuple[int, ...]]:
+        await self._enter()
+        scope = self._scopes.get(scope_id)
+        live = {} if scope is None else scope.searchable(family)
+        threads: dict[str, list[Stored]] = {}
+        for stored in live.values():
+            if stored.thread is not None:
+                threads.setdefault(stored.thread, []).append(stored)
+        for thread in threads.values():
+            thread.sort(key=thread_order)
+        around: dict[int, tuple[int, ...]] = {}
+        for key in keys:
+            hit = live.get(key)
+            if hit is None or hit.thread is None:
+                continue
+            thread = threads[hit.thread]
+            at = thread.index(hit)
+            around[key] = tuple(
+                near.key for near in thread[max(at - 1, 0) : at + 2] if near.key != key
+            )
+        return around
+
+    async def evidence(
+        self, family: Family, scope_id: str, keys: Sequence[int]
+    ) -> Mapping[int, Evidence]:
+        await self._enter()
+        scope = self._scopes.get(scope_id)
+        live = {} if scope is None else scope.searchable(family)
+        return {key: live[key].evidence for key in keys if key in live}
+
+    # -- internals --------------------------------------------------------------------
+
+    async def _enter(self) -> None:
+        """Every call is a checkpoint (it may be cancelled there), and refused once closed."""
+        await anyio.lowlevel.checkpoint()
+        self._check_open()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(_rules.CLOSED)
+
+    def _scope(self, scope_id: str) -> Scope:
+        scope = self._scopes.get(scope_id)
+        if scope is None:
+            raise _rules.no_scope(scope_id)
+        return scope
+
+    def _take_vectors(self, vectors: Vectors, count: int) -> None:
+        """Refuse vectors that do not fit, before the write changes anything; the first
+        vectors written fix the store's dimension and embedder."""
+        dimension = _rules.check_vectors(vectors, count, self._dimension)
+        if count:
+            self._dimension = dimension
+            self._built_by = self._built_by or self._bound
+
+    def _add(
+        self,
+        scope: Scope,
+        ref: RecordRef,
+        record: Experience | TopicMemory | Resource,
+        searched: str,
+        *,
+        vector: Vectors | None = None,
+        title: str | None = None,
+        body: str | None = None,
+        **cited: Any,
+    ) -> None:
+        """Keep a new searchable version of a record of another family than memory; its
+        evidence cites ``ref`` with ``cited``, its full-text terms are ``searched``'s."""
+        evidence = Evidence.from_record(ref.family, ref.scope_id, ref.id, ref.revision, **cited)
+        self._keep(
+            scope, evidence, ref.id, ref.revision, record, searched,
+            vector=vector, title=title, body=body,
+        )  # fmt: skip
+
+    def _add_memory(
+        self, scope: Scope, ref: MemoryRef, entry: MemoryEntry, vector: Vectors
+    ) -> None:
+        said = entry.created_at
+        evidence = Evidence.from_record(
+            "memory", ref.scope_id, ref.entry_id, ref.version,
+            text=entry.text, created_at=said, thread=entry.thread,
+        )  # fmt: skip
+        self._keep(
+            scope, evidence, ref.entry_id, ref.version, entry, entry.text, vector=vector,
+            thread=entry.thread, said_at=None if said is None else said.timestamp(),
+            # The days the text names, seen from the day it was said ("yesterday").
+            mentions=() if said is None else tuple(
+                mentioned_days(entry.text, said.astimezone(UTC).date())
+            ),
+            record=MemoryRecord(
+                ref=ref, text=entry.text, kind=entry.kind, tags=entry.tags,
+                created_at=said, thread=entry.thread, key=entry.key,
+            ),
+        )  # fmt: skip
+
+    def _keep(
+        self,
+        scope: Scope,
+        evidence: Evidence,
+        record_id: str,
+        version: int,
+        kept: _rules.Keepable,
+        searched: str,
+        *,
+        vector: Vectors | None,
+        **extra: Any,
+    ) -> None:
+        """Store version ``version`` of ``kept`` (``evidence`` cites it) under the next
+        key; its full-text terms are those of ``searched``."""
+        terms = analyse(searched)  # the terms satchel.vocabulary.index_text joins
+        scope.keep(
+            Stored(
+                key=next(self._keys), family=evidence.family, record_id=record_id,
+                version=version, evidence=evidence, caller_key=kept.key,
+                identity=_identity(kept), terms=Counter(terms), length=len(terms),
+                vector=None if vector is None else unit(vector), **extra,
+            )
+        )  # fmt: skip
+
+
+def _identity(record: _rules.Keepable) -> str | None:
+    """What a later write under the record's key compares (nothing without a key)."""
+    return None if record.key is None else _rules.identity_of(record)
+
+
+def _latest_memory(scope: Scope, ref: MemoryRef) -> Stored:
+    """The newest version of ``ref``'s entry, provided ``ref``'s own version exists."""
+    versions = scope.versions(ref)
+    if not 1 <= ref.version <= len(versions):
+        raise _rules.no_version(ref)
+    return versions[-1]
