@@ -6,15 +6,20 @@ The package is layered; each layer imports only the layers below it (a test pins
   the public API below and nothing else.
 - ``runtime``: ``open_runtime`` and ``Runtime``, the public API; the only layer that
   wires the others together.
-- ``orchestration``: the only layer that runs tasks. One prepare goes ``Preparer`` ->
-  ``Coordinator`` (rounds, gate, commits) -> ``Searcher`` tasks, and fits through the
-  prepare's ``Packer``; per-scope locks and the session ledger live here.
+- ``orchestration``: the only layer that runs a prepare's tasks. One prepare goes
+  ``Preparer`` (makes the prepare's one ``PrepareState``) -> ``Coordinator`` (rounds,
+  gate, commits, the ``Packer``) -> ``Searcher`` tasks; per-scope locks and the session
+  ledger live here. The stores and embedders keep their own worker threads and
+  connections (the places are listed, with their reasons, in tests/test_layers.py).
 - ``recall`` (admission, fusion, gate, expander, merge, allocation) and ``builder``
   (selection, tiers, fitting, rendering, budget probe): pure, side by side.
-- ``stores``: the ``Store`` protocol and the embedded SQLite store (I/O).
+- ``stores``: the ``Store`` protocol, the record rules every store keeps, and the
+  stores: ``memory`` (the reference), ``sqlite`` (the embedded default), ``oceanbase``
+  (I/O).
 - ``embedders``: text to vectors, each with its calibration.
 - ``vocabulary``: records, requests, the family table, limits, evidence and pools,
   query analysis, dates, the error tree: plain values every layer shares.
+- ``_loop``: below everything, the event loop's turn every layer running on it takes.
 
 docs/architecture.md walks through the pipeline and the contracts each layer keeps.
 """

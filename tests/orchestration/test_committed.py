@@ -20,7 +20,7 @@ def outcome(spec: SearchSpec, names: list[str], joined: int = 0) -> SearchOutcom
 
 
 def settings(index: int = 0, action: str = "search") -> RoundSettings:
-    return RoundSettings(index, action, (QUERY,), (None,), AdmissionFloor(), {"memory": 4})
+    return RoundSettings(index, action, AdmissionFloor(), {"memory": 4})
 
 
 def committed(limits: satchel.Limits) -> tuple[Committed, SearchSpec, SearchSpec]:

@@ -17,6 +17,7 @@ from satchel.vocabulary._errors import InvalidRequestError
 from tests._envelope import citations, contents
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 pytestmark = pytest.mark.anyio
@@ -133,15 +134,20 @@ async def test_a_relative_date_is_seen_from_today_only_while_the_scope_is_live()
     for days_later, found in ((1, True), (90, False)):
         now = (START + timedelta(days=days_later, hours=2)).timestamp()
         async with satchel.open_runtime(
-            embedder=embedder, limits=satchel.Limits.classic(), clock=lambda now=now: now
+            embedder=embedder, limits=satchel.Limits.classic(), clock=stopped_at(now)
         ) as rt:
             await rt.add_memories("chat", entries)
             assert (pottery in contents(await prepare(rt, query))) is found
 
 
+def stopped_at(now: float) -> Callable[[], float]:
+    """A wall clock that always reads ``now``."""
+    return lambda: now
+
+
 async def test_the_clock_option_must_be_callable() -> None:
     with pytest.raises(InvalidRequestError, match="clock must be a callable"):
-        async with satchel.open_runtime(clock=5):
+        async with satchel.open_runtime(clock=5):  # type: ignore[arg-type]
             pass
 
 
@@ -295,5 +301,5 @@ def test_fusion_is_a_validated_runtime_option() -> None:
 
 
 async def _open_with(fusion: object) -> None:
-    async with satchel.open_runtime(fusion=fusion):
+    async with satchel.open_runtime(fusion=fusion):  # type: ignore[arg-type]
         pass

@@ -6,6 +6,7 @@ Every ordering is proved with events and ``wait_all_tasks_blocked()``, never wit
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 import anyio
@@ -15,11 +16,22 @@ from anyio import wait_all_tasks_blocked
 from satchel.orchestration._locks import ScopeGuard, ScopeGuards
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from contextlib import AbstractAsyncContextManager
 
 pytestmark = pytest.mark.anyio
 
 SAFETY_NET = 5
+
+
+@asynccontextmanager
+async def reading(guard: ScopeGuard) -> AsyncIterator[None]:
+    """A reader's hold on one guard, as ``ScopeGuards.reading`` takes it."""
+    await guard.enter_reading()
+    try:
+        yield
+    finally:
+        guard.leave_reading()
 
 
 class Holder:
@@ -48,8 +60,8 @@ async def test_readers_share_a_scope() -> None:
     first, second = Holder("r1", log), Holder("r2", log)
     with anyio.fail_after(SAFETY_NET):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(first.hold, guard.reading())
-            tg.start_soon(second.hold, guard.reading())
+            tg.start_soon(first.hold, reading(guard))
+            tg.start_soon(second.hold, reading(guard))
             await first.inside.wait()
             await second.inside.wait()  # only reachable while r1 is still inside
             assert guard.readers == 2
@@ -66,7 +78,7 @@ async def test_writer_waits_for_readers_to_leave() -> None:
     reader, writer = Holder("r", log), Holder("w", log)
     with anyio.fail_after(SAFETY_NET):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(reader.hold, guard.reading())
+            tg.start_soon(reader.hold, reading(guard))
             await reader.inside.wait()
             tg.start_soon(writer.hold, guard.writing_alone())
             await wait_all_tasks_blocked()
@@ -89,7 +101,8 @@ async def test_writer_excludes_readers_and_writers(second_kind: str) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(writer.hold, guard.writing_alone())
             await writer.inside.wait()
-            tg.start_soon(second.hold, getattr(guard, second_kind)())
+            hold = reading(guard) if second_kind == "reading" else guard.writing_alone()
+            tg.start_soon(second.hold, hold)
             await wait_all_tasks_blocked()
             assert not second.inside.is_set()
             writer.release.set()
@@ -105,11 +118,11 @@ async def test_reader_arriving_while_a_writer_waits_queues_behind_it() -> None:
     early, writer, late = Holder("r1", log), Holder("w", log), Holder("r2", log)
     with anyio.fail_after(SAFETY_NET):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(early.hold, guard.reading())
+            tg.start_soon(early.hold, reading(guard))
             await early.inside.wait()
             tg.start_soon(writer.hold, guard.writing_alone())
             await wait_all_tasks_blocked()
-            tg.start_soon(late.hold, guard.reading())
+            tg.start_soon(late.hold, reading(guard))
             await wait_all_tasks_blocked()
             assert not late.inside.is_set()  # r1 is still inside, yet r2 may not share
             early.release.set()
@@ -137,12 +150,12 @@ async def test_cancelled_waiting_writer_lets_queued_readers_proceed() -> None:
 
     with anyio.fail_after(SAFETY_NET):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(early.hold, guard.reading())
+            tg.start_soon(early.hold, reading(guard))
             await early.inside.wait()
             writer_scope = anyio.CancelScope()
             tg.start_soon(impatient_writer, writer_scope)
             await wait_all_tasks_blocked()
-            tg.start_soon(late.hold, guard.reading())
+            tg.start_soon(late.hold, reading(guard))
             await wait_all_tasks_blocked()
             assert not late.inside.is_set()  # queued behind the waiting writer
             writer_scope.cancel()

@@ -2,27 +2,46 @@
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING
+
 import satchel
 from satchel.builder import FitMemo
-from satchel.orchestration import Packer
-from satchel.vocabulary import Evidence, validate_request
+from satchel.orchestration import Exclusions, Packer, PrepareState
+from satchel.vocabulary import Evidence, analyse_query, validate_request
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from satchel.vocabulary import Family
 
 SCOPE = "project:demo"
 
 
-def packer() -> Packer:
+def packer(
+    unsearched: Mapping[Family, tuple[Evidence, ...]] | None = None,
+    held_back: frozenset[str] = frozenset(),
+) -> Packer:
     request = validate_request(satchel.PrepareContextRequest(scope_id=SCOPE, query="runbook"))
     limits = satchel.Limits()
-    return Packer(request, limits, FitMemo(limits))
+    state = PrepareState(
+        request,
+        math.inf,
+        0.0,
+        (analyse_query("runbook"),),
+        (None,),
+        Exclusions(held_back=held_back),
+        unsearched or {},
+    )
+    return Packer(state, limits, FitMemo(limits))
 
 
 def test_held_back_items_and_the_profile_are_applied_to_every_fit() -> None:
     """The profile read for the prepare joins every fit; held-back identities never do."""
-    pack = packer()
     kept = Evidence.from_record("memory", SCOPE, "e1", 1, text="kept fact")
     held = Evidence.from_record("memory", SCOPE, "e2", 1, text="held fact")
-    pack.unsearched = {"profile": (Evidence.from_record("profile", SCOPE, text="the profile"),)}
-    pack.held = frozenset({held.identity})
+    profile = Evidence.from_record("profile", SCOPE, text="the profile")
+    pack = packer({"profile": (profile,)}, frozenset({held.identity}))
     for _ in range(2):
         content = pack.pack({"memory": (kept, held)}).context.content or ""
         assert "kept fact" in content

@@ -17,8 +17,8 @@ import pytest
 import satchel
 from satchel.embedders import _hashing
 from satchel.orchestration import _packer, _prepare, _search
-from satchel.stores import _connections
-from tests.vocabulary.test_turns import longest_run, run_observed
+from satchel.stores.sqlite import _connections
+from tests.test_loop import longest_run, run_observed
 
 if TYPE_CHECKING:
     from collections.abc import Callable

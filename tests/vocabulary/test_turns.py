@@ -1,90 +1,18 @@
-"""The loop's turn: satchel's stretches of work on the event loop run one per loop pass."""
+"""Worker threads let the event loop in between the pieces of a long text."""
 
 from __future__ import annotations
 
 import itertools
 import threading
 import time
-from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.lowlevel
 import anyio.to_thread
 import pytest
 
-from satchel.vocabulary import loop_turn
 from satchel.vocabulary._turns import pieces
 
-if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine
-
 pytestmark = pytest.mark.anyio
-
-
-def longest_run(log: list[str], mark: str) -> int:
-    """The most ``mark`` entries in a row in ``log``."""
-    longest = run = 0
-    for entry in log:
-        run = run + 1 if entry == mark else 0
-        longest = max(longest, run)
-    return longest
-
-
-async def run_observed(
-    log: list[str], tasks: list[Callable[[], Coroutine[Any, Any, None]]]
-) -> None:
-    """Run ``tasks`` side by side while an observer task on the same loop logs "host"
-    each time it gets to run, until they are all done."""
-
-    async def observer(done: anyio.Event) -> None:
-        while not done.is_set():
-            log.append("host")
-            await anyio.lowlevel.checkpoint()
-
-    done = anyio.Event()
-    async with anyio.create_task_group() as outer:
-        outer.start_soon(observer, done)
-        async with anyio.create_task_group() as group:
-            for task in tasks:
-                group.start_soon(task)
-        done.set()
-
-
-async def test_another_task_runs_between_any_two_turns(anyio_backend: object) -> None:
-    # Four workers want the loop at once; an observer task checkpoints in a loop. Without
-    # turns each loop pass runs all four workers' stretches back to back (a run of at
-    # least four); with them one stretch per pass, so the observer sees at most two in
-    # a row (one at the end of a pass, one at the start of the next).
-    log: list[str] = []
-    stretches = 10
-
-    async def worker() -> None:
-        for _ in range(stretches):
-            async with loop_turn():
-                log.append("satchel")
-
-    await run_observed(log, [worker] * 4)
-    assert log.count("satchel") == 4 * stretches
-    assert longest_run(log, "satchel") <= 2
-
-
-async def test_a_turn_is_given_back_when_its_work_fails(anyio_backend: object) -> None:
-    with pytest.raises(ValueError, match="boom"):
-        async with loop_turn():
-            raise ValueError("boom")
-    assert not loop_turn().locked()
-    with anyio.fail_after(1):
-        async with loop_turn():
-            pass
-
-
-def test_each_run_of_an_event_loop_has_a_turn_of_its_own() -> None:
-    async def same_within_a_run() -> object:
-        first = loop_turn()
-        assert loop_turn() is first
-        return first
-
-    assert anyio.run(same_within_a_run) is not anyio.run(same_within_a_run)
 
 
 @pytest.mark.parametrize("size", [32, 64, 4096])

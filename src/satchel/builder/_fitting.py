@@ -281,7 +281,7 @@ class FitMemo:
     identity). Key and entry are a string and a dict of plain values
     (:meth:`Candidate.kept`), which the garbage collector never tracks, and a hit
     rebuilds the candidate (about a microsecond). Past ``capacity`` the oldest eighth
-    goes at once, for the collector's sake (see :mod:`satchel.stores._evidence_cache`).
+    goes at once, for the collector's sake (see :mod:`satchel.stores.sqlite._evidence_cache`).
     Used from one event loop thread (fits never await), so it takes no lock.
     """
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 
 import anyio.to_thread
 
-from ..vocabulary._turns import loop_turn
+from .._loop import loop_turn
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

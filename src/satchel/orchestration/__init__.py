@@ -1,12 +1,15 @@
 """The orchestration: the only layer that runs tasks.
 
 A prepare flows through it in this order: :class:`Preparer` (``_prepare``) analyses and
-embeds the query and starts the session's turn; the :class:`Coordinator`
-(``_coordinator``) runs round 0 and the gated expansion rounds, one task group each,
-whose :class:`Searcher` tasks (``_search``) send their outcomes back to it; it keeps
-the :class:`Committed` state (``_committed``) and fits through the prepare's
-:class:`Packer` (``_packer``), which calls the pure Builder. Per-scope readers-writer
-guards (``_locks``) and the session dedup ledger (``_ledger``) live here too.
+embeds the query, starts the session's turn and makes the prepare's one
+:class:`PrepareState` (``_state``: the request, its deadline, its searches and its
+:class:`Exclusions`), which it passes down; the :class:`Coordinator` (``_coordinator``)
+runs round 0 and the gated expansion rounds, one task group each, whose
+:class:`Searcher` tasks (``_search``) send their outcomes back to it; it keeps the
+:class:`Committed` state (``_committed``), asks the expander for each next step and
+fits through the prepare's :class:`Packer` (``_packer``), which calls the pure Builder.
+Per-scope readers-writer guards (``_locks``) and the session dedup ledger (``_ledger``)
+live here too.
 """
 
 from ._committed import Candidates as Candidates
@@ -20,9 +23,11 @@ from ._prepare import Preparer as Preparer
 from ._search import RoundSettings as RoundSettings
 from ._search import Searcher as Searcher
 from ._search import SearchOutcome as SearchOutcome
-from ._search import SearchSpec as SearchSpec
 from ._stages import Digest as Digest
 from ._stages import Planner as Planner
+from ._state import Exclusions as Exclusions
+from ._state import PrepareState as PrepareState
+from ._state import SearchSpec as SearchSpec
 
 __all__ = [
     "Candidates",
@@ -30,8 +35,10 @@ __all__ = [
     "Coordinator",
     "DedupLedger",
     "Digest",
+    "Exclusions",
     "Packer",
     "Planner",
+    "PrepareState",
     "Preparer",
     "Recalled",
     "RoundSettings",

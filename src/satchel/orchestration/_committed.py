@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
     from ..builder import BuildResult
     from ..recall import AdmissionFloor, FamilySearch, FamilyView
-    from ..vocabulary import Evidence, Family, Limits, Pool
-    from ._search import RoundSettings, SearchOutcome, SearchSpec
+    from ..vocabulary import AnalysedQuery, Evidence, Family, Limits, Pool
+    from ._search import RoundSettings, SearchOutcome
+    from ._state import SearchSpec
 
 Candidates: TypeAlias = "dict[Family, tuple[Evidence, ...]]"
 
@@ -44,13 +45,13 @@ class Committed:
         candidates: each family's candidates, allocated across scopes, best first.
         candidates_by_round: how many candidates were committed after each round.
         floor: the admission floor of the last committed round.
-        round_zero_settings: what round 0 searched with (query, vector, weights).
         actions: the actions of the committed expansion rounds.
         joined_neighbours: candidates that joined as a hit's thread neighbour.
         steps: the expansion steps the expander has handed out; a step with nothing to
             search runs no round and commits nothing, but is taken.
-        delays: per search, the rank positions its list gives way in allocation (a
-            reference scope's ``reference_penalty``; the request's own scope none).
+        delays: per search, the rank positions its list gives way in allocation (the
+            runtime's ``reference_penalty`` for a reference scope; none for the
+            request's own scope).
     """
 
     specs: tuple[SearchSpec, ...]
@@ -59,7 +60,6 @@ class Committed:
     candidates: Candidates
     candidates_by_round: list[int]
     floor: AdmissionFloor
-    round_zero_settings: RoundSettings
     actions: list[str] = attrs.Factory(list)
     joined_neighbours: int = 0
     steps: int = 0
@@ -80,8 +80,8 @@ class Committed:
         for family in dict.fromkeys(spec.family for spec in specs):
             own = [spec for spec in specs if spec.family == family]
             ranked = [outcomes[spec].evidence for spec in own]
-            gaps = [delays.get(spec, 0) for spec in own]
-            candidates[family] = allocate(ranked, limits.ceiling(family), gaps)
+            own_delays = [delays.get(spec, 0) for spec in own]
+            candidates[family] = allocate(ranked, limits.ceiling(family), own_delays)
             check_ceiling(family, candidates[family], limits.ceiling(family))
         return cls(
             specs=tuple(specs),
@@ -90,7 +90,6 @@ class Committed:
             candidates=candidates,
             candidates_by_round=[sum(len(items) for items in candidates.values())],
             floor=settings.floor,
-            round_zero_settings=settings,
             joined_neighbours=sum(outcome.joined_neighbours for outcome in outcomes.values()),
             delays=dict(delays),
         )
@@ -104,8 +103,8 @@ class Committed:
         for family, committed in before.items():
             own = [spec for spec in self.specs if spec.family == family]
             added = [staged[spec].evidence for spec in own]
-            gaps = [self.delays.get(spec, 0) for spec in own]
-            merged[family] = merge_rounds(committed, added, limits.ceiling(family), gaps)
+            own_delays = [self.delays.get(spec, 0) for spec in own]
+            merged[family] = merge_rounds(committed, added, limits.ceiling(family), own_delays)
             check_ceiling(family, merged[family], limits.ceiling(family))
         self.outcomes = dict(staged)
         self.known = {spec: self.known[spec] | frozenset(staged[spec].keys) for spec in self.specs}
@@ -116,10 +115,11 @@ class Committed:
         self.candidates_by_round.append(sum(len(items) for items in merged.values()))
         return any(len(merged[family]) != len(before[family]) for family in merged)
 
-    def searches_of(self, family: Family) -> list[tuple[Pool, FamilySearch, int]]:
+    def searches_of(
+        self, family: Family, queries: Sequence[AnalysedQuery]
+    ) -> list[tuple[Pool, FamilySearch, int]]:
         """The last committed pool and search of each of ``family``'s searches, with the
-        distinct term count of the query it searched for."""
-        queries = self.round_zero_settings.queries
+        distinct term count of the query (of ``queries``, the prepare's) it searched for."""
         return [
             (
                 self.outcomes[spec].pool,
@@ -136,10 +136,14 @@ class Committed:
         return rules(spec.family).neighbour_channel and bool(self.known[spec])
 
     def family_views(
-        self, limits: Limits, floor: AdmissionFloor, neighbours_next: bool
+        self,
+        limits: Limits,
+        floor: AdmissionFloor,
+        queries: Sequence[AnalysedQuery],
+        neighbours_next: bool,
     ) -> list[FamilyView]:
         """The gate's view of each searchable family, from the last committed round;
-        ``floor`` is the lowest the policy may still apply.
+        ``floor`` is the lowest the policy may still apply, ``queries`` the prepare's.
 
         When the next action is ``"neighbours"``, a family with a neighbour channel and
         committed candidates can still grow (their neighbours are unknown until looked up).
@@ -148,7 +152,7 @@ class Committed:
         for family, candidates in self.candidates.items():
             view = family_view(
                 family,
-                self.searches_of(family),
+                self.searches_of(family, queries),
                 candidates=len(candidates),
                 ceiling=limits.ceiling(family),
                 floor=floor,

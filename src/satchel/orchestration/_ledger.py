@@ -5,8 +5,9 @@ is returned to the caller is a turn of that session; a failed or cancelled prepa
 not and cools nothing. An item served at tier ``abstract`` or deeper at turn t is held
 back at turns t+1 .. t+n and may return at t+n+1. An item served only as a bare ``uri``
 citation, or dropped by the budget, is never held back: the reader has not seen it.
-In-process and bounded (least recently used sessions are forgotten); it writes nothing
-to the store.
+In-process and bounded (least recently used sessions are forgotten); it must never write
+to the store. The preparer asks it once per prepare what the turn holds back (that goes
+into the prepare's ``Exclusions.held_back``) and tells it once what the turn served.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable
 
     from ..builder import DeliveredItem
-    from ..vocabulary._evidence import Evidence
-    from ..vocabulary._families import Family
 
 #: Tiers at which an item counts as seen by the reader.
 SEEN_TIERS: Final = frozenset({"abstract", "overview", "full"})
@@ -77,13 +76,3 @@ class DedupLedger:
         while len(self._sessions) > self._max_sessions:
             self._sessions.popitem(last=False)
         return session
-
-
-def hold_back(
-    candidates: Mapping[Family, Sequence[Evidence]], held: frozenset[str]
-) -> dict[Family, tuple[Evidence, ...]]:
-    """The candidates without those held back, each family's order kept."""
-    return {
-        family: tuple(item for item in items if item.identity not in held)
-        for family, items in candidates.items()
-    }

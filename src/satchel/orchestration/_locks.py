@@ -1,8 +1,8 @@
 """Per-scope readers-writer guards: searches share a scope, writes take it alone.
 
 A prepare acquires the guard per search task and releases it when the task ends, so
-nothing holds a scope across rounds. Writers are preferred: once a write waits, new
-searches queue behind it, so a busy scope cannot starve its writers.
+nothing must ever hold a scope across rounds. Writers are preferred: once a write
+waits, new searches queue behind it, so a busy scope cannot starve its writers.
 """
 
 from __future__ import annotations
@@ -25,14 +25,6 @@ class ScopeGuard:
         self.waiting_writers = 0
         self.waiting_readers = 0
         self._changed: anyio.Event | None = None
-
-    @asynccontextmanager
-    async def reading(self) -> AsyncIterator[None]:
-        await self.enter_reading()
-        try:
-            yield
-        finally:
-            self.leave_reading()
 
     async def enter_reading(self) -> None:
         """Wait until no writer holds or waits for the scope, then share it."""
@@ -110,8 +102,9 @@ class ScopeGuards:
 
 
 class _Reading:
-    """A search's hold on a scope: :meth:`ScopeGuard.reading` without a generator, since
-    every search of every round takes one (an uncontended hold never yields)."""
+    """A search's hold on a scope: :meth:`ScopeGuard.enter_reading` and
+    :meth:`ScopeGuard.leave_reading` around the block, without a generator, since every
+    search of every round takes one (an uncontended hold never yields)."""
 
     __slots__ = ("_guard", "_guards", "_scope_id")
 

@@ -1,10 +1,12 @@
 """The Packer: turns one prepare's committed candidates into a fitted pack.
 
-The coordinator calls :meth:`Packer.pack` after round 0 and after each expansion round
-that adds candidates. It joins the families read whole for this prepare (the profile),
-leaves out what the session ledger holds back, then runs the pure Builder. It reads
-nothing: the bodies a request pins were read by the searches of the round that found
-them, inside that round's all-or-nothing stage.
+The coordinator makes one for each prepare and calls :meth:`Packer.pack` after round 0
+and after each expansion round that adds candidates. It joins the families read whole
+for this prepare (the profile), leaves out every identity the prepare never delivers
+(the caller's exclusions and what the session ledger holds back), then runs the pure
+Builder. It must never read or render: the bodies a request pins were read by the
+searches of the round that found them, inside that round's all-or-nothing stage, and
+the preparer renders the final fit.
 """
 
 from __future__ import annotations
@@ -14,43 +16,51 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..builder import BuildResult, build_context
-from ._ledger import hold_back
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from ..builder import FitMemo
-    from ..vocabulary import Evidence, Family, Limits, ResolvedRequest
+    from ..vocabulary import Evidence, Family, Limits
     from ._committed import Candidates
+    from ._state import PrepareState
 
 
-@attrs.define
+@attrs.frozen
 class Packer:
     """Fits candidates for one prepare.
 
     Attributes:
-        request: the validated request being prepared.
+        state: the prepare's state: its request, its profile and its exclusions.
         limits: the runtime's limits.
         memo: the runtime's encoding memo, shared by every fit.
-        unsearched: the families read whole rather than searched (the profile), as read.
-        held: evidence identities never delivered in this prepare: those the caller
-            excludes and those the session ledger holds back this turn.
     """
 
-    request: ResolvedRequest
+    state: PrepareState
     limits: Limits
     memo: FitMemo
-    unsearched: dict[Family, tuple[Evidence, ...]] = attrs.Factory(dict)
-    held: frozenset[str] = frozenset()
 
     def pack(self, candidates: Candidates) -> BuildResult:
-        """Fit ``candidates`` with the profile, less what the ledger holds back."""
-        merged = {**candidates, **self.unsearched}
-        if self.held:
-            merged = hold_back(merged, self.held)
+        """Fit ``candidates`` with the profile, less what the prepare never delivers."""
+        request = self.state.request
+        merged = {**candidates, **self.state.unsearched}
+        never = self.state.exclusions.never_delivered
         return build_context(
-            merged,
-            max_bytes=self.request.max_bytes,
-            sections=self.request.sections,
-            detail=self.request.detail,
+            without(merged, never) if never else merged,
+            max_bytes=request.max_bytes,
+            sections=request.sections,
+            detail=request.detail,
             limits=self.limits,
             memo=self.memo,
         )
+
+
+def without(
+    candidates: Mapping[Family, Sequence[Evidence]], identities: frozenset[str]
+) -> dict[Family, tuple[Evidence, ...]]:
+    """The candidates less those whose identity is in ``identities``, each family's
+    order kept."""
+    return {
+        family: tuple(item for item in items if item.identity not in identities)
+        for family, items in candidates.items()
+    }

@@ -1,28 +1,31 @@
 """One prepare, from a validated request to a fitted pack: the runtime's hot path.
 
 Runs the host's planner (at most two more queries, behind its fuse), analyses and embeds
-the queries once, reads the unsearched families (the profile) once, asks the session
-ledger what this turn holds back, and hands the coordinator a :class:`~._packer.Packer`
-to fit with. Runs the host's digest over the fitted pack (behind its fuse), reports the
-effort to the sink (whose errors are logged and swallowed), then records the turn.
-``prepare_timeout`` bounds all of it.
+the queries once, reads the unsearched families (the profile) once and asks the session
+ledger what this turn holds back; from these it makes the prepare's one
+:class:`~._state.PrepareState`, deadline included, and hands it to the coordinator. Runs
+the host's digest over the fitted pack (behind its fuse), reports the effort to the sink
+(whose errors are logged and swallowed), then records the turn. ``prepare_timeout``
+bounds all of it. It must never search, fit or judge: the coordinator does.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, cast
+import time
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 import anyio
 import attrs
 
-from ..builder import FitMemo
-from ..vocabulary import PrepareTimeoutError, analyse_query, loop_turn, rules, tracer
-from ._packer import Packer
+from .._loop import loop_turn
+from ..vocabulary import PrepareTimeoutError, analyse_query, rules, tracer
 from ._stages import digest_pack, plan_queries
+from ._state import Exclusions, PrepareState
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from contextlib import AbstractContextManager
 
     import numpy as np
@@ -33,13 +36,26 @@ if TYPE_CHECKING:
     from ..embedders import Embedder
     from ..recall import RecallEffort, RecallEffortSink
     from ..stores import Store
-    from ..vocabulary import AnalysedQuery, Evidence, Family, Limits, ResolvedRequest
+    from ..vocabulary import AnalysedQuery, Evidence, Family, ResolvedRequest
     from ._coordinator import Coordinator
     from ._ledger import DedupLedger
     from ._locks import ScopeGuards
     from ._stages import Digest, Planner
 
 logger = logging.getLogger("satchel")
+
+_Vectors: TypeAlias = "tuple[npt.NDArray[np.float32] | None, ...]"
+
+
+@attrs.frozen
+class _Prelude:
+    """What the prelude found: the queries, their vectors, the profile and the planner's
+    outcome."""
+
+    queries: tuple[AnalysedQuery, ...]
+    vectors: _Vectors
+    unsearched: dict[Family, tuple[Evidence, ...]]
+    planned: str
 
 
 @attrs.frozen
@@ -48,7 +64,6 @@ class Preparer:
 
     store: Store
     embedder: Embedder
-    limits: Limits
     guards: ScopeGuards
     coordinator: Coordinator
     sink: RecallEffortSink | None
@@ -61,10 +76,8 @@ class Preparer:
     planner_timeout: float = 5.0
     digest_timeout: float = 30.0
     tracer: Tracer = attrs.field(factory=lambda: tracer(None))
-    #: Encoded candidates shared by every prepare: an item is encoded once, not per fit.
-    memo: FitMemo = attrs.field(
-        default=attrs.Factory(lambda self: FitMemo(self.limits), takes_self=True)
-    )
+    #: The wall clock, in UTC epoch seconds, read once per prepare (relative dates).
+    clock: Callable[[], float] = time.time
 
     async def prepare(self, request: ResolvedRequest) -> BuildResult:
         """Recall and fit one request; the final fit.
@@ -87,28 +100,26 @@ class Preparer:
             prelude = await self._prelude(request)
         if prelude is None:
             raise PrepareTimeoutError("the query was not embedded before prepare_timeout")
-        queries, vectors, packer, planned = prelude
         session = request.session_id if self.ledger is not None else None
-        turn = 0
+        turn, held_back = 0, frozenset[str]()
         if session is not None and self.ledger is not None:
-            turn, held = self.ledger.next_turn(session)
-            packer.held |= held
-        recalled = await self.coordinator.recall(
-            request, queries, vectors, packer, effort=self.sink is not None, started=started
-        )
+            turn, held_back = self.ledger.next_turn(session)
+        state = PrepareState(
+            request, deadline, self.clock(), prelude.queries, prelude.vectors,
+            Exclusions.of(request.exclude, held_back), prelude.unsearched,
+        )  # fmt: skip
+        recalled = await self.coordinator.recall(state, effort=self.sink is not None)
         build, digested = await self._digest(request, recalled.build, deadline)
         if recalled.effort is not None:
-            stages = {"planner": planned, "digest": digested}
+            stages = {"planner": prelude.planned, "digest": digested}
             await self._report(attrs.evolve(recalled.effort, stages=stages), deadline)
         if session is not None and self.ledger is not None:
             self.ledger.record(session, turn, build.delivered)
         return build
 
-    async def _prelude(
-        self, request: ResolvedRequest
-    ) -> tuple[tuple[AnalysedQuery, ...], tuple[npt.NDArray[np.float32] | None, ...], Packer, str]:
-        """The planned queries, analysed and embedded once; a Packer holding the profile;
-        the planner's outcome."""
+    async def _prelude(self, request: ResolvedRequest) -> _Prelude:
+        """The planned queries, analysed and embedded once; the profile; the planner's
+        outcome."""
         with self._stage_span("planner") as span:
             texts, planned = await plan_queries(
                 self.planner,
@@ -123,10 +134,7 @@ class Preparer:
             queries = tuple(analyse_query(text) for text in texts)
         vectors = await self._embed(request, texts)
         unsearched = await self._read_unsearched(request)
-        packer = Packer(
-            request, self.limits, self.memo, unsearched=unsearched, held=request.excluded
-        )
-        return queries, vectors, packer, planned
+        return _Prelude(queries, vectors, unsearched, planned)
 
     async def _digest(
         self, request: ResolvedRequest, build: BuildResult, deadline: float
@@ -143,9 +151,7 @@ class Preparer:
             f"satchel.stage.{name}", attributes={"satchel.stage.name": name}
         )
 
-    async def _embed(
-        self, request: ResolvedRequest, texts: tuple[str, ...]
-    ) -> tuple[npt.NDArray[np.float32] | None, ...]:
+    async def _embed(self, request: ResolvedRequest, texts: tuple[str, ...]) -> _Vectors:
         """Each query's vector, in one call, once for every family, scope and round; None
         each when no selected family has a vector channel."""
         if not any(rules(family).vector_channel for family in request.families):

@@ -20,7 +20,6 @@ as does a search alone in its family.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
@@ -56,14 +55,16 @@ class FairShares(Generic[S]):
         running: Collection[S],
         room: Mapping[Family, int],
         delays: Mapping[S, int],
-        excluded: Collection[tuple[str, str]] = (),
+        excluded_per_place: Mapping[tuple[Family, str], int],
     ) -> None:
         """``specs``: every search of the round's families in allocation order (one
-        that does not run offers nothing); ``running``: those that run; ``excluded``:
-        the (family, scope) of each citation the caller holds."""
+        that does not run offers nothing); ``running``: those that run; ``delays``: the
+        rank positions each search's list gives way in allocation;
+        ``excluded_per_place``: how many citations the caller holds per (family, scope)
+        (``Exclusions.excluded_per_place``)."""
         self._room = room
         self._delays = delays
-        self._excluded = Counter(excluded)
+        self._excluded = excluded_per_place
         self._families: dict[Family, list[S]] = {}
         for spec in specs:
             self._families.setdefault(spec.family, []).append(spec)
@@ -97,7 +98,7 @@ class FairShares(Generic[S]):
         await self._all_posted[family].wait()
         own = self._families[family]
         lengths = [
-            max(0, self._posted.get(other, 0) - self._excluded[(family, other.scope_id)])
+            max(0, self._posted.get(other, 0) - self._excluded.get((family, other.scope_id), 0))
             for other in own
         ]
         index = own.index(spec)

@@ -58,7 +58,7 @@ class FusionWeights:
 
 @attrs.frozen
 class FamilySearch:
-    """One (family, scope) search after admission and fusion.
+    """One (family, scope, query) search after admission and fusion.
 
     ``ranked`` is the fused order of record keys, best first, and ``scores`` their fused
     scores. The remaining fields are the signals the sufficiency gate reads: the best and

@@ -1,11 +1,11 @@
 """The recall-sufficiency policy and the expander: what a second look may do. Pure.
 
 A policy is a frozen, versioned value: the gate's thresholds, the two expansion floors,
-the expansion actions in round order and the fusion weights. The expander turns an
-expansion round into a :class:`SearchPlan`: a lower admission floor on the pool already
-retrieved, or (``"neighbours"``, policy v2) the committed hits' thread neighbours. It
-never names a family, never raises a limit, never changes the search mode or the byte
-budget.
+the expansion actions in step order and the fusion weights. The expander alone turns
+the steps taken into the next step's :class:`SearchPlan`: a lower admission floor on
+the pool already retrieved, or (``"neighbours"``, policy v2) the committed hits' thread
+neighbours. It never names a family, never raises a limit, never changes the search
+mode or the byte budget.
 """
 
 from __future__ import annotations
@@ -212,8 +212,9 @@ def calibrate(policy: RecallSufficiencyPolicy, calibration: Calibration) -> Reca
 
 @attrs.frozen
 class SearchPlan:
-    """One expansion round: its named action and the admission floor it applies
-    (``None``: the floor of the last committed round, as ``"neighbours"`` keeps it)."""
+    """One expansion step: its number (``round``: 1 or 2, the policy's first or second
+    action), its named action and the admission floor it applies (``None``: the floor of
+    the last committed round, as ``"neighbours"`` keeps it)."""
 
     round: int
     action: str
@@ -221,29 +222,43 @@ class SearchPlan:
 
 
 class RecallExpander:
-    """Chooses each expansion round's bounded step. Pure: reads only its arguments."""
+    """Decides each expansion step: the only place that maps a policy and the steps
+    already taken to the next action. Pure: reads only its arguments.
+
+    A step is the policy's next action, handed out whether or not it then runs a round
+    (a step with nothing to search runs none), so step numbers and round indices differ.
+    """
 
     @staticmethod
-    def plan(round: int, policy: RecallSufficiencyPolicy) -> SearchPlan:
-        """The plan of expansion round ``round`` (1 or 2).
+    def next_step(policy: RecallSufficiencyPolicy, taken: int) -> SearchPlan | None:
+        """The plan of the step after ``taken`` steps; None once the policy allows no
+        more (``max_expansions`` taken)."""
+        if taken >= policy.max_expansions:
+            return None
+        return RecallExpander.plan(taken + 1, policy)
+
+    @staticmethod
+    def plan(step: int, policy: RecallSufficiencyPolicy, /) -> SearchPlan:
+        """The plan of expansion step ``step`` (1 or 2).
 
         Raises:
             InvalidRequestError: (a ValueError) ``policy`` is not a
-                :class:`RecallSufficiencyPolicy`, or ``round`` is not an integer the
-                policy allows as an expansion round.
+                :class:`RecallSufficiencyPolicy`, or ``step`` is not an integer the
+                policy allows as an expansion (the message calls it a round, as
+                :attr:`SearchPlan.round` does).
         """
         if not isinstance(policy, RecallSufficiencyPolicy):
             raise InvalidRequestError("policy must be a satchel.RecallSufficiencyPolicy")
         if (
-            isinstance(round, bool)
-            or not isinstance(round, int)
-            or not 1 <= round <= policy.max_expansions
+            isinstance(step, bool)
+            or not isinstance(step, int)
+            or not 1 <= step <= policy.max_expansions
         ):
             raise InvalidRequestError(
                 f"round must be an integer in 1..{policy.max_expansions}:"
-                f" round {round!r} is not an expansion round of {policy.policy}"
+                f" round {step!r} is not an expansion round of {policy.policy}"
             )
-        action = policy.actions[round - 1]
+        action = policy.actions[step - 1]
         policy = policy.calibrated()
         floors = {"admission": policy.admission, "policy-floor": policy.policy_floor}
-        return SearchPlan(round=round, action=action, floor=floors.get(action))
+        return SearchPlan(round=step, action=action, floor=floors.get(action))

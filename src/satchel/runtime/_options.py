@@ -1,9 +1,13 @@
-"""The keyword options of :func:`satchel.open_runtime`, validated with errors naming them."""
+"""The keyword options of :func:`satchel.open_runtime`, validated with errors naming them.
+
+:func:`~satchel.open_runtime` takes each as a typed keyword argument with the same
+name and default; this value checks them and must never do anything else.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -11,7 +15,11 @@ from ..recall import FusionWeights
 from ..vocabulary import InvalidRequestError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable
+
+
+#: Round 0's default fusion weights (frozen, so one value serves every runtime).
+ROUND_ZERO_FUSION: Final = FusionWeights()
 
 
 def _seconds(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -43,7 +51,7 @@ def _callable(instance: object, attribute: attrs.Attribute[Any], value: object) 
 
 @attrs.frozen(kw_only=True)
 class RuntimeOptions:
-    """Keyword options of :func:`open_runtime` beyond the named ones."""
+    """The tuning keyword options of :func:`open_runtime`, checked."""
 
     round_timeout: float | None = attrs.field(default=None, validator=_seconds)
     prepare_timeout: float | None = attrs.field(default=None, validator=_seconds)
@@ -57,7 +65,7 @@ class RuntimeOptions:
     readers: int = attrs.field(default=4, validator=_count(minimum=1))
     #: Round 0's fusion weights (and the neighbour channel's share): the runtime's, not
     #: the policy's, so turning the gate on never changes round 0.
-    fusion: FusionWeights = attrs.field(factory=FusionWeights, validator=_fusion)
+    fusion: FusionWeights = attrs.field(default=ROUND_ZERO_FUSION, validator=_fusion)
     #: Threads BLAS may use while the runtime is open (None leaves BLAS alone). One is
     #: fastest for satchel's products: with more, every search pays a thread wake-up.
     blas_threads: int | None = attrs.field(default=1, validator=_count(minimum=1, none=True))
@@ -67,11 +75,15 @@ class RuntimeOptions:
     clock: Callable[[], float] = attrs.field(default=time.time, validator=_callable)
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> RuntimeOptions:
+    def refuse_unknown(cls, names: Iterable[str]) -> None:
+        """Refuse the first of ``names`` that is no option, naming it.
+
+        Raises:
+            InvalidRequestError: a name is not one of the options.
+        """
         known = {field.name for field in attrs.fields(cls)}
-        for name in options:
+        for name in names:
             if name not in known:
                 raise InvalidRequestError(
                     f"unknown runtime option {name!r}; expected one of {', '.join(sorted(known))}"
                 )
-        return cls(**options)

@@ -8,8 +8,9 @@ orchestration's :class:`~satchel.orchestration.Preparer`.
 from __future__ import annotations
 
 import math
+import time
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Never
 
 import anyio
 import threadpoolctl
@@ -36,17 +37,17 @@ from ..vocabulary import (
 from ..vocabulary._analysis import warm_up
 from ..vocabulary._records import topic_text
 from . import _writes
-from ._options import RuntimeOptions
+from ._options import ROUND_ZERO_FUSION, RuntimeOptions
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Callable, Sequence
 
     import numpy as np
     import numpy.typing as npt
     from opentelemetry.trace import TracerProvider
 
     from ..orchestration import Digest, Planner
-    from ..recall import RecallEffortSink
+    from ..recall import FusionWeights, RecallEffortSink
     from ..vocabulary._records import (
         Experience,
         MemoryEntry,
@@ -89,16 +90,15 @@ class Runtime:
             policy = calibrate(policy, calibration)
         coordinator = Coordinator(
             store, limits, self._guards, self._tracer, policy=policy, baseline=calibration.baseline,
-            round_timeout=options.round_timeout, prepare_timeout=options.prepare_timeout,
-            fusion=options.fusion, reference_penalty=options.reference_penalty,
-            clock=options.clock,
+            round_timeout=options.round_timeout, fusion=options.fusion,
+            reference_penalty=options.reference_penalty,
         )  # fmt: skip
         ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
         self._preparer = Preparer(
-            store, embedder, limits, self._guards, coordinator, sink, ledger,
+            store, embedder, self._guards, coordinator, sink, ledger,
             prepare_timeout=options.prepare_timeout, planner=planner, digest=digest,
             planner_timeout=options.planner_timeout, digest_timeout=options.digest_timeout,
-            tracer=self._tracer,
+            tracer=self._tracer, clock=options.clock,
         )  # fmt: skip
 
     @property
@@ -246,7 +246,17 @@ async def open_runtime(
     limits: Limits | None = None,
     planner: Planner | None = None,
     digest: Digest | None = None,
-    **options: Any,
+    round_timeout: float | None = None,
+    prepare_timeout: float | None = None,
+    planner_timeout: float = 5.0,
+    digest_timeout: float = 30.0,
+    reference_penalty: int = 0,
+    dedup_turns: int = 0,
+    readers: int = 4,
+    fusion: FusionWeights = ROUND_ZERO_FUSION,
+    blas_threads: int | None = 1,
+    clock: Callable[[], float] = time.time,
+    **unknown: Never,
 ) -> AsyncIterator[Runtime]:
     """Open a runtime over an embedded SQLite file (or ``":memory:"``) or a given store.
 
@@ -266,18 +276,38 @@ async def open_runtime(
         digest: ``async (query, items: Sequence[satchel.ContextItem]) -> Sequence[int]``:
             the indices of the fitted items to keep, in delivery order (empty: nothing
             relevant); a failure or a timeout (``digest_timeout``) keeps the fitted pack.
-        **options: ``round_timeout`` and ``prepare_timeout`` (seconds; the latter bounds
-            the whole call), ``planner_timeout`` (5) and ``digest_timeout`` (30),
-            ``dedup_turns``, ``fusion`` (round 0's :class:`satchel.FusionWeights`),
-            ``reference_penalty`` (rank positions a reference scope gives way to the
-            request's own), ``readers`` (reader connections of the embedded store),
-            ``blas_threads``.
+        round_timeout: seconds each round may take (None: unbounded).
+        prepare_timeout: seconds the whole call may take, stages and sink included.
+        planner_timeout: the planner's fuse, in seconds.
+        digest_timeout: the digest's fuse, in seconds.
+        reference_penalty: rank positions a reference scope's candidates give way to
+            the request's own scope's (0: all scopes interleave alike).
+        dedup_turns: turns a session's served item is held back (0: no ledger).
+        readers: reader connections of the embedded store.
+        fusion: round 0's :class:`satchel.FusionWeights`.
+        blas_threads: threads BLAS may use while the runtime is open (None leaves BLAS
+            alone).
+        clock: the wall clock, in UTC epoch seconds, read once per prepare: a query's
+            relative dates are seen from it.
+        **unknown: no other keyword is accepted: one is refused by name.
 
     Raises:
         InvalidRequestError: an unknown option or a malformed argument (the message names
             it); raised before anything is opened.
     """
-    settings = RuntimeOptions.from_options(options)
+    RuntimeOptions.refuse_unknown(unknown)
+    settings = RuntimeOptions(
+        round_timeout=round_timeout,
+        prepare_timeout=prepare_timeout,
+        planner_timeout=planner_timeout,
+        digest_timeout=digest_timeout,
+        reference_penalty=reference_penalty,
+        dedup_turns=dedup_turns,
+        readers=readers,
+        fusion=fusion,
+        blas_threads=blas_threads,
+        clock=clock,
+    )
     if limits is not None and not isinstance(limits, Limits):
         raise InvalidRequestError("limits must be a satchel.Limits")
     if recall_policy is not None and not isinstance(recall_policy, RecallSufficiencyPolicy):

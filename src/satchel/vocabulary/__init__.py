@@ -65,7 +65,6 @@ from ._retrieval import TimeHits as TimeHits
 from ._retrieval import TimeWindow as TimeWindow
 from ._telemetry import check_provider as check_provider
 from ._telemetry import tracer as tracer
-from ._turns import loop_turn as loop_turn
 
 __all__ = [
     "DEFAULT_FAMILIES",
@@ -121,7 +120,6 @@ __all__ = [
     "citation",
     "extract_dates",
     "index_text",
-    "loop_turn",
     "match_expression",
     "mentioned_days",
     "rules",

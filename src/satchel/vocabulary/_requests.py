@@ -101,8 +101,8 @@ class ResolvedRequest:
     sections: tuple[Section, ...] | None
     detail: Mapping[Family, Tier]
     session_id: str | None
-    #: Evidence identities of the citations the request excludes.
-    excluded: frozenset[str] = frozenset()
+    #: The citations the caller already holds (validated): never delivered again.
+    exclude: tuple[Citation, ...] = ()
 
 
 def validate_request(request: object) -> ResolvedRequest:
@@ -125,7 +125,7 @@ def validate_request(request: object) -> ResolvedRequest:
         sections=sections,
         detail=_validate_detail(request.detail),
         session_id=_validate_session(request.session_id),
-        excluded=_validate_exclude(request.exclude),
+        exclude=_validate_exclude(request.exclude),
     )
 
 
@@ -240,10 +240,9 @@ def _tier(value: object, field: str) -> Tier:
     return value
 
 
-def _validate_exclude(value: object) -> frozenset[str]:
+def _validate_exclude(value: object) -> tuple[Citation, ...]:
     if not isinstance(value, tuple):
         raise InvalidRequestError("exclude must be a sequence of satchel.Citation")
-    identities = set()
     for index, citation in enumerate(value):
         if not isinstance(citation, Citation):
             raise InvalidRequestError(f"exclude[{index}] must be a satchel.Citation")
@@ -251,8 +250,7 @@ def _validate_exclude(value: object) -> frozenset[str]:
             raise InvalidRequestError(
                 f"exclude[{index}].family must be one of {', '.join(FAMILIES)}"
             )
-        identities.add(citation.identity())
-    return frozenset(identities)
+    return value
 
 
 def _validate_session(value: object) -> str | None:
