@@ -12,10 +12,10 @@ import pytest
 
 from bench import _conversation_facts as facts
 from bench import _conversations
-from satchel._workload import read_entries, read_queries
 from tests.bench._rows import Row, read_rows
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 
@@ -43,36 +43,14 @@ def moment(row: Row) -> datetime:
 
 
 @pytest.fixture(scope="module")
-def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("conversations")
-    _conversations.generate(folder, conversations=3, sessions=8, seed=5)
-    return folder
+def workload(generated: Callable[[str], Path]) -> Path:
+    return generated("conversations")
 
 
 def by_category(queries: list[Row], category: str) -> list[Row]:
     chosen = [q for q in queries if q["category"] == category]
     assert chosen, f"no {category} query"
     return chosen
-
-
-def test_same_seed_same_files_other_seed_other_files(tmp_path: Path) -> None:
-    """A seed fixes both files byte for byte; another seed changes them."""
-    for name, seed in (("a", 3), ("b", 3), ("c", 4)):
-        _conversations.generate(tmp_path / name, conversations=2, sessions=5, seed=seed)
-    for file in ("entries.jsonl", "queries.jsonl"):
-        first = (tmp_path / "a" / file).read_bytes()
-        assert first == (tmp_path / "b" / file).read_bytes()
-        assert first != (tmp_path / "c" / file).read_bytes()
-
-
-def test_satchel_reads_every_line(workload: Path, entries: dict[str, Row]) -> None:
-    """satchel's own workload reader accepts every entry and query line."""
-    read, errors = read_entries(workload / "entries.jsonl")
-    assert errors == []
-    assert [e.id for e in read] == list(entries)
-    asked, query_errors = read_queries(workload / "queries.jsonl")
-    assert query_errors == []
-    assert len(asked) == len(read_rows(workload / "queries.jsonl"))
 
 
 def test_expected_ids_exist_in_the_query_scope(entries: dict[str, Row], queries: list[Row]) -> None:

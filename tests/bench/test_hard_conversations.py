@@ -18,20 +18,18 @@ import snowballstemmer
 from bench import __main__ as bench_main
 from bench import _hard_conversations as hard
 from bench import recall
-from satchel._workload import read_entries, read_queries
 from satchel.vocabulary import extract_dates
 from satchel.vocabulary._analysis import _STOPWORDS as STOPWORDS
 from tests.bench._rows import Row, read_rows
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 
 @pytest.fixture(scope="module")
-def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("hard-conversations")
-    hard.generate(folder, conversations=3, sessions=10, seed=5)
-    return folder
+def workload(generated: Callable[[str], Path]) -> Path:
+    return generated("hard-conversations")
 
 
 @pytest.fixture(scope="module")
@@ -66,26 +64,6 @@ def by_category(queries: list[Row], category: str) -> list[Row]:
 
 def said_on(row: Row) -> date:
     return datetime.fromisoformat(row["created_at"]).date()
-
-
-def test_same_seed_same_files_other_seed_other_files(tmp_path: Path) -> None:
-    """A seed fixes both files byte for byte; another seed changes them."""
-    for name, seed in (("a", 3), ("b", 3), ("c", 4)):
-        hard.generate(tmp_path / name, conversations=1, sessions=6, seed=seed)
-    for file in ("entries.jsonl", "queries.jsonl"):
-        first = (tmp_path / "a" / file).read_bytes()
-        assert first == (tmp_path / "b" / file).read_bytes()
-        assert first != (tmp_path / "c" / file).read_bytes()
-
-
-def test_satchel_reads_every_line(workload: Path, entries: dict[str, Row]) -> None:
-    """satchel's own workload reader accepts every entry and query line."""
-    read, errors = read_entries(workload / "entries.jsonl")
-    assert errors == []
-    assert [e.id for e in read] == list(entries)
-    asked, query_errors = read_queries(workload / "queries.jsonl")
-    assert query_errors == []
-    assert len(asked) == len(read_rows(workload / "queries.jsonl"))
 
 
 def test_every_category_is_asked_and_every_expected_id_exists(

@@ -10,32 +10,29 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from bench import _synthetic
 from satchel.recall._admission import required_matches
 from satchel.vocabulary._analysis import analyse, analyse_query
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from tests.bench._rows import Row
 
 
-FILLER = 100
 # sha256 of the rows the generator wrote BEFORE the cjk, long, decoy and near-floor
-# categories were added (computed from that version, default seed, filler=100, other
-# arguments default): they must stay the files' first rows, byte for byte. (At the full
-# defaults the old files hashed a4d943ec... and 229e6b6d...; the queries do not depend
-# on ``filler``.)
+# categories were added (computed from that version, default seed, filler=100 as
+# ``SYNTHETIC_FILLER`` in conftest.py, other arguments default): they must stay the
+# files' first rows, byte for byte. (At the full defaults the old files hashed
+# a4d943ec... and 229e6b6d...; the queries do not depend on ``filler``.)
 OLD_ENTRIES = (592, "a86d852c041b97e12573c4d1b0457d7b2428cdf2eba3e4a82dc1536c531a3b7d")
 OLD_QUERIES = (445, "229e6b6d04777d2a5ecf2c664e07974afefa7f01172c9c8bb3f2d5015e1f4388")
 CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 @pytest.fixture(scope="module")
-def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("synthetic")
-    _synthetic.generate(folder, filler=FILLER)
-    return folder
+def workload(generated: Callable[[str], Path]) -> Path:
+    return generated("synthetic")
 
 
 def of_category(queries: list[Row], category: str) -> list[Row]:
@@ -51,14 +48,6 @@ def evidence(entries: dict[str, Row], query: Row) -> str:
 def prefix_digest(path: Path, rows: int) -> str:
     lines = path.read_bytes().splitlines(keepends=True)
     return hashlib.sha256(b"".join(lines[:rows])).hexdigest()
-
-
-def test_same_seed_writes_same_bytes(tmp_path: Path) -> None:
-    """Two runs with the same arguments write identical files."""
-    for name in ("a", "b"):
-        _synthetic.generate(tmp_path / name, scopes=2, projects=2, filler=20)
-    for file in ("entries.jsonl", "queries.jsonl"):
-        assert (tmp_path / "a" / file).read_bytes() == (tmp_path / "b" / file).read_bytes()
 
 
 def test_older_categories_are_unchanged(workload: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import sqlite3
 from typing import TYPE_CHECKING
@@ -45,25 +46,30 @@ async def test_a_file_that_is_no_database_is_a_store_error(tmp_path: Path) -> No
             pass
 
 
-async def test_damaged_pages_raise_satchel_errors_only(tmp_path: Path) -> None:
-    """A file damaged after its first page fails at open or on a read with a SatchelError:
-    never a raw sqlite3 error."""
+async def test_damaged_pages_are_noticed_and_raise_store_errors_only(tmp_path: Path) -> None:
+    """A file damaged after its first page fails at open or on a read with a StoreError
+    that says to restore it: never a raw sqlite3 error, and never unnoticed (a record
+    read back as missing may pass, but the prepare must not). The damage is the same
+    on every run."""
     path = tmp_path / "g.db"
     async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
         refs = await rt.add_memories("s", entries(200))
     data = bytearray(path.read_bytes())
     page = 4096
+    noise = random.Random(7)
     for start in range(2 * page, len(data) - page, 3 * page):
-        data[start + 100 : start + page - 100] = os.urandom(page - 200)
+        data[start + 100 : start + page - 100] = noise.randbytes(page - 200)
     path.write_bytes(bytes(data))
-    try:
+
+    async def open_read_and_prepare() -> None:
         async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
             for ref in refs[::20]:
                 with contextlib.suppress(satchel.NotFoundError):
                     await rt.get_memory(ref)
             await rt.prepare_context(satchel.PrepareContextRequest(scope_id="s", query="kestrel"))
-    except satchel.SatchelError:
-        pass  # what a damaged file must give; any other exception fails the test
+
+    with pytest.raises(satchel.StoreError, match="restore it from a backup"):
+        await open_read_and_prepare()
 
 
 @pytest.mark.parametrize("remove", ["file", "folder"])
