@@ -308,3 +308,11 @@ def test_a_malformed_effective_id_is_refused() -> None:
     """Text that is no effective id raises InvalidRequestError."""
     with pytest.raises(InvalidRequestError, match="effective policy id"):
         RecallSufficiencyPolicy.from_effective_id("satchel.recall-gate.v1;min_candidates=x")
+
+
+def test_plan_takes_its_arguments_by_the_designs_names() -> None:
+    """RecallExpander.plan(round=..., policy=...) is the public signature: keywords work."""
+    policy = RecallSufficiencyPolicy()
+    by_keyword = RecallExpander.plan(round=1, policy=policy)
+    assert by_keyword == RecallExpander.plan(1, policy)
+    assert by_keyword.round == 1

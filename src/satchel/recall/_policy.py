@@ -238,15 +238,17 @@ class RecallExpander:
         return RecallExpander.plan(taken + 1, policy)
 
     @staticmethod
-    def plan(step: int, policy: RecallSufficiencyPolicy, /) -> SearchPlan:
-        """The plan of expansion step ``step`` (1 or 2).
+    def plan(round: int, policy: RecallSufficiencyPolicy) -> SearchPlan:
+        """The plan of expansion step ``round`` (1 or 2). The public name of the
+        parameter is the design's (it is :attr:`SearchPlan.round` too); inside satchel
+        it counts steps taken, which can outnumber the rounds run.
 
         Raises:
             InvalidRequestError: (a ValueError) ``policy`` is not a
-                :class:`RecallSufficiencyPolicy`, or ``step`` is not an integer the
-                policy allows as an expansion (the message calls it a round, as
-                :attr:`SearchPlan.round` does).
+                :class:`RecallSufficiencyPolicy`, or ``round`` is not an integer the
+                policy allows as an expansion step.
         """
+        step = round  # the steps taken so far, plus this one
         if not isinstance(policy, RecallSufficiencyPolicy):
             raise InvalidRequestError("policy must be a satchel.RecallSufficiencyPolicy")
         if (
