@@ -7,7 +7,7 @@ through the public API (``rt.add_memories``, batches of 2000) into
 kept beside it (``scale-{N}.ingest.json``), as are the queries drawn from its corpus.
 
 A store of at least ``ANN_ROWS`` entries is searched through its vector index (an HNSW
-index memory-mapped from ``scale-{N}.db.vectors/``, see ``satchel/stores/_ann.py``): it is
+index memory-mapped from ``scale-{N}.db.vectors/``, see ``satchel/stores/sqlite/_ann.py``): it is
 built once, in a subprocess of its own, before measuring, and its build time, file size
 and the build's peak RSS are reported (a cached index reports the time of its build).
 

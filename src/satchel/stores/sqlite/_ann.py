@@ -119,17 +119,17 @@ def sidecar_folder(database: str) -> Path:
     return Path(database + ".vectors")
 
 
-def _meta_path(folder: Path, family: Family, key: int) -> Path:
-    return folder / f"{family}-{key}.json"
+def _meta_path(folder: Path, family: Family, scope_key: int) -> Path:
+    return folder / f"{family}-{scope_key}.json"
 
 
 def _chunks(
-    conn: sqlite3.Connection, family: Family, key: int, dimension: int, after: int, upto: int
+    conn: sqlite3.Connection, family: Family, scope_key: int, dimension: int, after: int, upto: int
 ) -> Iterable[tuple[Rows, Vectors]]:
     """The scope's live vectors with ``after < row <= upto``, in row order, a chunk per
     statement: no read transaction stays open while the caller works on a chunk."""
     while True:
-        chunk = conn.execute(CHUNK, (after, upto, family, key, BUILD_CHUNK)).fetchall()
+        chunk = conn.execute(CHUNK, (after, upto, family, scope_key, BUILD_CHUNK)).fetchall()
         if not chunk:
             return
         yield from_blobs(chunk, dimension)
@@ -139,7 +139,7 @@ def _chunks(
 def build_sidecar(
     database: str,
     family: Family,
-    key: int,
+    scope_key: int,
     dimension: int,
     *,
     threads: int = 1,
@@ -163,7 +163,7 @@ def build_sidecar(
         # Pass 1: the scope's mean vector, the centre the index stores vectors around.
         total = np.zeros(dimension, dtype=np.float64)
         count = 0
-        for _, vectors in _chunks(conn, family, key, dimension, 0, upto):
+        for _, vectors in _chunks(conn, family, scope_key, dimension, 0, upto):
             total += vectors.sum(axis=0, dtype=np.float64)
             count += len(vectors)
             if cancelled():
@@ -179,7 +179,7 @@ def build_sidecar(
         # Pass 2: insert, recording each chunk's first row to check on open.
         rows_seen: list[int] = []
         indexed: list[Rows] = []
-        for rows, vectors in _chunks(conn, family, key, dimension, 0, upto):
+        for rows, vectors in _chunks(conn, family, scope_key, dimension, 0, upto):
             rows_seen.append(int(rows[0]))
             indexed.append(rows)
             centred = centred_directions(vectors, center)
@@ -198,7 +198,7 @@ def build_sidecar(
         conn.close()
     keys = np.concatenate(indexed) if indexed else np.empty(0, dtype=np.int64)
     built = _Built(index, keys, center, upto, embedder, samples, started)
-    return _save(database, family, key, built)
+    return _save(database, family, scope_key, built)
 
 
 def _identities(conn: sqlite3.Connection, rows: list[int]) -> list[list[Any]]:
@@ -251,10 +251,10 @@ class _Built:
     started: float
 
 
-def _save(database: str, family: Family, key: int, built: _Built) -> Path:
+def _save(database: str, family: Family, scope_key: int, built: _Built) -> Path:
     folder = sidecar_folder(database)
     folder.mkdir(exist_ok=True)
-    stem = f"{family}-{key}.{uuid.uuid4().hex}"
+    stem = f"{family}-{scope_key}.{uuid.uuid4().hex}"
     name, rows_name = f"{stem}.usearch", f"{stem}.rows.npy"
     partial = folder / (name + ".partial")
     built.index.save(str(partial))
@@ -271,7 +271,7 @@ def _save(database: str, family: Family, key: int, built: _Built) -> Path:
     meta = {
         "format": FORMAT,
         "family": family,
-        "scope_key": key,
+        "scope_key": scope_key,
         "dimension": int(center.shape[0]),
         "scalar": SCALAR,
         "connectivity": CONNECTIVITY,
@@ -286,18 +286,18 @@ def _save(database: str, family: Family, key: int, built: _Built) -> Path:
         "removed": [],
         "build_seconds": round(time.perf_counter() - built.started, 3),
     }
-    path = _meta_path(folder, family, key)
+    path = _meta_path(folder, family, scope_key)
     _write_meta(path, meta)
-    _clean(folder, family, key, {name, rows_name})
+    _clean(folder, family, scope_key, {name, rows_name})
     return path
 
 
-def _clean(folder: Path, family: Family, key: int, kept: set[str]) -> None:
+def _clean(folder: Path, family: Family, scope_key: int, kept: set[str]) -> None:
     """Delete the scope's earlier index files, and files a crashed build left (a
     ``.partial`` younger than a day may be another process's build in progress). A
     process that still maps a deleted file keeps reading it (POSIX)."""
     now = time.time()
-    for path in folder.glob(f"{family}-{key}.*"):
+    for path in folder.glob(f"{family}-{scope_key}.*"):
         if path.name in kept or path.suffix == ".json":
             continue
         with contextlib.suppress(OSError):  # gone already, or mapped (Windows)
@@ -341,8 +341,8 @@ def prefetch(path: Path) -> None:
             os.close(fd)
 
 
-def sidecar_exists(database: str, family: Family, key: int) -> bool:
-    return _meta_path(sidecar_folder(database), family, key).exists()
+def sidecar_exists(database: str, family: Family, scope_key: int) -> bool:
+    return _meta_path(sidecar_folder(database), family, scope_key).exists()
 
 
 class Stale(Exception):
@@ -353,7 +353,7 @@ def open_sidecar(
     conn: sqlite3.Connection,
     database: str,
     family: Family,
-    key: int,
+    scope_key: int,
     dimension: int,
     min_rows: int,
     reader: Callable[[], AbstractContextManager[sqlite3.Connection]],
@@ -377,7 +377,7 @@ def open_sidecar(
             exactly (and rebuilds it if the scope is large).
     """
     folder = sidecar_folder(database)
-    meta_path = _meta_path(folder, family, key)
+    meta_path = _meta_path(folder, family, scope_key)
     meta = _read_meta(meta_path)
     if meta is None:
         raise Stale("no readable metadata")
@@ -388,7 +388,7 @@ def open_sidecar(
         built, count = int(meta["built_through_row"]), int(meta["count"])
         samples = {int(row): str(rid) for row, rid in meta["samples"]}
         known = {int(row) for row in meta["removed"]}
-        if (meta["format"], meta["family"], meta["scope_key"]) != (FORMAT, family, key):
+        if (meta["format"], meta["family"], meta["scope_key"]) != (FORMAT, family, scope_key):
             raise Stale("another format or scope")
         if (meta["dimension"], meta["scalar"], len(center)) != (dimension, SCALAR, dimension):
             raise Stale("another dimension or scalar type")
@@ -418,10 +418,10 @@ def open_sidecar(
         raise Stale("index file does not match its metadata")
     _check_samples(conn, index, center, samples)
     index.expansion_search = EXPANSION_SEARCH
-    delta = _delta(conn, family, key, dimension, built)
+    delta = _delta(conn, family, scope_key, dimension, built)
     removed = known
-    if _documents(conn, family, key) - len(delta) != count - len(known):
-        removed = _retired(conn, family, key, built, rows_path, count)
+    if _documents(conn, family, scope_key) - len(delta) != count - len(known):
+        removed = _retired(conn, family, scope_key, built, rows_path, count)
         meta["removed"] = sorted(removed)
         _update_meta(meta_path, meta)
     return AnnMatrix(index, center, built, delta, removed, meta, reader)
@@ -455,11 +455,11 @@ def _check_samples(
 
 
 def _delta(
-    conn: sqlite3.Connection, family: Family, key: int, dimension: int, built: int
+    conn: sqlite3.Connection, family: Family, scope_key: int, dimension: int, built: int
 ) -> VectorMatrix:
     """The scope's live vectors written since the build, as an exact matrix."""
     (upto,) = conn.execute("SELECT coalesce(max(row), 0) FROM records").fetchone()
-    parts = list(_chunks(conn, family, key, dimension, built, upto))
+    parts = list(_chunks(conn, family, scope_key, dimension, built, upto))
     if not parts:
         empty = np.empty((0, dimension), dtype=np.float32)
         return VectorMatrix(dimension, np.empty(0, dtype=np.int64), empty)
@@ -468,14 +468,14 @@ def _delta(
     return VectorMatrix(dimension, rows, vectors)
 
 
-def _documents(conn: sqlite3.Connection, family: Family, key: int) -> int:
+def _documents(conn: sqlite3.Connection, family: Family, scope_key: int) -> int:
     """The scope's live records of the family, as the full-text statistics count them
     (one row of ``term_stats``, kept in the transaction of every write); -1 when they
     cannot be read, which sends the check to the full list of live rows."""
     try:
         found = conn.execute(
             "SELECT df FROM term_stats WHERE family = ? AND scope_key = ? AND term = ?",
-            (family, key, sql.DOCUMENTS),
+            (family, scope_key, sql.DOCUMENTS),
         ).fetchone()
     except sqlite3.Error:
         return -1
@@ -483,7 +483,12 @@ def _documents(conn: sqlite3.Connection, family: Family, key: int) -> int:
 
 
 def _retired(
-    conn: sqlite3.Connection, family: Family, key: int, built: int, rows_file: Path, count: int
+    conn: sqlite3.Connection,
+    family: Family,
+    scope_key: int,
+    built: int,
+    rows_file: Path,
+    count: int,
 ) -> set[int]:
     """The index's rows that are no longer live, from one read of the scope's live rows
     (0.5 s at 1M rows: only when the cheap count disagrees).
@@ -498,7 +503,7 @@ def _retired(
         raise Stale(f"unreadable rows file: {exc}") from None
     if keys.shape != (count,):
         raise Stale("rows file does not match the index")
-    cursor = conn.execute(f"SELECT row {LIVE_ROWS} AND row <= ?", (family, key, built))
+    cursor = conn.execute(f"SELECT row {LIVE_ROWS} AND row <= ?", (family, scope_key, built))
     live = np.fromiter((row for (row,) in cursor), np.int64)
     removed = np.setdiff1d(keys, live)
     if len(keys) - len(removed) != len(live):
