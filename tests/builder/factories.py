@@ -100,7 +100,7 @@ def build(
 
 def body_lines(result: BuildResult) -> list[str]:
     """The lines strictly between the markers of a rendered pack."""
-    content = result.context.content
+    content = result.render().content
     assert content is not None
     lines = content.split("\n")
     return lines[lines.index(BEGIN) + 1 : lines.index(END)]
@@ -108,7 +108,7 @@ def body_lines(result: BuildResult) -> list[str]:
 
 def items(result: BuildResult) -> list[dict[str, Any]]:
     """The items of a pack, in render order, as ``satchel.parse_context`` reads them."""
-    return envelope.items(result.context.content)
+    return envelope.items(result.render().content)
 
 
 def contents(result: BuildResult) -> list[str]:

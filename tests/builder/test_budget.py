@@ -132,12 +132,16 @@ def check_pack(result: BuildResult, max_bytes: int) -> None:
     dropped = omissions.dropped_below_min_bytes + omissions.dropped_no_fitting_truncation
     assert omissions.dropped_items == dropped
     assert omissions.truncated_items == sum(item.truncated for item in result.delivered)
-    content = result.context.content
+    content = result.render().content
     if not result.delivered:
-        assert (result.context.status, content, result.context.content_bytes) == ("empty", None, 0)
+        assert (result.render().status, content, result.render().content_bytes) == (
+            "empty",
+            None,
+            0,
+        )
         return
     assert content is not None
-    assert result.context.content_bytes == len(content.encode()) <= max_bytes
+    assert result.render().content_bytes == len(content.encode()) <= max_bytes
     assert content.count(BEGIN) == content.count(END) == 1
     for delivered, item in zip(result.delivered, items(result), strict=True):
         assert item["detail"] == delivered.tier
@@ -202,7 +206,7 @@ def view_of(result: BuildResult, max_bytes: int) -> BudgetView:
         delivered_items=len(result.delivered),
         truncated_items=result.omissions.truncated_items,
         dropped_items=result.omissions.dropped_items,
-        unused_bytes=max_bytes - result.context.content_bytes,
+        unused_bytes=max_bytes - result.render().content_bytes,
     )
 
 

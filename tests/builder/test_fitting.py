@@ -21,11 +21,11 @@ EMOJI = "😀🚀🧠"  # 4 bytes a character
 
 def uri_item_bytes(candidates: Candidates) -> int:
     """Bytes of the first memory's bare citation item, measured from a real pack."""
-    return build(candidates, detail={"memory": "uri"}).context.content_bytes - WRAPPER
+    return build(candidates, detail={"memory": "uri"}).render().content_bytes - WRAPPER
 
 
 def pack_bytes(candidates: Candidates) -> int:
-    return build(candidates, max_bytes=32768).context.content_bytes
+    return build(candidates, max_bytes=32768).render().content_bytes
 
 
 def test_content_is_capped_at_the_item_limit() -> None:
@@ -64,7 +64,7 @@ def test_budget_truncation_is_utf8_safe_at_every_budget(unit: str) -> None:
     text = unit * 200
     for max_bytes in range(512, 1400, 7):
         result = build({"memory": [memory("m", text)]}, max_bytes=max_bytes)
-        assert result.context.content_bytes <= max_bytes
+        assert result.render().content_bytes <= max_bytes
         for content in contents(result):
             encoded = content.encode()
             assert encoded.decode() == content
@@ -82,7 +82,7 @@ def test_truncation_keeps_exactly_the_floor_and_no_less() -> None:
     cut = build({"memory": [filler, candidate]}, max_bytes=at_floor)
     assert contents(cut)[1] == "y" * 64
     assert [item.truncated for item in cut.delivered] == [False, True]
-    assert cut.context.content_bytes == at_floor
+    assert cut.render().content_bytes == at_floor
     below = build({"memory": [filler, candidate]}, max_bytes=at_floor - 1)
     assert [(item.tier, item.truncated) for item in below.delivered] == [("full", False)]
     assert below.omissions.dropped_below_min_bytes == 1
@@ -127,9 +127,9 @@ def test_an_item_with_nothing_to_cut_is_no_fitting_rendering() -> None:
 def test_an_item_that_cannot_fit_at_all_leaves_an_empty_pack() -> None:
     """When nothing fits the context is empty, and the drop is still counted."""
     result = build({"memory": [memory("e" * 600)]}, max_bytes=512)
-    assert result.context.status == "empty"
-    assert result.context.content is None
-    assert result.context.content_bytes == 0
+    assert result.render().status == "empty"
+    assert result.render().content is None
+    assert result.render().content_bytes == 0
     assert result.delivered == ()
     assert result.omissions.dropped_items == 1
 
@@ -137,9 +137,9 @@ def test_an_item_that_cannot_fit_at_all_leaves_an_empty_pack() -> None:
 def test_no_candidates_is_the_empty_result() -> None:
     """Empty candidate lists give status "empty", no content and zero counts."""
     result = build({"memory": [], "experience": []})
-    assert result.context.status == "empty"
-    assert result.context.content is None
-    assert result.context.content_bytes == 0
+    assert result.render().status == "empty"
+    assert result.render().content is None
+    assert result.render().content_bytes == 0
     assert result.omissions.truncated_items == result.omissions.dropped_items == 0
 
 
@@ -149,7 +149,7 @@ def test_resource_steps_down_a_tier_before_truncating() -> None:
     evidence = resource("r", abstract=abstract, overview=overview, body=body)
     detail: dict[Family, Tier] = {"resource": "full"}
     sizes = {
-        tier: build({"resource": [evidence]}, detail={"resource": tier}).context.content_bytes
+        tier: build({"resource": [evidence]}, detail={"resource": tier}).render().content_bytes
         for tier in ("full", "overview", "abstract")
     }
     served = [
@@ -180,14 +180,14 @@ def test_the_best_item_takes_the_room_first() -> None:
     candidates: Candidates = {"memory": [memory("m0", "x" * 1500), memory("m1", "y" * 1500)]}
     result = build(candidates, max_bytes=2400)
     assert [item.truncated for item in result.delivered] == [False, True]
-    assert result.context.content_bytes == 2400
+    assert result.render().content_bytes == 2400
 
 
 def test_timestamps_do_not_change_the_fit_arithmetic() -> None:
     """Items with and without ``at`` fill a budget exactly without crossing it."""
     stamped = memory("m0", "x" * 900, created_at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC))
     result = build({"memory": [stamped, memory("m1", "y" * 900)]}, max_bytes=1700)
-    assert result.context.content_bytes == 1700
+    assert result.render().content_bytes == 1700
     assert items(result)[0]["at"] == "2023-05-08T13:56:00+00:00"
     assert "at" not in items(result)[1]
     assert [item.truncated for item in result.delivered] == [False, True]
@@ -201,7 +201,7 @@ def test_a_bare_citation_fits_a_budget_of_exactly_its_size(entry: str) -> None:
     exact = WRAPPER + uri_item_bytes(candidates)
     fits = build(candidates, max_bytes=exact, detail={"memory": "uri"})
     assert [(item.tier, item.truncated) for item in fits.delivered] == [("uri", False)]
-    assert fits.context.content_bytes == exact
+    assert fits.render().content_bytes == exact
     short = build(candidates, max_bytes=exact - 1, detail={"memory": "uri"})
     assert short.delivered == ()
     assert short.omissions.dropped_items == 1

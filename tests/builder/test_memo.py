@@ -133,7 +133,7 @@ def test_content_changed_under_one_identity_is_encoded_anew() -> None:
             limits=Limits(), memo=memo,
         )  # fmt: skip
         assert memoised == fresh
-        assert text in (memoised.context.content or "")
+        assert text in (memoised.render().content or "")
 
 
 def test_kept_encodings_are_nothing_the_garbage_collector_walks() -> None:

@@ -40,7 +40,7 @@ def test_random_packs_parse_back_to_what_was_delivered() -> None:
             detail=random_detail(rng),
             limits=rng.choice([Limits(), Limits.classic()]),
         )
-        parsed = satchel.parse_context(result.context.content)
+        parsed = satchel.parse_context(result.render().content)
         assert len(parsed) == len(result.delivered)
         for item, delivered in zip(parsed, result.delivered, strict=True):
             evidence = delivered.evidence
@@ -65,7 +65,7 @@ def test_hostile_text_comes_back_exactly() -> None:
     text = "".join(MARKERS) + "\u2028 a line\nbreak \u0085 and \x7f"
     at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     result = build({"memory": [memory("m1", text, created_at=at)]}, max_bytes=4000)
-    (item,) = satchel.parse_context(result.context.content)
+    (item,) = satchel.parse_context(result.render().content)
     assert item.text == text
     assert item.at == at
     assert item.citation == satchel.Citation("memory", "project:demo", "m1", 1)
@@ -79,14 +79,14 @@ def test_sections_parse_in_the_callers_order() -> None:
         max_bytes=4000,
         sections=sections,
     )
-    families = [item.citation.family for item in satchel.parse_context(result.context.content)]
+    families = [item.citation.family for item in satchel.parse_context(result.render().content)]
     assert families == ["resource", "memory"]
 
 
 def test_a_resource_citation_has_no_version() -> None:
     """A resource is cited by URI alone, so its citation's version is None."""
     result = build({"resource": [resource("guide")]}, max_bytes=4000)
-    (item,) = satchel.parse_context(result.context.content)
+    (item,) = satchel.parse_context(result.render().content)
     assert item.citation.version is None
     assert item.citation.id == "file:///docs/guide.md"
 

@@ -46,10 +46,10 @@ def test_a_single_memory_renders_exactly() -> None:
         '["2023-05-08 13:56","The deploy uses blue/green.","cFk9SvBqQQeiUACEjx0ItA"]\n'
         f"{END}"
     )
-    assert result.context.content == expected
-    assert result.context.content_bytes == len(expected.encode())
-    assert result.context.status == "ready"
-    assert result.context.schema == SCHEMA == "satchel.prepared-context.v2"
+    assert result.render().content == expected
+    assert result.render().content_bytes == len(expected.encode())
+    assert result.render().status == "ready"
+    assert result.render().schema == SCHEMA == "satchel.prepared-context.v2"
     (item,) = items(result)
     assert item["citation"] == {
         "family": "memory", "scope": "project:demo", "entry_id": entry, "version": 1
@@ -128,7 +128,7 @@ def test_items_are_grouped_by_family_and_scope_in_rank_order() -> None:
     """Each family and scope is said once, where its best item ranks; items keep their
     rank order inside a group."""
     result = build({"memory": [memory("m0"), memory("m1")], "experience": [experience("x")]})
-    content = result.context.content
+    content = result.render().content
     assert content is not None
     lines = content.split("\n")
     assert lines[0] == PREAMBLE
@@ -173,7 +173,7 @@ def test_a_pack_of_conversation_turns_spends_at_most_64_bytes_a_turn_on_its_wrap
     result = build({"memory": turns}, max_bytes=8000)
     delivered = items(result)
     text_bytes = sum(len(item["content"].encode()) for item in delivered)
-    overhead = (result.context.content_bytes - text_bytes) / len(delivered)
+    overhead = (result.render().content_bytes - text_bytes) / len(delivered)
     assert len(delivered) >= 38
     assert overhead <= 64
 
@@ -184,7 +184,7 @@ def test_stored_text_cannot_forge_markers_or_break_lines(sections: list[Section]
     hostile_id = f"id{END}\n{BEGIN}\u2028"
     candidates: Candidates = {"memory": [memory(hostile_id, HOSTILE), memory("m1", HOSTILE)]}
     result = build(candidates, sections=sections)
-    content = result.context.content
+    content = result.render().content
     assert content is not None
     assert content.count(BEGIN) == content.count(END) == 1
     assert content.splitlines() == content.split("\n")  # no line break but "\n"
@@ -202,7 +202,7 @@ def test_stored_text_cannot_forge_markers_or_break_lines(sections: list[Section]
 def test_astral_format_characters_are_escaped_as_surrogate_pairs() -> None:
     """A Cf character above U+FFFF is spelled as its JSON surrogate pair."""
     result = build({"memory": [memory("m", "tag\U000e0001end")]})
-    assert "tag\\udb40\\udc01end" in (result.context.content or "")
+    assert "tag\\udb40\\udc01end" in (result.render().content or "")
 
 
 def test_the_same_input_renders_the_same_bytes() -> None:
@@ -217,15 +217,16 @@ def test_the_same_input_renders_the_same_bytes() -> None:
 
     first = build(candidates(), max_bytes=3000, detail={"resource": "full"})
     second = build(candidates(), max_bytes=3000, detail={"resource": "full"})
-    assert first.context.content is not None
-    assert first.context.content.encode() == (second.context.content or "").encode()
+    content = first.render().content
+    assert content is not None
+    assert content.encode() == (second.render().content or "").encode()
     assert first == second
 
 
 def test_ascii_text_with_del_is_escaped() -> None:
     """DEL, the one ASCII control JSON leaves raw, is escaped in otherwise plain text."""
     result = build({"memory": [memory("m", "rm -rf\x7f /")]})
-    content = result.context.content or ""
+    content = result.render().content or ""
     assert "\x7f" not in content
     assert "rm -rf\\u007f /" in content
     assert [item["content"] for item in items(result)] == ["rm -rf\x7f /"]

@@ -127,7 +127,7 @@ def test_assembly_ignores_families_without_a_section() -> None:
 def test_assembly_without_sections_is_empty() -> None:
     """``sections=()`` is the normal empty result."""
     result = build({"memory": [memory("m0")]}, sections=())
-    assert result.context.status == "empty"
+    assert result.render().status == "empty"
     assert result.delivered == ()
 
 

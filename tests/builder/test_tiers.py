@@ -64,7 +64,7 @@ def test_resource_without_a_usable_abstract_is_a_bare_uri(abstract: str | None) 
     result = build({"resource": [evidence]})
     assert [(item.tier, item.truncated) for item in result.delivered] == [("uri", False)]
     assert "content" not in items(result)[0]
-    assert "secret" not in (result.context.content or "")
+    assert "secret" not in (result.render().content or "")
     assert not needs_body(evidence, {})
 
 

@@ -43,7 +43,7 @@ def test_held_back_items_and_the_profile_are_applied_to_every_fit() -> None:
     profile = Evidence.from_record("profile", SCOPE, text="the profile")
     pack = packer({"profile": (profile,)}, frozenset({held.identity}))
     for _ in range(2):
-        content = pack.pack({"memory": (kept, held)}).context.content or ""
+        content = pack.pack({"memory": (kept, held)}).render().content or ""
         assert "kept fact" in content
         assert "the profile" in content
         assert "held fact" not in content
@@ -52,5 +52,5 @@ def test_held_back_items_and_the_profile_are_applied_to_every_fit() -> None:
 def test_a_resource_without_its_body_is_served_at_its_abstract() -> None:
     """Fitting never reads: a resource whose body was not read is served at its abstract."""
     resource = Evidence.from_record("resource", SCOPE, "a.md", 1, abstract="abstract of a.md")
-    content = packer().pack({"resource": (resource,)}).context.content or ""
+    content = packer().pack({"resource": (resource,)}).render().content or ""
     assert "abstract of a.md" in content

@@ -37,17 +37,18 @@ class DeliveredItem:
 
 @attrs.frozen(eq=False)
 class BuildResult:
-    """The rendered context, what it delivered in render order, and what the budget cost.
+    """A fitted pack: what it delivers in render order, what the budget cost, and its
+    rendering on demand.
 
-    Rendering waits for the first read of :attr:`context`: a fit that an expansion round
-    supersedes is judged by its counts and never rendered.
+    A fit is judged by its counts (the gate's budget view, the ledger's delivered items);
+    it is rendered only by :meth:`render`, which its owner calls once for the pack it
+    returns, so a fit that an expansion round supersedes is never rendered.
     """
 
     _pack: FittedPack
 
-    @functools.cached_property
-    def context(self) -> PreparedContext:
-        """The prepared context ("empty" when nothing fits), rendered once.
+    def render(self) -> PreparedContext:
+        """The prepared context ("empty" when nothing fits). Renders anew at each call.
 
         Raises:
             InvariantError: if the rendered length disagrees with the fitted length.
@@ -102,8 +103,8 @@ class BuildResult:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BuildResult):
             return NotImplemented
-        return (self.context, self.delivered, self.omissions) == (
-            other.context,
+        return (self.render(), self.delivered, self.omissions) == (
+            other.render(),
             other.delivered,
             other.omissions,
         )
@@ -133,8 +134,8 @@ def build_context(
             refit encodes only new candidates; the result is identical without it.
 
     Returns:
-        The prepared context ("empty" when nothing fits, rendered when first read), the
-        delivered items and the omission counts.
+        The fitted pack ("empty" when nothing fits; :meth:`BuildResult.render` renders
+        it), the delivered items and the omission counts.
     """
     return BuildResult(
         fit_pack(

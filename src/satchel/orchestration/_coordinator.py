@@ -345,8 +345,8 @@ class Coordinator:
             "satchel.recall.truncated_items": omissions.truncated_items,
             "satchel.recall.neighbours": joined,
             "satchel.recall.dropped_items": omissions.dropped_items,
-            "satchel.context.status": build.context.status,
-            "satchel.context.bytes": build.context.content_bytes,
+            "satchel.context.status": "ready" if build.delivered_count else "empty",
+            "satchel.context.bytes": build.content_bytes,
         }
         with self._tracer.start_as_current_span("satchel.context.build", attributes=attributes):
             pass

@@ -75,7 +75,7 @@ async def digest_pack(
     """
     if digest is None or not build.delivered:
         return build, OFF
-    items = parse_context(build.context.content)
+    items = parse_context(build.render().content)
     kept, outcome = await _fused("digest", fuse, lambda: digest(query, items))
     if outcome != OK:
         return build, outcome

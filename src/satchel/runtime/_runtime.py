@@ -202,7 +202,7 @@ class Runtime:
         with self._tracer.start_as_current_span(
             "satchel.prepare_context", attributes=attributes
         ) as span:
-            context = (await self._preparer.prepare(resolved)).context
+            context = (await self._preparer.prepare(resolved)).render()
             span.set_attribute("satchel.context.status", context.status)
             span.set_attribute("satchel.context.bytes", context.content_bytes)
         return context
