@@ -174,6 +174,22 @@ def test_forget_takes_the_entry_out_of_search(
     assert json.loads(run(capsys, "scopes", *where, "--json")[1]) == json.loads(out)
 
 
+def test_ingesting_again_after_a_forget_serves_nothing_of_the_forgotten_entry(
+    capsys: pytest.CaptureFixture[str], database: str, workload: Path
+) -> None:
+    """Forget is forever: a second ingest of the workload does not bring a forgotten entry back."""
+    where = ["--db", database]
+    ask = ["prepare", *where, "--scope", "ops", "--embedder", "hashing", "staging cluster"]
+    citation = cited(database, "m1")
+    assert run(capsys, "forget", *where, *citation)[0] == 0
+    ingest(capsys, workload, *where)
+    assert "staging cluster freezes" not in run(capsys, *ask)[1]
+    assert cited(database, "m1") == citation
+    code, out, _ = run(capsys, "scopes", *where, "--json")
+    assert code == 0
+    assert json.loads(out)[1]["records"]["memory"] == 1
+
+
 def test_forget_of_something_that_does_not_exist_fails(
     capsys: pytest.CaptureFixture[str], database: str
 ) -> None:

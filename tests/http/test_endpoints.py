@@ -288,6 +288,22 @@ async def test_delete_forgets_out_of_search_and_the_version_stays_readable() -> 
     assert again.status_code == 204  # forgetting again changes nothing
 
 
+async def test_posting_a_deleted_keyed_entry_again_returns_it_forgotten() -> None:
+    """Forget is forever: DELETE, then POST the same key and content, returns the forgotten ref."""
+    keyed = {**BACKUPS, "key": "ops/1"}
+    async with serving() as (client, runtime):
+        (backups,) = await add(client, "s", keyed)
+        path = memory_path("s", backups["entry_id"])
+        deleted = await client.delete(path, params={"version": 1})
+        (again,) = await add(client, "s", keyed)
+        after = await prepare(client, "s", "when do backups run?")
+        counts = await runtime.store.scope_counts()
+    assert deleted.status_code == 204
+    assert again == backups
+    assert after.json()["status"] == "empty"
+    assert counts.get("s", {}).get("memory", 0) == 0
+
+
 @pytest.mark.parametrize("encoded", [True, False], ids=["percent-encoded", "raw-slashes"])
 async def test_a_scope_with_colons_and_slashes_is_addressed_in_the_url(encoded: bool) -> None:
     """Every path segment before the last is the scope: ':' and '/' in a scope work

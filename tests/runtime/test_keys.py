@@ -1,5 +1,6 @@
 """Idempotent writes: a caller's key names an entry per scope and family; the same key
-with the same content writes nothing, with new content a new version of that entry."""
+with the same content writes nothing (even after a forget: forget is forever), with new
+content a new version of that entry."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+import attrs
 import pytest
 
 import satchel
@@ -120,13 +122,35 @@ async def test_a_malformed_key_is_refused_by_name(key: object) -> None:
             await rt.add_memories("chat", [satchel.MemoryEntry(text="t", key=key)])  # type: ignore[arg-type]
 
 
-async def test_an_update_keeps_the_key_and_a_forget_frees_it() -> None:
-    """update_memory's new version keeps the entry's key; once forgotten, the key names
-    a new entry."""
+async def test_an_update_keeps_the_key_and_a_forget_keeps_it_forgotten() -> None:
+    """update_memory's new version keeps the entry's key; once forgotten, the key's
+    content replayed returns the forgotten version and writes nothing."""
     async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
         (ref,) = await rt.add_memories("chat", [entry()])
-        updated = await rt.update_memory(ref, satchel.MemoryEntry(text="Alice moved to Porto"))
+        porto = satchel.MemoryEntry(text="Alice moved to Porto")
+        updated = await rt.update_memory(ref, porto)
         assert (await rt.get_memory(updated)).key == "c1/D1:3"
         await rt.forget_memory(updated)
-        (fresh,) = await rt.add_memories("chat", [entry()])
-    assert fresh.entry_id != ref.entry_id
+        (again,) = await rt.add_memories("chat", [attrs.evolve(porto, key="c1/D1:3")])
+    assert again == updated
+
+
+async def test_a_prepare_after_a_forgotten_key_is_replayed_serves_nothing_of_it(
+    tmp_path: Path,
+) -> None:
+    """Forget is forever: a replay of a forgotten key's content is neither written nor served."""
+    path = tmp_path / "g.db"
+    request = satchel.PrepareContextRequest(scope_id="chat", query="Alice moved")
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
+        (ref,) = await rt.add_memories("chat", [entry()])
+        await rt.forget_memory(ref)
+        written = rows(path)
+        (again,) = await rt.add_memories("chat", [entry()])
+        served = satchel.parse_context((await rt.prepare_context(request)).content)
+        assert again == ref
+        assert rows(path) == written
+        assert served == ()
+        (changed,) = await rt.add_memories("chat", [entry("Alice moved to Porto")])
+        served = satchel.parse_context((await rt.prepare_context(request)).content)
+    assert (changed.entry_id, changed.version) == (ref.entry_id, 2)
+    assert [(item.citation.id, item.citation.version) for item in served] == [(ref.entry_id, 2)]

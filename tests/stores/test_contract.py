@@ -274,6 +274,49 @@ async def test_memory_idempotency_keys(store: Store) -> None:
     assert (await store.get_memory(second)).text == "Alice moved to Porto"
 
 
+async def test_a_forgotten_key_replayed_with_its_content_stays_forgotten(store: Store) -> None:
+    """Forget is forever: the same key and content after a forget returns the forgotten ref."""
+    entry = MemoryEntry(text="kestrel moved to Lisbon", key="k")
+    first, _ = await remember(store, "s", [entry, "heron stays in Faro"])
+    await store.forget_memory(first)
+    (again,) = await remember(store, "s", [entry])
+    assert again == first
+    pool = await search(store, "kestrel Lisbon")
+    assert await texts(store, every_key_of(pool)) == ["heron stays in Faro"]
+    assert pool.scope_rows == 1
+    assert (await store.get_memory(again)).text == "kestrel moved to Lisbon"
+    with pytest.raises(NotFoundError):  # still forgotten: no next version by update
+        await store.update_memory(again, MemoryEntry(text="x"), await EMBEDDER.embed(["x"]))
+
+
+async def test_new_content_under_a_forgotten_key_is_its_next_live_version(store: Store) -> None:
+    """New content under a forgotten key is the same entry's next version, live again."""
+    (first,) = await remember(store, "s", [MemoryEntry(text="kestrel moved to Lisbon", key="k")])
+    await store.forget_memory(first)
+    await remember(store, "s", [MemoryEntry(text="kestrel moved to Lisbon", key="k")])
+    (second,) = await remember(store, "s", [MemoryEntry(text="kestrel moved to Porto", key="k")])
+    assert (second.entry_id, second.version) == (first.entry_id, 2)
+    pool = await search(store, "kestrel moved")
+    assert await texts(store, every_key_of(pool)) == ["kestrel moved to Porto"]
+    assert pool.scope_rows == 1
+    (again,) = await remember(store, "s", [MemoryEntry(text="kestrel moved to Porto", key="k")])
+    assert again == second
+    assert (await store.get_memory(first)).text == "kestrel moved to Lisbon"
+
+
+async def test_a_batch_of_unchanged_and_new_records_searches_each_by_its_vector(
+    store: Store,
+) -> None:
+    """A write mixing unchanged and new records gives each new one its own vector."""
+    kestrel = MemoryEntry(text="kestrel moved to Lisbon", key="k")
+    await remember(store, "s", [kestrel])
+    await search(store, "kestrel")  # a store may hold the scope's vectors from here on
+    await remember(store, "s", [kestrel, MemoryEntry(text="heron stays in Faro", key="h")])
+    for text in ("kestrel moved to Lisbon", "heron stays in Faro"):
+        pool = await search(store, text)
+        assert (await texts(store, keys_of(pool.vector_keys)))[0] == text
+
+
 async def test_experiences_are_keyed_and_searched_by_text_only(store: Store) -> None:
     """An experience is searched on its whole text, never by vector; its evidence holds
     that text; its key works like a memory's."""

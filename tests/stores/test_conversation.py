@@ -170,7 +170,7 @@ def downgrade(path: Path, version: str) -> None:
     idempotency keys; 3 also no mentioned days; 2 also has FTS5 tables with a scope
     token column and bare terms; 1 also no record times."""
     with sqlite3.connect(path) as conn:
-        conn.execute("DROP INDEX records_caller_key")
+        conn.execute("DROP INDEX records_caller_key_all")
         conn.execute("ALTER TABLE records DROP COLUMN caller_key")
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (version,))
         if version == "4":

@@ -44,6 +44,19 @@ def test_new_content_under_a_key_is_the_next_version_and_retires_the_old() -> No
     assert decision == r.WriteDecision("new-version", "rid", 4, "row-7")
 
 
+def test_the_same_content_under_a_forgotten_key_stays_forgotten() -> None:
+    """Forget is forever: a forgotten version with the same content is returned, unwritten."""
+    decision = r.decide(r.Live("row-7", "rid", 3, "same", live=False), "same")
+    assert decision == r.WriteDecision("unchanged", "rid", 3)
+    assert not decision.writes
+
+
+def test_new_content_under_a_forgotten_key_is_the_next_version_retiring_nothing() -> None:
+    """New content under a forgotten key is its record's next version; nothing to retire."""
+    decision = r.decide(r.Live("row-7", "rid", 3, "old", live=False), "new")
+    assert decision == r.WriteDecision("new-version", "rid", 4)
+
+
 def test_a_title_held_by_a_live_note_replaces_it() -> None:
     """A topic memory's title held by a live note makes that note's next revision."""
     assert r.by_title(r.Live(5, "note", 2)) == r.WriteDecision("new-version", "note", 3, 5)
@@ -67,6 +80,12 @@ def test_the_name_decides_only_where_the_key_did_not() -> None:
     assert r.needs_name("resource", revised, "other")
     assert r.needs_name("resource", new, "u")
     assert not r.needs_name("memory", new)
+
+
+def test_a_uri_decides_where_the_keys_record_is_not_live() -> None:
+    """A resource whose key's record left search is placed by its URI, not its key."""
+    forgotten: r.WriteDecision[int] = r.WriteDecision("new-version", "u", 2)
+    assert r.needs_name("resource", forgotten, "u")
 
 
 def test_content_identity_is_the_stored_hash_of_the_content() -> None:

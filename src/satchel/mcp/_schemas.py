@@ -233,7 +233,8 @@ ENTRY: Final = _object(
         "key": _nullable(
             _text(
                 "An idempotency key, unique per scope: the same key with the same content"
-                " writes nothing and returns the existing ref; with new content, a new version.",
+                " writes nothing and returns the existing ref (a forgotten entry stays"
+                " forgotten); with new content, a new live version.",
                 max_length=MAX_KEY_CHARS,
             )
         ),

@@ -54,7 +54,9 @@ class RecordStore(Protocol):
     embeds). A record with a ``key`` (the caller's idempotency key) that the scope
     already holds in its family is not written again when its content is the same (its
     existing reference is returned); with new content it becomes a new version of that
-    record (memory) or replaces it (the other families).
+    record (memory) or replaces it (the other families). Forget is forever: a key whose
+    entry was forgotten, given the same content again, returns the forgotten reference
+    and writes nothing; with new content it is the entry's next version, searchable.
     """
 
     async def add_memories(

@@ -1,9 +1,10 @@
 """The record rules every store keeps, decided once: the stores below them only move rows.
 
-- **Idempotency.** A store looks up the searchable version its caller's key names (a
-  :class:`Live`) and :func:`decide` says what the write is: ``unchanged`` (nothing to
-  write, the existing reference returned), ``new-version`` (retire that version, write
-  the next) or ``new``. Content is compared by :func:`content_identity`, one hash of the
+- **Idempotency.** A store looks up the latest version its caller's key names, live or
+  forgotten (a :class:`Live`), and :func:`decide` says what the write is: ``unchanged``
+  (nothing to write, the existing reference returned, even a forgotten one: forget is
+  forever), ``new-version`` (retire that version if it is live, write the next) or
+  ``new``. Content is compared by :func:`content_identity`, one hash of the
   record's content (:func:`identity_of`), whatever the store keeps of it.
 - **Names.** Without a key's version, a topic memory's title names the record
   (:func:`by_title`) and a resource's URI always does (:func:`by_uri`): a live holder of
@@ -64,12 +65,14 @@ Keepable: TypeAlias = MemoryEntry | Experience | TopicMemory | Resource
 
 @attrs.frozen
 class Live(Generic[H]):
-    """A searchable version a store found by its caller's key, title or URI."""
+    """A version a store found by its caller's key, title or URI: a searchable one, or
+    (by key only) a forgotten record's last version."""
 
     handle: H  # the store's own name for it, for the retirement a decision asks for
     record_id: str  # entry id, record id, or URI
     version: int  # its version (memory) or revision (the other families)
     identity: str | None = None  # its content identity; None when not looked up by key
+    live: bool = True  # False: its record was forgotten (it left search with no successor)
 
 
 @attrs.frozen
@@ -89,14 +92,18 @@ class WriteDecision(Generic[H]):
 
 
 def decide(found: Live[H] | None, identity: str) -> WriteDecision[H]:
-    """What a caller's key makes of a write: ``new`` (a fresh id, version 1) when no
-    searchable version holds the key; ``unchanged`` when the one that does holds
-    exactly this content; else ``new-version``, replacing it."""
+    """What a caller's key makes of a write, given the latest version that holds the
+    key (live, or its forgotten record's last one): ``new`` (a fresh id, version 1) when
+    none does; ``unchanged`` when it holds exactly this content, live or forgotten
+    (forget is forever: the forgotten reference, nothing written, nothing served); else
+    ``new-version``, the record's next version, live, replacing the found one if it is
+    live (a forgotten one has left search already)."""
     if found is None:
         return WriteDecision("new", new_record_id(), 1)
     if found.identity == identity:
         return WriteDecision("unchanged", found.record_id, found.version)
-    return WriteDecision("new-version", found.record_id, found.version + 1, found.handle)
+    retire = found.handle if found.live else None
+    return WriteDecision("new-version", found.record_id, found.version + 1, retire)
 
 
 def by_title(holder: Live[H] | None) -> WriteDecision[H]:
@@ -117,11 +124,12 @@ def by_uri(uri: str, holder: Live[H] | None, latest: int) -> WriteDecision[H]:
 
 def needs_name(family: str, keyed: WriteDecision[H], uri: str | None = None) -> bool:
     """Whether the record's name decides after its key did: a topic memory its key
-    did not find, and a resource unless its key's record already lives at ``uri``."""
+    did not find, and a resource unless its key's record already lives at ``uri`` (a
+    live version there that the write replaces)."""
     if family == "topic-memory":
         return keyed.kind == "new"
     if family == "resource":
-        return keyed.kind != "new-version" or keyed.record_id != uri
+        return keyed.kind != "new-version" or keyed.retire is None or keyed.record_id != uri
     return False
 
 

@@ -37,8 +37,8 @@ class MemoryEntry:
     created_at: datetime | None = None
     thread: str | None = None
     #: The caller's idempotency key, unique per scope and family: the same key with the
-    #: same content writes nothing and returns the existing reference; with new content
-    #: it writes a new version of that entry.
+    #: same content writes nothing and returns the existing reference (a forgotten one
+    #: stays forgotten); with new content it writes a new, live version of that entry.
     key: str | None = None
 
 

@@ -67,6 +67,8 @@ class Scope:
     live: dict[Family, dict[int, Stored]] = attrs.Factory(dict)
     #: Every version ever written, per (family, record id), oldest first.
     history: dict[tuple[Family, str], list[Stored]] = attrs.Factory(dict)
+    #: The latest version written with each caller's key, per (family, key).
+    keys: dict[tuple[Family, str], Stored] = attrs.Factory(dict)
 
     def searchable(self, family: Family) -> dict[int, Stored]:
         return self.live.setdefault(family, {})
@@ -77,10 +79,17 @@ class Scope:
         return None if found is None else found.live()
 
     def keyed(self, family: Family, record: Keepable) -> WriteDecision[Stored]:
-        """What the record's idempotency key makes of its write (``_rules.decide``)."""
+        """What the record's idempotency key makes of its write (``_rules.decide``),
+        given the latest version that holds the key: a searchable one, or a forgotten
+        record's last one (a version a newer one of its record replaced counts as none)."""
         if record.key is None:
             return decide(None, "")
-        found = self.find(family, lambda stored: stored.caller_key == record.key)
+        latest = self.keys.get((family, record.key))
+        found: Live[Stored] | None = None
+        if latest is not None and latest.key in self.searchable(family):
+            found = latest.live()
+        elif latest is not None and self.history[(family, latest.record_id)][-1] is latest:
+            found = attrs.evolve(latest.live(), live=False)  # its record was forgotten
         return decide(found, identity_of(record))
 
     def titled(self, title: str) -> Live[Stored] | None:
@@ -102,6 +111,8 @@ class Scope:
         """Make a new version searchable and readable."""
         self.searchable(stored.family)[stored.key] = stored
         self.history.setdefault((stored.family, stored.record_id), []).append(stored)
+        if stored.caller_key is not None:
+            self.keys[(stored.family, stored.caller_key)] = stored
 
     def retire(self, stored: Stored | None) -> None:
         """Take a version out of search; ``history`` keeps it readable."""

@@ -257,20 +257,32 @@ async def retire(cur: Any, write: Write, key: int) -> None:
 
 async def keyed(cur: Any, write: Write, record: Keepable) -> WriteDecision[int]:
     """What the record's idempotency key makes of its write (``_rules.decide``), given
-    the live record of the family in the scope that holds the key, if any."""
+    the latest version of the family in the scope that holds the key: a live one, or a
+    forgotten record's last one (a version a newer one of its record replaced counts as
+    none)."""
     if record.key is None:
         return decide(None, "")
     await write.flush(cur)
     await cur.execute(
-        "SELECT k, rid, revision, content_hash FROM satchel_records WHERE scope = %s"
-        " AND family = %s AND caller_key = %s AND live = 1",
+        "SELECT k, rid, revision, content_hash, live FROM satchel_records WHERE scope = %s"
+        " AND family = %s AND caller_key = %s ORDER BY k DESC LIMIT 1",
         (write.scope_id, write.record_family, record.key),
     )
     found = await cur.fetchone()
     if found is None:
         return decide(None, "")
-    key, rid, revision, stored = found
-    return decide(Live(key, rid, int(revision), stored), identity_of(record))
+    key, rid, revision, stored, live = found
+    if not live:
+        await cur.execute(
+            "SELECT MAX(revision) FROM satchel_records"
+            " WHERE scope = %s AND family = %s AND rid = %s",
+            (write.scope_id, write.record_family, rid),
+        )
+        (latest,) = await cur.fetchone()
+        if int(latest) != int(revision):  # replaced by a newer version: the key holds nothing
+            return decide(None, "")
+    found_live = Live(key, rid, int(revision), stored, bool(live))
+    return decide(found_live, identity_of(record))
 
 
 async def named(cur: Any, write: Write, column: str, value: str) -> Live[int] | None:

@@ -51,6 +51,9 @@ class Write:
     refs: list[Any] = attrs.Factory(list)
     added_rows: list[int] = attrs.Factory(list)
     removed_rows: list[int] = attrs.Factory(list)
+    #: The position in the write's input of each record it did not write (unchanged),
+    #: whose vector is no added row's.
+    unwritten: list[int] = attrs.Factory(list)
 
     @property
     def record_family(self) -> Family:
@@ -262,22 +265,32 @@ def reanalyse(conn: sqlite3.Connection) -> None:
 
 def keyed(conn: sqlite3.Connection, write: Write, record: Keepable) -> WriteDecision[int]:
     """What the record's idempotency key makes of its write (``_rules.decide``), given
-    the live record of the family in the scope that holds the key, if any."""
+    the latest version of the family in the scope that holds the key: a live one, or a
+    forgotten record's last one (a version a newer one of its record replaced counts as
+    none)."""
     if record.key is None:
         return decide(None, "")
     family = write.record_family
     found = conn.execute(
-        f"SELECT row, rid, revision, {CONTENT_COLUMNS[family]} FROM records"
-        " WHERE family = ? AND scope_key = ? AND caller_key = ? AND live = 1",
+        f"SELECT row, rid, revision, live, {CONTENT_COLUMNS[family]} FROM records"
+        " WHERE family = ? AND scope_key = ? AND caller_key = ? ORDER BY row DESC LIMIT 1",
         (family, write.scope_key, record.key),
     ).fetchone()
     if found is None:
         return decide(None, "")
-    row, rid, revision, *stored = found
+    row, rid, revision, live, *stored = found
+    if not live:
+        (latest,) = conn.execute(
+            "SELECT max(revision) FROM records WHERE family = ? AND scope_key = ? AND rid = ?",
+            (family, write.scope_key, rid),
+        ).fetchone()
+        if latest != revision:  # replaced by a newer version: the key holds nothing
+            return decide(None, "")
     if family == "memory":
         text, kind, tags, said, thread = stored
         stored = list(memory_content(text, kind, decode_tags(tags), said, thread))
-    return decide(Live(row, rid, revision, content_identity(tuple(stored))), identity_of(record))
+    identity = content_identity(tuple(stored))
+    return decide(Live(row, rid, revision, identity, bool(live)), identity_of(record))
 
 
 def named(conn: sqlite3.Connection, write: Write, column: str, value: str) -> Live[int] | None:

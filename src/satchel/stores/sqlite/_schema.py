@@ -92,8 +92,9 @@ CREATE INDEX IF NOT EXISTS records_time ON records (family, scope_key, created_t
     WHERE live = 1;
 CREATE INDEX IF NOT EXISTS records_thread ON records (family, scope_key, thread, created_ts, row)
     WHERE live = 1 AND thread IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_caller_key ON records (family, scope_key, caller_key)
-    WHERE live = 1 AND caller_key IS NOT NULL;
+DROP INDEX IF EXISTS records_caller_key;
+CREATE INDEX IF NOT EXISTS records_caller_key_all ON records (family, scope_key, caller_key)
+    WHERE caller_key IS NOT NULL;
 """
 
 FTS_DDL: Final = """

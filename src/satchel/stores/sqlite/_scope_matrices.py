@@ -111,7 +111,8 @@ class ScopeMatrices:
                 return
             matrix.remove(np.asarray(written.removed_rows, dtype=np.int64))
             if vectors is not None and written.added_rows:
-                matrix.add(np.asarray(written.added_rows, dtype=np.int64), vectors)
+                added = np.delete(vectors, written.unwritten, axis=0)  # an unchanged record's
+                matrix.add(np.asarray(written.added_rows, dtype=np.int64), added)
             self._consider_index(written.record_family, written.scope_key, matrix)
 
     def forget_all(self) -> None:

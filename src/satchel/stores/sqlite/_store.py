@@ -232,6 +232,8 @@ class SqliteStore:
                             entry, vector,
                         )
                     )  # fmt: skip
+                else:
+                    write.unwritten.append(len(write.refs))
                 write.refs.append(MemoryRef(scope_id, decision.record_id, decision.version))
             self._note_threads(write.scope_key, entries)
             return write
@@ -312,6 +314,8 @@ class SqliteStore:
                         embedding=vector.tobytes(), caller_key=topic.key,
                     )  # fmt: skip
                     write.added_rows.append(row)
+                else:
+                    write.unwritten.append(len(write.refs))
                 write.refs.append(
                     RecordRef("topic-memory", scope_id, decision.record_id, decision.version)
                 )
@@ -344,6 +348,8 @@ class SqliteStore:
                     )  # fmt: skip
                     conn.execute("INSERT INTO resource_bodies VALUES (?, ?)", (row, resource.body))
                     write.added_rows.append(row)
+                else:
+                    write.unwritten.append(len(write.refs))
                 write.refs.append(RecordRef("resource", scope_id, uri, decision.version))
             return write
 
