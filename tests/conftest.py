@@ -14,9 +14,8 @@ if TYPE_CHECKING:
 
 
 #: Test processes a whole-suite run uses at most when pytest-xdist is installed (the
-#: ``test`` extra installs it): two per CPU. The suite waits a lot on subprocesses,
-#: threads and the seekdb engine, so on two cores four workers ran it in 174 s against
-#: 182-191 s for two; but each worker
+#: ``test`` extra installs it). The suite waits a lot on subprocesses, threads and the
+#: seekdb engine, so two workers shorten a run even on two cores; but each worker
 #: collects the whole suite (about 10 s of CPU) and makes its own session fixtures
 #: (a seekdb engine, servers). (xdist's ``loadgroup``, which could keep one engine per
 #: run, cannot rename tests on pytest 9, where a node's id is read-only: not used.)
@@ -33,7 +32,7 @@ def cpus() -> int:
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """Spread a whole-suite run (``pytest`` with no paths, as the README and CI run it)
-    over min(2 x CPUs, MOST_WORKERS) xdist workers. A run of named files or tests stays in
+    over min(CPUs, MOST_WORKERS) xdist workers. A run of named files or tests stays in
     one process (it starts at once, and ``--pdb`` works); so does a run whose command
     line chose (``-n 0``, ``-n 2``, ``-p no:xdist``), and any run without xdist
     installed. Runs before xdist's own hook reads ``-n``."""
@@ -48,7 +47,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         or option.collectonly
     ):
         return
-    workers = min(2 * cpus(), MOST_WORKERS)
+    workers = min(cpus(), MOST_WORKERS)
     if workers > 1:
         option.numprocesses = workers
 
