@@ -33,6 +33,8 @@ from ..vocabulary._records import (
     Experience,
     MemoryEntry,
     MemoryRecord,
+    MemoryRef,
+    RecordRef,
     Resource,
     TopicMemory,
     experience_text,
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..vocabulary._records import MemoryRef
+    from ..vocabulary._families import Family
 
     Vectors = npt.NDArray[np.float32]
 
@@ -133,6 +135,20 @@ def needs_name(family: str, keyed: WriteDecision[H], uri: str | None = None) -> 
     return False
 
 
+def name_of(record: Keepable) -> str | None:
+    """The name a record is placed by when its key does not decide
+    (:func:`needs_name`): a resource's URI (a topic memory's title is looked up by the
+    store; other records have none)."""
+    return record.uri if isinstance(record, Resource) else None
+
+
+def ref_of(family: Family, scope_id: str, decision: WriteDecision[H]) -> MemoryRef | RecordRef:
+    """The reference a write returns for one record of ``family``."""
+    if family == "memory":
+        return MemoryRef(scope_id, decision.record_id, decision.version)
+    return RecordRef(family, scope_id, decision.record_id, decision.version)
+
+
 def new_record_id() -> str:
     """A fresh record id."""
     return uuid.uuid4().hex
@@ -172,6 +188,36 @@ def content_identity(content: Content) -> str:
 def identity_of(record: Keepable) -> str:
     """The content identity of a record (:func:`content_of`, hashed)."""
     return content_identity(content_of(record))
+
+
+@attrs.frozen
+class Columns:
+    """What one version of an experience, topic memory or resource keeps beside its id
+    and version: the text it is searched on, and what it is read back with."""
+
+    searched: str
+    text: str | None = None
+    title: str | None = None
+    abstract: str | None = None
+    overview: str | None = None
+    body: str | None = None
+
+
+def columns_of(record: Experience | TopicMemory | Resource) -> Columns:
+    """The columns of one version of ``record`` (a memory entry has its own: its kind,
+    tags, time and thread)."""
+    if isinstance(record, Experience):
+        text = experience_text(record)
+        return Columns(text, text=text)
+    if isinstance(record, TopicMemory):
+        text = topic_text(record)
+        return Columns(text, text=text, title=record.title)
+    return Columns(
+        searchable(None, record.abstract, record.overview),
+        abstract=record.abstract,
+        overview=record.overview,
+        body=record.body,
+    )
 
 
 def searchable(text: str | None, abstract: str | None, overview: str | None) -> str:

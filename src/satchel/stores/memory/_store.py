@@ -31,7 +31,7 @@ from ...vocabulary._analysis import analyse
 from ...vocabulary._dates import mentioned_days
 from ...vocabulary._errors import StoreError
 from ...vocabulary._evidence import Evidence, Pool
-from ...vocabulary._records import MemoryRecord, MemoryRef, RecordRef, experience_text, topic_text
+from ...vocabulary._records import MemoryEntry, MemoryRecord, MemoryRef, RecordRef
 from .. import _rules
 from ._channels import lexical, nearest, time_channel, unit
 from ._stored import Scope, Stored, thread_order
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ...vocabulary._families import Family
-    from ...vocabulary._records import Experience, MemoryEntry, Profile, Resource, TopicMemory
+    from ...vocabulary._records import Experience, Profile, Resource, TopicMemory
     from ...vocabulary._retrieval import PoolRequest
 
     Vectors = npt.NDArray[np.float32]
@@ -85,19 +85,7 @@ class MemoryStore:
     async def add_memories(
         self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
     ) -> list[MemoryRef]:
-        await self._enter()
-        self._take_vectors(vectors, len(entries))
-        scope = self._scopes.setdefault(scope_id, Scope())
-        refs: list[MemoryRef] = []
-        for entry, vector in zip(entries, vectors, strict=True):
-            decision = scope.keyed("memory", entry)
-            ref = MemoryRef(scope_id, decision.record_id, decision.version)
-            if decision.writes:
-                scope.retire(decision.retire)
-                self._add_memory(scope, ref, entry, vector)
-            refs.append(ref)
-        scope.write_version += 1
-        return refs
+        return await self._add_records(scope_id, "memory", entries, vectors)
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
         await self._enter()
@@ -123,64 +111,42 @@ class MemoryStore:
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
     ) -> list[RecordRef]:
-        await self._enter()
-        scope = self._scopes.setdefault(scope_id, Scope())
-        refs: list[RecordRef] = []
-        for experience in experiences:
-            text = experience_text(experience)
-            decision = scope.keyed("experience", experience)
-            ref = RecordRef("experience", scope_id, decision.record_id, decision.version)
-            if decision.writes:
-                scope.retire(decision.retire)
-                self._add(scope, ref, experience, text, text=text)
-            refs.append(ref)
-        scope.write_version += 1
-        return refs
+        return await self._add_records(scope_id, "experience", experiences, None)
 
     async def add_topic_memories(
         self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
     ) -> list[RecordRef]:
-        await self._enter()
-        self._take_vectors(vectors, len(topics))
-        scope = self._scopes.setdefault(scope_id, Scope())
-        refs: list[RecordRef] = []
-        for topic, vector in zip(topics, vectors, strict=True):
-            text = topic_text(topic)
-            decision = scope.keyed("topic-memory", topic)
-            if _rules.needs_name("topic-memory", decision):  # the title names the note
-                decision = _rules.by_title(scope.titled(topic.title))
-            ref = RecordRef("topic-memory", scope_id, decision.record_id, decision.version)
-            if decision.writes:
-                scope.retire(decision.retire)
-                self._add(scope, ref, topic, text, text=text, vector=vector, title=topic.title)
-            refs.append(ref)
-        scope.write_version += 1
-        return refs
+        return await self._add_records(scope_id, "topic-memory", topics, vectors)
 
     async def add_resources(
         self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
     ) -> list[RecordRef]:
+        return await self._add_records(scope_id, "resource", resources, vectors)
+
+    async def _add_records(
+        self,
+        scope_id: str,
+        family: Family,
+        records: Sequence[_rules.Keepable],
+        vectors: Vectors | None,
+    ) -> list[Any]:
+        """Write a batch of one family's records, as the record rules decide each
+        (unchanged, a new version, or new); one reference each, in order."""
         await self._enter()
-        self._take_vectors(vectors, len(resources))
+        if vectors is not None:
+            self._take_vectors(vectors, len(records))
+        paired = list(vectors) if vectors is not None else [None] * len(records)
         scope = self._scopes.setdefault(scope_id, Scope())
-        refs: list[RecordRef] = []
-        for resource, vector in zip(resources, vectors, strict=True):
-            uri, abstract, overview = resource.uri, resource.abstract, resource.overview
-            decision = scope.keyed("resource", resource)
+        refs: list[Any] = []
+        for record, vector in zip(records, paired, strict=True):
+            decision = scope.keyed(family, record)
+            scope.retire(decision.retire)
+            if decision.writes and _rules.needs_name(family, decision, _rules.name_of(record)):
+                decision = scope.by_name(record)
+                scope.retire(decision.retire)
+            ref = _rules.ref_of(family, scope_id, decision)
             if decision.writes:
-                scope.retire(decision.retire)
-            if decision.writes and _rules.needs_name("resource", decision, uri):
-                current = scope.at_uri(uri)  # the URI names the document
-                latest = len(scope.history.get(("resource", uri), []))
-                decision = _rules.by_uri(uri, None if current is None else current.live(), latest)
-                scope.retire(decision.retire)
-            ref = RecordRef("resource", scope_id, uri, decision.version)
-            if decision.writes:  # searched on its summaries only; the body is read on demand
-                searched = _rules.searchable(None, abstract, overview)
-                self._add(
-                    scope, ref, resource, searched, abstract=abstract, overview=overview,
-                    vector=vector, body=resource.body,
-                )  # fmt: skip
+                self._keep_version(scope, ref, record, vector)
             refs.append(ref)
         scope.write_version += 1
         return refs
@@ -310,24 +276,28 @@ class MemoryStore:
             self._dimension = dimension
             self._built_by = self._built_by or self._bound
 
-    def _add(
+    def _keep_version(
         self,
         scope: Scope,
-        ref: RecordRef,
-        record: Experience | TopicMemory | Resource,
-        searched: str,
-        *,
-        vector: Vectors | None = None,
-        title: str | None = None,
-        body: str | None = None,
-        **cited: Any,
+        ref: MemoryRef | RecordRef,
+        record: _rules.Keepable,
+        vector: Vectors | None,
     ) -> None:
-        """Keep a new searchable version of a record of another family than memory; its
-        evidence cites ``ref`` with ``cited``, its full-text terms are ``searched``'s."""
-        evidence = Evidence.from_record(ref.family, ref.scope_id, ref.id, ref.revision, **cited)
+        """Keep a new searchable version of a record; its evidence cites ``ref``."""
+        if isinstance(record, MemoryEntry):
+            assert isinstance(ref, MemoryRef)
+            assert vector is not None
+            self._add_memory(scope, ref, record, vector)
+            return
+        assert isinstance(ref, RecordRef)
+        columns = _rules.columns_of(record)
+        evidence = Evidence.from_record(
+            ref.family, ref.scope_id, ref.id, ref.revision,
+            text=columns.text, abstract=columns.abstract, overview=columns.overview,
+        )  # fmt: skip
         self._keep(
-            scope, evidence, ref.id, ref.revision, record, searched,
-            vector=vector, title=title, body=body,
+            scope, evidence, ref.id, ref.revision, record, columns.searched,
+            vector=vector, title=columns.title, body=columns.body,
         )  # fmt: skip
 
     def _add_memory(

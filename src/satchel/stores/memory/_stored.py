@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .._rules import Live, decide, identity_of
+from ...vocabulary._records import TopicMemory
+from .._rules import Live, by_title, by_uri, decide, identity_of, name_of
 
 if TYPE_CHECKING:
     from collections import Counter
@@ -102,6 +103,17 @@ class Scope:
         if versions and versions[-1].key in self.searchable("resource"):
             return versions[-1]
         return None
+
+    def by_name(self, record: Keepable) -> WriteDecision[Stored]:
+        """Where a record its key did not place goes by its name
+        (``_rules.needs_name``): a topic memory by its title, a resource by its URI."""
+        if isinstance(record, TopicMemory):
+            return by_title(self.titled(record.title))
+        uri = name_of(record)
+        assert uri is not None, "only a topic memory or a resource is placed by its name"
+        current = self.at_uri(uri)
+        latest = len(self.history.get(("resource", uri), []))
+        return by_uri(uri, None if current is None else current.live(), latest)
 
     def versions(self, ref: MemoryRef) -> list[Stored]:
         """Every version of ``ref``'s entry, oldest first (version n at n - 1)."""

@@ -14,13 +14,17 @@ import numpy as np
 
 from ...vocabulary._analysis import index_text
 from ...vocabulary._dates import mentioned_days
+from ...vocabulary._records import MemoryEntry, TopicMemory
 from .._rules import (
     Live,
+    by_title,
     by_uri,
+    columns_of,
     decide,
     encode_tags,
     forgotten,
     identity_of,
+    name_of,
     no_version,
     searchable,
 )
@@ -28,7 +32,7 @@ from . import _schema as sql
 
 if TYPE_CHECKING:
     from ...vocabulary._families import Family
-    from ...vocabulary._records import MemoryEntry, MemoryRef
+    from ...vocabulary._records import MemoryRef
     from .._rules import Keepable, WriteDecision
 
 #: The sortable time of a record without one.
@@ -141,19 +145,31 @@ async def insert(
     return key
 
 
-async def insert_memory(
-    cur: Any, write: Write, rid: str, version: int, entry: MemoryEntry, vector: Any
+async def insert_record(
+    cur: Any, write: Write, decision: WriteDecision[int], record: Keepable, vector: Any
 ) -> None:
-    at = entry.created_at
-    key = await insert(
-        cur, write, rid, version, index_text(entry.text), identity_of(entry),
-        text=entry.text, kind=entry.kind, tags=encode_tags(entry.tags),
-        created_at=None if at is None else at.isoformat(),
-        created_ts=NO_TIME if at is None else at.timestamp(),
-        thread=entry.thread, embedding=vector, caller_key=entry.key,
+    """Write the version ``decision`` names of ``record`` (its vector, if its family has
+    one)."""
+    rid, revision, identity = decision.record_id, decision.version, identity_of(record)
+    if isinstance(record, MemoryEntry):
+        at = record.created_at
+        key = await insert(
+            cur, write, rid, revision, index_text(record.text), identity,
+            text=record.text, kind=record.kind, tags=encode_tags(record.tags),
+            created_at=None if at is None else at.isoformat(),
+            created_ts=NO_TIME if at is None else at.timestamp(),
+            thread=record.thread, embedding=vector, caller_key=record.key,
+        )  # fmt: skip
+        if at is not None:
+            write.mentions += mention_rows(write.scope_id, key, record.text, at)
+        return
+    columns = columns_of(record)
+    await insert(
+        cur, write, rid, revision, index_text(columns.searched), identity,
+        text=columns.text, title=columns.title, abstract=columns.abstract,
+        overview=columns.overview, body=columns.body, embedding=vector,
+        caller_key=record.key,
     )  # fmt: skip
-    if at is not None:
-        write.mentions += mention_rows(write.scope_id, key, entry.text, at)
 
 
 def mention_rows(scope_id: str, key: int, text: str, at: datetime) -> list[tuple[Any, ...]]:
@@ -298,8 +314,14 @@ async def named(cur: Any, write: Write, column: str, value: str) -> Live[int] | 
     return None if found is None else Live(found[0], found[1], int(found[2]))
 
 
-async def at_uri(cur: Any, write: Write, uri: str) -> WriteDecision[int]:
-    """Where a resource at ``uri`` goes (``_rules.by_uri``)."""
+async def by_name(cur: Any, write: Write, record: Keepable) -> WriteDecision[int]:
+    """Where a record its key did not place goes by its name (``_rules.needs_name``): a
+    topic memory by its title (``_rules.by_title``), a resource by its URI
+    (``_rules.by_uri``)."""
+    if isinstance(record, TopicMemory):
+        return by_title(await named(cur, write, "title", record.title))
+    uri = name_of(record)
+    assert uri is not None, "only a topic memory or a resource is placed by its name"
     holder = await named(cur, write, "rid", uri)
     latest = 0
     if holder is None:  # a URI back after it left: its next revision

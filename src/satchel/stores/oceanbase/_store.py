@@ -24,15 +24,12 @@ import attrs
 from opentelemetry.trace import SpanKind
 
 from ...vocabulary import _telemetry as tracing
-from ...vocabulary._analysis import index_text
 from ...vocabulary._errors import StoreError, StoreUnavailableError
 from ...vocabulary._evidence import Evidence, Pool
 from ...vocabulary._records import (
     MemoryRecord,
     MemoryRef,
     RecordRef,
-    experience_text,
-    topic_text,
 )
 from .. import _rules
 from . import _rows as rows
@@ -58,6 +55,7 @@ if TYPE_CHECKING:
         TopicMemory,
     )
     from ...vocabulary._retrieval import PoolRequest
+    from .._rules import Keepable
 
     Vectors = npt.NDArray[np.float32]
 
@@ -161,31 +159,18 @@ class OceanBaseStore:
     async def add_memories(
         self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
     ) -> list[MemoryRef]:
-        _rules.check_vectors(vectors, len(entries), self._dimension)
-
-        async def work(cur: Any, write: rows.Write) -> list[MemoryRef]:
-            refs = []
-            for entry, vector in zip(entries, vectors, strict=True):
-                decision = await rows.keyed(cur, write, entry)
-                if decision.writes:
-                    await rows.replace(cur, write, decision)
-                    await rows.insert_memory(
-                        cur, write, decision.record_id, decision.version, entry, vector
-                    )
-                refs.append(MemoryRef(scope_id, decision.record_id, decision.version))
-            return refs
-
-        return await self._write("add_memories", scope_id, "memory", len(entries), work, vectors)
+        return await self._add("add_memories", scope_id, "memory", entries, vectors)
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
         _rules.check_vectors(vector, 1, self._dimension)
 
         async def work(cur: Any, write: rows.Write) -> MemoryRef:
             key, latest, caller_key = await rows.live_memory(cur, ref, forgotten_ok=False)
-            await rows.retire(cur, write, key)
             # A new version keeps the entry's idempotency key.
             kept = attrs.evolve(entry, key=caller_key) if entry.key is None else entry
-            await rows.insert_memory(cur, write, ref.entry_id, latest + 1, kept, vector[0])
+            decision = _rules.WriteDecision("new-version", ref.entry_id, latest + 1, key)
+            await rows.replace(cur, write, decision)
+            await rows.insert_record(cur, write, decision, kept, vector[0])
             return MemoryRef(ref.scope_id, ref.entry_id, latest + 1)
 
         return await self._write("update_memory", ref.scope_id, "memory", 1, work, vector, True)
@@ -201,81 +186,20 @@ class OceanBaseStore:
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
     ) -> list[RecordRef]:
-        async def work(cur: Any, write: rows.Write) -> list[RecordRef]:
-            refs = []
-            for experience in experiences:
-                text = experience_text(experience)
-                decision = await rows.keyed(cur, write, experience)
-                rid, revision = decision.record_id, decision.version
-                if decision.writes:
-                    await rows.replace(cur, write, decision)
-                    await rows.insert(
-                        cur, write, rid, revision, index_text(text),
-                        _rules.identity_of(experience), text=text, caller_key=experience.key,
-                    )  # fmt: skip
-                refs.append(RecordRef("experience", scope_id, rid, revision))
-            return refs
-
-        n = len(experiences)
-        return await self._write("add_experiences", scope_id, "experience", n, work, None)
+        return await self._add("add_experiences", scope_id, "experience", experiences, None)
 
     async def add_topic_memories(
         self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
     ) -> list[RecordRef]:
-        _rules.check_vectors(vectors, len(topics), self._dimension)
-
-        async def work(cur: Any, write: rows.Write) -> list[RecordRef]:
-            refs = []
-            for topic, vector in zip(topics, vectors, strict=True):
-                text = topic_text(topic)
-                decision = await rows.keyed(cur, write, topic)
-                if _rules.needs_name("topic-memory", decision):  # the title names the note
-                    holder = await rows.named(cur, write, "title", topic.title)
-                    decision = _rules.by_title(holder)
-                rid, revision = decision.record_id, decision.version
-                if decision.writes:
-                    await rows.replace(cur, write, decision)
-                    await rows.insert(
-                        cur, write, rid, revision, index_text(text), _rules.identity_of(topic),
-                        text=text, title=topic.title, embedding=vector, caller_key=topic.key,
-                    )  # fmt: skip
-                refs.append(RecordRef("topic-memory", scope_id, rid, revision))
-            return refs
-
-        n = len(topics)
-        return await self._write("add_topic_memories", scope_id, "topic-memory", n, work, vectors)
+        return await self._add("add_topic_memories", scope_id, "topic-memory", topics, vectors)
 
     async def add_resources(
         self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
     ) -> list[RecordRef]:
-        _rules.check_vectors(vectors, len(resources), self._dimension)
         for resource in resources:
             if len(resource.uri) > sql.MAX_RID_CHARS:
                 raise StoreError(f"resource uri is longer than {sql.MAX_RID_CHARS} characters")
-
-        async def work(cur: Any, write: rows.Write) -> list[RecordRef]:
-            refs = []
-            for resource, vector in zip(resources, vectors, strict=True):
-                uri = resource.uri
-                decision = await rows.keyed(cur, write, resource)
-                if decision.writes:
-                    await rows.replace(cur, write, decision)
-                if decision.writes and _rules.needs_name("resource", decision, uri):
-                    decision = await rows.at_uri(cur, write, uri)  # the URI names the document
-                    await rows.replace(cur, write, decision)
-                if decision.writes:
-                    searched = _rules.searchable(None, resource.abstract, resource.overview)
-                    await rows.insert(
-                        cur, write, uri, decision.version, index_text(searched),
-                        _rules.identity_of(resource), abstract=resource.abstract,
-                        overview=resource.overview, body=resource.body, embedding=vector,
-                        caller_key=resource.key,
-                    )  # fmt: skip
-                refs.append(RecordRef("resource", scope_id, uri, decision.version))
-            return refs
-
-        n = len(resources)
-        return await self._write("add_resources", scope_id, "resource", n, work, vectors)
+        return await self._add("add_resources", scope_id, "resource", resources, vectors)
 
     async def set_profile(self, scope_id: str, profile: Profile) -> None:
         async def work(cur: Any, write: rows.Write) -> None:
@@ -447,6 +371,35 @@ class OceanBaseStore:
         return await self._call("evidence", work)
 
     # -- write internals ------------------------------------------------------------
+
+    async def _add(
+        self,
+        operation: str,
+        scope_id: str,
+        family: Family,
+        records: Sequence[Keepable],
+        vectors: Vectors | None,
+    ) -> list[Any]:
+        """Write a batch of one family's records in one transaction, as the record rules
+        decide each (unchanged, a new version, or new); one reference each, in order."""
+        if vectors is not None:
+            _rules.check_vectors(vectors, len(records), self._dimension)
+        paired = list(vectors) if vectors is not None else [None] * len(records)
+
+        async def work(cur: Any, write: rows.Write) -> list[Any]:
+            refs = []
+            for record, vector in zip(records, paired, strict=True):
+                decision = await rows.keyed(cur, write, record)
+                await rows.replace(cur, write, decision)
+                if decision.writes and _rules.needs_name(family, decision, _rules.name_of(record)):
+                    decision = await rows.by_name(cur, write, record)
+                    await rows.replace(cur, write, decision)
+                if decision.writes:
+                    await rows.insert_record(cur, write, decision, record, vector)
+                refs.append(_rules.ref_of(family, scope_id, decision))
+            return refs
+
+        return await self._write(operation, scope_id, family, len(records), work, vectors)
 
     async def _write(
         self,

@@ -13,10 +13,13 @@ import attrs
 from ...vocabulary._analysis import index_text
 from ...vocabulary._dates import mentioned_days
 from ...vocabulary._errors import StoreError
+from ...vocabulary._records import MemoryEntry, TopicMemory
 from ...vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 from .._rules import (
     Live,
+    by_title,
     by_uri,
+    columns_of,
     content_identity,
     decide,
     decode_tags,
@@ -24,6 +27,7 @@ from .._rules import (
     forgotten,
     identity_of,
     memory_content,
+    name_of,
     no_version,
     searchable,
 )
@@ -31,7 +35,7 @@ from . import _schema as sql
 
 if TYPE_CHECKING:
     from ...vocabulary._families import Family
-    from ...vocabulary._records import MemoryEntry, MemoryRef
+    from ...vocabulary._records import MemoryRef
     from .._rules import Keepable, WriteDecision
 
 #: Records re-analysed per round trip of :func:`reanalyse`.
@@ -304,8 +308,14 @@ def named(conn: sqlite3.Connection, write: Write, column: str, value: str) -> Li
     return None if found is None else Live(*found)
 
 
-def at_uri(conn: sqlite3.Connection, write: Write, uri: str) -> WriteDecision[int]:
-    """Where a resource at ``uri`` goes (``_rules.by_uri``)."""
+def by_name(conn: sqlite3.Connection, write: Write, record: Keepable) -> WriteDecision[int]:
+    """Where a record its key did not place goes by its name (``_rules.needs_name``): a
+    topic memory by its title (``_rules.by_title``), a resource by its URI
+    (``_rules.by_uri``)."""
+    if isinstance(record, TopicMemory):
+        return by_title(named(conn, write, "title", record.title))
+    uri = name_of(record)
+    assert uri is not None, "only a topic memory or a resource is placed by its name"
     holder = named(conn, write, "rid", uri)
     latest = 0
     if holder is None:  # a URI back after it left: its next revision
@@ -395,22 +405,35 @@ def counted(terms: str) -> set[str]:
     return found
 
 
-def insert_memory(
+def insert_record(
     conn: sqlite3.Connection,
-    scope_key: int,
-    rid: str,
-    revision: int,
-    entry: MemoryEntry,
+    write: Write,
+    decision: WriteDecision[int],
+    record: Keepable,
     vector: Any,
 ) -> int:
-    created_at = entry.created_at.isoformat() if entry.created_at is not None else None
+    """Write the version ``decision`` names of ``record`` (its vector, if its family has
+    one); returns its row."""
+    rid, revision = decision.record_id, decision.version
+    if isinstance(record, MemoryEntry):
+        at = record.created_at
+        row = insert(
+            conn, "memory", write.scope_key, rid, revision, index_text(record.text),
+            text=record.text, kind=record.kind, tags=encode_tags(record.tags),
+            created_at=None if at is None else at.isoformat(), created_ts=sql.created_ts(at),
+            thread=record.thread, embedding=vector.tobytes(), caller_key=record.key,
+        )  # fmt: skip
+        record_mentions(conn, row, write.scope_key, record.text, at)
+        return row
+    columns = columns_of(record)
     row = insert(
-        conn, "memory", scope_key, rid, revision, index_text(entry.text),
-        text=entry.text, kind=entry.kind, tags=encode_tags(entry.tags),
-        created_at=created_at, created_ts=sql.created_ts(entry.created_at),
-        thread=entry.thread, embedding=vector.tobytes(), caller_key=entry.key,
+        conn, write.record_family, write.scope_key, rid, revision,
+        index_text(columns.searched), text=columns.text, title=columns.title,
+        abstract=columns.abstract, overview=columns.overview,
+        embedding=None if vector is None else vector.tobytes(), caller_key=record.key,
     )  # fmt: skip
-    record_mentions(conn, row, scope_key, entry.text, entry.created_at)
+    if columns.body is not None:  # a resource's body: read, never searched
+        conn.execute("INSERT INTO resource_bodies VALUES (?, ?)", (row, columns.body))
     return row
 
 

@@ -9,7 +9,7 @@ touches the gate, the coordinator or the Builder.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio.to_thread
 import attrs
@@ -19,22 +19,9 @@ from opentelemetry.trace import SpanKind
 from ..._loop import loop_turn
 from ...embedders import fingerprint_of
 from ...vocabulary import _telemetry as tracing
-from ...vocabulary._analysis import index_text
 from ...vocabulary._errors import InvalidRequestError, StoreError
 from ...vocabulary._evidence import Evidence, Pool
 from ...vocabulary._families import rules
-from ...vocabulary._records import (
-    Experience,
-    MemoryEntry,
-    MemoryRecord,
-    MemoryRef,
-    Profile,
-    RecordRef,
-    Resource,
-    TopicMemory,
-    experience_text,
-    topic_text,
-)
 from .. import _rules
 from . import _rows as rows
 from . import _schema as sql
@@ -71,7 +58,18 @@ if TYPE_CHECKING:
 
     from ...embedders import Embedder
     from ...vocabulary._families import Family
+    from ...vocabulary._records import (
+        Experience,
+        MemoryEntry,
+        MemoryRecord,
+        MemoryRef,
+        Profile,
+        RecordRef,
+        Resource,
+        TopicMemory,
+    )
     from ...vocabulary._retrieval import PoolRequest
+    from .._rules import Keepable
 
     Vectors = npt.NDArray[np.float32]
 
@@ -218,45 +216,26 @@ class SqliteStore:
     async def add_memories(
         self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
     ) -> list[MemoryRef]:
-        self._take_vectors(vectors, len(entries))
-
-        def work(conn: sqlite3.Connection) -> rows.Write:
-            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), "memory")
-            for entry, vector in zip(entries, vectors, strict=True):
-                decision = rows.keyed(conn, write, entry)
-                if decision.writes:
-                    rows.replace(conn, write, decision)
-                    write.added_rows.append(
-                        rows.insert_memory(
-                            conn, write.scope_key, decision.record_id, decision.version,
-                            entry, vector,
-                        )
-                    )  # fmt: skip
-                else:
-                    write.unwritten.append(len(write.refs))
-                write.refs.append(MemoryRef(scope_id, decision.record_id, decision.version))
-            self._note_threads(write.scope_key, entries)
-            return write
-
-        return (await self._write("add_memories", work, vectors)).refs
+        return await self._add("add_memories", scope_id, "memory", entries, vectors)
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
         self._take_vectors(vector, 1)
 
         def work(conn: sqlite3.Connection) -> rows.Write:
-            scope_key = self._known_scope(ref.scope_id)
-            row, latest = rows.live_memory(conn, scope_key, ref)
+            write = rows.Write(ref.scope_id, self._known_scope(ref.scope_id), "memory")
+            row, latest = rows.live_memory(conn, write.scope_key, ref)
             kept = entry
             if entry.key is None:  # a new version keeps the entry's idempotency key
                 (caller_key,) = conn.execute(
                     "SELECT caller_key FROM records WHERE row = ?", (row,)
                 ).fetchone()
                 kept = attrs.evolve(entry, key=caller_key)
-            rows.retire(conn, "memory", row)
-            new_row = rows.insert_memory(conn, scope_key, ref.entry_id, latest + 1, kept, vector[0])
-            self._note_threads(scope_key, [entry])
-            new_ref = MemoryRef(ref.scope_id, ref.entry_id, latest + 1)
-            return rows.Write(ref.scope_id, scope_key, "memory", [new_ref], [new_row], [row])
+            decision = _rules.WriteDecision("new-version", ref.entry_id, latest + 1, row)
+            rows.replace(conn, write, decision)
+            write.added_rows.append(rows.insert_record(conn, write, decision, kept, vector[0]))
+            write.refs.append(_rules.ref_of("memory", ref.scope_id, decision))
+            self._note_threads(write.scope_key, [entry])
+            return write
 
         return (await self._write("update_memory", work, vector)).refs[0]  # type: ignore[no-any-return]
 
@@ -274,86 +253,17 @@ class SqliteStore:
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
     ) -> list[RecordRef]:
-        def work(conn: sqlite3.Connection) -> rows.Write:
-            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), "experience")
-            for experience in experiences:
-                text = experience_text(experience)
-                decision = rows.keyed(conn, write, experience)
-                if decision.writes:
-                    rows.replace(conn, write, decision)
-                    row = rows.insert(
-                        conn, "experience", write.scope_key, decision.record_id,
-                        decision.version, index_text(text), text=text,
-                        caller_key=experience.key,
-                    )  # fmt: skip
-                    write.added_rows.append(row)
-                write.refs.append(
-                    RecordRef("experience", scope_id, decision.record_id, decision.version)
-                )
-            return write
-
-        return (await self._write("add_experiences", work, None)).refs
+        return await self._add("add_experiences", scope_id, "experience", experiences, None)
 
     async def add_topic_memories(
         self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
     ) -> list[RecordRef]:
-        self._take_vectors(vectors, len(topics))
-
-        def work(conn: sqlite3.Connection) -> rows.Write:
-            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), "topic-memory")
-            for topic, vector in zip(topics, vectors, strict=True):
-                text = topic_text(topic)
-                decision = rows.keyed(conn, write, topic)
-                if _rules.needs_name("topic-memory", decision):  # the title names the note
-                    decision = _rules.by_title(rows.named(conn, write, "title", topic.title))
-                if decision.writes:
-                    rows.replace(conn, write, decision)
-                    row = rows.insert(
-                        conn, "topic-memory", write.scope_key, decision.record_id,
-                        decision.version, index_text(text), text=text, title=topic.title,
-                        embedding=vector.tobytes(), caller_key=topic.key,
-                    )  # fmt: skip
-                    write.added_rows.append(row)
-                else:
-                    write.unwritten.append(len(write.refs))
-                write.refs.append(
-                    RecordRef("topic-memory", scope_id, decision.record_id, decision.version)
-                )
-            return write
-
-        return (await self._write("add_topic_memories", work, vectors)).refs
+        return await self._add("add_topic_memories", scope_id, "topic-memory", topics, vectors)
 
     async def add_resources(
         self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
     ) -> list[RecordRef]:
-        self._take_vectors(vectors, len(resources))
-
-        def work(conn: sqlite3.Connection) -> rows.Write:
-            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), "resource")
-            for resource, vector in zip(resources, vectors, strict=True):
-                uri = resource.uri
-                decision = rows.keyed(conn, write, resource)
-                if decision.writes:
-                    rows.replace(conn, write, decision)
-                if decision.writes and _rules.needs_name("resource", decision, uri):
-                    decision = rows.at_uri(conn, write, uri)  # the URI names the document
-                    rows.replace(conn, write, decision)
-                if decision.writes:
-                    searched = _rules.searchable(None, resource.abstract, resource.overview)
-                    row = rows.insert(
-                        conn, "resource", write.scope_key, uri, decision.version,
-                        index_text(searched), abstract=resource.abstract,
-                        overview=resource.overview, embedding=vector.tobytes(),
-                        caller_key=resource.key,
-                    )  # fmt: skip
-                    conn.execute("INSERT INTO resource_bodies VALUES (?, ?)", (row, resource.body))
-                    write.added_rows.append(row)
-                else:
-                    write.unwritten.append(len(write.refs))
-                write.refs.append(RecordRef("resource", scope_id, uri, decision.version))
-            return write
-
-        return (await self._write("add_resources", work, vectors)).refs
+        return await self._add("add_resources", scope_id, "resource", resources, vectors)
 
     async def set_profile(self, scope_id: str, profile: Profile) -> None:
         def work(conn: sqlite3.Connection) -> rows.Write:
@@ -568,6 +478,41 @@ class SqliteStore:
         )
 
     # -- internals ------------------------------------------------------------------
+
+    async def _add(
+        self,
+        operation: str,
+        scope_id: str,
+        family: Family,
+        records: Sequence[Keepable],
+        vectors: Vectors | None,
+    ) -> list[Any]:
+        """Write a batch of one family's records in one transaction, as the record rules
+        decide each (unchanged, a new version, or new); one reference each, in order."""
+        if vectors is not None:
+            self._take_vectors(vectors, len(records))
+        paired = list(vectors) if vectors is not None else [None] * len(records)
+
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), family)
+            for record, vector in zip(records, paired, strict=True):
+                decision = rows.keyed(conn, write, record)
+                rows.replace(conn, write, decision)
+                if decision.writes and _rules.needs_name(family, decision, _rules.name_of(record)):
+                    decision = rows.by_name(conn, write, record)
+                    rows.replace(conn, write, decision)
+                if decision.writes:
+                    write.added_rows.append(
+                        rows.insert_record(conn, write, decision, record, vector)
+                    )
+                else:
+                    write.unwritten.append(len(write.refs))
+                write.refs.append(_rules.ref_of(family, scope_id, decision))
+            if family == "memory":
+                self._note_threads(write.scope_key, cast("Sequence[MemoryEntry]", records))
+            return write
+
+        return (await self._write(operation, work, vectors)).refs
 
     async def _write(
         self, operation: str, work: Callable[[sqlite3.Connection], rows.Write], vectors: Any
