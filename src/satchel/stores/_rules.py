@@ -8,7 +8,10 @@
   record's content (:func:`identity_of`), whatever the store keeps of it.
 - **Names.** Without a key's version, a topic memory's title names the record
   (:func:`by_title`) and a resource's URI always does (:func:`by_uri`): a live holder of
-  the name is replaced by its next version.
+  the name is replaced by its next version (:func:`needs_name`, :func:`name_of`).
+- **What a version keeps** (:func:`columns_of`: the text it is searched on and read back
+  with) and the reference a write returns (:func:`ref_of`), so one write loop serves
+  every family.
 - **Searchability** (:func:`searchable`), the embedder and vector checks
   (:func:`check_vectors`, :func:`check_query_vector`, :func:`check_embedder`), the
   decoding of a stored memory version (:func:`memory_record`) and the messages stores
