@@ -13,22 +13,24 @@ from typing import TYPE_CHECKING, TypeAlias
 import attrs
 
 from ..recall import (
+    NEIGHBOURS,
     AdmissionCounts,
     RecallEffort,
     allocate,
     check_ceiling,
     family_view,
     merge_rounds,
+    reachable,
 )
 from ..vocabulary import rules
+from ._search import RoundSettings, SearchOutcome
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from ..builder import BuildResult
-    from ..recall import AdmissionFloor, FamilySearch, FamilyView
+    from ..recall import AdmissionFloor, FamilySearch, FamilyView, FusionWeights, SearchPlan
     from ..vocabulary import AnalysedQuery, Evidence, Family, Limits, Pool
-    from ._search import RoundSettings, SearchOutcome
     from ._state import SearchSpec
 
 Candidates: TypeAlias = "dict[Family, tuple[Evidence, ...]]"
@@ -129,6 +131,58 @@ class Committed:
             for spec in self.specs
             if spec.family == family
         ]
+
+    def next_round(
+        self, index: int, step: SearchPlan, weights: FusionWeights, limits: Limits
+    ) -> RoundSettings:
+        """The round the expander's ``step`` runs over the committed pools, with round
+        0's ``weights``; ``index`` is its place among the rounds that ran. Each family
+        has the room its ceiling leaves."""
+        room = {
+            family: limits.ceiling(family) - len(items) for family, items in self.candidates.items()
+        }
+        return RoundSettings(
+            index,
+            step.action,
+            self.floor if step.floor is None else step.floor,
+            room,
+            pools={spec: outcome.pool for spec, outcome in self.outcomes.items()},
+            known=self.known,
+            weights=weights,
+            offer_neighbours=step.action == NEIGHBOURS,
+        )
+
+    def split_idle(
+        self,
+        settings: RoundSettings,
+        queries: Sequence[AnalysedQuery],
+        scope_version: Callable[[str], int],
+    ) -> tuple[list[SearchSpec], dict[SearchSpec, SearchOutcome]]:
+        """Split a round's searches into those to run and those whose outcome is known.
+
+        A search whose scope is unchanged (``scope_version``, the store's) and whose pool
+        holds nothing the round's floor would newly admit would re-admit exactly what it
+        admitted before: its previous outcome is staged, with no new candidates, instead
+        of running a task. The ``"neighbours"`` action runs only searches of a
+        neighbour-channel family that committed something.
+        """
+        runnable: list[SearchSpec] = []
+        idle: dict[SearchSpec, SearchOutcome] = {}
+        for spec in self.specs:
+            outcome = self.outcomes[spec]
+            terms = outcome.pool.counted_terms(len(queries[spec.query].terms))
+            unchanged = scope_version(spec.scope_id) == outcome.pool.version
+            if settings.offer_neighbours:
+                can_add = self.offers_neighbours(spec)
+            else:
+                can_add = reachable(outcome.pool, outcome.search, settings.floor, terms) > 0
+            if unchanged and not can_add:
+                idle[spec] = SearchOutcome(
+                    spec, outcome.pool, outcome.search, retrieved_again=outcome.retrieved_again
+                )
+            else:
+                runnable.append(spec)
+        return runnable, idle
 
     def offers_neighbours(self, spec: SearchSpec) -> bool:
         """Whether a ``"neighbours"`` round can look up anything for this search: its

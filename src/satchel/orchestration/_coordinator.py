@@ -31,7 +31,6 @@ from ..recall import (
     RecallExpander,
     RecallSufficiencyGate,
     lowest_floor,
-    reachable,
 )
 from ..recall import _gate as gate
 from ..vocabulary import PrepareFailedError, PrepareTimeoutError, StoreUnavailableError
@@ -41,7 +40,7 @@ from ._search import RoundSettings, Searcher, SearchOutcome
 from ._shares import FairShares
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
     from opentelemetry.trace import Span, Tracer
@@ -55,6 +54,20 @@ if TYPE_CHECKING:
     from ._state import PrepareState, SearchSpec
 
 logger = logging.getLogger("satchel")
+
+
+def _round_zero_failed(group: ExceptionGroup[Exception]) -> None:
+    """Round 0 failed: the prepare fails, plainly when the caller can retry.
+
+    Raises:
+        StoreUnavailableError: a search could not reach the store's database.
+        PrepareFailedError: a search failed otherwise.
+    """
+    unavailable, _ = group.split(StoreUnavailableError)
+    if unavailable is not None:
+        first = unavailable.exceptions[0]
+        raise StoreUnavailableError(f"round 0 failed: {first}") from group
+    raise PrepareFailedError(f"round 0 failed: {group.exceptions[0]!r}") from group
 
 
 @attrs.frozen
@@ -134,22 +147,10 @@ class Coordinator:
             for spec in state.specs
             if spec.scope_id != request.scope_id
         }
-        excluded = state.exclusions.excluded_per_place
-        shares = FairShares(state.specs, state.specs, settings.room, delays, excluded)
-        deadline = self._deadline(state)
-        with self._round_span(settings) as span:
-            with anyio.CancelScope(deadline=deadline) as scope:
-                try:
-                    outcomes = await self._run_round(state, state.specs, settings, shares)
-                except ExceptionGroup as group:
-                    span.set_attribute("satchel.recall.round.committed", False)
-                    unavailable, _ = group.split(StoreUnavailableError)
-                    if unavailable is not None:  # the caller can retry: say so plainly
-                        first = unavailable.exceptions[0]
-                        raise StoreUnavailableError(f"round 0 failed: {first}") from group
-                    raise PrepareFailedError(f"round 0 failed: {group.exceptions[0]!r}") from group
-            span.set_attribute("satchel.recall.round.committed", not scope.cancelled_caught)
-        if scope.cancelled_caught:
+        outcomes, timed_out = await self._round(
+            state, state.specs, state.specs, settings, delays, _round_zero_failed
+        )
+        if timed_out:
             raise PrepareTimeoutError("round 0 did not finish before its deadline")
         async with loop_turn():  # one stretch on the loop: commit, then fit
             committed = Committed.round_zero(state.specs, outcomes, settings, self._limits, delays)
@@ -175,10 +176,12 @@ class Coordinator:
             if assessment.sufficient:
                 return rounds, assessment.reason, build
             assert step is not None
-            settings = self._expansion_settings(rounds, step, committed)
+            settings = committed.next_round(rounds, step, self._weights, self._limits)
             committed.steps += 1
             async with loop_turn():
-                runnable, idle = self._split_idle(state, committed, settings)
+                runnable, idle = committed.split_idle(
+                    settings, state.queries, self._store.scope_version
+                )
             if not runnable:
                 continue  # the step has nothing to search: no round runs, none is counted
             rounds += 1
@@ -191,22 +194,6 @@ class Coordinator:
                 if committed.commit(staged, settings, self._limits):
                     build = packer.pack(committed.candidates)
 
-    def _expansion_settings(
-        self, index: int, step: SearchPlan, committed: Committed
-    ) -> RoundSettings:
-        """The round the expander's ``step`` runs, over the committed pools, with round
-        0's weights; ``index`` is its place among the rounds that ran."""
-        return RoundSettings(
-            index,
-            step.action,
-            committed.floor if step.floor is None else step.floor,
-            self._room(committed),
-            pools={spec: outcome.pool for spec, outcome in committed.outcomes.items()},
-            known=committed.known,
-            weights=self._weights,
-            offer_neighbours=step.action == NEIGHBOURS,
-        )
-
     async def _stage(
         self,
         state: PrepareState,
@@ -216,25 +203,51 @@ class Coordinator:
     ) -> tuple[dict[SearchSpec, SearchOutcome], str | None]:
         """Run one expansion round of ``specs``; its staged outcomes, or why it was
         discarded."""
-        excluded = state.exclusions.excluded_per_place
-        shares = FairShares(committed.specs, specs, settings.room, committed.delays, excluded)
-        deadline = self._deadline(state)
-        staged: dict[SearchSpec, SearchOutcome] = {}
         failed = False
+
+        def discard(group: ExceptionGroup[Exception]) -> None:
+            nonlocal failed
+            logger.warning("expansion round %d discarded: %r", settings.index, group)
+            failed = True
+
+        staged, timed_out = await self._round(
+            state, committed.specs, specs, settings, committed.delays, discard
+        )
+        if timed_out:
+            return {}, gate.EXPANSION_TIMEOUT
+        if failed:
+            return {}, gate.EXPANSION_FAILED
+        return staged, None
+
+    async def _round(
+        self,
+        state: PrepareState,
+        every: Sequence[SearchSpec],
+        specs: Sequence[SearchSpec],
+        settings: RoundSettings,
+        delays: Mapping[SearchSpec, int],
+        failed: Callable[[ExceptionGroup[Exception]], None],
+    ) -> tuple[dict[SearchSpec, SearchOutcome], bool]:
+        """Run one round of ``specs`` (shares fair among ``every`` search of the prepare)
+        in its span, until it ends or its deadline does: its staged outcomes and whether
+        the deadline stopped it. A failed search's group goes to ``failed`` (inside the
+        span), which raises or notes it; nothing of a failed round is returned."""
+        excluded = state.exclusions.excluded_per_place
+        shares = FairShares(every, specs, settings.room, delays, excluded)
+        staged: dict[SearchSpec, SearchOutcome] = {}
+        committed = False
         with self._round_span(settings) as span:
-            with anyio.CancelScope(deadline=deadline) as scope:
+            with anyio.CancelScope(deadline=self._deadline(state)) as scope:
                 try:
                     staged = await self._run_round(state, specs, settings, shares)
+                    committed = True
                 except ExceptionGroup as group:
-                    logger.warning("expansion round %d discarded: %r", settings.index, group)
-                    failed = True
+                    span.set_attribute("satchel.recall.round.committed", False)
+                    failed(group)
             # Recorded before the span ends, whichever way the round ended.
-            span.set_attribute(
-                "satchel.recall.round.committed", not (failed or scope.cancelled_caught)
-            )
-        if scope.cancelled_caught:
-            return {}, gate.EXPANSION_TIMEOUT
-        return staged, gate.EXPANSION_FAILED if failed else None
+            committed = committed and not scope.cancelled_caught
+            span.set_attribute("satchel.recall.round.committed", committed)
+        return staged, scope.cancelled_caught
 
     async def _run_round(
         self,
@@ -260,35 +273,6 @@ class Coordinator:
                 async for outcome in receive:
                     staged[outcome.spec] = outcome
         return staged
-
-    def _split_idle(
-        self, state: PrepareState, committed: Committed, settings: RoundSettings
-    ) -> tuple[list[SearchSpec], dict[SearchSpec, SearchOutcome]]:
-        """Split a round's searches into those to run and those whose outcome is known.
-
-        A search whose scope is unchanged and whose pool holds nothing the round's floor
-        would newly admit would re-admit exactly what it admitted before: its previous
-        outcome is staged, with no new candidates, instead of running a task. The
-        ``"neighbours"`` action runs only searches of a neighbour-channel family that
-        committed something.
-        """
-        runnable: list[SearchSpec] = []
-        idle: dict[SearchSpec, SearchOutcome] = {}
-        for spec in committed.specs:
-            outcome = committed.outcomes[spec]
-            terms = outcome.pool.counted_terms(len(state.queries[spec.query].terms))
-            unchanged = self._store.scope_version(spec.scope_id) == outcome.pool.version
-            if settings.offer_neighbours:
-                can_add = committed.offers_neighbours(spec)
-            else:
-                can_add = reachable(outcome.pool, outcome.search, settings.floor, terms) > 0
-            if unchanged and not can_add:
-                idle[spec] = SearchOutcome(
-                    spec, outcome.pool, outcome.search, retrieved_again=outcome.retrieved_again
-                )
-            else:
-                runnable.append(spec)
-        return runnable, idle
 
     def _assess(
         self,
@@ -316,12 +300,6 @@ class Coordinator:
 
     def _ceilings(self, families: Sequence[Family]) -> dict[Family, int]:
         return {family: self._limits.ceiling(family) for family in families}
-
-    def _room(self, committed: Committed) -> dict[Family, int]:
-        return {
-            family: self._limits.ceiling(family) - len(items)
-            for family, items in committed.candidates.items()
-        }
 
     def _deadline(self, state: PrepareState) -> float:
         """A round ends ``round_timeout`` after it starts or at the prepare's deadline,
