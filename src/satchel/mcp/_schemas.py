@@ -1,8 +1,9 @@
 """The JSON Schemas of the four tools: what a host's model sees and fills in.
 
 The bounds repeat satchel's own validation (``tests/mcp`` pins each one against the
-vocabulary's constants), so a model that follows a schema is never refused; satchel still
-validates every call, and a call outside a schema is refused by satchel, naming the field.
+vocabulary's constants), so a model that follows a schema is never refused. A call outside
+its tool's schema is refused before satchel reads it (``_arguments``), naming the argument;
+satchel then validates every call that fits.
 """
 
 from __future__ import annotations

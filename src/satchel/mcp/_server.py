@@ -2,17 +2,19 @@
 
 The low-level :class:`mcp.server.Server` is used rather than ``MCPServer`` so that each
 tool's input and output schema is exactly the one in :mod:`._schemas` (bounds and
-descriptions included) and so that satchel, not a second validator, decides what a bad
-argument is: every refusal is satchel's :class:`~satchel.InvalidRequestError`, returned as
-a tool error that names the field.
+descriptions included), and so that a bad argument is refused the same way however it is
+bad: a call is held against the very schema the tool publishes (:mod:`._arguments`) before
+satchel reads and validates it, and every refusal is a
+:class:`~satchel.InvalidRequestError`, returned as a tool error that names the argument.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from functools import partial
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 import attrs
@@ -29,9 +31,12 @@ from . import _schemas as schemas
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
+    from jsonschema import Draft202012Validator
     from mcp.server import ServerRequestContext
 
 logger = logging.getLogger("satchel.mcp")
+
+T = TypeVar("T")
 
 INSTRUCTIONS: Final = """\
 satchel keeps an agent's memory and prepares bounded, cited context packs from it.
@@ -48,8 +53,13 @@ stay readable)."""
 
 @attrs.frozen
 class _Tool:
+    """A tool: its definition, the validator of its input schema, ``read`` (the arguments
+    into the values ``run`` takes: pure, it validates and stores nothing) and ``run``."""
+
     definition: types.Tool
-    run: Callable[[satchel.Runtime, dict[str, Any]], Awaitable[types.CallToolResult]]
+    schema: Draft202012Validator
+    read: Callable[[satchel.Runtime, dict[str, Any]], Any]
+    run: Callable[[satchel.Runtime, Any], Awaitable[types.CallToolResult]]
 
 
 def create_server(runtime: satchel.Runtime) -> Server[Any]:
@@ -60,9 +70,10 @@ def create_server(runtime: satchel.Runtime) -> Server[Any]:
     Serve it with :func:`serve_stdio`, :func:`serve_http`, or any of the SDK's transports
     (``await server.run(read, write, server.create_initialization_options())``).
 
-    A bad argument is a tool error (``isError``) naming it; a reference to a missing
-    entry or version is a tool error starting ``not found``; any other error satchel
-    raises on purpose is a tool error naming its kind. Only a defect is a protocol error.
+    A bad argument (outside the input schema, or refused by satchel) is a tool error
+    (``isError``) naming it; a reference to a missing entry or version is a tool error
+    starting ``not found``; any other error satchel raises on purpose is a tool error
+    naming its kind. Only a defect is a protocol error.
     """
     tools = {tool.definition.name: tool for tool in _TOOLS}
     listing = types.ListToolsResult(tools=[tool.definition for tool in _TOOLS])
@@ -101,7 +112,8 @@ async def _call(
 ) -> types.CallToolResult:
     name = tool.definition.name
     try:
-        return await tool.run(runtime, arguments.checked(given, tool.definition.input_schema))
+        read = arguments.read(given, tool.schema, partial(tool.read, runtime))
+        return await tool.run(runtime, read)
     except satchel.InvalidRequestError as exc:
         return _error(f"invalid argument: {arguments.renamed(exc)}")
     except satchel.NotFoundError as exc:
@@ -142,9 +154,18 @@ def _version() -> str:
 # -------------------------------------------------------------------------------- tools
 
 
-async def _prepare_context(runtime: satchel.Runtime, args: dict[str, Any]) -> types.CallToolResult:
+def _read_prepare(
+    runtime: satchel.Runtime, args: dict[str, Any]
+) -> tuple[satchel.PrepareContextRequest, float]:
     request = arguments.prepare_request(args)
-    with anyio.fail_after(runtime.deadline_for(request)):  # infinite unless timeouts are set
+    return request, runtime.deadline_for(request)  # validates the request; stores nothing
+
+
+async def _prepare_context(
+    runtime: satchel.Runtime, read: tuple[satchel.PrepareContextRequest, float]
+) -> types.CallToolResult:
+    request, deadline = read
+    with anyio.fail_after(deadline):  # infinite unless timeouts are set
         context = await runtime.prepare_context(request)
     structured = wire.context_json(context)
     if context.content is None:
@@ -152,19 +173,29 @@ async def _prepare_context(runtime: satchel.Runtime, args: dict[str, Any]) -> ty
     return _result(structured, context.content)
 
 
-async def _add_memories(runtime: satchel.Runtime, args: dict[str, Any]) -> types.CallToolResult:
-    entries = arguments.memory_entries(args["entries"])
-    refs = await runtime.add_memories(args["scope_id"], entries)
+def _read_entries(
+    runtime: satchel.Runtime, args: dict[str, Any]
+) -> tuple[str, list[satchel.MemoryEntry]]:
+    return args["scope_id"], arguments.memory_entries(args["entries"])
+
+
+async def _add_memories(
+    runtime: satchel.Runtime, read: tuple[str, list[satchel.MemoryEntry]]
+) -> types.CallToolResult:
+    refs = await runtime.add_memories(*read)
     return _result({"refs": [wire.ref_json(ref) for ref in refs]})
 
 
-async def _get_memory(runtime: satchel.Runtime, args: dict[str, Any]) -> types.CallToolResult:
-    fields = wire.record_json(await runtime.get_memory(arguments.memory_ref(args)))
+def _read_ref(runtime: satchel.Runtime, args: dict[str, Any]) -> satchel.MemoryRef:
+    return arguments.memory_ref(args)
+
+
+async def _get_memory(runtime: satchel.Runtime, ref: satchel.MemoryRef) -> types.CallToolResult:
+    fields = wire.record_json(await runtime.get_memory(ref))
     return _result({**fields.pop("ref"), **fields})  # the ref's fields first, flat
 
 
-async def _forget_memory(runtime: satchel.Runtime, args: dict[str, Any]) -> types.CallToolResult:
-    ref = arguments.memory_ref(args)
+async def _forget_memory(runtime: satchel.Runtime, ref: satchel.MemoryRef) -> types.CallToolResult:
     await runtime.forget_memory(ref)
     text = (
         f"forgot memory entry {ref.entry_id!r} of scope {ref.scope_id!r}: it is no longer"
@@ -180,7 +211,8 @@ def _tool(
     input_schema: schemas.Schema,
     output_schema: schemas.Schema,
     annotations: types.ToolAnnotations,
-    run: Callable[[satchel.Runtime, dict[str, Any]], Awaitable[types.CallToolResult]],
+    read: Callable[[satchel.Runtime, dict[str, Any]], T],
+    run: Callable[[satchel.Runtime, T], Awaitable[types.CallToolResult]],
 ) -> _Tool:
     definition = types.Tool(
         name=name,
@@ -190,7 +222,7 @@ def _tool(
         output_schema=output_schema,
         annotations=annotations,
     )
-    return _Tool(definition, run)
+    return _Tool(definition, arguments.validator(input_schema), read, run)
 
 
 _TOOLS: Final = (
@@ -206,6 +238,7 @@ _TOOLS: Final = (
         schemas.PREPARE_CONTEXT_INPUT,
         schemas.PREPARE_CONTEXT_OUTPUT,
         types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        _read_prepare,
         _prepare_context,
     ),
     _tool(
@@ -216,6 +249,7 @@ _TOOLS: Final = (
         schemas.ADD_MEMORIES_INPUT,
         schemas.ADD_MEMORIES_OUTPUT,
         types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        _read_entries,
         _add_memories,
     ),
     _tool(
@@ -227,6 +261,7 @@ _TOOLS: Final = (
         schemas.MEMORY_REF_INPUT,
         schemas.GET_MEMORY_OUTPUT,
         types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        _read_ref,
         _get_memory,
     ),
     _tool(
@@ -242,6 +277,7 @@ _TOOLS: Final = (
             idempotent_hint=True,
             open_world_hint=False,
         ),
+        _read_ref,
         _forget_memory,
     ),
 )

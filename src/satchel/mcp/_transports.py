@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import sys
 from typing import TYPE_CHECKING, Final
 
+import anyio
 from mcp.server.stdio import stdio_server
 
+from ._lines import StdinMessages
 from ._server import create_server
 
 if TYPE_CHECKING:
@@ -21,10 +25,16 @@ async def serve_stdio(runtime: satchel.Runtime) -> None:
 
     While serving, stdout carries nothing but the protocol: the SDK points file
     descriptor 1 at stderr for everything else (logs, stray prints) and restores it after.
+    Every line read is answered (:mod:`._lines`): one that holds no JSON-RPC message with
+    a JSON-RPC error, so a client never waits for an answer that cannot come.
     """
     server = create_server(runtime)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    # The SDK writes stdout; stdin is read here (StdinMessages), not by the SDK's reader,
+    # which is handed an empty stream: that reader drops a line it cannot read.
+    async with stdio_server(stdin=anyio.wrap_file(io.StringIO())) as (unread, write):
+        await unread.aclose()
+        messages = StdinMessages(anyio.wrap_file(sys.stdin.buffer), write.send)
+        await server.run(messages, write, server.create_initialization_options())
 
 
 async def serve_http(runtime: satchel.Runtime, *, port: int) -> None:
