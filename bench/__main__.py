@@ -27,6 +27,13 @@ Commands:
   peer                    satchel vs PowerContext 1.4.1 (its own virtual environment, created
                           on first use) on the same conversations and questions, gate on:
                           prepare p50/p95, their ratio, evidence recall (bench/peer.py)
+  hostile                 satchel serve under hostile clients on loopback: slow bodies and
+                          headers, refusals on a pooled client, malformed HTTP, storage
+                          faults, and the MCP probes over stdio; tries, held and failed
+                          per class, exit 1 if any failed (bench/hostile.py)
+  crash                   kill -9 a satchel ingest into an embedded seekdb engine at random
+                          points and resume each: kills, resumed with exactly the
+                          workload's entries, failed (bench/crash.py)
   loop                    how long satchel holds the host's event loop: a 1 ms heartbeat's lag
                           p50/p99/max beside 1 and 4 concurrent prepares on scopes of 2k,
                           20k and 100k entries, and beside writes of up to 5 MB, asyncio
@@ -50,7 +57,9 @@ from bench import (
     _plots,
     calibrate,
     channels,
+    crash,
     embedders,
+    hostile,
     latency,
     loop,
     orchestrator,
@@ -135,6 +144,8 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "stores": lambda argv: _run_module_main(stores.main, argv),
     "service": lambda argv: _run_module_main(service.main, argv),
     "peer": lambda argv: _run_module_main(peer.main, argv),
+    "hostile": lambda argv: _run_module_main(hostile.main, argv),
+    "crash": lambda argv: _run_module_main(crash.main, argv),
     "loop": lambda argv: _run_module_main(loop.main, argv),
     "plots": lambda argv: _run_module_main(_plots.main, argv),
 }

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 import httpx
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
 STARTUP_SECONDS: Final = 60.0
 STOP_SECONDS: Final = 30.0
@@ -39,13 +39,29 @@ class Server:
 
 
 @contextmanager
-def running_server(db: Path, backend: str, log: Path) -> Iterator[Server]:
+def running_server(
+    db: Path,
+    backend: str,
+    log: Path,
+    *,
+    options: Sequence[str] = (),
+    file_bytes: int | None = None,
+) -> Iterator[Server]:
     """``satchel serve`` on a free loopback port, answering /healthz; stopped with SIGTERM
-    (the caller reads its exit code from ``server.process.returncode``)."""
+    (the caller reads its exit code from ``server.process.returncode``).
+
+    Args:
+        options: more ``satchel serve`` options (``--token-file``, ``--read-timeout``).
+        file_bytes: the largest file the server may write (Linux ``RLIMIT_FSIZE``): a
+            write past it fails as on a full disk. Python ignores ``SIGXFSZ``, so the
+            server lives on.
+    """
     command = [sys.executable, "-m", "satchel", "serve", "--db", str(db), "--port", "0"]
     with log.open("wb") as sink:
-        process = subprocess.Popen([*command, "--backend", backend], stderr=sink)
+        process = subprocess.Popen([*command, "--backend", backend, *options], stderr=sink)
     try:
+        if file_bytes is not None:
+            resource.prlimit(process.pid, resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
         server = Server(process, _start_url(process, log), log)
         _wait_until_healthy(server)
         yield server

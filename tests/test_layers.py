@@ -46,14 +46,14 @@ LAYER: Final = {
 }
 #: What the layers above the public facade may import besides their own package: the
 #: public API, and the vocabulary's plain values (for the workload files, and the short
-#: spellings of ids that the servers accept as a pack writes them).
+#: spellings of ids that the servers and the CLI accept as a pack writes them).
 CLIENT_IMPORTS: Final = {
     "_workload": {"vocabulary"},
     "_otlp": {"__init__"},
     "_wire": {"__init__", "vocabulary"},
     "http": {"__init__", "embedders", "_otlp", "_wire"},
     "mcp": {"__init__", "embedders", "_otlp", "_wire"},
-    "cli": {"__init__", "embedders", "_workload", "_otlp", "http", "mcp"},
+    "cli": {"__init__", "embedders", "_workload", "_otlp", "_wire", "http", "mcp"},
     "__main__": {"cli"},
 }
 #: Modules the pure layers may not import: I/O, tasks, threads, processes, tracing, clocks.

@@ -789,6 +789,162 @@ async def test_neighbours_stay_in_their_thread(store: Store) -> None:
     assert await store.neighbours("experience", "s", [key["second"]]) == {}
 
 
+# -- erasing ----------------------------------------------------------------------------
+
+
+async def test_erase_removes_every_version_of_an_entry(store: Store) -> None:
+    """Erasing an entry removes every version: none is readable (the message says it was
+    erased), none is in any channel, evidence, neighbours or the counts, and the other
+    records of the scope stay as they were."""
+    kept = turn("Bob: the kestrel harbour trip", 0)
+    (ref, other) = await remember(store, "s", [turn("Alice: kestrel lantern on 9 May", 1), kept])
+    old_key = keys_of((await search(store, "lantern")).lexical_keys)
+    v2 = await store.update_memory(
+        ref, turn("Alice: kestrel lantern again", 2), await EMBEDDER.embed(["lantern again"])
+    )
+    keys = every_key_of(await search(store, "kestrel lantern"))
+    assert await store.erase("memory", "s", ref.entry_id) == 2
+    for version in (ref, v2):
+        with pytest.raises(NotFoundError, match="erased"):
+            await store.get_memory(version)
+    pool = await search(store, "kestrel lantern on 8 May", now=MAY_8)
+    found = sorted({*every_key_of(pool), *keys_of(pool.time_keys)})
+    assert await texts(store, found) == [kept.text]
+    assert pool.scope_rows == 1
+    assert set(await store.evidence("memory", "s", [*keys, *old_key])) <= set(every_key_of(pool))
+    assert await store.neighbours("memory", "s", keys) == {
+        key: () for key in keys if key in every_key_of(pool)
+    }
+    assert (await store.get_memory(other)).text == kept.text
+    assert await store.scope_counts() == {"s": {"memory": 1}}
+
+
+async def test_an_erased_key_is_free_again(store: Store) -> None:
+    """Unlike after a forget, the same key and content written after an erase is a new
+    entry at version 1, searchable, as if never written."""
+    entry = MemoryEntry(text="kestrel password is hunter2", key="k")
+    (ref,) = await remember(store, "s", [entry])
+    await store.forget_memory(ref)
+    assert await store.erase("memory", "s", ref.entry_id) == 1
+    (again,) = await remember(store, "s", [entry])
+    assert again.entry_id != ref.entry_id
+    assert again.version == 1
+    assert await texts(store, keys_of((await search(store, "kestrel")).lexical_keys)) == [
+        entry.text
+    ]
+    assert (await store.get_memory(again)).key == "k"
+    with pytest.raises(NotFoundError, match="erased"):
+        await store.get_memory(ref)
+
+
+async def test_erasing_nothing_returns_zero(store: Store) -> None:
+    """An unknown scope or record, or one erased already, erases nothing, returns 0 and
+    leaves the scope's version as it was."""
+    (ref,) = await remember(store, "s", ["kestrel"])
+    assert await store.erase("memory", "nowhere", ref.entry_id) == 0
+    assert await store.erase("memory", "s", "no-such-entry") == 0
+    assert await store.erase("experience", "s", ref.entry_id) == 0
+    assert await store.erase("profile", "s", None) == 0
+    assert await store.erase_scope("nowhere") == 0
+    assert await store.erase("memory", "s", ref.entry_id) == 1
+    version = store.scope_version("s")
+    assert await store.erase("memory", "s", ref.entry_id) == 0
+    assert store.scope_version("s") == version
+    with pytest.raises(NotFoundError, match="no version"):
+        await store.get_memory(MemoryRef("s", "no-such-entry", 1))
+
+
+async def test_erase_reaches_every_family(store: Store) -> None:
+    """An experience, a topic memory with two revisions, a resource with two (its body
+    too) and the profile are each erased whole, with their count of versions."""
+    vectors = await EMBEDDER.embed(["x"])
+    (exp,) = await store.add_experiences("s", [satchel.Experience("kestrel", "b", "c", "d")])
+    for text in ("first", "second"):
+        (topic,) = await store.add_topic_memories(
+            "s", [satchel.TopicMemory("kestrel", text)], vectors
+        )
+    for body in ("old", "new"):
+        (doc,) = await store.add_resources(
+            "s", [satchel.Resource("docs/k.md", body, "kestrel guide")], vectors
+        )
+    await store.set_profile("s", satchel.Profile("kestrel admin"))
+    assert await store.erase("experience", "s", exp.id) == 1
+    assert await store.erase("topic-memory", "s", topic.id) == 2
+    assert await store.erase("resource", "s", doc.id) == 2
+    assert await store.erase("profile", "s", None) == 1
+    for family in ("experience", "topic-memory", "resource"):
+        assert every_key_of(await search(store, "kestrel guide", family=family)) == []
+    assert await store.read_resource_bodies("s", ["docs/k.md"]) == {}
+    assert await store.get_profile("s") is None
+    assert await store.scope_counts() == {}
+    (back,) = await store.add_resources("s", [satchel.Resource("docs/k.md", "b", "k")], vectors)
+    assert back.revision == 1  # the URI starts afresh: its revisions were erased
+
+
+async def test_erase_keeps_the_scopes_statistics_right(store: Store) -> None:
+    """After an erase the scope ranks as if the record had never been written: the same
+    BM25 scores, term counts and pool as a scope written without it."""
+    texts_kept = ["kestrel harbour", "kestrel lantern festival", "bread and lantern"]
+    await remember(store, "s", texts_kept[:2])
+    (gone,) = await remember(store, "s", ["kestrel lantern lantern zephyr"])
+    await remember(store, "s", texts_kept[2:])
+    await remember(store, "t", texts_kept)
+    assert await store.erase("memory", "s", gone.entry_id) == 1
+    erased = await search(store, "kestrel lantern zephyr", scope="s")
+    fresh = await search(store, "kestrel lantern zephyr", scope="t")
+    assert erased.lexical_scores == pytest.approx(fresh.lexical_scores)
+    assert list(erased.lexical_matches) == list(fresh.lexical_matches)
+    assert await texts(store, keys_of(erased.lexical_keys)) == await texts(
+        store, keys_of(fresh.lexical_keys), scope="t"
+    )
+    assert erased.scope_rows == fresh.scope_rows == 3
+
+
+async def test_erase_scope_removes_every_record_of_every_family(store: Store) -> None:
+    """erase_scope removes every record of the scope (a record counts once, the profile
+    once), leaves other scopes alone, moves the version, and the scope can be written
+    to again."""
+    vectors = await EMBEDDER.embed(["x"])
+    refs = await remember(store, "s", [turn("kestrel one", 0), turn("kestrel two", 1)])
+    await store.update_memory(refs[0], MemoryEntry(text="kestrel one b"), vectors)
+    await store.forget_memory(refs[1])
+    await store.add_experiences("s", [satchel.Experience("kestrel", "b", "c", "d")])
+    await store.add_topic_memories("s", [satchel.TopicMemory("kestrel", "x")], vectors)
+    await store.add_resources("s", [satchel.Resource("u", "body", "kestrel")], vectors)
+    await store.set_profile("s", satchel.Profile("p"))
+    (elsewhere,) = await remember(store, "t", ["kestrel elsewhere"])
+    version = store.scope_version("s")
+    assert await store.erase_scope("s") == 6
+    assert store.scope_version("s") != version
+    for ref in refs:
+        with pytest.raises(NotFoundError, match="erased"):
+            await store.get_memory(ref)
+    for family in ("memory", "experience", "topic-memory", "resource"):
+        assert every_key_of(await search(store, "kestrel", family=family)) == []
+    assert await store.get_profile("s") is None
+    assert await store.read_resource_bodies("s", ["u"]) == {}
+    assert await store.scope_counts() == {"t": {"memory": 1}}
+    assert (await store.get_memory(elsewhere)).text == "kestrel elsewhere"
+    assert await store.erase_scope("s") == 0
+    (new,) = await remember(store, "s", ["kestrel again"])
+    assert await texts(store, keys_of((await search(store, "kestrel")).lexical_keys)) == [
+        "kestrel again"
+    ]
+    assert (await store.get_memory(new)).text == "kestrel again"
+
+
+async def test_erased_keys_are_never_given_again(store: Store) -> None:
+    """Records written after an erase get keys no erased version had: a pool read before
+    the erase can never name a new record."""
+    refs = await remember(store, "s", ["kestrel one", "kestrel two"])
+    before = every_key_of(await search(store, "kestrel"))
+    assert await store.erase("memory", "s", refs[1].entry_id) == 1
+    await remember(store, "s", ["kestrel three", "kestrel four"])
+    after = every_key_of(await search(store, "kestrel"))
+    assert len(after) == 3
+    assert (set(after) - set(before)).isdisjoint(before)
+
+
 # -- write versions, embedders, closing -------------------------------------------------
 
 
@@ -818,6 +974,10 @@ async def test_every_write_moves_the_scope_version_and_reads_do_not(store: Store
     await wrote()
     await store.forget_memory(ref)
     await wrote()
+    await store.erase("resource", "s", "u")
+    await wrote()
+    await store.erase_scope("gone")  # erasing nothing writes nothing
+    assert store.scope_version("gone") == 0
     pool = await search(store, "kestrel", family="topic-memory")
     assert pool.version == seen[-1]
     await store.get_memory(ref)
@@ -871,6 +1031,8 @@ async def test_calls_after_aclose_raise_store_error(store: Store) -> None:
         lambda: store.evidence("memory", "s", keys),
         lambda: store.bind_embedder("hashing-v1/64", 64),
         lambda: store.scope_counts(),
+        lambda: store.erase("memory", "s", ref.entry_id),
+        lambda: store.erase_scope("s"),
     ]
     for call in calls:
         with pytest.raises(StoreError):

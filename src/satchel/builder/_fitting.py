@@ -324,6 +324,12 @@ class FitMemo:
                 del items[key]
         return found
 
+    def discard(self, scope_id: str) -> None:
+        """Drop every encoding of the scope's evidence (its records were erased: no
+        copy of their text outlives the erase here)."""
+        for key in [key for key in self._items if key.split("\x1f", 3)[2] == scope_id]:
+            del self._items[key]
+
 
 def _key(evidence: Evidence, ceiling: Tier) -> str:
     return f"{ceiling}\x1f{evidence.family}\x1f{evidence.scope_id}\x1f{evidence.identity}"

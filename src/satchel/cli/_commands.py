@@ -1,11 +1,12 @@
-"""``satchel ingest``, ``prepare``, ``get``, ``scopes``, ``forget`` and ``reembed``: the
-CLI's calls into the public runtime and stores.
+"""``satchel ingest``, ``prepare``, ``get``, ``scopes``, ``forget``, ``erase`` and
+``reembed``: the CLI's calls into the public runtime and stores.
 
 Every command returns an exit code: 0 on success, 1 when it could not do its work, 2 for
 bad input. Results go to stdout; progress, notes and errors to stderr. Nothing here
 reaches below the public API (``satchel.open_runtime``, ``satchel.stores``), the workload
-reader and the OTLP setup (``tracer_provider_from_env``: every command that opens a store
-export their spans when the standard OpenTelemetry variables ask for it).
+reader, the ids as a pack spells them (``_wire.full_id``) and the OTLP setup
+(``tracer_provider_from_env``: every command that opens a store export their spans when
+the standard OpenTelemetry variables ask for it).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import satchel
 from satchel.embedders import from_spec
 
 from .._otlp import tracer_provider_from_env
+from .._wire import full_id
 from .._workload import (
     IngestError,
     IngestReport,
@@ -264,6 +266,50 @@ def forget_command(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def erase_command(args: argparse.Namespace) -> int:
+    """``satchel erase``: erase every version of one memory entry (``--id``) or every
+    record of a scope (``--all``), once the user confirmed it or passed ``--yes``."""
+    if args.db is not None:
+        existing_database(args.db)  # before the question: nothing to confirm without one
+    scope = args.scope
+    if args.all:
+        _confirm(args, f"erase every record of scope {scope!r} in {store_label(args)}")
+        records = _on_store(args, lambda store: store.erase_scope(scope))
+        if not records:
+            raise CommandError(f"nothing erased: scope {scope!r} holds no record")
+        erased = f"{_count(records, 'record')} of every family in scope {scope!r}"
+    else:
+        entry_id = full_id(args.id)  # as a pack prints it (22 characters) or in full
+        what = f"memory entry {entry_id!r} in scope {scope!r}"
+        _confirm(args, f"erase every version of {what} in {store_label(args)}")
+        versions = _on_store(args, lambda store: store.erase("memory", scope, entry_id))
+        if not versions:
+            raise CommandError(f"nothing erased: no {what} (never written, or erased already)")
+        erased = f"{_count(versions, 'version')} of {what}"
+    print(f"satchel erase: erased {erased}; nothing of them stays readable", file=sys.stderr)
+    return 0
+
+
+def _confirm(args: argparse.Namespace, action: str) -> None:
+    """Ask on the terminal before ``action``; ``--yes`` answers for the user, and is
+    needed when stdin is no terminal (a script must say what it means)."""
+    if args.yes:
+        return
+    if sys.stdin is None or not sys.stdin.isatty():
+        raise CommandError(
+            f"will not {action} without confirmation: stdin is not a terminal; pass --yes",
+            code=2,
+        )
+    print(f"satchel erase: {action}? It cannot be undone. [y/N] ", end="", file=sys.stderr)
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        raise CommandError("nothing erased: not confirmed")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _on_store(args: argparse.Namespace, call: Callable[[satchel.Store], Awaitable[T]]) -> T:

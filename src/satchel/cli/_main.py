@@ -17,6 +17,7 @@ import satchel
 
 from ._commands import (
     CommandError,
+    erase_command,
     forget_command,
     get_command,
     ingest_command,
@@ -109,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_get(commands)
     _add_scopes(commands)
     _add_forget(commands)
+    _add_erase(commands)
     add_mcp(commands)
     add_serve(commands)
     return parser
@@ -377,6 +379,63 @@ def _add_forget(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--version", required=True, type=_positive, metavar="N", help="its version"
     )
     command.set_defaults(run=forget_command)
+
+
+def _add_erase(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = _command(
+        commands,
+        "erase",
+        summary="erase a memory entry, or every record of a scope, so nothing stays readable",
+        description=(
+            "Erase every version of one memory entry (--id), or every record of every\n"
+            "family in a scope, its profile included (--all). Unlike 'satchel forget',\n"
+            "nothing stays readable: the text, analysed terms, vectors, idempotency key and\n"
+            "dates leave every place the store keeps them (a SQLite database zeroes what it\n"
+            "deletes, rewrites its full-text index, empties its write-ahead log and deletes\n"
+            "the scope's vector index files). Afterwards 'satchel get' of any erased\n"
+            "version says it was erased, no pack delivers it, and its key is free again.\n"
+            "\n"
+            "What no erase reaches: backups and copies of the database (a copied file,\n"
+            "another store it was copied into, a replica, a snapshot), the disk under it,\n"
+            "swap, and for a while an OceanBase engine's own log and data files. The\n"
+            "'Erasing' section of docs/stores.md says what each store guarantees.\n"
+            "\n"
+            "It asks for confirmation on the terminal; --yes answers for you, and is needed\n"
+            "when stdin is not a terminal. --id takes the id as a pack prints it (22\n"
+            "characters) or the full entry id. What was erased is printed on stderr.\n"
+            "\n"
+            "Exits 1 when nothing was erased (no such entry or scope, erased already, or\n"
+            "not confirmed), 2 for bad input (no --yes when stdin is not a terminal)."
+        ),
+        epilog=(
+            "examples:\n"
+            "  satchel erase --db team.db --scope chat-1 --id s4nK0m7LQb2mF1u3c9TzAw\n"
+            "  satchel erase --db team.db --scope chat-1 --all --yes\n"
+            '  satchel erase --store "sqlite:///srv/team.db" --scope user:ana --all --yes\n'
+        ),
+    )
+    _where_option(command, "an existing database file")
+    command.add_argument(
+        "--scope", required=True, type=_nonblank, metavar="S", help="the scope to erase in"
+    )
+    what = command.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--id",
+        type=_nonblank,
+        metavar="ENTRY_ID",
+        help="erase every version of this memory entry (its id as a pack prints it, or in full)",
+    )
+    what.add_argument(
+        "--all",
+        action="store_true",
+        help="erase every record of every family in the scope, its profile included",
+    )
+    command.add_argument(
+        "--yes",
+        action="store_true",
+        help="erase without asking (needed when stdin is not a terminal)",
+    )
+    command.set_defaults(run=erase_command)
 
 
 def _add_reembed(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -37,6 +37,10 @@ Cursor, or any Model Context Protocol client) as four tools:
   get_memory       read exactly the version a citation names
   forget_memory    take an entry out of search (its versions stay readable)
 
+--allow-erase adds a fifth, erase_memory, which erases every version of an entry so
+that nothing of it stays readable ('satchel erase --help'). It is off by default: an
+agent should not be able to erase by accident.
+
 By default it speaks MCP over stdin and stdout, as a host launches it: stdout carries
 nothing but the protocol and every log line goes to stderr. It serves until the host
 closes stdin. The database at --db is created if it does not exist. A bad tool argument
@@ -86,6 +90,11 @@ def add_mcp(commands: SubParsers) -> None:
         default=None,
         metavar="N",
         help=f"the --http port, 1..65535 (default: {DEFAULT_PORT})",
+    )
+    parser.add_argument(
+        "--allow-erase",
+        action="store_true",
+        help="add the erase_memory tool, which erases every version of an entry (default: off)",
     )
     parser.set_defaults(run=mcp_command)
 
@@ -137,7 +146,7 @@ async def _serve(
             port = DEFAULT_PORT if args.port is None else args.port
             url = f"http://127.0.0.1:{port}{HTTP_PATH}"
             print(f"satchel mcp: serving {where} at {url}", file=sys.stderr, flush=True)
-            await serve_http(runtime, port=port)
+            await serve_http(runtime, port=port, allow_erase=args.allow_erase)
         else:
             print(f"satchel mcp: serving {where} over stdio", file=sys.stderr, flush=True)
-            await serve_stdio(runtime)
+            await serve_stdio(runtime, allow_erase=args.allow_erase)

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8765
+#: Seconds a client may take to send a request's headers, and then its body
+#: (``satchel.http.DEFAULT_READ_TIMEOUT``, spelled here: the CLI imports the service late).
+DEFAULT_READ_TIMEOUT: Final = 10.0
 #: The Host header names a loopback service without tokens answers (DNS rebinding).
 LOOPBACK_HOST_NAMES: Final = ("127.0.0.1", "localhost", "::1")
 
@@ -77,7 +80,9 @@ private network) authenticates callers.
 
 --gate runs the recall-sufficiency gate on every prepare ('satchel prepare --help');
 --dedup-turns N makes a prepare with a session_id hold back what that session's
-last N packs delivered; --timeout bounds each prepare (504 past it). Each request
+last N packs delivered; --timeout bounds each prepare (504 past it);
+--read-timeout bounds how long a client may take to send a request's headers
+(the connection is closed) and then its body (408). Each request
 is an OpenTelemetry SERVER span, exported over OTLP when the standard
 OTEL_EXPORTER_OTLP_* variables ask for it. docs/service.md documents every
 endpoint, error and field."""
@@ -140,6 +145,17 @@ def add_serve(commands: SubParsers) -> None:
         default=None,
         metavar="SECONDS",
         help="bound each prepare; past it the request gets 504 (default: no bound)",
+    )
+    parser.add_argument(
+        "--read-timeout",
+        type=options.seconds,
+        default=DEFAULT_READ_TIMEOUT,
+        metavar="SECONDS",
+        help=(
+            "how long a client may take to send a request's headers (then its connection is"
+            " closed) and then its body (then it gets 408); also how long an idle"
+            f" connection is kept (default: {DEFAULT_READ_TIMEOUT:g})"
+        ),
     )
     parser.add_argument(
         "--max-body-bytes",
@@ -224,6 +240,7 @@ async def _serve(
                 max_body_bytes=args.max_body_bytes,
                 tracer_provider=provider,
                 allowed_hosts=hosts,
+                read_timeout=args.read_timeout,
             )
             sock = _listen(args.host, args.port)
             auth = "no authentication" if tokens is None else http.describe(tokens.values())
@@ -232,7 +249,7 @@ async def _serve(
                 file=sys.stderr,
                 flush=True,
             )
-            await http.serve(app, sock, shutdown_trigger=stopped)
+            await http.serve(app, sock, shutdown_trigger=stopped, read_timeout=args.read_timeout)
     print("satchel serve: stopped", file=sys.stderr, flush=True)
 
 

@@ -18,6 +18,7 @@ from ._auth import describe as describe
 from ._auth import load_tokens as load_tokens
 from ._auth import parse_tokens as parse_tokens
 from ._openapi import OPENAPI as OPENAPI
+from ._reading import DEFAULT_READ_TIMEOUT as DEFAULT_READ_TIMEOUT
 from ._server import is_loopback as is_loopback
 from ._server import listen as listen
 from ._server import serve as serve
@@ -26,6 +27,7 @@ from ._spans import route_template as route_template
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_READ_TIMEOUT",
     "MIN_TOKEN_CHARS",
     "OPENAPI",
     "TokenGrant",

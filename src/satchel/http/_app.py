@@ -7,7 +7,9 @@ Routes (``docs/service.md`` and ``GET /openapi.json`` describe them in full):
 ``POST /v1/context/deadline``              ``Runtime.deadline_for`` (same body as prepare)
 ``POST /v1/memories``                      ``Runtime.add_memories`` (all or nothing)
 ``GET /v1/memories/{scope}/{entry_id}``    ``Runtime.get_memory`` (``?version=N``)
-``DELETE /v1/memories/{scope}/{entry_id}`` ``Runtime.forget_memory`` (``?version=N``)
+``DELETE /v1/memories/{scope}/{entry_id}`` ``Runtime.forget_memory`` (``?version=N``), or
+                                           ``Runtime.erase`` (``?erase=true``)
+``DELETE /v1/scopes/{scope}``              ``Runtime.erase_scope``
 ``GET /healthz``                           liveness, no authentication
 ``GET /openapi.json``                      the OpenAPI 3.1 document, no authentication
 =========================================  =============================================
@@ -47,6 +49,7 @@ from ._errors import (
     timed_out,
 )
 from ._openapi import OPENAPI
+from ._reading import DEFAULT_READ_TIMEOUT, RequestReading, checked_read_timeout
 from ._spans import ServerSpans
 
 if TYPE_CHECKING:
@@ -91,6 +94,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     tracer_provider: TracerProvider | None = None,
     allowed_hosts: Collection[str] | None = None,
+    read_timeout: float = DEFAULT_READ_TIMEOUT,
 ) -> Starlette:
     """An ASGI app serving ``runtime`` over HTTP (on asyncio or trio: Starlette runs on
     anyio). The app does not own the runtime: open it before serving, close it after.
@@ -107,6 +111,8 @@ def create_app(
             (e.g. ``{"127.0.0.1", "localhost", "::1"}``): any other is refused with 421.
             A service without tokens on the loopback interface should set it, so that
             a web page cannot reach it through DNS rebinding.
+        read_timeout: seconds a request's body may take to arrive once its headers
+            have: past it the answer is 408 and the connection is closed.
 
     Raises:
         InvalidRequestError: an argument is malformed (the message names it).
@@ -117,6 +123,7 @@ def create_app(
         raise satchel.InvalidRequestError("max_body_bytes must be a positive integer")
     if max_body_bytes < 1:
         raise satchel.InvalidRequestError("max_body_bytes must be a positive integer")
+    read_timeout = checked_read_timeout(read_timeout)
     checked = None if tokens is None else Tokens(check_tokens(tokens))
     hosts = None if allowed_hosts is None else _host_names(allowed_hosts)
     service = _Service(runtime, checked, max_body_bytes, hosts)
@@ -137,12 +144,20 @@ def create_app(
             service.endpoint(service.memory, _REF_FIELDS),
             methods=["GET", "DELETE"],
         ),
+        Route(
+            "/v1/scopes/{scope:path}",
+            service.endpoint(service.erase_scope, ("scope",)),
+            methods=["DELETE"],
+        ),
         Route("/healthz", service.endpoint(_health, (), public=True), methods=["GET"]),
         Route("/openapi.json", service.endpoint(_openapi, (), public=True), methods=["GET"]),
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(ServerSpans, tracer_provider=tracer_provider)],
+        middleware=[
+            Middleware(RequestReading, read_timeout=read_timeout),
+            Middleware(ServerSpans, tracer_provider=tracer_provider),
+        ],
         exception_handlers={HTTPException: _routing_error},
     )
 
@@ -213,7 +228,9 @@ class _Service:
     async def prepare(self, request: Request, grant: TokenGrant) -> Response:
         prepare, deadline = await self._prepare_request(request, grant)
         with anyio.fail_after(None if math.isinf(deadline) else deadline):
-            context = await self.runtime.prepare_context(prepare)
+            # The session is the token's (by its name): the same session_id from another
+            # token is another session, and no token's sessions push out another's.
+            context = await self.runtime._prepare_context(prepare, session_owner=grant.name)
         return _json(wire.context_json(context))
 
     async def deadline(self, request: Request, grant: TokenGrant) -> Response:
@@ -244,9 +261,11 @@ class _Service:
         return _json({"refs": [wire.ref_json(ref) for ref in refs]})
 
     async def memory(self, request: Request, grant: TokenGrant) -> Response:
-        if request.method == "DELETE":
-            return await self.forget(request, grant)
-        return await self.get(request, grant)
+        if request.method == "GET":
+            return await self.get(request, grant)
+        if _erasing(request):
+            return await self.erase(request, grant)
+        return await self.forget(request, grant)
 
     async def get(self, request: Request, grant: TokenGrant) -> Response:
         ref = _memory_ref(request)
@@ -261,6 +280,30 @@ class _Service:
         await self.runtime.forget_memory(ref)
         return Response(status_code=204, headers=NO_STORE)
 
+    async def erase(self, request: Request, grant: TokenGrant) -> Response:
+        ref = _memory_ref(request, erasing=True)
+        if not grant.may_write(ref.scope_id):
+            raise _may_not_write()
+        # Every version: the one a ref names does not narrow an erase. Erasing what is
+        # gone already is 0, not a 404, so that a client may retry an erase.
+        erased = await self.runtime.erase(ref)
+        return _json(
+            {"scope_id": ref.scope_id, "entry_id": ref.entry_id, "erased_versions": erased}
+        )
+
+    async def erase_scope(self, request: Request, grant: TokenGrant) -> Response:
+        unknown = next(iter(request.query_params), None)
+        if unknown is not None:
+            raise invalid(f"{unknown} is not a field (this route takes none)", unknown)
+        scope: str = request.path_params["scope"]
+        if not grant.may_write(scope):
+            raise _may_not_write()
+        try:
+            erased = await self.runtime.erase_scope(scope)
+        except satchel.InvalidRequestError as exc:  # satchel calls it scope_id, the URL scope
+            raise invalid(str(exc).replace("scope_id", "scope", 1), "scope") from None
+        return _json({"scope_id": scope, "erased_records": erased})
+
 
 def _host_name(host: str) -> str:
     """The name in a ``Host`` header: ``[::1]:8765`` is ``::1``, ``localhost:8765`` is
@@ -270,13 +313,27 @@ def _host_name(host: str) -> str:
     return host.partition(":")[0].lower()
 
 
-def _memory_ref(request: Request) -> satchel.MemoryRef:
+def _erasing(request: Request) -> bool:
+    """Whether a DELETE erases (``?erase=true``) rather than forgets (``false``, or no
+    ``erase``)."""
+    spelled = request.query_params.getlist("erase")
+    if len(spelled) > 1:
+        raise invalid("erase appears twice", "erase")
+    if spelled and spelled[0] not in ("true", "false"):
+        raise invalid("erase must be true or false", "erase")
+    return spelled == ["true"]
+
+
+def _memory_ref(request: Request, *, erasing: bool = False) -> satchel.MemoryRef:
     """The exact version ``/v1/memories/{scope}/{entry_id}?version=N`` names. The scope
     is every path segment but the last, percent-decoded (so it may hold ``/`` and
-    ``:``); the entry id is the last segment."""
+    ``:``); the entry id is the last segment. An erase needs no version (it erases
+    every one): its ref names version 1 when the URL names none."""
     params = request.query_params
-    bodies.known(params, ("version",))
+    bodies.known(params, ("version", "erase") if request.method == "DELETE" else ("version",))
     spelled = params.getlist("version")
+    if not spelled and erasing:
+        spelled = ["1"]
     if not spelled:
         raise invalid("version is required (?version=N)", "version")
     if len(spelled) > 1:

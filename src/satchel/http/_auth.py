@@ -11,7 +11,10 @@ A token file is one JSON object::
 ``scopes`` are the scopes the token may read: a pattern is a scope's exact name, or a
 prefix followed by ``*`` (``project:*`` is every scope starting ``project:``; ``*`` is
 every scope). ``write`` (default false) lets it write and forget in those same scopes.
-``name`` (optional) is a label for the operator; the token itself is never printed.
+``name`` (optional) is a label for the operator; the token itself is never printed. It
+is also the caller's identity: a prepare's ``session_id`` is a session of the token's
+name, never of another name's, so tokens sharing a name share their sessions. A token
+without a name is a caller of its own, labelled by its place (``unnamed token 2``).
 
 The token a request presents is compared with every configured token in constant time
 (``hmac.compare_digest`` of SHA-256 digests, so neither a token's content nor its length
@@ -50,7 +53,8 @@ class TokenGrant:
     Attributes:
         scopes: the scopes it may read: exact names, or prefixes ending in ``*``.
         write: whether it may also write and forget in those scopes.
-        name: a label for logs and the operator (never the token).
+        name: a label for logs and the operator (never the token), and the identity
+            the caller's sessions belong to.
     """
 
     scopes: tuple[str, ...] = attrs.field(converter=_scope_patterns)
@@ -76,10 +80,13 @@ EVERYTHING: Final = TokenGrant(scopes=("*",), write=True, name="(no authenticati
 
 
 class Tokens:
-    """The configured tokens, checked in constant time."""
+    """The configured tokens, checked in constant time; every grant has a name."""
 
     def __init__(self, tokens: Mapping[str, TokenGrant]) -> None:
-        self._digests = [(_digest(token.encode()), grant) for token, grant in tokens.items()]
+        grants = _named(list(tokens.values()))
+        self._digests = [
+            (_digest(token.encode()), grant) for token, grant in zip(tokens, grants, strict=True)
+        ]
 
     def __len__(self) -> int:
         return len(self._digests)
@@ -96,6 +103,22 @@ class Tokens:
             if hmac.compare_digest(digest, secret):  # no early exit: every token is compared
                 found = grant
         return found
+
+
+def _named(grants: list[TokenGrant]) -> list[TokenGrant]:
+    """``grants`` with a name each: an unnamed one is labelled by its place, with a label
+    no other grant has, so that its caller's sessions are its own."""
+    taken = {grant.name for grant in grants}
+    named = []
+    for place, grant in enumerate(grants, start=1):
+        if grant.name is None:
+            label = f"unnamed token {place}"
+            while label in taken:  # a configured name says the same: set this one apart
+                label += "'"
+            taken.add(label)
+            grant = attrs.evolve(grant, name=label)
+        named.append(grant)
+    return named
 
 
 def _digest(token: bytes) -> bytes:

@@ -4,12 +4,20 @@ Every error is one JSON object ``{"error": {"type": ..., "message": ..., "field"
 ``field`` names the request field at fault (``max_bytes``, ``entries[2].created_at``,
 ``version``) or is null. A response never carries a traceback; an unexpected exception
 is logged on the server (logger ``satchel.http``) and answered with a generic 500.
+
+A store fault is not unexpected: a :class:`satchel.StoreError` (the database file was
+removed, replaced or damaged, the store is closed) is a 503 whose message is the
+store's own, after its type name, and a full disk is a 507; both are logged too. Only
+:class:`satchel.StoreUnavailableError`, whose cause may name hosts, keeps its message
+to the log.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
+import sqlite3
 from typing import TYPE_CHECKING, Final
 
 from starlette.responses import JSONResponse
@@ -93,8 +101,52 @@ def from_satchel(error: satchel.SatchelError, fields: Collection[str]) -> HttpEr
         )
     if isinstance(error, satchel.PrepareTimeoutError):
         return timed_out()
+    fault = _store_fault(error)
+    if fault is not None:
+        return store_failed(fault)
     logger.error("satchel error while serving a request", exc_info=error)
     return internal(error)
+
+
+def store_failed(fault: satchel.StoreError) -> HttpError:
+    """A 503 (507 when the disk is full) carrying the store's own message."""
+    logger.error("store fault while serving a request: %s", fault, exc_info=fault)
+    status, kind = (507, "insufficient_storage") if _disk_full(fault) else (503, "store_error")
+    return HttpError(status, kind, f"{type(fault).__name__}: {fault}")
+
+
+def _store_fault(error: satchel.SatchelError) -> satchel.StoreError | None:
+    """The store error behind ``error``: itself, or the first a failed prepare's
+    searches raised (the prepare raises PrepareFailedError from their group)."""
+    if isinstance(error, satchel.StoreError):
+        return error
+    group = error.__cause__
+    if not isinstance(error, satchel.PrepareFailedError) or not isinstance(
+        group, BaseExceptionGroup
+    ):
+        return None
+    faults, _ = group.split(satchel.StoreError)
+    return None if faults is None else _first(faults)
+
+
+def _first(group: BaseExceptionGroup[satchel.StoreError]) -> satchel.StoreError:
+    first = group.exceptions[0]
+    return _first(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def _disk_full(fault: BaseException) -> bool:
+    """Whether ``fault`` comes of a full disk: SQLite's SQLITE_FULL, or ENOSPC/EDQUOT."""
+    cause: BaseException | None = fault
+    while cause is not None:
+        if (
+            isinstance(cause, sqlite3.Error)
+            and cause.sqlite_errorcode & 0xFF == sqlite3.SQLITE_FULL
+        ):
+            return True
+        if isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        cause = cause.__cause__
+    return "database or disk is full" in str(fault)
 
 
 def timed_out() -> HttpError:

@@ -32,37 +32,64 @@ _ERRORS: Final = {
     "421": _error("the Host header names another host (only when allowed hosts are set)"),
     "422": _error("a field is malformed, out of range or unknown; error.field names it"),
     "500": _error("an internal error; the message names its kind only"),
-    "503": _error("the store cannot be reached now; retry (Retry-After)"),
+    "503": _error(
+        "the store cannot be reached now (store_unavailable; retry, Retry-After), or"
+        " cannot serve the call (store_error: the message is the StoreError's own)"
+    ),
+    "507": _error("the store's disk is full (insufficient_storage: the StoreError's message)"),
 }
 _BODY_ERRORS: Final = {
     "400": _error("the body is not valid JSON"),
+    "408": _error("the body did not arrive within the read timeout (Connection: close)"),
     "413": _error("the body is larger than the service accepts"),
     "415": _error("the body is not application/json"),
 }
+_SCOPE_PARAMETER: Final = {
+    "name": "scope",
+    "in": "path",
+    "required": True,
+    "description": (
+        "the scope; percent-encode it (it may hold ':' and '/': every segment before"
+        " the last is the scope)"
+    ),
+    "schema": {"type": "string"},
+}
 _REF_PARAMETERS: Final = [
-    {
-        "name": "scope",
-        "in": "path",
-        "required": True,
-        "description": (
-            "the scope; percent-encode it (it may hold ':' and '/': every segment before"
-            " the last is the scope)"
-        ),
-        "schema": {"type": "string"},
-    },
+    _SCOPE_PARAMETER,
     {
         "name": "entry_id",
         "in": "path",
         "required": True,
-        "description": "the entry id, the last path segment",
+        "description": "the entry id, the last path segment (as satchel minted it or as a"
+        " pack writes it)",
         "schema": {"type": "string"},
     },
+]
+_VERSION_PARAMETER: Final = {
+    "name": "version",
+    "in": "query",
+    "required": True,
+    "description": "the exact version",
+    "schema": {"type": "integer", "minimum": 1},
+}
+_DELETE_PARAMETERS: Final = [
     {
-        "name": "version",
+        **_VERSION_PARAMETER,
+        "required": False,
+        "description": (
+            "the exact version; required unless erase is true (an erase takes every"
+            " version, so a version it is given must be an integer but need not exist)"
+        ),
+    },
+    {
+        "name": "erase",
         "in": "query",
-        "required": True,
-        "description": "the exact version",
-        "schema": {"type": "integer", "minimum": 1},
+        "required": False,
+        "description": (
+            "true: erase every version of the entry (nothing stays readable) and answer"
+            " 200 with the count; false (the default): forget it and answer 204"
+        ),
+        "schema": {"type": "string", "enum": ["true", "false"], "default": "false"},
     },
 ]
 _SCOPE: Final = {"type": "string", "minLength": 1, "maxLength": 256}
@@ -124,6 +151,7 @@ OPENAPI: Final[dict[str, Any]] = {
             "get": {
                 "operationId": "getMemory",
                 "summary": "Read exactly the memory version a citation names",
+                "parameters": [_VERSION_PARAMETER],
                 "responses": {
                     "200": {"description": "the version", **_json_body("MemoryRecord")},
                     "404": _error("no such entry or version"),
@@ -132,10 +160,34 @@ OPENAPI: Final[dict[str, Any]] = {
             },
             "delete": {
                 "operationId": "forgetMemory",
-                "summary": "Take an entry out of search; its versions stay readable",
+                "summary": (
+                    "Take an entry out of search, its versions staying readable; with"
+                    " erase=true, erase every version of it"
+                ),
+                "parameters": _DELETE_PARAMETERS,
                 "responses": {
+                    "200": {
+                        "description": "erased (erase=true): how many versions; 0 when none"
+                        " was held (never written, or erased already)",
+                        **_json_body("ErasedVersions"),
+                    },
                     "204": {"description": "forgotten (or already forgotten)"},
-                    "404": _error("no such entry or version"),
+                    "404": _error("forget only: no such entry or version"),
+                    **_ERRORS,
+                },
+            },
+        },
+        "/v1/scopes/{scope}": {
+            "parameters": [{**_SCOPE_PARAMETER, "description": "the scope; percent-encode it"}],
+            "delete": {
+                "operationId": "eraseScope",
+                "summary": "Erase every record of every family in the scope, its profile included",
+                "responses": {
+                    "200": {
+                        "description": "how many records were erased; 0 for a scope that"
+                        " holds nothing",
+                        **_json_body("ErasedRecords"),
+                    },
                     **_ERRORS,
                 },
             },
@@ -343,6 +395,28 @@ OPENAPI: Final[dict[str, Any]] = {
                     "key": {"type": ["string", "null"]},
                 },
             },
+            "ErasedVersions": {
+                "type": "object",
+                "required": ["scope_id", "entry_id", "erased_versions"],
+                "properties": {
+                    "scope_id": {"type": "string"},
+                    "entry_id": {"type": "string", "description": "the full entry id"},
+                    "erased_versions": {"type": "integer", "minimum": 0},
+                },
+            },
+            "ErasedRecords": {
+                "type": "object",
+                "required": ["scope_id", "erased_records"],
+                "properties": {
+                    "scope_id": {"type": "string"},
+                    "erased_records": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "records of every family (a record counts once"
+                        " whatever its versions; a profile is one)",
+                    },
+                },
+            },
             "Error": {
                 "type": "object",
                 "required": ["error"],
@@ -364,7 +438,10 @@ OPENAPI: Final[dict[str, Any]] = {
                                     "invalid_request",
                                     "internal",
                                     "store_unavailable",
+                                    "store_error",
                                     "timeout",
+                                    "request_timeout",
+                                    "insufficient_storage",
                                 ]
                             },
                             "message": {"type": "string"},

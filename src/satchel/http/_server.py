@@ -3,6 +3,11 @@
 :func:`listen` binds and listens first, so a caller knows the port (``0`` picks a free
 one) and can say where it listens before serving; :func:`serve` hands that socket to
 Hypercorn and returns after a graceful shutdown once ``shutdown_trigger`` returns.
+
+What Hypercorn itself answers never reaches the app, so it is not JSON: a request it
+cannot parse (a NUL in a header, a garbage request line, two ``Content-Length``) gets an
+empty 400 (501 for an unknown transfer coding, 431 for headers past
+``h11_max_incomplete_size``) with ``Connection: close``. It offers no hook for the body.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import socket
 from typing import TYPE_CHECKING, Final, cast
 
 from hypercorn.config import Config
+
+from ._reading import DEFAULT_READ_TIMEOUT, checked_read_timeout
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -77,10 +84,25 @@ async def serve(
     *,
     shutdown_trigger: Callable[[], Awaitable[None]],
     graceful_seconds: float = GRACEFUL_SECONDS,
+    read_timeout: float = DEFAULT_READ_TIMEOUT,
 ) -> None:
     """Serve ``app`` on the listening ``sock`` with Hypercorn on the running loop
     (asyncio or trio) until ``shutdown_trigger`` returns, then stop gracefully. The
-    socket is Hypercorn's from then on (it closes it)."""
+    socket is Hypercorn's from then on (it closes it).
+
+    Args:
+        app: the ASGI app (:func:`satchel.http.create_app`'s bounds a request's body).
+        sock: a listening socket (:func:`listen`).
+        shutdown_trigger: returns when the service should stop.
+        graceful_seconds: how long open requests may go on once it stops.
+        read_timeout: seconds a connection may take to send a request's headers, from
+            when it opens or from its last answer; past it the connection is closed
+            without an answer. It is also how long an idle connection is kept.
+
+    Raises:
+        InvalidRequestError: ``read_timeout`` is not a positive number of seconds.
+    """
+    idle_seconds = checked_read_timeout(read_timeout)  # before the socket is handed over
     config = Config()
     config.bind = [f"fd://{sock.detach()}"]
     config.backlog = BACKLOG  # Hypercorn listens on the socket again with its own
@@ -88,6 +110,11 @@ async def serve(
     config.accesslog = None
     config.graceful_timeout = graceful_seconds
     config.include_server_header = False
+    # Hypercorn's idle timer runs from a connection's start (or its last answer) until a
+    # request's headers are parsed, so it bounds headers sent a byte at a time. Its
+    # read_timeout is not used: it bounds each read, and would cut a client off while
+    # a long prepare runs; the app bounds the body (408) instead.
+    config.keep_alive_timeout = idle_seconds
     framework = cast("Framework", app)  # an ASGI 3 app, as Hypercorn's types spell it
     if _on_asyncio():
         from hypercorn.asyncio import serve as serve_asyncio

@@ -1,9 +1,10 @@
 """The Model Context Protocol server over the public API (``satchel mcp``).
 
 :func:`create_server` exposes an open :class:`satchel.Runtime` as four MCP tools
-(``prepare_context``, ``add_memories``, ``get_memory``, ``forget_memory``) on the MCP
-SDK's low-level server; :func:`serve_stdio` and :func:`serve_http` serve it. Needs the
-MCP SDK: ``pip install "satchel[mcp]"``. docs/mcp.md describes the tools and their schemas.
+(``prepare_context``, ``add_memories``, ``get_memory``, ``forget_memory``; a fifth,
+``erase_memory``, with ``allow_erase=True``) on the MCP SDK's low-level server;
+:func:`serve_stdio` and :func:`serve_http` serve it. Needs the MCP SDK:
+``pip install "satchel[mcp]"``. docs/mcp.md describes the tools and their schemas.
 
 Inside this package ``import mcp`` is the SDK (absolute imports), never this package.
 """

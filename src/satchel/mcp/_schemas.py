@@ -1,4 +1,4 @@
-"""The JSON Schemas of the four tools: what a host's model sees and fills in.
+"""The JSON Schemas of the tools: what a host's model sees and fills in.
 
 The bounds repeat satchel's own validation (``tests/mcp`` pins each one against the
 vocabulary's constants), so a model that follows a schema is never refused. A call outside
@@ -286,4 +286,24 @@ GET_MEMORY_OUTPUT: Final = _object(
 FORGET_MEMORY_OUTPUT: Final = _object(
     {**_REF_PROPERTIES, "forgotten": {"type": "boolean", "const": True}},
     ["scope_id", "entry_id", "version", "forgotten"],
+)
+
+#: ``erase_memory`` (served with ``satchel mcp --allow-erase`` only): an entry, no version,
+#: since an erase takes every version.
+ERASE_MEMORY_INPUT: Final = _object(
+    {"scope_id": _SCOPE_ID, "entry_id": _ENTRY_ID}, ["scope_id", "entry_id"]
+)
+
+ERASE_MEMORY_OUTPUT: Final = _object(
+    {
+        "scope_id": _SCOPE_ID,
+        "entry_id": _ENTRY_ID,
+        "erased_versions": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "How many versions were erased: 0 when none was held (never"
+            " written, or erased already).",
+        },
+    },
+    ["scope_id", "entry_id", "erased_versions"],
 )

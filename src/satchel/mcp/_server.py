@@ -1,4 +1,5 @@
-"""``create_server``: the four satchel tools on the MCP SDK's low-level server.
+"""``create_server``: the four satchel tools on the MCP SDK's low-level server, and the
+fifth, ``erase_memory``, when the caller allows it.
 
 The low-level :class:`mcp.server.Server` is used rather than ``MCPServer`` so that each
 tool's input and output schema is exactly the one in :mod:`._schemas` (bounds and
@@ -62,9 +63,12 @@ class _Tool:
     run: Callable[[satchel.Runtime, Any], Awaitable[types.CallToolResult]]
 
 
-def create_server(runtime: satchel.Runtime) -> Server[Any]:
+def create_server(runtime: satchel.Runtime, *, allow_erase: bool = False) -> Server[Any]:
     """An MCP server exposing ``runtime`` as four tools: ``prepare_context``,
-    ``add_memories``, ``get_memory`` and ``forget_memory``.
+    ``add_memories``, ``get_memory`` and ``forget_memory``; with ``allow_erase``, a fifth,
+    ``erase_memory``, which erases every version of an entry (``Runtime.erase``). It is
+    off by default so that an agent cannot erase by accident: nothing of an erased entry
+    stays readable.
 
     The server does not own the runtime: open it before serving and close it after.
     Serve it with :func:`serve_stdio`, :func:`serve_http`, or any of the SDK's transports
@@ -74,9 +78,15 @@ def create_server(runtime: satchel.Runtime) -> Server[Any]:
     (``isError``) naming it; a reference to a missing entry or version is a tool error
     starting ``not found``; any other error satchel raises on purpose is a tool error
     naming its kind. Only a defect is a protocol error.
+
+    Raises:
+        InvalidRequestError: ``allow_erase`` is not a bool.
     """
-    tools = {tool.definition.name: tool for tool in _TOOLS}
-    listing = types.ListToolsResult(tools=[tool.definition for tool in _TOOLS])
+    if not isinstance(allow_erase, bool):
+        raise satchel.InvalidRequestError("allow_erase must be True or False")
+    served = (*_TOOLS, _ERASE_MEMORY) if allow_erase else _TOOLS
+    tools = {tool.definition.name: tool for tool in served}
+    listing = types.ListToolsResult(tools=[tool.definition for tool in served])
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -204,6 +214,24 @@ async def _forget_memory(runtime: satchel.Runtime, ref: satchel.MemoryRef) -> ty
     return _result({**wire.ref_json(ref), "forgotten": True}, text)
 
 
+def _read_entry(runtime: satchel.Runtime, args: dict[str, Any]) -> satchel.MemoryRef:
+    # An erase takes every version: the ref's version (1) does not narrow it.
+    entry_id = wire.full_id(wire.as_string(args["entry_id"], "entry_id"))
+    return satchel.MemoryRef(args["scope_id"], entry_id, 1)
+
+
+async def _erase_memory(runtime: satchel.Runtime, ref: satchel.MemoryRef) -> types.CallToolResult:
+    erased = await runtime.erase(ref)
+    what = f"memory entry {ref.entry_id!r} of scope {ref.scope_id!r}"
+    if erased:
+        versions = "version" if erased == 1 else "versions"
+        text = f"erased {erased} {versions} of {what}: nothing of it stays readable"
+    else:
+        text = f"nothing erased: no {what} (never written, or erased already)"
+    structured = {"scope_id": ref.scope_id, "entry_id": ref.entry_id, "erased_versions": erased}
+    return _result(structured, text)
+
+
 def _tool(
     name: str,
     title: str,
@@ -280,4 +308,24 @@ _TOOLS: Final = (
         _read_ref,
         _forget_memory,
     ),
+)
+
+#: Served only with ``create_server(..., allow_erase=True)`` (``satchel mcp --allow-erase``).
+_ERASE_MEMORY: Final = _tool(
+    "erase_memory",
+    "Erase a memory",
+    "Erase every version of a memory entry: its text, key and dates leave the store and"
+    " nothing of it stays readable (get_memory then says it was erased). It cannot be"
+    " undone: call it only when the user asks for the entry to be erased; to stop an"
+    " entry being delivered, use forget_memory. Returns how many versions were erased.",
+    schemas.ERASE_MEMORY_INPUT,
+    schemas.ERASE_MEMORY_OUTPUT,
+    types.ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=True,
+        idempotent_hint=True,
+        open_world_hint=False,
+    ),
+    _read_entry,
+    _erase_memory,
 )

@@ -20,15 +20,16 @@ HTTP_PATH: Final = "/mcp"
 LOOPBACK: Final = "127.0.0.1"
 
 
-async def serve_stdio(runtime: satchel.Runtime) -> None:
-    """Serve ``runtime``'s tools over this process's stdin and stdout until stdin closes.
+async def serve_stdio(runtime: satchel.Runtime, *, allow_erase: bool = False) -> None:
+    """Serve ``runtime``'s tools over this process's stdin and stdout until stdin closes
+    (with ``erase_memory`` when ``allow_erase``: :func:`create_server`).
 
     While serving, stdout carries nothing but the protocol: the SDK points file
     descriptor 1 at stderr for everything else (logs, stray prints) and restores it after.
     Every line read is answered (:mod:`._lines`): one that holds no JSON-RPC message with
     a JSON-RPC error, so a client never waits for an answer that cannot come.
     """
-    server = create_server(runtime)
+    server = create_server(runtime, allow_erase=allow_erase)
     # The SDK writes stdout; stdin is read here (StdinMessages), not by the SDK's reader,
     # which is handed an empty stream: that reader drops a line it cannot read.
     async with stdio_server(stdin=anyio.wrap_file(io.StringIO())) as (unread, write):
@@ -37,16 +38,18 @@ async def serve_stdio(runtime: satchel.Runtime) -> None:
         await server.run(messages, write, server.create_initialization_options())
 
 
-async def serve_http(runtime: satchel.Runtime, *, port: int) -> None:
+async def serve_http(runtime: satchel.Runtime, *, port: int, allow_erase: bool = False) -> None:
     """Serve ``runtime``'s tools as a streamable-HTTP endpoint at
-    ``http://127.0.0.1:PORT/mcp`` until interrupted (asyncio only: it runs on uvicorn).
+    ``http://127.0.0.1:PORT/mcp`` until interrupted (asyncio only: it runs on uvicorn),
+    with ``erase_memory`` when ``allow_erase`` (:func:`create_server`).
 
     The endpoint listens on the loopback interface only and has no authentication;
     the SDK's DNS-rebinding protection accepts only loopback Host and Origin headers.
     """
     import uvicorn  # a dependency of the MCP SDK; imported only when HTTP is served
 
-    app = create_server(runtime).streamable_http_app(streamable_http_path=HTTP_PATH, host=LOOPBACK)
+    server = create_server(runtime, allow_erase=allow_erase)
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=LOOPBACK)
     config = uvicorn.Config(
         app, host=LOOPBACK, port=port, log_level="warning", access_log=False, lifespan="on"
     )

@@ -111,6 +111,10 @@ class Coordinator:
         #: Encoded candidates shared by every prepare: an item is encoded once, not per fit.
         self._memo = FitMemo(limits)
 
+    def forget_encodings(self, scope_id: str) -> None:
+        """Drop the fit memo's encodings of the scope's evidence, after an erase."""
+        self._memo.discard(scope_id)
+
     async def recall(self, state: PrepareState, *, effort: bool) -> Recalled:
         """Search, judge, expand at most twice, and pack the committed candidates.
 

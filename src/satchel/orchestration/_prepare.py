@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..stores import Store
     from ..vocabulary import AnalysedQuery, Evidence, Family, ResolvedRequest
     from ._coordinator import Coordinator
-    from ._ledger import DedupLedger
+    from ._ledger import DedupLedger, SessionOwner
     from ._locks import ScopeGuards
     from ._stages import Digest, Planner
 
@@ -79,14 +79,17 @@ class Preparer:
     #: The wall clock, in UTC epoch seconds, read once per prepare (relative dates).
     clock: Callable[[], float] = time.time
 
-    async def prepare(self, request: ResolvedRequest) -> BuildResult:
+    async def prepare(
+        self, request: ResolvedRequest, *, session_owner: SessionOwner = None
+    ) -> BuildResult:
         """Recall and fit one request; the final fit.
 
         ``prepare_timeout`` bounds the whole call from here: the planner, the queries'
         embedding, the profile read, every round (an expansion round that would overrun
         is discarded), the digest (which then keeps the fitted pack) and the sink (cut
         off, the pack still returned). The session's turn counts only once the pack is
-        about to be returned.
+        about to be returned. The request's session is ``session_owner``'s: the same
+        session id under another owner is another session (None: the runtime's host).
 
         Raises:
             PrepareFailedError: a search of round 0 failed.
@@ -103,7 +106,7 @@ class Preparer:
         session = request.session_id if self.ledger is not None else None
         turn, held_back = 0, frozenset[str]()
         if session is not None and self.ledger is not None:
-            turn, held_back = self.ledger.next_turn(session)
+            turn, held_back = self.ledger.next_turn(session, owner=session_owner)
         state = PrepareState(
             request, deadline, self.clock(), prelude.queries, prelude.vectors,
             Exclusions.of(request.exclude, held_back), prelude.unsearched,
@@ -114,7 +117,7 @@ class Preparer:
             stages = {"planner": prelude.planned, "digest": digested}
             await self._report(attrs.evolve(recalled.effort, stages=stages), deadline)
         if session is not None and self.ledger is not None:
-            self.ledger.record(session, turn, build.delivered)
+            self.ledger.record(session, turn, build.delivered, owner=session_owner)
         return build
 
     async def _prelude(self, request: ResolvedRequest) -> _Prelude:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
     from ..orchestration import Digest, Planner
     from ..recall import FusionWeights, RecallEffortSink
+    from ..vocabulary._citations import Citation
     from ..vocabulary._records import (
         Experience,
         MemoryEntry,
@@ -93,6 +94,7 @@ class Runtime:
             round_timeout=options.round_timeout, fusion=options.fusion,
             reference_penalty=options.reference_penalty,
         )  # fmt: skip
+        self._coordinator = coordinator
         ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
         self._preparer = Preparer(
             store, embedder, self._guards, coordinator, sink, ledger,
@@ -135,11 +137,56 @@ class Runtime:
         async with self._guards.writing(ref.scope_id):
             await self._store.forget_memory(ref)
 
+    async def erase(self, target: Citation | MemoryRef) -> int:
+        """Erase one record: every version of it, from every place the store keeps it.
+
+        Unlike :meth:`forget_memory`, nothing stays readable: text, analysed terms,
+        vectors, the caller's key and the dates it names are removed (docs/stores.md says
+        what each store guarantees). Afterwards :meth:`get_memory` of any of its versions
+        raises ``NotFoundError`` saying it was erased, no prepare serves it, and its key
+        is free: the same key and content written again is a new record.
+
+        Args:
+            target: a :class:`satchel.Citation` (as :func:`satchel.parse_context` reads it
+                from a pack: a memory entry, experience, topic memory or resource by its
+                id, the scope's profile with id None) or a :class:`satchel.MemoryRef`.
+                The version it names does not narrow the erase.
+
+        Returns:
+            How many versions were erased (a profile is one); 0 when the store holds
+            none of the record (never written, or erased already).
+
+        Raises:
+            InvalidRequestError: ``target`` is malformed (the message names the field).
+        """
+        family, scope_id, record_id = _writes.erase_target(target)
+        async with self._guards.writing(scope_id):
+            erased = await self._store.erase(family, scope_id, record_id)
+        self._coordinator.forget_encodings(scope_id)
+        return erased
+
+    async def erase_scope(self, scope_id: str) -> int:
+        """Erase every record of every family in the scope, its profile included, as
+        :meth:`erase` erases one; the scope may be written to again afterwards.
+
+        Returns:
+            How many records were erased (a record counts once whatever its versions,
+            a profile one); 0 for a scope that holds nothing.
+
+        Raises:
+            InvalidRequestError: ``scope_id`` is malformed.
+        """
+        scope_id = validate_scope(scope_id, "scope_id")
+        async with self._guards.writing(scope_id):
+            erased = await self._store.erase_scope(scope_id)
+        self._coordinator.forget_encodings(scope_id)
+        return erased
+
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
         """Read exactly the version ``ref`` names.
 
         Raises:
-            NotFoundError: the entry or the version does not exist.
+            NotFoundError: the entry or the version does not exist, or was erased.
         """
         return await self._store.get_memory(_writes.memory_ref(ref))
 
@@ -193,6 +240,17 @@ class Runtime:
             PrepareFailedError: a search of round 0 failed (raised from the group).
             PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
         """
+        return await self._prepare_context(request, session_owner=None)
+
+    async def _prepare_context(
+        self, request: object, *, session_owner: str | None
+    ) -> PreparedContext:
+        """:meth:`prepare_context` on behalf of a caller the runtime serves, for the
+        servers above the public API: the request's session is ``session_owner``'s (the
+        service's token name), so callers sharing a session id never share a session,
+        and each caller's sessions are bounded on their own. None is the runtime's own
+        host, as :meth:`prepare_context`.
+        """
         resolved = validate_request(request)
         attributes = {
             "satchel.scope_count": len(resolved.scopes),
@@ -202,7 +260,8 @@ class Runtime:
         with self._tracer.start_as_current_span(
             "satchel.prepare_context", attributes=attributes
         ) as span:
-            context = (await self._preparer.prepare(resolved)).render()
+            built = await self._preparer.prepare(resolved, session_owner=session_owner)
+            context = built.render()
             span.set_attribute("satchel.context.status", context.status)
             span.set_attribute("satchel.context.bytes", context.content_bytes)
         return context

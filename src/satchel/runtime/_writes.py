@@ -1,14 +1,17 @@
-"""Validation of records before they are written, with errors naming the field."""
+"""Validation of records before they are written, and of the record an erase names,
+with errors naming the field."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timezone
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import anyio.lowlevel
 import attrs
 
+from ..vocabulary._citations import Citation
 from ..vocabulary._errors import InvalidRequestError
+from ..vocabulary._families import FAMILIES, FAMILY_RULES
 from ..vocabulary._records import (
     Experience,
     MemoryEntry,
@@ -18,10 +21,12 @@ from ..vocabulary._records import (
     TopicMemory,
     resource_text,
 )
-from ..vocabulary._requests import require_unicode
+from ..vocabulary._requests import require_unicode, validate_scope
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    from ..vocabulary._families import Family
 
 R = TypeVar("R")
 
@@ -104,6 +109,31 @@ def memory_entry(entry: object, field: str) -> MemoryEntry:
 
 async def memory_entries(entries: object) -> list[MemoryEntry]:
     return await batch(entries, MemoryEntry, "entries", memory_entry)
+
+
+def erase_target(target: object) -> tuple[Family, str, str | None]:
+    """The record an erase names: ``(family, scope, record id)`` of a
+    :class:`~satchel.Citation` or a :class:`~satchel.MemoryRef` (the record id is None
+    for a profile). A version the target names does not narrow it: every version of
+    the record is erased."""
+    if isinstance(target, MemoryRef):
+        ref = memory_ref(target)
+        return "memory", ref.scope_id, ref.entry_id
+    if not isinstance(target, Citation):
+        raise InvalidRequestError("target must be a satchel.Citation or a satchel.MemoryRef")
+    if target.family not in FAMILY_RULES:
+        raise InvalidRequestError(f"target.family must be one of {', '.join(FAMILIES)}")
+    family = target.family
+    scope_id = validate_scope(target.scope, "target.scope")
+    if FAMILY_RULES[family].id_field is None:
+        if target.id is not None:
+            raise InvalidRequestError(f"target.id must be None for a {family} citation")
+        return family, scope_id, None
+    text(target.id, "target.id")
+    version = target.version
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise InvalidRequestError("target.version must be an integer or None")
+    return family, scope_id, cast("str", target.id)
 
 
 def memory_ref(ref: object) -> MemoryRef:

@@ -3,7 +3,9 @@
 - ``sqlite:///path/to/file.db`` (``sqlite://`` or ``sqlite:///:memory:``: in memory)
 - ``memory://``: the in-process reference store
 - ``seekdb:///abs/dir``: an embedded seekdb engine on that directory, started here and
-  stopped when the store closes (``?database=NAME``, default ``satchel``)
+  stopped when the store closes (``?database=NAME``, default ``satchel``); a keeper
+  process keeps it up until a killed process's writes are rolled back
+  (``oceanbase/_engine.py``)
 - ``oceanbase://user:pass@host:port/db`` (``?unix_socket=/path`` for a local socket)
 
 Credentials in a URL never reach a message, a log line or a ``repr``: :func:`redact`.
@@ -11,6 +13,7 @@ Credentials in a URL never reach a message, a log line or a ``repr``: :func:`red
 
 from __future__ import annotations
 
+import importlib.util
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
 
@@ -20,6 +23,7 @@ from ..vocabulary import _telemetry as tracing
 from ..vocabulary._errors import InvalidRequestError, StoreError
 from .memory import MemoryStore
 from .oceanbase import OceanBaseStore
+from .oceanbase._engine import EmbeddedEngine
 from .sqlite import SqliteStore
 
 if TYPE_CHECKING:
@@ -121,22 +125,17 @@ async def _embedded_seekdb(
         raise InvalidRequestError(
             f"a seekdb URL names an absolute directory (seekdb:///abs/dir), not {directory!r}"
         )
+    if importlib.util.find_spec("pylibseekdb") is None:
+        raise StoreError("seekdb:// needs the pylibseekdb package: pip install satchel[seekdb]")
     try:
-        import pylibseekdb
-    except ImportError as exc:
-        raise StoreError(
-            "seekdb:// needs the pylibseekdb package: pip install satchel[seekdb]"
-        ) from exc
-    try:
-        instance = await anyio.to_thread.run_sync(pylibseekdb.open, directory)
+        engine = await anyio.to_thread.run_sync(EmbeddedEngine.start, directory)
     except Exception as exc:
         raise StoreError(f"cannot start seekdb on {directory!r}: {exc}") from exc
-    socket = instance.connection_options()["unix_socket"]
     return OceanBaseStore(
-        unix_socket=socket,
+        unix_socket=engine.socket,
         database=database,
         tracer_provider=tracer_provider,
-        on_close=instance.close,
+        on_close=engine.close,
     )
 
 

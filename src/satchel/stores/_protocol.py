@@ -1,7 +1,7 @@
 """``satchel.Store``: the extension point every backend implements.
 
 A store is two things. A :class:`RecordStore` keeps records: it writes them (atomic per
-call, durable when the call returns), reads exact versions and forgets. A
+call, durable when the call returns), reads exact versions, forgets and erases. A
 :class:`SearchStore` retrieves, for one family in one scope, a pool of candidates per
 channel, the thread neighbours of pool keys, the evidence of pool keys, and the scope's
 write version. Ranking rules are not a store's: which query terms to rank by, when a
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class RecordStore(Protocol):
-    """Records: writes, exact reads, forgetting.
+    """Records: writes, exact reads, forgetting and erasing.
 
     Every write is atomic per call (all of it or none of it is visible) and durable
     when it returns; every write moves the scope's write version. ``vectors`` hold one
@@ -132,6 +132,42 @@ class RecordStore(Protocol):
         A scope holding neither a searchable record nor a profile (everything in it
         forgotten or replaced) is absent. Like every read, it sees what other
         processes sharing the store committed before the call.
+        """
+        ...
+
+    async def erase(self, family: Family, scope_id: str, record_id: str | None) -> int:
+        """Remove every version of one record from everything the store keeps: its
+        rows, its text and analysed terms (the full-text index included), its vectors
+        (and any index or cache holding them), its caller's key, the days it names, a
+        resource's body. Unlike :meth:`forget_memory`, nothing of it stays readable:
+        ``get_memory`` of any of its versions raises ``NotFoundError`` saying it was
+        erased (:func:`satchel.stores._rules.erased`; keep
+        :func:`~satchel.stores._rules.tombstone`, which holds no content), no search
+        returns it, and its key is free again: the same key and content written
+        afterwards is a new record, as if never written. Moves the scope's write
+        version when it erases anything. Atomic, and durable when it returns; say in
+        the store's documentation what, if anything, its engine may hold until later.
+
+        Args:
+            family: the record's family.
+            scope_id: its scope.
+            record_id: the entry id (memory), record id (experience, topic memory), URI
+                (resource), or None for the scope's profile.
+
+        Returns:
+            How many versions it erased (a profile is one): 0 when the scope or the
+            record holds none, for instance erased already.
+        """
+        ...
+
+    async def erase_scope(self, scope_id: str) -> int:
+        """:meth:`erase` every record of every family in the scope, its profile
+        included, in one step; afterwards the scope holds nothing (absent from
+        :meth:`scope_counts`) and may be written to again.
+
+        Returns:
+            How many records it erased (a record with several versions counts once, a
+            profile one): 0 for a scope that holds nothing.
         """
         ...
 

@@ -16,6 +16,9 @@
   (:func:`check_vectors`, :func:`check_query_vector`, :func:`check_embedder`), the
   decoding of a stored memory version (:func:`memory_record`) and the messages stores
   raise with.
+- **Erasure.** What a store keeps of an erased memory entry (:func:`tombstone`: a hash,
+  no content) so that :func:`erased` can say so, and how many records an erased scope
+  held (:func:`records_in`).
 
 It is pure: it never does I/O, awaits, reads a clock or keeps state, and knows nothing of
 a store's tables; each store finds what the rules ask for and writes what they decide.
@@ -45,7 +48,7 @@ from ..vocabulary._records import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     import numpy as np
     import numpy.typing as npt
@@ -344,3 +347,29 @@ def forgotten(ref: MemoryRef) -> NotFoundError:
 def no_scope(scope_id: str) -> NotFoundError:
     """A scope that holds nothing, asked for a memory entry."""
     return NotFoundError(f"scope {scope_id!r} holds no memory")
+
+
+def erased(ref: MemoryRef) -> NotFoundError:
+    """A memory entry that was erased: none of its versions exists any more."""
+    return NotFoundError(
+        f"memory entry {ref.entry_id!r} in scope {ref.scope_id!r} was erased; none of its"
+        " versions exists any more"
+    )
+
+
+# -- erasure ------------------------------------------------------------------------------
+
+
+def tombstone(scope_id: str, entry_id: str) -> str:
+    """What a store keeps of an erased memory entry, so that ``get_memory`` can say it
+    was erased (:func:`erased`): a SHA-256 of its scope and entry id. It holds no
+    content, no key and no date, and names the scope only to someone who knows the
+    entry's random id already."""
+    named = f"{scope_id}\x00{entry_id}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(named).hexdigest()
+
+
+def records_in(records: Iterable[tuple[str, str]], profile: bool) -> int:
+    """How many records an erased scope held, as ``erase_scope`` counts them: each
+    ``(family, record id)`` once however many versions it had, and a profile as one."""
+    return len(set(records)) + int(profile)

@@ -9,7 +9,8 @@ write, and this store only keeps what they decide.
   ``key`` drawn from one counter: unique within its family and scope, never reused.
 - ``Scope.live`` holds each family's searchable versions. An update, a replacement or a
   forget takes a version out of it; ``Scope.history`` keeps every version readable by
-  its record id and number.
+  its record id and number. An erase drops a record from both, and from the keys; the
+  store keeps only its tombstone (``_rules.tombstone``).
 - A write checks everything first, then changes state with no ``await`` in between: no
   other task ever sees half of it. Then it moves the scope's write version.
 - A search scans the scope's searchable versions of one family (``_channels``).
@@ -62,6 +63,7 @@ class MemoryStore:
         self._bound: str | None = None  # the fingerprint of the runtime's embedder
         self._built_by: str | None = None  # the fingerprint the stored vectors came from
         self._dimension: int | None = None  # the dimension of the stored vectors
+        self._tombstones: set[str] = set()  # erased entries (``_rules.tombstone``)
         self._closed = False
 
     # -- lifecycle --------------------------------------------------------------------
@@ -157,10 +159,43 @@ class MemoryStore:
         scope.profile = profile.text
         scope.write_version += 1
 
+    async def erase(self, family: Family, scope_id: str, record_id: str | None) -> int:
+        await self._enter()
+        scope = self._scopes.get(scope_id)
+        if scope is None:
+            return 0
+        if record_id is None:  # the profile
+            erased = int(scope.profile is not None)
+            scope.profile = None
+        else:
+            erased = len(scope.erase(family, record_id))
+            if family == "memory" and erased:
+                self._tombstones.add(_rules.tombstone(scope_id, record_id))
+        if erased:
+            scope.write_version += 1
+        return erased
+
+    async def erase_scope(self, scope_id: str) -> int:
+        await self._enter()
+        scope = self._scopes.get(scope_id)
+        if scope is None:
+            return 0
+        records = _rules.records_in(scope.history, scope.profile is not None)
+        self._tombstones.update(
+            _rules.tombstone(scope_id, record_id)
+            for family, record_id in scope.history
+            if family == "memory"
+        )
+        # A fresh scope whose write version goes on: a pool read before is never reused.
+        self._scopes[scope_id] = Scope(write_version=scope.write_version + (records > 0))
+        return records
+
     # -- exact reads ------------------------------------------------------------------
 
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
         await self._enter()
+        if _rules.tombstone(ref.scope_id, ref.entry_id) in self._tombstones:
+            raise _rules.erased(ref)
         versions = self._scope(ref.scope_id).versions(ref)
         if not 1 <= ref.version <= len(versions):
             raise _rules.no_version(ref)

@@ -131,6 +131,19 @@ class Scope:
         if stored is not None:
             self.searchable(stored.family).pop(stored.key, None)
 
+    def erase(self, family: Family, record_id: str) -> list[Stored]:
+        """Drop every version of a record: out of search, history and keys (a key
+        naming one of them is free again). Returns the versions dropped."""
+        versions = self.history.pop((family, record_id), [])
+        for stored in versions:
+            self.searchable(family).pop(stored.key, None)
+            if (
+                stored.caller_key is not None
+                and self.keys.get((family, stored.caller_key)) is stored
+            ):
+                del self.keys[(family, stored.caller_key)]
+        return versions
+
 
 def thread_order(stored: Stored) -> tuple[float, int]:
     """A thread's order: ``created_at`` (records without one first), then insertion."""

@@ -1,14 +1,39 @@
 """The OceanBase store's connections: a small pool of asyncmy connections on the
-store's loop thread, discarding every idle one when the engine goes away."""
+store's loop thread, discarding every idle one when the engine goes away.
+
+Each connection sets the engine's limits for its session (:data:`SESSION`), sized for
+satchel's calls rather than left at the engine's defaults (10 s per statement, and 24 h
+for a transaction, so that a stalled writer held its scope for a day). A write sets its
+own transaction limit, sized by its batch (``_locks.write_timeout_us``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
+
+#: Longest statement, in seconds (``ob_query_timeout``): a search, a batch's multi-row
+#: insert, a schema statement on a busy machine. Statements that may run longer say so
+#: (the re-analysis of a migration); an approximate search says less (``_search``).
+QUERY_TIMEOUT: Final = 120.0
+#: Longest pause between two statements of one transaction, in seconds
+#: (``ob_trx_idle_timeout``): a write never pauses, so a transaction idle this long
+#: belongs to a writer that stalled or vanished, and the engine rolls it back.
+TRX_IDLE_TIMEOUT: Final = 120.0
+#: Every session's limits: the above, and a transaction's whole life (``ob_trx_timeout``)
+#: for a statement outside a write (a write sets its own).
+SESSION: Final = (
+    f"SET SESSION ob_query_timeout = {int(QUERY_TIMEOUT * 1e6)},"
+    f" ob_trx_idle_timeout = {int(TRX_IDLE_TIMEOUT * 1e6)},"
+    f" ob_trx_timeout = {int(QUERY_TIMEOUT * 1e6)}"
+)
+#: The transaction limit of a migration's re-analysis, which reads and rewrites every
+#: record in one transaction: the engine's own default, a day.
+MIGRATION_TRX: Final = "SET SESSION ob_trx_timeout = 86400000000"
 
 
 def unavailable_errors() -> tuple[type[BaseException], ...]:
@@ -21,7 +46,7 @@ class Connections:
     """A small pool of asyncmy connections, used on the bridge's loop only."""
 
     def __init__(self, options: Mapping[str, Any], size: int) -> None:
-        self._options = dict(options)
+        self._options = {"init_command": SESSION, **options}
         self._idle: list[Any] = []
         self._size = size
         self._slots = asyncio.Semaphore(size)

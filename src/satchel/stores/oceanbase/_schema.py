@@ -21,6 +21,10 @@ BASE_TABLES: Final = (
     f"""CREATE TABLE IF NOT EXISTS satchel_meta (
         name VARCHAR(64) NOT NULL PRIMARY KEY,
         value TEXT NOT NULL) {BIN}""",
+    # The tombstones of erased memory entries (``_rules.tombstone``: a hash, no content).
+    # Made on every open rather than by a migration: a satchel without erase ignores it.
+    f"""CREATE TABLE IF NOT EXISTS satchel_erased (
+        tombstone CHAR(64) NOT NULL PRIMARY KEY) {BIN}""",
 )
 
 #: Statements per schema version; version N's run once, in order, on a database at N-1
@@ -137,10 +141,15 @@ EXACT_NEAREST: Final = (
     "SELECT /*+ USE_PLAN_CACHE(NONE) */ k, cosine_distance(embedding, %s) AS d"
     " FROM satchel_vectors WHERE scope = %s AND family = %s AND k >= %s ORDER BY d LIMIT %s"
 )
+#: Longest an approximate search may run, in microseconds (it takes 15-40 ms): while the
+#: HNSW index is still loading after a restart it waits for it instead, and the vector
+#: channel scans exactly (``_search.VectorIndex``).
+APPROXIMATE_TIMEOUT_US: Final = 3_000_000
 #: Approximate nearest neighbours through the HNSW index (large scopes).
 APPROXIMATE_NEAREST: Final = (
-    "SELECT /*+ USE_PLAN_CACHE(NONE) */ k, cosine_distance(embedding, %s) AS d"
-    " FROM satchel_vectors WHERE scope = %s AND family = %s ORDER BY d APPROXIMATE LIMIT %s"
+    f"SELECT /*+ USE_PLAN_CACHE(NONE) QUERY_TIMEOUT({APPROXIMATE_TIMEOUT_US}) */"
+    " k, cosine_distance(embedding, %s) AS d FROM satchel_vectors"
+    " WHERE scope = %s AND family = %s ORDER BY d APPROXIMATE LIMIT %s"
 )
 
 #: The records holding any of the given terms, with their terms for satchel's own BM25

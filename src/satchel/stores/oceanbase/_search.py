@@ -3,6 +3,8 @@ on one connection. The store runs them on its loop thread (``_oceanbase.py``).""
 
 from __future__ import annotations
 
+import math
+import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Final
 
@@ -15,6 +17,8 @@ from . import _schema as sql
 from ._rows import NO_TIME, vector_literal
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy.typing as npt
 
     from ...vocabulary._families import Family
@@ -25,6 +29,10 @@ if TYPE_CHECKING:
 #: The newest keys of a scope that an approximate search also scans exactly: the HNSW
 #: index can lag a fresh insert, and a record just written must be findable at once.
 FRESH_KEYS: Final = 1024
+#: Seconds between two tries of an HNSW index found loading (see :class:`VectorIndex`).
+INDEX_RETRY: Final = 10.0
+#: The engine's error for a statement that ran out of time (OB_TIMEOUT).
+STATEMENT_TIMEOUT: Final = 4012
 
 
 @attrs.frozen
@@ -81,6 +89,25 @@ async def lexical(
     return keys, scores, [matches for _, _, matches in found], len(plan.common)
 
 
+@attrs.define
+class VectorIndex:
+    """Whether the HNSW index answers approximate searches. After a restart the engine
+    loads a large index in the background, and an approximate search waits for it
+    until its statement runs out (``sql.APPROXIMATE_TIMEOUT_US``; at 100k rows the
+    loading took tens of seconds). The first search that runs out marks the index as
+    loading: searches then scan exactly, and one tries the index again every
+    :data:`INDEX_RETRY` seconds. No prepare fails for it, slower ones meanwhile."""
+
+    clock: Callable[[], float] = time.monotonic
+    retry_at: float = -math.inf
+
+    def ready(self) -> bool:
+        return self.clock() >= self.retry_at
+
+    def loading(self) -> None:
+        self.retry_at = self.clock() + INDEX_RETRY
+
+
 async def nearest(
     cur: Any,
     family: Family,
@@ -88,21 +115,24 @@ async def nearest(
     request: PoolRequest,
     state: ScopeState,
     exact_rows: int,
+    index: VectorIndex,
 ) -> tuple[list[int], list[float]]:
     """The vector channel: an exact scan up to ``exact_rows`` records, the HNSW index
-    above (and the newest keys exactly, which the index may not hold yet)."""
+    above (and the newest keys exactly, which the index may not hold yet); an exact
+    scan too while the index is loading."""
     vector = request.vector
     if vector is None or not rules(family).vector_channel:
         return [], []
     literal = vector_literal(vector)
     size = request.size
     found: dict[int, float] = {}
-    if state.rows <= exact_rows:
+    approximate = None
+    if state.rows > exact_rows and index.ready():
+        approximate = await _approximate(cur, (literal, scope_id, family, size), index)
+    if approximate is None:
         await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, 0, size))
         statements = [await cur.fetchall()]
     else:
-        await cur.execute(sql.APPROXIMATE_NEAREST, (literal, scope_id, family, size))
-        approximate = await cur.fetchall()
         fresh_from = max(0, state.next_key - FRESH_KEYS)
         await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, fresh_from, size))
         statements = [approximate, await cur.fetchall()]
@@ -112,6 +142,23 @@ async def nearest(
                 found[int(key)] = 1.0 - float(distance)
     ranked = sorted(found, key=lambda key: -found[key])[:size]
     return ranked, [found[key] for key in ranked]
+
+
+async def _approximate(
+    cur: Any, arguments: tuple[Any, ...], index: VectorIndex
+) -> list[Any] | None:
+    """The approximate search's rows, or None when it ran out of time (the index is
+    loading: ``index`` is told)."""
+    import asyncmy.errors
+
+    try:
+        await cur.execute(sql.APPROXIMATE_NEAREST, arguments)
+    except asyncmy.errors.OperationalError as exc:
+        if not exc.args or exc.args[0] != STATEMENT_TIMEOUT:
+            raise
+        index.loading()
+        return None
+    return list(await cur.fetchall())
 
 
 async def time_channel(

@@ -24,7 +24,7 @@ import attrs
 from opentelemetry.trace import SpanKind
 
 from ...vocabulary import _telemetry as tracing
-from ...vocabulary._errors import StoreError, StoreUnavailableError
+from ...vocabulary._errors import NotFoundError, StoreError, StoreUnavailableError
 from ...vocabulary._evidence import Evidence, Pool
 from ...vocabulary._records import (
     MemoryRecord,
@@ -32,11 +32,13 @@ from ...vocabulary._records import (
     RecordRef,
 )
 from .. import _rules
+from . import _erase as erasing
+from . import _locks as locks
 from . import _rows as rows
 from . import _schema as sql
 from . import _search as search
 from ._bridge import LoopThread
-from ._connections import Connections, unavailable_errors
+from ._connections import MIGRATION_TRX, QUERY_TIMEOUT, Connections, unavailable_errors
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -107,6 +109,7 @@ class OceanBaseStore:
         self._server = {k: v for k, v in options.items() if k in ("host", "port", "unix_socket")}
         self._conns = Connections(options, pool_size)
         self._exact_rows = exact_rows
+        self._vector_index = search.VectorIndex()
         self._bridge = LoopThread("satchel-oceanbase")
         self._tracer = tracing.tracer(tracer_provider)
         self._on_close = on_close
@@ -210,20 +213,64 @@ class OceanBaseStore:
 
         await self._write("set_profile", scope_id, None, 0, work, None)
 
+    async def erase(self, family: Family, scope_id: str, record_id: str | None) -> int:
+        """Erase every version of one record from every table (``_erase``; see
+        ``satchel.Store``); a scope this database never held erases nothing."""
+
+        async def held(cur: Any) -> bool:
+            return await erasing.holds(cur, scope_id, family, record_id)
+
+        async def work(cur: Any, write: rows.Write) -> int:
+            return await erasing.erase_record(cur, write, record_id)
+
+        if not await self._call("erase", held):
+            return 0  # nothing to erase: nothing written, the version stays
+        written = None if record_id is None else family
+        try:
+            return await self._write("erase", scope_id, written, 0, work, None, True)
+        except NotFoundError:  # no such scope: nothing to erase
+            return 0
+
+    async def erase_scope(self, scope_id: str) -> int:
+        """Erase every record of the scope and its profile from every table; the scope's
+        write version and next key stay, so no key is ever given twice."""
+
+        async def held(cur: Any) -> bool:
+            return await erasing.holds(cur, scope_id, None, None)
+
+        async def work(cur: Any, write: rows.Write) -> int:
+            return await erasing.erase_scope(cur, write)
+
+        if not await self._call("erase_scope", held):
+            return 0
+        try:
+            return await self._write("erase_scope", scope_id, None, 0, work, None, True)
+        except NotFoundError:
+            return 0
+
     # -- record reads ---------------------------------------------------------------
 
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
-        async def work(cur: Any) -> tuple[Any, ...] | None:
+        async def work(cur: Any) -> tuple[Any, ...] | bool:
+            """The version's columns; else whether its entry was erased."""
             await cur.execute(
                 "SELECT text, kind, tags, created_at, thread, caller_key FROM satchel_records"
                 " WHERE scope = %s AND family = 'memory' AND rid = %s AND revision = %s",
                 (ref.scope_id, ref.entry_id, ref.version),
             )
             found: tuple[Any, ...] | None = await cur.fetchone()
-            return found
+            if found is not None:
+                return found
+            await cur.execute(
+                "SELECT 1 FROM satchel_erased WHERE tombstone = %s",
+                (_rules.tombstone(ref.scope_id, ref.entry_id),),
+            )
+            return await cur.fetchone() is not None
 
         row = await self._call("get_memory", work)
-        if row is None:
+        if row is True:
+            raise _rules.erased(ref)
+        if not isinstance(row, tuple):
             raise _rules.no_version(ref)
         return _rules.memory_record(ref, *row)
 
@@ -289,8 +336,9 @@ class OceanBaseStore:
                     if vectors and request.vector is not None:
                         _rules.check_query_vector(request.vector, self._dimension)
                         nearest = await search.nearest(
-                            other, family, scope_id, request, state, self._exact_rows
-                        )
+                            other, family, scope_id, request, state, self._exact_rows,
+                            self._vector_index,
+                        )  # fmt: skip
                     timed = await search.time_channel(
                         other, family, scope_id, request, vectors=vectors
                     )
@@ -412,7 +460,8 @@ class OceanBaseStore:
         known_scope: bool = False,
     ) -> T:
         """Run ``work`` in one transaction: the scope's row is locked and its write
-        version moved first, so writes to one scope serialise across processes."""
+        version moved first, so writes to one scope serialise across processes (the
+        lock's waits are bounded: ``_locks``)."""
 
         async def transaction(cur: Any) -> T:
             if vectors is not None and len(vectors):
@@ -421,9 +470,8 @@ class OceanBaseStore:
                 await cur.execute("SELECT 1 FROM satchel_scopes WHERE scope = %s", (scope_id,))
                 if await cur.fetchone() is None:
                     raise _rules.no_scope(scope_id)
-            await cur.execute("BEGIN")
+            await locks.begin_locked(cur, operation, scope_id, new_keys)
             try:
-                await cur.execute(sql.BUMP_SCOPE, (scope_id, new_keys))
                 await cur.execute(
                     "SELECT version, next_key FROM satchel_scopes WHERE scope = %s", (scope_id,)
                 )
@@ -440,9 +488,12 @@ class OceanBaseStore:
                 await write.flush(cur)
                 await rows.apply_counts(cur, write)
                 await cur.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 with contextlib.suppress(Exception):
                     await cur.execute("ROLLBACK")
+                if locks.lock_timed_out(exc):  # a row another transaction holds: say which
+                    waited = QUERY_TIMEOUT
+                    raise await locks.unavailable(cur, operation, scope_id, waited) from exc
                 raise
             self._versions[scope_id] = write_version
             return result
@@ -496,6 +547,7 @@ class OceanBaseStore:
             for statement in sql.MIGRATIONS[version]:
                 await cur.execute(statement)
             if version in sql.REANALYSED:  # records the version in its own transaction
+                await cur.execute(MIGRATION_TRX)
                 await rows.reanalyse(cur, version)
                 continue
             await cur.execute(

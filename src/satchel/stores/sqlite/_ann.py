@@ -152,13 +152,14 @@ def build_sidecar(
     Reads run on a connection of its own, a chunk per statement; memory is the index
     being built plus a chunk. The index file is written under a fresh name, then the
     metadata file naming it replaces the old one atomically, so a reader sees either
-    the old index or the new one, never half of one.
+    the old index or the new one, never half of one. A build across an erase (the
+    database's count of erases moved) saves nothing, or deletes what it saved.
     """
     index_class = import_usearch()
     started = time.perf_counter()
     conn = connect(database)
     try:
-        embedder = embedder_of(conn)
+        embedder, erased = embedder_of(conn), erasures(conn)
         (upto,) = conn.execute("SELECT coalesce(max(row), 0) FROM records").fetchone()
         # Pass 1: the scope's mean vector, the centre the index stores vectors around.
         total = np.zeros(dimension, dtype=np.float64)
@@ -191,14 +192,24 @@ def build_sidecar(
                 )
                 if cancelled():
                     return None
-        if embedder_of(conn) != embedder:
-            return None  # re-embedded while building: some chunks hold old vectors
+        if embedder_of(conn) != embedder or erasures(conn) != erased:
+            return None  # re-embedded or erased from while building: stale chunks
         samples = _identities(conn, rows_seen)
     finally:
         conn.close()
     keys = np.concatenate(indexed) if indexed else np.empty(0, dtype=np.int64)
     built = _Built(index, keys, center, upto, embedder, samples, started)
-    return _save(database, family, scope_key, built)
+    saved = _save(database, family, scope_key, built)
+    conn = connect(database)
+    try:
+        if erasures(conn) == erased:
+            return saved
+    finally:
+        conn.close()
+    # An erase committed while the index was saved: it may hold erased vectors, and the
+    # erase may have deleted the scope's files before these were written.
+    remove_sidecar(database, family, scope_key)
+    return None
 
 
 def _identities(conn: sqlite3.Connection, rows: list[int]) -> list[list[Any]]:
@@ -343,6 +354,24 @@ def prefetch(path: Path) -> None:
 
 def sidecar_exists(database: str, family: Family, scope_key: int) -> bool:
     return _meta_path(sidecar_folder(database), family, scope_key).exists()
+
+
+def remove_sidecar(database: str, family: Family, scope_key: int) -> None:
+    """Delete the scope's index files, those of a build in progress included: after an
+    erase they hold vectors of erased records. The metadata goes first, so a reader
+    never finds it naming a deleted index."""
+    folder = sidecar_folder(database)
+    with contextlib.suppress(OSError):
+        _meta_path(folder, family, scope_key).unlink()
+    for path in folder.glob(f"{family}-{scope_key}.*"):
+        with contextlib.suppress(OSError):  # gone already
+            path.unlink()
+
+
+def erasures(conn: sqlite3.Connection) -> int:
+    """How many erases the database has seen (``meta``): a build across one is void."""
+    found = conn.execute("SELECT value FROM meta WHERE key = ?", (sql.ERASURES,)).fetchone()
+    return 0 if found is None else int(found[0])
 
 
 class Stale(Exception):

@@ -116,6 +116,7 @@ def create_schema(
     found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
+        conn.execute("INSERT INTO meta VALUES (?, '1')", (sql.CLEAN_PAGES,))
     elif found[0] in ("1", "2", "3", "4", "5"):
         if found[0] == "1":
             _migrate_from_1(conn)

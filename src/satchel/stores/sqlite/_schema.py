@@ -83,6 +83,7 @@ CREATE TABLE IF NOT EXISTS mentioned_days (
     end_ts REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS mentioned_days_start ON mentioned_days (family, scope_key, start_ts);
+CREATE TABLE IF NOT EXISTS erased (tombstone TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 
 #: Created after any migration: they name columns a version 1 database lacks.
@@ -104,10 +105,23 @@ CREATE VIRTUAL TABLE IF NOT EXISTS {table}
 
 EVIDENCE_COLUMNS: Final = "row, rid, revision, text, created_at, thread, abstract, overview, live"
 
-INSERT_RECORD: Final = """
-INSERT INTO records (family, scope_key, rid, revision, live, text, kind, tags, created_at,
-                     created_ts, thread, title, abstract, overview, embedding, caller_key)
-VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+#: ``meta`` keys an erase keeps: the highest row it ever deleted (SQLite would give the
+#: next insert a deleted top row's number again, and a row is a key that is never
+#: reused), and how many erases ran (a vector index built across one is discarded).
+LAST_ROW: Final = "last_row"
+ERASURES: Final = "erasures"
+#: ``meta`` key of a file no page of which holds deleted bytes: made by a satchel whose
+#: connections zero what they delete (``secure_delete``), or rewritten by an erase.
+CLEAN_PAGES: Final = "clean_pages"
+
+#: A new row is numbered past every row the table holds and every row an erase deleted.
+INSERT_RECORD: Final = f"""
+INSERT INTO records (row, family, scope_key, rid, revision, live, text, kind, tags,
+                     created_at, created_ts, thread, title, abstract, overview, embedding,
+                     caller_key)
+VALUES (max((SELECT coalesce(max(row), 0) FROM records),
+            (SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM meta WHERE key = '{LAST_ROW}'))
+        + 1, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 

@@ -30,7 +30,7 @@ from ._ann import ANN_ROWS, AnnMatrix, Stale
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     import numpy.typing as npt
 
@@ -78,6 +78,10 @@ class ScopeMatrices:
         self._database: str | None = None
         self._pending: set[tuple[Family, int]] = set()
         self._failed: set[tuple[Family, int]] = set()
+        # The build running now, and those an erase is stopping (see :meth:`erase`).
+        self._building: tuple[Family, int] | None = None
+        self._cancelled: set[tuple[Family, int]] = set()
+        self._build_done = threading.Condition(self._load_lock)
         self._queue: queue.SimpleQueue[tuple[Family, int, int] | None] = queue.SimpleQueue()
         self._builder: threading.Thread | None = None
         self._idle = threading.Event()
@@ -114,6 +118,24 @@ class ScopeMatrices:
                 added = np.delete(vectors, written.unwritten, axis=0)  # an unchanged record's
                 matrix.add(np.asarray(written.added_rows, dtype=np.int64), added)
             self._consider_index(written.record_family, written.scope_key, matrix)
+
+    def erase(self, jobs: Iterable[tuple[Family, int]]) -> None:
+        """Forget the vectors of (family, scope) pairs records were erased from: each
+        loaded set is dropped (read again from the database when next searched) and its
+        index files are deleted, once a build of it that is running has stopped (it
+        sees the erase, stops at its next batch and keeps nothing)."""
+        erased = set(jobs)
+        with self._load_lock:
+            self._cancelled |= erased
+            while self._building in erased:
+                self._build_done.wait()
+            self._cancelled -= erased
+            for job in erased:  # after the wait: a build may have installed its index
+                self._matrices.pop(job, None)
+                self._failed.discard(job)
+        if self._database is not None:
+            for family, scope_key in erased:
+                _ann.remove_sidecar(self._database, family, scope_key)
 
     def forget_all(self) -> None:
         """Drop every loaded matrix (the vectors were rebuilt): each reloads when searched."""
@@ -228,6 +250,8 @@ class ScopeMatrices:
         """The builder thread: one index at a time, until the store closes."""
         while (job := self._queue.get()) is not None:
             family, scope_key, dimension = job
+            with self._load_lock:
+                self._building = (family, scope_key)
             try:
                 self._build(family, scope_key, dimension)
             except Exception:  # never kills the thread: the scope stays exact
@@ -237,6 +261,8 @@ class ScopeMatrices:
                 self._failed.add((family, scope_key))
             finally:
                 with self._load_lock:
+                    self._building = None
+                    self._build_done.notify_all()
                     self._pending.discard((family, scope_key))
                     if not self._pending:
                         self._idle.set()
@@ -250,7 +276,7 @@ class ScopeMatrices:
             scope_key,
             dimension,
             threads=self.build_threads,
-            cancelled=lambda: self._closed,
+            cancelled=lambda: self._closed or (family, scope_key) in self._cancelled,
         )
         if built is None:
             return
@@ -259,7 +285,7 @@ class ScopeMatrices:
         try:
             with self._load_lock:
                 if self._closed or (family, scope_key) not in self._matrices:
-                    return  # not loaded now: the next search maps it
+                    return  # not loaded now (or erased from): the next search maps it
                 try:
                     found = _ann.open_sidecar(
                         conn, self._database, family, scope_key, dimension, 0, self._reader

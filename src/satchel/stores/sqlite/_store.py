@@ -23,6 +23,7 @@ from ...vocabulary._errors import InvalidRequestError, StoreError
 from ...vocabulary._evidence import Evidence, Pool
 from ...vocabulary._families import rules
 from .. import _rules
+from . import _erase as erasing
 from . import _rows as rows
 from . import _schema as sql
 from . import _search as search
@@ -273,6 +274,45 @@ class SqliteStore:
 
         await self._write("set_profile", work, None)
 
+    async def erase(self, family: Family, scope_id: str, record_id: str | None) -> int:
+        """Erase every version of one record (see ``satchel.Store``; ``_erase`` says how
+        every copy SQLite keeps is cleared)."""
+
+        def work(conn: sqlite3.Connection) -> erasing.Erasure:
+            return erasing.erase_record(conn, scope_id, family, record_id)
+
+        return (await self._erase("erase", work)).erased
+
+    async def erase_scope(self, scope_id: str) -> int:
+        """Erase every record of the scope, its profile included (see ``satchel.Store``)."""
+        return (
+            await self._erase("erase_scope", lambda conn: erasing.erase_scope(conn, scope_id))
+        ).erased
+
+    async def _erase(
+        self, operation: str, work: Callable[[sqlite3.Connection], erasing.Erasure]
+    ) -> erasing.Erasure:
+        """Run an erase's transaction (``Connections.write`` with a purge), then drop
+        from every cache what it erased: evidence, counts, the loaded vectors and their
+        index files."""
+        self._check_open()
+
+        def after(erasure: erasing.Erasure) -> None:
+            scope_key = erasure.scope_key
+            if not erasure.erased or scope_key is None:
+                return
+            self._versions[erasure.scope_id] = self._versions.get(erasure.scope_id, 0) + 1
+            self._evidence.retire(erasure.all_rows())
+            for family, live in erasure.live.items():
+                self._counts[(family, scope_key)] = self._counts.get((family, scope_key), 0) - live
+            self._vectors.erase((family, scope_key) for family in erasure.rows)
+
+        try:
+            with self._span(operation):
+                return await self._conns.write(work, after, self._reload, purge=erasing.purge)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{operation} failed: {exc}") from exc
+
     # -- reads ----------------------------------------------------------------------
 
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
@@ -282,7 +322,8 @@ class SqliteStore:
         if scope_key is None:
             raise _rules.no_version(ref)
 
-        def work(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
+        def work(conn: sqlite3.Connection) -> tuple[Any, ...] | bool:
+            """The version's columns; else whether its entry was erased."""
             statement = (
                 "SELECT text, kind, tags, created_at, thread, caller_key FROM records"
                 " WHERE family = 'memory' AND scope_key = ? AND rid = ? AND revision = ?"
@@ -290,10 +331,15 @@ class SqliteStore:
             row: tuple[Any, ...] | None = conn.execute(
                 statement, (scope_key, ref.entry_id, ref.version)
             ).fetchone()
-            return row
+            if row is not None:
+                return row
+            buried = (_rules.tombstone(ref.scope_id, ref.entry_id),)
+            return bool(conn.execute("SELECT 1 FROM erased WHERE tombstone = ?", buried).fetchone())
 
         row = await self._read("get_memory", work, inline=True)
-        if row is None:
+        if row is True:
+            raise _rules.erased(ref)
+        if not isinstance(row, tuple):
             raise _rules.no_version(ref)
         return _rules.memory_record(ref, *row)
 

@@ -1,0 +1,195 @@
+"""The embedded seekdb engine of a ``seekdb:///dir`` URL, and the keeper that lets it
+outlive a killed satchel process long enough to roll that process's writes back.
+
+pylibseekdb runs the engine as a child process (``seekdb --embedded``) that serves every
+process attached to its directory and exits as soon as none is left. Attached from
+satchel's process alone, a ``kill -9`` of that process stopped the engine in the middle
+of a write. The engine logs a transaction's changes before its commit (once they pass
+16 KB, and at every memtable freeze), so on restart it recovered the half-written
+transaction: no session, no deadline (``ob_trx_timeout`` does not survive the log), its
+row locks held across every later restart. The scope's next write then waited on the
+lock of its write-version row until it timed out, for good.
+
+So a second process, the keeper, attaches to the same engine while the store is open.
+When satchel's process dies, the engine stays up: it sees that process's connections
+close and rolls their transactions back, as a server does. The keeper reads EOF on its
+stdin, waits for the transactions open at that moment to end, and only then detaches,
+letting the engine shut down cleanly. The keeper runs this file as a script and imports
+only the standard library and pylibseekdb; it runs in a session of its own, so a
+terminal's Ctrl-C or hangup never reaches it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Final
+
+#: Longest wait for an engine that is shutting down to exit, before starting anew.
+ENGINE_EXIT: Final = 60.0
+#: Longest wait for the keeper to attach to a started engine.
+KEEPER_START: Final = 60.0
+#: Longest wait for the keeper to exit once the store closes (it detaches at once).
+KEEPER_EXIT: Final = 30.0
+#: Longest wait, after satchel's process died, for its transactions to be rolled back.
+ROLLBACK_WAIT: Final = 60.0
+#: What the store writes to the keeper when it closes normally: detach now.
+CLOSING: Final = b"close\n"
+#: Every transaction the engine holds open, in any session.
+OPEN_TRANSACTIONS: Final = "SELECT TX_ID FROM oceanbase.V$OB_TRANSACTION_WRITE_STATE"
+
+
+class EmbeddedEngine:
+    """An engine attached from this process and from its keeper; :meth:`close`
+    detaches both, which stops the engine unless another process is attached."""
+
+    def __init__(self, instance: Any, keeper: subprocess.Popen[bytes]) -> None:
+        self._instance = instance
+        self._keeper = keeper
+        self.socket: str = instance.connection_options()["unix_socket"]
+
+    @classmethod
+    def start(cls, directory: str) -> EmbeddedEngine:
+        """Start (or attach to) the engine on ``directory`` and its keeper; blocking.
+
+        Raises:
+            RuntimeError: the keeper did not attach (with its reason).
+        """
+        instance = _attach(directory)
+        try:
+            keeper = subprocess.Popen(
+                # -P: the script's folder is not put on sys.path (its modules are private)
+                [sys.executable, "-P", __file__, directory],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            try:
+                _await_ready(keeper)
+            except BaseException:
+                keeper.kill()
+                _stop(keeper)
+                raise
+        except BaseException:
+            instance.close()
+            raise
+        return cls(instance, keeper)
+
+    def close(self) -> None:
+        """Detach the keeper (it leaves at once), then this process."""
+        try:
+            if self._keeper.stdin is not None:
+                with contextlib.suppress(OSError):  # the keeper is gone already
+                    self._keeper.stdin.write(CLOSING)
+                with contextlib.suppress(OSError):
+                    self._keeper.stdin.close()
+            _stop(self._keeper)
+        finally:
+            self._instance.close()
+
+
+def _attach(directory: str) -> Any:
+    """``pylibseekdb.open``: start the engine, or attach to the one running there. An
+    engine that is shutting down (its last process just left) refuses; wait for it to
+    exit, then start a new one."""
+    import pylibseekdb
+
+    deadline = time.monotonic() + ENGINE_EXIT
+    while True:
+        try:
+            return pylibseekdb.open(directory)
+        except Exception:
+            if time.monotonic() > deadline or not _engine_running(directory):
+                raise
+            time.sleep(0.5)
+
+
+def _engine_running(directory: str) -> bool:
+    """Whether the process ``run/seekdb.pid`` names is alive."""
+    try:
+        pid = int(Path(directory, "run", "seekdb.pid").read_text().strip())
+        os.kill(pid, 0)
+    except PermissionError:
+        return True  # alive, another user's
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _await_ready(keeper: subprocess.Popen[bytes]) -> None:
+    assert keeper.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(keeper.stdout, selectors.EVENT_READ)
+        if not selector.select(KEEPER_START):
+            raise RuntimeError(f"its keeper process did not attach in {KEEPER_START:.0f} s")
+    line = keeper.stdout.readline().decode(errors="replace").strip()
+    if line != "ready":
+        raise RuntimeError(f"its keeper process failed: {line or 'no reason given'}")
+
+
+def _stop(keeper: subprocess.Popen[bytes]) -> None:
+    try:
+        keeper.wait(KEEPER_EXIT)
+    except subprocess.TimeoutExpired:
+        keeper.kill()
+        keeper.wait()
+    if keeper.stdout is not None:
+        keeper.stdout.close()
+
+
+# -- the keeper process -----------------------------------------------------------------
+
+
+def keep(directory: str) -> int:
+    """The keeper: attach, say ``ready``, wait for the store to close or its process to
+    die, then detach (after the dead process's transactions are rolled back)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        instance = _attach(directory)
+    except Exception as exc:
+        _say(f"{type(exc).__name__}: {exc}")
+        return 1
+    _say("ready")
+    try:
+        if sys.stdin.buffer.read() != CLOSING:  # EOF alone: satchel's process died
+            _await_rollbacks(instance)
+    finally:
+        instance.close()
+    return 0
+
+
+def _say(line: str) -> None:
+    """One line to the store's process (the keeper's only output)."""
+    sys.stdout.write(line.replace("\n", " ") + "\n")
+    sys.stdout.flush()
+
+
+def _await_rollbacks(instance: Any) -> None:
+    """Wait until every transaction open now has ended: the dead process's sessions are
+    closed and the engine rolls their transactions back (a fraction of a second)."""
+    conn = instance.connect(autocommit=True)
+    try:
+        cursor = conn.cursor()
+        deadline = time.monotonic() + ROLLBACK_WAIT
+        waiting = _open_transactions(cursor)
+        while waiting and time.monotonic() < deadline:
+            time.sleep(0.1)
+            waiting &= _open_transactions(cursor)
+    finally:
+        conn.close()
+
+
+def _open_transactions(cursor: Any) -> set[int]:
+    cursor.execute(OPEN_TRANSACTIONS)
+    return {int(tx) for (tx,) in cursor.fetchall()}
+
+
+if __name__ == "__main__":
+    raise SystemExit(keep(sys.argv[1]))

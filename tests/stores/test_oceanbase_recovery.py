@@ -1,0 +1,254 @@
+"""OceanBaseStore after failures: a writer killed mid-write, a scope whose lock cannot be
+had, the session's limits, and an HNSW index still loading after a restart."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+import satchel
+from satchel.stores import OceanBaseStore, PoolRequest
+from satchel.stores.oceanbase import _connections, _locks, _schema, _search
+from satchel.stores.oceanbase._bridge import LoopThread
+from satchel.vocabulary import analyse_query
+from tests._processes import announced
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+#: Records per killed write: their changes pass the 16 KB past which the engine logs a
+#: transaction's changes before its commit (what an engine that dies then recovers).
+BATCH = 300
+
+#: A process writing batch ARGV[3] of ``BATCH`` keyed entries into ``seekdb://ARGV[1]``,
+#: scope ARGV[2], then printing the scope's count. With "hang", it stops inside the
+#: transaction once every row is written, the scope is locked and the engine has logged
+#: the changes, says "in transaction", and waits to be killed. With "no-keeper", the
+#: engine is attached from this process alone, as before the keeper.
+_WRITER = """
+import sys, time, anyio, satchel
+import satchel.stores._open as opening
+from satchel.stores import open_store
+from satchel.stores.oceanbase import _rows
+directory, scope, batch, hang, keeper = sys.argv[1], sys.argv[2], int(sys.argv[3]), *sys.argv[4:]
+
+async def in_transaction(cur, write):
+    for _ in range(600):
+        await cur.execute(
+            "SELECT FLUSHED_LOG_SIZE FROM oceanbase.V$OB_TRANSACTION_WRITE_STATE"
+            " WHERE SESSION_ID = CONNECTION_ID()"
+        )
+        if (await cur.fetchone())[0] > 0:
+            break
+        time.sleep(0.1)
+    print("in transaction", flush=True)
+    time.sleep(3600)
+
+class Alone:
+    def __init__(self, instance):
+        self.socket = instance.connection_options()["unix_socket"]
+        self.close = instance.close
+
+    @classmethod
+    def start(cls, directory):
+        import pylibseekdb
+        return cls(pylibseekdb.open(directory))
+
+if hang == "hang":
+    _rows.apply_counts = in_transaction
+if keeper == "no-keeper":
+    opening.EmbeddedEngine = Alone
+
+async def main():
+    entries = [
+        satchel.MemoryEntry(text=f"note {n} of batch {batch} in {scope}", key=f"{batch}-{n}")
+        for n in range(BATCH)
+    ]
+    async with open_store(f"seekdb://{directory}") as store:
+        async with satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder()) as rt:
+            await rt.add_memories(scope, entries)
+            print(dict(await store.scope_counts())[scope]["memory"], flush=True)
+anyio.run(main)
+""".replace("BATCH", str(BATCH))
+
+
+def _argv(directory: Path, batch: int, hang: bool, keeper: bool) -> list[str]:
+    flags = ["hang" if hang else "-", "keeper" if keeper else "no-keeper"]
+    return [sys.executable, "-c", _WRITER, str(directory), "s", str(batch), *flags]
+
+
+def _write(directory: Path, batch: int, *, keeper: bool = True) -> str:
+    """Write batch ``batch`` in a process of its own: the scope's count it printed, or
+    the last line of its error."""
+    done = subprocess.run(
+        _argv(directory, batch, False, keeper), capture_output=True, text=True, timeout=600
+    )
+    return done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+
+
+def _killed_mid_write(directory: Path, batch: int, *, keeper: bool = True) -> None:
+    """Start writing batch ``batch``; SIGKILL the process inside its transaction."""
+    writer = subprocess.Popen(_argv(directory, batch, True, keeper), stdout=subprocess.PIPE)
+    try:
+        announced(writer.stdout, rb"in transaction", "the writer")
+    finally:
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait()
+        assert writer.stdout is not None
+        writer.stdout.close()
+
+
+def test_writers_killed_mid_write_leave_their_scope_writable(tmp_path: Path) -> None:
+    """A process killed inside its write (rows written, the scope locked, the changes
+    in the engine's log) leaves nothing locked: twice, the next process writes the
+    same batch into the same scope, which ends with exactly the entries written."""
+    directory = tmp_path / "engine"
+    assert _write(directory, 0) == str(BATCH)
+    for batch in (1, 2):
+        _killed_mid_write(directory, batch)
+        assert _write(directory, batch) == str(BATCH * (batch + 1))
+
+
+def test_without_the_keeper_a_killed_writer_leaves_its_scope_locked_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """What the keeper prevents: the engine dies with the killed process and recovers its
+    transaction with no session, for good; the next write to the scope fails at its
+    first lock wait, naming that transaction rather than timing out bare."""
+    directory = tmp_path / "engine"
+    assert _write(directory, 0, keeper=False) == str(BATCH)
+    _killed_mid_write(directory, 1, keeper=False)
+    failed = _write(directory, 1, keeper=False)
+    assert failed.startswith("satchel.vocabulary._errors.StoreUnavailableError: add_memories:")
+    assert re.search(r"scope 's' stayed locked for \d+ s", failed)
+    assert "transaction(s) with no session" in failed
+    assert "'A writer killed mid-write'" in failed
+
+
+class _RowHolder:
+    """Another session holding a scope's row lock in an open transaction."""
+
+    def __init__(self, socket: str, table: str, scope: str) -> None:
+        self._socket, self._table, self._scope = socket, table, scope
+        self._bridge = LoopThread("test-holder")
+        self._conn: Any = None
+
+    async def __aenter__(self) -> None:
+        async def hold() -> None:
+            import asyncmy
+
+            self._conn = await asyncmy.connect(
+                unix_socket=self._socket, user="root", autocommit=True
+            )
+            async with self._conn.cursor() as cur:
+                await cur.execute("BEGIN")
+                await cur.execute(
+                    f"SELECT * FROM {self._table} WHERE scope = %s FOR UPDATE", (self._scope,)
+                )
+
+        await self._bridge.run(hold)
+
+    async def __aexit__(self, *exc: object) -> None:
+        async def release() -> None:
+            self._conn.close()
+
+        try:
+            await self._bridge.run(release)
+        finally:
+            self._bridge.close()
+
+
+@pytest.mark.anyio
+async def test_each_session_has_satchels_limits_and_a_write_its_own(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """Every connection sets the statement and idle limits; a write's transaction limit
+    is sized by its batch."""
+    store = oceanbase()
+    await store.bind_embedder("test", 2)
+
+    async def limits(cur: Any) -> tuple[int, ...]:
+        await cur.execute("SELECT @@ob_query_timeout, @@ob_trx_idle_timeout")
+        return tuple(await cur.fetchone())
+
+    assert await store._call("limits", limits) == (120_000_000, 120_000_000)
+    assert _connections.QUERY_TIMEOUT == _connections.TRX_IDLE_TIMEOUT == 120
+
+    async def transaction_limit(cur: Any, write: Any) -> int:
+        await cur.execute("SELECT @@ob_trx_timeout")
+        return int((await cur.fetchone())[0])
+
+    limit = await store._write("probe", "s", "memory", 40, transaction_limit, None)
+    assert limit == _locks.write_timeout_us(40) == 602_000_000
+    await store.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_scope_a_live_writer_holds_fails_clearly_once_the_wait_runs_out(
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another session holding the scope's row: the write asks again at each bounded
+    wait, then fails naming the scope and a live writer; once the row is free, the next
+    write goes through."""
+    monkeypatch.setattr(_locks, "LOCK_WAIT", 0.2)
+    monkeypatch.setattr(_locks, "LOCK_BUDGET", 0.5)
+    store = oceanbase()
+    await store.bind_embedder("test", 2)
+    one = np.ones((1, 2), dtype=np.float32)
+    await store.add_memories("s", [satchel.MemoryEntry(text="first")], one)
+    async with _RowHolder(seekdb, f"{store._database}.satchel_scopes", "s"):
+        with pytest.raises(satchel.StoreUnavailableError) as failed:
+            await store.add_memories("s", [satchel.MemoryEntry(text="second")], one)
+    assert str(failed.value).startswith("add_memories: another writer held scope 's'")
+    await store.add_memories("s", [satchel.MemoryEntry(text="second")], one)
+    assert (await store.scope_counts())["s"]["memory"] == 2
+    await store.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_loading_index_is_searched_exactly_until_it_answers(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ``exact_rows``, an approximate search that runs out of time (the HNSW index
+    still loading after a restart; injected here with a 1 microsecond limit) gives way
+    to an exact scan with the same answer; searches stay exact, never asking the index,
+    until ``INDEX_RETRY`` seconds later, when the index answers again."""
+    store = oceanbase(exact_rows=4)
+    await store.bind_embedder("test", 8)
+    vectors = np.random.default_rng(5).normal(size=(9, 8)).astype(np.float32)
+    await store.add_memories(
+        "s", [satchel.MemoryEntry(text=f"note {n}") for n in range(9)], vectors
+    )
+    now = [100.0]
+    store._vector_index.clock = lambda: now[0]
+    request = PoolRequest(analyse_query("x"), vectors[4], 4)
+    real = _schema.APPROXIMATE_NEAREST
+    loading = real.replace(f"QUERY_TIMEOUT({_schema.APPROXIMATE_TIMEOUT_US})", "QUERY_TIMEOUT(1)")
+    assert loading != real
+
+    monkeypatch.setattr(_schema, "APPROXIMATE_NEAREST", loading)
+    pool = await store.retrieve("memory", "s", request)  # times out, then scans exactly
+    assert pool.scope_rows == 9
+    assert pool.vector_similarities[0] == pytest.approx(1.0)
+    assert not store._vector_index.ready()
+
+    monkeypatch.setattr(_schema, "APPROXIMATE_NEAREST", "not even SQL")  # never sent
+    now[0] += _search.INDEX_RETRY - 1
+    again = await store.retrieve("memory", "s", request)
+    assert again.vector_keys.tolist() == pool.vector_keys.tolist()
+
+    monkeypatch.setattr(_schema, "APPROXIMATE_NEAREST", real)
+    now[0] += 1
+    assert store._vector_index.ready()
+    answered = await store.retrieve("memory", "s", request)
+    assert answered.vector_keys.tolist() == pool.vector_keys.tolist()
+    assert store._vector_index.ready()
+    await store.aclose()
