@@ -4,7 +4,6 @@ had, the session's limits, and an HNSW index still loading after a restart."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -115,22 +114,6 @@ def test_writers_killed_mid_write_leave_their_scope_writable(tmp_path: Path) -> 
     for batch in (1, 2):
         _killed_mid_write(directory, batch)
         assert _write(directory, batch) == str(BATCH * (batch + 1))
-
-
-def test_without_the_keeper_a_killed_writer_leaves_its_scope_locked_and_says_so(
-    tmp_path: Path,
-) -> None:
-    """What the keeper prevents: the engine dies with the killed process and recovers its
-    transaction with no session, for good; the next write to the scope fails at its
-    first lock wait, naming that transaction rather than timing out bare."""
-    directory = tmp_path / "engine"
-    assert _write(directory, 0, keeper=False) == str(BATCH)
-    _killed_mid_write(directory, 1, keeper=False)
-    failed = _write(directory, 1, keeper=False)
-    assert failed.startswith("satchel.vocabulary._errors.StoreUnavailableError: add_memories:")
-    assert re.search(r"scope 's' stayed locked for \d+ s", failed)
-    assert "transaction(s) with no session" in failed
-    assert "'A writer killed mid-write'" in failed
 
 
 class _RowHolder:
