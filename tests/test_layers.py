@@ -469,6 +469,13 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
         "anyio.to_thread.run_sync",
     ): "warming the embedder and the analysers up loads files and models: a worker "
     "thread, once per runtime, awaited before the runtime is handed out",
+    (
+        "satchel._otlp._exporting",
+        "_close_within",
+        "threading.Thread",
+    ): "a command's telemetry is exported as it exits, and an OTLP exporter retries an "
+    "unreachable collector for seconds: the SDK providers shut down on a daemon thread "
+    "the exit waits for at most a second",
 }
 
 

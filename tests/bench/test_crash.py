@@ -31,13 +31,20 @@ def test_the_last_progress_line_is_read_through_carriage_returns() -> None:
     assert crash.last_line("") == ""
 
 
-def test_a_run_is_killed_only_if_it_outlives_its_delay() -> None:
-    """A run still going at its kill point is killed (its last stderr line returned); one
-    that ended before is not (None)."""
-    slow = [sys.executable, "-c", "import sys, time; print('started', file=sys.stderr,"
-            " flush=True); time.sleep(60)"]  # fmt: skip
-    assert crash.killed_run(slow, 1.0) == "started"
-    assert crash.killed_run([sys.executable, "-c", "pass"], 30.0) is None
+def _run(*said: str, sleep: float = 0) -> list[str]:
+    """A process that says ``said`` on stderr, then sleeps ``sleep`` seconds."""
+    lines = "".join(f"sys.stderr.write({line!r}); sys.stderr.flush(); " for line in said)
+    return [sys.executable, "-c", f"import sys, time; {lines}time.sleep({sleep})"]
+
+
+def test_a_run_is_killed_once_writing_if_it_outlives_its_delay() -> None:
+    """The kill's delay counts from the first report of entries written; a run still
+    going then is killed (its last progress line returned), one that ended is not, and
+    one that ends without writing is not either (None)."""
+    writing = ("ingesting:   0% (0/3,000)\r", "ingesting:  10% (300/3,000)\r")
+    assert crash.killed_run(_run(*writing, sleep=60), 0.5) == "ingesting:  10% (300/3,000)"
+    assert crash.killed_run(_run(*writing), 30.0) is None
+    assert crash.killed_run(_run("ingesting:   0% (0/3,000)\n"), 30.0) is None
 
 
 def test_the_report_counts_kills_resumes_and_failures() -> None:
@@ -45,7 +52,7 @@ def test_the_report_counts_kills_resumes_and_failures() -> None:
     cycle = crash.Cycle("crash-0", 9.5, "ingesting:  50% (1,500/3,000)", 0, 12.0, 3000)
     result = {
         "kills": 1, "resumed": 1, "failed": 0, "unwritable_at_end": 0, "entries": 3000,
-        "batch_size": 100, "seed": 7, "uninterrupted_s": 20.0,
+        "batch_size": 100, "embedder": "static", "seed": 7, "uninterrupted_writing_s": 20.0,
         "final": {"crash-0": {"held": 3000, "write": ""}},
         "cycles": [dataclasses.asdict(cycle)],
     }  # fmt: skip

@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,14 +32,12 @@ BATCH = 300
 #: A process writing batch ARGV[3] of ``BATCH`` keyed entries into ``seekdb://ARGV[1]``,
 #: scope ARGV[2], then printing the scope's count. With "hang", it stops inside the
 #: transaction once every row is written, the scope is locked and the engine has logged
-#: the changes, says "in transaction", and waits to be killed. With "no-keeper", the
-#: engine is attached from this process alone, as before the keeper.
+#: the changes, says "in transaction", and waits to be killed.
 _WRITER = """
 import sys, time, anyio, satchel
-import satchel.stores._open as opening
 from satchel.stores import open_store
 from satchel.stores.oceanbase import _rows
-directory, scope, batch, hang, keeper = sys.argv[1], sys.argv[2], int(sys.argv[3]), *sys.argv[4:]
+directory, scope, batch, hang = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 
 async def in_transaction(cur, write):
     for _ in range(600):
@@ -52,20 +51,8 @@ async def in_transaction(cur, write):
     print("in transaction", flush=True)
     time.sleep(3600)
 
-class Alone:
-    def __init__(self, instance):
-        self.socket = instance.connection_options()["unix_socket"]
-        self.close = instance.close
-
-    @classmethod
-    def start(cls, directory):
-        import pylibseekdb
-        return cls(pylibseekdb.open(directory))
-
 if hang == "hang":
     _rows.apply_counts = in_transaction
-if keeper == "no-keeper":
-    opening.EmbeddedEngine = Alone
 
 async def main():
     entries = [
@@ -80,30 +67,43 @@ anyio.run(main)
 """.replace("BATCH", str(BATCH))
 
 
-def _argv(directory: Path, batch: int, hang: bool, keeper: bool) -> list[str]:
-    flags = ["hang" if hang else "-", "keeper" if keeper else "no-keeper"]
-    return [sys.executable, "-c", _WRITER, str(directory), "s", str(batch), *flags]
+def _argv(directory: Path, batch: int, *, hang: bool) -> list[str]:
+    return [sys.executable, "-c", _WRITER, str(directory), "s", str(batch), "hang" if hang else "-"]
 
 
-def _write(directory: Path, batch: int, *, keeper: bool = True) -> str:
+def _write(directory: Path, batch: int) -> str:
     """Write batch ``batch`` in a process of its own: the scope's count it printed, or
     the last line of its error."""
     done = subprocess.run(
-        _argv(directory, batch, False, keeper), capture_output=True, text=True, timeout=600
+        _argv(directory, batch, hang=False), capture_output=True, text=True, timeout=600
     )
     return done.stdout.strip() or done.stderr.strip().splitlines()[-1]
 
 
-def _killed_mid_write(directory: Path, batch: int, *, keeper: bool = True) -> None:
-    """Start writing batch ``batch``; SIGKILL the process inside its transaction."""
-    writer = subprocess.Popen(_argv(directory, batch, True, keeper), stdout=subprocess.PIPE)
+def _killed_mid_write(directory: Path, batch: int, *, engine_too: bool = False) -> None:
+    """Start writing batch ``batch``; SIGKILL the process inside its transaction (and,
+    with ``engine_too``, the engine first)."""
+    writer = subprocess.Popen(_argv(directory, batch, hang=True), stdout=subprocess.PIPE)
     try:
         announced(writer.stdout, rb"in transaction", "the writer")
+        if engine_too:
+            engine = int((directory / "run" / "seekdb.pid").read_text())
+            os.kill(engine, signal.SIGKILL)
+            while _alive(engine):
+                time.sleep(0.05)
     finally:
         os.kill(writer.pid, signal.SIGKILL)
         writer.wait()
         assert writer.stdout is not None
         writer.stdout.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_writers_killed_mid_write_leave_their_scope_writable(tmp_path: Path) -> None:
@@ -117,16 +117,16 @@ def test_writers_killed_mid_write_leave_their_scope_writable(tmp_path: Path) -> 
         assert _write(directory, batch) == str(BATCH * (batch + 1))
 
 
-def test_without_the_keeper_a_killed_writer_leaves_its_scope_locked_and_says_so(
+def test_an_engine_killed_mid_write_leaves_its_scope_locked_and_says_so(
     tmp_path: Path,
 ) -> None:
-    """What the keeper prevents: the engine dies with the killed process and recovers its
-    transaction with no session, for good; the next write to the scope fails at its
+    """What the keeper cannot prevent: the engine itself killed inside a write recovers
+    the transaction with no session, for good; the next write to the scope fails at its
     first lock wait, naming that transaction rather than timing out bare."""
     directory = tmp_path / "engine"
-    assert _write(directory, 0, keeper=False) == str(BATCH)
-    _killed_mid_write(directory, 1, keeper=False)
-    failed = _write(directory, 1, keeper=False)
+    assert _write(directory, 0) == str(BATCH)
+    _killed_mid_write(directory, 1, engine_too=True)
+    failed = _write(directory, 1)
     assert failed.startswith("satchel.vocabulary._errors.StoreUnavailableError: add_memories:")
     assert re.search(r"scope 's' stayed locked for \d+ s", failed)
     assert "transaction(s) with no session" in failed
