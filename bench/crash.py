@@ -6,20 +6,20 @@ Each kill gets a fresh scope in one database directory (``seekdb://TMP/seekdb``)
 engine restarts on a database that holds every earlier kill's leftovers. A workload of
 ``--entries`` memory entries (real-word notes, ``_corpus.english_texts``; the workload's
 ids are the idempotency keys) is ingested with ``python -m satchel ingest --store URL
---batch-size N --embedder E`` (static by default, as ``satchel ingest``). Once the run
-first reports entries written (the engine is up and the ingest writing), it is killed
-with SIGKILL after a delay drawn uniformly from the first 90% of the time an
-uninterrupted ingest spent writing (measured first, on a scope of its own, after one
-more that creates the database; ``--seed`` fixes the draws). A run that ends before its
-kill is drawn again. The same command then resumes the ingest; the resume counts when it
-exits 0 within ``--timeout`` seconds and the scope then holds exactly ``--entries``
-searchable entries. At the end every scope is counted again and written to once more (a
-write locks the scope's row, which a transaction the dead process left behind would
-still hold).
+--batch-size N --embedder E`` (static by default, as ``satchel ingest``). The kill point
+is drawn (``--seed`` fixes the draws) as a tenth of the workload, 10% to 80%, and a
+share: once the run reports that tenth written (it reports each tenth it passes), it is
+killed with SIGKILL after that share of the time since its report before, so the kill
+lands while it writes the next tenth (or batch), at the run's own pace whatever the
+machine's load. The same command
+then resumes the ingest; the resume counts when it exits 0 within ``--timeout`` seconds
+and the scope then holds exactly ``--entries`` searchable entries. At the end every
+scope is counted again and written to once more (a write locks the scope's row, which a
+transaction the dead process left behind would still hold).
 
-Without the keeper process (``satchel/stores/oceanbase/_engine.py``), some such kills
-left their scope unwritable for good (docs/stores.md, "A writer killed mid-write"): with
-the static embedder; with ``--embedder hashing``, none of 6 did.
+Without the keeper process (``satchel/stores/oceanbase/_engine.py``), 2 of 6 such kills
+left their scope unwritable for good with the static embedder (docs/stores.md, "A
+writer killed mid-write"); with ``--embedder hashing``, none of 6 did.
 
 Run: ``python -m bench crash [--kills 12] [--entries 3000] [--batch-size 100] [--seed 7]
 [--timeout 600] [--embedder static|hashing]``. JSON goes to ``bench/results/crash.json``.
@@ -49,14 +49,12 @@ from satchel.embedders import from_spec
 from satchel.stores import open_store
 
 RESULTS = Path(__file__).parent / "results"
-#: Kill points, counted from the run's first report of entries written, as shares of
-#: how long an uninterrupted ingest wrote after its own.
-EARLIEST: Final = 0.0
-LATEST: Final = 0.9
-#: Longest wait for a run to report entries written.
-STARTUP: Final = 300.0
-#: A progress report with entries written (``ingesting:  10% (300/3,000)``).
-WRITTEN: Final = re.compile(rb"ingesting: +\d+% \([1-9][\d,]*/")
+#: The tenths of the workload a kill may follow (the run reports each one written).
+TENTHS: Final = range(1, 9)
+#: Longest wait for a run to report a tenth written.
+PROGRESS_WAIT: Final = 600.0
+#: A progress report (``ingesting:  10% (300/3,000)``): its percentage.
+PROGRESS: Final = re.compile(rb"ingesting: +(\d+)% \(")
 #: Draws of a kill point per kill before giving up (a run may end before its kill).
 DRAWS: Final = 5
 
@@ -66,6 +64,8 @@ class Cycle:
     """One kill and its resume."""
 
     scope: str
+    #: Where the kill was drawn: a tenth of the workload and a share of the next one.
+    kill_point: str
     kill_after_s: float
     #: The killed run's last progress line (what it had reported written).
     progress: str
@@ -98,14 +98,15 @@ def last_line(text: str) -> str:
 
 
 class Ingest:
-    """A ``satchel ingest`` process whose stderr is read as it comes: when it first
-    reports entries written (the engine is up and writing), and its last line."""
+    """A ``satchel ingest`` process whose stderr is read as it comes: when it reported
+    each percentage written, and its last line."""
 
     def __init__(self, argv: list[str]) -> None:
         self.started = time.monotonic()
         self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.writing = threading.Event()
-        self.writing_at = 0.0
+        #: Seconds from the start to each percentage's first report.
+        self.reported: dict[int, float] = {}
+        self._reported = threading.Condition()
         self._said = b""
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -115,17 +116,29 @@ class Ingest:
         descriptor = self.process.stderr.fileno()
         for chunk in iter(lambda: os.read(descriptor, 4096), b""):
             self._said += chunk
-            if not self.writing.is_set() and WRITTEN.search(self._said):
-                self.writing_at = time.monotonic() - self.started
-                self.writing.set()
+            with self._reported:
+                for found in PROGRESS.finditer(self._said):
+                    percent = int(found.group(1))
+                    self.reported.setdefault(percent, time.monotonic() - self.started)
+                self._reported.notify_all()
+        with self._reported:
+            self._reported.notify_all()
 
-    def wait_writing(self, timeout: float) -> bool:
-        """Whether it reported entries written within ``timeout`` seconds, still running."""
-        deadline = time.monotonic() + timeout
-        while not self.writing.wait(0.1):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                return False
-        return self.process.poll() is None
+    def wait_percent(self, percent: int, timeout: float) -> float | None:
+        """Once it reports ``percent`` or more written, still running: the seconds since
+        its report before (a tenth of the workload, or a batch if larger). None if it
+        ended (or ``timeout`` passed) first."""
+
+        def reached() -> bool:
+            return max(self.reported, default=-1) >= percent
+
+        with self._reported:
+            self._reported.wait_for(lambda: reached() or not self._reader.is_alive(), timeout)
+            if not reached() or self.process.poll() is not None:
+                return None
+            at = min(at for done, at in self.reported.items() if done >= percent)
+            before = [at for done, at in self.reported.items() if done < percent]
+        return at - max(before, default=0.0)
 
     def last_line(self) -> str:
         """Its last stderr line, once it has ended."""
@@ -140,32 +153,34 @@ class Ingest:
         return self.last_line()
 
 
-def killed_run(argv: list[str], delay: float) -> str | None:
-    """Run ``argv``; once it reports entries written, SIGKILL it ``delay`` seconds later.
-    Its last progress line, or None when it ended first (or never wrote)."""
+def killed_run(argv: list[str], tenth: int, share: float) -> tuple[float, str] | None:
+    """Run ``argv``; once it reports ``tenth`` tenths written, SIGKILL it after ``share``
+    of the time since its report before. When it was killed and its last progress line;
+    None when it ended first."""
     run = Ingest(argv)
-    if not run.wait_writing(STARTUP):
+    took = run.wait_percent(10 * tenth, PROGRESS_WAIT)
+    if took is None:
         run.kill()
         return None
     try:
-        run.process.wait(delay)
+        run.process.wait(share * took)
     except subprocess.TimeoutExpired:
-        return run.kill()
+        killed_at = time.monotonic() - run.started
+        return killed_at, run.kill()
     run.last_line()
     return None
 
 
-def timed_run(argv: list[str], timeout: float) -> tuple[int, float, float, str]:
-    """Run ``argv`` to its end: exit status (-1: timed out), seconds until it first
-    reported entries written and until it ended, last stderr line."""
+def timed_run(argv: list[str], timeout: float) -> tuple[int, float, str]:
+    """Run ``argv`` to its end: exit status (-1: timed out), seconds, last stderr line."""
     run = Ingest(argv)
     try:
         run.process.wait(timeout)
     except subprocess.TimeoutExpired:
         run.kill()
-        return -1, run.writing_at, timeout, f"no end in {timeout:.0f} s"
+        return -1, timeout, f"no end in {timeout:.0f} s"
     ended = time.monotonic() - run.started
-    return run.process.returncode, run.writing_at, ended, run.last_line()
+    return run.process.returncode, ended, run.last_line()
 
 
 async def held_entries(
@@ -198,17 +213,9 @@ def run(
     timeout: float,
     embedder: str = "static",
 ) -> dict[str, Any]:
-    """Calibrate, then kill and resume ``kills`` times; the summary and every cycle."""
+    """Kill and resume ``kills`` times; the summary and every cycle."""
     url = f"seekdb://{directory / 'seekdb'}"
     texts = _corpus.english_texts(entries)
-    for scope in ("create", "calibrate"):  # the first creates the database: not timed
-        calibrate = write_workload(directory / scope, scope, texts)
-        argv = ingest_argv(calibrate, url, batch_size, embedder)
-        status, writing_at, ended_at, tail = timed_run(argv, timeout)
-        if status != 0:
-            raise SystemExit(f"the uninterrupted ingest failed: {tail}")
-    duration = ended_at - writing_at
-    print(f"uninterrupted ingest: {ended_at:.1f} s, writing for {duration:.1f}", file=sys.stderr)
     draw = random.Random(seed)
     cycles: list[Cycle] = []
     for number in range(kills):
@@ -216,15 +223,16 @@ def run(
         workload = write_workload(directory / scope, scope, texts)
         argv = ingest_argv(workload, url, batch_size, embedder)
         for _ in range(DRAWS):
-            delay = draw.uniform(EARLIEST, LATEST) * duration
-            progress = killed_run(argv, delay)
-            if progress is not None:
+            tenth, share = draw.choice(TENTHS), draw.random()
+            killed = killed_run(argv, tenth, share)
+            if killed is not None:
                 break
         else:
-            raise SystemExit(f"{scope}: every run ended before its kill; raise --entries")
-        status, _, seconds, tail = timed_run(argv, timeout)
+            raise SystemExit(f"{scope}: every run ended before its kill")
+        status, seconds, tail = timed_run(argv, timeout)
         held = anyio.run(held_entries, url, [scope])[scope]["held"]
-        cycle = Cycle(scope, round(delay, 1), progress, status, round(seconds, 1), held)
+        at = f"{10 * tenth}% + {share:.2f}"
+        cycle = Cycle(scope, at, round(killed[0], 1), killed[1], status, round(seconds, 1), held)
         if status != 0 or held != entries:
             cycle.error = tail
         cycles.append(cycle)
@@ -241,7 +249,6 @@ def run(
         "batch_size": batch_size,
         "embedder": embedder,
         "seed": seed,
-        "uninterrupted_writing_s": round(duration, 1),
         "final": final,
         "cycles": [asdict(c) for c in cycles],
     }
@@ -252,18 +259,18 @@ def report(result: dict[str, Any]) -> str:
         f"kills: {result['kills']}, resumed: {result['resumed']}, failed: {result['failed']},"
         f" unwritable at the end: {result['unwritable_at_end']}"
         f" ({result['entries']:,} entries per scope, batches of {result['batch_size']},"
-        f" {result['embedder']} embedder,"
-        f" writing for {result['uninterrupted_writing_s']} s uninterrupted, seed {result['seed']})",
+        f" {result['embedder']} embedder, seed {result['seed']})",
         "",
-        "| scope | killed after s | killed run's last progress | resume exit | resume s |"
-        " entries held | at the end: held, one more write |",
-        "|---|---|---|---|---|---|---|",
+        "| scope | kill point | killed after s | killed run's last progress | resume exit |"
+        " resume s | entries held | at the end: held, one more write |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for cycle in result["cycles"]:
         end = result["final"][cycle["scope"]]
         write = "ok" if end["write"] == "" else f"failed: {end['write']}"
         lines.append(
-            f"| {cycle['scope']} | {cycle['kill_after_s']} | {cycle['progress'] or '-'} |"
+            f"| {cycle['scope']} | {cycle['kill_point']} | {cycle['kill_after_s']} |"
+            f" {cycle['progress'] or '-'} |"
             f" {cycle['resume_exit']} | {cycle['resume_s']} | {cycle['held']:,} |"
             f" {end['held']:,}, {write} |"
         )

@@ -245,8 +245,7 @@ async def _timed(
 async def measure(workloads: Sequence[Workload]) -> dict[str, dict[str, dict[str, Any]]]:
     """Each workload, gate off and on, on the running backend."""
     return {
-        workload.name: {gate: await ask(workload, gate) for gate in GATES}
-        for workload in workloads
+        workload.name: {gate: await ask(workload, gate) for gate in GATES} for workload in workloads
     }
 
 
@@ -254,9 +253,7 @@ def run(backends: Sequence[str]) -> dict[str, Any]:
     """Ingest once, then measure on each backend in turn."""
     with tempfile.TemporaryDirectory(prefix="satchel-offtopic-") as folder:
         workloads = anyio.run(prepare_workloads, Path(folder))
-        results = {
-            backend: anyio.run(measure, workloads, backend=backend) for backend in backends
-        }
+        results = {backend: anyio.run(measure, workloads, backend=backend) for backend in backends}
     return {
         "results": results,
         "config": {

@@ -89,7 +89,9 @@ def test_long_texts_are_compared_whole() -> None:
     """Texts past the key length that share a beginning are different texts; whole
     repeats are still found."""
     head = "word " * (KEY_CHARS // 5 + 10)
-    a, b, c = (memory(name, head + tail) for name, tail in (("a", "one"), ("b", "two"), ("c", "ONE")))
+    a, b, c = (
+        memory(name, head + tail) for name, tail in (("a", "one"), ("b", "two"), ("c", "ONE"))
+    )
     kept, duplicates = distinct({"memory": [a, b, c]}, None)
     assert [item.identity for item in kept["memory"]] == ["a:1", "b:1"]
     assert [item.identity for item in duplicates] == ["c:1"]

@@ -122,5 +122,7 @@ def test_an_empty_pack_says_when_the_scope_holds_nothing(
     db, _ = database
     done = run_satchel("prepare", "--db", db, "--scope", "wbe", *HASHING, "kestrel")
     assert (done.returncode, done.stdout) == (0, ""), done.stderr
-    assert "nothing relevant in wbe (status empty)" in done.stderr
-    assert "scope 'wbe' holds no record at all; check its spelling" in done.stderr
+    assert done.stderr == (
+        "satchel prepare: nothing relevant in wbe (status empty); scope 'wbe' holds no"
+        " record at all (misspelt? 'satchel scopes' lists them)\n"
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import attrs
 import pytest
 
@@ -18,8 +20,10 @@ from satchel.recall._relevance import (
     VOCABULARY,
     corroborated,
 )
-from satchel.vocabulary._evidence import Pool
 from tests.recall._factory import pool
+
+if TYPE_CHECKING:
+    from satchel.vocabulary._evidence import Pool
 
 FLOOR = RelevanceFloor(noise=0.25, top_similarity=0.5)
 #: What an unrelated question finds in a chat: one word shared here and there, cosines
@@ -52,7 +56,7 @@ def test_noise_alone_is_no_evidence() -> None:
     ],
     ids=["scope-term", "time", "two-terms", "top-hit", "vocabulary"],
 )
-def test_each_signal_alone_is_evidence(change: dict[str, object], kind: str) -> None:
+def test_each_signal_alone_is_evidence(change: dict[str, Any], kind: str) -> None:
     """A query term common in the scope, a time-channel hit, a candidate holding two
     query terms, a top cosine at the calibrated level, or a scope holding most of the
     query's terms: each alone is evidence, named by its kind."""

@@ -441,3 +441,28 @@ async def test_a_version_travels_verbatim(tmp_path: Path) -> None:
         ]
     finally:
         await store.aclose()
+
+
+@pytest.mark.parametrize("kind", list(TARGETS))
+async def test_a_page_written_twice_is_written_once(
+    tmp_path: Path, request: pytest.FixtureRequest, kind: str
+) -> None:
+    """``write_versions`` skips the versions a scope holds already (a page whose first
+    write committed after its copy gave up), and says how many it wrote."""
+    await filled_sqlite(tmp_path / "a.db")
+    source = await SqliteStore.open(str(tmp_path / "a.db"))
+    target = await TARGETS[kind](request, tmp_path)
+    try:
+        page = await source.read_versions(DEMO, "memory", after=0, limit=5)
+        fingerprint = (await source.vectors_built_by()).fingerprint
+        assert await target.write_versions(DEMO, "memory", page, fingerprint=fingerprint) == 5
+        again = [
+            *page,
+            *await source.read_versions(DEMO, "memory", after=page[-1].position, limit=2),
+        ]
+        assert await target.write_versions(DEMO, "memory", again, fingerprint=fingerprint) == 2
+        assert await target.count_versions(DEMO) == {"memory": 7}
+        assert await target.read_versions(DEMO, "memory", after=0, limit=10) == again
+    finally:
+        await source.aclose()
+        await target.aclose()

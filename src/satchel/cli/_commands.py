@@ -144,9 +144,7 @@ def prepare_command(args: argparse.Namespace) -> int:
     elif args.json:
         print(json.dumps(attrs.asdict(context), ensure_ascii=False, indent=2))
     elif context.status == "empty":
-        scopes = ", ".join((args.scope, *args.reference))
-        print(f"satchel prepare: nothing relevant in {scopes} (status empty)", file=sys.stderr)
-        _note_absent(absent)
+        print(_empty_note((args.scope, *args.reference), absent), file=sys.stderr)
     else:
         print(context.content)
     if explanation is not None and not args.json:
@@ -200,15 +198,15 @@ async def _prepare(
     return prepared
 
 
-def _note_absent(scopes: Sequence[str]) -> None:
-    """Say which searched scopes hold nothing: an empty pack alone cannot tell a new
-    scope from a misspelt one."""
-    for scope in scopes:
-        print(
-            f"satchel prepare: scope {scope!r} holds no record at all; check its spelling"
-            " ('satchel scopes' lists every scope)",
-            file=sys.stderr,
-        )
+def _empty_note(scopes: Sequence[str], absent: Sequence[str]) -> str:
+    """The note on an empty pack, naming the searched scopes that hold nothing at all:
+    an empty pack alone cannot tell a new scope from a misspelt one."""
+    note = f"satchel prepare: nothing relevant in {', '.join(scopes)} (status empty)"
+    if not absent:
+        return note
+    names = ", ".join(repr(scope) for scope in absent)
+    which = f"scope {names} holds" if len(absent) == 1 else f"scopes {names} hold"
+    return f"{note}; {which} no record at all (misspelt? 'satchel scopes' lists them)"
 
 
 @attrs.define
@@ -420,7 +418,7 @@ def ingest_command(args: argparse.Namespace) -> int:
     entries = skipped.filter(iter_entries(entries_path))
     # The workload's ids are stored as idempotency keys either way; the side file that
     # maps them to citations sits beside a --db file only.
-    id_map = None if args.db is None else _MappedIds(IdMap.load(args.db + ID_MAP_SUFFIX))
+    id_map = None if args.db is None else _MappedIds.beside(args.db)
     embedder = make_embedder(args.embedder)
     try:
         # Spans leave over OTLP when the environment asks for it (flushed as the block ends).
@@ -455,7 +453,7 @@ def _entries_file(workload: Path) -> Path:
     if workload.is_file():
         return workload
     if not workload.is_dir():
-        raise CommandError(f"no workload folder (or entries file) at {workload}")
+        raise CommandError(f"no workload folder at {workload} (nor an entries file)")
     folder = workload
     entries = folder / "entries.jsonl"
     if not entries.is_file():
@@ -522,6 +520,18 @@ class _MappedIds:
 
     ids: IdMap
     changes: Counter[Change] = attrs.Factory(Counter)
+
+    @classmethod
+    def beside(cls, database: str) -> _MappedIds:
+        """The id map of ``database``, at one line per id before anything is appended (a
+        line a crash cut short would swallow the next); a map beside no database is
+        stale, and replaced."""
+        path = Path(database + ID_MAP_SUFFIX)
+        if not Path(database).exists():
+            path.unlink(missing_ok=True)
+        ids = IdMap.load(path)
+        ids.compact()
+        return cls(ids)
 
     def record(self, written: Mapping[str, CitationKey]) -> None:
         self.changes.update(self.ids.record(written))

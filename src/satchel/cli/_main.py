@@ -51,6 +51,7 @@ _EPILOG = """\
 examples:
   satchel demo
   satchel ingest ./my-workload --db team.db
+  satchel add --db team.db --scope project:demo "Deploys happen on Thursdays"
   satchel prepare --db team.db --scope project:demo "Why was the deploy slow?"
 
 'satchel COMMAND --help' explains each command.

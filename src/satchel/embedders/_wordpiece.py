@@ -15,6 +15,7 @@ checks every code point. Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import TYPE_CHECKING, Final
@@ -49,16 +50,26 @@ class _Patterns:
 
     @staticmethod
     def of(text: str) -> _Patterns:
-        return _ANY if _ABOVE_BMP.search(text) else _BMP
+        return _compiled(above_bmp=_ABOVE_BMP.search(text) is not None)
 
 
-_BMP, _ANY = _Patterns(above_bmp=False), _Patterns(above_bmp=True)
-#: Cleaning of an ASCII text: its controls removed, tab and line ends made spaces.
-_ASCII_CLEANING: Final = {
-    code: None if _BMP.control.match(chr(code)) else " "
-    for code in range(128)
-    if _BMP.control.match(chr(code)) or _BMP.space.match(chr(code))
-}
+@functools.cache
+def _compiled(*, above_bmp: bool) -> _Patterns:
+    """Compiled once, when first needed: the classes are large (tens of milliseconds)."""
+    return _Patterns(above_bmp=above_bmp)
+
+
+@functools.cache
+def _ascii_cleaning() -> dict[int, str | None]:
+    """Cleaning of an ASCII text: its controls removed, tab and line ends made spaces."""
+    patterns = _compiled(above_bmp=False)
+    return {
+        code: None if patterns.control.match(chr(code)) else " "
+        for code in range(128)
+        if patterns.control.match(chr(code)) or patterns.space.match(chr(code))
+    }
+
+
 #: Words whose ids are remembered; past this many the memory starts again.
 CACHED_WORDS: Final = 1 << 16
 
@@ -69,11 +80,12 @@ class BertNormalizer:
     def __init__(self, *, clean: bool, cjk: bool, strip_accents: bool, lowercase: bool) -> None:
         self.clean, self.cjk = clean, cjk
         self.strip_accents, self.lowercase = strip_accents, lowercase
+        self._ascii_cleaning = _ascii_cleaning()
 
     def __call__(self, text: str) -> str:
         if text.isascii():  # nothing to decompose or space out: one pass in C
             if self.clean:
-                text = text.translate(_ASCII_CLEANING)
+                text = text.translate(self._ascii_cleaning)
             return text.lower() if self.lowercase else text
         patterns = _Patterns.of(text)
         if self.clean:

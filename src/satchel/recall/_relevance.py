@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from ..vocabulary._calibration import Calibration
 from ._admission import required_matches
 
 if TYPE_CHECKING:
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from ..vocabulary._calibration import Calibration
     from ..vocabulary._evidence import Pool
 
 #: The assessment of a prepare that abstained.
@@ -95,7 +95,9 @@ def corroborated(terms: int) -> int:
     return min(terms, max(2, required_matches(terms)))
 
 
-def evidence_of_relevance(searches: Iterable[tuple[Pool, int]], floor: RelevanceFloor) -> str | None:
+def evidence_of_relevance(
+    searches: Iterable[tuple[Pool, int]], floor: RelevanceFloor
+) -> str | None:
     """The first kind of evidence of relevance round 0 shows, or None: abstain.
 
     Args:

@@ -282,8 +282,9 @@ async def _copy_page(
     if not missing:
         return set()
     missing = await _with_vectors(missing, plan, tally)
-    await target.write_versions(scope_id, family, missing, fingerprint=plan.fingerprint)
-    tally.versions[family] += len(missing)
+    written = await target.write_versions(scope_id, family, missing, fingerprint=plan.fingerprint)
+    tally.versions[family] += written
+    tally.skipped[family] += len(missing) - written  # written meanwhile by another copy
     return {version.record_id for version in missing}
 
 

@@ -224,14 +224,21 @@ class CopyTarget(Protocol):
         versions: Sequence[StoredVersion],
         *,
         fingerprint: str | None,
-    ) -> None:
-        """Write ``versions`` (all of ``family``, none held yet) verbatim, in order,
-        each under a fresh key: its record id, version, key, columns and searchability
-        as given, no record rule applied. A searchable one joins search (its text, its
-        vector, its dates); one that is not stays readable by its reference only, as a
-        forgotten or replaced version does. A version of a family with a vector channel
-        that is searchable carries its vector. ``fingerprint`` is recorded as the
-        builder of the store's vectors if none is (when the write holds a vector).
+    ) -> int:
+        """Write ``versions`` (all of ``family``) verbatim, in order, each under a fresh
+        key: its record id, version, key, columns and searchability as given, no record
+        rule applied. A searchable one joins search (its text, its vector, its dates);
+        one that is not stays readable by its reference only, as a forgotten or
+        replaced version does. A version of a family with a vector channel that is
+        searchable carries its vector. ``fingerprint`` is recorded as the builder of
+        the store's vectors if none is (when the write holds a vector).
+
+        A version the scope holds already (the same record id and version) is skipped,
+        checked inside the write: a page written again after an interruption (whose
+        first write may have committed after its caller gave up) is written once.
+
+        Returns:
+            How many versions it wrote.
 
         Raises:
             StoreError: a searchable version of a vector family has no vector, or its

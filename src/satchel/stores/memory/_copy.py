@@ -60,6 +60,12 @@ def counted(scope: Scope) -> dict[Family, int]:
     return dict(counts)
 
 
+def holds(scope: Scope, version: StoredVersion) -> bool:
+    """Whether ``scope`` holds that version of that record already."""
+    kept = scope.history.get((version.family, version.record_id), [])
+    return any(stored.version == version.version for stored in kept)
+
+
 def stored_of(scope_id: str, version: StoredVersion, key: int) -> Stored:
     """The version as this store keeps one, under ``key``: its evidence, analysed terms,
     unit vector, and for a memory its time, thread, days named and exact record."""

@@ -318,19 +318,21 @@ class MemoryStore:
         versions: Sequence[StoredVersion],
         *,
         fingerprint: str | None,
-    ) -> None:
+    ) -> int:
         await self._enter()
         vectors = searchable_vectors(family, versions)
         if vectors is not None:
             self._built_by = self._built_by or fingerprint
             self._take_vectors(vectors, len(vectors))
-        kept = [copying.stored_of(scope_id, v, next(self._keys)) for v in versions]
         scope = self._scopes.setdefault(scope_id, Scope())
-        for version, stored in zip(versions, kept, strict=True):
+        new = [v for v in versions if not copying.holds(scope, v)]
+        for version in new:
+            stored = copying.stored_of(scope_id, version, next(self._keys))
             scope.keep(stored)
             if not version.live:
                 scope.retire(stored)
         scope.write_version += 1
+        return len(new)
 
     async def retire_versions(
         self, scope_id: str, family: Family, versions: Sequence[tuple[str, int]]

@@ -147,8 +147,14 @@ async def held_versions(
 
 async def write_versions(
     cur: Any, write: rows.Write, versions: Sequence[StoredVersion], fingerprint: str | None
-) -> None:
-    """Queue ``versions`` in order under the write's keys (sent with the write)."""
+) -> int:
+    """Queue ``versions`` in order under the write's keys (sent with the write), but
+    those the scope holds already: under the scope's lock, so an earlier write of the
+    same page that committed late (its caller cancelled) is never written twice.
+    Returns how many it queued."""
+    ids = sorted({version.record_id for version in versions})
+    held = await held_versions(cur, write.scope_id, write.record_family, ids)
+    versions = [v for v in versions if (v.record_id, v.version) not in held]
     for version in versions:
         at = version.created_at
         key = await rows.insert(
@@ -167,6 +173,7 @@ async def write_versions(
             "INSERT IGNORE INTO satchel_meta (name, value) VALUES ('embedder', %s)",
             (fingerprint,),
         )
+    return len(versions)
 
 
 async def retire_versions(cur: Any, write: rows.Write, versions: Sequence[tuple[str, int]]) -> int:

@@ -4,8 +4,9 @@
 ``satchel_sessions`` holds each session's last turn and when it was recorded;
 ``satchel_session_items`` the identities its turns served (keyed by their digest, since
 an identity may be longer than an index key), with the turn that last served each. A
-turn is one transaction in which the session's row is bumped, which locks it until the
-commit, so two processes recording turns of one session get two numbers. No scope's row
+turn is one transaction that first bumps the session's row, which locks it until the
+commit, so two processes recording turns of one session get two numbers. Every
+statement is a round trip, and the commit a log sync: a turn runs as few as it can. No scope's row
 in ``satchel_scopes`` is touched: a session's turn moves no write version. Reading a
 session's state is one statement, so one snapshot.
 """
@@ -16,6 +17,9 @@ import contextlib
 from typing import TYPE_CHECKING, Any, Final
 
 from .._sessions import item_key
+
+#: Seconds between two sweeps of expired sessions by one store.
+SWEEP_EVERY: Final = 60.0
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,9 +37,16 @@ EXPIRED_ITEMS: Final = (
     " (SELECT session_key FROM satchel_sessions WHERE seen_at < %s)"
 )
 EXPIRED: Final = "DELETE FROM satchel_sessions WHERE seen_at < %s"
+#: The session's next turn: its last plus one, or 1 for a new or expired session (the
+#: ``IF`` reads ``seen_at`` before it is set).
 NEXT_TURN: Final = (
     "INSERT INTO satchel_sessions (session_key, turn, seen_at) VALUES (%s, 1, %s)"
-    " ON DUPLICATE KEY UPDATE turn = turn + 1, seen_at = VALUES(seen_at)"
+    " ON DUPLICATE KEY UPDATE turn = IF(seen_at < %s, 1, turn + 1), seen_at = VALUES(seen_at)"
+)
+#: The turn just counted, and how many identities the session holds.
+COUNTED: Final = (
+    "SELECT s.turn, (SELECT COUNT(*) FROM satchel_session_items i"
+    " WHERE i.session_key = s.session_key) FROM satchel_sessions s WHERE s.session_key = %s"
 )
 SERVED: Final = (
     "INSERT INTO satchel_session_items (session_key, item_key, identity, turn) VALUES {rows}"
@@ -61,30 +72,49 @@ async def next_turn(
     return int(found[0][0]) + 1, frozenset(str(i) for _, i in found if i is not None)
 
 
-async def record_turn(
-    cur: Any, key: str, served: Sequence[str], now: float, active_since: float, keep: int
-) -> int:
-    """Record one more turn of the session in one transaction: every expired session is
-    dropped first (this one too, which then starts again at 1)."""
-    await cur.execute("BEGIN")
-    try:
-        await cur.execute(EXPIRED_ITEMS, (active_since,))
-        await cur.execute(EXPIRED, (active_since,))
-        await cur.execute(NEXT_TURN, (key, now))
-        await cur.execute("SELECT turn FROM satchel_sessions WHERE session_key = %s", (key,))
-        (turn,) = await cur.fetchone()
+class SessionTables:
+    """One store's access to the session tables; remembers when it last dropped the
+    expired sessions, which it does at most every :data:`SWEEP_EVERY` seconds (a
+    session that expired is restarted by its own next turn, whenever that is)."""
+
+    def __init__(self) -> None:
+        self._swept: float | None = None
+
+    async def record_turn(
+        self, cur: Any, key: str, served: Sequence[str], now: float, active_since: float, keep: int
+    ) -> int:
+        """Record one more turn of the session in one transaction: a bump of the
+        session's row (which locks it until the commit), a read of the turn, the served
+        identities; the bound and the sweep only when there is something to drop."""
         identities = list(dict.fromkeys(served))
-        if identities:
-            rows = ", ".join(["(%s, %s, %s, %s)"] * len(identities))
-            values = [v for i in identities for v in (key, item_key(i), i, turn)]
-            await cur.execute(SERVED.format(rows=rows), values)
-        await cur.execute(BEYOND_BOUND, (key, key, keep))
-        await cur.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(Exception):
-            await cur.execute("ROLLBACK")
-        raise
-    return int(turn)
+        sweep = self._swept is None or not 0 <= now - self._swept < SWEEP_EVERY
+        await cur.execute("BEGIN")
+        try:
+            await cur.execute(NEXT_TURN, (key, now, active_since))
+            await cur.execute(COUNTED, (key,))
+            turn, held = (int(value) for value in await cur.fetchone())
+            if turn == 1 and held:  # an expired session starts again with nothing
+                await cur.execute(
+                    "DELETE FROM satchel_session_items WHERE session_key = %s", (key,)
+                )
+                held = 0
+            if identities:
+                rows = ", ".join(["(%s, %s, %s, %s)"] * len(identities))
+                values = [v for i in identities for v in (key, item_key(i), i, turn)]
+                await cur.execute(SERVED.format(rows=rows), values)
+            if held + len(identities) > keep:
+                await cur.execute(BEYOND_BOUND, (key, key, keep))
+            if sweep:
+                await cur.execute(EXPIRED_ITEMS, (active_since,))
+                await cur.execute(EXPIRED, (active_since,))
+            await cur.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await cur.execute("ROLLBACK")
+            raise
+        if sweep:
+            self._swept = now
+        return turn
 
 
 async def forget(cur: Any, ranges: list[tuple[str, str]]) -> None:

@@ -120,6 +120,7 @@ class OceanBaseStore:
         self._tracer = tracing.tracer(tracer_provider)
         self._on_close = on_close
         self._versions: dict[str, int] = {}
+        self._session_tables = sessions.SessionTables()
         self._dimension: int | None = None
         self._embedder: str | None = None
         self._ready = False
@@ -282,7 +283,7 @@ class OceanBaseStore:
         key = session_key(owner, session_id)
 
         async def work(cur: Any) -> int:
-            return await sessions.record_turn(cur, key, served, now, active_since, keep)
+            return await self._session_tables.record_turn(cur, key, served, now, active_since, keep)
 
         return await self._call("record_turn", work)
 
@@ -495,15 +496,15 @@ class OceanBaseStore:
         versions: Sequence[StoredVersion],
         *,
         fingerprint: str | None,
-    ) -> None:
+    ) -> int:
         vectors = searchable_vectors(family, versions)
         if vectors is not None:
             _rules.check_vectors(vectors, len(vectors), self._dimension)
 
-        async def work(cur: Any, write: rows.Write) -> None:
-            await copying.write_versions(cur, write, versions, fingerprint)
+        async def work(cur: Any, write: rows.Write) -> int:
+            return await copying.write_versions(cur, write, versions, fingerprint)
 
-        await self._write("write_versions", scope_id, family, len(versions), work, vectors)
+        return await self._write("write_versions", scope_id, family, len(versions), work, vectors)
 
     async def retire_versions(
         self, scope_id: str, family: Family, versions: Sequence[tuple[str, int]]

@@ -140,17 +140,29 @@ def write_versions(
     write: rows.Write,
     versions: Sequence[StoredVersion],
     fingerprint: str | None,
-) -> None:
-    """Insert ``versions`` in order; the searchable ones' rows go to ``write.added_rows``
-    (their vectors, in order, follow the committed write into loaded matrices)."""
+) -> int:
+    """Insert ``versions`` in order, but those the scope holds already (an earlier write
+    of the same page committed); returns how many it inserted. The searchable ones'
+    rows go to ``write.added_rows``, and the place among the searchable ones of each it
+    skipped to ``write.unwritten`` (their vectors follow the committed write into loaded
+    matrices)."""
+    ids = sorted({version.record_id for version in versions})
+    held = held_versions(conn, write.scope_key, write.record_family, ids)
+    searchable = -1
     for version in versions:
+        searchable += version.live
+        if (version.record_id, version.version) in held:
+            if version.live:
+                write.unwritten.append(searchable)
+            continue
         row = _insert(conn, write, version)
         if version.live:
             write.added_rows.append(row)
         else:  # readable by its reference, out of search: as a forget leaves it
             rows.retire(conn, write.record_family, row)
-    if fingerprint is not None and any(version.vector is not None for version in versions):
+    if fingerprint is not None and write.added_rows and any(v.vector is not None for v in versions):
         rows.record_embedder(conn, fingerprint)
+    return len(versions) - sum(1 for v in versions if (v.record_id, v.version) in held)
 
 
 def _insert(conn: sqlite3.Connection, write: rows.Write, version: StoredVersion) -> int:

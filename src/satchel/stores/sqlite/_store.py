@@ -625,19 +625,23 @@ class SqliteStore:
         versions: Sequence[StoredVersion],
         *,
         fingerprint: str | None,
-    ) -> None:
+    ) -> int:
         vectors = searchable_vectors(family, versions)
         if vectors is not None:
             self._take_vectors(vectors, len(vectors))
 
+        written = 0
+
         def work(conn: sqlite3.Connection) -> rows.Write:
+            nonlocal written
             write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), family)
-            copying.write_versions(conn, write, versions, fingerprint)
+            written = copying.write_versions(conn, write, versions, fingerprint)
             if any(version.live and version.thread is not None for version in versions):
                 self._threaded.add(write.scope_key)
             return write
 
         await self._write("write_versions", work, vectors)
+        return written
 
     async def retire_versions(
         self, scope_id: str, family: Family, versions: Sequence[tuple[str, int]]
