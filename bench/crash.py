@@ -17,9 +17,9 @@ and the scope then holds exactly ``--entries`` searchable entries. At the end ev
 scope is counted again and written to once more (a write locks the scope's row, which a
 transaction the dead process left behind would still hold).
 
-Without the keeper process (``satchel/stores/oceanbase/_engine.py``), 2 of 6 such kills
-left their scope unwritable for good with the static embedder (docs/stores.md, "A
-writer killed mid-write"); with ``--embedder hashing``, none of 6 did.
+With the keeper process (``satchel/stores/oceanbase/_engine.py``) taken out, the default
+run's first 8 kill points left 2 scopes unwritable for good (docs/stores.md, "A writer
+killed mid-write"); with ``--embedder hashing``, none of 6 kills did.
 
 Run: ``python -m bench crash [--kills 12] [--entries 3000] [--batch-size 100] [--seed 7]
 [--timeout 600] [--embedder static|hashing]``. JSON goes to ``bench/results/crash.json``.
