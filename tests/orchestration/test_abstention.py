@@ -213,4 +213,4 @@ async def test_the_gate_never_expands_an_abstaining_round(tmp_path: Path) -> Non
             (),
         )
         calls[gate] = store.calls
-    assert calls["on"] == calls["off"]
+    assert sorted(calls["on"]) == sorted(calls["off"])  # the families search concurrently

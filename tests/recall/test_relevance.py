@@ -31,6 +31,7 @@ FLOOR = RelevanceFloor(noise=0.25, top_similarity=0.5)
 NOISE = attrs.evolve(
     pool(lexical=[(1, 1), (2, 1), (3, 1)], vector=[(4, 0.42), (1, 0.40), (5, 0.31)]),
     held_terms=1,
+    scope_rows=500,
 )
 
 
@@ -100,6 +101,30 @@ def test_a_vector_hit_is_evidence_at_the_top_level_or_standing_out(
     keys = range(len(similarities))
     quiet = attrs.evolve(NOISE, vector_similarities=similarities, vector_keys=keys)
     assert judge((quiet, 4)) == kind
+
+
+@pytest.mark.parametrize(
+    ("rows", "holders", "kind"),
+    [
+        (3, 3, SCOPE_TERM),
+        (5, 3, SCOPE_TERM),
+        (6, 3, None),
+        (15, 8, SCOPE_TERM),
+        (2, 2, None),
+        (16, 9, None),
+        (1, 1, None),
+    ],
+)
+def test_in_a_small_scope_words_held_by_most_records_are_a_scope_term(
+    rows: int, holders: int, kind: str | None
+) -> None:
+    """A scope too small to call a term common (under 16 records) shows what it is
+    about when the records holding a query term are most of it, three at least; from
+    16 records only a common term counts (``Pool.common_terms``, the store's rule)."""
+    lexical = [(key, 1) for key in range(holders)]
+    small = attrs.evolve(NOISE, lexical_keys=[k for k, _ in lexical], scope_rows=rows)
+    small = attrs.evolve(small, lexical_matches=[m for _, m in lexical])
+    assert judge((small, 4)) == kind
 
 
 def test_half_the_vocabulary_is_not_enough() -> None:

@@ -1,7 +1,8 @@
 """Abstention: whether round 0's candidates carry any evidence of relevance. Pure.
 
 A prepare whose round found candidates but no evidence that any of them is about the
-query abstains: it delivers nothing (``status="empty"``) and reports the assessment
+query abstains: it delivers none of them (``status="empty"``, unless the request selects
+the profile, which is read whole with every request) and reports the assessment
 ``"no-relevant"``, and the gate never expands it (a lower floor on such pools only
 admits more of the same noise). The verdict is model-free and reads only what round 0
 retrieved, per search (family, scope, query): its :class:`~satchel.vocabulary.Pool`
@@ -9,7 +10,10 @@ and the query's counted terms. Each of these is evidence on its own:
 
 - **scope term**: the query names a term common in the scope (``Pool.common_terms``:
   held by more than half of its records, such as a participant's name in a chat or the
-  project's name in its notes): the question is about what this scope is about;
+  project's name in its notes): the question is about what this scope is about. A
+  scope too small to call a term common (under ``COMMON_MIN_ROWS`` records) shows it
+  when the records holding a query term are most of it, three at least (every note of
+  a project naming its codename);
 - **time**: the time channel holds records of a day or month the query names;
 - **lexical**: a candidate holds two of the query's counted terms, or its only one
   (one shared word of several is what unrelated text shares with any question);
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from ..vocabulary._retrieval import COMMON_MIN_ROWS
 from ._admission import required_matches
 
 if TYPE_CHECKING:
@@ -58,6 +63,9 @@ VECTOR: Final = "vector"
 VOCABULARY: Final = "vocabulary"
 #: The rank of the record a best vector hit must stand out from: the scope's noise.
 NOISE_RANK: Final = 10
+#: Fewest records holding a query term that can be most of a small scope: one or two
+#: notes sharing a word with a question are a coincidence, not what the scope is about.
+PERVADING_HOLDERS: Final = 3
 
 
 @attrs.frozen
@@ -103,7 +111,7 @@ def evidence_of_relevance(
     Args:
         searches: each search's pool with the number of query terms it counted
             (``Pool.counted_terms`` of its query).
-        floor: the embedder's calibrated top-hit level.
+        floor: the embedder's calibrated noise floor and top-hit level.
     """
     for pool, terms in searches:
         kind = _evidence(pool, terms, floor)
@@ -113,7 +121,7 @@ def evidence_of_relevance(
 
 
 def _evidence(pool: Pool, terms: int, floor: RelevanceFloor) -> str | None:
-    if pool.common_terms:
+    if pool.common_terms or _pervades(pool):
         return SCOPE_TERM
     if len(pool.time_candidates):
         return TIME
@@ -124,3 +132,14 @@ def _evidence(pool: Pool, terms: int, floor: RelevanceFloor) -> str | None:
     if terms and 2 * pool.held_terms > terms:
         return VOCABULARY
     return None
+
+
+def _pervades(pool: Pool) -> bool:
+    """Whether, in a scope too small to have common terms, the records holding a query
+    term (the full-text candidates: a small scope's every holder) are most of it."""
+    holders = len(pool.lexical_keys)
+    return (
+        pool.scope_rows < COMMON_MIN_ROWS
+        and holders >= PERVADING_HOLDERS
+        and 2 * holders > pool.scope_rows
+    )
