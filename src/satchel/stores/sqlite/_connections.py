@@ -30,6 +30,7 @@ import anyio
 import anyio.to_thread
 
 from ...vocabulary._errors import StoreError
+from ._schema import RECORD_COMMITS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -37,8 +38,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 MEMORY: str = ":memory:"
-#: The ``meta`` key every record write moves (``_schema.RECORD_COMMITS``).
-RECORD_COMMITS: str = "record_commits"
+#: A record write moves the record commit count by one.
 _COUNT_COMMIT: str = (
     f"INSERT INTO meta (key, value) VALUES ('{RECORD_COMMITS}', '1') ON CONFLICT (key)"
     " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
