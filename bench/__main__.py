@@ -11,6 +11,9 @@ Commands:
   embedders               query-embedding latency and embedding throughput per embedder
   channels                conversation-aware recall one channel at a time (per-scope BM25,
                           half-weight vectors, time, neighbours) on synthetic conversations
+  offtopic                abstention: general-knowledge questions no scope discusses, asked
+                          of the hard conversations and the CLI's team sample, asyncio and
+                          trio, gate off and on: share abstaining, mean bytes (bench/offtopic.py)
   recall                  evidence recall per category at 2000/4000/8000 bytes and classic
                           limits, for ablations of the recall channels (default, live,
                           neighbour share 0.5, no neighbours, no time), on the hard synthetic
@@ -62,6 +65,7 @@ from bench import (
     hostile,
     latency,
     loop,
+    offtopic,
     orchestrator,
     peer,
     recall,
@@ -139,6 +143,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "calibrate": lambda argv: _run_module_main(calibrate.main, argv),
     "embedders": lambda argv: _run_module_main(embedders.main, argv),
     "channels": lambda argv: _run_module_main(channels.main, argv),
+    "offtopic": offtopic.main,
     "recall": recall.main,
     "scale": lambda argv: _run_module_main(scale.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),

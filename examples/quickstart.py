@@ -1,11 +1,10 @@
-"""The README's first example: write every family, prepare a pack, cite and revise a memory.
+"""The README's Quickstart, verbatim below this docstring (tests/test_examples.py checks
+that they are the same): write every family, prepare a pack, read a cited version back
+and forget an entry, in ``quickstart.db`` in the working directory. Every write carries a
+key, so running it again writes nothing and prints the same.
 
-Run: ``python examples/quickstart.py`` (add ``trio`` to run it on trio).
+Run: ``python examples/quickstart.py``.
 """
-
-from __future__ import annotations
-
-import sys
 
 import anyio
 
@@ -13,9 +12,12 @@ import satchel
 
 
 async def main() -> None:
-    async with satchel.open_runtime(":memory:") as rt:
-        refs = await rt.add_memories(
-            "project:demo", [satchel.MemoryEntry(text="Backups run nightly at 02:00 UTC")]
+    # One SQLite file ("quickstart.db"); ":memory:" also works, and keeps nothing.
+    async with satchel.open_runtime("quickstart.db") as rt:
+        # A key makes a write idempotent: the same key and content write nothing again.
+        [ref] = await rt.add_memories(
+            "project:demo",
+            [satchel.MemoryEntry(text="Backups run nightly at 02:00 UTC", key="backup-time")],
         )
         await rt.add_experiences(
             "project:demo",
@@ -25,29 +27,44 @@ async def main() -> None:
                     action="switched to incremental backups",
                     outcome="restores take 20 minutes",
                     lesson="test restores monthly",
+                    key="restore-2024-03",
                 )
             ],
         )
         await rt.add_topic_memories(
-            "project:demo", [satchel.TopicMemory(title="Backups", text="Nightly, kept 30 days.")]
+            "project:demo",
+            [satchel.TopicMemory(title="Backups", text="Nightly, kept 30 days.", key="backups")],
         )
         await rt.set_profile("project:demo", satchel.Profile(text="Prefers short answers"))
         await rt.add_resources(
             "project:demo",
-            [satchel.Resource(uri="docs/backup.md", body="...", abstract="How backups run")],
+            [
+                satchel.Resource(
+                    uri="docs/backup.md",
+                    body="...",
+                    abstract="How backups are run and restored",
+                    key="docs/backup.md",
+                )
+            ],
         )
+
         request = satchel.PrepareContextRequest(
             scope_id="project:demo", query="when do backups run?", max_bytes=8000
         )
         ctx = await rt.prepare_context(request)
-        print(ctx.status, ctx.content_bytes)
-        print(ctx.content)
-        record = await rt.get_memory(refs[0])
+        print(ctx.status, ctx.content_bytes)  # "ready" or "empty"; always <= max_bytes
+        print(ctx.content)  # the pack, or None when nothing fits
+
+        record = await rt.get_memory(ref)  # exactly the version a pack cites
         print("cited:", record.text)
-        ref2 = await rt.update_memory(refs[0], satchel.MemoryEntry(text="Backups run at 03:00 UTC"))
-        await rt.forget_memory(ref2)
-        print("after forget:", (await rt.prepare_context(request)).status)
+
+        # Forget is forever: out of search for good; every version stays readable.
+        [old] = await rt.add_memories(
+            "project:demo",
+            [satchel.MemoryEntry(text="Backups ran at 01:00 UTC until March", key="old-time")],
+        )
+        await rt.forget_memory(old)
+        print("forgotten, still readable:", (await rt.get_memory(old)).text)
 
 
-if __name__ == "__main__":
-    anyio.run(main, backend=sys.argv[1] if len(sys.argv) > 1 else "asyncio")
+anyio.run(main)  # or anyio.run(main, backend="trio")

@@ -50,3 +50,18 @@ def test_an_install_line_names_satchel_and_a_declared_extra(place: str, requirem
     assert parsed["name"] in {"satchel", "."}, f"{place}: installs {parsed['name']!r}"
     extras = set((parsed["extras"] or "").split(",")) - {""}
     assert extras <= declared_extras(), f"{place}: undeclared extras {extras - declared_extras()}"
+
+
+#: Projects that are, or bring, a model hub's client (tokenizers requires huggingface-hub,
+#: which brings hf-xet and an HTTP client): an extra may need one, the core never does.
+HUB_CLIENTS = {"huggingface-hub", "hf-xet", "tokenizers", "transformers", "model2vec"}
+
+
+def test_the_core_install_brings_no_model_hub_client() -> None:
+    """`pip install satchel` installs no model hub client: satchel downloads nothing,
+    and reads its bundled model with numpy and the standard library."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = {re.split(r"[^\w.-]", spec, maxsplit=1)[0].lower() for spec in project["dependencies"]}
+    assert "numpy" in names
+    assert not names & HUB_CLIENTS
+    assert "tokenizers>=0.15" in project["optional-dependencies"]["model2vec"]

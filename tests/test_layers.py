@@ -413,6 +413,11 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
         "anyio.to_thread.run_sync",
     ): "starting an embedded seekdb engine blocks for seconds: it waits on a worker thread",
     (
+        "satchel.stores._open",
+        "StoreOpening._open",
+        "anyio.to_thread.run_sync",
+    ): "a reader's store must exist: its SQLite file's first bytes are read, blocking I/O",
+    (
         "satchel.stores.sqlite._store",
         "SqliteStore.open",
         "anyio.to_thread.run_sync",
@@ -464,11 +469,39 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
     "two connections; both tasks live on the store's own bridge loop (LoopThread), never "
     "on the host's loop, and end before the call returns",
     (
+        "satchel.mcp._lines",
+        "DescriptorLines._read",
+        "anyio.to_thread.run_sync",
+    ): "a stdin the event loop cannot watch (a regular file, /dev/null) is read on a worker "
+    "thread; such a read never blocks, so a cancelled read leaves no thread waiting",
+    (
+        "satchel.mcp._transports",
+        "serve_http",
+        "anyio.create_task_group",
+    ): "uvicorn serves beside the task that awaits the caller's shutdown trigger and then "
+    "tells it to stop; both end before serve_http returns",
+    ("satchel.mcp._transports", "serve_http", ".start_soon"): "the shutdown trigger's task "
+    "(see above)",
+    (
+        "satchel.cli._mcp",
+        "_Stopping.run",
+        "anyio.create_task_group",
+    ): "'satchel mcp' serves stdio beside the task that waits for SIGINT or SIGTERM and "
+    "cancels the serving; both end before the call returns",
+    ("satchel.cli._mcp", "_Stopping.run", ".start_soon"): "the signal watcher (see above)",
+    (
         "satchel.runtime._runtime",
         "open_runtime",
         "anyio.to_thread.run_sync",
     ): "warming the embedder and the analysers up loads files and models: a worker "
     "thread, once per runtime, awaited before the runtime is handed out",
+    (
+        "satchel._otlp._exporting",
+        "_close_within",
+        "threading.Thread",
+    ): "a command's telemetry is exported as it exits, and an OTLP exporter retries an "
+    "unreachable collector for seconds: the SDK providers shut down on a daemon thread "
+    "the exit waits for at most a second",
 }
 
 

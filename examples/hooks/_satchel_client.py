@@ -1,11 +1,11 @@
-"""What the agent hooks in this folder share: read the host's prompt event, ask a satchel
-service for a context pack, print it as the host's additional context.
+"""The satchel hook client: read the host's prompt event, ask a satchel service for a
+context pack, print it as the host's additional context.
 
 Standard library only (``urllib.request``), so a hook runs with any ``python3`` and
 without satchel installed. A hook must never hold up or break the agent's prompt: every
-failure (no service, a refusal, a timeout, an answer it cannot read, a bug here) ends
-the same way: nothing on stdout, one line on stderr, exit code 0. The prompt then goes
-on without context.
+way to go without context (no service, a refusal, a timeout, an answer it cannot read,
+an empty pack, a bug here) ends the same way: nothing on stdout, one line on stderr
+saying why, exit code 0. The prompt then goes on without context.
 
 Timeouts: the hook first asks ``POST /v1/context/deadline`` (the same body as the
 prepare) how long the prepare may take, waiting at most :data:`DEADLINE_PROBE_SECONDS`;
@@ -23,6 +23,10 @@ Configuration (environment variables):
 - ``SATCHEL_MAX_BYTES``: the pack's byte budget, 512..32768 (default 6000).
 - ``SATCHEL_MAX_WAIT``: seconds to wait for a prepare the service sets no deadline for
   (default 10).
+
+Each hook (``claude_code.py``, ``codex.py``) holds a copy of this client between two
+marker comments, so that it runs as one file; ``examples/hooks/_satchel_client.py`` is
+the original, and ``python scripts/sync_hooks.py`` copies it into the hooks.
 """
 
 from __future__ import annotations
@@ -52,6 +56,10 @@ MAX_QUERY_CHARS: Final = 8192
 MAX_ANSWER_BYTES: Final = 1 << 20
 #: The event both hosts run the hook for; the output names it again.
 EVENT: Final = "UserPromptSubmit"
+#: The request's fields a setting chooses: a refusal naming one names the setting too.
+SETTING_OF_FIELD: Final = {"max_bytes": "SATCHEL_MAX_BYTES", "scope_id": "SATCHEL_SCOPE"}
+#: The longest message of the service's quoted in the note.
+MAX_MESSAGE_CHARS: Final = 200
 
 
 class NoContextError(Exception):
@@ -158,9 +166,8 @@ def run(
     except Exception as exc:  # a bug here must not cost the user their prompt either
         _note(host, f"unexpected {type(exc).__name__}: {exc}", stderr or sys.stderr)
         return 0
-    if context is not None:
-        output = {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": context}}
-        (stdout or sys.stdout).write(json.dumps(output))
+    output = {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": context}}
+    (stdout or sys.stdout).write(json.dumps(output))
     return 0
 
 
@@ -168,14 +175,15 @@ def _note(host: Host, reason: str, stderr: TextIO) -> None:
     print(f"satchel {host.name} hook: no context: {reason}", file=stderr)
 
 
-def prepare_context(event: PromptEvent, settings: Settings) -> str | None:
-    """The pack for the event's prompt, or None when nothing relevant fits.
+def prepare_context(event: PromptEvent, settings: Settings) -> str:
+    """The pack for the event's prompt.
 
     Raises:
-        NoContextError: the service could not be asked, refused, or did not answer in time.
+        NoContextError: the prompt is blank, the pack is empty, or the service could not
+            be asked, refused, or did not answer in time.
     """
     if not event.prompt.strip():
-        return None
+        raise NoContextError("the prompt is blank")
     body: dict[str, Any] = {
         "scope_id": settings.scope,
         "query": event.prompt[:MAX_QUERY_CHARS],
@@ -186,11 +194,20 @@ def prepare_context(event: PromptEvent, settings: Settings) -> str | None:
     seconds = _deadline(_post(settings, "/v1/context/deadline", body, DEADLINE_PROBE_SECONDS))
     pack = _post(settings, "/v1/context/prepare", body, seconds or settings.max_wait)
     if pack.get("status") == "empty":
-        return None
+        raise NoContextError(_empty(settings.scope, event.session_id))
     content = pack.get("content")
     if pack.get("status") != "ready" or not isinstance(content, str):
         raise NoContextError(f"the pack is malformed: {_shown(pack)}")
     return content
+
+
+def _empty(scope: str, session_id: str | None) -> str:
+    """Why a pack is empty: nothing relevant fits, or (with ``satchel serve
+    --dedup-turns``) the session was given all of it in its last turns."""
+    reason = f"the pack is empty: nothing in {scope} is relevant to the prompt"
+    if session_id is None:
+        return reason
+    return f"{reason}, or this session was given all of it in its last turns"
 
 
 def _deadline(answer: dict[str, Any]) -> float | None:
@@ -232,7 +249,7 @@ def _post(settings: Settings, path: str, body: object, seconds: float) -> dict[s
     try:
         raw = _within(seconds, exchange)
     except urllib.error.HTTPError as exc:
-        raise NoContextError(f"{path} answered {exc.code}{_error_type(exc)}") from None
+        raise NoContextError(f"{path} answered {exc.code}{_refusal(exc)}") from None
     except urllib.error.URLError as exc:
         raise NoContextError(f"cannot reach {settings.url}: {exc.reason}") from None
     except TimeoutError:
@@ -248,13 +265,24 @@ def _post(settings: Settings, path: str, body: object, seconds: float) -> dict[s
     return answer
 
 
-def _error_type(exc: urllib.error.HTTPError) -> str:
-    """`` (TYPE)`` of a satchel error answer (``{"error": {"type": ...}}``), or ``""``."""
+def _refusal(exc: urllib.error.HTTPError) -> str:
+    """What a satchel error answer (``{"error": {"type", "field", "message"}}``) says:
+    `` (TYPE) on field FIELD (set by SETTING): MESSAGE``, each part only when the answer
+    has it; ``""`` for any other answer (its status says enough)."""
     try:
-        kind = json.loads(exc.read(4096))["error"]["type"]
-    except Exception:  # any other answer: its status says enough
+        error = json.loads(exc.read(4096))["error"]
+    except Exception:
         return ""
-    return f" ({kind})" if isinstance(kind, str) else ""
+    if not isinstance(error, dict):
+        return ""
+    kind, field, message = error.get("type"), error.get("field"), error.get("message")
+    said = f" ({kind})" if isinstance(kind, str) else ""
+    if isinstance(field, str):
+        setting = SETTING_OF_FIELD.get(field)
+        said += f" on field {field}" + (f" (set by {setting})" if setting else "")
+    if isinstance(message, str) and message.strip():
+        said += ": " + " ".join(message.split())[:MAX_MESSAGE_CHARS]
+    return said
 
 
 def _within(seconds: float, call: Callable[[], bytes]) -> bytes:

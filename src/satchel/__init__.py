@@ -51,6 +51,7 @@ from .vocabulary import Calibration as Calibration
 from .vocabulary import Citation as Citation
 from .vocabulary import ContextItem as ContextItem
 from .vocabulary import Experience as Experience
+from .vocabulary import Explanation as Explanation
 from .vocabulary import InvalidRequestError as InvalidRequestError
 from .vocabulary import Limits as Limits
 from .vocabulary import MemoryEntry as MemoryEntry
@@ -58,11 +59,13 @@ from .vocabulary import MemoryRecord as MemoryRecord
 from .vocabulary import MemoryRef as MemoryRef
 from .vocabulary import ModelLoadError as ModelLoadError
 from .vocabulary import NotFoundError as NotFoundError
+from .vocabulary import Omission as Omission
 from .vocabulary import PrepareContextRequest as PrepareContextRequest
 from .vocabulary import PreparedContext as PreparedContext
 from .vocabulary import PrepareFailedError as PrepareFailedError
 from .vocabulary import PrepareTimeoutError as PrepareTimeoutError
 from .vocabulary import Profile as Profile
+from .vocabulary import Receipt as Receipt
 from .vocabulary import RecordRef as RecordRef
 from .vocabulary import Resource as Resource
 from .vocabulary import SatchelError as SatchelError
@@ -81,6 +84,7 @@ __all__ = [
     "ContextItem",
     "Embedder",
     "Experience",
+    "Explanation",
     "FamilyView",
     "FusionWeights",
     "GateAssessment",
@@ -93,6 +97,7 @@ __all__ = [
     "MemoryStore",
     "ModelLoadError",
     "NotFoundError",
+    "Omission",
     "PrepareContextRequest",
     "PrepareFailedError",
     "PrepareTimeoutError",
@@ -102,6 +107,7 @@ __all__ = [
     "RecallExpander",
     "RecallSufficiencyGate",
     "RecallSufficiencyPolicy",
+    "Receipt",
     "RecordRef",
     "Resource",
     "Runtime",

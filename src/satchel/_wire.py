@@ -3,7 +3,7 @@
 The HTTP service (:mod:`satchel.http`) and the MCP server (:mod:`satchel.mcp`) read request
 values and write answers through these functions, so both spell satchel the same way: a
 citation, a memory entry, a date, an assembly's sections, a prepare request, a ref, a
-record and a pack.
+record, a pack and its explanation.
 
 Only what JSON can get wrong is checked here: an unknown or missing field, a string
 where a list belongs, a date that does not parse. Every value is then validated by
@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import satchel
+from satchel.vocabulary._refs import compact_id as compact_id
 from satchel.vocabulary._refs import full_id as full_id
 
 if TYPE_CHECKING:
@@ -198,3 +199,38 @@ def context_json(context: satchel.PreparedContext) -> dict[str, Any]:
         "content": context.content,
         "content_bytes": context.content_bytes,
     }
+
+
+def citation_json(citation: satchel.Citation) -> dict[str, Any]:
+    """A citation as requests spell it (``exclude`` takes it back as it is)."""
+    return {
+        "family": citation.family,
+        "scope": citation.scope,
+        "id": citation.id,
+        "version": citation.version,
+    }
+
+
+def explanation_json(explanation: satchel.Explanation) -> dict[str, Any]:
+    """The pack's four fields, then its ``receipts`` and its ``omitted`` candidates."""
+    receipts = [
+        {
+            "citation": citation_json(receipt.citation),
+            "channels": dict(receipt.channels),
+            "score": receipt.score,
+            "round": receipt.round,
+            "tier": receipt.tier,
+            "truncated": receipt.truncated,
+        }
+        for receipt in explanation.receipts
+    ]
+    omitted = [
+        {
+            "citation": citation_json(omission.citation),
+            "cause": omission.cause,
+            "channels": dict(omission.channels),
+            "score": omission.score,
+        }
+        for omission in explanation.omitted
+    ]
+    return {**context_json(explanation.context), "receipts": receipts, "omitted": omitted}

@@ -31,26 +31,43 @@ def test_the_last_progress_line_is_read_through_carriage_returns() -> None:
     assert crash.last_line("") == ""
 
 
-def test_a_run_is_killed_only_if_it_outlives_its_delay() -> None:
-    """A run still going at its kill point is killed (its last stderr line returned); one
-    that ended before is not (None)."""
-    slow = [sys.executable, "-c", "import sys, time; print('started', file=sys.stderr,"
-            " flush=True); time.sleep(60)"]  # fmt: skip
-    assert crash.killed_run(slow, 1.0) == "started"
-    assert crash.killed_run([sys.executable, "-c", "pass"], 30.0) is None
+def _run(*steps: tuple[str, float]) -> list[str]:
+    """A process that says each line on stderr, then sleeps its seconds."""
+    said = "".join(
+        f"sys.stderr.write({line!r}); sys.stderr.flush(); time.sleep({sleep}); "
+        for line, sleep in steps
+    )
+    return [sys.executable, "-c", f"import sys, time; {said}"]
+
+
+ZERO, TENTH = "ingesting:   0% (0/3,000)\r", "ingesting:  12% (360/3,000)\r"
+
+
+def test_a_run_is_killed_within_the_tenth_after_the_one_drawn() -> None:
+    """The kill waits for a report at or past the drawn tenth, then a share of the time
+    since the report before; a run still going then is killed (when, and its last
+    progress line), one that ended first is not, nor one that never reached the tenth."""
+    killed = crash.killed_run(_run((ZERO, 0.2), (TENTH, 60)), 1, 0.5)
+    assert killed is not None
+    assert killed[1] == "ingesting:  12% (360/3,000)"
+    assert crash.killed_run(_run((ZERO, 0.5), (TENTH, 0)), 1, 0.99) is None
+    assert crash.killed_run(_run((ZERO, 0), (TENTH, 0)), 2, 0.5) is None
 
 
 def test_the_report_counts_kills_resumes_and_failures() -> None:
     """The summary line, then one table row per kill with the state at the end."""
-    cycle = crash.Cycle("crash-0", 9.5, "ingesting:  50% (1,500/3,000)", 0, 12.0, 3000)
+    cycle = crash.Cycle(
+        "crash-0", "50% + 0.25", 9.5, "ingesting:  50% (1,500/3,000)", 0, 12.0, 3000
+    )
     result = {
         "kills": 1, "resumed": 1, "failed": 0, "unwritable_at_end": 0, "entries": 3000,
-        "batch_size": 100, "seed": 7, "uninterrupted_s": 20.0,
+        "batch_size": 100, "embedder": "static", "seed": 7,
         "final": {"crash-0": {"held": 3000, "write": ""}},
         "cycles": [dataclasses.asdict(cycle)],
     }  # fmt: skip
     lines = crash.report(result).splitlines()
     assert lines[0].startswith("kills: 1, resumed: 1, failed: 0, unwritable at the end: 0")
     assert lines[-1] == (
-        "| crash-0 | 9.5 | ingesting:  50% (1,500/3,000) | 0 | 12.0 | 3,000 | 3,000, ok |"
+        "| crash-0 | 50% + 0.25 | 9.5 | ingesting:  50% (1,500/3,000) | 0 | 12.0 |"
+        " 3,000 | 3,000, ok |"
     )

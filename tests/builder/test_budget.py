@@ -90,7 +90,7 @@ def test_deepening_leaves_items_at_their_ceiling_alone() -> None:
 def test_probe_agrees_with_the_build() -> None:
     """The probe reports the build's delivered, truncated and dropped counts and unused bytes."""
     candidates: Candidates = {
-        "memory": [memory(f"m{i}", "fact " * 120) for i in range(10)],
+        "memory": [memory(f"m{i}", f"{i}act " + "fact " * 119) for i in range(10)],
         "experience": [experience("x", "lesson " * 50)],
     }
     result = build(candidates, max_bytes=2500)

@@ -105,7 +105,8 @@ def test_an_item_too_short_to_truncate_is_below_min_whatever_the_room() -> None:
     filler = memory("a", "f" * 400)
     long_citation = memory("b" * 300)  # a 17-byte text
     max_bytes = pack_bytes({"memory": [filler]}) + 1 + 150
-    result = build({"memory": [filler, long_citation, memory("c" * 300)]}, max_bytes=max_bytes)
+    other = memory("c" * 300, "another fact here")  # 17 bytes as well, another text
+    result = build({"memory": [filler, long_citation, other]}, max_bytes=max_bytes)
     assert len(result.delivered) == 1
     assert result.omissions.dropped_below_min_bytes == 2
     assert result.omissions.dropped_no_fitting_truncation == 0

@@ -114,7 +114,7 @@ def test_only_what_differs_from_the_defaults_is_said() -> None:
 )
 def test_at_is_compact_and_exact(at: datetime, spelled: str) -> None:
     """UTC is unsaid, and seconds only when there are some; parsing gives the same time."""
-    result = build({"memory": [memory("m0", created_at=at), memory("m1")]})
+    result = build({"memory": [memory("m0", created_at=at), memory("m1", "an undated fact")]})
     lines = body_lines(result)
     assert lines[1].startswith(f'["{spelled}",')
     assert lines[2].startswith("[null,")
@@ -127,7 +127,8 @@ def test_at_is_compact_and_exact(at: datetime, spelled: str) -> None:
 def test_items_are_grouped_by_family_and_scope_in_rank_order() -> None:
     """Each family and scope is said once, where its best item ranks; items keep their
     rank order inside a group."""
-    result = build({"memory": [memory("m0"), memory("m1")], "experience": [experience("x")]})
+    second = memory("m1", "another remembered fact")
+    result = build({"memory": [memory("m0"), second], "experience": [experience("x")]})
     content = result.render().content
     assert content is not None
     lines = content.split("\n")
@@ -136,7 +137,7 @@ def test_items_are_grouped_by_family_and_scope_in_rank_order() -> None:
     assert lines[2:-1] == [
         '{"family":"memory","scope":"project:demo"}',
         '[null,"a remembered fact","m0"]',
-        '[null,"a remembered fact","m1"]',
+        '[null,"another remembered fact","m1"]',
         '{"family":"experience","scope":"project:demo"}',
         '[null,"a lesson learned","x",2]',
     ]
@@ -146,14 +147,15 @@ def test_items_are_grouped_by_family_and_scope_in_rank_order() -> None:
 
 def test_assembly_groups_follow_the_section_order() -> None:
     """With sections, each delivered section is its group line and its item lines."""
-    candidates: Candidates = {"memory": [memory("m0"), memory("m1")], "profile": [profile()]}
+    memories = [memory("m0"), memory("m1", "another remembered fact")]
+    candidates: Candidates = {"memory": memories, "profile": [profile()]}
     result = build(candidates, sections=[Section("profile", 1), Section("memory", 2)])
     assert body_lines(result) == [
         '{"family":"profile","scope":"project:demo"}',
         '[null,"prefers short answers"]',
         '{"family":"memory","scope":"project:demo"}',
         '[null,"a remembered fact","m0"]',
-        '[null,"a remembered fact","m1"]',
+        '[null,"another remembered fact","m1"]',
     ]
 
 
@@ -182,7 +184,8 @@ def test_a_pack_of_conversation_turns_spends_at_most_64_bytes_a_turn_on_its_wrap
 def test_stored_text_cannot_forge_markers_or_break_lines(sections: list[Section] | None) -> None:
     """Hostile text round-trips exactly, yet each marker appears once, on its own line."""
     hostile_id = f"id{END}\n{BEGIN}\u2028"
-    candidates: Candidates = {"memory": [memory(hostile_id, HOSTILE), memory("m1", HOSTILE)]}
+    again = HOSTILE + " again"  # another text: a repeated one would be delivered once
+    candidates: Candidates = {"memory": [memory(hostile_id, HOSTILE), memory("m1", again)]}
     result = build(candidates, sections=sections)
     content = result.render().content
     assert content is not None
@@ -194,7 +197,7 @@ def test_stored_text_cannot_forge_markers_or_break_lines(sections: list[Section]
     for line in lines[2:-1]:
         assert all(unicodedata.category(c) not in {"Cc", "Cf", "Zl", "Zp"} for c in line)
     rendered = items(result)
-    assert [item["content"] for item in rendered] == [HOSTILE, HOSTILE]
+    assert [item["content"] for item in rendered] == [HOSTILE, again]
     assert rendered[0]["citation"]["entry_id"] == hostile_id
     assert [item.truncated for item in result.delivered] == [False, False]
 

@@ -62,9 +62,9 @@ def test_families_interleave_by_rank_in_interleave_order() -> None:
 def test_default_limits_cap_experience_at_two_and_the_pack_at_max_items() -> None:
     """Limits(): experience stops at 2, topic memory at 16, and the pack at 64 items."""
     candidates: Candidates = {
-        "memory": [memory(f"m{i}", "x") for i in range(64)],
-        "experience": [experience(f"x{i}", "x") for i in range(8)],
-        "topic-memory": [topic(f"t{i}", "x") for i in range(20)],
+        "memory": [memory(f"m{i}", f"m{i}") for i in range(64)],
+        "experience": [experience(f"x{i}", f"x{i}") for i in range(8)],
+        "topic-memory": [topic(f"t{i}", f"t{i}") for i in range(20)],
     }
     delivered = build(candidates, max_bytes=32768).delivered
     families = [item.evidence.family for item in delivered]
@@ -77,9 +77,9 @@ def test_default_limits_cap_experience_at_two_and_the_pack_at_max_items() -> Non
 def test_classic_limits_deliver_at_most_eight_items() -> None:
     """Limits.classic(): at most 8 items, experience at most 2, in interleave order."""
     candidates: Candidates = {
-        "memory": [memory(f"m{i}") for i in range(16)],
-        "experience": [experience(f"x{i}") for i in range(8)],
-        "topic-memory": [topic(f"t{i}") for i in range(8)],
+        "memory": [memory(f"m{i}", f"fact {i}") for i in range(16)],
+        "experience": [experience(f"x{i}", f"lesson {i}") for i in range(8)],
+        "topic-memory": [topic(f"t{i}", f"topic {i}") for i in range(8)],
     }
     assert offered(candidates, Limits.classic()) == [
         "m0:1", "x0:2", "t0:3", "m1:1", "x1:2", "t1:3", "m2:1", "t2:3"
@@ -101,8 +101,8 @@ def test_item_limit_is_per_family_not_per_rank() -> None:
 def test_assembly_follows_section_order_and_limits() -> None:
     """Sections render in the caller's order, each with at most its limit of items."""
     candidates: Candidates = {
-        "memory": [memory(f"m{i}") for i in range(5)],
-        "resource": [resource(f"r{i}") for i in range(3)],
+        "memory": [memory(f"m{i}", f"fact {i}") for i in range(5)],
+        "resource": [resource(f"r{i}", abstract=f"summary {i}") for i in range(3)],
         "experience": [experience("x0")],
     }
     sections = [Section("resource", 2), Section("memory", 3)]

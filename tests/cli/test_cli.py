@@ -394,11 +394,13 @@ def test_prepare_never_creates_a_database(
 def test_prepare_on_a_file_that_is_no_database_fails(
     capsys: pytest.CaptureFixture[str], workload: Path
 ) -> None:
-    """A --db that is not a satchel database is a clear error, not a traceback."""
+    """A --db that is not a satchel database is bad input (exit 2) with a clear message,
+    not a traceback."""
     entries = str(workload / "entries.jsonl")
     code, _, err = run(capsys, "prepare", "--db", entries, "--scope", S, "Kestrel")
-    assert code == 1
+    assert code == 2
     assert err.startswith("satchel prepare: error: ")
+    assert "is not a satchel database (not an SQLite file)" in err
 
 
 def test_trio_backend_without_trio_is_bad_input(

@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-import _satchel_client
 import claude_code
 import codex
 import httpx
@@ -29,6 +28,7 @@ from . import EXAMPLES
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from pathlib import Path
+    from types import ModuleType
 
 HOOKS: Final = EXAMPLES / "hooks"
 #: What each host adds to the fields both send (their own hook documentation and,
@@ -38,8 +38,10 @@ HOST_FIELDS: Final[Mapping[str, Mapping[str, Any]]] = {
     "codex": {"transcript_path": None, "turn_id": "turn-1", "model": "gpt-5-codex"},
 }
 HOSTS: Final = tuple(HOST_FIELDS)
-#: Each hook script's host description, for running the shared client in process.
-HOST_OBJECTS: Final[Mapping[str, _satchel_client.Host]] = {
+#: Each hook script, imported: its own copy of the client, for running it in process.
+HOOK_MODULES: Final[Mapping[str, ModuleType]] = {"claude_code": claude_code, "codex": codex}
+#: Each hook script's host description.
+HOST_OBJECTS: Final[Mapping[str, Any]] = {
     "claude_code": claude_code.CLAUDE_CODE,
     "codex": codex.CODEX,
 }
@@ -88,12 +90,18 @@ class HookRun:
 
 def run_hook(host: str, stdin: Mapping[str, Any] | str, **env: str) -> HookRun:
     """Run ``examples/hooks/<host>.py`` with ``stdin`` (an event, or raw text) and the
-    variables ``env``, on a Python without site-packages: the hook needs none."""
+    variables ``env``."""
+    return run_script(HOOKS / f"{host}.py", stdin, **env)
+
+
+def run_script(script: Path, stdin: Mapping[str, Any] | str, **env: str) -> HookRun:
+    """Run the hook ``script`` as its host does, on a Python without site-packages: a
+    hook needs none."""
     inherited = {k: v for k, v in os.environ.items() if k not in HOOK_VARIABLES}
     text = stdin if isinstance(stdin, str) else json.dumps(stdin)
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-S", "-s", "-E", str(HOOKS / f"{host}.py")],
+        [sys.executable, "-S", "-s", "-E", str(script)],
         input=text, capture_output=True, text=True, timeout=60, env=inherited | env,
     )  # fmt: skip
     return HookRun(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
@@ -149,9 +157,12 @@ def deadline_of(seconds: float | None) -> Answer:
     return 200, json.dumps({"deadline_seconds": seconds}).encode()
 
 
-def satchel_error(status: int, kind: str) -> Answer:
-    """An error answer as the service spells one."""
-    return status, json.dumps({"error": {"type": kind, "message": kind, "field": None}}).encode()
+def satchel_error(
+    status: int, kind: str, *, field: str | None = None, message: str | None = None
+) -> Answer:
+    """An error answer as the service spells one (its message the type, unless given)."""
+    error = {"type": kind, "message": message or kind, "field": field}
+    return status, json.dumps({"error": error}).encode()
 
 
 class StubService:
@@ -238,12 +249,12 @@ def _handler(stub: StubService) -> type[http.server.BaseHTTPRequestHandler]:
 
 
 def run_in_process(host: str, stdin: Mapping[str, Any] | str, **env: str) -> HookRun:
-    """What :func:`run_hook` does, in this process: the shared client behind both hooks,
-    with the host ``host``'s script sets up (faster, for the many ways to fail)."""
+    """What :func:`run_hook` does, in this process: the hook script's own copy of the
+    client, with its host (faster, for the many ways to fail)."""
     text = stdin if isinstance(stdin, str) else json.dumps(stdin)
     stdout, stderr = io.StringIO(), io.StringIO()
     started = time.monotonic()
-    code = _satchel_client.run(
+    code = HOOK_MODULES[host].run(
         HOST_OBJECTS[host], stdin=io.StringIO(text), stdout=stdout, stderr=stderr, env=env
     )
     return HookRun(code, stdout.getvalue(), stderr.getvalue(), time.monotonic() - started)

@@ -1,11 +1,13 @@
 """The Claude Code and Codex hooks (``examples/hooks``) inject the pack a real ``satchel
-serve`` prepares for the prompt, with the session id; and on any failure (no service, a
-refusal, an answer they cannot read, a prepare past its deadline) they add nothing,
-exit 0 and return on time, so the agent's prompt never waits on satchel."""
+serve`` prepares for the prompt, with the session id, each from one file copied alone;
+and with an empty pack or on any failure (no service, a refusal, an answer they cannot
+read, a prepare past its deadline) they add nothing, say why on stderr, exit 0 and
+return on time, so the agent's prompt never waits on satchel."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import uuid
 from typing import TYPE_CHECKING, Final
@@ -15,6 +17,7 @@ import pytest
 from ._hooks import (
     DEADLINE,
     HANG,
+    HOOKS,
     HOSTS,
     PREPARE,
     READY,
@@ -25,11 +28,13 @@ from ._hooks import (
     prompt_event,
     remember,
     run_hook,
+    run_script,
     satchel_serve,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
+    from pathlib import Path
 
 BACKUPS: Final = "Backups run nightly at 02:00 UTC"
 KESTREL: Final = "The Kestrel staging database listens on port 7400"
@@ -104,6 +109,21 @@ def test_the_session_id_reaches_the_service(host: str, service: str) -> None:
     assert BACKUPS in (ask(other) or "")
 
 
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_session_given_everything_already_is_told_so(host: str, service: str) -> None:
+    """The same session's second prompt gets an empty pack: nothing on stdout, and the
+    note on stderr says the session may have been given it already."""
+    event = prompt_event(host, QUESTION, session_id=session(), cwd=PROJECT)
+    assert run_hook(host, event, SATCHEL_URL=service).context is not None
+    again = run_hook(host, event, SATCHEL_URL=service)
+    assert (again.code, again.stdout) == (0, "")
+    assert again.stderr == (
+        f"satchel {host.replace('_', '-')} hook: no context: the pack is empty: nothing in"
+        " project:demo is relevant to the prompt, or this session was given all of it in its"
+        " last turns\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("host", "cwd", "env", "found"),
     [
@@ -119,12 +139,12 @@ def test_the_default_scope_is_named_after_the_project(
     host: str, cwd: str, env: Mapping[str, str], found: bool, service: str
 ) -> None:
     """``project:<directory name>``: Claude Code's project directory when it names one,
-    else the event's cwd (Codex names none, so a sub-directory is another scope)."""
+    else the event's cwd (Codex names none, so a sub-directory is another scope, empty)."""
     event = prompt_event(host, QUESTION, session_id=session(), cwd=cwd)
     run = run_hook(host, event, SATCHEL_URL=service, **env)
     assert run.code == 0
-    assert run.stderr == ""
     assert (BACKUPS in (run.context or "")) is found
+    assert ("nothing in project:src is relevant" in run.stderr) is not found
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -139,11 +159,44 @@ def test_satchel_scope_overrides_the_default(host: str, service: str) -> None:
 
 
 @pytest.mark.parametrize("host", HOSTS)
-def test_an_empty_pack_injects_nothing(host: str, service: str) -> None:
-    """Nothing relevant is not a failure: no output, no note, exit 0."""
+def test_an_empty_pack_injects_nothing_and_says_why(host: str, service: str) -> None:
+    """Nothing relevant in the scope: no output, exit 0, and one line on stderr saying
+    the pack was empty (a hook run by hand otherwise prints nothing at all)."""
     event = prompt_event(host, QUESTION, session_id=session(), cwd="/home/dev/empty")
     run = run_hook(host, event, SATCHEL_URL=service)
-    assert (run.code, run.stdout, run.stderr) == (0, "", "")
+    assert (run.code, run.stdout) == (0, "")
+    assert "no context: the pack is empty: nothing in project:empty is relevant" in run.stderr
+    assert run.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_budget_the_service_refuses_names_the_field_and_the_setting(
+    host: str, service: str
+) -> None:
+    """SATCHEL_MAX_BYTES=100: the service's 422 reaches stderr with the field it named,
+    the setting that chose it and the service's message."""
+    event = prompt_event(host, QUESTION, session_id=session(), cwd=PROJECT)
+    run = run_hook(host, event, SATCHEL_URL=service, SATCHEL_MAX_BYTES="100")
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr == (
+        f"satchel {host.replace('_', '-')} hook: no context: /v1/context/deadline answered 422"
+        " (invalid_request) on field max_bytes (set by SATCHEL_MAX_BYTES):"
+        " max_bytes must be in 512..32768\n"
+    )
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_hook_copied_alone_runs(host: str, service: str, tmp_path: Path) -> None:
+    """The hook file, copied into an empty directory without anything beside it, injects
+    the pack: it imports nothing but the standard library."""
+    copy = tmp_path / "hooks" / f"{host}.py"
+    copy.parent.mkdir()
+    shutil.copy(HOOKS / f"{host}.py", copy)
+    event = prompt_event(host, QUESTION, session_id=session(), cwd=PROJECT)
+    run = run_script(copy, event, SATCHEL_URL=service)
+    assert (run.code, run.stderr) == (0, "")
+    assert BACKUPS in (run.context or "")
+    assert sorted(path.name for path in copy.parent.iterdir()) == [f"{host}.py"]
 
 
 @pytest.mark.parametrize("host", HOSTS)

@@ -44,7 +44,7 @@ async def test_the_openapi_document_describes_every_route() -> None:
         for method in route.methods or ()
         if method != "HEAD"
     }
-    assert len(served) == 8
+    assert len(served) == 9
     for path, method in served:
         assert method in document["paths"][path], f"{method.upper()} {path} is not documented"
     schemas = document["components"]["schemas"]

@@ -54,7 +54,8 @@ async def test_erase_takes_every_version_and_get_says_it_was_erased() -> None:
             await client.get(memory_path("s", first["entry_id"]), params={"version": version})
             for version in (1, 2)
         ]
-        after = await prepare(client, "s", "when do backups run?")
+        # A question both texts answer: the erased entry would be served if it were not.
+        after = await prepare(client, "s", "when do backups run, and how long does a restore take?")
     assert answer == {"scope_id": "s", "entry_id": first["entry_id"], "erased_versions": 2}
     for response in got:
         assert response.status_code == 404

@@ -366,7 +366,7 @@ class UnavailableStore(satchel.MemoryStore):
     async def add_memories(self, *args: Any, **kwargs: Any) -> list[MemoryRef]:
         raise satchel.StoreUnavailableError("engine at db.internal:2881 stopped")
 
-    async def forget_memory(self, ref: MemoryRef) -> None:
+    async def forget_memory(self, ref: MemoryRef) -> bool:
         raise satchel.StoreUnavailableError("engine at db.internal:2881 stopped")
 
 

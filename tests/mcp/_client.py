@@ -41,6 +41,21 @@ def tool_error(result: types.CallToolResult) -> str:
     return text(result)
 
 
+def listed_types(schema: object, where: str = "") -> list[str]:
+    """Where ``schema`` (any JSON value) spells a union as a list of types
+    (``"type": ["string", "null"]``), which hosts' schema converters do not carry over."""
+    found: list[str] = []
+    if isinstance(schema, dict):
+        if isinstance(schema.get("type"), list):
+            found.append(where or "(root)")
+        for name, inner in schema.items():
+            found += listed_types(inner, f"{where}.{name}" if where else name)
+    elif isinstance(schema, list):
+        for index, inner in enumerate(schema):
+            found += listed_types(inner, f"{where}[{index}]")
+    return found
+
+
 def pack_items(content: str) -> list[dict[str, Any]]:
     """The memory items of a pack as a host that is not Python reads them off its lines:
     each item's citation is its group line's family and scope, its id as written and

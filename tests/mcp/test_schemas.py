@@ -7,14 +7,15 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from mcp import Client
 
 import satchel
 from satchel import _wire
-from satchel.mcp import _schemas
+from satchel.mcp import _schemas, create_server
 from satchel.runtime import _writes
 from satchel.vocabulary import _families, _requests
 
-from ._client import TOOLS, S, connected, text
+from ._client import TOOLS, S, connected, listed_types, text
 
 pytestmark = pytest.mark.anyio
 
@@ -106,6 +107,26 @@ ALL_SCHEMAS = [
     _schemas.GET_MEMORY_OUTPUT,
     _schemas.FORGET_MEMORY_OUTPUT,
 ]
+
+
+async def test_every_union_with_null_is_spelled_portably() -> None:
+    """No tool schema spells a union as ``type: [T, "null"]`` (the MCP Inspector warns
+    of it, and hosts' schema converters drop it): null is an ``anyOf`` branch."""
+    async with (
+        satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime,
+        Client(create_server(runtime, allow_erase=True)) as client,
+    ):
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    schemas: dict[str, object] = {
+        f"{name} input": tool.input_schema for name, tool in tools.items()
+    }
+    schemas |= {f"{name} output": tool.output_schema for name, tool in tools.items()}
+    assert len(tools) == 5
+    unions = {name: listed_types(schema) for name, schema in schemas.items()}
+    assert {name: where for name, where in unions.items() if where} == {}
+    output = tools["prepare_context"].output_schema
+    assert output is not None
+    assert properties(output)["content"]["anyOf"][1] == {"type": "null"}
 
 
 @pytest.mark.parametrize("schema", ALL_SCHEMAS)

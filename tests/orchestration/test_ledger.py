@@ -94,60 +94,60 @@ ITEM = DeliveredItem(evidence=evidence("a"), tier="full", truncated=False)
 SEEN = frozenset({evidence("a").identity})
 
 
-def serve(ledger: DedupLedger, session: str, owner: str | None = None) -> None:
+async def serve(ledger: DedupLedger, session: str, owner: str | None = None) -> None:
     """One turn of ``owner``'s ``session`` that served ITEM."""
-    turn, _ = ledger.next_turn(session, owner=owner)
-    ledger.record(session, turn, [ITEM], owner=owner)
+    turn, _ = await ledger.next_turn(session, owner=owner)
+    await ledger.record(session, turn, [ITEM], owner=owner)
 
 
-def test_ledger_forgets_least_recently_used_sessions() -> None:
+async def test_ledger_forgets_least_recently_used_sessions() -> None:
     """The ledger is bounded: past its share an owner's least recently used session is
     gone (the in-process host's sessions are owner None's)."""
     ledger = DedupLedger(3, max_sessions_per_owner=2)
     for session in ("one", "two"):
-        serve(ledger, session)
-    ledger.next_turn("one")  # "one" is now the most recently used
-    ledger.next_turn("three")  # evicts "two"
-    assert ledger.next_turn("one")[1] == SEEN
-    assert ledger.next_turn("two")[1] == frozenset()
+        await serve(ledger, session)
+    await ledger.next_turn("one")  # "one" is now the most recently used
+    await ledger.next_turn("three")  # evicts "two"
+    assert (await ledger.next_turn("one"))[1] == SEEN
+    assert (await ledger.next_turn("two"))[1] == frozenset()
 
 
-def test_the_same_session_id_under_two_owners_is_two_sessions() -> None:
+async def test_the_same_session_id_under_two_owners_is_two_sessions() -> None:
     """One owner's turns neither hold back nor age what another owner's session of the
     same id was served."""
     ledger = DedupLedger(2)
-    serve(ledger, "chat", owner="b")
-    assert ledger.next_turn("chat", owner="a") == (1, frozenset())
-    assert ledger.next_turn("chat") == (1, frozenset())
+    await serve(ledger, "chat", owner="b")
+    assert await ledger.next_turn("chat", owner="a") == (1, frozenset())
+    assert await ledger.next_turn("chat") == (1, frozenset())
     for _ in range(3):
-        serve(ledger, "chat", owner="a")
-    assert ledger.next_turn("chat", owner="b") == (2, SEEN)
+        await serve(ledger, "chat", owner="a")
+    assert await ledger.next_turn("chat", owner="b") == (2, SEEN)
 
 
-def test_an_owner_past_its_share_forgets_only_its_own_sessions() -> None:
+async def test_an_owner_past_its_share_forgets_only_its_own_sessions() -> None:
     """Fresh sessions past an owner's share push out that owner's least recently used
     session, never another owner's, however many more it opens."""
     ledger = DedupLedger(3, max_sessions_per_owner=2, max_owners=4)
-    serve(ledger, "kept", owner="b")
-    serve(ledger, "first", owner="a")
+    await serve(ledger, "kept", owner="b")
+    await serve(ledger, "first", owner="a")
     for fresh in range(10):
-        serve(ledger, f"fresh-{fresh}", owner="a")
-    assert ledger.next_turn("kept", owner="b")[1] == SEEN
-    assert ledger.next_turn("first", owner="a")[1] == frozenset()
-    assert ledger.next_turn("fresh-9", owner="a")[1] == SEEN
+        await serve(ledger, f"fresh-{fresh}", owner="a")
+    assert (await ledger.next_turn("kept", owner="b"))[1] == SEEN
+    assert (await ledger.next_turn("first", owner="a"))[1] == frozenset()
+    assert (await ledger.next_turn("fresh-9", owner="a"))[1] == SEEN
 
 
-def test_owners_past_the_bound_forget_the_least_recently_active_one() -> None:
+async def test_owners_past_the_bound_forget_the_least_recently_active_one() -> None:
     """Past ``max_owners`` the owner least recently active is forgotten with all its
     sessions; the others keep theirs."""
     ledger = DedupLedger(3, max_owners=2)
-    serve(ledger, "chat", owner="a")
-    serve(ledger, "chat", owner="b")
-    ledger.next_turn("other", owner="a")  # "a" is now the most recently active
-    serve(ledger, "chat", owner="c")  # forgets "b"
-    assert ledger.next_turn("chat", owner="a")[1] == SEEN
-    assert ledger.next_turn("chat", owner="c")[1] == SEEN
-    assert ledger.next_turn("chat", owner="b")[1] == frozenset()
+    await serve(ledger, "chat", owner="a")
+    await serve(ledger, "chat", owner="b")
+    await ledger.next_turn("other", owner="a")  # "a" is now the most recently active
+    await serve(ledger, "chat", owner="c")  # forgets "b"
+    assert (await ledger.next_turn("chat", owner="a"))[1] == SEEN
+    assert (await ledger.next_turn("chat", owner="c"))[1] == SEEN
+    assert (await ledger.next_turn("chat", owner="b"))[1] == frozenset()
 
 
 @pytest.mark.parametrize(

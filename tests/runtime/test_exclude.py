@@ -86,7 +86,9 @@ async def test_a_reference_penalty_ranks_reference_scopes_below_the_own_scope() 
             embedder=satchel.HashingEmbedder(), limits=limits, **options
         ) as rt:
             for scope in (SCOPE, "docs"):
-                await rt.add_memories(scope, [satchel.MemoryEntry(text=fact) for fact in FACTS])
+                # Each scope's own wording: a text said in both is delivered once.
+                facts = [f"{fact} ({scope})" for fact in FACTS]
+                await rt.add_memories(scope, [satchel.MemoryEntry(text=fact) for fact in facts])
             return [item.citation.scope for item in await cited(rt, references=("docs",))]
 
     assert sorted(await scopes_of()) == ["docs", SCOPE]

@@ -176,7 +176,7 @@ async def test_hostile_query_syntax_is_plain_words(rt: satchel.Runtime) -> None:
         "backup OR NOT restore",
         "terms:backup -restore",
         "(backup) AND ^restore",
-        "{skey terms}: backup",
+        "{skey terms}: backup restore",
         'skey : "s1"',
         '"""',
     )

@@ -196,7 +196,7 @@ async def test_update_writes_the_next_version_and_keeps_the_cited_one(store: Sto
 
 async def test_forget_leaves_every_channel_and_keeps_versions_readable(store: Store) -> None:
     """A forgotten entry is in no pool channel, no evidence and no neighbours; every
-    version of it stays readable; forgetting it again changes nothing."""
+    version of it stays readable; forgetting it again changes nothing, and says so."""
     refs = await remember(
         store,
         "s",
@@ -212,7 +212,7 @@ async def test_forget_leaves_every_channel_and_keeps_versions_readable(store: St
     rowing = found["kestrel yesterday I went rowing"]
     assert rowing in keys_of(before.vector_keys)
     assert rowing in keys_of(before.time_keys)
-    await store.forget_memory(refs[1])
+    assert await store.forget_memory(refs[1]) is True
     after = await search(store, query)
     for channel in (after.lexical_keys, after.vector_keys, after.time_keys):
         assert rowing not in keys_of(channel)
@@ -223,7 +223,7 @@ async def test_forget_leaves_every_channel_and_keeps_versions_readable(store: St
     assert all(rowing not in near for near in neighbours.values())
     assert (await store.get_memory(refs[1])).text == "kestrel yesterday I went sailing"
     assert (await store.get_memory(v2)).text == "kestrel yesterday I went rowing"
-    await store.forget_memory(v2)  # already forgotten: nothing changes
+    assert await store.forget_memory(v2) is False  # already forgotten: nothing changes
     assert (await search(store, query)).scope_rows == 2
 
 
@@ -574,6 +574,20 @@ async def test_a_term_held_by_most_of_the_scope_neither_ranks_nor_counts(store: 
     assert held
     assert all(str(text).startswith("Ana:") for text in held)  # by the common term alone
     assert alone.common_terms == 0
+
+
+async def test_a_pool_counts_the_query_terms_the_scope_holds(store: Store) -> None:
+    """``held_terms``: how many of the query's counted terms some record of the scope
+    holds, whether or not a candidate ranked for it; a common term is not counted while
+    another is held, and is when nothing else is."""
+    texts_ = [f"Ana: note {n} about lunch" for n in range(17)] + ["Bo: kestrel keys"]
+    await remember(store, "s", texts_)
+    pool = await search(store, "did ana rotate the kestrel keys at noon", vector=False)
+    assert (pool.common_terms, pool.held_terms) == (1, 2)  # kestrel, keys; not rotate, noon
+    alone = await search(store, "ana and the gallium", vector=False)
+    assert (alone.common_terms, alone.held_terms) == (0, 1)
+    none = await search(store, "gallium melting point", vector=False)
+    assert (none.held_terms, len(none.lexical_keys)) == (0, 0)
 
 
 async def test_bm25_uses_the_scopes_own_term_statistics(store: Store) -> None:

@@ -146,7 +146,7 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
 
     migrated, expected = sqlite_state(old), sqlite_state(fresh)
     assert migrated == expected
-    assert migrated["schema"] == "6"
+    assert migrated["schema"] == "7"
     assert migrated["terms"] != before["terms"]
     assert migrated["stats"] != before["stats"]
     assert migrated["days"] != before["days"]
@@ -154,7 +154,7 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
     with sqlite3.connect(old) as conn:  # no statistic left at 0 by the old history
         assert conn.execute("SELECT count(*) FROM term_stats WHERE df <= 0").fetchone() == (0,)
 
-    store = await SqliteStore.open(str(old))  # schema 6 now: nothing to do
+    store = await SqliteStore.open(str(old))  # schema 7 now: nothing to do
     await store.aclose()
     assert sqlite_state(old) == expected
     with sqlite3.connect(old) as conn:

@@ -9,7 +9,9 @@ public runtime API.
 """
 
 from ..vocabulary._errors import MalformedLineError as MalformedLineError
+from ._citations import Change as Change
 from ._citations import CitationKey as CitationKey
+from ._citations import IdMap as IdMap
 from ._citations import append_id_map as append_id_map
 from ._ingest import IngestError as IngestError
 from ._ingest import IngestReport as IngestReport
@@ -26,7 +28,9 @@ from ._reading import read_entries as read_entries
 from ._reading import read_queries as read_queries
 
 __all__ = [
+    "Change",
     "CitationKey",
+    "IdMap",
     "IngestError",
     "IngestReport",
     "MalformedLine",

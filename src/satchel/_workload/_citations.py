@@ -2,20 +2,30 @@
 
 A :data:`CitationKey` is what one rendered citation names; ingestion maps every workload
 id to the key of what it wrote and appends the mapping to ``DB.ids.jsonl`` as it goes,
-so a pack's citations can be mapped back to workload ids.
+so a pack's citations can be mapped back to workload ids. :class:`IdMap` keeps that file
+at one line per id across ingests, and says of each id written whether it is new, now
+cites a new version, or cites what it cited before.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+import attrs
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 CitationKey: TypeAlias = tuple[str | int, ...]
 """What a delivered citation names: its family, its scope, then the family's identity."""
+
+Change: TypeAlias = Literal["new", "new version", "unchanged"]
+"""What an ingest did to one workload id, as its map sees it: an id it did not hold, an
+id that now cites another version (new content under the id's key), or the citation it
+held already (the same content: the store wrote nothing)."""
 
 
 def append_id_map(path: str | Path, ids: Mapping[str, CitationKey]) -> None:
@@ -29,3 +39,73 @@ def append_id_map(path: str | Path, ids: Mapping[str, CitationKey]) -> None:
         for workload_id, key in ids.items():
             out.write(json.dumps({"id": workload_id, "key": list(key)}, ensure_ascii=False))
             out.write("\n")
+
+
+@attrs.define
+class IdMap:
+    """A database's id map: every workload id with the citation key of its latest write.
+
+    Lines are appended as batches are written (an interrupted ingest still maps what it
+    wrote), only for ids that are new or cite another version than before;
+    :meth:`compact` then leaves one line per id, the latest.
+    """
+
+    path: Path
+    keys: dict[str, CitationKey]
+    #: Lines in the file, including superseded and unreadable ones.
+    lines: int = 0
+
+    @classmethod
+    def load(cls, path: str | Path) -> IdMap:
+        """The map at ``path`` (empty when there is no file). A line that is not an
+        id-map record (a line cut short by a crash) is skipped, and gone after
+        :meth:`compact`."""
+        keys: dict[str, CitationKey] = {}
+        lines = 0
+        try:
+            with Path(path).open(encoding="utf-8") as file:
+                for line in file:
+                    lines += bool(line.strip())
+                    record = _record(line)
+                    if record is not None:
+                        keys[record[0]] = record[1]
+        except FileNotFoundError:
+            pass
+        return cls(Path(path), keys, lines)
+
+    def record(self, ids: Mapping[str, CitationKey]) -> list[Change]:
+        """Map ``ids`` (just written), appending a line for each new or changed one;
+        what each write was, in order."""
+        changes: list[Change] = []
+        appended: dict[str, CitationKey] = {}
+        for workload_id, key in ids.items():
+            known = self.keys.get(workload_id)
+            if known == key:
+                changes.append("unchanged")
+                continue
+            changes.append("new" if known is None else "new version")
+            self.keys[workload_id] = appended[workload_id] = key
+        append_id_map(self.path, appended)
+        self.lines += len(appended)
+        return changes
+
+    def compact(self) -> None:
+        """Rewrite the file at one line per id when it holds more, atomically."""
+        if self.lines <= len(self.keys):
+            return
+        spare = self.path.with_name(self.path.name + ".tmp")
+        spare.unlink(missing_ok=True)
+        append_id_map(spare, self.keys)
+        os.replace(spare, self.path)
+        self.lines = len(self.keys)
+
+
+def _record(line: str) -> tuple[str, CitationKey] | None:
+    try:
+        record = json.loads(line)
+        workload_id, key = record["id"], record["key"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not isinstance(workload_id, str) or not isinstance(key, list):
+        return None
+    return workload_id, tuple(key)

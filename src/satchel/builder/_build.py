@@ -73,6 +73,13 @@ class BuildResult:
     def omissions(self) -> OmissionCounts:
         return self._pack.omissions
 
+    @property
+    def duplicates(self) -> tuple[Evidence, ...]:
+        """The candidates left out because an item offered before them says the same
+        text (case, whitespace and punctuation aside), in the order they were offered:
+        an explanation's omissions with the cause ``duplicate``."""
+        return self._pack.duplicates
+
     def keep(self, indices: Sequence[int]) -> BuildResult:
         """The pack with only the delivered items at ``indices``, in that order within
         their groups (the groups keep their order: an assembly's sections stay in the

@@ -31,7 +31,7 @@ from ._render import (
     item_floor_bytes,
     json_string,
 )
-from ._selection import select
+from ._selection import distinct, select
 from ._tiers import Rung, tier_ceiling, tier_ladder
 from ._utf8 import utf8_len, utf8_prefix
 
@@ -181,11 +181,13 @@ class Fitted:
 
 @attrs.frozen
 class FittedPack:
-    """The outcome of fitting: delivered items in render order, their total size, omissions."""
+    """The outcome of fitting: delivered items in render order, their total size,
+    omissions, and the candidates left out as duplicates of an offered one."""
 
     items: tuple[Fitted, ...]
     content_bytes: int
     omissions: OmissionCounts
+    duplicates: tuple[Evidence, ...] = ()
 
 
 def fit_pack(
@@ -199,8 +201,10 @@ def fit_pack(
 ) -> FittedPack:
     """Select, fit and deepen; the single fitting pass shared by the Builder and the probe.
 
-    ``memo`` keeps each evidence's encoded head and literals between fits, so a refit
-    encodes only new candidates. The result is the same with or without it.
+    Candidates repeating an earlier one's text are left out first (``distinct``), so
+    their room goes to the next candidates. ``memo`` keeps each evidence's encoded head
+    and literals between fits, so a refit encodes only new candidates. The result is
+    the same with or without it.
 
     Raises:
         ValueError: ``memo`` was made for other limits.
@@ -209,6 +213,7 @@ def fit_pack(
         memo = FitMemo(limits)
     elif memo.limits != limits:
         raise ValueError("the fit memo was made for other limits")
+    candidates, duplicates = distinct(candidates, sections)
     offered = select(candidates, sections, limits)
     fit = _Placer(detail, limits, memo)
     placed, used, below_min, no_fit = _first_pass(offered, max_bytes, fit)
@@ -220,7 +225,7 @@ def fit_pack(
         dropped_no_fitting_truncation=no_fit,
     )
     content_bytes = max_bytes - unused if placed else 0
-    return FittedPack(grouped(placed), content_bytes, omissions)
+    return FittedPack(grouped(placed), content_bytes, omissions, duplicates)
 
 
 def grouped(items: Sequence[Fitted]) -> tuple[Fitted, ...]:

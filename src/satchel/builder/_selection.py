@@ -1,17 +1,20 @@
 """Selection: which ranked candidates a pack offers to fitting, and in what order.
 
 Pure: no I/O. Selection happens before any byte is counted, so the order it fixes is the
-order in which items compete for the budget and in which they are rendered.
+order in which items compete for the budget and in which they are rendered. Candidates
+whose text is the same once case, whitespace and punctuation are set aside are offered
+once (:func:`distinct`), so a thing said nine times costs the budget one item.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+import re
+from typing import TYPE_CHECKING, Final, cast
 
 from ..vocabulary._families import INTERLEAVE_ORDER, Family
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._limits import Limits
@@ -70,3 +73,95 @@ def assemble(
         family = cast("Family", section.family)
         selected.extend(candidates.get(family, ())[: section.limit])
     return tuple(selected[: limits.max_items])
+
+
+#: Runs of anything but letters and digits: what normalising a text sets aside.
+_NOT_WORD: Final = re.compile(r"[\W_]+")
+#: Characters of a text normalised for its key; a longer text is compared whole only
+#: when its key meets another's (normalising a megabyte for every fit would cost ms).
+KEY_CHARS: Final = 4096
+
+
+def normalised(text: str) -> str:
+    """``text`` casefolded, its punctuation and whitespace runs made single spaces; a
+    text with no letter or digit (an emoji, "?!") keeps its characters, spaces aside."""
+    folded = _NOT_WORD.sub(" ", text.casefold()).strip()
+    return folded or "".join(text.split())
+
+
+def distinct(
+    candidates: Mapping[Family, Sequence[Evidence]], sections: Sequence[Section] | None
+) -> tuple[Mapping[Family, Sequence[Evidence]], tuple[Evidence, ...]]:
+    """The candidates with each normalised text once, and the duplicates left out.
+
+    Candidates are compared in the order they are offered (:func:`_offer_order`): the
+    first of a text keeps its place, and it is served as the newest of its family that
+    says the same (the latest time it was said; ties keep the better ranked). The rest
+    are duplicates, in offer order, and give their places to the next candidates. A
+    candidate without text (a resource with no abstract) is never a duplicate.
+    """
+    seen: dict[str, list[tuple[Family, int]]] = {}
+    kept: dict[Family, list[Evidence | None]] = {f: list(items) for f, items in candidates.items()}
+    duplicates: list[Evidence] = []
+    for family, index in _offer_order(candidates, sections):
+        evidence = candidates[family][index]
+        text = evidence.text if evidence.text is not None else evidence.abstract
+        if text is None:
+            continue
+        first = _first_saying(seen, candidates, text, (family, index))
+        if first is None:
+            continue
+        kept[family][index] = None
+        if first[0] == family and _newer(evidence, kept[family][first[1]]):
+            duplicates.append(cast("Evidence", kept[family][first[1]]))
+            kept[family][first[1]] = evidence
+        else:
+            duplicates.append(evidence)
+    if not duplicates:
+        return candidates, ()
+    deduped = {f: tuple(item for item in items if item is not None) for f, items in kept.items()}
+    return deduped, tuple(duplicates)
+
+
+def _first_saying(
+    seen: dict[str, list[tuple[Family, int]]],
+    candidates: Mapping[Family, Sequence[Evidence]],
+    text: str,
+    place: tuple[Family, int],
+) -> tuple[Family, int] | None:
+    """The place of an earlier candidate saying ``text`` (None: the first; it is noted)."""
+    key = normalised(text[:KEY_CHARS])
+    places = seen.setdefault(key, [])
+    for other in places:
+        earlier = _text_of(candidates[other[0]][other[1]])
+        if max(len(text), len(earlier)) <= KEY_CHARS or normalised(text) == normalised(earlier):
+            return other
+    places.append(place)
+    return None
+
+
+def _text_of(evidence: Evidence) -> str:
+    return evidence.text if evidence.text is not None else evidence.abstract or ""
+
+
+def _newer(evidence: Evidence, than: Evidence | None) -> bool:
+    """Whether ``evidence`` was said after ``than`` (an undated one never is)."""
+    if than is None or evidence.created_at is None:
+        return False
+    return than.created_at is None or evidence.created_at > than.created_at
+
+
+def _offer_order(
+    candidates: Mapping[Family, Sequence[Evidence]], sections: Sequence[Section] | None
+) -> Iterator[tuple[Family, int]]:
+    """Every candidate's place, in the order selection offers them (item limits aside):
+    by rank across families in interleave order, or section by section."""
+    if sections is not None:
+        for section in sections:
+            family = cast("Family", section.family)
+            yield from ((family, index) for index in range(len(candidates.get(family, ()))))
+        return
+    families = [family for family in INTERLEAVE_ORDER if candidates.get(family)]
+    families += [family for family in candidates if family not in families and candidates[family]]
+    for rank in range(max((len(candidates[family]) for family in families), default=0)):
+        yield from ((family, rank) for family in families if rank < len(candidates[family]))

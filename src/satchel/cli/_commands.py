@@ -5,8 +5,9 @@ Every command returns an exit code: 0 on success, 1 when it could not do its wor
 bad input. Results go to stdout; progress, notes and errors to stderr. Nothing here
 reaches below the public API (``satchel.open_runtime``, ``satchel.stores``), the workload
 reader, the ids as a pack spells them (``_wire.full_id``) and the OTLP setup
-(``tracer_provider_from_env``: every command that opens a store export their spans when
-the standard OpenTelemetry variables ask for it).
+(``tracer_provider_from_env``, and ``telemetry_from_env`` for ``prepare``: every command
+that opens a store exports its spans, and ``prepare`` its metrics, when the standard
+OpenTelemetry variables ask for it).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import signal
 import sys
 import threading
+from collections import Counter
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO, TypeVar
@@ -27,22 +29,26 @@ import attrs
 import satchel
 from satchel.embedders import from_spec
 
-from .._otlp import tracer_provider_from_env
+from .._otlp import NO_TELEMETRY, Telemetry, telemetry_from_env, tracer_provider_from_env
 from .._wire import full_id
 from .._workload import (
+    Change,
+    CitationKey,
+    IdMap,
     IngestError,
     IngestReport,
     MalformedLine,
     WorkloadEntry,
-    append_id_map,
     ingest,
     iter_entries,
 )
+from ._explain import print_explanation, print_explanation_json
 from ._progress import ProgressBar
+from ._table import print_table
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+    from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 
     from opentelemetry.trace import TracerProvider
 
@@ -52,6 +58,8 @@ SEARCHABLE: Final = tuple(
     family for family, rules in satchel.stores.FAMILY_RULES.items() if rules.searchable
 )
 ID_MAP_SUFFIX: Final = ".ids.jsonl"
+#: The first bytes of every SQLite file (a --db that starts otherwise is no database).
+SQLITE_HEADER: Final = b"SQLite format 3\x00"
 
 T = TypeVar("T")
 
@@ -106,7 +114,8 @@ def _reembed_progress(done: int, total: int) -> None:
 
 
 def prepare_command(args: argparse.Namespace) -> int:
-    """``satchel prepare``: print one context pack for a query, and with ``--effort`` its effort."""
+    """``satchel prepare``: print one context pack for a query, with ``--explain`` its
+    receipts and omissions after it, and with ``--effort`` its effort."""
     if args.db is not None:
         existing_database(args.db)
     request = satchel.PrepareContextRequest(
@@ -117,21 +126,29 @@ def prepare_command(args: argparse.Namespace) -> int:
         assembly=satchel.Assembly(tuple(args.section)) if args.section else None,
     )
     record = _EffortRecord() if args.effort else None
+    absent: list[str] = []  # the request's scopes that hold nothing, when the pack is empty
     embedder = make_embedder(args.embedder)
-    # Spans leave over OTLP when the environment asks for it (flushed as the block ends).
-    with tracer_provider_from_env() as provider:
+    # Spans and metrics leave over OTLP when the environment asks for it (flushed as the
+    # block ends, waiting at most a second).
+    with telemetry_from_env() as telemetry:
         run = partial(
             _prepare, args, request, gate=args.gate, record=record, embedder=embedder,
-            prepare_timeout=args.timeout, tracer_provider=provider,
+            prepare_timeout=args.timeout, telemetry=telemetry, explain=args.explain,
+            absent=absent,
         )  # fmt: skip
-        context = run_async(run, args.backend)
-    if args.json:
+        prepared = run_async(run, args.backend)
+    explanation = prepared if isinstance(prepared, satchel.Explanation) else None
+    context = prepared.context if isinstance(prepared, satchel.Explanation) else prepared
+    if args.json and explanation is not None:
+        print_explanation_json(explanation)
+    elif args.json:
         print(json.dumps(attrs.asdict(context), ensure_ascii=False, indent=2))
     elif context.status == "empty":
-        scopes = ", ".join((args.scope, *args.reference))
-        print(f"satchel prepare: nothing relevant in {scopes} (status empty)", file=sys.stderr)
+        print(_empty_note((args.scope, *args.reference), absent), file=sys.stderr)
     else:
         print(context.content)
+    if explanation is not None and not args.json:
+        print_explanation(explanation)
     if record is not None:
         record.report(sys.stderr)
     return 0
@@ -145,23 +162,51 @@ async def _prepare(
     record: _EffortRecord | None,
     embedder: satchel.Embedder,
     prepare_timeout: float | None = None,
-    tracer_provider: TracerProvider | None = None,
-) -> satchel.PreparedContext:
+    telemetry: Telemetry = NO_TELEMETRY,
+    explain: bool = False,
+    absent: list[str] | None = None,
+) -> satchel.PreparedContext | satchel.Explanation:
+    """One prepare (or explanation); when it comes back empty, ``absent`` receives the
+    request's scopes that hold no record at all (a misspelt scope looks empty too)."""
+    provider = telemetry.tracer_provider
+    store = await open_store(args, existing=True, tracer_provider=provider)
     async with satchel.open_runtime(
-        store=await open_store(args, existing=True, tracer_provider=tracer_provider),
+        store=store,
         embedder=embedder,
-        tracer_provider=tracer_provider,
+        tracer_provider=provider,
+        meter_provider=telemetry.meter_provider,
+        trace_identifiers=telemetry.trace_identifiers,
         recall_policy=satchel.RecallSufficiencyPolicy() if gate else None,
         # without a sink the runtime computes no effort at all
         recall_effort_sink=None if record is None else record.keep,
         prepare_timeout=prepare_timeout,
     ) as runtime:
+        prepared: satchel.PreparedContext | satchel.Explanation
         try:
             # The one deadline function every host uses (infinite unless --timeout).
             with anyio.fail_after(runtime.deadline_for(request)):
-                return await runtime.prepare_context(request)
+                if explain:
+                    prepared = await runtime.explain_context(request)
+                else:
+                    prepared = await runtime.prepare_context(request)
         except satchel.InvalidRequestError as exc:
             raise CommandError(str(exc), code=2) from exc
+        context = prepared.context if isinstance(prepared, satchel.Explanation) else prepared
+        if absent is not None and context.status == "empty":
+            held = await store.scope_counts()
+            absent.extend(s for s in (request.scope_id, *request.references) if s not in held)
+    return prepared
+
+
+def _empty_note(scopes: Sequence[str], absent: Sequence[str]) -> str:
+    """The note on an empty pack, naming the searched scopes that hold nothing at all:
+    an empty pack alone cannot tell a new scope from a misspelt one."""
+    note = f"satchel prepare: nothing relevant in {', '.join(scopes)} (status empty)"
+    if not absent:
+        return note
+    names = ", ".join(repr(scope) for scope in absent)
+    which = f"scope {names} holds" if len(absent) == 1 else f"scopes {names} hold"
+    return f"{note}; {which} no record at all (misspelt? 'satchel scopes' lists them)"
 
 
 @attrs.define
@@ -184,7 +229,8 @@ class _EffortRecord:
 def get_command(args: argparse.Namespace) -> int:
     """``satchel get``: print exactly the memory version a citation names, with its key."""
     try:
-        ref = satchel.MemoryRef(args.scope, args.id, args.version)
+        # the id as a pack prints it (22 characters) or in full
+        ref = satchel.MemoryRef(args.scope, full_id(args.id), args.version)
         record = _on_store(args, lambda store: store.get_memory(ref))
     except satchel.InvalidRequestError as exc:
         raise CommandError(str(exc), code=2) from exc
@@ -208,7 +254,7 @@ def scopes_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([row.to_json() for row in rows], ensure_ascii=False, indent=2))
     elif rows:
-        _print_table(
+        print_table(
             ["scope", *SEARCHABLE, "profile"], [row.cells() for row in rows], numeric=SEARCHABLE
         )
     else:
@@ -237,34 +283,21 @@ class _ScopeRow:
         return [self.scope, *counts, "yes" if self.profile else "no"]
 
 
-def _print_table(header: list[str], lines: list[list[str]], *, numeric: Iterable[str]) -> None:
-    """Print ``lines`` under ``header`` in aligned columns; ``numeric`` columns (by
-    header name) are right-aligned."""
-    numbers = set(numeric)
-    right = {column for column, name in enumerate(header) if name in numbers}
-    widths = [max(len(line[column]) for line in [header, *lines]) for column in range(len(header))]
-    for line in [header, *lines]:
-        cells = [
-            cell.rjust(width) if column in right else cell.ljust(width)
-            for column, (cell, width) in enumerate(zip(line, widths, strict=True))
-        ]
-        print("  ".join(cells).rstrip())
-
-
 def forget_command(args: argparse.Namespace) -> int:
     """``satchel forget``: take the memory entry a citation names out of search."""
     try:
-        ref = satchel.MemoryRef(args.scope, args.id, args.version)
-        _on_store(args, lambda store: store.forget_memory(ref))
+        ref = satchel.MemoryRef(args.scope, full_id(args.id), args.version)
+        taken = _on_store(args, lambda store: store.forget_memory(ref))
     except satchel.InvalidRequestError as exc:
         raise CommandError(str(exc), code=2) from exc
     except satchel.NotFoundError as exc:
         raise CommandError(str(exc)) from exc
-    print(
-        f"satchel forget: forgot memory entry {ref.entry_id!r} in scope {ref.scope_id!r}: every"
-        " version is out of search and stays readable with 'satchel get'",
-        file=sys.stderr,
-    )
+    what = f"memory entry {args.id!r} in scope {ref.scope_id!r}"
+    if taken is False:  # a store of another make may answer None: it did forget
+        done = f"{what} was forgotten already; nothing changed (every version"
+    else:
+        done = f"forgot {what}: every version is out of search (and each"
+    print(f"satchel forget: {done} stays readable with 'satchel get')", file=sys.stderr)
     return 0
 
 
@@ -344,18 +377,32 @@ async def open_store(
         database = existing_database(args.db) if existing else args.db
         return await satchel.SqliteStore.open(database, tracer_provider=tracer_provider)
     try:
-        return await satchel.stores.open_store(args.store, tracer_provider=tracer_provider)
+        return await satchel.stores.open_store(
+            args.store, create=not existing, tracer_provider=tracer_provider
+        )
     except satchel.InvalidRequestError as exc:
         raise CommandError(f"--store: {exc}", code=2) from exc
 
 
+def refuse_in_memory(args: argparse.Namespace, command: str) -> None:
+    """A command that writes refuses a store that is gone when it ends."""
+    if args.db == ":memory:" or (args.store or "").rstrip("/") in ("memory:", "sqlite:"):
+        raise CommandError(
+            f"--db must be a file: an in-memory store is gone when {command} ends", code=2
+        )
+
+
 def existing_database(path: str) -> str:
-    """The path of a database that already exists; reading never creates one."""
+    """The path of a database that already exists; reading never creates one, nor
+    opens a file of another kind (bad input, as a missing one)."""
     if not Path(path).is_file():
         raise CommandError(
             f"no database at {path}; create one with: satchel ingest WORKLOAD_DIR --db {path}",
             code=2,
         )
+    with Path(path).open("rb") as file:
+        if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise CommandError(f"{path} is not a satchel database (not an SQLite file)", code=2)
     return path
 
 
@@ -365,14 +412,13 @@ def existing_database(path: str) -> str:
 def ingest_command(args: argparse.Namespace) -> int:
     """``satchel ingest``: write a workload folder's entries into a database."""
     entries_path = _entries_file(Path(args.workload_dir))
-    if args.db == ":memory:" or (args.store or "").rstrip("/") in ("memory:", "sqlite:"):
-        raise CommandError("--db must be a file: an in-memory store is gone when ingest ends", 2)
+    refuse_in_memory(args, "ingest")
     bar = ProgressBar(_count_lines(entries_path), sys.stderr, label="ingesting")
     skipped = _SkippedLines(bar)
     entries = skipped.filter(iter_entries(entries_path))
     # The workload's ids are stored as idempotency keys either way; the side file that
     # maps them to citations sits beside a --db file only.
-    id_map = None if args.db is None else args.db + ID_MAP_SUFFIX
+    id_map = None if args.db is None else _MappedIds.beside(args.db)
     embedder = make_embedder(args.embedder)
     try:
         # Spans leave over OTLP when the environment asks for it (flushed as the block ends).
@@ -383,6 +429,8 @@ def ingest_command(args: argparse.Namespace) -> int:
             report, failure = run_async(run, args.backend)
     finally:
         bar.finish()
+        if id_map is not None:
+            id_map.ids.compact()  # one line per id, also after a failure or a stop
     _print_report(report, skipped, store_label(args), id_map)
     if report.stopped:
         print(f"satchel ingest: interrupted after {report.written:,} entries", file=sys.stderr)
@@ -400,9 +448,13 @@ def ingest_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _entries_file(folder: Path) -> Path:
-    if not folder.is_dir():
-        raise CommandError(f"no workload folder at {folder}")
+def _entries_file(workload: Path) -> Path:
+    """The entries file of a workload folder, or the file itself when given one."""
+    if workload.is_file():
+        return workload
+    if not workload.is_dir():
+        raise CommandError(f"no workload folder at {workload} (nor an entries file)")
+    folder = workload
     entries = folder / "entries.jsonl"
     if not entries.is_file():
         raise CommandError(
@@ -422,7 +474,7 @@ async def _ingest(
     batch_size: int,
     bar: ProgressBar,
     skipped: _SkippedLines,
-    id_map: str | None,
+    id_map: _MappedIds | None,
     embedder: satchel.Embedder,
     tracer_provider: TracerProvider | None,
 ) -> tuple[IngestReport, IngestError | None]:
@@ -437,8 +489,8 @@ async def _ingest(
                     entries,
                     batch_size=batch_size,
                     progress=lambda done: bar.update(done + skipped.count),
-                    # appended batch by batch, so an interrupted ingest maps what it wrote
-                    on_written=None if id_map is None else partial(append_id_map, id_map),
+                    # mapped batch by batch, so an interrupted ingest maps what it wrote
+                    on_written=None if id_map is None else id_map.record,
                     should_stop=stopping.is_set,
                 )
             except IngestError as exc:
@@ -460,6 +512,34 @@ def _stop_on_signals() -> Iterator[threading.Event]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+@attrs.define
+class _MappedIds:
+    """An ingest's id map beside its --db file, and what each id it wrote was to it."""
+
+    ids: IdMap
+    changes: Counter[Change] = attrs.Factory(Counter)
+
+    @classmethod
+    def beside(cls, database: str) -> _MappedIds:
+        """The id map of ``database``, at one line per id before anything is appended (a
+        line a crash cut short would swallow the next); a map beside no database is
+        stale, and replaced."""
+        path = Path(database + ID_MAP_SUFFIX)
+        if not Path(database).exists():
+            path.unlink(missing_ok=True)
+        ids = IdMap.load(path)
+        ids.compact()
+        return cls(ids)
+
+    def record(self, written: Mapping[str, CitationKey]) -> None:
+        self.changes.update(self.ids.record(written))
+
+    def summary(self) -> str:
+        counts = self.changes
+        versions = _count(counts["new version"], "new version")
+        return f"{counts['new']:,} new, {versions}, {counts['unchanged']:,} unchanged"
 
 
 @attrs.define
@@ -485,9 +565,12 @@ class _SkippedLines:
 
 
 def _print_report(
-    report: IngestReport, skipped: _SkippedLines, database: str, id_map: str | None
+    report: IngestReport, skipped: _SkippedLines, database: str, id_map: _MappedIds | None
 ) -> None:
-    print(f"ingested {report.written:,} entries into {database}")
+    if id_map is None:  # new and unchanged alike: the store says not which
+        print(f"ingested {report.written:,} entries into {database} (new or already held)")
+    else:
+        print(f"ingested {report.written:,} entries into {database}: {id_map.summary()}")
     for family, count in report.written_by_family():
         print(f"  {family:<13} {count:>8,}")
     for rejected in report.rejected:
@@ -500,7 +583,7 @@ def _print_report(
     elif skipped.count:
         print(f"skipped {skipped.count:,} malformed lines (see stderr)")
     if report.ids and id_map is not None:
-        print(f"id map appended to {id_map}")
+        print(f"id map {id_map.ids.path} maps {len(id_map.ids.keys):,} workload ids")
 
 
 def _nothing_written(path: Path, skipped: int, report: IngestReport) -> str:

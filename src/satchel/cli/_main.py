@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import satchel
 
+from ._add import add_add
 from ._commands import (
     CommandError,
     erase_command,
@@ -25,6 +26,7 @@ from ._commands import (
     reembed_command,
     scopes_command,
 )
+from ._copy import add_copy
 from ._demo import demo_command
 from ._mcp import add_mcp
 from ._options import command as _command
@@ -49,6 +51,7 @@ _EPILOG = """\
 examples:
   satchel demo
   satchel ingest ./my-workload --db team.db
+  satchel add --db team.db --scope project:demo "Deploys happen on Thursdays"
   satchel prepare --db team.db --scope project:demo "Why was the deploy slow?"
 
 'satchel COMMAND --help' explains each command.
@@ -105,12 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_demo(commands)
     _add_ingest(commands)
+    add_add(commands)
     _add_prepare(commands)
     _add_reembed(commands)
     _add_get(commands)
     _add_scopes(commands)
     _add_forget(commands)
     _add_erase(commands)
+    add_copy(commands)
     add_mcp(commands)
     add_serve(commands)
     return parser
@@ -146,8 +151,9 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "ingest",
         summary="write a workload folder's entries.jsonl into a database",
         description=(
-            "Read WORKLOAD_DIR/entries.jsonl and write every entry into the database at\n"
-            "--db, creating it if needed. Each line is one JSON object, for example\n"
+            "Read WORKLOAD/entries.jsonl (or WORKLOAD itself, when it is that file) and\n"
+            "write every entry into the database at --db, creating it if needed. Each line\n"
+            "is one JSON object, for example\n"
             '  {"id": "c1/3", "scope": "chat-1", "text": "Alice: I moved to Lisbon.",\n'
             '   "kind": "dialog", "created_at": "2023-05-08T13:56:00Z", "session": 1}\n'
             '"family" is memory (the default), experience (situation, action, outcome,\n'
@@ -156,7 +162,14 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "or an integer session, groups a conversation's turns; other fields are\n"
             "ignored. Malformed lines are reported on stderr as FILE:LINE: message and\n"
             "skipped. Each workload id's citation key is appended to DB.ids.jsonl as\n"
-            "it is written, so delivered citations can be mapped back to workload ids.\n"
+            "it is written, so delivered citations can be mapped back to workload ids;\n"
+            "the map keeps one line per id (the latest).\n"
+            "\n"
+            "Every workload id is its record's idempotency key, so the report counts\n"
+            "each entry against the id map as new, a new version (new content under a\n"
+            "known id) or unchanged (nothing written): ingesting the same workload again\n"
+            "writes nothing. With --store there is no id map, and the report does not\n"
+            "tell them apart.\n"
             "\n"
             "Exits 0 when every line was ingested; 1 when any line was skipped as\n"
             "malformed or refused by the runtime (what was written stays, mapped; with\n"
@@ -173,7 +186,11 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "  satchel ingest ./scraped --db notes.db --allow-skips\n"
         ),
     )
-    command.add_argument("workload_dir", metavar="WORKLOAD_DIR", help="folder with entries.jsonl")
+    command.add_argument(
+        "workload_dir",
+        metavar="WORKLOAD",
+        help="folder with entries.jsonl, or the entries file itself",
+    )
     _where_option(command, "database file to write (created if needed)")
     _embedder_option(command)
     command.add_argument(
@@ -199,7 +216,10 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description=(
             "Search the memory of --scope (and of every --reference scope) for QUERY, fit\n"
             "the result into --max-bytes and print the rendered, cited context pack. When\n"
-            "nothing relevant is found, stdout stays empty and a note goes to stderr.\n"
+            "nothing relevant is found, stdout stays empty and a note goes to stderr; it\n"
+            "says so when a searched scope holds no record at all (new, or misspelt:\n"
+            "'satchel scopes' lists them). That is still a success (exit 0): an empty\n"
+            "scope is a normal answer, as it is over HTTP and MCP.\n"
             "\n"
             "--gate turns on the recall-sufficiency gate. When the first search round looks\n"
             "thin (too few candidates, a weak top hit, weak lexical evidence, or a family\n"
@@ -218,8 +238,16 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "outcomes: off, ok, failed, timeout, no_relevant). It carries counts only: no\n"
             "query text and no entry ids or content.\n"
             "\n"
-            "Exits 2 for bad input (e.g. --max-bytes outside 512..32768, or no database\n"
-            "at --db: prepare never creates one)."
+            "--explain prints, on stdout after the pack (which is unchanged), why each item\n"
+            "is in it: one row per item in pack order with its citation, the rank it had in\n"
+            "each search channel that ranked it (lexical, vector, time, neighbour), its\n"
+            "fused score, the round that committed it (0..2), its tier and whether it was\n"
+            "truncated; then the best candidates left out (at most 8) with their cause:\n"
+            "budget, held-back, excluded, duplicate or floor. With --json the receipts and\n"
+            "omitted lists join the pack's four fields in one JSON object.\n"
+            "\n"
+            "Exits 2 for bad input (e.g. --max-bytes outside 512..32768, no database at\n"
+            "--db or --store, or a file that is not one: prepare never creates one)."
         ),
         epilog=(
             "examples:\n"
@@ -230,6 +258,8 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
             '      --section memory=4 --section resource=2 "How do I deploy?"\n'
             "  satchel prepare --db team.db --scope project:demo --gate --effort \\\n"
             '      "Why was the deploy slow?" 2> effort.log\n'
+            "  satchel prepare --db team.db --scope project:demo --explain \\\n"
+            '      "Why was the deploy slow?"\n'
         ),
     )
     command.add_argument("query", metavar="QUERY", help="what the agent needs context for")
@@ -286,6 +316,14 @@ def _add_prepare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="store_true",
         help="print the prepare's recall effort on stderr as one JSON object (no query text)",
     )
+    command.add_argument(
+        "--explain",
+        action="store_true",
+        help=(
+            "after the pack, print why each item is in it (channel ranks, fused score, "
+            "round, tier, truncation) and the best candidates left out, with their cause"
+        ),
+    )
     _embedder_option(command)
     command.set_defaults(run=prepare_command)
 
@@ -300,18 +338,22 @@ def _add_get(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "(scope, entry_id, version), and print it as one JSON object: the citation,\n"
             "its key (the workload id it was ingested under, or the caller's key), text,\n"
             "kind, tags, created_at and thread. A forgotten entry's versions stay readable.\n"
+            "--id takes the id as a pack prints it (22 characters) or the full entry id.\n"
             "\n"
-            "Exits 1 when no such entry or version exists, 2 for bad input."
+            "Exits 1 when no such entry or version exists, 2 for bad input (no database\n"
+            "at --db or --store: get never creates one)."
         ),
         epilog=(
             "examples:\n"
-            "  satchel get --db team.db --scope chat-1 --id 3f2a... --version 1\n"
+            "  satchel get --db team.db --scope chat-1 --id cl8WCM5gQQyj74nwc5mGcQ --version 1\n"
             "  satchel get --db team.db --scope chat-1 --id 3f2a... --version 2 --pretty\n"
         ),
     )
     _where_option(command, "an existing database file")
     command.add_argument("--scope", required=True, metavar="S", help="the citation's scope")
-    command.add_argument("--id", required=True, metavar="ENTRY_ID", help="its entry_id")
+    command.add_argument(
+        "--id", required=True, metavar="ENTRY_ID", help="its id, as a pack prints it or in full"
+    )
     command.add_argument(
         "--version", required=True, type=_positive, metavar="N", help="its version"
     )
@@ -333,7 +375,8 @@ def _add_scopes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "object per scope, sorted by scope. An empty database prints nothing on stdout\n"
             "and a note on stderr.\n"
             "\n"
-            "Exits 2 for bad input (e.g. no database at --db: scopes never creates one)."
+            "Exits 2 for bad input (e.g. no database at --db or --store: scopes never\n"
+            "creates one)."
         ),
         epilog=(
             "examples:\n"
@@ -356,10 +399,12 @@ def _add_forget(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "Forget one memory entry, named as a pack's citation names it (scope,\n"
             "entry_id, version): every version of the entry leaves search, so no later\n"
             "pack delivers it, and every version stays readable with 'satchel get'. The\n"
-            "version must exist; forgetting an entry already forgotten changes nothing.\n"
-            "What was done is printed on stderr.\n"
+            "version must exist; forgetting an entry already forgotten changes nothing,\n"
+            "and says so. --id takes the id as a pack prints it (22 characters) or the\n"
+            "full entry id. What was done is printed on stderr.\n"
             "\n"
-            "Exits 1 when no such scope, entry or version exists, 2 for bad input."
+            "Exits 1 when no such scope, entry or version exists, 2 for bad input (no\n"
+            "database at --db or --store: forget never creates one)."
         ),
         epilog=(
             "examples:\n"
@@ -373,7 +418,11 @@ def _add_forget(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--scope", required=True, type=_nonblank, metavar="S", help="the citation's scope"
     )
     command.add_argument(
-        "--id", required=True, type=_nonblank, metavar="ENTRY_ID", help="its entry_id"
+        "--id",
+        required=True,
+        type=_nonblank,
+        metavar="ENTRY_ID",
+        help="its id, as a pack prints it or in full",
     )
     command.add_argument(
         "--version", required=True, type=_positive, metavar="N", help="its version"
@@ -405,7 +454,8 @@ def _add_erase(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "characters) or the full entry id. What was erased is printed on stderr.\n"
             "\n"
             "Exits 1 when nothing was erased (no such entry or scope, erased already, or\n"
-            "not confirmed), 2 for bad input (no --yes when stdin is not a terminal)."
+            "not confirmed), 2 for bad input (no --yes when stdin is not a terminal, or no\n"
+            "database at --db or --store: erase never creates one)."
         ),
         epilog=(
             "examples:\n"

@@ -2,7 +2,9 @@
 
 The server itself is :mod:`satchel.mcp` (imported only when the command runs, so the rest
 of the CLI works without the MCP SDK); this module parses the command line, opens the
-store and the runtime with the shared CLI helpers, and serves until the host hangs up.
+store and the runtime with the shared CLI helpers, and serves until the host hangs up
+or a signal stops it. Signals are caught here from the start, for both transports, so
+what a stop prints and exits with never depends on where the signal lands.
 """
 
 from __future__ import annotations
@@ -10,18 +12,24 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import logging
+import signal
 import sys
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
+import anyio
+import attrs
+
 import satchel
 
-from .._otlp import tracer_provider_from_env
+from .._otlp import telemetry_from_env
 from . import _options as options
 from ._commands import CommandError, make_embedder, open_store, run_async, store_label
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import TracerProvider
+    from collections.abc import AsyncIterator, Awaitable, Callable
+
+    from .._otlp import Telemetry
 
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -43,8 +51,10 @@ agent should not be able to erase by accident.
 
 By default it speaks MCP over stdin and stdout, as a host launches it: stdout carries
 nothing but the protocol and every log line goes to stderr. It serves until the host
-closes stdin. The database at --db is created if it does not exist. A bad tool argument
-is answered with a tool error naming the field; the server keeps serving.
+closes stdin, or until SIGTERM (exit 0) or Ctrl-C (SIGINT, exit 130) stops it; it then
+closes the store and says 'satchel mcp: stopped' on stderr. The database at --db is
+created if it does not exist. A bad tool argument is answered with a tool error naming
+the field; the server keeps serving.
 
 --http serves the same tools as a streamable-HTTP endpoint at
 http://127.0.0.1:PORT/mcp instead (loopback only, no authentication; on asyncio only).
@@ -116,9 +126,50 @@ def mcp_command(args: argparse.Namespace) -> int:
         raise CommandError("--http runs on asyncio only; use stdio for --backend trio", code=2)
     _log_to_stderr()
     embedder = make_embedder(args.embedder)
-    with tracer_provider_from_env() as provider:
-        run_async(partial(_serve, args, embedder, provider), args.backend)
-    return 0
+    with telemetry_from_env() as telemetry:
+        stopped_by = run_async(partial(_serve_stopping, args, embedder, telemetry), args.backend)
+    print("satchel mcp: stopped", file=sys.stderr, flush=True)
+    # Ctrl-C is an interruption, as a shell counts it; SIGTERM, like a host closing
+    # stdin, asks for the normal end of a server ('satchel serve' exits 0 on both).
+    return 130 if stopped_by == signal.SIGINT else 0
+
+
+@attrs.define
+class _Stopping:
+    """The signals that stop the server: the first SIGINT or SIGTERM ends serving (a
+    second one over HTTP ends it at once, with connections still open); the first is
+    kept for the exit code."""
+
+    signals: AsyncIterator[signal.Signals]
+    first: int | None = None
+
+    async def next_signal(self) -> None:
+        async for number in self.signals:
+            self.first = number if self.first is None else self.first
+            return
+
+    async def run(self, serving: Callable[[], Awaitable[None]]) -> None:
+        """``serving`` until it ends or the first signal cancels it."""
+        async with anyio.create_task_group() as group:
+
+            async def stop() -> None:
+                await self.next_signal()
+                group.cancel_scope.cancel()
+
+            group.start_soon(stop)
+            await serving()
+            group.cancel_scope.cancel()
+
+
+async def _serve_stopping(
+    args: argparse.Namespace, embedder: satchel.Embedder, telemetry: Telemetry
+) -> int | None:
+    """Serve until the host hangs up or a signal stops it; the signal, if one did. One
+    that arrives while the store opens stops the server as soon as it serves."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        stopping = _Stopping(signals)
+        await _serve(args, embedder, telemetry, stopping)
+    return stopping.first
 
 
 def _log_to_stderr() -> None:
@@ -129,15 +180,21 @@ def _log_to_stderr() -> None:
 
 
 async def _serve(
-    args: argparse.Namespace, embedder: satchel.Embedder, provider: TracerProvider | None
+    args: argparse.Namespace,
+    embedder: satchel.Embedder,
+    telemetry: Telemetry,
+    stopping: _Stopping,
 ) -> None:
     from satchel.mcp import HTTP_PATH, serve_http, serve_stdio
 
+    provider = telemetry.tracer_provider
     store = await open_store(args, existing=False, tracer_provider=provider)
     async with satchel.open_runtime(
         store=store,
         embedder=embedder,
         tracer_provider=provider,
+        meter_provider=telemetry.meter_provider,
+        trace_identifiers=telemetry.trace_identifiers,
         recall_policy=satchel.RecallSufficiencyPolicy() if args.gate else None,
         dedup_turns=args.dedup_turns,
     ) as runtime:
@@ -146,7 +203,12 @@ async def _serve(
             port = DEFAULT_PORT if args.port is None else args.port
             url = f"http://127.0.0.1:{port}{HTTP_PATH}"
             print(f"satchel mcp: serving {where} at {url}", file=sys.stderr, flush=True)
-            await serve_http(runtime, port=port, allow_erase=args.allow_erase)
+            await serve_http(
+                runtime,
+                port=port,
+                allow_erase=args.allow_erase,
+                shutdown_trigger=stopping.next_signal,
+            )
         else:
             print(f"satchel mcp: serving {where} over stdio", file=sys.stderr, flush=True)
-            await serve_stdio(runtime, allow_erase=args.allow_erase)
+            await stopping.run(partial(serve_stdio, runtime, allow_erase=args.allow_erase))

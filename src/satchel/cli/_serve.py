@@ -24,7 +24,7 @@ import anyio
 
 import satchel
 
-from .._otlp import tracer_provider_from_env
+from .._otlp import telemetry_from_env
 from . import _options as options
 from ._commands import CommandError, make_embedder, open_store, run_async, store_label
 
@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     import socket
     from collections.abc import Mapping
 
-    from opentelemetry.trace import TracerProvider
-
     from satchel.http import TokenGrant
+
+    from .._otlp import Telemetry
 
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -80,7 +80,9 @@ private network) authenticates callers.
 
 --gate runs the recall-sufficiency gate on every prepare ('satchel prepare --help');
 --dedup-turns N makes a prepare with a session_id hold back what that session's
-last N packs delivered; --timeout bounds each prepare (504 past it);
+last N packs delivered; with --shared-sessions the sessions live in the store, so
+several satchel serve processes over one store (replicas) share them;
+--timeout bounds each prepare (504 past it);
 --read-timeout bounds how long a client may take to send a request's headers
 (the connection is closed) and then its body (408). Each request
 is an OpenTelemetry SERVER span, exported over OTLP when the standard
@@ -92,6 +94,7 @@ examples:
   satchel serve --db team.db
   satchel serve --db team.db --port 9000 --gate --backend trio
   satchel serve --db team.db --host 0.0.0.0 --token-file tokens.json
+  satchel serve --db team.db --dedup-turns 3 --shared-sessions --port 8766
   satchel serve --store "oceanbase://satchel:secret@db.internal:2881/satchel" \\
       --host 0.0.0.0 --token-file /etc/satchel/tokens.json --timeout 2
 
@@ -140,6 +143,14 @@ def add_serve(commands: SubParsers) -> None:
         help="allow a non-loopback --host without --token-file: every caller may do anything",
     )
     parser.add_argument(
+        "--shared-sessions",
+        action="store_true",
+        help=(
+            "keep --dedup-turns sessions in the store, shared by every satchel serve over"
+            " it (replicas), instead of in this process (default: off)"
+        ),
+    )
+    parser.add_argument(
         "--timeout",
         type=options.seconds,
         default=None,
@@ -182,13 +193,17 @@ def serve_command(args: argparse.Namespace) -> int:
             " 127.0.0.1, or pass --insecure if something in front of it authenticates",
             code=2,
         )
+    if args.shared_sessions and not args.dedup_turns:
+        raise CommandError(
+            "--shared-sessions shares --dedup-turns sessions: give --dedup-turns N", code=2
+        )
     tokens = None if args.token_file is None else _tokens(args.token_file)
     # Without tokens on loopback, only requests naming the loopback host are answered:
     # a web page cannot reach the service through DNS rebinding.
     hosts = LOOPBACK_HOST_NAMES if tokens is None and loopback else None
     embedder = make_embedder(args.embedder)
-    with tracer_provider_from_env() as provider:
-        run = partial(_serve, args, embedder, tokens, hosts, provider)
+    with telemetry_from_env() as telemetry:
+        run = partial(_serve, args, embedder, tokens, hosts, telemetry)
         run_async(run, args.backend)
     return 0
 
@@ -213,9 +228,11 @@ async def _serve(
     embedder: satchel.Embedder,
     tokens: Mapping[str, TokenGrant] | None,
     hosts: tuple[str, ...] | None,
-    provider: TracerProvider | None,
+    telemetry: Telemetry,
 ) -> None:
     from satchel import http
+
+    provider = telemetry.tracer_provider
 
     # Signals are caught from the start: one that arrives while the store opens stops
     # the service, cleanly, as soon as it serves.
@@ -230,8 +247,11 @@ async def _serve(
             store=store,
             embedder=embedder,
             tracer_provider=provider,
+            meter_provider=telemetry.meter_provider,
+            trace_identifiers=telemetry.trace_identifiers,
             recall_policy=satchel.RecallSufficiencyPolicy() if args.gate else None,
             dedup_turns=args.dedup_turns,
+            shared_sessions=args.shared_sessions,
             prepare_timeout=args.timeout,
         ) as runtime:
             app = http.create_app(

@@ -2,8 +2,10 @@
 
 A static model maps each token to a vector; a text's embedding is the mean of its token
 vectors, L2-normalised. No network, no GPU, no model runtime: a tokenizer and one
-matrix. satchel bundles one distilled from all-MiniLM-L6-v2 (``satchel/models``); any
-model2vec folder with ``config.json``, ``tokenizer.json`` and ``model.safetensors`` loads.
+matrix, read with the standard library and numpy. satchel bundles one distilled from
+all-MiniLM-L6-v2 (``satchel/models``); any model2vec folder with ``config.json``,
+``tokenizer.json`` and ``model.safetensors`` loads (one whose tokenizer is not BERT's
+needs ``satchel[model2vec]``, see ``_tokenizer``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from ..vocabulary._errors import InvalidRequestError, ModelLoadError
 from ..vocabulary._turns import let_loop_in
 from ._hashing import HashingEmbedder
 from ._offload import embed_nearby
+from ._safetensors import read_tensor
+from ._tokenizer import load_tokenizer
 
 if TYPE_CHECKING:
     import os
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ._protocol import Embedder
+    from ._tokenizer import Tokenizer
 
 logger = logging.getLogger("satchel")
 
@@ -73,12 +78,11 @@ class StaticEmbedder:
             name = config.get("name", folder.name)
             self.name = name if isinstance(name, str) else folder.name
         with _loading(folder, "tokenizer.json"):
-            self._tokenizer = _tokenizer(folder / "tokenizer.json", config)
-            self._unk = self._tokenizer.token_to_id("[UNK]")
-            truncation = self._tokenizer.truncation
-            self._kept_words = (
-                None if truncation is None else WORDS_PER_KEPT_TOKEN * truncation["max_length"]
+            self._tokenizer: Tokenizer = load_tokenizer(
+                folder / "tokenizer.json", _max_length(folder / "config.json", config)
             )
+            kept = self._tokenizer.max_length
+            self._kept_words = None if kept is None else WORDS_PER_KEPT_TOKEN * kept
         with _loading(folder, "model.safetensors"):
             self._vectors = _vectors(folder / "model.safetensors")
             self.checksum = checksum or _digest(folder / "model.safetensors")
@@ -108,17 +112,12 @@ class StaticEmbedder:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        kept = []
-        for text in texts:  # a batch in a worker thread lets a waiting loop in between texts
-            kept.append(_prefix(text, self._kept_words))
-            let_loop_in()
-        encodings = self._tokenizer.encode_batch_fast(kept, add_special_tokens=False)
-        vectors, unk = self._vectors, self._unk
-        for row, encoding in enumerate(encodings):
-            ids = [i for i in encoding.ids if i != unk]
+        vectors, unk, encode = self._vectors, self._tokenizer.unk_id, self._tokenizer.encode
+        for row, text in enumerate(texts):
+            ids = [i for i in encode(_prefix(text, self._kept_words)) if i != unk]
             if ids:  # a per-text gather beats one batch gather: it stays in cache
                 out[row] = vectors[ids].mean(axis=0, dtype=np.float32)
-            let_loop_in()
+            let_loop_in()  # a batch in a worker thread lets a waiting loop in between texts
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
@@ -152,8 +151,9 @@ def default_embedder() -> Embedder:
 
 @contextmanager
 def _loading(folder: Path, name: str) -> Iterator[None]:
-    """Any failure reading ``name`` becomes a ModelLoadError naming it: the tokenizers and
-    safetensors libraries raise their own exception types (even a bare ``Exception``)."""
+    """Any failure reading ``name`` becomes a ModelLoadError naming it (the tokenizers
+    library, when a model needs it, raises its own exception types, even a bare
+    ``Exception``)."""
     try:
         yield
     except ModelLoadError:
@@ -206,32 +206,19 @@ def _json_object(path: Path) -> dict[str, object]:
     return value
 
 
-def _tokenizer(path: Path, config: dict[str, object]) -> Tokenizer:
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(path))
+def _max_length(path: Path, config: dict[str, object]) -> int | None:
+    """The tokens of a text the model reads: ``config.json``'s ``max_length`` when it
+    sets one, else None (``tokenizer.json``'s own truncation)."""
     max_length = config.get("max_length")
-    if isinstance(max_length, int) and not isinstance(max_length, bool):
-        if not 1 <= max_length <= MAX_LENGTH:
-            raise ModelLoadError(
-                f"{path.parent / 'config.json'} max_length must be an integer in 1..{MAX_LENGTH}"
-            )
-        tokenizer.enable_truncation(max_length)
-    tokenizer.no_padding()
-    return tokenizer
+    if not isinstance(max_length, int) or isinstance(max_length, bool):
+        return None
+    if not 1 <= max_length <= MAX_LENGTH:
+        raise ModelLoadError(f"{path} max_length must be an integer in 1..{MAX_LENGTH}")
+    return max_length
 
 
 def _vectors(path: Path) -> npt.NDArray[np.float32]:
-    from safetensors.numpy import load_file
-
-    tensors = load_file(str(path))
-    if "embeddings" not in tensors:
-        raise ModelLoadError(f"{path} holds no 'embeddings' tensor")
-    embeddings = tensors["embeddings"]
+    embeddings = read_tensor(path, "embeddings")
     if embeddings.ndim != 2 or 0 in embeddings.shape:
         raise ModelLoadError(f"{path}: 'embeddings' must be a non-empty 2-D tensor")
     return np.ascontiguousarray(embeddings, dtype=np.float32)
-
-
-if TYPE_CHECKING:
-    from tokenizers import Tokenizer

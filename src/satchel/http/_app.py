@@ -4,6 +4,7 @@ Routes (``docs/service.md`` and ``GET /openapi.json`` describe them in full):
 
 =========================================  =============================================
 ``POST /v1/context/prepare``               ``Runtime.prepare_context``
+``POST /v1/context/explain``               ``Runtime.explain_context`` (same body as prepare)
 ``POST /v1/context/deadline``              ``Runtime.deadline_for`` (same body as prepare)
 ``POST /v1/memories``                      ``Runtime.add_memories`` (all or nothing)
 ``GET /v1/memories/{scope}/{entry_id}``    ``Runtime.get_memory`` (``?version=N``)
@@ -134,6 +135,11 @@ def create_app(
             methods=["POST"],
         ),
         Route(
+            "/v1/context/explain",
+            service.endpoint(service.explain, bodies.PREPARE_FIELDS),
+            methods=["POST"],
+        ),
+        Route(
             "/v1/context/deadline",
             service.endpoint(service.deadline, bodies.PREPARE_FIELDS),
             methods=["POST"],
@@ -232,6 +238,14 @@ class _Service:
             # token is another session, and no token's sessions push out another's.
             context = await self.runtime._prepare_context(prepare, session_owner=grant.name)
         return _json(wire.context_json(context))
+
+    async def explain(self, request: Request, grant: TokenGrant) -> Response:
+        """The pack a prepare of this body returns, with its receipts and omissions:
+        the same turn of the token's session as a prepare."""
+        prepare, deadline = await self._prepare_request(request, grant)
+        with anyio.fail_after(None if math.isinf(deadline) else deadline):
+            explanation = await self.runtime._explain_context(prepare, session_owner=grant.name)
+        return _json(wire.explanation_json(explanation))
 
     async def deadline(self, request: Request, grant: TokenGrant) -> Response:
         """How long a prepare of this body may take: a client sets its own timeout

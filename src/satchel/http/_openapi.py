@@ -93,6 +93,13 @@ _DELETE_PARAMETERS: Final = [
     },
 ]
 _SCOPE: Final = {"type": "string", "minLength": 1, "maxLength": 256}
+_CHANNEL_RANKS: Final = {
+    "type": "object",
+    "propertyNames": {"enum": ["lexical", "vector", "time", "neighbour"]},
+    "additionalProperties": {"type": "integer", "minimum": 1},
+    "description": "each channel that ranked it and its rank there, from 1 (in the round"
+    " that committed it; below the floor, in what the channel retrieved)",
+}
 
 OPENAPI: Final[dict[str, Any]] = {
     "openapi": "3.1.0",
@@ -113,6 +120,26 @@ OPENAPI: Final[dict[str, Any]] = {
                 "requestBody": {"required": True, **_json_body("PrepareContextRequest")},
                 "responses": {
                     "200": {"description": "the pack", **_json_body("PreparedContext")},
+                    **_BODY_ERRORS,
+                    **_ERRORS,
+                    "504": _error("the prepare did not finish before its deadline"),
+                },
+            }
+        },
+        "/v1/context/explain": {
+            "post": {
+                "operationId": "explainContext",
+                "summary": (
+                    "Prepare the same pack as /v1/context/prepare (the same turn of the"
+                    " session), with why each item is in it and why the best candidates"
+                    " left out are not"
+                ),
+                "requestBody": {"required": True, **_json_body("PrepareContextRequest")},
+                "responses": {
+                    "200": {
+                        "description": "the pack, its receipts and its omissions",
+                        **_json_body("ExplainedContext"),
+                    },
                     **_BODY_ERRORS,
                     **_ERRORS,
                     "504": _error("the prepare did not finish before its deadline"),
@@ -335,6 +362,89 @@ OPENAPI: Final[dict[str, Any]] = {
                         "description": "the rendered pack, null when nothing fits",
                     },
                     "content_bytes": {"type": "integer", "minimum": 0},
+                },
+            },
+            "ExplainedContext": {
+                "type": "object",
+                "required": [
+                    "schema",
+                    "status",
+                    "content",
+                    "content_bytes",
+                    "receipts",
+                    "omitted",
+                ],
+                "description": "the pack's four fields (as PreparedContext), then its receipts"
+                " and omissions",
+                "properties": {
+                    "schema": {"const": "satchel.prepared-context.v2"},
+                    "status": {"enum": ["ready", "empty"]},
+                    "content": {"type": ["string", "null"]},
+                    "content_bytes": {"type": "integer", "minimum": 0},
+                    "receipts": {
+                        "type": "array",
+                        "items": _ref("Receipt"),
+                        "description": "one per delivered item, in pack order",
+                    },
+                    "omitted": {
+                        "type": "array",
+                        "items": _ref("Omission"),
+                        "maxItems": 8,  # satchel.vocabulary.MAX_OMISSIONS (a test pins it)
+                        "description": "the best candidates not delivered, best first",
+                    },
+                },
+            },
+            "Receipt": {
+                "type": "object",
+                "required": ["citation", "channels", "score", "round", "tier", "truncated"],
+                "properties": {
+                    "citation": _ref("CitedRecord"),
+                    "channels": _CHANNEL_RANKS,
+                    "score": {
+                        "type": ["number", "null"],
+                        "description": "the fused score its search ranked it by; null for a"
+                        " profile",
+                    },
+                    "round": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 2,
+                        "description": "the round that committed it",
+                    },
+                    "tier": {"enum": _TIERS},
+                    "truncated": {"type": "boolean"},
+                },
+            },
+            "Omission": {
+                "type": "object",
+                "required": ["citation", "cause", "channels", "score"],
+                "properties": {
+                    "citation": _ref("CitedRecord"),
+                    "cause": {
+                        "enum": ["budget", "held-back", "excluded", "duplicate", "floor"],
+                        "description": "budget: no room in the pack's bytes, item limits or"
+                        " candidate ceiling; held-back: the session delivered it lately;"
+                        " excluded: the request's exclude names it; duplicate: its text repeats"
+                        " a candidate offered before it; floor: below the admission floor (or"
+                        " the prepare abstained: no evidence of relevance)",
+                    },
+                    "channels": _CHANNEL_RANKS,
+                    "score": {
+                        "type": ["number", "null"],
+                        "description": "its fused score; null below the floor",
+                    },
+                },
+            },
+            "CitedRecord": {
+                "type": "object",
+                "required": ["family", "scope", "id", "version"],
+                "description": "a citation, as parse_context reads it off the pack (exclude"
+                " takes it as it is)",
+                "properties": {
+                    "family": {"enum": _FAMILIES},
+                    "scope": {"type": "string"},
+                    "id": {"type": ["string", "null"]},
+                    "version": {"type": ["integer", "null"]},
                 },
             },
             "MemoryEntry": {

@@ -17,7 +17,8 @@ cannot be encoded, and an answer that cannot be written would end the server.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Final, Self
+import os
+from typing import TYPE_CHECKING, Any, Final, Protocol, Self
 
 import anyio
 import mcp.types as types
@@ -28,13 +29,13 @@ from ._arguments import lone_surrogate
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from anyio import AsyncFile
-
 
 NOT_UTF8: Final = "Parse error: the line is not UTF-8 text"
 NOT_JSON: Final = "Parse error: the line is not JSON"
 LONE_SURROGATE: Final = "Parse error: a string holds a lone surrogate, which is not Unicode text"
 NOT_JSONRPC: Final = "Invalid request: the line is not a JSON-RPC 2.0 message"
+#: The most bytes one read of stdin takes.
+CHUNK: Final = 65536
 
 
 def read_line(line: bytes) -> SessionMessage | types.JSONRPCError | None:
@@ -114,6 +115,58 @@ def _error(request_id: types.RequestId | None, code: int, message: str) -> types
     )
 
 
+class Lines(Protocol):
+    """Where :class:`StdinMessages` reads its lines."""
+
+    async def readline(self) -> bytes:
+        """The next line with its newline; the rest without one at the end; then b""."""
+        ...
+
+
+class DescriptorLines:
+    """The lines of a file descriptor (stdin), read as they arrive.
+
+    A read waits for the descriptor to be readable and then takes what is there, so a
+    cancelled read leaves no thread blocked on stdin: a signal stops the server while the
+    host still holds stdin open, and the process exits. A descriptor the event loop
+    cannot watch (a regular file, ``/dev/null``) never blocks, and is read in a worker
+    thread.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+        self._searched = 0  # the buffer's bytes known to hold no newline
+        self._eof = False
+        self._watchable = True
+
+    async def readline(self) -> bytes:
+        while not self._eof and self._buffer.find(b"\n", self._searched) < 0:
+            self._searched = len(self._buffer)
+            chunk = await self._read()
+            self._eof = not chunk
+            self._buffer += chunk
+        end = self._buffer.find(b"\n", self._searched)
+        cut = len(self._buffer) if end < 0 else end + 1
+        line = bytes(self._buffer[:cut])
+        del self._buffer[:cut]
+        self._searched = 0
+        return line
+
+    async def _read(self) -> bytes:
+        while self._watchable:
+            try:
+                await anyio.wait_readable(self._fd)
+            except OSError:  # not a pipe, socket or terminal: a read never blocks
+                self._watchable = False
+                break
+            try:
+                return os.read(self._fd, CHUNK)
+            except BlockingIOError:  # a non-blocking descriptor woke with nothing to read
+                continue
+        return await anyio.to_thread.run_sync(os.read, self._fd, CHUNK)
+
+
 class StdinMessages:
     """The server's read stream over stdio: each message is read off ``lines`` when the
     server asks for the next one, and a line that holds none is answered on the spot
@@ -124,9 +177,7 @@ class StdinMessages:
     is the process's).
     """
 
-    def __init__(
-        self, lines: AsyncFile[bytes], answer: Callable[[SessionMessage], Awaitable[None]]
-    ) -> None:
+    def __init__(self, lines: Lines, answer: Callable[[SessionMessage], Awaitable[None]]) -> None:
         self._lines = lines
         self._answer = answer
         self._closed = False

@@ -3,7 +3,10 @@
 The bounds repeat satchel's own validation (``tests/mcp`` pins each one against the
 vocabulary's constants), so a model that follows a schema is never refused. A call outside
 its tool's schema is refused before satchel reads it (``_arguments``), naming the argument;
-satchel then validates every call that fits.
+satchel then validates every call that fits. A value that may be null is spelled
+``anyOf: [{type: ...}, {type: null}]``, never ``type: [..., "null"]``: hosts convert these
+schemas for models that read a subset of JSON Schema, and the list form is the one they
+warn about (the MCP Inspector's portability check) or drop.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ MAX_KEY_CHARS: Final = 512
 MAX_VERSION: Final = 2**63 - 1
 FAMILIES: Final = ("memory", "experience", "topic-memory", "profile", "resource")
 TIERS: Final = ("uri", "abstract", "overview", "full")
+CHANNELS: Final = ("lexical", "vector", "time", "neighbour")
+OMISSION_CAUSES: Final = ("budget", "held-back", "excluded", "duplicate", "floor")
+MAX_OMISSIONS: Final = 8
 SCHEMA_ID: Final = "satchel.prepared-context.v2"
 
 Schema = dict[str, Any]
@@ -42,6 +48,16 @@ def _text(description: str, *, max_length: int | None = None) -> Schema:
 def _nullable(schema: Schema) -> Schema:
     """``schema`` or null (null: the default)."""
     return {"anyOf": [schema, {"type": "null"}], "default": None}
+
+
+def _or_null(kind: str, description: str = "", **bounds: Any) -> Schema:
+    """A value of JSON type ``kind`` (within ``bounds``) or null, spelled as ``anyOf``:
+    hosts convert schemas for models that read a subset of JSON Schema, and a list of
+    types (``"type": [kind, "null"]``) is the union they do not carry over."""
+    schema: Schema = {"anyOf": [{"type": kind, **bounds}, {"type": "null"}]}
+    if description:
+        schema["description"] = description
+    return schema
 
 
 def _object(properties: dict[str, Schema], required: list[str], description: str = "") -> Schema:
@@ -79,17 +95,17 @@ CITATION: Final = _object(
     {
         "family": {"enum": list(FAMILIES), "description": "The cited record's family."},
         "scope": {"type": "string", "description": "The scope the record was read from."},
-        "id": {
-            "type": ["string", "null"],
-            "description": "The entry id (memory), record id (experience, topic-memory) or URI"
-            " (resource); null for a profile. A pack's own spelling (entry_id, uri) is accepted.",
-        },
-        "version": {
-            "type": ["integer", "null"],
-            "minimum": 1,
-            "description": "The version (memory) or revision (experience, topic-memory); null for"
-            " a resource or profile. A pack's own spelling (revision) is accepted.",
-        },
+        "id": _or_null(
+            "string",
+            "The entry id (memory), record id (experience, topic-memory) or URI (resource);"
+            " null for a profile. A pack's own spelling (entry_id, uri) is accepted.",
+        ),
+        "version": _or_null(
+            "integer",
+            "The version (memory) or revision (experience, topic-memory); null for a resource"
+            " or profile. A pack's own spelling (revision) is accepted.",
+            minimum=1,
+        ),
         "entry_id": {"type": "string", "description": "id, as a memory citation spells it."},
         "uri": {"type": "string", "description": "id, as a resource citation spells it."},
         "revision": {
@@ -183,24 +199,98 @@ PREPARE_CONTEXT_INPUT: Final = _object(
             "description": "Citations the agent already holds: never delivered again; other"
             " candidates take their places.",
         },
+        "explain": {
+            "type": "boolean",
+            "default": False,
+            "description": "Also say why each item is in the pack (receipts: its rank per"
+            " search channel, fused score, round, tier) and why the best candidates left out"
+            " are not (omitted, with their cause). The pack, and the session's turn, are the"
+            " same as without it.",
+        },
     },
     ["scope_id", "query"],
+)
+
+#: A citation as an answer spells it: the four fields, always.
+CITED: Final = _object(
+    {
+        "family": {"enum": list(FAMILIES)},
+        "scope": {"type": "string"},
+        "id": _or_null("string"),
+        "version": _or_null("integer"),
+    },
+    ["family", "scope", "id", "version"],
+    "The record version, as the pack cites it (exclude takes it as it is).",
+)
+
+_CHANNEL_RANKS: Final = {
+    "type": "object",
+    "properties": {channel: {"type": "integer", "minimum": 1} for channel in CHANNELS},
+    "additionalProperties": False,
+    "description": "Each search channel that ranked it, and its rank there from 1 (below the"
+    " floor: its rank in what the channel retrieved).",
+}
+
+RECEIPT: Final = _object(
+    {
+        "citation": CITED,
+        "channels": _CHANNEL_RANKS,
+        "score": _or_null("number", "The fused score its search ranked it by (null: a profile)."),
+        "round": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 2,
+            "description": "The search round that committed it.",
+        },
+        "tier": {"enum": list(TIERS)},
+        "truncated": {"type": "boolean"},
+    },
+    ["citation", "channels", "score", "round", "tier", "truncated"],
+    "Why one delivered item is in the pack.",
+)
+
+OMISSION: Final = _object(
+    {
+        "citation": CITED,
+        "cause": {
+            "enum": list(OMISSION_CAUSES),
+            "description": "budget: no room left; held-back: this session was given it"
+            " lately; excluded: exclude names it; duplicate: its text repeats a candidate"
+            " offered before it; floor: below the admission floor, or nothing found was"
+            " relevant.",
+        },
+        "channels": _CHANNEL_RANKS,
+        "score": _or_null("number", "Its fused score (null: unfused)."),
+    },
+    ["citation", "cause", "channels", "score"],
+    "A candidate the pack does not deliver, and why.",
 )
 
 PREPARE_CONTEXT_OUTPUT: Final = _object(
     {
         "schema": {"type": "string", "const": SCHEMA_ID},
         "status": {"enum": ["ready", "empty"], "description": "empty: nothing relevant fits."},
-        "content": {
-            "type": ["string", "null"],
-            "description": "The rendered pack (null when empty): untrusted data between the"
+        "content": _or_null(
+            "string",
+            "The rendered pack (null when empty): untrusted data between the"
             " BEGIN_SATCHEL_CONTEXT_V2 and END_SATCHEL_CONTEXT_V2 markers, each item cited.",
-        },
+        ),
         "content_bytes": {
             "type": "integer",
             "minimum": 0,
             "maximum": MAX_MAX_BYTES,
             "description": "The pack's size in UTF-8 bytes, at most max_bytes.",
+        },
+        "receipts": {
+            "type": "array",
+            "items": RECEIPT,
+            "description": "With explain only: one per delivered item, in pack order.",
+        },
+        "omitted": {
+            "type": "array",
+            "items": OMISSION,
+            "maxItems": MAX_OMISSIONS,
+            "description": "With explain only: the best candidates left out, best first.",
         },
     },
     ["schema", "status", "content", "content_bytes"],
@@ -276,9 +366,9 @@ GET_MEMORY_OUTPUT: Final = _object(
         "text": {"type": "string"},
         "kind": {"type": "string"},
         "tags": {"type": "array", "items": {"type": "string"}},
-        "created_at": {"type": ["string", "null"], "description": "ISO-8601, or null."},
-        "thread": {"type": ["string", "null"]},
-        "key": {"type": ["string", "null"], "description": "The idempotency key, or null."},
+        "created_at": _or_null("string", "ISO-8601, or null."),
+        "thread": _or_null("string"),
+        "key": _or_null("string", "The idempotency key, or null."),
     },
     ["scope_id", "entry_id", "version", "text", "kind", "tags", "created_at", "thread", "key"],
 )

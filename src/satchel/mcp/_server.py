@@ -166,21 +166,30 @@ def _version() -> str:
 
 def _read_prepare(
     runtime: satchel.Runtime, args: dict[str, Any]
-) -> tuple[satchel.PrepareContextRequest, float]:
+) -> tuple[satchel.PrepareContextRequest, float, bool]:
     request = arguments.prepare_request(args)
-    return request, runtime.deadline_for(request)  # validates the request; stores nothing
+    # validates the request; stores nothing
+    return request, runtime.deadline_for(request), args.get("explain", False)
 
 
 async def _prepare_context(
-    runtime: satchel.Runtime, read: tuple[satchel.PrepareContextRequest, float]
+    runtime: satchel.Runtime, read: tuple[satchel.PrepareContextRequest, float, bool]
 ) -> types.CallToolResult:
-    request, deadline = read
+    request, deadline, explain = read
     with anyio.fail_after(deadline):  # infinite unless timeouts are set
-        context = await runtime.prepare_context(request)
+        if explain:
+            explanation = await runtime.explain_context(request)
+            context = explanation.context
+        else:
+            context = await runtime.prepare_context(request)
     structured = wire.context_json(context)
-    if context.content is None:
-        return _result(structured, "satchel: nothing relevant to this query (status empty)")
-    return _result(structured, context.content)
+    pack = context.content or "satchel: nothing relevant to this query (status empty)"
+    if not explain:
+        return _result(structured, pack)
+    # The pack as without explain, then the receipts and omissions as one JSON line.
+    structured = wire.explanation_json(explanation)
+    why = {name: structured[name] for name in ("receipts", "omitted")}
+    return _result(structured, f"{pack}\n{json.dumps(why, ensure_ascii=False)}")
 
 
 def _read_entries(

@@ -8,8 +8,9 @@ runs round 0 and the gated expansion rounds, one task group each, whose
 :class:`Searcher` tasks (``_search``) send their outcomes back to it; it keeps the
 :class:`Committed` state (``_committed``), asks the expander for each next step and
 fits through the prepare's :class:`Packer` (``_packer``), which calls the pure Builder.
-Per-scope readers-writer guards (``_locks``) and the session dedup ledger (``_ledger``)
-live here too.
+Per-scope readers-writer guards (``_locks``) and the session dedup ledger (``_ledger``;
+``_shared_ledger`` when the store keeps the sessions) live here too, and the receipts
+of an explained prepare (``_receipts``).
 """
 
 from ._committed import Candidates as Candidates
@@ -19,10 +20,12 @@ from ._coordinator import Recalled as Recalled
 from ._ledger import DedupLedger as DedupLedger
 from ._locks import ScopeGuards as ScopeGuards
 from ._packer import Packer as Packer
+from ._prepare import Explained as Explained
 from ._prepare import Preparer as Preparer
 from ._search import RoundSettings as RoundSettings
 from ._search import Searcher as Searcher
 from ._search import SearchOutcome as SearchOutcome
+from ._shared_ledger import SharedLedger as SharedLedger
 from ._stages import Digest as Digest
 from ._stages import Planner as Planner
 from ._state import Exclusions as Exclusions
@@ -36,6 +39,7 @@ __all__ = [
     "DedupLedger",
     "Digest",
     "Exclusions",
+    "Explained",
     "Packer",
     "Planner",
     "PrepareState",
@@ -46,4 +50,5 @@ __all__ = [
     "SearchOutcome",
     "SearchSpec",
     "Searcher",
+    "SharedLedger",
 ]

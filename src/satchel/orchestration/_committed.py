@@ -18,6 +18,7 @@ from ..recall import (
     RecallEffort,
     allocate,
     check_ceiling,
+    evidence_of_relevance,
     family_view,
     merge_rounds,
     reachable,
@@ -29,7 +30,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from ..builder import BuildResult
-    from ..recall import AdmissionFloor, FamilySearch, FamilyView, FusionWeights, SearchPlan
+    from ..recall import (
+        AdmissionFloor,
+        FamilySearch,
+        FamilyView,
+        FusionWeights,
+        RelevanceFloor,
+        SearchPlan,
+    )
     from ..vocabulary import AnalysedQuery, Evidence, Family, Limits, Pool
     from ._state import SearchSpec
 
@@ -54,6 +62,11 @@ class Committed:
         delays: per search, the rank positions its list gives way in allocation (the
             runtime's ``reference_penalty`` for a reference scope; none for the
             request's own scope).
+        rounds: each committed round's index, outcomes and candidates once committed,
+            in order: an explanation reads which round committed a candidate and how
+            its search ranked it (references only: nothing is copied for it).
+        abstained: round 0 found candidates and no evidence that any is relevant
+            (:meth:`relevant`): the prepare delivers none of them and never expands.
     """
 
     specs: tuple[SearchSpec, ...]
@@ -66,6 +79,8 @@ class Committed:
     joined_neighbours: int = 0
     steps: int = 0
     delays: dict[SearchSpec, int] = attrs.Factory(dict)
+    rounds: list[tuple[int, dict[SearchSpec, SearchOutcome], Candidates]] = attrs.Factory(list)
+    abstained: bool = False
 
     @classmethod
     def round_zero(
@@ -85,15 +100,17 @@ class Committed:
             own_delays = [delays.get(spec, 0) for spec in own]
             candidates[family] = allocate(ranked, limits.ceiling(family), own_delays)
             check_ceiling(family, candidates[family], limits.ceiling(family))
+        staged = dict(outcomes)
         return cls(
             specs=tuple(specs),
-            outcomes=dict(outcomes),
+            outcomes=staged,
             known={spec: frozenset(outcome.keys) for spec, outcome in outcomes.items()},
             candidates=candidates,
             candidates_by_round=[sum(len(items) for items in candidates.values())],
             floor=settings.floor,
             joined_neighbours=sum(outcome.joined_neighbours for outcome in outcomes.values()),
             delays=dict(delays),
+            rounds=[(settings.index, staged, candidates)],
         )
 
     def commit(
@@ -109,6 +126,7 @@ class Committed:
             merged[family] = merge_rounds(committed, added, limits.ceiling(family), own_delays)
             check_ceiling(family, merged[family], limits.ceiling(family))
         self.outcomes = dict(staged)
+        self.rounds.append((settings.index, self.outcomes, merged))
         self.known = {spec: self.known[spec] | frozenset(staged[spec].keys) for spec in self.specs}
         self.candidates = merged
         self.floor = settings.floor
@@ -116,6 +134,18 @@ class Committed:
         self.actions.append(settings.action)
         self.candidates_by_round.append(sum(len(items) for items in merged.values()))
         return any(len(merged[family]) != len(before[family]) for family in merged)
+
+    def relevant(self, floor: RelevanceFloor, queries: Sequence[AnalysedQuery]) -> bool:
+        """Whether the committed pools show evidence of relevance
+        (:func:`~satchel.recall.evidence_of_relevance`), or retrieved nothing at all
+        (nothing to judge: the normal empty result); ``queries`` are the prepare's."""
+        searches = [
+            (outcome.pool, outcome.pool.counted_terms(len(queries[spec.query].terms)))
+            for spec, outcome in self.outcomes.items()
+        ]
+        if not any(pool.retrieved for pool, _ in searches):
+            return True
+        return evidence_of_relevance(searches, floor) is not None
 
     def searches_of(
         self, family: Family, queries: Sequence[AnalysedQuery]

@@ -24,16 +24,24 @@ from .._loop import loop_turn
 from ..builder import FitMemo
 from ..recall import (
     NEIGHBOURS,
+    NO_RELEVANT,
     AdmissionFloor,
     FusionWeights,
     GateAssessment,
     RecallEffort,
     RecallExpander,
     RecallSufficiencyGate,
+    RelevanceFloor,
     lowest_floor,
 )
 from ..recall import _gate as gate
-from ..vocabulary import PrepareFailedError, PrepareTimeoutError, StoreUnavailableError
+from ..vocabulary import (
+    Calibration,
+    PrepareFailedError,
+    PrepareTimeoutError,
+    StoreUnavailableError,
+)
+from ..vocabulary._telemetry import PrepareMetrics
 from ._committed import Committed
 from ._packer import Packer
 from ._search import RoundSettings, Searcher, SearchOutcome
@@ -72,10 +80,12 @@ def _round_zero_failed(group: ExceptionGroup[Exception]) -> None:
 
 @attrs.frozen
 class Recalled:
-    """What recall hands the preparer: the final fit and, when asked, the effort."""
+    """What recall hands the preparer: the final fit, when asked the effort, and the
+    committed state (which an explanation reads)."""
 
     build: BuildResult
     effort: RecallEffort | None
+    committed: Committed | None = None
 
 
 class Coordinator:
@@ -93,10 +103,16 @@ class Coordinator:
         baseline: float | None = None,
         fusion: FusionWeights | None = None,
         reference_penalty: int = 0,
+        metrics: PrepareMetrics | None = None,
+        trace_identifiers: bool = False,
+        relevance: RelevanceFloor | None = None,
     ) -> None:
         self._limits = limits
         self._store = store
-        self._searcher = Searcher(store, limits, guards, tracer)
+        self._metrics = metrics or PrepareMetrics(None)
+        self._searcher = Searcher(
+            store, limits, guards, tracer, self._metrics, identifiers=trace_identifiers
+        )
         self._tracer = tracer
         self._policy = policy
         self._policy_id = "disabled" if policy is None else policy.effective_id()
@@ -106,6 +122,8 @@ class Coordinator:
         self._weights = fusion or FusionWeights()
         # Round 0's floor: the embedder's calibrated cosine baseline (0.3 by design).
         self._round0 = AdmissionFloor(min_similarity=baseline)
+        # Abstention reads round 0 alone, with the embedder's calibrated top-hit level.
+        self._relevance = relevance or RelevanceFloor.of(Calibration())
         self._reference_penalty = reference_penalty
         self._round_timeout = round_timeout
         #: Encoded candidates shared by every prepare: an item is encoded once, not per fit.
@@ -130,17 +148,23 @@ class Coordinator:
         packer = Packer(state, self._limits, self._memo)
         committed, build = await self._round_zero(state, packer)
         rounds, reason = 1, "disabled"
-        if self._policy is not None:
+        if committed.abstained:
+            reason = NO_RELEVANT  # the gate never expands a round with nothing relevant
+        elif self._policy is not None:
             rounds, reason, build = await self._expand(state, packer, committed, build)
         self._trace_build(build, rounds, reason, committed.joined_neighbours)
+        self._measure(build, rounds, reason)
         if not effort:
-            return Recalled(build, None)
-        return Recalled(build, committed.effort(self._policy_id, reason, rounds, build))
+            return Recalled(build, None, committed)
+        effort_spent = committed.effort(self._policy_id, reason, rounds, build)
+        return Recalled(build, effort_spent, committed)
 
     async def _round_zero(
         self, state: PrepareState, packer: Packer
     ) -> tuple[Committed, BuildResult]:
-        """Run round 0 and commit it unconditionally; the committed state and its fit."""
+        """Run round 0 and commit it unconditionally; the committed state and its fit
+        (without any searched candidate when round 0 shows no evidence of relevance:
+        the prepare abstains)."""
         request = state.request
         settings = RoundSettings(
             0, "search", self._round0, self._ceilings(request.families),
@@ -156,9 +180,12 @@ class Coordinator:
         )
         if timed_out:
             raise PrepareTimeoutError("round 0 did not finish before its deadline")
-        async with loop_turn():  # one stretch on the loop: commit, then fit
+        async with loop_turn():  # one stretch on the loop: commit, judge, then fit
             committed = Committed.round_zero(state.specs, outcomes, settings, self._limits, delays)
-            return committed, packer.pack(committed.candidates)
+            committed.abstained = not committed.relevant(self._relevance, state.queries)
+            # An abstaining prepare delivers no searched candidate; a profile the request
+            # selects is read whole with every request, so it alone is still served.
+            return committed, packer.pack({} if committed.abstained else committed.candidates)
 
     async def _expand(
         self, state: PrepareState, packer: Packer, committed: Committed, build: BuildResult
@@ -251,6 +278,8 @@ class Coordinator:
             # Recorded before the span ends, whichever way the round ended.
             committed = committed and not scope.cancelled_caught
             span.set_attribute("satchel.recall.round.committed", committed)
+        if settings.index:
+            self._metrics.expanded(settings.action, committed=committed)
         return staged, scope.cancelled_caught
 
     async def _run_round(
@@ -332,3 +361,15 @@ class Coordinator:
         }
         with self._tracer.start_as_current_span("satchel.context.build", attributes=attributes):
             pass
+
+    def _measure(self, build: BuildResult, rounds: int, reason: str) -> None:
+        """The recall's metrics: its rounds, an empty fit by its assessment, and what the
+        fit dropped by cause (an unobserved runtime returns at once)."""
+        if not self._metrics.enabled:
+            return
+        omissions = build.omissions
+        dropped = (
+            ("below-min-bytes", omissions.dropped_below_min_bytes),
+            ("no-fitting-truncation", omissions.dropped_no_fitting_truncation),
+        )
+        self._metrics.recalled(rounds, reason, empty=not build.delivered_count, dropped=dropped)

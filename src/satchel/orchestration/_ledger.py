@@ -13,7 +13,8 @@ used forgotten first, so no owner can push another's sessions out; past the boun
 owners the least recently active owner is forgotten whole. In-process and bounded; it
 must never write to the store. The preparer asks it once per prepare what the turn
 holds back (that goes into the prepare's ``Exclusions.held_back``) and tells it once
-what the turn served.
+what the turn served. ``_shared_ledger.SharedLedger`` keeps the same ledger in the store
+instead, with the same two methods.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class DedupLedger:
         self._max_owners = max_owners
         self._owners: OrderedDict[SessionOwner, OrderedDict[str, _Session]] = OrderedDict()
 
-    def next_turn(
+    async def next_turn(
         self, session_id: str, *, owner: SessionOwner = None
     ) -> tuple[int, frozenset[str]]:
         """The number of the session's next turn and the identities held back in it.
@@ -87,7 +88,7 @@ class DedupLedger:
         session.served = {i: t for i, t in session.served.items() if t >= oldest}
         return turn, frozenset(session.served)
 
-    def record(
+    async def record(
         self,
         session_id: str,
         turn: int,
@@ -96,7 +97,8 @@ class DedupLedger:
         owner: SessionOwner = None,
     ) -> None:
         """Count ``turn`` as served and remember what the reader saw in it: the items
-        served at abstract or deeper."""
+        served at abstract or deeper. Never a checkpoint: it cannot be cancelled half
+        way."""
         session = self._touch(owner, session_id)
         session.turn = max(session.turn, turn)
         for item in delivered:

@@ -7,10 +7,15 @@ ledger what this turn holds back; from these it makes the prepare's one
 the host's digest over the fitted pack (behind its fuse), reports the effort to the sink
 (whose errors are logged and swallowed), then records the turn. ``prepare_timeout``
 bounds all of it. It must never search, fit or judge: the coordinator does.
+
+An explained prepare (:meth:`Preparer.explain`) is the same prepare, turn included,
+whose searches also trace where each candidate stood; its receipts and omissions are
+read from what recall committed (``_receipts``) before the turn is recorded.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import time
@@ -20,7 +25,9 @@ import anyio
 import attrs
 
 from .._loop import loop_turn
-from ..vocabulary import PrepareTimeoutError, analyse_query, rules, tracer
+from ..vocabulary import MAX_OMISSIONS, PrepareTimeoutError, analyse_query, rules, tracer
+from ..vocabulary._telemetry import PrepareMetrics
+from ._receipts import Explainer
 from ._stages import digest_pack, plan_queries
 from ._state import Exclusions, PrepareState
 
@@ -36,10 +43,18 @@ if TYPE_CHECKING:
     from ..embedders import Embedder
     from ..recall import RecallEffort, RecallEffortSink
     from ..stores import Store
-    from ..vocabulary import AnalysedQuery, Evidence, Family, ResolvedRequest
-    from ._coordinator import Coordinator
+    from ..vocabulary import (
+        AnalysedQuery,
+        Evidence,
+        Family,
+        Omission,
+        Receipt,
+        ResolvedRequest,
+    )
+    from ._coordinator import Coordinator, Recalled
     from ._ledger import DedupLedger, SessionOwner
     from ._locks import ScopeGuards
+    from ._shared_ledger import SharedLedger
     from ._stages import Digest, Planner
 
 logger = logging.getLogger("satchel")
@@ -59,6 +74,15 @@ class _Prelude:
 
 
 @attrs.frozen
+class Explained:
+    """What an explained prepare adds to its pack: one receipt per delivered item, in
+    pack order, and the best candidates left out (at most ``MAX_OMISSIONS``)."""
+
+    receipts: tuple[Receipt, ...]
+    omitted: tuple[Omission, ...]
+
+
+@attrs.frozen
 class Preparer:
     """Runs prepares for one runtime."""
 
@@ -67,7 +91,7 @@ class Preparer:
     guards: ScopeGuards
     coordinator: Coordinator
     sink: RecallEffortSink | None
-    ledger: DedupLedger | None = None
+    ledger: DedupLedger | SharedLedger | None = None
     #: Seconds the whole call may take, embedding, every read and the sink included.
     prepare_timeout: float | None = None
     #: The host's stages and their fuses (seconds).
@@ -78,6 +102,8 @@ class Preparer:
     tracer: Tracer = attrs.field(factory=lambda: tracer(None))
     #: The wall clock, in UTC epoch seconds, read once per prepare (relative dates).
     clock: Callable[[], float] = time.time
+    #: The runtime's instruments (the profile read's store errors count here).
+    metrics: PrepareMetrics = attrs.field(factory=lambda: PrepareMetrics(None))
 
     async def prepare(
         self, request: ResolvedRequest, *, session_owner: SessionOwner = None
@@ -96,6 +122,27 @@ class Preparer:
             PrepareTimeoutError: the call overran ``prepare_timeout`` (or round 0 its
                 ``round_timeout``) before a pack was fitted.
         """
+        build, _ = await self._prepare(request, session_owner, explain=False)
+        return build
+
+    async def explain(
+        self, request: ResolvedRequest, *, session_owner: SessionOwner = None
+    ) -> tuple[BuildResult, Explained]:
+        """:meth:`prepare`, the same pack and the same turn, with its receipts and
+        omissions. Reading the few omitted candidates no round read is cut off at the
+        prepare's deadline (the omissions found by then stand).
+
+        Raises:
+            PrepareFailedError: as :meth:`prepare`.
+            PrepareTimeoutError: as :meth:`prepare`.
+        """
+        build, explained = await self._prepare(request, session_owner, explain=True)
+        assert explained is not None
+        return build, explained
+
+    async def _prepare(
+        self, request: ResolvedRequest, session_owner: SessionOwner, *, explain: bool
+    ) -> tuple[BuildResult, Explained | None]:
         started = anyio.current_time()
         deadline = math.inf if self.prepare_timeout is None else started + self.prepare_timeout
         prelude = None
@@ -106,19 +153,45 @@ class Preparer:
         session = request.session_id if self.ledger is not None else None
         turn, held_back = 0, frozenset[str]()
         if session is not None and self.ledger is not None:
-            turn, held_back = self.ledger.next_turn(session, owner=session_owner)
+            with anyio.CancelScope(deadline=deadline) as scope:
+                turn, held_back = await self.ledger.next_turn(session, owner=session_owner)
+            if scope.cancelled_caught:
+                raise PrepareTimeoutError("the session was not read before prepare_timeout")
         state = PrepareState(
             request, deadline, self.clock(), prelude.queries, prelude.vectors,
-            Exclusions.of(request.exclude, held_back), prelude.unsearched,
+            Exclusions.of(request.exclude, held_back), prelude.unsearched, explain=explain,
         )  # fmt: skip
         recalled = await self.coordinator.recall(state, effort=self.sink is not None)
         build, digested = await self._digest(request, recalled.build, deadline)
         if recalled.effort is not None:
             stages = {"planner": prelude.planned, "digest": digested}
             await self._report(attrs.evolve(recalled.effort, stages=stages), deadline)
+        explained = await self._explain(state, recalled, build, deadline) if explain else None
         if session is not None and self.ledger is not None:
-            self.ledger.record(session, turn, build.delivered, owner=session_owner)
-        return build
+            # Shielded: a turn being recorded is recorded whole and its pack returned,
+            # never cooled for a caller whose cancellation arrived meanwhile.
+            with anyio.CancelScope(shield=True):
+                await self.ledger.record(session, turn, build.delivered, owner=session_owner)
+        return build, explained
+
+    async def _explain(
+        self, state: PrepareState, recalled: Recalled, returned: BuildResult, deadline: float
+    ) -> Explained:
+        """The receipts of the ``returned`` pack and the best candidates left out: those
+        recall committed or passed over, then (reads cut off at ``deadline``) those it
+        never read."""
+        explainer = Explainer(state, recalled.committed)
+        omitted = explainer.left_out(recalled.build, returned)[:MAX_OMISSIONS]
+        needed = MAX_OMISSIONS - len(omitted)
+        if needed:
+            skip = {item.evidence.identity for item in returned.delivered}
+            skip.update(omission.citation.identity() for omission in omitted)
+            # Twice as many as needed: some may have left search, or repeat a record.
+            unread = list(itertools.islice(explainer.unread(), 2 * needed))
+            with anyio.CancelScope(deadline=deadline):
+                found = await explainer.read_unread(self.store, self.guards, unread, skip)
+                omitted += found[:needed]
+        return Explained(explainer.receipts(returned), tuple(omitted))
 
     async def _prelude(self, request: ResolvedRequest) -> _Prelude:
         """The planned queries, analysed and embedded once; the profile; the planner's
@@ -169,7 +242,8 @@ class Preparer:
         if not any(not rules(family).searchable for family in request.families):
             return {}
         async with self.guards.reading(request.scope_id):
-            found = await self.store.get_profile(request.scope_id)
+            with self.metrics.failures():
+                found = await self.store.get_profile(request.scope_id)
         return {"profile": () if found is None else (found,)}
 
     async def _report(self, effort: RecallEffort, deadline: float) -> None:

@@ -18,16 +18,26 @@ import attrs
 
 from .._loop import loop_turn
 from ..builder import needs_body
-from ..recall import NEIGHBOURS, FamilySearch, FusionWeights, admit, fuse, with_neighbours
+from ..recall import (
+    NEIGHBOURS,
+    FamilySearch,
+    FusionWeights,
+    admit,
+    fuse,
+    trace_search,
+    with_neighbours,
+)
 from ..vocabulary import PoolRequest, rules
+from ..vocabulary._telemetry import PrepareMetrics
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from anyio.streams.memory import MemoryObjectSendStream
     from opentelemetry.trace import Tracer
+    from opentelemetry.util.types import AttributeValue
 
-    from ..recall import AdmissionFloor
+    from ..recall import AdmissionFloor, SearchTrace
     from ..stores import Store
     from ..vocabulary import Evidence, Family, Limits, Pool, Tier
     from ._locks import ScopeGuards
@@ -64,14 +74,15 @@ class RoundSettings:
 @attrs.frozen
 class _Ranked:
     """A search's ranking before any evidence is read: its pool and fused search, its
-    ``fresh`` keys (ranked, not committed by an earlier round) and the keys that joined
-    as a hit's thread neighbour."""
+    ``fresh`` keys (ranked, not committed by an earlier round), the keys that joined
+    as a hit's thread neighbour, and (an explained prepare only) its trace."""
 
     pool: Pool
     search: FamilySearch
     fresh: tuple[int, ...]
     joined: frozenset[int]
     again: bool
+    trace: SearchTrace | None = None
 
 
 @attrs.frozen
@@ -81,7 +92,8 @@ class SearchOutcome:
     ``keys`` and ``evidence`` are the search's new candidates in fused order, at most
     the family's room; ``retrieved_again`` is True when an earlier pool could not be
     reused because the scope was written in between; ``joined_neighbours`` counts the
-    keys that joined as a hit's thread neighbour.
+    keys that joined as a hit's thread neighbour. ``trace`` says where each ranked key
+    stood, for an explained prepare only (``PrepareState.explain``); never on a span.
     """
 
     spec: SearchSpec
@@ -91,16 +103,29 @@ class SearchOutcome:
     evidence: tuple[Evidence, ...] = ()
     retrieved_again: bool = False
     joined_neighbours: int = 0
+    trace: SearchTrace | None = None
 
 
 class Searcher:
     """Runs single searches against one store; the coordinator starts one task each."""
 
-    def __init__(self, store: Store, limits: Limits, guards: ScopeGuards, tracer: Tracer) -> None:
+    def __init__(
+        self,
+        store: Store,
+        limits: Limits,
+        guards: ScopeGuards,
+        tracer: Tracer,
+        metrics: PrepareMetrics | None = None,
+        *,
+        identifiers: bool = False,
+    ) -> None:
         self._store = store
         self._limits = limits
         self._guards = guards
         self._tracer = tracer
+        self._metrics = metrics or PrepareMetrics(None)
+        #: Whether the host opted in to scope names on spans (``trace_identifiers``).
+        self._identifiers = identifiers
 
     async def search(
         self,
@@ -116,14 +141,20 @@ class Searcher:
         the search waits for their counts (a search waiting on another under a guard
         that a queued writer holds back could wait forever), and taken again to read.
         """
-        attributes = {
+        # The GenAI memory conventions' search_memory span; the scope (often a user's
+        # identifier) is its gen_ai.memory.store.id only when the host opts in.
+        attributes: dict[str, AttributeValue] = {
             "gen_ai.operation.name": "search_memory",
             "satchel.memory.family": spec.family,
-            "satchel.scope": spec.scope_id,
             "satchel.recall.round.index": settings.index,
         }
+        if self._identifiers:
+            attributes["gen_ai.memory.store.id"] = spec.scope_id
         async with results:
-            with self._tracer.start_as_current_span("search_memory", attributes=attributes) as span:
+            with (
+                self._tracer.start_as_current_span("search_memory", attributes=attributes) as span,
+                self._metrics.failures(span),
+            ):
                 alone = shares.whole_room(spec)
                 async with self._guards.reading(spec.scope_id):
                     ranked = await self._ranked(state, spec, settings)
@@ -137,7 +168,7 @@ class Searcher:
                 span.set_attribute("satchel.recall.admitted", outcome.search.counts.admitted)
                 span.set_attribute("satchel.recall.retrieved_again", outcome.retrieved_again)
                 span.set_attribute("satchel.recall.neighbours", outcome.joined_neighbours)
-                span.set_attribute("satchel.recall.read", len(outcome.keys))
+                span.set_attribute("gen_ai.memory.record.count", len(outcome.keys))
             await results.send(outcome)
 
     async def _ranked(
@@ -157,11 +188,16 @@ class Searcher:
             pool = await self._store.retrieve(spec.family, spec.scope_id, request)
         terms = pool.counted_terms(len(state.queries[spec.query].terms))
         async with loop_turn():
-            search = fuse(admit(pool, terms, settings.floor), terms, settings.weights)
+            admitted = admit(pool, terms, settings.floor)
+            search = fuse(admitted, terms, settings.weights)
         known = settings.known.get(spec, frozenset())
-        ranked, joined = await self._with_neighbours(spec, settings, search, known)
+        ranked, joined, around = await self._with_neighbours(spec, settings, search, known)
         fresh = tuple(key for key in ranked if key not in known)
-        return _Ranked(pool, search, fresh, joined, again)
+        trace = None
+        if state.explain:  # receipts cost a plain prepare nothing
+            share = settings.weights.neighbour_share
+            trace = trace_search(admitted, search, ranked, around, share)
+        return _Ranked(pool, search, fresh, joined, again, trace)
 
     async def _read(
         self, state: PrepareState, spec: SearchSpec, ranked: _Ranked, wanted: int
@@ -169,10 +205,16 @@ class Searcher:
         """The outcome: the evidence of the best ``wanted`` fresh candidates, with the
         bodies the request pins."""
         excluded = state.exclusions.excluded
-        keys, evidence = await self._fresh_evidence(spec, excluded, ranked.fresh, wanted)
+        passed: list[tuple[int, Evidence]] | None = None if ranked.trace is None else []
+        keys, evidence = await self._fresh_evidence(spec, excluded, ranked.fresh, wanted, passed)
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         joined = sum(key in ranked.joined for key in keys)
-        return SearchOutcome(spec, ranked.pool, ranked.search, keys, evidence, ranked.again, joined)
+        trace = ranked.trace
+        if trace is not None and passed:
+            trace = attrs.evolve(trace, passed_over=tuple(passed))
+        return SearchOutcome(
+            spec, ranked.pool, ranked.search, keys, evidence, ranked.again, joined, trace
+        )
 
     async def _fresh_evidence(
         self,
@@ -180,11 +222,13 @@ class Searcher:
         excluded: frozenset[str],
         fresh: tuple[int, ...],
         wanted: int,
+        passed: list[tuple[int, Evidence]] | None = None,
     ) -> tuple[tuple[int, ...], tuple[Evidence, ...]]:
         """The evidence of the best ``wanted`` of the ``fresh`` keys (not committed yet).
 
         Only that prefix is read. A key whose record left search meanwhile, or whose
-        evidence the caller excluded, is passed over and the next key read in its place.
+        evidence the caller excluded, is passed over and the next key read in its place;
+        the excluded ones are added to ``passed`` when it is given (an explanation).
         """
         remaining = iter(fresh)
         kept: list[tuple[int, Evidence]] = []
@@ -198,6 +242,12 @@ class Searcher:
                 for key in batch
                 if (item := found.get(key)) is not None and item.identity not in excluded
             ]
+            if passed is not None and excluded:
+                passed += [
+                    (key, item)
+                    for key in batch
+                    if (item := found.get(key)) is not None and item.identity in excluded
+                ]
         keys = tuple(key for key, _ in kept)
         evidence = tuple(item for _, item in kept)
         return keys, evidence
@@ -226,17 +276,18 @@ class Searcher:
         settings: RoundSettings,
         search: FamilySearch,
         known: frozenset[int],
-    ) -> tuple[tuple[int, ...], frozenset[int]]:
-        """The search's order with its best hits' thread neighbours, and those neighbours.
+    ) -> tuple[tuple[int, ...], frozenset[int], Mapping[int, tuple[int, ...]]]:
+        """The search's order with its best hits' thread neighbours, those neighbours,
+        and the neighbours of each hit that brought its own.
 
         In round 0 they are fused in, a channel like any other; the ``"neighbours"``
         action offers only them, after the committed candidates, so it never displaces
         one.
         """
         if not (settings.offer_neighbours and rules(spec.family).neighbour_channel):
-            return search.ranked, frozenset()
+            return search.ranked, frozenset(), {}
         if not search.ranked:
-            return search.ranked, frozenset()
+            return search.ranked, frozenset(), {}
         hits = search.ranked[:NEIGHBOUR_HITS]
         offered_after = settings.action == NEIGHBOURS  # else fused in, as in round 0
         if offered_after:
@@ -244,6 +295,6 @@ class Searcher:
         around = await self._store.neighbours(spec.family, spec.scope_id, hits)
         joined = frozenset(key for near in around.values() for key in near) - set(search.ranked)
         if offered_after:
-            return tuple(key for hit in hits for key in around.get(hit, ())), joined
+            return tuple(key for hit in hits for key in around.get(hit, ())), joined, around
         share = settings.weights.neighbour_share
-        return with_neighbours(search, around, share), joined
+        return with_neighbours(search, around, share), joined, around

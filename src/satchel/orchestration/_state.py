@@ -97,6 +97,8 @@ class PrepareState:
         specs: the searches of every round, in request order.
         exclusions: what no fit of this prepare delivers.
         unsearched: the families read whole rather than searched (the profile), as read.
+        explain: whether the searches trace where each candidate stood
+            (``Runtime.explain_context``); a plain prepare traces nothing.
     """
 
     request: ResolvedRequest
@@ -111,3 +113,4 @@ class PrepareState:
             lambda self: search_specs(self.request, len(self.queries)), takes_self=True
         )
     )
+    explain: bool = False

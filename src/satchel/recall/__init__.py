@@ -15,6 +15,7 @@ from ._effort import RecallEffortSink as RecallEffortSink
 from ._fusion import FamilySearch as FamilySearch
 from ._fusion import FusionWeights as FusionWeights
 from ._fusion import fuse as fuse
+from ._fusion import neighbour_scores as neighbour_scores
 from ._fusion import with_neighbours as with_neighbours
 from ._gate import FamilyView as FamilyView
 from ._gate import GateAssessment as GateAssessment
@@ -25,12 +26,19 @@ from ._policy import RecallExpander as RecallExpander
 from ._policy import RecallSufficiencyPolicy as RecallSufficiencyPolicy
 from ._policy import SearchPlan as SearchPlan
 from ._policy import calibrate as calibrate
+from ._relevance import NO_RELEVANT as NO_RELEVANT
+from ._relevance import RelevanceFloor as RelevanceFloor
+from ._relevance import evidence_of_relevance as evidence_of_relevance
+from ._trace import SearchTrace as SearchTrace
+from ._trace import below_floor as below_floor
+from ._trace import trace_search as trace_search
 from ._views import family_view as family_view
 from ._views import lowest_floor as lowest_floor
 from ._views import reachable as reachable
 
 __all__ = [
     "NEIGHBOURS",
+    "NO_RELEVANT",
     "AdmissionCounts",
     "AdmissionFloor",
     "Admitted",
@@ -43,17 +51,23 @@ __all__ = [
     "RecallExpander",
     "RecallSufficiencyGate",
     "RecallSufficiencyPolicy",
+    "RelevanceFloor",
     "SearchPlan",
+    "SearchTrace",
     "admit",
     "allocate",
+    "below_floor",
     "calibrate",
     "check_ceiling",
+    "evidence_of_relevance",
     "family_view",
     "fuse",
     "lowest_floor",
     "merge_rounds",
+    "neighbour_scores",
     "reachable",
     "required_matches",
     "takes",
+    "trace_search",
     "with_neighbours",
 ]

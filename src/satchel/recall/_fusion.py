@@ -164,10 +164,20 @@ def with_neighbours(
     to, or its own fused score if it is a hit that ranks higher by itself: a reply that
     shares no word with the query ranks just below the question it answers.
     """
+    scored = neighbour_scores(search, around, share)
+    return tuple(sorted(scored, key=scored.__getitem__, reverse=True))
+
+
+def neighbour_scores(
+    search: FamilySearch, around: Mapping[int, tuple[int, ...]], share: float
+) -> dict[int, float]:
+    """Each key's score once the hits' thread neighbours join: the fused score, or
+    ``share`` times the fused score of the best hit a neighbour sits next to, whichever
+    is higher; in the fused order, then the neighbours in ``around``'s order."""
     fused = dict(zip(search.ranked, search.scores, strict=True))
     scored = dict(fused)
     for hit, near in around.items():
         lifted = share * fused.get(hit, 0.0)
         for key in near:
             scored[key] = max(scored.get(key, 0.0), lifted)
-    return tuple(sorted(scored, key=scored.__getitem__, reverse=True))
+    return scored

@@ -44,6 +44,11 @@ def _fusion(instance: object, attribute: attrs.Attribute[Any], value: object) ->
         raise InvalidRequestError("fusion must be a satchel.FusionWeights")
 
 
+def _flag(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, bool):
+        raise InvalidRequestError(f"{attribute.name} must be True or False")
+
+
 def _callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not callable(value):
         raise InvalidRequestError(f"{attribute.name} must be a callable")
@@ -62,6 +67,8 @@ class RuntimeOptions:
     #: scope's (0: all scopes interleave alike).
     reference_penalty: int = attrs.field(default=0, validator=_count(minimum=0))
     dedup_turns: int = attrs.field(default=0, validator=_count(minimum=0))
+    #: Keep the session ledger in the store, shared by every runtime over it.
+    shared_sessions: bool = attrs.field(default=False, validator=_flag)
     readers: int = attrs.field(default=4, validator=_count(minimum=1))
     #: Round 0's fusion weights (and the neighbour channel's share): the runtime's, not
     #: the policy's, so turning the gate on never changes round 0.
@@ -71,8 +78,11 @@ class RuntimeOptions:
     blas_threads: int | None = attrs.field(default=1, validator=_count(minimum=1, none=True))
     #: The wall clock, in UTC epoch seconds, read once per prepare: a query's relative
     #: dates ("last week") are seen from today when the scope is live. A host replaying
-    #: a stored conversation as if live gives its own.
+    #: a stored conversation as if live gives its own. Shared sessions are dated by it.
     clock: Callable[[], float] = attrs.field(default=time.time, validator=_callable)
+    #: Whether spans may carry scope names (``gen_ai.memory.store.id`` on each
+    #: ``search_memory``). Off by default: a scope name is often a user's identifier.
+    trace_identifiers: bool = attrs.field(default=False, validator=_flag)
 
     @classmethod
     def refuse_unknown(cls, names: Iterable[str]) -> None:

@@ -22,10 +22,11 @@ from ..embedders import (
     default_embedder,
     fingerprint_of,
 )
-from ..orchestration import Coordinator, DedupLedger, Preparer, ScopeGuards
-from ..recall import RecallSufficiencyPolicy, calibrate
-from ..stores import SqliteStore, Store
+from ..orchestration import Coordinator, DedupLedger, Preparer, ScopeGuards, SharedLedger
+from ..recall import RecallSufficiencyPolicy, RelevanceFloor, calibrate
+from ..stores import SessionStore, SqliteStore, Store
 from ..vocabulary import (
+    Explanation,
     InvalidRequestError,
     Limits,
     PreparedContext,
@@ -36,6 +37,7 @@ from ..vocabulary import (
 )
 from ..vocabulary._analysis import warm_up
 from ..vocabulary._records import topic_text
+from ..vocabulary._telemetry import PrepareMetrics, check_meter_provider
 from . import _writes
 from ._options import ROUND_ZERO_FUSION, RuntimeOptions
 
@@ -44,9 +46,10 @@ if TYPE_CHECKING:
 
     import numpy as np
     import numpy.typing as npt
+    from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-    from ..orchestration import Digest, Planner
+    from ..orchestration import Digest, Explained, Planner
     from ..recall import FusionWeights, RecallEffortSink
     from ..vocabulary._citations import Citation
     from ..vocabulary._records import (
@@ -73,6 +76,7 @@ class Runtime:
         policy: RecallSufficiencyPolicy | None = None,
         sink: RecallEffortSink | None = None,
         tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
         options: RuntimeOptions | None = None,
         planner: Planner | None = None,
         digest: Digest | None = None,
@@ -86,21 +90,24 @@ class Runtime:
         self._limits = limits
         self._guards = ScopeGuards()
         self._tracer = tracer(tracer_provider)
+        self._metrics = PrepareMetrics(meter_provider)
         calibration = calibration_of(embedder)
         if policy is not None:
             policy = calibrate(policy, calibration)
         coordinator = Coordinator(
             store, limits, self._guards, self._tracer, policy=policy, baseline=calibration.baseline,
             round_timeout=options.round_timeout, fusion=options.fusion,
-            reference_penalty=options.reference_penalty,
+            reference_penalty=options.reference_penalty, metrics=self._metrics,
+            trace_identifiers=options.trace_identifiers,
+            relevance=RelevanceFloor.of(calibration),
         )  # fmt: skip
         self._coordinator = coordinator
-        ledger = DedupLedger(options.dedup_turns) if options.dedup_turns > 0 else None
+        ledger = _ledger(store, options)
         self._preparer = Preparer(
             store, embedder, self._guards, coordinator, sink, ledger,
             prepare_timeout=options.prepare_timeout, planner=planner, digest=digest,
             planner_timeout=options.planner_timeout, digest_timeout=options.digest_timeout,
-            tracer=self._tracer, clock=options.clock,
+            tracer=self._tracer, clock=options.clock, metrics=self._metrics,
         )  # fmt: skip
 
     @property
@@ -251,20 +258,65 @@ class Runtime:
         and each caller's sessions are bounded on their own. None is the runtime's own
         host, as :meth:`prepare_context`.
         """
+        context, _ = await self._prepare(request, session_owner, explain=False)
+        return context
+
+    async def explain_context(self, request: object) -> Explanation:
+        """:meth:`prepare_context`, with why each item is in the pack and why the best
+        candidates left out are not.
+
+        The context is byte for byte the pack :meth:`prepare_context` returns for the
+        same request and store state; everything else is the same too: validation,
+        errors, spans, the effort sink (which sees no receipt), and the session: with a
+        ``session_id`` (and ``dedup_turns``), an explained prepare is a turn, holding
+        back what it delivered, since it returns that pack to the caller.
+
+        Returns:
+            ``Explanation(context, receipts, omitted)``: one :class:`satchel.Receipt`
+            per delivered item, in pack order, and at most eight
+            :class:`satchel.Omission` values, best first.
+
+        Raises:
+            InvalidRequestError: a request field is malformed (the message names it).
+            PrepareFailedError: a search of round 0 failed (raised from the group).
+            PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
+        """
+        return await self._explain_context(request, session_owner=None)
+
+    async def _explain_context(self, request: object, *, session_owner: str | None) -> Explanation:
+        """:meth:`explain_context` on behalf of a caller the runtime serves, whose
+        session it is (as :meth:`_prepare_context`)."""
+        context, explained = await self._prepare(request, session_owner, explain=True)
+        assert explained is not None
+        return Explanation(context, explained.receipts, explained.omitted)
+
+    async def _prepare(
+        self, request: object, session_owner: str | None, *, explain: bool
+    ) -> tuple[PreparedContext, Explained | None]:
         resolved = validate_request(request)
         attributes = {
             "satchel.scope_count": len(resolved.scopes),
             "satchel.family_count": len(resolved.families),
             "satchel.max_bytes": resolved.max_bytes,
         }
-        with self._tracer.start_as_current_span(
-            "satchel.prepare_context", attributes=attributes
-        ) as span:
-            built = await self._preparer.prepare(resolved, session_owner=session_owner)
+        with (
+            self._metrics.timed() as timed,
+            self._tracer.start_as_current_span(
+                "satchel.prepare_context", attributes=attributes
+            ) as span,
+        ):
+            explained = None
+            if explain:
+                built, explained = await self._preparer.explain(
+                    resolved, session_owner=session_owner
+                )
+            else:
+                built = await self._preparer.prepare(resolved, session_owner=session_owner)
             context = built.render()
+            timed.done(context)
             span.set_attribute("satchel.context.status", context.status)
             span.set_attribute("satchel.context.bytes", context.content_bytes)
-        return context
+        return context, explained
 
     def deadline_for(self, request: object) -> float:
         """How long ``prepare_context(request)`` may take, in seconds: the retrieval
@@ -302,6 +354,7 @@ async def open_runtime(
     recall_policy: RecallSufficiencyPolicy | None = None,
     recall_effort_sink: RecallEffortSink | None = None,
     tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
     limits: Limits | None = None,
     planner: Planner | None = None,
     digest: Digest | None = None,
@@ -311,10 +364,12 @@ async def open_runtime(
     digest_timeout: float = 30.0,
     reference_penalty: int = 0,
     dedup_turns: int = 0,
+    shared_sessions: bool = False,
     readers: int = 4,
     fusion: FusionWeights = ROUND_ZERO_FUSION,
     blas_threads: int | None = 1,
     clock: Callable[[], float] = time.time,
+    trace_identifiers: bool = False,
     **unknown: Never,
 ) -> AsyncIterator[Runtime]:
     """Open a runtime over an embedded SQLite file (or ``":memory:"``) or a given store.
@@ -328,6 +383,9 @@ async def open_runtime(
         recall_effort_sink: ``async (RecallEffort) -> None``, awaited after each prepare;
             its errors are logged and swallowed. Without it no effort is computed.
         tracer_provider: OpenTelemetry provider; the global one when None.
+        meter_provider: OpenTelemetry ``MeterProvider`` for satchel's metrics
+            (docs/telemetry.md); the global one when None. With neither, measuring
+            costs a prepare nothing.
         limits: candidate ceilings and item limits; defaults to :class:`Limits()`.
         planner: ``async (query, *, scope_id, session_id) -> Sequence[str]``: at most
             two more queries, searched beside the caller's in round 0; a failure or a
@@ -342,12 +400,20 @@ async def open_runtime(
         reference_penalty: rank positions a reference scope's candidates give way to
             the request's own scope's (0: all scopes interleave alike).
         dedup_turns: turns a session's served item is held back (0: no ledger).
+        shared_sessions: keep the session ledger in the store, so that every runtime
+            and service replica over it shares one session state; the store must keep
+            sessions (:class:`satchel.stores.SessionStore`). A session lives a day after
+            its last turn and keeps its 1,024 most recently served items.
         readers: reader connections of the embedded store.
         fusion: round 0's :class:`satchel.FusionWeights`.
         blas_threads: threads BLAS may use while the runtime is open (None leaves BLAS
             alone).
         clock: the wall clock, in UTC epoch seconds, read once per prepare: a query's
-            relative dates are seen from it.
+            relative dates are seen from it, and shared sessions' turns dated by it.
+        trace_identifiers: put scope names on spans (as ``gen_ai.memory.store.id`` on
+            each ``search_memory``). Off by default: a scope name is often a user's
+            identifier. Query text, content, session ids and record ids are never put
+            on a span.
         **unknown: no other keyword is accepted: one is refused by name.
 
     Raises:
@@ -362,10 +428,12 @@ async def open_runtime(
         digest_timeout=digest_timeout,
         reference_penalty=reference_penalty,
         dedup_turns=dedup_turns,
+        shared_sessions=shared_sessions,
         readers=readers,
         fusion=fusion,
         blas_threads=blas_threads,
         clock=clock,
+        trace_identifiers=trace_identifiers,
     )
     if limits is not None and not isinstance(limits, Limits):
         raise InvalidRequestError("limits must be a satchel.Limits")
@@ -376,9 +444,14 @@ async def open_runtime(
             raise InvalidRequestError(f"{name} must be an async callable or None")
     if store is not None and not isinstance(store, Store):
         raise InvalidRequestError("store must be a satchel.Store or None")
+    if settings.shared_sessions and store is not None and not isinstance(store, SessionStore):
+        raise InvalidRequestError(
+            "shared_sessions needs a store that keeps sessions (satchel.stores.SessionStore)"
+        )
     if embedder is not None:
         embedder = check_embedder(embedder, "embedder")
     check_provider(tracer_provider, "tracer_provider")
+    check_meter_provider(meter_provider, "meter_provider")
     if store is None:
         if not isinstance(database, str) or not database:
             raise InvalidRequestError("database must be a file path or ':memory:'")
@@ -407,6 +480,7 @@ async def open_runtime(
             policy=recall_policy,
             sink=recall_effort_sink,
             tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
             options=settings,
             planner=planner,
             digest=digest,
@@ -416,3 +490,14 @@ async def open_runtime(
             blas.restore_original_limits()
         with anyio.CancelScope(shield=True):
             await store.aclose()
+
+
+def _ledger(store: Store, options: RuntimeOptions) -> DedupLedger | SharedLedger | None:
+    """The session ledger ``options`` ask for: none without ``dedup_turns``; in the store
+    with ``shared_sessions`` (``open_runtime`` checked that it keeps sessions)."""
+    if options.dedup_turns == 0:
+        return None
+    if options.shared_sessions:
+        assert isinstance(store, SessionStore)
+        return SharedLedger(store, options.dedup_turns, clock=options.clock)
+    return DedupLedger(options.dedup_turns)

@@ -3,9 +3,13 @@
 ``Store`` (= ``RecordStore`` + ``SearchStore``) is the extension point; every type its
 signatures use is exported here, so a store written outside satchel imports only
 ``satchel.stores``. ``MemoryStore`` is the reference implementation to read first,
-``SqliteStore`` the embedded default. Stores write records and retrieve pools; they
-know nothing of the gate, the orchestration or the Builder, and use only the
-vocabulary (and an embedder's fingerprint).
+``SqliteStore`` the embedded default. ``SessionStore`` is optional: a store keeping
+sessions lets runtimes share them (``shared_sessions``); the three stores here do.
+``copy_store`` moves every record of a store into another through ``CopySource`` and
+``CopyTarget``, which the three stores implement and no search ever calls.
+Stores write records and retrieve pools; they know nothing of the gate, the
+orchestration or the Builder, and use only the vocabulary (and an embedder's
+fingerprint).
 """
 
 from ..vocabulary._analysis import AnalysedQuery as AnalysedQuery
@@ -33,10 +37,17 @@ from ..vocabulary._retrieval import LexicalPlan as LexicalPlan
 from ..vocabulary._retrieval import PoolRequest as PoolRequest
 from ..vocabulary._retrieval import TimeHits as TimeHits
 from ..vocabulary._retrieval import TimeWindow as TimeWindow
+from ._copy import CopyReport as CopyReport
+from ._copy import copy_store as copy_store
+from ._copy_protocol import CopySource as CopySource
+from ._copy_protocol import CopyTarget as CopyTarget
+from ._copy_protocol import StoredVersion as StoredVersion
+from ._copy_protocol import VectorOrigin as VectorOrigin
 from ._open import open_store as open_store
 from ._open import redact as redact
 from ._protocol import RecordStore as RecordStore
 from ._protocol import SearchStore as SearchStore
+from ._protocol import SessionStore as SessionStore
 from ._protocol import Store as Store
 from .memory import MemoryStore as MemoryStore
 from .oceanbase import OceanBaseStore as OceanBaseStore
@@ -46,6 +57,9 @@ __all__ = [
     "FAMILY_RULES",
     "WINDOW_SCAN",
     "AnalysedQuery",
+    "CopyReport",
+    "CopySource",
+    "CopyTarget",
     "DateMention",
     "Evidence",
     "Experience",
@@ -65,13 +79,17 @@ __all__ = [
     "RecordStore",
     "Resource",
     "SearchStore",
+    "SessionStore",
     "SqliteStore",
     "Store",
     "StoreError",
     "StoreUnavailableError",
+    "StoredVersion",
     "TimeHits",
     "TimeWindow",
     "TopicMemory",
+    "VectorOrigin",
+    "copy_store",
     "index_text",
     "mentioned_days",
     "open_store",

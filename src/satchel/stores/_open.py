@@ -5,16 +5,24 @@
 - ``seekdb:///abs/dir``: an embedded seekdb engine on that directory, started here and
   stopped when the store closes (``?database=NAME``, default ``satchel``); a keeper
   process keeps it up until a killed process's writes are rolled back
-  (``oceanbase/_engine.py``)
+  (``oceanbase/_engine.py``). The directory is new, empty or the engine's own: one that
+  holds anything else (a mistyped path into a checkout) is refused before the engine
+  writes its ``etc``, ``log``, ``run`` and ``store`` folders there.
 - ``oceanbase://user:pass@host:port/db`` (``?unix_socket=/path`` for a local socket)
 
-Credentials in a URL never reach a message, a log line or a ``repr``: :func:`redact`.
+``create=False`` opens only a store that exists (an SQLite file, a seekdb directory the
+engine has written), so a reader's mistyped path is refused instead of becoming a new,
+empty store. Credentials in a URL never reach a message, a log line or a ``repr``:
+:func:`redact`.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING, Any
+import os
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
 
 import anyio.to_thread
@@ -35,6 +43,12 @@ if TYPE_CHECKING:
     from ._protocol import Store
 
 SCHEMES = ("sqlite", "memory", "seekdb", "oceanbase")
+#: What the seekdb engine keeps in its directory. A directory holding anything else is
+#: not one of its own, unless it holds the engine's configuration and data (``etc`` and
+#: ``store``): a directory the engine has written is its own, whatever else is in it.
+SEEKDB_ENTRIES: Final = frozenset({"etc", "log", "run", "store"})
+#: The first bytes of every SQLite database file.
+SQLITE_HEADER: Final = b"SQLite format 3\x00"
 
 
 def redact(url: str) -> str:
@@ -53,12 +67,15 @@ class StoreOpening:
     """What :func:`open_store` returns: await it for the store (the caller closes it),
     or use it as ``async with open_store(url) as store`` (closed on exit)."""
 
-    def __init__(self, url: str, tracer_provider: TracerProvider | None = None) -> None:
+    def __init__(
+        self, url: str, tracer_provider: TracerProvider | None = None, *, create: bool = True
+    ) -> None:
         if not isinstance(url, str):
             raise InvalidRequestError("url must be a string")
         tracing.check_provider(tracer_provider)
         self._url = url
         self._tracer_provider = tracer_provider
+        self._create = create
         self._store: Store | None = None
 
     def __await__(self) -> Generator[Any, None, Store]:
@@ -89,13 +106,17 @@ class StoreOpening:
             path = unquote(parts.path) or ":memory:"
             if path != ":memory:" and path.startswith("/:memory:"):
                 path = ":memory:"
+            if not self._create and path != ":memory:":
+                await anyio.to_thread.run_sync(_existing_sqlite, path)
             return await SqliteStore.open(path, tracer_provider=self._tracer_provider)
         if scheme == "memory":
             return MemoryStore()
         if scheme == "seekdb":
             directory = unquote(parts.path) if not parts.netloc else parts.netloc + parts.path
             database = query.get("database", "satchel")
-            return await _embedded_seekdb(directory, database, self._tracer_provider)
+            return await _embedded_seekdb(
+                directory, database, self._tracer_provider, create=self._create
+            )
         if scheme == "oceanbase":
             return _oceanbase(parts.hostname, port, parts, query, self._tracer_provider)
         raise InvalidRequestError(
@@ -104,27 +125,69 @@ class StoreOpening:
         )
 
 
-def open_store(url: str, *, tracer_provider: TracerProvider | None = None) -> StoreOpening:
+def open_store(
+    url: str, *, create: bool = True, tracer_provider: TracerProvider | None = None
+) -> StoreOpening:
     """The store ``url`` names (see the module); ``await`` it, or ``async with`` it.
 
-    ``tracer_provider`` receives the store's DB spans (the global provider when None;
-    the in-process ``memory://`` store traces nothing).
+    ``create=False`` opens an existing SQLite file or seekdb directory only (a reader's
+    choice: a mistyped path is refused, not made into an empty store); OceanBase and
+    in-memory stores open either way. ``tracer_provider`` receives the store's DB spans
+    (the global provider when None; the in-process ``memory://`` store traces nothing).
 
     Raises:
-        InvalidRequestError: the URL is malformed or names no known scheme, or
-            ``tracer_provider`` is not a ``TracerProvider``.
+        InvalidRequestError: the URL is malformed or names no known scheme; with
+            ``create=False`` it names no existing store; a seekdb directory holds files
+            that are not the engine's; or ``tracer_provider`` is not a ``TracerProvider``.
         StoreError: the store cannot be opened.
     """
-    return StoreOpening(url, tracer_provider)
+    return StoreOpening(url, tracer_provider, create=create)
+
+
+def _existing_sqlite(path: str) -> None:
+    """Refuse ``path`` unless it is an SQLite database file."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        raise InvalidRequestError(f"url names no store: there is no file at {path!r}") from None
+    except OSError as exc:
+        raise InvalidRequestError(f"url names no store: cannot read {path!r}: {exc}") from exc
+    if header != SQLITE_HEADER:
+        raise InvalidRequestError(f"url names no store: {path!r} is not an SQLite database")
+
+
+def _check_seekdb_directory(directory: str, *, create: bool) -> None:
+    """Refuse a directory the engine must not start in: one holding anything but its own
+    folders (it would write them among someone else's files) and, unless ``create``,
+    one it has not written yet."""
+    folder = Path(directory)
+    if not folder.exists():
+        if create:
+            return
+        raise InvalidRequestError(f"url names no store: there is no directory at {directory!r}")
+    if not folder.is_dir():
+        raise InvalidRequestError(f"url names no seekdb directory: {directory!r} is a file")
+    entries = set(os.listdir(folder))
+    foreign = sorted(entries - SEEKDB_ENTRIES)
+    if foreign and not {"etc", "store"} <= entries:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise InvalidRequestError(
+            f"url names a directory that is not a seekdb engine's: {directory!r} holds"
+            f" {shown}; give seekdb an empty or new directory of its own"
+        )
+    if not create and "store" not in entries:
+        raise InvalidRequestError(f"url names no store: {directory!r} holds no seekdb engine")
 
 
 async def _embedded_seekdb(
-    directory: str, database: str, tracer_provider: TracerProvider | None
+    directory: str, database: str, tracer_provider: TracerProvider | None, *, create: bool
 ) -> OceanBaseStore:
     if not directory.startswith("/"):
         raise InvalidRequestError(
             f"a seekdb URL names an absolute directory (seekdb:///abs/dir), not {directory!r}"
         )
+    await anyio.to_thread.run_sync(partial(_check_seekdb_directory, directory, create=create))
     if importlib.util.find_spec("pylibseekdb") is None:
         raise StoreError("seekdb:// needs the pylibseekdb package: pip install satchel[seekdb]")
     try:

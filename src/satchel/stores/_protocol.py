@@ -8,6 +8,8 @@ write version. Ranking rules are not a store's: which query terms to rank by, wh
 rare term's holders all join, when the time channel says nothing, admission, fusion and
 the gate all live above it (:class:`~satchel.stores.PoolRequest`, ``satchel.recall``). A
 store implements retrieval and never sees the gate, the orchestration or the Builder.
+A store may also keep sessions (:class:`SessionStore`), so that runtimes sharing it share
+the session dedup ledger.
 
 Keys: a store names each searchable record version by an integer key, unique within its
 family and scope and never reused for another version. Pools carry keys; evidence is
@@ -75,9 +77,13 @@ class RecordStore(Protocol):
         """
         ...
 
-    async def forget_memory(self, ref: MemoryRef) -> None:
+    async def forget_memory(self, ref: MemoryRef) -> bool:
         """Take ``ref``'s entry out of search (every version); its versions stay
         readable through :meth:`get_memory`.
+
+        Returns:
+            True when it took the entry out of search; False when the entry was
+            forgotten already (nothing changed).
 
         Raises:
             NotFoundError: The entry does not exist.
@@ -201,7 +207,9 @@ class SearchStore(Protocol):
           reports it), keep the best ``plan.limit``, then append every other record
           holding ``plan.rescue``. Give each candidate how many distinct terms of
           ``request.query.terms`` its analysed text (``satchel.vocabulary.index_text``)
-          holds, counted on that text, never by the engine's own tokenizer.
+          holds, counted on that text, never by the engine's own tokenizer; and set
+          the pool's ``common_terms`` and ``held_terms`` to ``len(plan.common)`` and
+          ``plan.held`` (an abstaining prepare reads which query words the scope knows).
         - Vector (families whose rules have a vector channel, when ``request.vector``
           is set): the ``request.size`` records most cosine-similar to it, with their
           similarities, most similar first.
@@ -245,3 +253,51 @@ class SearchStore(Protocol):
 @runtime_checkable
 class Store(RecordStore, SearchStore, Protocol):
     """A memory backend: records and search (see the module)."""
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """The session dedup ledger kept in the store, shared by every runtime over it.
+
+    Optional: ``open_runtime(shared_sessions=True)`` needs it, nothing else does. A
+    session is ``(owner, session_id)``: the same id under two owners (None is the
+    runtime's own host) is two sessions. A turn is one pack returned to a caller; a
+    session remembers which evidence identities (``Evidence.identity``) each turn
+    served, and the ledger above decides what that holds back. Session state is not
+    record state: keeping it never moves a scope's write version, never invalidates a
+    cache of records, and no other method reads it (``erase`` and ``erase_scope`` drop
+    the identities of what they erase). Several processes sharing the store share the
+    sessions, so :meth:`record_turn` is atomic per session.
+    """
+
+    async def next_turn(
+        self, owner: str | None, session_id: str, *, turns: int, active_since: float
+    ) -> tuple[int, frozenset[str]]:
+        """The session's next turn and the identities served in its last ``turns``
+        turns, read in one snapshot; writes nothing.
+
+        A session never recorded, or whose last turn was recorded before
+        ``active_since`` (UTC epoch seconds), has expired: ``(1, frozenset())``.
+        """
+        ...
+
+    async def record_turn(
+        self,
+        owner: str | None,
+        session_id: str,
+        served: Sequence[str],
+        *,
+        now: float,
+        active_since: float,
+        keep: int,
+    ) -> int:
+        """Count one more turn of the session and remember that it served ``served``
+        (identities), in one transaction; returns that turn's number.
+
+        The turn is the session's last plus one, so two processes recording turns of
+        one session at once get two numbers. A session expired (last recorded before
+        ``active_since``) starts again at turn 1 with nothing served; every other
+        expired session may be dropped then too. The session is dated ``now`` (UTC
+        epoch seconds) and keeps only its ``keep`` most recently served identities.
+        """
+        ...

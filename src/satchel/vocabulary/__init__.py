@@ -41,6 +41,12 @@ from ._families import Tier as Tier
 from ._families import citation as citation
 from ._families import rules as rules
 from ._limits import Limits as Limits
+from ._receipts import MAX_OMISSIONS as MAX_OMISSIONS
+from ._receipts import Channel as Channel
+from ._receipts import Explanation as Explanation
+from ._receipts import Omission as Omission
+from ._receipts import OmissionCause as OmissionCause
+from ._receipts import Receipt as Receipt
 from ._records import Experience as Experience
 from ._records import MemoryEntry as MemoryEntry
 from ._records import MemoryRecord as MemoryRecord
@@ -71,6 +77,7 @@ __all__ = [
     "FAMILIES",
     "FAMILY_RULES",
     "INTERLEAVE_ORDER",
+    "MAX_OMISSIONS",
     "POSTINGS_BUDGET",
     "RARE_POSTINGS",
     "TIERS",
@@ -79,11 +86,13 @@ __all__ = [
     "Assembly",
     "BudgetView",
     "Calibration",
+    "Channel",
     "Citation",
     "ContextItem",
     "DateMention",
     "Evidence",
     "Experience",
+    "Explanation",
     "Family",
     "FamilyRules",
     "InvalidRequestError",
@@ -96,6 +105,8 @@ __all__ = [
     "MemoryRef",
     "ModelLoadError",
     "NotFoundError",
+    "Omission",
+    "OmissionCause",
     "Pool",
     "PoolRequest",
     "PrepareContextRequest",
@@ -103,6 +114,7 @@ __all__ = [
     "PrepareTimeoutError",
     "PreparedContext",
     "Profile",
+    "Receipt",
     "RecordRef",
     "ResolvedRequest",
     "Resource",

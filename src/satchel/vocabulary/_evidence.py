@@ -122,6 +122,10 @@ class Pool:
     #: How many of the query's terms the full-text channel left out as common in this
     #: scope (``LexicalPlan.common``): they are in no candidate's matched-term count.
     common_terms: int = 0
+    #: How many of the query's counted terms (the common ones left out) at least one of
+    #: the scope's records holds (``LexicalPlan.held``): which of the query's words the
+    #: scope knows, whether or not a candidate ranked for them.
+    held_terms: int = 0
 
     def counted_terms(self, query_terms: int) -> int:
         """The query terms the minimum-match rule counts in this pool: those of a query

@@ -154,12 +154,14 @@ class LexicalPlan:
     (rarest first), keep the best ``limit``, then append every other record holding
     ``rescue`` (at most ``RARE_POSTINGS`` of them), scored by that term alone. ``common``
     are the query's terms left out as common in the scope: they are in no candidate's
-    matched-term count."""
+    matched-term count. ``held`` counts the query's other terms that any record of the
+    scope holds (ranked or not: the postings budget may leave some out of ``terms``)."""
 
     terms: tuple[str, ...] = ()
     limit: int = 0
     rescue: str | None = None
     common: tuple[str, ...] = ()
+    held: int = 0
 
 
 @attrs.frozen
@@ -254,4 +256,5 @@ class PoolRequest:
             return LexicalPlan()
         rarest = chosen[0]
         rescue = postings > self.size and held[rarest] <= RARE_POSTINGS and len(chosen) > 1
-        return LexicalPlan(tuple(chosen), self.size, rarest if rescue else None, common)
+        rescue_term = rarest if rescue else None
+        return LexicalPlan(tuple(chosen), self.size, rescue_term, common, len(held))

@@ -30,10 +30,11 @@ if TYPE_CHECKING:
 
 def lexical(
     records: list[Stored], request: PoolRequest
-) -> tuple[list[int], list[float], list[int], int]:
+) -> tuple[list[int], list[float], list[int], int, int]:
     """The full-text channel as ``request.plan_lexical`` asks for it: each candidate's
     key, its BM25 (lower is better) and how many distinct query terms it holds (the
-    scope's common ones left out), and how many terms were left out so."""
+    scope's common ones left out), how many terms were left out so, and how many of
+    the others some record holds."""
     frequencies = {
         term: holders
         for term in request.query.terms
@@ -41,7 +42,7 @@ def lexical(
     }
     plan = request.plan_lexical(frequencies, len(records))
     if not plan.terms:
-        return [], [], [], 0
+        return [], [], [], 0, 0
     counted = [term for term in request.query.terms if term not in plan.common]
     average = sum(stored.length for stored in records) / len(records)
 
@@ -64,6 +65,7 @@ def lexical(
         [score for score, _ in found],
         [sum(term in stored.terms for term in counted) for _, stored in found],
         len(plan.common),
+        plan.held,
     )
 
 

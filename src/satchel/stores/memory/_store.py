@@ -14,6 +14,8 @@ write, and this store only keeps what they decide.
 - A write checks everything first, then changes state with no ``await`` in between: no
   other task ever sees half of it. Then it moves the scope's write version.
 - A search scans the scope's searchable versions of one family (``_channels``).
+- Sessions (``SessionStore``) live beside the scopes (``_sessions``) and never move a
+  write version.
 
 It never does I/O and never sees the gate, the orchestration or the Builder.
 """
@@ -34,7 +36,11 @@ from ...vocabulary._errors import StoreError
 from ...vocabulary._evidence import Evidence, Pool
 from ...vocabulary._records import MemoryEntry, MemoryRecord, MemoryRef, RecordRef
 from .. import _rules
+from .._copy_protocol import VectorOrigin, searchable_vectors
+from .._sessions import erased_identities
+from . import _copy as copying
 from ._channels import lexical, nearest, time_channel, unit
+from ._sessions import Sessions
 from ._stored import Scope, Stored, thread_order
 
 if TYPE_CHECKING:
@@ -46,6 +52,7 @@ if TYPE_CHECKING:
     from ...vocabulary._families import Family
     from ...vocabulary._records import Experience, Profile, Resource, TopicMemory
     from ...vocabulary._retrieval import PoolRequest
+    from .._copy_protocol import StoredVersion
 
     Vectors = npt.NDArray[np.float32]
 
@@ -64,6 +71,7 @@ class MemoryStore:
         self._built_by: str | None = None  # the fingerprint the stored vectors came from
         self._dimension: int | None = None  # the dimension of the stored vectors
         self._tombstones: set[str] = set()  # erased entries (``_rules.tombstone``)
+        self._sessions = Sessions()
         self._closed = False
 
     # -- lifecycle --------------------------------------------------------------------
@@ -76,6 +84,7 @@ class MemoryStore:
     async def aclose(self) -> None:
         self._closed = True
         self._scopes.clear()
+        self._sessions.clear()
 
     def scope_version(self, scope_id: str) -> int:
         self._check_open()
@@ -104,11 +113,14 @@ class MemoryStore:
         scope.write_version += 1
         return new_ref
 
-    async def forget_memory(self, ref: MemoryRef) -> None:
+    async def forget_memory(self, ref: MemoryRef) -> bool:
         await self._enter()
         scope = self._scope(ref.scope_id)
-        scope.retire(_latest_memory(scope, ref))  # nothing to do if it was forgotten
+        latest = _latest_memory(scope, ref)
+        live = latest.key in scope.searchable("memory")  # else forgotten: nothing to do
+        scope.retire(latest)
         scope.write_version += 1
+        return live
 
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
@@ -173,6 +185,7 @@ class MemoryStore:
                 self._tombstones.add(_rules.tombstone(scope_id, record_id))
         if erased:
             scope.write_version += 1
+            self._sessions.forget(erased_identities(family, scope_id, record_id))
         return erased
 
     async def erase_scope(self, scope_id: str) -> int:
@@ -188,7 +201,31 @@ class MemoryStore:
         )
         # A fresh scope whose write version goes on: a pool read before is never reused.
         self._scopes[scope_id] = Scope(write_version=scope.write_version + (records > 0))
+        self._sessions.forget(erased_identities(None, scope_id, None))
         return records
+
+    # -- sessions (``SessionStore``) ----------------------------------------------------
+
+    async def next_turn(
+        self, owner: str | None, session_id: str, *, turns: int, active_since: float
+    ) -> tuple[int, frozenset[str]]:
+        await self._enter()
+        return self._sessions.next_turn(owner, session_id, turns=turns, active_since=active_since)
+
+    async def record_turn(
+        self,
+        owner: str | None,
+        session_id: str,
+        served: Sequence[str],
+        *,
+        now: float,
+        active_since: float,
+        keep: int,
+    ) -> int:
+        await self._enter()
+        return self._sessions.record_turn(
+            owner, session_id, served, now=now, active_since=active_since, keep=keep
+        )
 
     # -- exact reads ------------------------------------------------------------------
 
@@ -236,6 +273,90 @@ class MemoryStore:
                 counts[scope_id] = held
         return counts
 
+    # -- copying (``CopySource``, ``CopyTarget``; ``_copy``) ---------------------------
+
+    async def copy_scopes(self) -> list[str]:
+        await self._enter()
+        return sorted(id_ for id_, scope in self._scopes.items() if copying.counted(scope))
+
+    async def count_versions(self, scope_id: str) -> Mapping[Family, int]:
+        await self._enter()
+        scope = self._scopes.get(scope_id)
+        return {} if scope is None else copying.counted(scope)
+
+    async def read_versions(
+        self, scope_id: str, family: Family, *, after: int, limit: int
+    ) -> list[StoredVersion]:
+        await self._enter()
+        scope = self._scopes.get(scope_id)
+        return [] if scope is None else copying.versions_of(scope, family, after, limit)
+
+    async def read_tombstones(self) -> list[str]:
+        await self._enter()
+        return sorted(self._tombstones)
+
+    async def vectors_built_by(self) -> VectorOrigin:
+        await self._enter()
+        return VectorOrigin(self._built_by, self._dimension)
+
+    async def held_versions(
+        self, scope_id: str, family: Family, record_ids: Sequence[str]
+    ) -> Mapping[tuple[str, int], bool]:
+        await self._enter()
+        scope = self._scopes.get(scope_id, Scope())
+        live = scope.searchable(family)
+        return {
+            (stored.record_id, stored.version): stored.key in live
+            for record_id in record_ids
+            for stored in scope.history.get((family, record_id), [])
+        }
+
+    async def write_versions(
+        self,
+        scope_id: str,
+        family: Family,
+        versions: Sequence[StoredVersion],
+        *,
+        fingerprint: str | None,
+    ) -> int:
+        await self._enter()
+        vectors = searchable_vectors(family, versions)
+        if vectors is not None:
+            self._built_by = self._built_by or fingerprint
+            self._take_vectors(vectors, len(vectors))
+        scope = self._scopes.setdefault(scope_id, Scope())
+        new = [v for v in versions if not copying.holds(scope, v)]
+        for version in new:
+            stored = copying.stored_of(scope_id, version, next(self._keys))
+            scope.keep(stored)
+            if not version.live:
+                scope.retire(stored)
+        scope.write_version += 1
+        return len(new)
+
+    async def retire_versions(
+        self, scope_id: str, family: Family, versions: Sequence[tuple[str, int]]
+    ) -> int:
+        await self._enter()
+        scope = self._scopes.get(scope_id, Scope())
+        live = scope.searchable(family)
+        found = [
+            stored
+            for record_id, version in versions
+            for stored in scope.history.get((family, record_id), [])
+            if stored.version == version and stored.key in live
+        ]
+        for stored in found:
+            scope.retire(stored)
+        scope.write_version += bool(found)
+        return len(found)
+
+    async def keep_tombstones(self, tombstones: Sequence[str]) -> int:
+        await self._enter()
+        new = set(tombstones) - self._tombstones
+        self._tombstones |= new
+        return len(new)
+
     # -- search -----------------------------------------------------------------------
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
@@ -244,7 +365,7 @@ class MemoryStore:
         if scope is None or not scope.searchable(family):
             return Pool(family, scope_id, 0 if scope is None else scope.write_version)
         records = list(scope.searchable(family).values())
-        lexical_keys, scores, matches, common = lexical(records, request)
+        lexical_keys, scores, matches, common, held = lexical(records, request)
         vector_keys, similarities = nearest(family, records, request, self._dimension)
         time_keys, matched = time_channel(family, records, request)
         return Pool(
@@ -252,6 +373,7 @@ class MemoryStore:
             lexical_keys=lexical_keys, lexical_scores=scores, lexical_matches=matches,
             vector_keys=vector_keys, vector_similarities=similarities,
             time_keys=time_keys, time_matched=matched, common_terms=common,
+            held_terms=held,
         )  # fmt: skip
 
     async def neighbours(

@@ -121,21 +121,27 @@ async def insert(
     revision: int,
     terms: str,
     identity: str,
+    *,
+    live: bool = True,
     **columns: Any,
 ) -> int:
+    """Queue one version's row (and its vector); a version that is not ``live`` (a copy
+    writes one verbatim) is readable only: no vector, nothing counted."""
     key = write.next_key()
     embedding = columns.get("embedding")
     analysed = terms.split()
     indexed = column_terms(analysed)
     write.records.append(
         (
-            write.scope_id, write.record_family, key, rid, revision, 1, columns.get("caller_key"),
-            identity, columns.get("title"), columns.get("text"),
+            write.scope_id, write.record_family, key, rid, revision, int(live),
+            columns.get("caller_key"), identity, columns.get("title"), columns.get("text"),
             columns.get("kind"), columns.get("tags"), columns.get("created_at"),
             columns.get("created_ts", NO_TIME), columns.get("thread"),
             columns.get("abstract"), columns.get("overview"), columns.get("body"), indexed,
         )
     )  # fmt: skip
+    if not live:
+        return key
     if embedding is not None:
         write.vectors.append((write.scope_id, write.record_family, key, vector_literal(embedding)))
     write.live_delta += 1

@@ -25,6 +25,20 @@ BASE_TABLES: Final = (
     # Made on every open rather than by a migration: a satchel without erase ignores it.
     f"""CREATE TABLE IF NOT EXISTS satchel_erased (
         tombstone CHAR(64) NOT NULL PRIMARY KEY) {BIN}""",
+    # Sessions (``_sessions``), likewise made on every open: each one's last turn, and
+    # the identities its turns served (keyed by their digest: an identity may be longer
+    # than an index key allows).
+    f"""CREATE TABLE IF NOT EXISTS satchel_sessions (
+        session_key CHAR(64) NOT NULL PRIMARY KEY,
+        turn BIGINT NOT NULL,
+        seen_at DOUBLE NOT NULL,
+        KEY by_age (seen_at)) {BIN}""",
+    f"""CREATE TABLE IF NOT EXISTS satchel_session_items (
+        session_key CHAR(64) NOT NULL,
+        item_key CHAR(64) NOT NULL,
+        identity TEXT NOT NULL,
+        turn BIGINT NOT NULL,
+        PRIMARY KEY (session_key, item_key)) {BIN}""",
 )
 
 #: Statements per schema version; version N's run once, in order, on a database at N-1

@@ -5,7 +5,8 @@ record version, keyed ``(scope, family, key)``; a FULLTEXT index on satchel's an
 text serves the full-text channel and a VECTOR column with an HNSW index the vector
 channel. Nothing searchable is cached in the process: every read goes to the database,
 and the per-scope write version lives in a table, so processes sharing one database see
-each other's writes and forgets on their next call.
+each other's writes and forgets on their next call. Sessions (``SessionStore``) live in
+tables of their own (``_sessions``) and never move a write version.
 
 asyncmy runs on asyncio only, so every call runs on the store's own loop thread
 (:class:`~._bridge.LoopThread`): one code path on asyncio and trio. A connection the
@@ -32,11 +33,15 @@ from ...vocabulary._records import (
     RecordRef,
 )
 from .. import _rules
+from .._copy_protocol import searchable_vectors
+from .._sessions import erased_identities, session_key
+from . import _copy as copying
 from . import _erase as erasing
 from . import _locks as locks
 from . import _rows as rows
 from . import _schema as sql
 from . import _search as search
+from . import _sessions as sessions
 from ._bridge import LoopThread
 from ._connections import MIGRATION_TRX, QUERY_TIMEOUT, Connections, unavailable_errors
 
@@ -57,6 +62,7 @@ if TYPE_CHECKING:
         TopicMemory,
     )
     from ...vocabulary._retrieval import PoolRequest
+    from .._copy_protocol import StoredVersion, VectorOrigin
     from .._rules import Keepable
 
     Vectors = npt.NDArray[np.float32]
@@ -114,6 +120,7 @@ class OceanBaseStore:
         self._tracer = tracing.tracer(tracer_provider)
         self._on_close = on_close
         self._versions: dict[str, int] = {}
+        self._session_tables = sessions.SessionTables()
         self._dimension: int | None = None
         self._embedder: str | None = None
         self._ready = False
@@ -178,13 +185,14 @@ class OceanBaseStore:
 
         return await self._write("update_memory", ref.scope_id, "memory", 1, work, vector, True)
 
-    async def forget_memory(self, ref: MemoryRef) -> None:
-        async def work(cur: Any, write: rows.Write) -> None:
+    async def forget_memory(self, ref: MemoryRef) -> bool:
+        async def work(cur: Any, write: rows.Write) -> bool:
             key, _, _ = await rows.live_memory(cur, ref, forgotten_ok=True)
             if key is not None:
                 await rows.retire(cur, write, key)
+            return key is not None
 
-        await self._write("forget_memory", ref.scope_id, "memory", 0, work, None, True)
+        return await self._write("forget_memory", ref.scope_id, "memory", 0, work, None, True)
 
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
@@ -221,6 +229,7 @@ class OceanBaseStore:
             return await erasing.holds(cur, scope_id, family, record_id)
 
         async def work(cur: Any, write: rows.Write) -> int:
+            await sessions.forget(cur, erased_identities(family, scope_id, record_id))
             return await erasing.erase_record(cur, write, record_id)
 
         if not await self._call("erase", held):
@@ -239,6 +248,7 @@ class OceanBaseStore:
             return await erasing.holds(cur, scope_id, None, None)
 
         async def work(cur: Any, write: rows.Write) -> int:
+            await sessions.forget(cur, erased_identities(None, scope_id, None))
             return await erasing.erase_scope(cur, write)
 
         if not await self._call("erase_scope", held):
@@ -247,6 +257,35 @@ class OceanBaseStore:
             return await self._write("erase_scope", scope_id, None, 0, work, None, True)
         except NotFoundError:
             return 0
+
+    # -- sessions (``SessionStore``) --------------------------------------------------
+
+    async def next_turn(
+        self, owner: str | None, session_id: str, *, turns: int, active_since: float
+    ) -> tuple[int, frozenset[str]]:
+        key = session_key(owner, session_id)
+
+        async def work(cur: Any) -> tuple[int, frozenset[str]]:
+            return await sessions.next_turn(cur, key, turns, active_since)
+
+        return await self._call("next_turn", work)
+
+    async def record_turn(
+        self,
+        owner: str | None,
+        session_id: str,
+        served: Sequence[str],
+        *,
+        now: float,
+        active_since: float,
+        keep: int,
+    ) -> int:
+        key = session_key(owner, session_id)
+
+        async def work(cur: Any) -> int:
+            return await self._session_tables.record_turn(cur, key, served, now, active_since, keep)
+
+        return await self._call("record_turn", work)
 
     # -- record reads ---------------------------------------------------------------
 
@@ -347,12 +386,13 @@ class OceanBaseStore:
             lexical, ((near, similarities), (timed, matched)) = await asyncio.gather(
                 search.lexical(cur, family, scope_id, request, state), vector_and_time()
             )
-            keys, scores, matches, common = lexical
+            keys, scores, matches, common, held = lexical
             return Pool(
                 family, scope_id, state.version, scope_rows=state.rows,
                 lexical_keys=keys, lexical_scores=scores, lexical_matches=matches,
                 vector_keys=near, vector_similarities=similarities,
                 time_keys=timed, time_matched=matched, common_terms=common,
+                held_terms=held,
             )  # fmt: skip
 
         return await self._call("retrieve", work)
@@ -417,6 +457,67 @@ class OceanBaseStore:
             return found
 
         return await self._call("evidence", work)
+
+    # -- copying (``CopySource``, ``CopyTarget``; ``_copy``) ---------------------------
+
+    async def copy_scopes(self) -> list[str]:
+        return await self._call("copy_scopes", copying.copy_scopes)
+
+    async def count_versions(self, scope_id: str) -> Mapping[Family, int]:
+        return await self._call("count_versions", lambda cur: copying.count_versions(cur, scope_id))
+
+    async def read_versions(
+        self, scope_id: str, family: Family, *, after: int, limit: int
+    ) -> list[StoredVersion]:
+        async def work(cur: Any) -> list[StoredVersion]:
+            held = self._dimension is not None  # the vectors table exists
+            return await copying.read_versions(cur, scope_id, family, after, limit, vectors=held)
+
+        return await self._call("read_versions", work)
+
+    async def read_tombstones(self) -> list[str]:
+        return await self._call("read_tombstones", copying.read_tombstones)
+
+    async def vectors_built_by(self) -> VectorOrigin:
+        return await self._call("vectors_built_by", copying.vectors_built_by)
+
+    async def held_versions(
+        self, scope_id: str, family: Family, record_ids: Sequence[str]
+    ) -> Mapping[tuple[str, int], bool]:
+        async def work(cur: Any) -> dict[tuple[str, int], bool]:
+            return await copying.held_versions(cur, scope_id, family, record_ids)
+
+        return await self._call("held_versions", work)
+
+    async def write_versions(
+        self,
+        scope_id: str,
+        family: Family,
+        versions: Sequence[StoredVersion],
+        *,
+        fingerprint: str | None,
+    ) -> int:
+        vectors = searchable_vectors(family, versions)
+        if vectors is not None:
+            _rules.check_vectors(vectors, len(vectors), self._dimension)
+
+        async def work(cur: Any, write: rows.Write) -> int:
+            return await copying.write_versions(cur, write, versions, fingerprint)
+
+        return await self._write("write_versions", scope_id, family, len(versions), work, vectors)
+
+    async def retire_versions(
+        self, scope_id: str, family: Family, versions: Sequence[tuple[str, int]]
+    ) -> int:
+        async def work(cur: Any, write: rows.Write) -> int:
+            return await copying.retire_versions(cur, write, versions)
+
+        return await self._write("retire_versions", scope_id, family, 0, work, None)
+
+    async def keep_tombstones(self, tombstones: Sequence[str]) -> int:
+        return await self._call(
+            "keep_tombstones", lambda cur: copying.keep_tombstones(cur, tombstones)
+        )
 
     # -- write internals ------------------------------------------------------------
 

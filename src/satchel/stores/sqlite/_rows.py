@@ -117,6 +117,8 @@ def create_schema(
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
         conn.execute("INSERT INTO meta VALUES (?, '1')", (sql.CLEAN_PAGES,))
+    elif found[0] == "6":  # sessions and the commit count: tables only (``sql.DDL``)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (sql.SCHEMA_VERSION,))
     elif found[0] in ("1", "2", "3", "4", "5"):
         if found[0] == "1":
             _migrate_from_1(conn)

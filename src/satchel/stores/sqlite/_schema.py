@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
     from ...vocabulary._families import Family
 
-#: Version 6 holds text analysed with the lemmatiser (see ``_sqlite_rows.reanalyse``).
-SCHEMA_VERSION: Final = "6"
+#: Version 6 holds text analysed with the lemmatiser (see ``_sqlite_rows.reanalyse``);
+#: version 7 counts record commits (:data:`RECORD_COMMITS`) and keeps sessions.
+SCHEMA_VERSION: Final = "7"
 
 #: ``records.created_ts`` of a record saved without ``created_at``: before every real
 #: time, so a thread orders such records first and no time window ever selects them.
@@ -84,6 +85,18 @@ CREATE TABLE IF NOT EXISTS mentioned_days (
 );
 CREATE INDEX IF NOT EXISTS mentioned_days_start ON mentioned_days (family, scope_key, start_ts);
 CREATE TABLE IF NOT EXISTS erased (tombstone TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sessions (
+    session_key TEXT PRIMARY KEY,
+    turn INTEGER NOT NULL,
+    seen_at REAL NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sessions_seen ON sessions (seen_at);
+CREATE TABLE IF NOT EXISTS session_items (
+    session_key TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    PRIMARY KEY (session_key, identity)
+) WITHOUT ROWID;
 """
 
 #: Created after any migration: they name columns a version 1 database lacks.
@@ -110,6 +123,10 @@ EVIDENCE_COLUMNS: Final = "row, rid, revision, text, created_at, thread, abstrac
 #: reused), and how many erases ran (a vector index built across one is discarded).
 LAST_ROW: Final = "last_row"
 ERASURES: Final = "erasures"
+#: ``meta`` key counting the commits that changed records (every write but a session's):
+#: a process seeing another's commit reloads its caches only when this moved
+#: (``_connections``), so a replica's session turns never cost another its caches.
+RECORD_COMMITS: Final = "record_commits"
 #: ``meta`` key of a file no page of which holds deleted bytes: made by a satchel whose
 #: connections zero what they delete (``secure_delete``), or rewritten by an erase.
 CLEAN_PAGES: Final = "clean_pages"

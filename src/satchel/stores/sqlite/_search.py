@@ -44,6 +44,8 @@ class LexicalHits:
     matches: list[int] = attrs.Factory(list)
     #: Query terms left out as common in the scope (``LexicalPlan.common``).
     common: int = 0
+    #: The query's other terms some record of the scope holds (``LexicalPlan.held``).
+    held: int = 0
 
 
 def lexical_hits(
@@ -78,7 +80,7 @@ def lexical_hits(
     )
     if rescue:
         found, scores, matches = _first_of_each_row(found, scores, matches)
-    return LexicalHits(found, scores, matches, len(plan.common))
+    return LexicalHits(found, scores, matches, len(plan.common), plan.held)
 
 
 def _first_of_each_row(

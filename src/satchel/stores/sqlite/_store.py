@@ -2,8 +2,9 @@
 
 One SQLite file in WAL mode; FTS5 for text; float32 embeddings in BLOBs, held per scope
 as a numpy matrix so a vector search is one BLAS product. All SQLite work runs in anyio
-worker threads, so the store behaves identically under asyncio and trio. It never
-touches the gate, the coordinator or the Builder.
+worker threads, so the store behaves identically under asyncio and trio. Sessions
+(``SessionStore``) live in tables of their own (``_sessions``). It never touches the
+gate, the coordinator or the Builder.
 """
 
 from __future__ import annotations
@@ -23,10 +24,14 @@ from ...vocabulary._errors import InvalidRequestError, StoreError
 from ...vocabulary._evidence import Evidence, Pool
 from ...vocabulary._families import rules
 from .. import _rules
+from .._copy_protocol import searchable_vectors
+from .._sessions import erased_identities, session_key
+from . import _copy as copying
 from . import _erase as erasing
 from . import _rows as rows
 from . import _schema as sql
 from . import _search as search
+from . import _sessions as sessions
 from ._connections import Connections
 from ._evidence_cache import EvidenceCache
 from ._scope_matrices import NO_ROWS, NO_SIMILARITIES, ScopeMatrices
@@ -70,6 +75,7 @@ if TYPE_CHECKING:
         TopicMemory,
     )
     from ...vocabulary._retrieval import PoolRequest
+    from .._copy_protocol import StoredVersion, VectorOrigin
     from .._rules import Keepable
 
     Vectors = npt.NDArray[np.float32]
@@ -98,6 +104,7 @@ class SqliteStore:
         self._tracer = tracing.tracer(None)
         self._evidence = EvidenceCache()
         self._embedder: str | None = None  # the fingerprint bound by the runtime
+        self._copy_order = copying.RowOrder()  # the rows a copy reads (``_copy``)
         self._closed = False
 
     @classmethod
@@ -240,7 +247,7 @@ class SqliteStore:
 
         return (await self._write("update_memory", work, vector)).refs[0]  # type: ignore[no-any-return]
 
-    async def forget_memory(self, ref: MemoryRef) -> None:
+    async def forget_memory(self, ref: MemoryRef) -> bool:
         def work(conn: sqlite3.Connection) -> rows.Write:
             scope_key = self._known_scope(ref.scope_id)
             row, _ = rows.live_memory(conn, scope_key, ref, forgotten_ok=True)
@@ -249,7 +256,8 @@ class SqliteStore:
             removed = [] if row is None else [row]
             return rows.Write(ref.scope_id, scope_key, "memory", [], [], removed)
 
-        await self._write("forget_memory", work, None)
+        written = await self._write("forget_memory", work, None)
+        return bool(written.removed_rows)
 
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]
@@ -279,15 +287,56 @@ class SqliteStore:
         every copy SQLite keeps is cleared)."""
 
         def work(conn: sqlite3.Connection) -> erasing.Erasure:
+            sessions.forget(conn, erased_identities(family, scope_id, record_id))
             return erasing.erase_record(conn, scope_id, family, record_id)
 
         return (await self._erase("erase", work)).erased
 
     async def erase_scope(self, scope_id: str) -> int:
         """Erase every record of the scope, its profile included (see ``satchel.Store``)."""
-        return (
-            await self._erase("erase_scope", lambda conn: erasing.erase_scope(conn, scope_id))
-        ).erased
+
+        def work(conn: sqlite3.Connection) -> erasing.Erasure:
+            sessions.forget(conn, erased_identities(None, scope_id, None))
+            return erasing.erase_scope(conn, scope_id)
+
+        return (await self._erase("erase_scope", work)).erased
+
+    # -- sessions (``SessionStore``) --------------------------------------------------
+
+    async def next_turn(
+        self, owner: str | None, session_id: str, *, turns: int, active_since: float
+    ) -> tuple[int, frozenset[str]]:
+        key = session_key(owner, session_id)
+
+        def work(conn: sqlite3.Connection) -> tuple[int, frozenset[str]]:
+            return sessions.next_turn(conn, key, turns, active_since)
+
+        return await self._read("next_turn", work, inline=True)
+
+    async def record_turn(
+        self,
+        owner: str | None,
+        session_id: str,
+        served: Sequence[str],
+        *,
+        now: float,
+        active_since: float,
+        keep: int,
+    ) -> int:
+        """Record a session's turn in its own transaction, which is no record write: no
+        scope's write version moves and no cache is dropped, here or in another
+        process (``Connections.write(records=False)``)."""
+        self._check_open()
+        key = session_key(owner, session_id)
+
+        def work(conn: sqlite3.Connection) -> int:
+            return sessions.record_turn(conn, key, served, now, active_since, keep)
+
+        try:
+            with self._span("record_turn"):
+                return await self._conns.write(work, records=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"record_turn failed: {exc}") from exc
 
     async def _erase(
         self, operation: str, work: Callable[[sqlite3.Connection], erasing.Erasure]
@@ -424,6 +473,7 @@ class SqliteStore:
                 time_keys=timed,
                 time_matched=matched,
                 common_terms=lexical.common,
+                held_terms=lexical.held,
             )
 
         inline = scope_rows <= self._inline_rows and (
@@ -522,6 +572,96 @@ class SqliteStore:
         return self._tracer.start_as_current_span(
             f"sqlite {operation}", kind=SpanKind.CLIENT, attributes=attributes
         )
+
+    # -- copying (``CopySource``, ``CopyTarget``; ``_copy``) ---------------------------
+
+    async def copy_scopes(self) -> list[str]:
+        return await self._read("copy_scopes", copying.copy_scopes, inline=False)
+
+    async def count_versions(self, scope_id: str) -> Mapping[Family, int]:
+        def work(conn: sqlite3.Connection) -> dict[Family, int]:
+            scope_key = erasing.scope_key_of(conn, scope_id)
+            return {} if scope_key is None else copying.count_versions(conn, scope_key)
+
+        return await self._read("count_versions", work, inline=False)
+
+    async def read_versions(
+        self, scope_id: str, family: Family, *, after: int, limit: int
+    ) -> list[StoredVersion]:
+        self._check_open()
+        self._conns.sync(self._reload)  # another process's commit moves the version
+        version = self.scope_version(scope_id)
+
+        def work(conn: sqlite3.Connection) -> list[StoredVersion]:
+            scope_key = erasing.scope_key_of(conn, scope_id)
+            if scope_key is None:
+                return []
+            rows = self._copy_order.page(conn, (scope_key, family, version), after, limit)
+            return copying.read_versions(conn, family, rows)
+
+        return await self._read("read_versions", work, inline=False)
+
+    async def read_tombstones(self) -> list[str]:
+        return await self._read("read_tombstones", copying.read_tombstones, inline=False)
+
+    async def vectors_built_by(self) -> VectorOrigin:
+        return await self._read("vectors_built_by", copying.vectors_built_by, inline=False)
+
+    async def held_versions(
+        self, scope_id: str, family: Family, record_ids: Sequence[str]
+    ) -> Mapping[tuple[str, int], bool]:
+        def work(conn: sqlite3.Connection) -> dict[tuple[str, int], bool]:
+            scope_key = erasing.scope_key_of(conn, scope_id)
+            if scope_key is None:
+                return {}
+            return copying.held_versions(conn, scope_key, family, record_ids)
+
+        return await self._read("held_versions", work, inline=False)
+
+    async def write_versions(
+        self,
+        scope_id: str,
+        family: Family,
+        versions: Sequence[StoredVersion],
+        *,
+        fingerprint: str | None,
+    ) -> int:
+        vectors = searchable_vectors(family, versions)
+        if vectors is not None:
+            self._take_vectors(vectors, len(vectors))
+
+        written = 0
+
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            nonlocal written
+            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), family)
+            written = copying.write_versions(conn, write, versions, fingerprint)
+            if any(version.live and version.thread is not None for version in versions):
+                self._threaded.add(write.scope_key)
+            return write
+
+        await self._write("write_versions", work, vectors)
+        return written
+
+    async def retire_versions(
+        self, scope_id: str, family: Family, versions: Sequence[tuple[str, int]]
+    ) -> int:
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), family)
+            copying.retire_versions(conn, write, versions)
+            return write
+
+        return len((await self._write("retire_versions", work, None)).removed_rows)
+
+    async def keep_tombstones(self, tombstones: Sequence[str]) -> int:
+        self._check_open()
+        try:
+            with self._span("keep_tombstones"):
+                return await self._conns.write(
+                    lambda conn: copying.keep_tombstones(conn, tombstones), None, self._reload
+                )
+        except sqlite3.Error as exc:
+            raise StoreError(f"keep_tombstones failed: {exc}") from exc
 
     # -- internals ------------------------------------------------------------------
 

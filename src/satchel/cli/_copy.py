@@ -1,0 +1,239 @@
+"""``satchel copy SOURCE TARGET``: every record of one store into another, with a progress
+bar, an interruption that keeps what was written (run it again to finish), and
+``--verify`` (``_verify``) to check the copy from both stores afresh.
+
+Nothing here reaches below the public API: ``satchel.stores.copy_store`` does the copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
+
+import satchel
+from satchel.embedders import SPEC_HELP, check_spec
+
+from .._otlp import tracer_provider_from_env
+from ._commands import CommandError, _stop_on_signals, make_embedder, run_async
+from ._options import command as _command
+from ._progress import ProgressBar
+from ._verify import verify
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from opentelemetry.trace import TracerProvider
+
+_DESCRIPTION = """\
+Copy every record of every family from the store at SOURCE into the store at TARGET
+(or only the scopes named by --scope): every version of every entry, experience,
+topic memory and resource with its id, version number, idempotency key, dates,
+thread, tags, kind, summaries and body; each scope's profile; which versions are
+searchable (a forgotten entry stays forgotten, a replaced version readable but not
+searched); and the tombstones of erased entries (erased stays erased). Every citation
+a pack made from SOURCE resolves in TARGET to the same text, and a whole store
+copied into an empty one of the same kind gives byte-identical packs.
+
+SOURCE and TARGET are store URLs (sqlite:///abs/file.db, seekdb:///abs/dir,
+oceanbase://user:pass@host:port/db) or paths of SQLite files. TARGET is created if
+needed and may already hold other scopes; SOURCE's records are only read. Stop
+writing to SOURCE while it is copied. Passwords are never printed.
+
+Vectors are copied as they are when TARGET's vectors come from the embedder that
+built SOURCE's (or TARGET holds none yet); otherwise pass TARGET's embedder with
+--embedder and every copied record is embedded again with it.
+
+The copy is resumable: it writes a page of records per transaction, and a run that
+is stopped (Ctrl-C, SIGTERM, a crash, a lost connection) keeps what it wrote. Run
+the same command again: it copies only what TARGET lacks (by scope, family, id and
+version), so it finishes without duplicates.
+
+--verify then opens both stores afresh and compares them: versions per scope and
+family, searchable records, profiles and tombstones; a sample of memory versions
+read back with 'satchel get' semantics; and a sample of prepares, byte for byte when
+both stores are of the same kind and share an embedder (different engines rank by
+their own full-text scoring, so there every citation of SOURCE's packs must resolve
+in TARGET instead). The prepares need the stores' embedder: --embedder, or the
+built-in one (static, hashing) that the store recorded.
+
+Exits 0 when everything was copied (and verified); 1 when a store failed or
+--verify found a difference; 2 for bad input (no SQLite file at SOURCE, the same
+store twice, an in-memory store); 130 when interrupted."""
+
+_EPILOG = """\
+examples:
+  satchel copy team.db sqlite:///backup/team.db --verify
+  satchel copy sqlite:///srv/team.db seekdb:///srv/seekdb --verify
+  satchel copy team.db "oceanbase://satchel:s3cret@db.internal:2881/satchel" \\
+      --scope project:demo --scope user:ana
+  satchel copy old.db new.db --embedder static     # new.db's vectors are static's
+"""
+
+#: Schemes whose stores live in this process only: nothing to copy from, nothing kept.
+IN_MEMORY: Final = ("memory",)
+
+
+def add_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = _command(
+        commands,
+        "copy",
+        summary="copy every record of one store into another (resumable, verifiable)",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+    )
+    command.add_argument("source", metavar="SOURCE", help="store URL or SQLite file to read")
+    command.add_argument("target", metavar="TARGET", help="store URL or SQLite file to write")
+    command.add_argument(
+        "--scope",
+        action="append",
+        default=None,
+        metavar="S",
+        help="copy this scope (repeatable; default: every scope)",
+    )
+    command.add_argument(
+        "--verify",
+        action="store_true",
+        help="then compare both stores: counts, sample records and sample prepares",
+    )
+    command.add_argument(
+        "--embedder",
+        type=_spec,
+        default=None,
+        metavar=SPEC_HELP,
+        help=(
+            "TARGET's embedder: static (the bundled model), hashing or st:PATH. Needed when"
+            " TARGET's vectors come from another embedder than SOURCE's: every copied record"
+            " is then embedded again with it. --verify's prepares use it too (default: the"
+            " built-in embedder each store recorded)"
+        ),
+    )
+    command.set_defaults(run=copy_command)
+
+
+def _spec(text: str) -> str:
+    try:
+        return check_spec(text)
+    except satchel.InvalidRequestError:
+        raise argparse.ArgumentTypeError(f"expected {SPEC_HELP}, not {text!r}") from None
+
+
+def copy_command(args: argparse.Namespace) -> int:
+    """``satchel copy``: copy, report, and with ``--verify`` check the copy."""
+    source, target = store_url(args.source, "SOURCE"), store_url(args.target, "TARGET")
+    if source == target:
+        raise CommandError("SOURCE and TARGET name the same store", code=2)
+    _refuse_missing(source)
+    embedder = None if args.embedder is None else make_embedder(args.embedder)
+    shown = (satchel.stores.redact(source), satchel.stores.redact(target))
+    bar = ProgressBar(0, sys.stderr, label="copying")
+    with _stop_on_signals() as stopping, tracer_provider_from_env() as provider:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done)
+            if stopping.is_set():
+                raise _Stopped
+
+        run = partial(_copy, source, target, args.scope, progress, embedder, provider)
+        try:
+            report = run_async(run, args.backend)
+        except _Stopped:
+            bar.finish()
+            print(
+                f"satchel copy: interrupted after {bar.done:,} of {bar.total:,} records;"
+                " what was copied stays: run the same command again to finish",
+                file=sys.stderr,
+            )
+            return 130
+        except satchel.InvalidRequestError as exc:
+            raise CommandError(_option_named(str(exc)), code=2) from exc
+    bar.finish()
+    print_report(report, *shown)
+    if not args.verify:
+        return 0
+    found = run_async(partial(verify, source, target, report, args.embedder), args.backend)
+    for line in found.checked:
+        print(f"verified: {line}")
+    for problem in found.problems:
+        print(f"satchel copy: verify: {problem}", file=sys.stderr)
+    if found.problems:
+        raise CommandError(f"--verify found {len(found.problems)} difference(s) (see above)")
+    return 0
+
+
+class _Stopped(Exception):
+    """SIGINT or SIGTERM arrived: the copy stops after the page it wrote."""
+
+
+def store_url(text: str, name: str) -> str:
+    """A store URL as given, or the SQLite file a plain path names; never an in-memory
+    store (nothing to read from, nothing kept)."""
+    if "://" not in text:
+        return "sqlite://" + str(Path(text).resolve())
+    parts = urlsplit(text)
+    if parts.scheme in IN_MEMORY or (
+        parts.scheme == "sqlite" and parts.path in ("", "/", "/:memory:")
+    ):
+        raise CommandError(f"{name} must be a lasting store, not an in-memory one", code=2)
+    if parts.scheme == "sqlite":  # one spelling per file, so the same file is seen as such
+        return "sqlite://" + str(Path(parts.path).resolve())
+    return text
+
+
+def _refuse_missing(source: str) -> None:
+    """A SQLite SOURCE must exist: reading never creates one."""
+    parts = urlsplit(source)
+    if parts.scheme == "sqlite" and not Path(parts.path).is_file():
+        raise CommandError(f"no database at {parts.path} (SOURCE)", code=2)
+
+
+def _option_named(message: str) -> str:
+    """A library message as the command's options name it."""
+    if message.startswith("embedder:"):
+        return "--" + message.replace(" (embedder=...)", " (--embedder)")
+    return message.replace("scopes:", "--scope:", 1)
+
+
+async def _copy(
+    source: str,
+    target: str,
+    scopes: list[str] | None,
+    progress: Callable[[int, int], object],
+    embedder: satchel.Embedder | None,
+    provider: TracerProvider | None,
+) -> satchel.stores.CopyReport:
+    async with (
+        satchel.stores.open_store(source, tracer_provider=provider) as reading,
+        satchel.stores.open_store(target, tracer_provider=provider) as writing,
+    ):
+        if not isinstance(reading, satchel.stores.CopySource):
+            raise CommandError("SOURCE is a store that cannot be copied from")
+        if not isinstance(writing, satchel.stores.CopyTarget):
+            raise CommandError("TARGET is a store that cannot be copied into")
+        return await satchel.stores.copy_store(
+            reading, writing, scopes=scopes, progress=progress, embedder=embedder
+        )
+
+
+def print_report(report: satchel.stores.CopyReport, source: str, target: str) -> None:
+    """What was copied, per family, on stdout."""
+    skipped = sum(report.skipped.values())
+    print(
+        f"copied {report.written:,} versions and profiles of {len(report.scopes):,} scopes"
+        f" from {source} into {target} ({skipped:,} were there already)"
+    )
+    families = [f for f in satchel.stores.FAMILY_RULES if f in {*report.versions, *report.skipped}]
+    if families:
+        print(f"  {'family':<13} {'records':>8} {'versions':>9} {'skipped':>8}")
+    for family in families:
+        counts = (report.records.get(family, 0), report.versions.get(family, 0))
+        print(f"  {family:<13} {counts[0]:>8,} {counts[1]:>9,} {report.skipped.get(family, 0):>8,}")
+    print(
+        f"vectors: {report.vectors_copied:,} copied, {report.vectors_embedded:,} embedded again;"
+        f" {report.tombstones:,} tombstones of erased entries kept;"
+        f" {report.retired:,} versions taken out of search"
+    )

@@ -1,0 +1,145 @@
+"""Abstention: whether round 0's candidates carry any evidence of relevance. Pure.
+
+A prepare whose round found candidates but no evidence that any of them is about the
+query abstains: it delivers none of them (``status="empty"``, unless the request selects
+the profile, which is read whole with every request) and reports the assessment
+``"no-relevant"``, and the gate never expands it (a lower floor on such pools only
+admits more of the same noise). The verdict is model-free and reads only what round 0
+retrieved, per search (family, scope, query): its :class:`~satchel.vocabulary.Pool`
+and the query's counted terms. Each of these is evidence on its own:
+
+- **scope term**: the query names a term common in the scope (``Pool.common_terms``:
+  held by more than half of its records, such as a participant's name in a chat or the
+  project's name in its notes): the question is about what this scope is about. A
+  scope too small to call a term common (under ``COMMON_MIN_ROWS`` records) shows it
+  when the records holding a query term are most of it, three at least (every note of
+  a project naming its codename);
+- **time**: the time channel holds records of a day or month the query names;
+- **lexical**: a candidate holds two of the query's counted terms, or its only one
+  (one shared word of several is what unrelated text shares with any question);
+- **vector**: the best cosine reaches the embedder's calibrated top-hit level
+  (``Calibration.min_top_similarity``: below it a best hit is weak), or it clears the
+  embedder's noise floor (``Calibration.baseline``) and stands out from the scope's
+  tenth most similar record by as much as that level stands above the floor: a weak
+  absolute cosine in a scope of terse notes can still be the one record on the topic,
+  while in a chat of long, similar turns a question's best cosine is noise like the
+  rest (unrelated questions reach 0.5-0.6 there with the bundled model, but barely
+  above their tenth best);
+- **vocabulary**: the scope holds more than half of the query's counted terms
+  (``Pool.held_terms``), so its single-word matches speak the query's language (a
+  question sharing only a project's codename with its evidence; the gate's lower
+  floors then recover it).
+
+Thread neighbours are no signal of their own: they join beside a hit, so they carry
+evidence only through their hit. A round that retrieved nothing is no abstention: it
+is the normal empty result (``no-content``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from ..vocabulary._retrieval import COMMON_MIN_ROWS
+from ._admission import required_matches
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..vocabulary._calibration import Calibration
+    from ..vocabulary._evidence import Pool
+
+#: The assessment of a prepare that abstained.
+NO_RELEVANT: Final = "no-relevant"
+#: The kinds of evidence, as :func:`evidence_of_relevance` names them.
+SCOPE_TERM: Final = "scope-term"
+TIME: Final = "time"
+LEXICAL: Final = "lexical"
+VECTOR: Final = "vector"
+VOCABULARY: Final = "vocabulary"
+#: The rank of the record a best vector hit must stand out from: the scope's noise.
+NOISE_RANK: Final = 10
+#: Fewest records holding a query term that can be most of a small scope: one or two
+#: notes sharing a word with a question are a coincidence, not what the scope is about.
+PERVADING_HOLDERS: Final = 3
+
+
+@attrs.frozen
+class RelevanceFloor:
+    """What the verdict needs of the embedder's calibration (:class:`satchel.Calibration`):
+    its noise floor (``baseline``) and the cosine at which a best hit stops being weak
+    (``min_top_similarity``)."""
+
+    noise: float
+    top_similarity: float
+
+    @classmethod
+    def of(cls, calibration: Calibration) -> RelevanceFloor:
+        """The floor an embedder's calibration sets."""
+        return cls(noise=calibration.baseline, top_similarity=calibration.min_top_similarity)
+
+    def stands_out(self, similarities: npt.NDArray[np.float32]) -> bool:
+        """Whether the best of ``similarities`` (most similar first) is a top hit, or
+        clears the noise floor and stands out from the ``NOISE_RANK``-th (the last, in
+        a smaller scope) by the margin between the top-hit level and that floor."""
+        if not len(similarities):
+            return False
+        best = float(similarities[0])
+        if best >= self.top_similarity:
+            return True
+        if best < self.noise or len(similarities) < 2:
+            return False
+        reference = float(similarities[min(NOISE_RANK, len(similarities)) - 1])
+        return best - reference >= self.top_similarity - self.noise
+
+
+def corroborated(terms: int) -> int:
+    """Distinct counted terms one candidate must hold to be lexical evidence: round 0's
+    minimum-match rule, but two at least (all of them when the query counts fewer)."""
+    return min(terms, max(2, required_matches(terms)))
+
+
+def evidence_of_relevance(
+    searches: Iterable[tuple[Pool, int]], floor: RelevanceFloor
+) -> str | None:
+    """The first kind of evidence of relevance round 0 shows, or None: abstain.
+
+    Args:
+        searches: each search's pool with the number of query terms it counted
+            (``Pool.counted_terms`` of its query).
+        floor: the embedder's calibrated noise floor and top-hit level.
+    """
+    for pool, terms in searches:
+        kind = _evidence(pool, terms, floor)
+        if kind is not None:
+            return kind
+    return None
+
+
+def _evidence(pool: Pool, terms: int, floor: RelevanceFloor) -> str | None:
+    if pool.common_terms or _pervades(pool):
+        return SCOPE_TERM
+    if len(pool.time_candidates):
+        return TIME
+    if terms and len(pool.lexical_matches) and pool.lexical_matches.max() >= corroborated(terms):
+        return LEXICAL
+    if floor.stands_out(pool.vector_similarities):
+        return VECTOR
+    if terms and 2 * pool.held_terms > terms:
+        return VOCABULARY
+    return None
+
+
+def _pervades(pool: Pool) -> bool:
+    """Whether, in a scope too small to have common terms, the records holding a query
+    term (the full-text candidates: a small scope's every holder) are most of it."""
+    holders = len(pool.lexical_keys)
+    return (
+        pool.scope_rows < COMMON_MIN_ROWS
+        and holders >= PERVADING_HOLDERS
+        and 2 * holders > pool.scope_rows
+    )

@@ -1,0 +1,275 @@
+"""What a store does to be copied from or into: :class:`CopySource` and :class:`CopyTarget`.
+
+``satchel.stores.copy_store`` moves a store's contents into another store through these
+two protocols, never through :class:`~satchel.stores.Store`: they read and write record
+versions verbatim (ids, version numbers, searchable or not, keys, dates, vectors), which
+no search and no caller's write ever needs. Ranking code never sees them. Every store
+satchel ships implements both; a store written outside satchel implements them to take
+part in a copy.
+
+A version travels as a :class:`StoredVersion`: every column a store keeps of it, and its
+vector when it is searchable. Within one family of one scope, a source hands versions
+out in the order it wrote them (its own keys, as ``position``) and a target writes them
+in the order given, so the target's keys keep that order: every tie a search breaks by
+key (the older first) breaks the same way after a copy.
+
+It never decides a record rule, never embeds, never searches.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+
+import attrs
+import numpy as np
+
+from ..vocabulary._errors import StoreError
+from ..vocabulary._families import FAMILY_RULES
+from ..vocabulary._records import MemoryRecord, MemoryRef, resource_text
+from . import _rules
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from datetime import datetime
+
+    import numpy.typing as npt
+
+    from ..vocabulary._evidence import Evidence
+    from ..vocabulary._families import Family
+    from ..vocabulary._records import Profile
+
+    Vectors = npt.NDArray[np.float32]
+
+#: The families whose records are versioned and copied version by version (a profile is
+#: one text per scope, copied whole), in the order a copy moves them.
+VERSIONED: Final[tuple[Family, ...]] = tuple(
+    family for family, rules in FAMILY_RULES.items() if rules.id_field is not None
+)
+
+
+@attrs.frozen
+class VectorOrigin:
+    """What built a store's vectors: the fingerprint the store recorded with its first
+    vector (None when none was recorded: no vector yet, or vectors written without a
+    bound embedder) and their dimension (None: no vector yet)."""
+
+    fingerprint: str | None
+    dimension: int | None
+
+
+@attrs.frozen
+class StoredVersion:
+    """One stored version of a record, verbatim: what a copy reads from one store and
+    writes into another. Compared by content: ``position`` and ``vector`` are left out.
+
+    Attributes:
+        family: memory, experience, topic-memory or resource.
+        record_id: the entry id (memory), record id (experience, topic memory) or URI
+            (resource).
+        version: its version (memory) or revision (the other families).
+        live: searchable; False for a forgotten entry's versions and for a version a
+            newer one replaced (both stay readable by their reference).
+        position: the source store's key for it; versions of one family in one scope
+            come in increasing position, the order the store wrote them.
+        key: the caller's idempotency key.
+        text: what it reads as: a memory's text, an experience's or topic memory's
+            text as rendered (``Situation: ...``, ``title\\n\\ntext``); None for a
+            resource.
+        kind, tags, created_at, thread: a memory entry's.
+        title: a topic memory's.
+        abstract, overview, body: a resource's.
+        vector: its embedding when it is searchable and its family has a vector
+            channel; None otherwise (a store keeps no vector of what left search).
+    """
+
+    family: Family
+    record_id: str
+    version: int
+    live: bool
+    position: int = attrs.field(default=0, eq=False)
+    key: str | None = None
+    text: str | None = None
+    kind: str | None = None
+    tags: tuple[str, ...] = ()
+    created_at: datetime | None = None
+    thread: str | None = None
+    title: str | None = None
+    abstract: str | None = None
+    overview: str | None = None
+    body: str | None = None
+    vector: Vectors | None = attrs.field(default=None, eq=False)
+
+    @property
+    def said(self) -> str | None:
+        """A memory's ``created_at`` as stores keep it (ISO 8601), None without one."""
+        return None if self.created_at is None else self.created_at.isoformat()
+
+    def content(self) -> _rules.Content:
+        """What an idempotency key compares of it (``_rules.content_of`` of the record
+        it was written from)."""
+        if self.family == "memory":
+            assert self.text is not None
+            assert self.kind is not None
+            return _rules.memory_content(self.text, self.kind, self.tags, self.said, self.thread)
+        if self.family == "experience":
+            return (self.text,)
+        if self.family == "topic-memory":
+            return (self.title, self.text)
+        return (self.record_id, self.abstract, self.overview, self.body)
+
+    def identity(self) -> str:
+        """Its content identity (``_rules.content_identity``)."""
+        return _rules.content_identity(self.content())
+
+    def searched(self) -> str:
+        """The text it is indexed on (``_rules.searchable``)."""
+        return _rules.searchable(self.text, self.abstract, self.overview)
+
+    def embedding_text(self) -> str:
+        """The text its vector embeds, as the runtime embeds it: a resource's summaries
+        (else its URI), any other record's text."""
+        if FAMILY_RULES[self.family].body_on_demand:
+            return resource_text(self.abstract, self.overview, self.record_id)
+        assert self.text is not None
+        return self.text
+
+    def memory_record(self, scope_id: str) -> MemoryRecord:
+        """A memory version as ``get_memory`` returns it."""
+        assert self.text is not None
+        assert self.kind is not None
+        return MemoryRecord(
+            ref=MemoryRef(scope_id, self.record_id, self.version), text=self.text,
+            kind=self.kind, tags=self.tags, created_at=self.created_at, thread=self.thread,
+            key=self.key,
+        )  # fmt: skip
+
+
+def searchable_vectors(family: Family, versions: Sequence[StoredVersion]) -> Vectors | None:
+    """The vectors of the searchable versions of a write, stacked in order (None for a
+    family without a vector channel, or a write with no searchable version): what a
+    target adds to search.
+
+    Raises:
+        StoreError: a version is of another family, or a searchable version of a
+            vector family has no vector.
+    """
+    if any(version.family != family for version in versions):
+        raise StoreError(f"a write of {family} versions holds a version of another family")
+    live = [version for version in versions if version.live]
+    if not FAMILY_RULES[family].vector_channel or not live:
+        return None
+    lacking = next((version for version in live if version.vector is None), None)
+    if lacking is not None:
+        raise StoreError(
+            f"searchable {family} {lacking.record_id!r} version {lacking.version} has no vector"
+        )
+    return np.stack([np.asarray(version.vector, dtype=np.float32) for version in live])
+
+
+@runtime_checkable
+class CopySource(Protocol):
+    """A store a copy reads from. Reads only: nothing here changes the store."""
+
+    async def copy_scopes(self) -> Sequence[str]:
+        """Every scope holding a record version (searchable or not) or a profile,
+        sorted. Unlike ``scope_counts``, a scope whose every entry was forgotten is
+        listed; a scope whose records were all erased is not."""
+        ...
+
+    async def count_versions(self, scope_id: str) -> Mapping[Family, int]:
+        """How many versions the scope holds per family, searchable or not (a profile
+        counts 1); a family it holds none of is absent."""
+        ...
+
+    async def read_versions(
+        self, scope_id: str, family: Family, *, after: int, limit: int
+    ) -> Sequence[StoredVersion]:
+        """At most ``limit`` versions of the family in the scope whose ``position`` is
+        greater than ``after``, in increasing position (the order they were written):
+        pass the last one's position as ``after`` for the next page; an empty page ends
+        it. Searchable versions of a family with a vector channel carry their vector,
+        exactly as written."""
+        ...
+
+    async def read_tombstones(self) -> Sequence[str]:
+        """Every tombstone the store keeps of an erased memory entry
+        (``_rules.tombstone``: a hash that names no scope, so all of them), sorted."""
+        ...
+
+    async def vectors_built_by(self) -> VectorOrigin:
+        """The embedder that built the store's vectors, as it recorded it."""
+        ...
+
+    async def get_profile(self, scope_id: str) -> Evidence | None:
+        """The scope's profile (``satchel.stores.RecordStore.get_profile``)."""
+        ...
+
+
+@runtime_checkable
+class CopyTarget(Protocol):
+    """A store a copy writes into. Each write is atomic and durable when it returns,
+    and moves the scope's write version, as every write of a store."""
+
+    async def held_versions(
+        self, scope_id: str, family: Family, record_ids: Sequence[str]
+    ) -> Mapping[tuple[str, int], bool]:
+        """Every version the scope holds of these records of the family, as
+        ``(record id, version)``, with whether it is searchable."""
+        ...
+
+    async def write_versions(
+        self,
+        scope_id: str,
+        family: Family,
+        versions: Sequence[StoredVersion],
+        *,
+        fingerprint: str | None,
+    ) -> int:
+        """Write ``versions`` (all of ``family``) verbatim, in order, each under a fresh
+        key: its record id, version, key, columns and searchability as given, no record
+        rule applied. A searchable one joins search (its text, its vector, its dates);
+        one that is not stays readable by its reference only, as a forgotten or
+        replaced version does. A version of a family with a vector channel that is
+        searchable carries its vector. ``fingerprint`` is recorded as the builder of
+        the store's vectors if none is (when the write holds a vector).
+
+        A version the scope holds already (the same record id and version) is skipped,
+        checked inside the write: a page written again after an interruption (whose
+        first write may have committed after its caller gave up) is written once.
+
+        Returns:
+            How many versions it wrote.
+
+        Raises:
+            StoreError: a searchable version of a vector family has no vector, or its
+                dimension is not the store's.
+        """
+        ...
+
+    async def retire_versions(
+        self, scope_id: str, family: Family, versions: Sequence[tuple[str, int]]
+    ) -> int:
+        """Take the named versions ``(record id, version)`` out of search; each stays
+        readable. Returns how many were searchable."""
+        ...
+
+    async def keep_tombstones(self, tombstones: Sequence[str]) -> int:
+        """Keep these tombstones of erased memory entries, so ``get_memory`` of such an
+        entry says it was erased; returns how many were new."""
+        ...
+
+    async def vectors_built_by(self) -> VectorOrigin:
+        """The embedder that built the store's vectors, as it recorded it."""
+        ...
+
+    async def count_versions(self, scope_id: str) -> Mapping[Family, int]:
+        """As :meth:`CopySource.count_versions`."""
+        ...
+
+    async def get_profile(self, scope_id: str) -> Evidence | None:
+        """The scope's profile (``satchel.stores.RecordStore.get_profile``)."""
+        ...
+
+    async def set_profile(self, scope_id: str, profile: Profile) -> None:
+        """Set the scope's profile (``satchel.stores.RecordStore.set_profile``)."""
+        ...

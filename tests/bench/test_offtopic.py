@@ -1,0 +1,31 @@
+"""The off-topic benchmark's questions and its table (the benchmark itself is not run)."""
+
+from __future__ import annotations
+
+from bench import offtopic
+
+
+def test_the_questions_span_many_domains_without_repeats() -> None:
+    """At least 60 distinct questions over at least 10 domains, none a one-letter query."""
+    questions = [text for _, text in offtopic.QUESTIONS]
+    assert len(questions) >= 60
+    assert len(set(questions)) == len(questions)
+    assert len({domain for domain, _ in offtopic.QUESTIONS}) >= 10
+    assert offtopic.ONE_LETTER not in questions
+
+
+def test_the_table_pools_workloads_by_prepares() -> None:
+    """A row per workload, backend and gate, and an 'all' row weighted by prepares."""
+    tally = {"prepares": 0, "abstained": 0.0, "mean_bytes": 0.0, "p50_ms": 1.0}
+    chats = {**tally, "prepares": 300, "abstained": 0.8, "mean_bytes": 1000.0}
+    team = {**tally, "prepares": 100, "abstained": 1.0, "mean_bytes": 0.0}
+    letter = {**tally, "prepares": 10, "abstained": 1.0}
+    results = {
+        "asyncio": {
+            "chats": {"off": {"questions": chats, "one_letter": letter}},
+            "team": {"off": {"questions": team, "one_letter": letter}},
+        }
+    }
+    lines = offtopic.report(results).splitlines()
+    assert len(lines) == 2 + 3
+    assert lines[-1].startswith("| **all** | asyncio | off | 400 | 85.0% | 750 | 100% | 0 |")

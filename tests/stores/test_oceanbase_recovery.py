@@ -1,0 +1,255 @@
+"""OceanBaseStore after failures: a writer killed mid-write, a scope whose lock cannot be
+had, the session's limits, and an HNSW index still loading after a restart."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+import satchel
+from satchel.stores import OceanBaseStore, PoolRequest
+from satchel.stores.oceanbase import _connections, _locks, _schema, _search
+from satchel.stores.oceanbase._bridge import LoopThread
+from satchel.vocabulary import analyse_query
+from tests._processes import announced
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+#: Records per killed write: their changes pass the 16 KB past which the engine logs a
+#: transaction's changes before its commit (what an engine that dies then recovers).
+BATCH = 300
+
+#: A process writing batch ARGV[3] of ``BATCH`` keyed entries into ``seekdb://ARGV[1]``,
+#: scope ARGV[2], then printing the scope's count. With "hang", it stops inside the
+#: transaction once every row is written, the scope is locked and the engine has logged
+#: the changes, says "in transaction", and waits to be killed.
+_WRITER = """
+import sys, time, anyio, satchel
+from satchel.stores import open_store
+from satchel.stores.oceanbase import _rows
+directory, scope, batch, hang = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+async def in_transaction(cur, write):
+    for _ in range(600):
+        await cur.execute(
+            "SELECT FLUSHED_LOG_SIZE FROM oceanbase.V$OB_TRANSACTION_WRITE_STATE"
+            " WHERE SESSION_ID = CONNECTION_ID()"
+        )
+        if (await cur.fetchone())[0] > 0:
+            break
+        time.sleep(0.1)
+    print("in transaction", flush=True)
+    time.sleep(3600)
+
+if hang == "hang":
+    _rows.apply_counts = in_transaction
+
+async def main():
+    entries = [
+        satchel.MemoryEntry(text=f"note {n} of batch {batch} in {scope}", key=f"{batch}-{n}")
+        for n in range(BATCH)
+    ]
+    async with open_store(f"seekdb://{directory}") as store:
+        async with satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder()) as rt:
+            await rt.add_memories(scope, entries)
+            print(dict(await store.scope_counts())[scope]["memory"], flush=True)
+anyio.run(main)
+""".replace("BATCH", str(BATCH))
+
+
+def _argv(directory: Path, batch: int, *, hang: bool) -> list[str]:
+    return [sys.executable, "-c", _WRITER, str(directory), "s", str(batch), "hang" if hang else "-"]
+
+
+def _write(directory: Path, batch: int) -> str:
+    """Write batch ``batch`` in a process of its own: the scope's count it printed, or
+    the last line of its error."""
+    done = subprocess.run(
+        _argv(directory, batch, hang=False), capture_output=True, text=True, timeout=600
+    )
+    return done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+
+
+def _killed_mid_write(directory: Path, batch: int, *, engine_too: bool = False) -> None:
+    """Start writing batch ``batch``; SIGKILL the process inside its transaction (and,
+    with ``engine_too``, the engine first)."""
+    writer = subprocess.Popen(_argv(directory, batch, hang=True), stdout=subprocess.PIPE)
+    try:
+        announced(writer.stdout, rb"in transaction", "the writer")
+        if engine_too:
+            engine = int((directory / "run" / "seekdb.pid").read_text())
+            os.kill(engine, signal.SIGKILL)
+            while _alive(engine):
+                time.sleep(0.05)
+    finally:
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait()
+        assert writer.stdout is not None
+        writer.stdout.close()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_writers_killed_mid_write_leave_their_scope_writable(tmp_path: Path) -> None:
+    """A process killed inside its write (rows written, the scope locked, the changes
+    in the engine's log) leaves nothing locked: twice, the next process writes the
+    same batch into the same scope, which ends with exactly the entries written."""
+    directory = tmp_path / "engine"
+    assert _write(directory, 0) == str(BATCH)
+    for batch in (1, 2):
+        _killed_mid_write(directory, batch)
+        assert _write(directory, batch) == str(BATCH * (batch + 1))
+
+
+def test_an_engine_killed_mid_write_leaves_its_scope_locked_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """What the keeper cannot prevent: the engine itself killed inside a write recovers
+    the transaction with no session, for good; the next write to the scope fails at its
+    first lock wait, naming that transaction rather than timing out bare."""
+    directory = tmp_path / "engine"
+    assert _write(directory, 0) == str(BATCH)
+    _killed_mid_write(directory, 1, engine_too=True)
+    failed = _write(directory, 1)
+    assert failed.startswith("satchel.vocabulary._errors.StoreUnavailableError: add_memories:")
+    assert re.search(r"scope 's' stayed locked for \d+ s", failed)
+    assert "transaction(s) with no session" in failed
+    assert "'A writer killed mid-write'" in failed
+
+
+class _RowHolder:
+    """Another session holding a scope's row lock in an open transaction."""
+
+    def __init__(self, socket: str, table: str, scope: str) -> None:
+        self._socket, self._table, self._scope = socket, table, scope
+        self._bridge = LoopThread("test-holder")
+        self._conn: Any = None
+
+    async def __aenter__(self) -> None:
+        async def hold() -> None:
+            import asyncmy
+
+            self._conn = await asyncmy.connect(
+                unix_socket=self._socket, user="root", autocommit=True
+            )
+            async with self._conn.cursor() as cur:
+                await cur.execute("BEGIN")
+                await cur.execute(
+                    f"SELECT * FROM {self._table} WHERE scope = %s FOR UPDATE", (self._scope,)
+                )
+
+        await self._bridge.run(hold)
+
+    async def __aexit__(self, *exc: object) -> None:
+        async def release() -> None:
+            self._conn.close()
+
+        try:
+            await self._bridge.run(release)
+        finally:
+            self._bridge.close()
+
+
+@pytest.mark.anyio
+async def test_each_session_has_satchels_limits_and_a_write_its_own(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """Every connection sets the statement and idle limits; a write's transaction limit
+    is sized by its batch."""
+    store = oceanbase()
+    await store.bind_embedder("test", 2)
+
+    async def limits(cur: Any) -> tuple[int, ...]:
+        await cur.execute("SELECT @@ob_query_timeout, @@ob_trx_idle_timeout")
+        return tuple(await cur.fetchone())
+
+    assert await store._call("limits", limits) == (120_000_000, 120_000_000)
+    assert _connections.QUERY_TIMEOUT == _connections.TRX_IDLE_TIMEOUT == 120
+
+    async def transaction_limit(cur: Any, write: Any) -> int:
+        await cur.execute("SELECT @@ob_trx_timeout")
+        return int((await cur.fetchone())[0])
+
+    limit = await store._write("probe", "s", "memory", 40, transaction_limit, None)
+    assert limit == _locks.write_timeout_us(40) == 602_000_000
+    await store.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_scope_a_live_writer_holds_fails_clearly_once_the_wait_runs_out(
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another session holding the scope's row: the write asks again at each bounded
+    wait, then fails naming the scope and a live writer; once the row is free, the next
+    write goes through."""
+    monkeypatch.setattr(_locks, "LOCK_WAIT", 0.2)
+    monkeypatch.setattr(_locks, "LOCK_BUDGET", 0.5)
+    store = oceanbase()
+    await store.bind_embedder("test", 2)
+    one = np.ones((1, 2), dtype=np.float32)
+    await store.add_memories("s", [satchel.MemoryEntry(text="first")], one)
+    async with _RowHolder(seekdb, f"{store._database}.satchel_scopes", "s"):
+        with pytest.raises(satchel.StoreUnavailableError) as failed:
+            await store.add_memories("s", [satchel.MemoryEntry(text="second")], one)
+    assert str(failed.value).startswith("add_memories: another writer held scope 's'")
+    await store.add_memories("s", [satchel.MemoryEntry(text="second")], one)
+    assert (await store.scope_counts())["s"]["memory"] == 2
+    await store.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_loading_index_is_searched_exactly_until_it_answers(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ``exact_rows``, an approximate search that runs out of time (the HNSW index
+    still loading after a restart; injected here with a 1 microsecond limit) gives way
+    to an exact scan with the same answer; searches stay exact, never asking the index,
+    until ``INDEX_RETRY`` seconds later, when the index answers again."""
+    store = oceanbase(exact_rows=4)
+    await store.bind_embedder("test", 8)
+    vectors = np.random.default_rng(5).normal(size=(9, 8)).astype(np.float32)
+    await store.add_memories(
+        "s", [satchel.MemoryEntry(text=f"note {n}") for n in range(9)], vectors
+    )
+    now = [100.0]
+    store._vector_index.clock = lambda: now[0]
+    request = PoolRequest(analyse_query("x"), vectors[4], 4)
+    real = _schema.APPROXIMATE_NEAREST
+    loading = real.replace(f"QUERY_TIMEOUT({_schema.APPROXIMATE_TIMEOUT_US})", "QUERY_TIMEOUT(1)")
+    assert loading != real
+
+    monkeypatch.setattr(_schema, "APPROXIMATE_NEAREST", loading)
+    pool = await store.retrieve("memory", "s", request)  # times out, then scans exactly
+    assert pool.scope_rows == 9
+    assert pool.vector_similarities[0] == pytest.approx(1.0)
+    assert not store._vector_index.ready()
+
+    monkeypatch.setattr(_schema, "APPROXIMATE_NEAREST", "not even SQL")  # never sent
+    now[0] += _search.INDEX_RETRY - 1
+    again = await store.retrieve("memory", "s", request)
+    assert again.vector_keys.tolist() == pool.vector_keys.tolist()
+
+    monkeypatch.setattr(_schema, "APPROXIMATE_NEAREST", real)
+    now[0] += 1
+    assert store._vector_index.ready()
+    answered = await store.retrieve("memory", "s", request)
+    assert answered.vector_keys.tolist() == pool.vector_keys.tolist()
+    assert store._vector_index.ready()
+    await store.aclose()
