@@ -31,7 +31,7 @@ FLOOR = RelevanceFloor(noise=0.25, top_similarity=0.5)
 NOISE = attrs.evolve(
     pool(lexical=[(1, 1), (2, 1), (3, 1)], vector=[(4, 0.42), (1, 0.40), (5, 0.31)]),
     held_terms=1,
-    scope_rows=500,
+    scope_rows=150,
 )
 
 
@@ -70,7 +70,7 @@ TENTH_AT = [0.47, 0.40, 0.35, 0.30, 0.29, 0.28, 0.27, 0.26, 0.25]
 @pytest.mark.parametrize(
     ("similarities", "kind"),
     [
-        ([0.60, 0.58, 0.57, 0.55, 0.55, 0.54, 0.53, 0.52, 0.52, 0.51, 0.10], VECTOR),
+        ([0.62, 0.58, 0.57, 0.55, 0.55, 0.54, 0.53, 0.52, 0.52, 0.51, 0.10], VECTOR),
         ([*TENTH_AT, 0.20, 0.01], VECTOR),
         ([*TENTH_AT, 0.25, 0.01], None),
         ([0.47, 0.30, 0.20], VECTOR),
@@ -95,9 +95,10 @@ TENTH_AT = [0.47, 0.40, 0.35, 0.30, 0.29, 0.28, 0.27, 0.26, 0.25]
 def test_a_vector_hit_is_evidence_at_the_top_level_or_standing_out(
     similarities: list[float], kind: str | None
 ) -> None:
-    """A best cosine at the top-hit level (0.5 here) is evidence; below it, one clearing
-    the noise floor (0.25) is evidence when it stands out from the tenth best (the
-    last, in a smaller scope) by at least the top level's margin over the floor."""
+    """A best cosine at the top-hit level (0.5 here) is evidence when it stands a
+    tenth above the tenth best (the last, in a smaller scope); below it, one
+    clearing the noise floor (0.25) is evidence when it stands out by at least the top
+    level's margin over the floor. A lone record needs the top level."""
     keys = range(len(similarities))
     quiet = attrs.evolve(NOISE, vector_similarities=similarities, vector_keys=keys)
     assert judge((quiet, 4)) == kind
@@ -146,10 +147,36 @@ def test_a_lexical_hit_must_be_corroborated(terms: int, needed: int) -> None:
     must hold two of the query's terms (round 0's rule when it asks more), or the
     query's only term."""
     assert corroborated(terms) == needed
-    below = attrs.evolve(NOISE, lexical_matches=[needed - 1], held_terms=0)
-    at = attrs.evolve(NOISE, lexical_matches=[needed], held_terms=0)
+    below = attrs.evolve(NOISE, lexical_matches=[needed - 1, 1, 1], held_terms=0)
+    at = attrs.evolve(NOISE, lexical_matches=[needed, 1, 1], held_terms=0)
     assert judge((below, terms)) is None
     assert judge((at, terms)) == LEXICAL
+
+
+def test_a_lexical_hit_the_vector_channel_does_not_rank_is_no_evidence() -> None:
+    """Two query words in a record far from the query in meaning are what a long chat
+    turn shares with any question: the record must also be among the vector channel's
+    ten most similar, unless the search has no vector channel."""
+    far = attrs.evolve(NOISE, lexical_matches=[1, 2, 1], held_terms=0)  # key 2: no vector
+    assert judge((far, 4)) is None
+    near = attrs.evolve(NOISE, lexical_matches=[2, 1, 1], held_terms=0)  # key 1: rank 2
+    assert judge((near, 4)) == LEXICAL
+    tenth = [(key, 0.3 - key / 100) for key in range(10, 20)]
+    pushed = pool(lexical=[(1, 2)], vector=[*tenth, (1, 0.1)])
+    assert judge((attrs.evolve(pushed, scope_rows=150), 4)) is None
+    unvectored = pool(lexical=[(2, 2)], vector=[])
+    assert judge((attrs.evolve(unvectored, scope_rows=150), 4)) == LEXICAL
+
+
+def test_a_top_level_cosine_among_equals_is_no_evidence() -> None:
+    """In a chat of long, similar turns an unrelated question's best cosine reaches the
+    top-hit level with the tenth best a few hundredths below: not evidence; a tenth of
+    separation is."""
+    crowded = [0.60, 0.58, 0.57, 0.56, 0.55, 0.54, 0.53, 0.52, 0.52, 0.51, 0.30]
+    keys = range(len(crowded))
+    assert judge((attrs.evolve(NOISE, vector_similarities=crowded, vector_keys=keys), 4)) is None
+    apart = [0.61, *crowded[1:]]
+    assert judge((attrs.evolve(NOISE, vector_similarities=apart, vector_keys=keys), 4)) == VECTOR
 
 
 def test_any_search_showing_evidence_is_enough() -> None:

@@ -16,19 +16,25 @@ and the query's counted terms. Each of these is evidence on its own:
   a project naming its codename);
 - **time**: the time channel holds records of a day or month the query names;
 - **lexical**: a candidate holds two of the query's counted terms, or its only one
-  (one shared word of several is what unrelated text shares with any question);
-- **vector**: the best cosine reaches the embedder's calibrated top-hit level
-  (``Calibration.min_top_similarity``: below it a best hit is weak), or it clears the
-  embedder's noise floor (``Calibration.baseline``) and stands out from the scope's
-  tenth most similar record by as much as that level stands above the floor: a weak
-  absolute cosine in a scope of terse notes can still be the one record on the topic,
-  while in a chat of long, similar turns a question's best cosine is noise like the
-  rest (unrelated questions reach 0.5-0.6 there with the bundled model, but barely
-  above their tenth best);
+  (one shared word of several is what unrelated text shares with any question), and
+  the vector channel agrees: the candidate is among its ``NOISE_RANK`` most similar
+  records (or the search has no vector channel). In a chat of long turns any question
+  finds a turn holding two of its everyday words; a turn about the question is also
+  near it in meaning;
+- **vector**: the best cosine clears the embedder's noise floor
+  (``Calibration.baseline``) and stands out from the scope's tenth most similar
+  record: by ``SEPARATION`` when it reaches the calibrated top-hit level
+  (``Calibration.min_top_similarity``), by as much as that level stands above the
+  floor when it does not. A weak absolute cosine in a scope of terse notes can still be
+  the one record on the topic, while in a chat of long, similar turns a question's best
+  cosine is noise like the rest (unrelated questions reach 0.5-0.6 there with the
+  bundled model, within a few hundredths of their tenth best);
 - **vocabulary**: the scope holds more than half of the query's counted terms
   (``Pool.held_terms``), so its single-word matches speak the query's language (a
   question sharing only a project's codename with its evidence; the gate's lower
-  floors then recover it).
+  floors then recover it). This is the weakest signal: a chat of hundreds of long
+  turns holds most everyday words of a general question, but neither the terms' rarity
+  nor their BM25 tells those from a codename held by two records of thousands.
 
 Thread neighbours are no signal of their own: they join beside a hit, so they carry
 evidence only through their hit. A round that retrieved nothing is no abstention: it
@@ -40,6 +46,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 import attrs
+import numpy as np
 
 from ..vocabulary._retrieval import COMMON_MIN_ROWS
 from ._admission import required_matches
@@ -47,7 +54,6 @@ from ._admission import required_matches
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    import numpy as np
     import numpy.typing as npt
 
     from ..vocabulary._calibration import Calibration
@@ -66,6 +72,9 @@ NOISE_RANK: Final = 10
 #: Fewest records holding a query term that can be most of a small scope: one or two
 #: notes sharing a word with a question are a coincidence, not what the scope is about.
 PERVADING_HOLDERS: Final = 3
+#: How far a best cosine at the top-hit level must stand above the scope's
+#: ``NOISE_RANK``-th: closer than this, the whole neighbourhood is alike (noise).
+SEPARATION: Final = 0.1
 
 
 @attrs.frozen
@@ -83,18 +92,21 @@ class RelevanceFloor:
         return cls(noise=calibration.baseline, top_similarity=calibration.min_top_similarity)
 
     def stands_out(self, similarities: npt.NDArray[np.float32]) -> bool:
-        """Whether the best of ``similarities`` (most similar first) is a top hit, or
-        clears the noise floor and stands out from the ``NOISE_RANK``-th (the last, in
-        a smaller scope) by the margin between the top-hit level and that floor."""
+        """Whether the best of ``similarities`` (most similar first) clears the noise
+        floor and stands out from the ``NOISE_RANK``-th (the last, in a smaller scope):
+        by ``SEPARATION`` at the top-hit level, by the margin between that level and
+        the floor below it. A lone record is its own neighbourhood: its cosine must
+        reach the top-hit level."""
         if not len(similarities):
             return False
         best = float(similarities[0])
-        if best >= self.top_similarity:
-            return True
-        if best < self.noise or len(similarities) < 2:
+        if best < self.noise:
             return False
+        if len(similarities) < 2:
+            return best >= self.top_similarity
         reference = float(similarities[min(NOISE_RANK, len(similarities)) - 1])
-        return best - reference >= self.top_similarity - self.noise
+        margin = SEPARATION if best >= self.top_similarity else self.top_similarity - self.noise
+        return best - reference >= margin
 
 
 def corroborated(terms: int) -> int:
@@ -125,13 +137,24 @@ def _evidence(pool: Pool, terms: int, floor: RelevanceFloor) -> str | None:
         return SCOPE_TERM
     if len(pool.time_candidates):
         return TIME
-    if terms and len(pool.lexical_matches) and pool.lexical_matches.max() >= corroborated(terms):
+    if terms and _lexical(pool, terms):
         return LEXICAL
     if floor.stands_out(pool.vector_similarities):
         return VECTOR
     if terms and 2 * pool.held_terms > terms:
         return VOCABULARY
     return None
+
+
+def _lexical(pool: Pool, terms: int) -> bool:
+    """Whether a candidate holding enough of the ``terms`` counted query terms is also
+    among the vector channel's ``NOISE_RANK`` most similar records (when it has one)."""
+    strong = pool.lexical_keys[pool.lexical_matches >= corroborated(terms)]
+    if not len(strong):
+        return False
+    if not len(pool.vector_keys):
+        return True
+    return bool(np.isin(strong, pool.vector_keys[:NOISE_RANK]).any())
 
 
 def _pervades(pool: Pool) -> bool:
