@@ -27,6 +27,11 @@ Commands:
                           clients for 30 s with concurrent writes against 10k entries;
                           errors, nothing lost, req/s, p50/p95/p99, and the service's
                           latency over the in-process call (bench/service.py)
+  replicas                1, 2 and 3 satchel serve replicas over one seekdb engine on
+                          loopback, shared sessions, a round-robin balancer: req/s,
+                          p50/p99, CPU per component; the store's share of a prepare,
+                          store calls per prepare, bytes per entry, HNSW memory per
+                          entry, token checks (bench/replicas.py)
   peer                    satchel vs PowerContext 1.4.1 (its own virtual environment, created
                           on first use) on the same conversations and questions, gate on:
                           prepare p50/p95, their ratio, evidence recall (bench/peer.py)
@@ -41,6 +46,11 @@ Commands:
                           p50/p99/max beside 1 and 4 concurrent prepares on scopes of 2k,
                           20k and 100k entries, and beside writes of up to 5 MB, asyncio
                           and trio (bench/loop.py)
+  prompt-cache            a host's prompt cache: each turn's pack at the head of the prompt
+                          against only its new items appended to the turn, over the hard
+                          conversations' 29-turn chats: the share of each prompt that is a
+                          byte-stable prefix of the last, prompt bytes, evidence recall
+                          (bench/prompt_cache.py)
   plots                   PNG figures of the results in bench/results (needs the bench
                           extra: pip install -e ".[bench]")
 """
@@ -68,7 +78,9 @@ from bench import (
     offtopic,
     orchestrator,
     peer,
+    prompt_cache,
     recall,
+    replicas,
     scale,
     service,
     stores,
@@ -148,10 +160,12 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "scale": lambda argv: _run_module_main(scale.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
     "service": lambda argv: _run_module_main(service.main, argv),
+    "replicas": lambda argv: _run_module_main(replicas.main, argv),
     "peer": lambda argv: _run_module_main(peer.main, argv),
     "hostile": lambda argv: _run_module_main(hostile.main, argv),
     "crash": lambda argv: _run_module_main(crash.main, argv),
     "loop": lambda argv: _run_module_main(loop.main, argv),
+    "prompt-cache": prompt_cache.main,
     "plots": lambda argv: _run_module_main(_plots.main, argv),
 }
 

@@ -1004,7 +1004,7 @@ def generate(
     rng = random.Random(seed)
     starts = rng.sample(range(max(300, conversations)), conversations)
     convs = [
-        _conversation(rng, k, sessions, FIRST_DAY + timedelta(days=starts[k]))
+        planted(rng, k, sessions, FIRST_DAY + timedelta(days=starts[k]))
         for k in range(conversations)
     ]
     folder.mkdir(parents=True, exist_ok=True)
@@ -1012,7 +1012,9 @@ def generate(
     write_rows(folder / "queries.jsonl", [q for conv in convs for q in conv.queries])
 
 
-def _conversation(rng: random.Random, k: int, sessions: int, first_day: date) -> Conversation:
+def planted(rng: random.Random, k: int, sessions: int, first_day: date) -> Conversation:
+    """Conversation ``k``: its dated sessions with every question's evidence and decoys
+    planted, the other turns still empty (``None``) for the small talk."""
     names = rng.sample(NAMES, 2)
     conv = Conversation(f"conv-{k}", (names[0], names[1]), _sessions(rng, sessions, first_day))
     counts = {

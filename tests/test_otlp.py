@@ -642,32 +642,25 @@ def test_the_exit_waits_at_most_a_second_for_a_collector_that_is_down(
     assert "could not be reached" in line
 
 
-def test_prepare_with_the_collector_down_takes_a_second_more_and_says_so_once(
+def test_prepare_with_the_collector_down_gives_the_same_pack_and_says_so_once(
     tmp_path: Path, receiver: Receiver
 ) -> None:
     """``satchel prepare`` exporting to a closed local port prints the same pack and one
-    stderr line saying the collector could not be reached, and takes about a second more
-    than the same export to a collector that is up (it took ~8.5 s more, with four
-    retry warnings)."""
+    stderr line saying the collector could not be reached (it took ~8.5 s more, with
+    four retry warnings). How long the exit waits is timed in process, by
+    test_the_exit_waits_at_most_a_second_for_a_collector_that_is_down: between two
+    process runs on a loaded machine the noise is seconds."""
     database = tmp_path / "team.db"
     anyio.run(write_database, database)
     command = ("prepare", "--db", str(database), "--scope", "team", "--embedder", "hashing", QUERY)
-    started = time.monotonic()
     up = satchel_process(exporting_to(receiver), *command)
-    baseline = time.monotonic() - started
     environment = {
         **clean_environment(),
         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{closed_port()}",
     }
-    started = time.monotonic()
     down = satchel_process(environment, *command)
-    elapsed = time.monotonic() - started
     assert (down.returncode, up.returncode) == (0, 0), down.stderr
     assert (down.stdout, up.stderr) == (up.stdout, "")
     (line,) = down.stderr.splitlines()
     assert line.startswith("satchel: warning: the OTLP collector at 127.0.0.1:")
     assert "could not be reached" in line
-    # EXIT_WAIT (1 s) and the aborted retries' unwinding, with a margin for the noise
-    # between two process runs on a loaded machine; the exit alone is timed closely in
-    # test_the_exit_waits_at_most_a_second_for_a_collector_that_is_down
-    assert elapsed - baseline < 4.0, (elapsed, baseline)

@@ -10,6 +10,7 @@ import pytest
 
 from bench import _conversations, _synthetic
 from bench import _hard_conversations as hard
+from bench import _lifelike_conversations as lifelike
 from tests.bench._rows import read_rows
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ GENERATORS: Final[dict[str, Callable[..., None]]] = {
         _conversations.generate, conversations=3, sessions=8, seed=5
     ),
     "hard-conversations": functools.partial(hard.generate, conversations=3, sessions=10, seed=5),
+    # Full-length conversations: a scope's length and vocabulary are what it checks.
+    "lifelike-conversations": functools.partial(lifelike.generate, conversations=2, seed=5),
 }
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from bench import _conversations, _synthetic
 from bench import _hard_conversations as hard
+from bench import _lifelike_conversations as lifelike
 from satchel._workload import read_entries, read_queries
 from tests.bench._rows import read_rows
 
@@ -16,7 +17,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-NAMES: Final = pytest.mark.parametrize("name", ["synthetic", "conversations", "hard-conversations"])
+NAMES: Final = pytest.mark.parametrize(
+    "name", ["synthetic", "conversations", "hard-conversations", "lifelike-conversations"]
+)
 
 #: Each generator at a size small enough to write three times in a test.
 SMALL: Final[dict[str, Callable[[Path, int], None]]] = {
@@ -27,6 +30,9 @@ SMALL: Final[dict[str, Callable[[Path, int], None]]] = {
         folder, conversations=2, sessions=5, seed=seed
     ),
     "hard-conversations": lambda folder, seed: hard.generate(
+        folder, conversations=1, sessions=6, seed=seed
+    ),
+    "lifelike-conversations": lambda folder, seed: lifelike.generate(
         folder, conversations=1, sessions=6, seed=seed
     ),
 }

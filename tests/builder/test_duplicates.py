@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from satchel.builder._selection import KEY_CHARS, distinct, normalised
 from satchel.vocabulary._limits import Limits
@@ -40,6 +44,20 @@ def test_normalised_sets_aside_case_whitespace_and_punctuation() -> None:
     assert normalised("Deploy is green") != normalised("Deploy is green again")
     assert normalised("👍") != normalised("😭")
     assert normalised("?!") == normalised(" ? ! ")
+
+
+def by_pattern(text: str) -> str:
+    """``normalised`` as the pattern alone spells it (an ASCII text takes a byte table)."""
+    folded = re.sub(r"[\W_]+", " ", text.casefold()).strip()
+    return folded or "".join(text.split())
+
+
+@given(text=st.text(st.characters(max_codepoint=127)) | st.text())
+def test_ascii_text_is_normalised_as_the_pattern_does(text: str) -> None:
+    """The byte table an ASCII text takes gives what the pattern gives, control
+    characters, underscores and digits included; other text takes the pattern."""
+    assert normalised(text) == by_pattern(text)
+    assert normalised(f"{text}_x") == by_pattern(f"{text}_x")
 
 
 def test_a_repeated_saying_is_delivered_once_as_the_newest_in_the_best_place() -> None:

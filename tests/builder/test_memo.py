@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import gc
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from satchel import Limits
 from satchel.builder import build_context
-from satchel.builder._fitting import FitMemo
+from satchel.builder._fitting import Candidate, FitMemo
 from tests._collector import tracked_within
 
 from .factories import memory, profile, resource
 
 if TYPE_CHECKING:
+    from satchel.vocabulary._evidence import Evidence
     from satchel.vocabulary._families import Family, Tier
 
 SAID = datetime(2023, 5, 7, 14, 3, tzinfo=UTC)
@@ -161,3 +162,34 @@ def test_a_full_memo_evicts_its_oldest_eighth_at_once() -> None:
         memo=memo,
     )  # fmt: skip
     assert [item in memo for item in items] == [False] * 3 + [True] * 14
+
+
+def test_a_spent_budget_restores_no_kept_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the budget is spent the rest of a warm memo's candidates are dropped for the
+    cost of their floor: none is rebuilt from its kept encoding, and the fit is the one
+    a fresh fit makes."""
+    items = [memory(f"m{n}", f"note number {n:02}") for n in range(12)]
+    memo = FitMemo(Limits())
+    exact = build_context(
+        {"memory": items[:3]}, max_bytes=8000, sections=None, detail={}, limits=Limits()
+    ).content_bytes
+    build_context(
+        {"memory": items}, max_bytes=8000, sections=None, detail={}, limits=Limits(), memo=memo
+    )
+    restored: list[str] = []
+    restore = Candidate.restore
+
+    def counted(kept: dict[str, Any], evidence: Evidence, ceiling: Tier, limits: Limits) -> Any:
+        restored.append(evidence.identity)
+        return restore(kept, evidence, ceiling, limits)
+
+    monkeypatch.setattr(Candidate, "restore", counted)
+    memoised = build_context(
+        {"memory": items}, max_bytes=exact, sections=None, detail={}, limits=Limits(), memo=memo
+    )
+    fresh = build_context(
+        {"memory": items}, max_bytes=exact, sections=None, detail={}, limits=Limits()
+    )
+    assert memoised == fresh
+    assert len(memoised.delivered) == 3
+    assert restored == [item.identity for item in items[:3]]

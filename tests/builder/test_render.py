@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from satchel.builder._render import MAX_ITEM_FLOOR, item_floor_bytes
 from satchel.vocabulary._requests import SCHEMA, Section
 
 from .factories import (
@@ -233,3 +234,19 @@ def test_ascii_text_with_del_is_escaped() -> None:
     assert "\x7f" not in content
     assert "rm -rf\\u007f /" in content
     assert [item["content"] for item in items(result)] == ["rm -rf\x7f /"]
+
+
+def test_no_item_floor_exceeds_the_largest() -> None:
+    """Fitting skips working out an item's floor when the room left is at least
+    ``MAX_ITEM_FLOOR``: no evidence, of any family or id length, has a higher floor."""
+    long = "x" * 200
+    for evidence in (
+        memory(long),
+        memory("m"),
+        experience(long),
+        topic(long),
+        profile(),
+        resource(long),
+    ):
+        assert item_floor_bytes(evidence) <= MAX_ITEM_FLOOR
+    assert item_floor_bytes(memory(long)) == MAX_ITEM_FLOOR

@@ -256,12 +256,13 @@ def run_in_process(host: str, stdin: Mapping[str, Any] | str, **env: str) -> Hoo
     module = HOOK_MODULES[host]
     # These runs are about what the hook says, not how long it waits (run_hook's tests
     # time it): a stub answering late on a loaded machine must not read as a timeout.
-    probe, module.DEADLINE_PROBE_SECONDS = module.DEADLINE_PROBE_SECONDS, 30.0
+    probe = getattr(module, "DEADLINE_PROBE_SECONDS")  # noqa: B009
+    setattr(module, "DEADLINE_PROBE_SECONDS", 30.0)  # noqa: B010
     started = time.monotonic()
     try:
         code = module.run(
             HOST_OBJECTS[host], stdin=io.StringIO(text), stdout=stdout, stderr=stderr, env=env
         )
     finally:
-        module.DEADLINE_PROBE_SECONDS = probe
+        setattr(module, "DEADLINE_PROBE_SECONDS", probe)  # noqa: B010
     return HookRun(code, stdout.getvalue(), stderr.getvalue(), time.monotonic() - started)

@@ -23,6 +23,7 @@ from ..vocabulary._errors import InvariantError
 from ..vocabulary._evidence import Evidence
 from ..vocabulary._families import FAMILY_RULES, TIERS, rules
 from ._render import (
+    MAX_ITEM_FLOOR,
     WRAPPER_BYTES,
     Group,
     ItemHead,
@@ -359,11 +360,13 @@ class _Placer:
     memo: FitMemo
 
     def __call__(self, evidence: Evidence, room: int) -> Fitted | None:
+        if room < MAX_ITEM_FLOOR and room < item_floor_bytes(evidence):
+            # A spent budget drops the rest without encoding them, or rebuilding the
+            # memo's encodings of them: no line of theirs is shorter than the floor.
+            return None
         ceiling = tier_ceiling(evidence.family, self.detail)
         candidate = self.memo.cached(evidence, ceiling)
         if candidate is None:
-            if room < item_floor_bytes(evidence):
-                return None  # a spent budget drops the rest without encoding them
             candidate = self.memo.candidate(evidence, ceiling)
         # A new Fitted each time: one kept on the candidate would point back at it, and a
         # cycle outlives the memo's eviction until a full garbage collection.

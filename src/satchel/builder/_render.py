@@ -155,6 +155,11 @@ def head_of(evidence: Evidence) -> tuple[Family, str, str, str, Tier, int]:
     return evidence.family, evidence.scope_id, at, ref, family_rules.default_tier, fixed_bytes
 
 
+#: The largest :func:`item_floor_bytes` of any evidence: a room this wide is never
+#: below an item's floor, so fitting need not work the floor out.
+MAX_ITEM_FLOOR: Final = len("[null,null]\n") + 3 + 22
+
+
 def item_floor_bytes(evidence: Evidence) -> int:
     """A cheap lower bound on any line of this evidence: its bare citation, unescaped.
 

