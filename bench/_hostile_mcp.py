@@ -100,11 +100,15 @@ STRINGS: Final[dict[str, list[tuple[Spot, bool]]]] = {
     "get_memory": [(("scope_id",), False), (("entry_id",), False)],
     "forget_memory": [(("scope_id",), False), (("entry_id",), False)],
 }
-INTEGERS: Final[dict[str, list[Spot]]] = {
-    "prepare_context": [("max_bytes",), ("sections", 0, "limit"), ("exclude", 0, "version")],
+INTEGERS: Final[dict[str, list[tuple[Spot, bool]]]] = {
+    "prepare_context": [
+        (("max_bytes",), False),
+        (("sections", 0, "limit"), False),
+        (("exclude", 0, "version"), True),
+    ],
     "add_memories": [],
-    "get_memory": [("version",)],
-    "forget_memory": [("version",)],
+    "get_memory": [(("version",), False)],
+    "forget_memory": [(("version",), False)],
 }
 #: Where each tool's schema allows no other field.
 CLOSED: Final[dict[str, list[Spot]]] = {
@@ -192,7 +196,7 @@ def _argument_probes() -> Iterator[Probe]:
             for lone in LONE_SURROGATES:
                 yield _refused("lone-surrogate-argument", tool, _put(base, spot, lone), spot)
         yield _refused("lone-surrogate-argument", tool, {**base, "\ud800": 1}, ("\\ud800",))
-        for spot in INTEGERS[tool]:
+        for spot, _ in INTEGERS[tool]:
             for value in NOT_INTEGERS:
                 yield _refused("non-integer-argument", tool, _put(base, spot, value), spot)
         for spot in CLOSED[tool]:

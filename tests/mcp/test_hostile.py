@@ -20,6 +20,7 @@ import anyio
 import mcp.types as types
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
+from bench._hostile_mcp import CLOSED, INTEGERS, LONE_SURROGATES, NOT_STRINGS, STRINGS, VALID, Spot
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from mcp import MCPError
@@ -44,85 +45,7 @@ START_SECONDS: Final = 120.0
 ANSWER_SECONDS: Final = 30.0
 STOP_SECONDS: Final = 30.0
 
-#: Where a value sits in a tool's arguments: ``("entries", 0, "text")``.
-Spot = tuple[str | int, ...]
-REF: Final = {"scope_id": S, "entry_id": "e1", "version": 1}
-#: A call of each tool that fits its schema, with a value wherever it takes a string or
-#: an integer (get_memory and forget_memory of it: not found, but not refused).
-VALID: Final[dict[str, dict[str, Any]]] = {
-    "prepare_context": {
-        "scope_id": S,
-        "query": "When do backups run?",
-        "max_bytes": 4000,
-        "references": ["billing"],
-        "session_id": "chat-1",
-        "sections": [{"family": "memory", "limit": 2}],
-        "exclude": [{"family": "memory", "scope": S, "id": "e1", "version": 1}],
-    },
-    "add_memories": {
-        "scope_id": S,
-        "entries": [
-            {
-                "text": BACKUPS,
-                "kind": "fact",
-                "tags": ["ops"],
-                "created_at": "2024-03-04T09:00:00Z",
-                "thread": "chat-7",
-                "key": "chat-7/1",
-            }
-        ],
-    },
-    "get_memory": REF,
-    "forget_memory": REF,
-}
-#: Where each tool takes a string, and whether null is allowed there too.
-STRINGS: Final[dict[str, list[tuple[Spot, bool]]]] = {
-    "prepare_context": [
-        (("scope_id",), False),
-        (("query",), False),
-        (("references", 0), False),
-        (("session_id",), True),
-        (("exclude", 0, "scope"), False),
-    ],
-    "add_memories": [
-        (("scope_id",), False),
-        (("entries", 0, "text"), False),
-        (("entries", 0, "kind"), False),
-        (("entries", 0, "tags", 0), False),
-        (("entries", 0, "created_at"), True),
-        (("entries", 0, "thread"), True),
-        (("entries", 0, "key"), True),
-    ],
-    "get_memory": [(("scope_id",), False), (("entry_id",), False)],
-    "forget_memory": [(("scope_id",), False), (("entry_id",), False)],
-}
-#: Where each tool takes an integer, and whether null is allowed there too.
-INTEGERS: Final[dict[str, list[tuple[Spot, bool]]]] = {
-    "prepare_context": [
-        (("max_bytes",), False),
-        (("sections", 0, "limit"), False),
-        (("exclude", 0, "version"), True),
-    ],
-    "add_memories": [],
-    "get_memory": [(("version",), False)],
-    "forget_memory": [(("version",), False)],
-}
-#: Where each tool's schema forbids another field (additionalProperties: false).
-CLOSED: Final[dict[str, list[Spot]]] = {
-    "prepare_context": [(), ("sections", 0), ("exclude", 0)],
-    "add_memories": [(), ("entries", 0)],
-    "get_memory": [()],
-    "forget_memory": [()],
-}
-NOT_STRINGS: Final[dict[str, object]] = {
-    "number": 7,
-    "null": None,
-    "list": ["x"],
-    "object": {"x": "y"},
-    "bool": True,
-}
 NOT_INTEGERS: Final[dict[str, object]] = {"string": "1", "fraction": 1.5, "bool": True}
-LONE_SURROGATES: Final = ("\ud800", "x\udfffy")
 
 
 def field(path: Spot) -> str:
