@@ -119,6 +119,47 @@ async def test_schema_creation_is_idempotent_and_versioned(
         await store.aclose()
 
 
+class _LaggingSchema:
+    """Schema statements that meet a database or table as unknown until their ``lag``-th
+    run, as a seekdb session did when another process had just created it."""
+
+    def __init__(self, lag: int, code: int) -> None:
+        self.lag, self.code, self.runs = lag, code, 0
+
+    async def __call__(self, cur: object) -> None:
+        import asyncmy.errors
+
+        self.runs += 1
+        if self.runs < self.lag:
+            raise asyncmy.errors.ProgrammingError(self.code, "not known (yet)")
+
+
+@pytest.mark.parametrize("code", [1049, 1146])
+def test_a_database_or_table_another_process_just_created_is_waited_for(
+    code: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Several processes opening one new database at once: ``CREATE ... IF NOT EXISTS``
+    (or ``information_schema``) finds the database or a table before this session may
+    use it, which failed the open with "Unknown database" (1049) or "Table ... doesn't
+    exist" (1146). The idempotent schema statements run again, for a bounded time; any
+    other error, or the bound running out, still fails."""
+    import asyncio
+
+    import asyncmy.errors
+
+    from satchel.stores.oceanbase import _store
+
+    monkeypatch.setattr(_store, "NEW_SCHEMA_PAUSE", 0.0)
+    create = _LaggingSchema(lag=3, code=code)
+    asyncio.run(_store._once_known(None, create))
+    assert create.runs == 3
+    with pytest.raises(asyncmy.errors.ProgrammingError):
+        asyncio.run(_store._once_known(None, _LaggingSchema(lag=3, code=1064)))
+    monkeypatch.setattr(_store, "NEW_SCHEMA_WAIT", -1.0)
+    with pytest.raises(asyncmy.errors.ProgrammingError):
+        asyncio.run(_store._once_known(None, _LaggingSchema(lag=3, code=code)))
+
+
 async def test_large_scopes_search_approximately_and_find_a_fresh_insert(
     oceanbase: Callable[..., OceanBaseStore],
 ) -> None:

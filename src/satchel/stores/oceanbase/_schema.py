@@ -127,6 +127,15 @@ VECTORS_TABLE: Final = f"""CREATE TABLE IF NOT EXISTS satchel_vectors (
     VECTOR INDEX by_vector (embedding) WITH (distance = cosine, type = hnsw, lib = vsag)
 ) {BIN}"""
 
+#: Every table the store reads or writes but the vectors table (made with the first
+#: vectors), and a statement that fails unless the engine knows ``{table}``.
+TABLES: Final = (
+    "satchel_meta", "satchel_erased", "satchel_sessions", "satchel_session_items",
+    "satchel_scopes", "satchel_counts", "satchel_terms", "satchel_mentions",
+    "satchel_profiles", "satchel_records",
+)  # fmt: skip
+KNOWN: Final = "SELECT 1 FROM {table} LIMIT 0"
+
 #: The engine's full-text parser skips tokens under this many characters.
 SHORTEST_TOKEN: Final = 3
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -68,6 +69,15 @@ if TYPE_CHECKING:
     Vectors = npt.NDArray[np.float32]
 
 T = TypeVar("T")
+
+#: The engine's errors for a database or a table it does not know (MySQL's
+#: ER_BAD_DB_ERROR, ER_NO_SUCH_TABLE): also what it says of one that another process has
+#: just created, for a moment (:func:`_once_known`).
+NOT_KNOWN: Final = frozenset({1049, 1146})
+#: Longest wait, in seconds, for a database or table another process just created to be
+#: known here, and the pause between two tries.
+NEW_SCHEMA_WAIT: Final = 30.0
+NEW_SCHEMA_PAUSE: Final = 0.05
 
 #: Above this many searchable records of a family in a scope, vector search goes through
 #: the HNSW index; at or below, an exact scan (measured on seekdb: ~1.3 ms per 1,000
@@ -610,30 +620,43 @@ class OceanBaseStore:
         if self._ready and (self._dimension is not None or dimension is None):
             return
         if not self._ready:
-            await cur.execute(
-                "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
-                (self._database,),
-            )
-            if await cur.fetchone() is None:
-                await cur.execute(f"CREATE DATABASE IF NOT EXISTS {self._database}")
-            await cur.execute(f"USE {self._database}")
-            for statement in sql.BASE_TABLES:
-                await cur.execute(statement)
-            await self._migrate(cur)
-            await cur.execute("SELECT value FROM satchel_meta WHERE name = 'dimension'")
-            found = await cur.fetchone()
-            if found is not None:
-                self._dimension = int(found[0])
+            await _once_known(cur, self._create)
             self._conns.use_database(self._database)
             self._ready = True
         if self._dimension is None and dimension is not None:
-            await cur.execute(sql.VECTORS_TABLE.format(dimension=dimension))
-            await cur.execute(
-                "INSERT IGNORE INTO satchel_meta (name, value) VALUES ('dimension', %s)",
-                (str(dimension),),
-            )
-            await cur.execute("SELECT value FROM satchel_meta WHERE name = 'dimension'")
-            self._dimension = int((await cur.fetchone())[0])
+
+            async def vectors(cur: Any) -> None:
+                await cur.execute(sql.VECTORS_TABLE.format(dimension=dimension))
+                await cur.execute(sql.KNOWN.format(table="satchel_vectors"))
+                await cur.execute(
+                    "INSERT IGNORE INTO satchel_meta (name, value) VALUES ('dimension', %s)",
+                    (str(dimension),),
+                )
+                await cur.execute("SELECT value FROM satchel_meta WHERE name = 'dimension'")
+                self._dimension = int((await cur.fetchone())[0])
+
+            await _once_known(cur, vectors)
+
+    async def _create(self, cur: Any) -> None:
+        """The database and its tables, made or migrated as needed (every statement
+        idempotent), then each table read once, so that this process's statements never
+        meet one the engine does not know yet."""
+        await cur.execute(
+            "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
+            (self._database,),
+        )
+        if await cur.fetchone() is None:
+            await cur.execute(f"CREATE DATABASE IF NOT EXISTS {self._database}")
+        await cur.execute(f"USE {self._database}")
+        for statement in sql.BASE_TABLES:
+            await cur.execute(statement)
+        await self._migrate(cur)
+        for table in sql.TABLES:
+            await cur.execute(sql.KNOWN.format(table=table))
+        await cur.execute("SELECT value FROM satchel_meta WHERE name = 'dimension'")
+        found = await cur.fetchone()
+        if found is not None:
+            self._dimension = int(found[0])
 
     async def _migrate(self, cur: Any) -> None:
         await cur.execute("SELECT value FROM satchel_meta WHERE name = 'schema'")
@@ -692,3 +715,24 @@ class OceanBaseStore:
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError(_rules.CLOSED)
+
+
+async def _once_known(cur: Any, create: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
+    """Run ``create`` (idempotent schema statements) again while the engine says it does
+    not know a database or table that another process has just created. Its ``CREATE``
+    returns, and ``information_schema`` lists it (``IF NOT EXISTS`` here finds it),
+    before every session of the engine may use it: seen on seekdb with several processes
+    opening one new database at once, which failed one of them with "Unknown database"
+    or "Table ... doesn't exist". Bounded by :data:`NEW_SCHEMA_WAIT`."""
+    import asyncmy.errors
+
+    deadline = time.monotonic() + NEW_SCHEMA_WAIT
+    while True:
+        try:
+            await create(cur)
+        except asyncmy.errors.MySQLError as exc:
+            if not exc.args or exc.args[0] not in NOT_KNOWN or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(NEW_SCHEMA_PAUSE)
+            continue
+        return
