@@ -12,12 +12,14 @@ from typing import IO, Final
 STARTUP_SECONDS: Final = 60.0
 
 
-def announced(stream: IO[bytes] | None, pattern: bytes, process: str) -> re.Match[bytes]:
+def announced(
+    stream: IO[bytes] | None, pattern: bytes, process: str, seconds: float = STARTUP_SECONDS
+) -> re.Match[bytes]:
     """The first match of ``pattern`` (ending at a line's end) in what ``stream`` says,
-    read as it arrives; fails after ``STARTUP_SECONDS`` or if the stream closes first."""
+    read as it arrives; fails after ``seconds`` or if the stream closes first."""
     assert stream is not None
     line = re.compile(pattern + rb"[^\n]*\n")
-    deadline = time.monotonic() + STARTUP_SECONDS
+    deadline = time.monotonic() + seconds
     received = b""
     while (found := line.search(received)) is None:
         remaining = deadline - time.monotonic()

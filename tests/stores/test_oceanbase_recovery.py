@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pytest
@@ -29,6 +29,13 @@ if TYPE_CHECKING:
 #: transaction's changes before its commit (what an engine that dies then recovers).
 BATCH = 300
 
+#: Tenths of a second the hanging writer waits at most for the engine to log its
+#: transaction (seconds on a loaded machine; killed unlogged, it must recover all the
+#: same), and how long the test waits for it to say it is in its transaction: the
+#: engine's start, the batch's rows, then that wait.
+LOG_POLLS: Final = 1200
+HANG_SECONDS: Final = 300.0
+
 #: A process writing batch ARGV[3] of ``BATCH`` keyed entries into ``seekdb://ARGV[1]``,
 #: scope ARGV[2], then printing the scope's count. With "hang", it stops inside the
 #: transaction once every row is written, the scope is locked and the engine has logged
@@ -40,7 +47,7 @@ from satchel.stores.oceanbase import _rows
 directory, scope, batch, hang = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 
 async def in_transaction(cur, write):
-    for _ in range(600):
+    for _ in range(LOG_POLLS):
         await cur.execute(
             "SELECT FLUSHED_LOG_SIZE FROM oceanbase.V$OB_TRANSACTION_WRITE_STATE"
             " WHERE SESSION_ID = CONNECTION_ID()"
@@ -64,7 +71,7 @@ async def main():
             await rt.add_memories(scope, entries)
             print(dict(await store.scope_counts())[scope]["memory"], flush=True)
 anyio.run(main)
-""".replace("BATCH", str(BATCH))
+""".replace("BATCH", str(BATCH)).replace("LOG_POLLS", str(LOG_POLLS))
 
 
 def _argv(directory: Path, batch: int, *, hang: bool) -> list[str]:
@@ -85,7 +92,7 @@ def _killed_mid_write(directory: Path, batch: int, *, engine_too: bool = False) 
     with ``engine_too``, the engine first)."""
     writer = subprocess.Popen(_argv(directory, batch, hang=True), stdout=subprocess.PIPE)
     try:
-        announced(writer.stdout, rb"in transaction", "the writer")
+        announced(writer.stdout, rb"in transaction", "the writer", HANG_SECONDS)
         if engine_too:
             engine = int((directory / "run" / "seekdb.pid").read_text())
             os.kill(engine, signal.SIGKILL)
