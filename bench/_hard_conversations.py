@@ -999,6 +999,21 @@ def generate(
     Raises:
         ValueError: if there are fewer than four sessions or no conversation.
     """
+    rng, convs = planted_conversations(conversations, sessions, seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_rows(folder / "entries.jsonl", [row for conv in convs for row in _entries(rng, conv)])
+    write_rows(folder / "queries.jsonl", [q for conv in convs for q in conv.queries])
+
+
+def planted_conversations(
+    conversations: int, sessions: int, seed: int
+) -> tuple[random.Random, list[Conversation]]:
+    """The random source seeded with ``seed`` and ``conversations`` planted conversations
+    (:func:`planted`), each starting on a day of its own, drawn from it.
+
+    Raises:
+        ValueError: if there are fewer than four sessions or no conversation.
+    """
     if conversations < 1 or sessions < 4:
         raise ValueError("need at least one conversation of at least four sessions")
     rng = random.Random(seed)
@@ -1007,9 +1022,7 @@ def generate(
         planted(rng, k, sessions, FIRST_DAY + timedelta(days=starts[k]))
         for k in range(conversations)
     ]
-    folder.mkdir(parents=True, exist_ok=True)
-    write_rows(folder / "entries.jsonl", [row for conv in convs for row in _entries(rng, conv)])
-    write_rows(folder / "queries.jsonl", [q for conv in convs for q in conv.queries])
+    return rng, convs
 
 
 def planted(rng: random.Random, k: int, sessions: int, first_day: date) -> Conversation:

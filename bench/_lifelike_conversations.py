@@ -35,9 +35,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import random
 import re
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -50,6 +48,7 @@ from satchel.vocabulary import analyse
 from satchel.vocabulary._analysis import _STOPWORDS as STOPWORDS
 
 if TYPE_CHECKING:
+    import random
     from collections.abc import Callable, Iterable, Sequence
 
     from bench._conversations import Conversation, Session
@@ -301,14 +300,7 @@ def generate(
     Raises:
         ValueError: if there are fewer than four sessions or no conversation.
     """
-    if conversations < 1 or sessions < 4:
-        raise ValueError("need at least one conversation of at least four sessions")
-    rng = random.Random(seed)
-    starts = rng.sample(range(max(300, conversations)), conversations)
-    convs = [
-        hard.planted(rng, k, sessions, hard.FIRST_DAY + timedelta(days=starts[k]))
-        for k in range(conversations)
-    ]
+    rng, convs = hard.planted_conversations(conversations, sessions, seed)
     for conv in convs:
         _frame_questions(rng, conv)
     folder.mkdir(parents=True, exist_ok=True)
