@@ -37,6 +37,11 @@ Question categories (``expected`` holds the evidence turns):
 - ``temporal-noise``: about a turn said long before the newest session, with a relative
   phrase ("last time", "the other day", "earlier this year") that must not be what
   finds it.
+- ``open-domain``: an inference about a speaker ("Would Maya likely enjoy a weekend of
+  hiking?", "What might Leo's stance be on working from home?") that two or three of
+  their own turns in different sessions imply; together these share at most the name
+  and one topic word with the question, while the other speaker says things on the
+  same topic (with its word, or the opposite stance) that answer nothing about them.
 
 All text is invented here (no real dataset). Deterministic for a seed: one
 ``random.Random``, no clock. ``python -m bench._hard_conversations OUT_DIR`` writes a
@@ -83,6 +88,7 @@ CATEGORIES: Final = (
     "relative-in-memory",
     "relative-question",
     "temporal-noise",
+    "open-domain",
 )
 #: Questions per conversation and category at ``SESSIONS`` sessions (scaled otherwise).
 PER_CONVERSATION: Final = {
@@ -94,6 +100,7 @@ PER_CONVERSATION: Final = {
     "relative-in-memory": 3,
     "relative-question": 3,
     "temporal-noise": 3,
+    "open-domain": 3,
 }
 TYPO_SHARE: Final = 0.03
 EMOJI_SHARE: Final = 0.1
@@ -156,6 +163,17 @@ class Event:
     question: str
     decoys: tuple[str, ...]
     future: str = ""
+
+
+@attrs.frozen
+class Inference:
+    """An ``open-domain`` question naming ``{name}``: ``evidence`` are that speaker's own
+    turns implying the answer (some of them are planted), ``other`` the other speaker's
+    turns on the same topic, which say nothing about ``{name}``."""
+
+    question: str
+    evidence: tuple[str, ...]
+    other: tuple[str, ...]
 
 
 NAMES: Final = (
@@ -585,6 +603,131 @@ ABSOLUTE_DATE: Final = (
 )  # fmt: skip
 
 #: Day-precise phrases: how many days before it was said.
+OPEN_DOMAIN: Final = (
+    Inference(
+        "Would {name} likely enjoy a weekend hiking in the mountains?",
+        (
+            "Spent all of Saturday up on the fells again, came home soaked and grinning "
+            "like an idiot.",
+            "Finally bought proper walking boots, my trainers had no grip left on the ridge paths.",
+            "Nothing clears my head like a long day outdoors with a flask and a map.",
+        ),
+        (
+            "The mountains of laundry in this flat are getting out of hand, send help.",
+            "I'd rather eat glass than go hiking, my idea of nature is a garden centre cafe.",
+        ),
+    ),
+    Inference(
+        "What might {name}'s stance be on working from home?",
+        (
+            "I get twice as much done at my kitchen table as I ever did in that open-plan office.",
+            "Not commuting has given me back an hour a day, I'm never going back to that train.",
+            "They hinted we might all be called back in, so I've started updating my CV.",
+        ),
+        (
+            "Working late again, the home stretch of this project is killing me.",
+            "I miss the office gossip so much, video calls are just not the same.",
+        ),
+    ),
+    Inference(
+        "Would {name} be interested in adopting a rescue dog?",
+        (
+            "I stop to say hello to every single spaniel in the park, it's embarrassing.",
+            "Volunteered at the animal shelter again, walked four greyhounds and nearly "
+            "cried leaving.",
+            "If our lease allowed pets I'd have a house full of mutts by now.",
+        ),
+        (
+            "The dog next door barked from five until seven this morning.",
+            "Rescue me from this meeting, it's been going on for three hours.",
+        ),
+    ),
+    Inference(
+        "Is {name} likely to enjoy a cooking class?",
+        (
+            "Made fresh pasta from scratch on Sunday, flour everywhere but so worth it.",
+            "I've been working through that big Ottolenghi book one recipe a week.",
+            "Spent an hour at the market choosing spices, I could live in that aisle.",
+        ),
+        (
+            "The class reunion is in June and I'm already dreading it.",
+            "My idea of cooking is pressing start on the microwave, no shame.",
+        ),
+    ),
+    Inference(
+        "What would {name} think about moving to a big city?",
+        (
+            "I love that I hear nothing but owls at night out here.",
+            "Every time I go into town the crowds make me want to turn straight back.",
+            "Our village has one shop and one pub and honestly that's all I need.",
+        ),
+        (
+            "Moving the sofa up three flights of stairs nearly ended our friendship.",
+            "I'd live right in the centre tomorrow if I could afford it, I love the buzz.",
+        ),
+    ),
+    Inference(
+        "Would {name} probably go to a heavy metal concert?",
+        (
+            "Played that Metallica album front to back on the drive, windows down.",
+            "My ears were ringing for two days after that gig, best night of the year.",
+            "Dug my old band t-shirts out of the loft, they still fit, just about.",
+        ),
+        (
+            "The concert hall is being refurbished so the orchestra plays in a church now.",
+            "Loud music gives me a migraine, I'm strictly a podcast person.",
+        ),
+    ),
+    Inference(
+        "How does {name} probably feel about flying?",
+        (
+            "My palms sweat the whole way through take-off, every single time.",
+            "We took the train all the way to Vienna just so I wouldn't have to get on a plane.",
+            "I booked the ferry again, twelve hours at sea beats two in the air for me.",
+        ),
+        (
+            "Time is flying this year, it's nearly the end of term already.",
+            "I love airports, I could spend a whole day people-watching at the gate.",
+        ),
+    ),
+    Inference(
+        "Would {name} enjoy a quiet night in with a board game?",
+        (
+            "Spent the whole evening playing Catan with the neighbours, lost and still loved it.",
+            "My favourite Friday is a takeaway, a blanket and a jigsaw on the coffee table.",
+            "We've got a shelf of puzzles now, the cupboard door won't shut.",
+        ),
+        (
+            "The game last night went to penalties and I nearly lost my voice.",
+            "I get bored after ten minutes of anything with dice, I need to be out dancing.",
+        ),
+    ),
+    Inference(
+        "What might {name} think of a career in teaching?",
+        (
+            "Helping my nephew with his fractions was the best part of my week, he finally got it.",
+            "I run the Saturday coding club at the library now, the kids ask brilliant questions.",
+            "Explaining things to the new starters is honestly my favourite part of the job.",
+        ),
+        (
+            "My career advisor at school told me to be an accountant, so that went well.",
+            "I could never stand in front of thirty teenagers, I'd freeze on the spot.",
+        ),
+    ),
+    Inference(
+        "Is {name} likely to care about climate change?",
+        (
+            "Sold the car and bought a cargo bike, the school run is my favourite workout.",
+            "We've gone vegetarian at home and started composting everything.",
+            "I've been writing to the council about the bus lanes again.",
+        ),
+        (
+            "The climate in our office is tropical, someone keeps the heating on 26.",
+            "I can't be bothered with recycling, it all ends up in the same lorry.",
+        ),
+    ),
+)
+
 DAYS_BACK: Final = {
     "this morning": 0,
     "yesterday": 1,
@@ -1043,6 +1186,7 @@ def planted(rng: random.Random, k: int, sessions: int, first_day: date) -> Conve
     _plant_relative_in_memory(rng, conv, counts["relative-in-memory"])
     _plant_word_forms(rng, conv, counts["word-forms"])
     _plant_single_hop(rng, conv, counts["single-hop"])
+    _plant_open_domain(rng, conv, counts["open-domain"])
     return conv
 
 
@@ -1128,6 +1272,21 @@ def _plant_lists(rng: random.Random, conv: Conversation, count: int) -> None:
         entries = [conv.say(rng, speaker, item, [s]) for s, item in zip(chosen, items, strict=True)]
         _decoys(rng, conv, topic.decoys)
         conv.ask("multi-session", topic.query.format(name=conv.names[speaker]), entries)
+
+
+def _plant_open_domain(rng: random.Random, conv: Conversation, count: int) -> None:
+    """Inferences about a speaker from two or three of their turns in different
+    sessions, beside the other speaker's turns on the same topic."""
+    for inference in rng.sample(OPEN_DOMAIN, min(count, len(OPEN_DOMAIN))):
+        speaker = rng.randrange(2)
+        open_sessions = [s for s in _planting(conv) if s.free(speaker)]
+        size = min(rng.randint(2, 3), len(open_sessions))
+        chosen = rng.sample(open_sessions, size)
+        said = rng.sample(inference.evidence, size)
+        entries = [conv.say(rng, speaker, text, [s]) for s, text in zip(chosen, said, strict=True)]
+        for text in inference.other:
+            conv.say(rng, 1 - speaker, text)
+        conv.ask("open-domain", inference.question.format(name=conv.names[speaker]), entries)
 
 
 def _plant_absolute_dates(rng: random.Random, conv: Conversation, count: int) -> None:
@@ -1356,6 +1515,7 @@ def _question_words() -> tuple[str, ...]:
         *(f.question for f in WORD_FORMS),
         *(t.query for t in MULTI_SESSION),
         *(e.question for e in (*ABSOLUTE_DATE, *RELATIVE_IN_MEMORY)),
+        *(i.question for i in OPEN_DOMAIN),
     ]
     blanks = {"name": "", "asker": "", "phrase": "", "date": ""}
     text = " ".join(q.format(**blanks) for q in questions).lower()

@@ -69,7 +69,7 @@ def said_on(row: Row) -> date:
 def test_every_category_is_asked_and_every_expected_id_exists(
     entries: dict[str, Row], queries: list[Row]
 ) -> None:
-    """All eight categories are present; each expected id names a turn of the query's
+    """All nine categories are present; each expected id names a turn of the query's
     own scope."""
     assert {q["category"] for q in queries} == set(hard.CATEGORIES)
     for query in queries:
@@ -172,6 +172,30 @@ def test_multi_session_items_span_threads_and_share_little(
         assert 2 <= len(set(threads)) == len(threads) <= 4
         for entry_id in query["expected"]:
             assert len(shared(query, entries[entry_id]["text"], names)) <= 1
+
+
+def test_open_domain_evidence_is_the_named_speakers_own_and_shares_little(
+    entries: dict[str, Row], queries: list[Row], names: dict[str, set[str]]
+) -> None:
+    """An inference question's 2-3 evidence turns are said by the speaker it names, in
+    as many sessions, and share at most one stemmed word with it between them; the
+    other speaker says something on the same topic that is not evidence."""
+    for query in by_category(queries, "open-domain"):
+        evidence = [entries[e] for e in query["expected"]]
+        threads = {row["thread"] for row in evidence}
+        assert 2 <= len(threads) == len(evidence) <= 3
+        speakers = {row["text"].split(":", 1)[0] for row in evidence}
+        assert len(speakers) == 1
+        assert speakers <= set(re.findall(r"[A-Z][a-z]+", query["query"]))
+        together = " ".join(row["text"] for row in evidence)
+        assert len(shared(query, together, names)) <= 1, query["query"]
+        inference = next(
+            i for i in hard.OPEN_DOMAIN if evidence[0]["text"].split(": ", 1)[1] in i.evidence
+        )
+        scope_texts = {row["text"] for row in entries.values() if row["scope"] in query["scopes"]}
+        (other,) = names[query["scopes"][0]] - terms(next(iter(speakers)))
+        for text in inference.other:
+            assert any(t.endswith(text) and terms(t.split(":")[0]) == {other} for t in scope_texts)
 
 
 def test_absolute_date_names_the_day_the_event_happened(

@@ -303,3 +303,48 @@ def test_fusion_is_a_validated_runtime_option() -> None:
 async def _open_with(fusion: object) -> None:
     async with satchel.open_runtime(fusion=fusion):  # type: ignore[arg-type]
         pass
+
+
+#: A chat of two where each name is held by more than half the turns (a common term,
+#: which full text cannot rank by), and both speakers talk about the mountains.
+LEO_HIKES = "Leo: hiking up mountains is the best, I enjoy it every single weekend"
+MAYA_HIKES = "Maya: hiking in the mountains clears my head"
+
+
+def two_speakers() -> list[satchel.MemoryEntry]:
+    filler = [
+        turn(f"{name}: nothing much, chatting about lunch number {n}", n)
+        for n, name in enumerate(["Maya", "Leo"] * 10 + ["Maya", "Maya"])
+    ]
+    return [*filler, turn(LEO_HIKES, 30, thread="s2"), turn(MAYA_HIKES, 31, thread="s3")]
+
+
+async def test_a_turn_said_by_the_person_the_query_names_ranks_higher() -> None:
+    """Asked about Maya, her own turn comes before Leo's better-matching one; with the
+    lift off, or asked about nobody, Leo's comes first."""
+    embedder = satchel.HashingEmbedder()
+    about_maya = "Would Maya enjoy hiking in the mountains?"
+    about_nobody = "Who would enjoy hiking in the mountains?"
+    async with satchel.open_runtime(embedder=embedder) as rt:
+        await rt.add_memories("chat", two_speakers())
+        assert contents(await prepare(rt, about_maya))[:2] == [MAYA_HIKES, LEO_HIKES]
+        assert contents(await prepare(rt, about_nobody))[:2] == [LEO_HIKES, MAYA_HIKES]
+    no_lift = FusionWeights(named_speaker=0.0)
+    async with satchel.open_runtime(embedder=embedder, fusion=no_lift) as rt:
+        await rt.add_memories("chat", two_speakers())
+        assert contents(await prepare(rt, about_maya))[:2] == [LEO_HIKES, MAYA_HIKES]
+
+
+async def test_the_lift_reads_past_the_room_for_a_named_turn_that_can_enter() -> None:
+    """With room for one candidate, the named speaker's turn ranked second is read too
+    and takes the room."""
+    limits = satchel.Limits(memory_candidates=1)
+    embedder = satchel.HashingEmbedder()
+    about_maya = "Would Maya enjoy hiking in the mountains?"
+    async with satchel.open_runtime(embedder=embedder, limits=limits) as rt:
+        await rt.add_memories("chat", two_speakers())
+        assert contents(await prepare(rt, about_maya)) == [MAYA_HIKES]
+    no_lift = FusionWeights(named_speaker=0.0)
+    async with satchel.open_runtime(embedder=embedder, limits=limits, fusion=no_lift) as rt:
+        await rt.add_memories("chat", two_speakers())
+        assert contents(await prepare(rt, about_maya)) == [LEO_HIKES]

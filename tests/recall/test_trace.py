@@ -38,7 +38,7 @@ def test_a_neighbour_is_ranked_in_its_own_channel_at_its_lifted_score() -> None:
     admitted = admit(POOL, 2, AdmissionFloor())
     search = fuse(admitted, 2)
     around = {1: (9,), 2: (8, 9)}
-    ranked = with_neighbours(search, around, 0.8)
+    ranked, _ = with_neighbours(search, around, 0.8)
     trace = trace_search(admitted, search, ranked, around, 0.8)
     assert (trace.channels[9], trace.channels[8]) == ({"neighbour": 1}, {"neighbour": 2})
     fused = dict(zip(search.ranked, search.scores, strict=True))

@@ -23,11 +23,12 @@ from ..recall import (
     FamilySearch,
     FusionWeights,
     admit,
+    by_named_speaker,
     fuse,
     trace_search,
     with_neighbours,
 )
-from ..vocabulary import PoolRequest, rules
+from ..vocabulary import PoolRequest, rules, speaker_terms
 from ..vocabulary._telemetry import PrepareMetrics
 
 if TYPE_CHECKING:
@@ -75,14 +76,29 @@ class RoundSettings:
 class _Ranked:
     """A search's ranking before any evidence is read: its pool and fused search, its
     ``fresh`` keys (ranked, not committed by an earlier round), the keys that joined
-    as a hit's thread neighbour, and (an explained prepare only) its trace."""
+    as a hit's thread neighbour, each ranked key's score (None when the order is not
+    by score: the neighbours an expansion offers), the neighbours of each hit that
+    brought its own, and (an explained prepare only) its trace."""
 
     pool: Pool
     search: FamilySearch
     fresh: tuple[int, ...]
     joined: frozenset[int]
     again: bool
+    scores: Mapping[int, float] | None
+    around: Mapping[int, tuple[int, ...]]
     trace: SearchTrace | None = None
+
+
+@attrs.frozen
+class _Neighboured:
+    """A search's order once its hits' thread neighbours joined (see
+    :meth:`Searcher._with_neighbours`)."""
+
+    ranked: tuple[int, ...]
+    joined: frozenset[int]
+    around: Mapping[int, tuple[int, ...]]
+    scores: Mapping[int, float] | None
 
 
 @attrs.frozen
@@ -159,11 +175,11 @@ class Searcher:
                 async with self._guards.reading(spec.scope_id):
                     ranked = await self._ranked(state, spec, settings)
                     if alone:
-                        outcome = await self._read(state, spec, ranked, shares.room(spec))
+                        outcome = await self._read(state, spec, ranked, shares.room(spec), settings)
                 if not alone:
                     wanted = await shares.share(spec, len(ranked.fresh))
                     async with self._guards.reading(spec.scope_id):
-                        outcome = await self._read(state, spec, ranked, wanted)
+                        outcome = await self._read(state, spec, ranked, wanted, settings)
                 span.set_attribute("satchel.recall.retrieved", outcome.search.counts.retrieved)
                 span.set_attribute("satchel.recall.admitted", outcome.search.counts.admitted)
                 span.set_attribute("satchel.recall.retrieved_again", outcome.retrieved_again)
@@ -191,22 +207,39 @@ class Searcher:
             admitted = admit(pool, terms, settings.floor)
             search = fuse(admitted, terms, settings.weights)
         known = settings.known.get(spec, frozenset())
-        ranked, joined, around = await self._with_neighbours(spec, settings, search, known)
-        fresh = tuple(key for key in ranked if key not in known)
+        order = await self._with_neighbours(spec, settings, search, known)
+        fresh = tuple(key for key in order.ranked if key not in known)
         trace = None
         if state.explain:  # receipts cost a plain prepare nothing
             share = settings.weights.neighbour_share
-            trace = trace_search(admitted, search, ranked, around, share)
-        return _Ranked(pool, search, fresh, joined, again, trace)
+            trace = trace_search(admitted, search, order.ranked, order.around, share)
+        return _Ranked(pool, search, fresh, order.joined, again, order.scores, order.around, trace)
 
     async def _read(
-        self, state: PrepareState, spec: SearchSpec, ranked: _Ranked, wanted: int
+        self,
+        state: PrepareState,
+        spec: SearchSpec,
+        ranked: _Ranked,
+        wanted: int,
+        settings: RoundSettings,
     ) -> SearchOutcome:
         """The outcome: the evidence of the best ``wanted`` fresh candidates, with the
         bodies the request pins."""
         excluded = state.exclusions.excluded
         passed: list[tuple[int, Evidence]] | None = None if ranked.trace is None else []
         keys, evidence = await self._fresh_evidence(spec, excluded, ranked.fresh, wanted, passed)
+        lift = settings.weights.named_speaker
+        if lift and ranked.scores is not None and rules(spec.family).speakers and keys:
+            named = frozenset(state.queries[spec.query].terms)
+            speakers = [speaker_terms(item.text) for item in evidence]
+            # A named speaker among the best, or a chat whose speakers' names are too
+            # common to rank by (the one the query names may be just past the room).
+            if any(said & named for said in speakers) or (
+                ranked.pool.common_terms and any(speakers)
+            ):
+                keys, evidence = await self._named_first(
+                    spec, ranked, (keys, evidence), (named, lift), excluded, passed
+                )
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         joined = sum(key in ranked.joined for key in keys)
         trace = ranked.trace
@@ -215,6 +248,42 @@ class Searcher:
         return SearchOutcome(
             spec, ranked.pool, ranked.search, keys, evidence, ranked.again, joined, trace
         )
+
+    async def _named_first(
+        self,
+        spec: SearchSpec,
+        ranked: _Ranked,
+        read: tuple[tuple[int, ...], tuple[Evidence, ...]],
+        naming: tuple[frozenset[str], float],
+        excluded: frozenset[str],
+        passed: list[tuple[int, Evidence]] | None,
+    ) -> tuple[tuple[int, ...], tuple[Evidence, ...]]:
+        """The ``read`` candidates (the best by fused score) re-ranked with the turns
+        said by a person the query names, and their thread neighbours, lifted
+        (``FusionWeights.named_speaker``).
+
+        Who said a turn is in its text, so the fresh candidates after ``read`` that a
+        lift could raise past the last of them (a fused score above the last one's
+        divided by ``1 + lift``) are read too; no candidate further down could enter.
+        """
+        scores = ranked.scores
+        assert scores is not None  # the caller checked: an order by score
+        keys, evidence = read
+        named, lift = naming
+        last = scores[keys[-1]]
+        after = ranked.fresh[ranked.fresh.index(keys[-1]) + 1 :]
+        reach = tuple(itertools.takewhile(lambda key: scores[key] * (1 + lift) > last, after))
+        if reach:
+            more = await self._fresh_evidence(spec, excluded, reach, len(reach), passed)
+            keys, evidence = keys + more[0], evidence + more[1]
+        said = {
+            key
+            for key, item in zip(keys, evidence, strict=True)
+            if speaker_terms(item.text) & named
+        }
+        neighbours = (ranked.around, ranked.joined)
+        best = by_named_speaker(keys, scores, said, neighbours, lift, len(read[0]))
+        return tuple(keys[at] for at in best), tuple(evidence[at] for at in best)
 
     async def _fresh_evidence(
         self,
@@ -276,18 +345,19 @@ class Searcher:
         settings: RoundSettings,
         search: FamilySearch,
         known: frozenset[int],
-    ) -> tuple[tuple[int, ...], frozenset[int], Mapping[int, tuple[int, ...]]]:
+    ) -> _Neighboured:
         """The search's order with its best hits' thread neighbours, those neighbours,
-        and the neighbours of each hit that brought its own.
+        the neighbours of each hit that brought its own, and each key's score.
 
         In round 0 they are fused in, a channel like any other; the ``"neighbours"``
         action offers only them, after the committed candidates, so it never displaces
-        one.
+        one (and that order is not by score).
         """
+        fused = dict(zip(search.ranked, search.scores, strict=True))
         if not (settings.offer_neighbours and rules(spec.family).neighbour_channel):
-            return search.ranked, frozenset(), {}
+            return _Neighboured(search.ranked, frozenset(), {}, fused)
         if not search.ranked:
-            return search.ranked, frozenset(), {}
+            return _Neighboured(search.ranked, frozenset(), {}, fused)
         hits = search.ranked[:NEIGHBOUR_HITS]
         offered_after = settings.action == NEIGHBOURS  # else fused in, as in round 0
         if offered_after:
@@ -295,6 +365,7 @@ class Searcher:
         around = await self._store.neighbours(spec.family, spec.scope_id, hits)
         joined = frozenset(key for near in around.values() for key in near) - set(search.ranked)
         if offered_after:
-            return tuple(key for hit in hits for key in around.get(hit, ())), joined, around
-        share = settings.weights.neighbour_share
-        return with_neighbours(search, around, share), joined, around
+            offered = tuple(key for hit in hits for key in around.get(hit, ()))
+            return _Neighboured(offered, joined, around, None)
+        ranked, scores = with_neighbours(search, around, settings.weights.neighbour_share)
+        return _Neighboured(ranked, joined, around, scores)

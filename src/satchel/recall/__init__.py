@@ -14,6 +14,7 @@ from ._effort import RecallEffort as RecallEffort
 from ._effort import RecallEffortSink as RecallEffortSink
 from ._fusion import FamilySearch as FamilySearch
 from ._fusion import FusionWeights as FusionWeights
+from ._fusion import by_named_speaker as by_named_speaker
 from ._fusion import fuse as fuse
 from ._fusion import neighbour_scores as neighbour_scores
 from ._fusion import with_neighbours as with_neighbours
@@ -57,6 +58,7 @@ __all__ = [
     "admit",
     "allocate",
     "below_floor",
+    "by_named_speaker",
     "calibrate",
     "check_ceiling",
     "evidence_of_relevance",

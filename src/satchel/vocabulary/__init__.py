@@ -69,6 +69,7 @@ from ._retrieval import LexicalPlan as LexicalPlan
 from ._retrieval import PoolRequest as PoolRequest
 from ._retrieval import TimeHits as TimeHits
 from ._retrieval import TimeWindow as TimeWindow
+from ._speakers import speaker_terms as speaker_terms
 from ._telemetry import check_provider as check_provider
 from ._telemetry import tracer as tracer
 
@@ -135,6 +136,7 @@ __all__ = [
     "match_expression",
     "mentioned_days",
     "rules",
+    "speaker_terms",
     "tracer",
     "validate_request",
     "validate_scope",

@@ -36,6 +36,9 @@ class FamilyRules:
             names (dated conversation turns).
         neighbour_channel: a hit's thread neighbours (the records just before and after
             it in its conversation) may join its candidates.
+        speakers: its records may be conversation turns opening with their speaker's
+            name; the turns said by a person the query names rank higher
+            (``FusionWeights.named_speaker``).
         default_tier: the deepest tier served when the request pins none; fitting
             starts there and never goes deeper.
         body_on_demand: its full text is not in the pool's evidence; it is read only for
@@ -62,6 +65,7 @@ class FamilyRules:
     scored: bool
     time_channel: bool
     neighbour_channel: bool
+    speakers: bool
     default_tier: Tier
     body_on_demand: bool
     bare_citation: bool
@@ -76,7 +80,8 @@ class FamilyRules:
 
 _MEMORY: Final = FamilyRules(
     family="memory", searchable=True, vector_channel=True, own_scope_only=False,
-    scored=True, time_channel=True, neighbour_channel=True, default_tier="full",
+    scored=True, time_channel=True, neighbour_channel=True, speakers=True,
+    default_tier="full",
     body_on_demand=False, bare_citation=False,
     id_field="entry_id", version_field="version",
     default_selected=True, max_section_limit=8, interleave_rank=0,
@@ -84,7 +89,8 @@ _MEMORY: Final = FamilyRules(
 )  # fmt: skip
 _EXPERIENCE: Final = FamilyRules(
     family="experience", searchable=True, vector_channel=False, own_scope_only=False,
-    scored=False, time_channel=False, neighbour_channel=False, default_tier="full",
+    scored=False, time_channel=False, neighbour_channel=False, speakers=False,
+    default_tier="full",
     body_on_demand=False, bare_citation=False,
     id_field="id", version_field="revision",
     default_selected=True, max_section_limit=2, interleave_rank=1,
@@ -92,7 +98,8 @@ _EXPERIENCE: Final = FamilyRules(
 )  # fmt: skip
 _TOPIC_MEMORY: Final = FamilyRules(
     family="topic-memory", searchable=True, vector_channel=True, own_scope_only=True,
-    scored=True, time_channel=False, neighbour_channel=False, default_tier="full",
+    scored=True, time_channel=False, neighbour_channel=False, speakers=False,
+    default_tier="full",
     body_on_demand=False, bare_citation=False,
     id_field="id", version_field="revision",
     default_selected=True, max_section_limit=8, interleave_rank=2,
@@ -100,7 +107,8 @@ _TOPIC_MEMORY: Final = FamilyRules(
 )  # fmt: skip
 _PROFILE: Final = FamilyRules(
     family="profile", searchable=False, vector_channel=False, own_scope_only=True,
-    scored=False, time_channel=False, neighbour_channel=False, default_tier="full",
+    scored=False, time_channel=False, neighbour_channel=False, speakers=False,
+    default_tier="full",
     body_on_demand=False, bare_citation=False,
     id_field=None, version_field=None,
     default_selected=False, max_section_limit=8, interleave_rank=4,
@@ -110,7 +118,8 @@ _PROFILE: Final = FamilyRules(
 # unless the request pins it, and it is never searched (its abstract and overview are).
 _RESOURCE: Final = FamilyRules(
     family="resource", searchable=True, vector_channel=True, own_scope_only=False,
-    scored=True, time_channel=False, neighbour_channel=False, default_tier="abstract",
+    scored=True, time_channel=False, neighbour_channel=False, speakers=False,
+    default_tier="abstract",
     body_on_demand=True, bare_citation=True,
     id_field="uri", version_field=None,
     default_selected=False, max_section_limit=8, interleave_rank=3,

@@ -1,0 +1,45 @@
+"""Who said a conversation turn, as the lexical channel spells it. Pure.
+
+A stored conversation turn opens with its speaker's name (``"Maya: we got a kitten"``,
+docs/workload.md). A question naming that person ("What is Maya's cat called?") is
+most often answered by what they said themselves, yet in a chat of two a name is held
+by half the scope's turns, so full text cannot rank by it (it is a common term there,
+``vocabulary._retrieval.COMMON_SHARE``). :func:`speaker_terms` reads the speaker off a
+turn's text and analyses it with the query's own rules, so a search can tell the turns
+said by a person the query names from the rest.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Final
+
+from ._analysis import analyse
+
+#: The longest speaker prefix read: a name, not a sentence that happens to hold a colon.
+MAX_SPEAKER_CHARS: Final = 40
+#: The most words a speaker prefix holds ("Dr Ana Lima").
+MAX_SPEAKER_WORDS: Final = 3
+
+_NOBODY: Final[frozenset[str]] = frozenset()
+
+
+def speaker_terms(text: str | None) -> frozenset[str]:
+    """The analysed terms of the speaker's name ``text`` opens with (``"Maya: ..."``),
+    or none when it opens with no name: no colon within the first
+    ``MAX_SPEAKER_CHARS`` characters, more than ``MAX_SPEAKER_WORDS`` words before it,
+    a digit in them (``"At 10:30 we..."``) or nothing after it."""
+    if not text:
+        return _NOBODY
+    colon = text.find(":", 0, MAX_SPEAKER_CHARS + 1)
+    if colon <= 0 or text[colon + 1 : colon + 2] not in (" ", "\t"):
+        return _NOBODY
+    return _named(text[:colon])
+
+
+@functools.lru_cache(maxsize=4096)
+def _named(prefix: str) -> frozenset[str]:
+    words = prefix.split()
+    if not 1 <= len(words) <= MAX_SPEAKER_WORDS or any(c.isdigit() for c in prefix):
+        return _NOBODY
+    return frozenset(analyse(prefix))

@@ -1,0 +1,44 @@
+"""A conversation turn's speaker, read off its text with the query's own analysis."""
+
+from __future__ import annotations
+
+import pytest
+
+from satchel.vocabulary import analyse_query, speaker_terms
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker"),
+    [
+        ("Maya: we got a kitten", {"maya"}),
+        ("Dr Ana Lima: the scan is clear", {"dr", "ana", "lima"}),
+        ("José:\tola", {"josé"}),
+    ],
+)
+def test_a_turn_opening_with_a_name_names_its_speaker(text: str, speaker: set[str]) -> None:
+    assert speaker_terms(text) == speaker
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        None,
+        "",
+        "We got a kitten",
+        "At 10:30 we left",  # a digit: a time, not a name
+        "Remember this one thing above everything else today: backups",  # a sentence
+        "Maya:kitten",  # no space after the colon: a label or a URI, not a turn
+        ": nobody",
+        "One two three four: too many words",
+    ],
+)
+def test_other_texts_name_no_speaker(text: str | None) -> None:
+    assert speaker_terms(text) == frozenset()
+
+
+def test_a_speaker_meets_the_query_that_names_them() -> None:
+    """The query's terms and the speaker's are spelled by the same analysis, possessive
+    and case aside."""
+    query = analyse_query("What did MAYA's sister study?")
+    assert speaker_terms("Maya: she studies law") <= set(query.terms)
+    assert not speaker_terms("Leo: she studies law") & set(query.terms)
