@@ -1265,13 +1265,21 @@ def _plant_word_forms(rng: random.Random, conv: Conversation, count: int) -> Non
 def _plant_lists(rng: random.Random, conv: Conversation, count: int) -> None:
     for topic in rng.sample(MULTI_SESSION, min(count, len(MULTI_SESSION))):
         speaker = rng.randrange(2)
-        open_sessions = [s for s in _planting(conv) if s.free(speaker)]
-        size = min(rng.randint(2, 4), len(open_sessions))
-        chosen = rng.sample(open_sessions, size)
-        items = rng.sample(topic.items, size)
-        entries = [conv.say(rng, speaker, item, [s]) for s, item in zip(chosen, items, strict=True)]
+        entries = _said_across_sessions(rng, conv, speaker, topic.items, 4)
         _decoys(rng, conv, topic.decoys)
         conv.ask("multi-session", topic.query.format(name=conv.names[speaker]), entries)
+
+
+def _said_across_sessions(
+    rng: random.Random, conv: Conversation, speaker: int, texts: Sequence[str], most: int
+) -> list[str]:
+    """Two to ``most`` of ``texts`` said by ``speaker``, each in a planting session of its
+    own (fewer if fewer are free); their entry ids."""
+    open_sessions = [s for s in _planting(conv) if s.free(speaker)]
+    size = min(rng.randint(2, most), len(open_sessions))
+    chosen = rng.sample(open_sessions, size)
+    said = rng.sample(texts, size)
+    return [conv.say(rng, speaker, text, [s]) for s, text in zip(chosen, said, strict=True)]
 
 
 def _plant_open_domain(rng: random.Random, conv: Conversation, count: int) -> None:
@@ -1279,11 +1287,7 @@ def _plant_open_domain(rng: random.Random, conv: Conversation, count: int) -> No
     sessions, beside the other speaker's turns on the same topic."""
     for inference in rng.sample(OPEN_DOMAIN, min(count, len(OPEN_DOMAIN))):
         speaker = rng.randrange(2)
-        open_sessions = [s for s in _planting(conv) if s.free(speaker)]
-        size = min(rng.randint(2, 3), len(open_sessions))
-        chosen = rng.sample(open_sessions, size)
-        said = rng.sample(inference.evidence, size)
-        entries = [conv.say(rng, speaker, text, [s]) for s, text in zip(chosen, said, strict=True)]
+        entries = _said_across_sessions(rng, conv, speaker, inference.evidence, 3)
         for text in inference.other:
             conv.say(rng, 1 - speaker, text)
         conv.ask("open-domain", inference.question.format(name=conv.names[speaker]), entries)
