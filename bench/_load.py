@@ -220,6 +220,11 @@ async def _monitor(run: LoadRun, label: str, cpu: Callable[[], dict[str, float]]
     run.cpu_seconds = {name: closed[name] - opened[name] for name in closed}
 
 
+def ms_text(value: float | None) -> str:
+    """Milliseconds as a report prints them: one decimal, ``-`` when there are none."""
+    return "-" if value is None else f"{value:.1f}"
+
+
 def percentile_ms(seconds: Sequence[float], q: float) -> float | None:
     return float(np.percentile(np.asarray(seconds), q)) * 1e3 if seconds else None
 

@@ -423,18 +423,7 @@ def parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    out.add_argument(
-        "--workload",
-        type=Path,
-        help="any workload folder (docs/workload.md); default: the hard synthetic "
-        "conversations in bench/.cache/hard-conversations, generated when missing",
-    )
-    out.add_argument(
-        "--conversations",
-        type=int,
-        default=10,
-        help="conversations of the generated workload (default 10), as python -m bench recall",
-    )
+    recall.workload_options(out)
     out.add_argument(
         "--budget", type=int, default=BUDGET, help="the head arm's pack bytes (default 8000)"
     )

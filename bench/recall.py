@@ -274,25 +274,30 @@ def _arms(text: str) -> tuple[Arm, ...]:
     return tuple(known[name] for name in names)
 
 
-def parser() -> argparse.ArgumentParser:
-    out = argparse.ArgumentParser(
-        prog="python -m bench recall",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    out.add_argument(
+def workload_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--workload`` and ``--conversations``: what :func:`default_workload` reads."""
+    parser.add_argument(
         "--workload",
         type=Path,
         help="any workload folder (docs/workload.md); default: the hard synthetic "
         "conversations in bench/.cache/hard-conversations, generated when missing",
     )
-    out.add_argument(
+    parser.add_argument(
         "--conversations",
         type=int,
         default=10,
         help="conversations of the generated workload (default 10; other counts are "
         "cached as bench/.cache/hard-conversations-N)",
     )
+
+
+def parser() -> argparse.ArgumentParser:
+    out = argparse.ArgumentParser(
+        prog="python -m bench recall",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    workload_options(out)
     out.add_argument(
         "--arms",
         type=_arms,

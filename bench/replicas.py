@@ -69,7 +69,7 @@ import threadpoolctl
 
 import satchel
 from bench import _corpus, _load
-from bench._load import Workload, Written
+from bench._load import Workload, Written, ms_text
 from bench._serve_process import (
     STOP_SECONDS,
     Server,
@@ -549,8 +549,9 @@ def report(result: dict[str, Any]) -> str:
     for row in result["replicas"]:
         p, w, c = row["ops"]["prepare"], row["ops"]["write"], row["cpu_cores"]
         lines.append(
-            f"| {row['replicas']} | {p['per_s']:.1f} | {_ms(p['p50_ms'])} | {_ms(p['p95_ms'])}"
-            f" | {_ms(p['p99_ms'])} | {w['per_s']:.1f} | {_ms(w['p50_ms'])} | {row['errors']}"
+            f"| {row['replicas']} | {p['per_s']:.1f} | {ms_text(p['p50_ms'])}"
+            f" | {ms_text(p['p95_ms'])} | {ms_text(p['p99_ms'])} | {w['per_s']:.1f}"
+            f" | {ms_text(w['p50_ms'])} | {row['errors']}"
             f" | {row['replica_cores']:.2f} / {c['engine']:.2f} / {c['client']:.2f}"
             f" / {c.get('others', 0.0):.2f} | {row['prepares_per_replica_core']:.1f}"
             f" | {row['replica_cpu_ms_per_prepare']:.1f} / {row['engine_cpu_ms_per_prepare']:.1f}"
@@ -598,10 +599,6 @@ def report(result: dict[str, Any]) -> str:
         + ".",
     ]
     return "\n".join(lines)
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
 
 
 def main() -> None:

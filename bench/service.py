@@ -54,7 +54,7 @@ import threadpoolctl
 
 import satchel
 from bench import _corpus, _load, scale
-from bench._load import HttpTarget, InProcessTarget, Target, Workload
+from bench._load import HttpTarget, InProcessTarget, Target, Workload, ms_text
 from bench._serve_process import (
     Server,
     listen_overflows,
@@ -269,8 +269,8 @@ def report(rows: list[dict[str, Any]]) -> str:
             for op, s in row[path]["ops"].items():
                 lines.append(
                     f"| {row['backend']} | {path.replace('_', ' ')} | {op} | {s['requests']:,}"
-                    f" | {s['errors']} | {s['per_s']:,.1f} | {_ms(s['p50_ms'])}"
-                    f" | {_ms(s['p95_ms'])} | {_ms(s['p99_ms'])} | {cpu} |"
+                    f" | {s['errors']} | {s['per_s']:,.1f} | {ms_text(s['p50_ms'])}"
+                    f" | {ms_text(s['p95_ms'])} | {ms_text(s['p99_ms'])} | {cpu} |"
                 )
     lines += [
         "",
@@ -284,7 +284,7 @@ def report(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {row['backend']} | {one['in_process_p50_ms']:.2f} | {one['service_p50_ms']:.2f}"
             f" | {one['ratio']:.2f} | {one['healthz_p50_ms']:.2f} | {one['identical_packs']:.3f}"
-            f" | {_ms(many['in_process_p50_ms'])} | {_ms(many['service_p50_ms'])}"
+            f" | {ms_text(many['in_process_p50_ms'])} | {ms_text(many['service_p50_ms'])}"
             f" | {many['ratio']:.2f} | {many['throughput_ratio']:.2f} |"
         )
     lines += [
@@ -302,10 +302,6 @@ def report(rows: list[dict[str, Any]]) -> str:
             f" | {lost['server_exit_code']} | {lost['listen_overflows']} |"
         )
     return "\n".join(lines)
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
 
 
 def main() -> None:
