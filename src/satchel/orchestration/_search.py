@@ -76,29 +76,40 @@ class RoundSettings:
 class _Ranked:
     """A search's ranking before any evidence is read: its pool and fused search, its
     ``fresh`` keys (ranked, not committed by an earlier round), the keys that joined
-    as a hit's thread neighbour, each ranked key's score (None when the order is not
-    by score: the neighbours an expansion offers), the neighbours of each hit that
-    brought its own, and (an explained prepare only) its trace."""
+    as a hit's thread neighbour, the neighbours of each hit that brought its own,
+    how the order was made (see :class:`_Neighboured`) and (an explained prepare only)
+    its trace."""
 
     pool: Pool
     search: FamilySearch
     fresh: tuple[int, ...]
     joined: frozenset[int]
     again: bool
-    scores: Mapping[int, float] | None
     around: Mapping[int, tuple[int, ...]]
+    by_score: bool
+    neighboured_scores: Mapping[int, float] | None
     trace: SearchTrace | None = None
+
+    def scores(self) -> Mapping[int, float]:
+        """Each ranked key's score: the fused one, or with the neighbours fused in."""
+        if self.neighboured_scores is not None:
+            return self.neighboured_scores
+        return dict(zip(self.search.ranked, self.search.scores, strict=True))
 
 
 @attrs.frozen
 class _Neighboured:
     """A search's order once its hits' thread neighbours joined (see
-    :meth:`Searcher._with_neighbours`)."""
+    :meth:`Searcher._with_neighbours`): ``by_score`` is False for the neighbours an
+    expansion offers, which follow their hits rather than a score, and
+    ``neighboured_scores`` are the scores of an order with neighbours fused in (None
+    for the fused order itself, whose scores the search holds)."""
 
     ranked: tuple[int, ...]
     joined: frozenset[int]
     around: Mapping[int, tuple[int, ...]]
-    scores: Mapping[int, float] | None
+    by_score: bool = True
+    neighboured_scores: Mapping[int, float] | None = None
 
 
 @attrs.frozen
@@ -213,7 +224,17 @@ class Searcher:
         if state.explain:  # receipts cost a plain prepare nothing
             share = settings.weights.neighbour_share
             trace = trace_search(admitted, search, order.ranked, order.around, share)
-        return _Ranked(pool, search, fresh, order.joined, again, order.scores, order.around, trace)
+        return _Ranked(
+            pool,
+            search,
+            fresh,
+            order.joined,
+            again,
+            order.around,
+            order.by_score,
+            order.neighboured_scores,
+            trace,
+        )
 
     async def _read(
         self,
@@ -229,7 +250,7 @@ class Searcher:
         passed: list[tuple[int, Evidence]] | None = None if ranked.trace is None else []
         keys, evidence = await self._fresh_evidence(spec, excluded, ranked.fresh, wanted, passed)
         lift = settings.weights.named_speaker
-        if lift and ranked.scores is not None and rules(spec.family).speakers and keys:
+        if lift and ranked.by_score and rules(spec.family).speakers and keys:
             named = frozenset(state.queries[spec.query].terms)
             speakers = [speaker_terms(item.text) for item in evidence]
             # A named speaker among the best, or a chat whose speakers' names are too
@@ -238,7 +259,7 @@ class Searcher:
                 ranked.pool.common_terms and any(speakers)
             ):
                 keys, evidence = await self._named_first(
-                    spec, ranked, (keys, evidence), (named, lift), excluded, passed
+                    spec, ranked, (keys, evidence, speakers), (named, lift), excluded, passed
                 )
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         joined = sum(key in ranked.joined for key in keys)
@@ -253,22 +274,21 @@ class Searcher:
         self,
         spec: SearchSpec,
         ranked: _Ranked,
-        read: tuple[tuple[int, ...], tuple[Evidence, ...]],
+        read: tuple[tuple[int, ...], tuple[Evidence, ...], list[frozenset[str]]],
         naming: tuple[frozenset[str], float],
         excluded: frozenset[str],
         passed: list[tuple[int, Evidence]] | None,
     ) -> tuple[tuple[int, ...], tuple[Evidence, ...]]:
-        """The ``read`` candidates (the best by fused score) re-ranked with the turns
-        said by a person the query names, and their thread neighbours, lifted
-        (``FusionWeights.named_speaker``).
+        """The ``read`` candidates (the best by fused score, their speakers' terms) re-ranked
+        with the turns said by a person the query names, and their thread neighbours,
+        lifted (``FusionWeights.named_speaker``).
 
         Who said a turn is in its text, so the fresh candidates after ``read`` that a
         lift could raise past the last of them (a fused score above the last one's
         divided by ``1 + lift``) are read too; no candidate further down could enter.
         """
-        scores = ranked.scores
-        assert scores is not None  # the caller checked: an order by score
-        keys, evidence = read
+        scores = ranked.scores()
+        keys, evidence, speakers = read
         named, lift = naming
         last = scores[keys[-1]]
         after = ranked.fresh[ranked.fresh.index(keys[-1]) + 1 :]
@@ -276,11 +296,8 @@ class Searcher:
         if reach:
             more = await self._fresh_evidence(spec, excluded, reach, len(reach), passed)
             keys, evidence = keys + more[0], evidence + more[1]
-        said = {
-            key
-            for key, item in zip(keys, evidence, strict=True)
-            if speaker_terms(item.text) & named
-        }
+            speakers = speakers + [speaker_terms(item.text) for item in more[1]]
+        said = {key for key, terms in zip(keys, speakers, strict=True) if terms & named}
         neighbours = (ranked.around, ranked.joined)
         best = by_named_speaker(keys, scores, said, neighbours, lift, len(read[0]))
         return tuple(keys[at] for at in best), tuple(evidence[at] for at in best)
@@ -353,11 +370,10 @@ class Searcher:
         action offers only them, after the committed candidates, so it never displaces
         one (and that order is not by score).
         """
-        fused = dict(zip(search.ranked, search.scores, strict=True))
         if not (settings.offer_neighbours and rules(spec.family).neighbour_channel):
-            return _Neighboured(search.ranked, frozenset(), {}, fused)
+            return _Neighboured(search.ranked, frozenset(), {})
         if not search.ranked:
-            return _Neighboured(search.ranked, frozenset(), {}, fused)
+            return _Neighboured(search.ranked, frozenset(), {})
         hits = search.ranked[:NEIGHBOUR_HITS]
         offered_after = settings.action == NEIGHBOURS  # else fused in, as in round 0
         if offered_after:
@@ -366,6 +382,6 @@ class Searcher:
         joined = frozenset(key for near in around.values() for key in near) - set(search.ranked)
         if offered_after:
             offered = tuple(key for hit in hits for key in around.get(hit, ()))
-            return _Neighboured(offered, joined, around, None)
+            return _Neighboured(offered, joined, around, by_score=False)
         ranked, scores = with_neighbours(search, around, settings.weights.neighbour_share)
-        return _Neighboured(ranked, joined, around, scores)
+        return _Neighboured(ranked, joined, around, neighboured_scores=scores)
