@@ -17,7 +17,8 @@ passed to ``satchel.open_runtime(..., fusion=...)``, and the runtime's ``clock``
 so a question's relative dates select nothing), ``live`` asks each question an hour
 after its scope's newest turn (a live chat: "last week" is the week before that),
 ``neighbour-share-0.5`` gives a thread neighbour half its hit's score (the default is 0.8),
-``no-neighbours`` turns the neighbour channel off, ``no-time`` the time channel. Add an
+``no-neighbours`` turns the neighbour channel off, ``no-time`` the time channel,
+``no-named-speaker`` the lift of the turns said by a person the question names. Add an
 arm by adding a line to ``ARMS``.
 
 Per arm and budget: evidence recall (the share of a question's expected entries the
@@ -81,6 +82,7 @@ ARMS: Final = (
     Arm("neighbour-share-0.5", satchel.FusionWeights(neighbour_share=0.5)),
     Arm("no-neighbours", satchel.FusionWeights(neighbour_share=0.0)),
     Arm("no-time", satchel.FusionWeights(time=0.0)),
+    Arm("no-named-speaker", satchel.FusionWeights(named_speaker=0.0)),
 )
 
 

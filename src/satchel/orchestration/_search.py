@@ -47,6 +47,12 @@ if TYPE_CHECKING:
 
 #: The best fused hits of a search whose thread neighbours join its candidates.
 NEIGHBOUR_HITS: Final = 3
+#: Of the candidates past a search's room that the named-speaker lift could raise into
+#: it, a search reads at most a quarter of its room more (and at least this many; see
+#: ``_reach``).
+#: Reading all of them (~60 at 64 candidates) cost twice the time for the same recall
+#: on the hard conversations (docs/benchmarks.md, "Per-person evidence").
+MIN_REACH: Final = 4
 
 
 @attrs.frozen
@@ -248,19 +254,22 @@ class Searcher:
         bodies the request pins."""
         excluded = state.exclusions.excluded
         passed: list[tuple[int, Evidence]] | None = None if ranked.trace is None else []
-        keys, evidence = await self._fresh_evidence(spec, excluded, ranked.fresh, wanted, passed)
         lift = settings.weights.named_speaker
-        if lift and ranked.by_score and rules(spec.family).speakers and keys:
+        if not (lift and ranked.by_score and rules(spec.family).speakers):
+            keys, evidence = await self._fresh_evidence(
+                spec, excluded, ranked.fresh, wanted, passed
+            )
+        else:
+            scores = ranked.scores()
+            # Past the room only in a scope with common query terms (as a chat of two
+            # has its speakers' names): elsewhere a named turn is a rare term's hit,
+            # which full text ranks already.
+            more = _reach(ranked.fresh, scores, wanted, lift) if ranked.pool.common_terms else 0
+            keys, evidence = await self._fresh_evidence(
+                spec, excluded, ranked.fresh, wanted + more, passed
+            )
             named = frozenset(state.queries[spec.query].terms)
-            speakers = [speaker_terms(item.text) for item in evidence]
-            # A named speaker among the best, or a chat whose speakers' names are too
-            # common to rank by (the one the query names may be just past the room).
-            if any(said & named for said in speakers) or (
-                ranked.pool.common_terms and any(speakers)
-            ):
-                keys, evidence = await self._named_first(
-                    spec, ranked, (keys, evidence, speakers), (named, lift), excluded, passed
-                )
+            keys, evidence = _named_first(ranked, scores, (keys, evidence), (named, lift), wanted)
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         joined = sum(key in ranked.joined for key in keys)
         trace = ranked.trace
@@ -269,38 +278,6 @@ class Searcher:
         return SearchOutcome(
             spec, ranked.pool, ranked.search, keys, evidence, ranked.again, joined, trace
         )
-
-    async def _named_first(
-        self,
-        spec: SearchSpec,
-        ranked: _Ranked,
-        read: tuple[tuple[int, ...], tuple[Evidence, ...], list[frozenset[str]]],
-        naming: tuple[frozenset[str], float],
-        excluded: frozenset[str],
-        passed: list[tuple[int, Evidence]] | None,
-    ) -> tuple[tuple[int, ...], tuple[Evidence, ...]]:
-        """The ``read`` candidates (the best by fused score, their speakers' terms) re-ranked
-        with the turns said by a person the query names, and their thread neighbours,
-        lifted (``FusionWeights.named_speaker``).
-
-        Who said a turn is in its text, so the fresh candidates after ``read`` that a
-        lift could raise past the last of them (a fused score above the last one's
-        divided by ``1 + lift``) are read too; no candidate further down could enter.
-        """
-        scores = ranked.scores()
-        keys, evidence, speakers = read
-        named, lift = naming
-        last = scores[keys[-1]]
-        after = ranked.fresh[ranked.fresh.index(keys[-1]) + 1 :]
-        reach = tuple(itertools.takewhile(lambda key: scores[key] * (1 + lift) > last, after))
-        if reach:
-            more = await self._fresh_evidence(spec, excluded, reach, len(reach), passed)
-            keys, evidence = keys + more[0], evidence + more[1]
-            speakers = speakers + [speaker_terms(item.text) for item in more[1]]
-        said = {key for key, terms in zip(keys, speakers, strict=True) if terms & named}
-        neighbours = (ranked.around, ranked.joined)
-        best = by_named_speaker(keys, scores, said, neighbours, lift, len(read[0]))
-        return tuple(keys[at] for at in best), tuple(evidence[at] for at in best)
 
     async def _fresh_evidence(
         self,
@@ -385,3 +362,45 @@ class Searcher:
             return _Neighboured(offered, joined, around, by_score=False)
         ranked, scores = with_neighbours(search, around, settings.weights.neighbour_share)
         return _Neighboured(ranked, joined, around, neighboured_scores=scores)
+
+
+def _reach(fresh: tuple[int, ...], scores: Mapping[int, float], wanted: int, lift: float) -> int:
+    """How many candidates past the best ``wanted`` of ``fresh`` (in score order) a
+    search also reads for the named-speaker lift: those it could raise past the last of
+    the ``wanted`` (a score above that one's divided by ``1 + lift``), at most a quarter
+    of ``wanted`` (``MIN_REACH`` at least). Who said a turn is in its text, which only a
+    read gives; no candidate further down could enter."""
+    if len(fresh) <= wanted or wanted < 1:
+        return 0
+    floor = scores[fresh[wanted - 1]] / (1 + lift)
+    after = fresh[wanted : wanted + max(MIN_REACH, wanted // 4)]
+    return sum(1 for _ in itertools.takewhile(lambda key: scores[key] > floor, after))
+
+
+def _named_first(
+    ranked: _Ranked,
+    scores: Mapping[int, float],
+    read: tuple[tuple[int, ...], tuple[Evidence, ...]],
+    naming: tuple[frozenset[str], float],
+    wanted: int,
+) -> tuple[tuple[int, ...], tuple[Evidence, ...]]:
+    """The best ``wanted`` of the ``read`` candidates (in score order, with the
+    :func:`_reach` past them), the turns said by a person the query names and their
+    thread neighbours lifted (``FusionWeights.named_speaker``); in score order when no
+    read turn names its speaker, or none is named and the scope's names are not common
+    (a chat whose speakers full text cannot rank by: the one the query names may be
+    just past the room)."""
+    keys, evidence = read
+    named, lift = naming
+    said: set[int] = set()
+    chat = False
+    for key, item in zip(keys, evidence, strict=True):
+        if terms := speaker_terms(item.text):
+            chat = True
+            if terms & named:
+                said.add(key)
+    if not said and not (ranked.pool.common_terms and chat):
+        return keys[:wanted], evidence[:wanted]
+    neighbours = (ranked.around, ranked.joined)
+    best = by_named_speaker(keys, scores, said, neighbours, lift, wanted)
+    return tuple(keys[at] for at in best), tuple(evidence[at] for at in best)

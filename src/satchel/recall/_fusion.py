@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -217,14 +216,14 @@ def by_named_speaker(
     factor = 1.0 + lift
     named = set(said)
     named.update(key for hit in said & around.keys() for key in around[hit])
-
-    def lifted(key: int) -> float:
-        return scores[key] * factor if key in named else scores[key]
-
+    value = [scores[key] * factor if key in named else scores[key] for key in keys]
     ceiling: dict[int, float] = {}
     for hit, near in around.items():
+        cap = scores[hit] * factor if hit in named else scores[hit]
         for key in near:
             if key in joined:
-                ceiling[key] = max(ceiling.get(key, 0.0), lifted(hit))
-    value = [min(lifted(key), ceiling.get(key, math.inf)) for key in keys]
-    return sorted(range(len(keys)), key=lambda at: -value[at])[:keep]
+                ceiling[key] = max(ceiling.get(key, 0.0), cap)
+    for at, key in enumerate(keys):
+        if key in ceiling:
+            value[at] = min(value[at], ceiling[key])
+    return sorted(range(len(keys)), key=value.__getitem__, reverse=True)[:keep]

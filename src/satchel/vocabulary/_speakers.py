@@ -11,7 +11,6 @@ said by a person the query names from the rest.
 
 from __future__ import annotations
 
-import functools
 from typing import Final
 
 from ._analysis import analyse
@@ -28,18 +27,32 @@ def speaker_terms(text: str | None) -> frozenset[str]:
     """The analysed terms of the speaker's name ``text`` opens with (``"Maya: ..."``),
     or none when it opens with no name: no colon within the first
     ``MAX_SPEAKER_CHARS`` characters, more than ``MAX_SPEAKER_WORDS`` words before it,
-    a digit in them (``"At 10:30 we..."``) or nothing after it."""
+    a digit in them (``"At 10:30 we..."``) or no space after it."""
     if not text:
         return _NOBODY
     colon = text.find(":", 0, MAX_SPEAKER_CHARS + 1)
-    if colon <= 0 or text[colon + 1 : colon + 2] not in (" ", "\t"):
+    if colon <= 0:
         return _NOBODY
-    return _named(text[:colon])
+    head = text[: colon + 2]  # the name, the colon and what follows it
+    found = _SEEN.get(head)
+    if found is None:
+        found = _named(head)
+        if len(_SEEN) < _SEEN_MOST:
+            _SEEN[head] = found
+    return found
 
 
-@functools.lru_cache(maxsize=4096)
-def _named(prefix: str) -> frozenset[str]:
+#: Speaker heads already analysed (a chat has a handful; bounded all the same). A plain
+#: dict: a prepare asks it for every turn it reads.
+_SEEN: dict[str, frozenset[str]] = {}
+_SEEN_MOST: Final = 4096
+
+
+def _named(head: str) -> frozenset[str]:
+    prefix, after = head[:-2], head[-1:]
     words = prefix.split()
-    if not 1 <= len(words) <= MAX_SPEAKER_WORDS or any(c.isdigit() for c in prefix):
+    if after not in (" ", "\t") or not 1 <= len(words) <= MAX_SPEAKER_WORDS:
+        return _NOBODY
+    if any(c.isdigit() for c in prefix):
         return _NOBODY
     return frozenset(analyse(prefix))
