@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import satchel
-from satchel.stores import OceanBaseStore, PoolRequest
-from satchel.stores.oceanbase import _connections, _locks, _schema, _search
+from satchel.stores import OceanBaseStore, PoolRequest, open_store
+from satchel.stores.oceanbase import _connections, _engine, _locks, _schema, _search
 from satchel.stores.oceanbase._bridge import LoopThread
 from satchel.vocabulary import analyse_query
 from tests._processes import announced
@@ -139,6 +139,68 @@ def test_an_engine_killed_mid_write_leaves_its_scope_locked_and_says_so(
     assert re.search(r"scope 's' stayed locked for \d+ s", failed)
     assert "transaction(s) with no session" in failed
     assert "'A writer killed mid-write'" in failed
+
+
+@pytest.mark.anyio
+async def test_a_new_engine_is_never_stopped_while_it_loads_its_system_packages(
+    tmp_path: Path,
+) -> None:
+    """A store opened on a new directory and closed at once (its engine up for a few
+    seconds) stops the engine only once the engine's one-time job loading its system
+    packages has succeeded: an engine stopped inside that job recovered one of its
+    transactions with no session, which every later ``CREATE TABLE`` waited on."""
+    url = f"seekdb://{tmp_path / 'engine'}"
+
+    async def job_and_sessionless(cur: Any) -> tuple[Any, list[Any]]:
+        await cur.execute(_engine.PACKAGES_LOADED)
+        job = await cur.fetchone()
+        await cur.execute(
+            "SELECT TX_ID FROM oceanbase.V$OB_TRANSACTION_WRITE_STATE WHERE SESSION_ID = 0"
+        )
+        return job, list(await cur.fetchall())
+
+    async with open_store(url):
+        pass
+    async with open_store(url) as store:
+        assert isinstance(store, OceanBaseStore)
+        job, sessionless = await store._call("probe", job_and_sessionless)
+    assert job == ("SUCCESS",)
+    assert sessionless == []
+
+
+@pytest.mark.anyio
+async def test_opening_a_made_database_runs_no_ddl(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second store on a database finds every table made: it sends no DDL, which
+    would wait on any table lock the engine holds (a transaction recovered with no
+    session holds one for good)."""
+    first = oceanbase()
+    assert await first.scope_counts() == {}
+    await first.aclose()
+    sent: list[str] = []
+    create = OceanBaseStore._create
+
+    class Recording:
+        def __init__(self, cur: Any) -> None:
+            self._cur = cur
+
+        async def execute(self, statement: str, *args: Any) -> Any:
+            sent.append(" ".join(statement.split()))
+            return await self._cur.execute(statement, *args)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._cur, name)
+
+    async def recording(self: OceanBaseStore, cur: Any) -> None:
+        await create(self, Recording(cur))
+
+    monkeypatch.setattr(OceanBaseStore, "_create", recording)
+    second = oceanbase()
+    assert await second.scope_counts() == {}
+    await second.aclose()
+    assert sent, "the second store read the schema"
+    assert [s for s in sent if s.split()[0].upper() in {"CREATE", "ALTER", "DROP"}] == []
 
 
 class _RowHolder:

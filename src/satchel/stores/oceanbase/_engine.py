@@ -14,9 +14,18 @@ So a second process, the keeper, attaches to the same engine while the store is 
 When satchel's process dies, the engine stays up: it sees that process's connections
 close and rolls their transactions back, as a server does. The keeper reads EOF on its
 stdin, waits for the transactions open at that moment to end, and only then detaches,
-letting the engine shut down cleanly. The keeper runs this file as a script and imports
-only the standard library and pylibseekdb; it runs in a session of its own, so a
-terminal's Ctrl-C or hangup never reaches it.
+letting the engine shut down cleanly.
+
+A new engine directory has a second hazard of the same kind: a few seconds after its
+first start the engine loads its system packages in a background job (DDL in its own
+transactions, about 3 s). An engine stopped in the middle of that job, even cleanly,
+recovered one of those transactions with no session on its next start, holding a table
+lock that every later ``CREATE TABLE`` waited on for good. So the keeper, closing either
+way, first waits for that job to have succeeded once (:data:`PACKAGES_LOADED`).
+
+The keeper runs this file as a script and imports only the standard library and
+pylibseekdb; it runs in a session of its own, so a terminal's Ctrl-C or hangup never
+reaches it.
 """
 
 from __future__ import annotations
@@ -35,14 +44,26 @@ from typing import Any, Final
 ENGINE_EXIT: Final = 60.0
 #: Longest wait for the keeper to attach to a started engine.
 KEEPER_START: Final = 60.0
-#: Longest wait for the keeper to exit once the store closes (it detaches at once).
-KEEPER_EXIT: Final = 30.0
+#: Longest wait, before the keeper detaches, for a new engine's load of its system
+#: packages to succeed; and how long it waits for that job to appear at all (an engine
+#: that has none, or ran it long before, says so within seconds).
+PACKAGE_LOAD_WAIT: Final = 60.0
+PACKAGE_JOB_APPEARS: Final = 20.0
+#: Longest wait for the keeper to exit once the store closes (it detaches as soon as the
+#: engine's system packages are loaded: at once, but on a new directory).
+KEEPER_EXIT: Final = PACKAGE_LOAD_WAIT + 30.0
 #: Longest wait, after satchel's process died, for its transactions to be rolled back.
 ROLLBACK_WAIT: Final = 60.0
 #: What the store writes to the keeper when it closes normally: detach now.
 CLOSING: Final = b"close\n"
 #: Every transaction the engine holds open, in any session.
 OPEN_TRANSACTIONS: Final = "SELECT TX_ID FROM oceanbase.V$OB_TRANSACTION_WRITE_STATE"
+#: The state of the engine's one-time job loading its system packages (no row before the
+#: job first runs, a few seconds after a new directory's first start).
+PACKAGES_LOADED: Final = (
+    "SELECT JOB_STATUS FROM oceanbase.DBA_OB_ROOTSERVICE_JOBS"
+    " WHERE JOB_TYPE = 'LOAD_MYSQL_SYS_PACKAGE' ORDER BY JOB_ID DESC LIMIT 1"
+)
 
 
 class EmbeddedEngine:
@@ -149,8 +170,10 @@ def _stop(keeper: subprocess.Popen[bytes]) -> None:
 
 def keep(directory: str) -> int:
     """The keeper: attach, say ``ready``, wait for the store to close or its process to
-    die, then detach (after the dead process's transactions are rolled back)."""
+    die, then detach (after the dead process's transactions are rolled back, and once
+    the engine's system packages are loaded)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    attached = time.monotonic()
     try:
         instance = _attach(directory)
     except Exception as exc:
@@ -160,6 +183,7 @@ def keep(directory: str) -> int:
     try:
         if sys.stdin.buffer.read() != CLOSING:  # EOF alone: satchel's process died
             _await_rollbacks(instance)
+        _await_packages(instance, attached)
     finally:
         instance.close()
     return 0
@@ -182,6 +206,30 @@ def _await_rollbacks(instance: Any) -> None:
         while waiting and time.monotonic() < deadline:
             time.sleep(0.1)
             waiting &= _open_transactions(cursor)
+    finally:
+        conn.close()
+
+
+def _await_packages(instance: Any, attached: float) -> None:
+    """Wait until the engine's job loading its system packages has succeeded, so that
+    detaching (the last process, perhaps) never stops the engine inside it; at most
+    :data:`PACKAGE_LOAD_WAIT`, and no longer than :data:`PACKAGE_JOB_APPEARS` after
+    ``attached`` while no such job exists. An engine without the view is not waited for."""
+    conn = instance.connect(autocommit=True)
+    try:
+        cursor = conn.cursor()
+        deadline = time.monotonic() + PACKAGE_LOAD_WAIT
+        while time.monotonic() < deadline:
+            try:
+                cursor.execute(PACKAGES_LOADED)
+                job = cursor.fetchone()
+            except Exception:  # no such view in this engine: nothing to wait for
+                return
+            if job is not None and job[0] == "SUCCESS":
+                return
+            if job is None and time.monotonic() - attached > PACKAGE_JOB_APPEARS:
+                return
+            time.sleep(0.1)
     finally:
         conn.close()
 

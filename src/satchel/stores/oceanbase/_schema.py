@@ -3,7 +3,9 @@
 Every table and every index is led by the scope, so every query reads one scope's rows.
 Text columns compare as bytes (``utf8mb4_bin``): scopes, ids and keys are case-sensitive,
 as in the embedded store. Creation is idempotent (``IF NOT EXISTS``), so processes
-opening one database at once agree; the schema version lives in ``satchel_meta``.
+opening one database at once agree; the schema version lives in ``satchel_meta``. A
+table that exists is not asked for again: an open of a made database runs no DDL (which
+waits on every table lock the engine holds).
 """
 
 from __future__ import annotations
@@ -135,6 +137,14 @@ TABLES: Final = (
     "satchel_profiles", "satchel_records",
 )  # fmt: skip
 KNOWN: Final = "SELECT 1 FROM {table} LIMIT 0"
+#: The tables of database ``%s`` that exist.
+EXISTING: Final = "SELECT table_name FROM information_schema.tables WHERE table_schema = %s"
+
+
+def created_table(statement: str) -> str:
+    """The table a ``CREATE TABLE IF NOT EXISTS name (...)`` statement makes."""
+    return statement.split(maxsplit=6)[5]
+
 
 #: The engine's full-text parser skips tokens under this many characters.
 SHORTEST_TOKEN: Final = 3

@@ -638,8 +638,8 @@ class OceanBaseStore:
             await _once_known(cur, vectors)
 
     async def _create(self, cur: Any) -> None:
-        """The database and its tables, made or migrated as needed (every statement
-        idempotent), then each table read once, so that this process's statements never
+        """The database and its tables, made (those missing) or migrated as needed (every
+        statement idempotent), then each table read once, so that this process's statements never
         meet one the engine does not know yet."""
         await cur.execute(
             "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
@@ -648,8 +648,11 @@ class OceanBaseStore:
         if await cur.fetchone() is None:
             await cur.execute(f"CREATE DATABASE IF NOT EXISTS {self._database}")
         await cur.execute(f"USE {self._database}")
+        await cur.execute(sql.EXISTING, (self._database,))
+        existing = {name for (name,) in await cur.fetchall()}
         for statement in sql.BASE_TABLES:
-            await cur.execute(statement)
+            if sql.created_table(statement) not in existing:
+                await cur.execute(statement)
         await self._migrate(cur)
         for table in sql.TABLES:
             await cur.execute(sql.KNOWN.format(table=table))
