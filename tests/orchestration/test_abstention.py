@@ -214,3 +214,44 @@ async def test_the_gate_never_expands_an_abstaining_round(tmp_path: Path) -> Non
         )
         calls[gate] = store.calls
     assert sorted(calls["on"]) == sorted(calls["off"])  # the families search concurrently
+
+
+#: A scope that speaks a question's language and nothing more: two of its three words
+#: are each held by one note, and every note's cosine to it sits in one flat band above
+#: the floor (0.3), none standing out, so the scope's vocabulary is round 0's only
+#: evidence. The fillers are nearer in meaning than the two holders, best first.
+BIRDS = "kestrel osprey heron"
+HOLDERS = ("a kestrel nest sits above the barn door", "an osprey fished at the quarry lake")
+FILLERS = tuple(f"parking permit memo {n}" for n in range(20))
+BIRD_COSINES = {HOLDERS[0]: 0.31, HOLDERS[1]: 0.31} | {
+    filler: 0.40 - 0.001 * n for n, filler in enumerate(FILLERS)
+}
+
+
+class BirdCosines:
+    """Two-dimensional vectors: ``BIRDS`` along the first axis, each note at its
+    scripted cosine to it."""
+
+    dimension = 2
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = [(1.0, 0.0) if t == BIRDS else _unit(BIRD_COSINES[t]) for t in texts]
+        return np.asarray(rows, dtype=np.float32)
+
+
+@pytest.mark.parametrize("gate", ["off", "on"])
+async def test_vocabulary_alone_delivers_only_what_a_channel_vouches_for(gate: str) -> None:
+    """When the scope knowing most of the question's words is round 0's only evidence,
+    the prepare answers, but delivers only the notes holding a question word and the
+    ten nearest in meaning: not the rest of the flat band of cosines, which the
+    floor admits for any question (a whole pack of noise in a chat), in any round."""
+    efforts = Efforts()
+    recall_policy = policy(min_candidates=30) if gate == "on" else None
+    async with satchel.open_runtime(
+        embedder=BirdCosines(), recall_policy=recall_policy, recall_effort_sink=efforts
+    ) as rt:
+        await rt.add_memories("s", [satchel.MemoryEntry(text=t) for t in HOLDERS + FILLERS])
+        request = satchel.PrepareContextRequest(scope_id="s", query=BIRDS)
+        delivered = set(contents((await rt.prepare_context(request)).content))
+    assert delivered == {*HOLDERS, *FILLERS[:10]}
+    assert efforts.last.admission_by_family[0].admitted >= len(HOLDERS + FILLERS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import numpy as np
 import pytest
 
 from satchel.recall import (
@@ -19,6 +20,7 @@ from satchel.recall._relevance import (
     VECTOR,
     VOCABULARY,
     corroborated,
+    vouched,
 )
 from tests.recall._factory import pool
 
@@ -201,3 +203,13 @@ def test_the_verdict_is_pure() -> None:
     assert [judge((NOISE, 4)) for _ in range(3)] == [None] * 3
     assert (NOISE.lexical_matches == before[0]).all()
     assert (NOISE.vector_similarities == before[1]).all()
+
+
+def test_a_channel_vouches_for_term_holders_and_the_ten_nearest() -> None:
+    """Under vocabulary-only evidence a candidate is delivered when it holds a query
+    term or is among the vector channel's ten most similar records; a farther vector
+    hit or a thread neighbour (a key neither channel ranked) is not."""
+    vector = [(100 + rank, 0.40 - 0.001 * rank) for rank in range(15)]
+    searched = pool(lexical=[(1, 1), (2, 1)], vector=vector)
+    keys = np.array([1, 100, 109, 110, 114, 2, 7], dtype=np.int64)
+    assert vouched(keys, searched).tolist() == [True, True, True, False, False, True, False]

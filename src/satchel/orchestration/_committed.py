@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
+import numpy as np
 
 from ..recall import (
     NEIGHBOURS,
@@ -22,6 +23,7 @@ from ..recall import (
     family_view,
     merge_rounds,
     reachable,
+    vouched,
 )
 from ..vocabulary import rules
 from ._search import RoundSettings, SearchOutcome
@@ -66,7 +68,11 @@ class Committed:
             in order: an explanation reads which round committed a candidate and how
             its search ranked it (references only: nothing is copied for it).
         abstained: round 0 found candidates and no evidence that any is relevant
-            (:meth:`relevant`): the prepare delivers none of them and never expands.
+            (:func:`verdict`): the prepare delivers none of them and never expands.
+        vouched_only: round 0's only evidence was the scope's vocabulary (the weakest
+            kind): every round delivers only the candidates a channel vouches for on its
+            own (:func:`vouched_only`: holding a query term, or among the few nearest
+            in meaning), never a thread neighbour or a distant vector hit.
     """
 
     specs: tuple[SearchSpec, ...]
@@ -81,6 +87,7 @@ class Committed:
     delays: dict[SearchSpec, int] = attrs.Factory(dict)
     rounds: list[tuple[int, dict[SearchSpec, SearchOutcome], Candidates]] = attrs.Factory(list)
     abstained: bool = False
+    vouched_only: bool = False
 
     @classmethod
     def round_zero(
@@ -118,6 +125,8 @@ class Committed:
     ) -> bool:
         """Merge a whole, successful round; True if it added any candidate."""
         before = self.candidates
+        if self.vouched_only:
+            staged = {spec: vouched_only(outcome) for spec, outcome in staged.items()}
         merged: Candidates = {}
         for family, committed in before.items():
             own = [spec for spec in self.specs if spec.family == family]
@@ -134,18 +143,6 @@ class Committed:
         self.actions.append(settings.action)
         self.candidates_by_round.append(sum(len(items) for items in merged.values()))
         return any(len(merged[family]) != len(before[family]) for family in merged)
-
-    def relevant(self, floor: RelevanceFloor, queries: Sequence[AnalysedQuery]) -> bool:
-        """Whether the committed pools show evidence of relevance
-        (:func:`~satchel.recall.evidence_of_relevance`), or retrieved nothing at all
-        (nothing to judge: the normal empty result); ``queries`` are the prepare's."""
-        searches = [
-            (outcome.pool, outcome.pool.counted_terms(len(queries[spec.query].terms)))
-            for spec, outcome in self.outcomes.items()
-        ]
-        if not any(pool.retrieved for pool, _ in searches):
-            return True
-        return evidence_of_relevance(searches, floor) is not None
 
     def searches_of(
         self, family: Family, queries: Sequence[AnalysedQuery]
@@ -279,3 +276,38 @@ class Committed:
             AdmissionCounts(family, scope, retrieved, admitted)
             for (family, scope), (retrieved, admitted) in totals.items()
         )
+
+
+#: :func:`verdict` of a round that retrieved nothing: nothing to judge (the normal empty
+#: result, not an abstention).
+NOTHING_RETRIEVED = "nothing-retrieved"
+
+
+def verdict(
+    outcomes: Mapping[SearchSpec, SearchOutcome],
+    queries: Sequence[AnalysedQuery],
+    floor: RelevanceFloor,
+) -> str | None:
+    """The kind of evidence of relevance round 0's ``outcomes`` show
+    (:func:`~satchel.recall.evidence_of_relevance`), :data:`NOTHING_RETRIEVED`, or None:
+    abstain. ``queries`` are the prepare's."""
+    searches = [
+        (outcome.pool, outcome.pool.counted_terms(len(queries[spec.query].terms)))
+        for spec, outcome in outcomes.items()
+    ]
+    if not any(pool.retrieved for pool, _ in searches):
+        return NOTHING_RETRIEVED
+    return evidence_of_relevance(searches, floor)
+
+
+def vouched_only(outcome: SearchOutcome) -> SearchOutcome:
+    """``outcome`` with only its candidates a channel vouches for on its own
+    (:func:`~satchel.recall.vouched`), in the same order."""
+    keep = vouched(np.asarray(outcome.keys, dtype=np.int64), outcome.pool)
+    if keep.all():
+        return outcome
+    return attrs.evolve(
+        outcome,
+        keys=tuple(key for key, kept in zip(outcome.keys, keep, strict=True) if kept),
+        evidence=tuple(item for item, kept in zip(outcome.evidence, keep, strict=True) if kept),
+    )

@@ -25,6 +25,7 @@ from ..builder import FitMemo
 from ..recall import (
     NEIGHBOURS,
     NO_RELEVANT,
+    VOCABULARY,
     AdmissionFloor,
     FusionWeights,
     GateAssessment,
@@ -42,7 +43,7 @@ from ..vocabulary import (
     StoreUnavailableError,
 )
 from ..vocabulary._telemetry import PrepareMetrics
-from ._committed import Committed
+from ._committed import Committed, verdict, vouched_only
 from ._packer import Packer
 from ._search import RoundSettings, Searcher, SearchOutcome
 from ._shares import FairShares
@@ -180,9 +181,13 @@ class Coordinator:
         )
         if timed_out:
             raise PrepareTimeoutError("round 0 did not finish before its deadline")
-        async with loop_turn():  # one stretch on the loop: commit, judge, then fit
+        async with loop_turn():  # one stretch on the loop: judge, commit, then fit
+            kind = verdict(outcomes, state.queries, self._relevance)
+            if kind == VOCABULARY:
+                outcomes = {spec: vouched_only(o) for spec, o in outcomes.items()}
             committed = Committed.round_zero(state.specs, outcomes, settings, self._limits, delays)
-            committed.abstained = not committed.relevant(self._relevance, state.queries)
+            committed.abstained = kind is None
+            committed.vouched_only = kind == VOCABULARY
             # An abstaining prepare delivers no searched candidate; a profile the request
             # selects is read whole with every request, so it alone is still served.
             return committed, packer.pack({} if committed.abstained else committed.candidates)

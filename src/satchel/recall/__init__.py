@@ -28,8 +28,10 @@ from ._policy import RecallSufficiencyPolicy as RecallSufficiencyPolicy
 from ._policy import SearchPlan as SearchPlan
 from ._policy import calibrate as calibrate
 from ._relevance import NO_RELEVANT as NO_RELEVANT
+from ._relevance import VOCABULARY as VOCABULARY
 from ._relevance import RelevanceFloor as RelevanceFloor
 from ._relevance import evidence_of_relevance as evidence_of_relevance
+from ._relevance import vouched as vouched
 from ._trace import SearchTrace as SearchTrace
 from ._trace import below_floor as below_floor
 from ._trace import trace_search as trace_search
@@ -40,6 +42,7 @@ from ._views import reachable as reachable
 __all__ = [
     "NEIGHBOURS",
     "NO_RELEVANT",
+    "VOCABULARY",
     "AdmissionCounts",
     "AdmissionFloor",
     "Admitted",
@@ -71,5 +74,6 @@ __all__ = [
     "required_matches",
     "takes",
     "trace_search",
+    "vouched",
     "with_neighbours",
 ]

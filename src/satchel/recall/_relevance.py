@@ -34,7 +34,11 @@ and the query's counted terms. Each of these is evidence on its own:
   question sharing only a project's codename with its evidence; the gate's lower
   floors then recover it). This is the weakest signal: a chat of hundreds of long
   turns holds most everyday words of a general question, but neither the terms' rarity
-  nor their BM25 tells those from a codename held by two records of thousands.
+  nor their BM25 tells those from a codename held by two records of thousands. So a
+  prepare that has only this evidence delivers only the candidates a channel vouches
+  for on its own (:func:`vouched`): those holding a query term and the
+  ``NOISE_RANK`` nearest in meaning, not the long tail of vector hits and thread
+  neighbours that fill a whole pack with noise for an unrelated question.
 
 Thread neighbours are no signal of their own: they join beside a hit, so they carry
 evidence only through their hit. A round that retrieved nothing is no abstention: it
@@ -166,3 +170,10 @@ def _pervades(pool: Pool) -> bool:
         and holders >= PERVADING_HOLDERS
         and 2 * holders > pool.scope_rows
     )
+
+
+def vouched(keys: npt.NDArray[np.int64], pool: Pool) -> npt.NDArray[np.bool_]:
+    """Which of ``keys`` (candidates of ``pool``'s search) a channel vouches for on its
+    own: a record holding a query term (a full-text candidate), or one of the vector
+    channel's ``NOISE_RANK`` most similar records."""
+    return np.isin(keys, pool.lexical_keys) | np.isin(keys, pool.vector_keys[:NOISE_RANK])
