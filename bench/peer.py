@@ -48,11 +48,14 @@ skips ingestion.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
 import random
 import re
+import shutil
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -128,6 +131,25 @@ async def ask_peer(peer: Peer, ids: Mapping[str, Any], query: WorkloadQuery, bud
     got = await peer.call("prepare", scope_id=scope_id, query=query.query, max_bytes=budget)
     cited = [ids["artifacts"].get(a, "?") for a in got["artifact_ids"]]
     return Answer(got["seconds"], cited, got["content_bytes"])
+
+
+def current_workload(conversations: int, sessions: int) -> Path:
+    """The lifelike conversations the generator writes today, in a cache folder named
+    by their content (``lifelike-conversations-10x25-<digest>``): a generator that
+    changed gets a new folder, and new stores, rather than reusing stale ones."""
+    with tempfile.TemporaryDirectory() as scratch:
+        fresh = Path(scratch)
+        lifelike.generate(fresh, conversations=conversations, sessions=sessions)
+        digest = hashlib.sha256()
+        for part in ("entries.jsonl", "queries.jsonl"):
+            digest.update((fresh / part).read_bytes())
+        name = f"lifelike-conversations-{conversations}x{sessions}-{digest.hexdigest()[:10]}"
+        workload = orchestrator.CACHE / name
+        if not (workload / "queries.jsonl").exists():
+            workload.mkdir(parents=True, exist_ok=True)
+            for part in ("entries.jsonl", "queries.jsonl"):
+                shutil.copyfile(fresh / part, workload / part)
+    return workload
 
 
 def interleaved(queries: Sequence[WorkloadQuery], seed: int = 7) -> list[WorkloadQuery]:
@@ -371,10 +393,7 @@ def main() -> None:
         python = peer_python(args.python)
     except PeerError as exc:
         raise SystemExit(f"bench peer: {exc}") from None
-    name = f"lifelike-conversations-{args.conversations}x{args.sessions}"
-    workload = orchestrator.CACHE / name
-    if not (workload / "queries.jsonl").exists():
-        lifelike.generate(workload, conversations=args.conversations, sessions=args.sessions)
+    workload = current_workload(args.conversations, args.sessions)
     shape = lifelike.shape(workload)
     started, load = time.perf_counter(), os.getloadavg()[0]
     try:

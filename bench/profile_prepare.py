@@ -291,9 +291,7 @@ def main() -> None:
     parser.add_argument("--max-bytes", type=int, default=8000)
     parser.add_argument("--top", type=int, default=25, help="functions to list")
     args = parser.parse_args()
-    workload = orchestrator.CACHE / f"lifelike-conversations-{args.conversations}x{args.sessions}"
-    if not (workload / "queries.jsonl").exists():
-        lifelike.generate(workload, conversations=args.conversations, sessions=args.sessions)
+    workload = peer.current_workload(args.conversations, args.sessions)
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         anyio.run(run, workload, args.max_bytes, args.top)
 
