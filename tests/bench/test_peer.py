@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from bench import _lifelike_conversations as lifelike
-from bench import peer
+from bench import orchestrator, peer
 from satchel._workload import WorkloadQuery, read_queries
 
 if TYPE_CHECKING:
@@ -115,3 +115,24 @@ def test_the_report_says_the_headline_the_repeats_the_probe_and_the_shape(
     assert "ratio **15.0x**" in text
     assert "words per turn mean" in text
     assert "load average (1 min) at the start 1.0" in text
+
+
+def test_the_cached_conversations_are_named_by_their_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same generator output is found again in its folder; a generator that changed
+    writes a folder of its own, so its stores are never the stale ones."""
+    monkeypatch.setattr(orchestrator, "CACHE", tmp_path)
+    first = peer.current_workload(1, 4)
+    assert peer.current_workload(1, 4) == first
+    assert first.name.startswith("lifelike-conversations-1x4-")
+    assert read_queries(first / "queries.jsonl")[0]
+    generate = lifelike.generate
+
+    def reseeded(folder: Path, *, conversations: int, sessions: int) -> None:
+        generate(folder, conversations=conversations, sessions=sessions, seed=5)
+
+    monkeypatch.setattr(lifelike, "generate", reseeded)
+    second = peer.current_workload(1, 4)
+    assert second != first
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([first.name, second.name])
