@@ -173,12 +173,12 @@ def keep(directory: str) -> int:
     die, then detach (after the dead process's transactions are rolled back, and once
     the engine's system packages are loaded)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    attached = time.monotonic()
     try:
         instance = _attach(directory)
     except Exception as exc:
         _say(f"{type(exc).__name__}: {exc}")
         return 1
+    attached = time.monotonic()
     _say("ready")
     try:
         if sys.stdin.buffer.read() != CLOSING:  # EOF alone: satchel's process died
