@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 
 import satchel
+from satchel.stores.sqlite import _search
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -99,3 +101,53 @@ async def test_scope_counts_follow_another_processs_writes(tmp_path: Path) -> No
         assert await store.scope_counts() == {"fresh": {"memory": 1}}
     finally:
         await store.aclose()
+
+
+class CommitsAfterFirstRead:
+    """A connection that lets ``other`` commit ``statement`` right after its own first
+    statement: another process writing between two reads of one load."""
+
+    def __init__(self, conn: sqlite3.Connection, other: sqlite3.Connection, statement: str):
+        self._conn, self._other, self._statement = conn, other, statement
+        self.committed = False
+
+    def execute(self, sql: str, *parameters: Any) -> sqlite3.Cursor:
+        cursor = self._conn.execute(sql, *parameters)
+        if not self.committed and not sql.startswith(("BEGIN", "COMMIT")):
+            self._other.execute(self._statement)
+            self.committed = True
+        return cursor
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+async def test_a_matrix_load_is_one_snapshot_while_another_process_writes(
+    tmp_path: Path,
+) -> None:
+    """A scope's vectors are counted, then streamed: another connection committing four
+    more records between the two reads changes neither (both read one snapshot), where
+    the stream used to overrun the count and fail the search."""
+    path = tmp_path / "team.db"
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
+        await rt.add_memories("s", [satchel.MemoryEntry(text=f"note {n}") for n in range(20)])
+    reader = sqlite3.connect(path, isolation_level=None)
+    writer = sqlite3.connect(path, isolation_level=None)
+    try:
+        ((scope_key, dimension),) = reader.execute(
+            "SELECT scope_key, length(embedding) / 4 FROM records LIMIT 1"
+        ).fetchall()
+        copy = (
+            "INSERT INTO records (family, scope_key, rid, revision, live, text, embedding)"
+            " SELECT family, scope_key, rid || '-copy', revision, live, text, embedding"
+            " FROM records ORDER BY row LIMIT 4"
+        )
+        racing = CommitsAfterFirstRead(reader, writer, copy)
+        matrix = _search.load_matrix(racing, "memory", scope_key, dimension)  # type: ignore[arg-type]
+        assert racing.committed
+        assert len(matrix) == 20
+        assert len(_search.load_matrix(reader, "memory", scope_key, dimension)) == 24
+        assert not reader.in_transaction
+    finally:
+        reader.close()
+        writer.close()

@@ -5,6 +5,7 @@ scope's vector matrix."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -20,7 +21,7 @@ from ._vectors import VectorMatrix, from_blobs
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from ...vocabulary._evidence import Evidence
     from ...vocabulary._families import Family
@@ -175,17 +176,33 @@ def load_matrix(
     """A scope's live vectors, streamed into one preallocated matrix (its peak memory is
     the matrix plus one chunk, not three copies of it)."""
     where = "FROM records WHERE family = ? AND scope_key = ? AND live = 1 AND embedding IS NOT NULL"
-    (count,) = conn.execute(f"SELECT count(*) {where}", (family, scope_key)).fetchone()
-    vectors = np.empty((count, dimension), dtype=np.float32)
-    rows = np.empty(count, dtype=np.int64)
-    cursor = conn.execute(f"SELECT row, embedding {where} ORDER BY row", (family, scope_key))
-    done = 0
-    while chunk := cursor.fetchmany(LOAD_CHUNK):
-        end = done + len(chunk)
-        rows[done:end], vectors[done:end] = from_blobs(chunk, dimension)
-        done = end
-        let_loop_in()
+    with snapshot(conn):  # the count and the rows as of one commit (another process writes)
+        (count,) = conn.execute(f"SELECT count(*) {where}", (family, scope_key)).fetchone()
+        vectors = np.empty((count, dimension), dtype=np.float32)
+        rows = np.empty(count, dtype=np.int64)
+        cursor = conn.execute(f"SELECT row, embedding {where} ORDER BY row", (family, scope_key))
+        done = 0
+        while chunk := cursor.fetchmany(LOAD_CHUNK):
+            end = done + len(chunk)
+            rows[done:end], vectors[done:end] = from_blobs(chunk, dimension)
+            done = end
+            let_loop_in()
     return VectorMatrix(dimension, rows[:done], vectors[:done])
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """Run the statements inside as of one commit: in WAL mode a read transaction sees no
+    commit another connection (or process) makes after its first read. Inside a
+    transaction already (a write's), that one is the snapshot."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
 
 
 def embedding_sources(conn: sqlite3.Connection) -> list[tuple[int, str]]:
