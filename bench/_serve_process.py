@@ -106,6 +106,16 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """:func:`process_cpu_seconds` of ``pid`` and of the processes it started that still
+    run (``satchel serve --workers``), from any of its threads (Linux)."""
+    total = process_cpu_seconds(pid)
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            total += process_cpu_seconds(int(child))
+    return total
+
+
 def machine_cpu_seconds() -> float:
     """CPU seconds every process on this machine has used (Linux ``/proc/stat``): what
     the others used is this less the server's and the client's."""

@@ -60,8 +60,8 @@ from bench._serve_process import (
     listen_overflows,
     machine_cpu_seconds,
     own_cpu_seconds,
-    process_cpu_seconds,
     running_server,
+    tree_cpu_seconds,
 )
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ async def load_service(server: Server, workload: Workload) -> _load.LoadRun:
 
     def cpu() -> dict[str, float]:
         return {
-            "server": process_cpu_seconds(pid),
+            "server": tree_cpu_seconds(pid),
             "client": own_cpu_seconds(),
             "machine": machine_cpu_seconds(),
         }
@@ -183,7 +183,7 @@ async def verify(url: str, written: Sequence[_load.Written], sample: int) -> dic
             for entry in written:
                 group.start_soon(read_back, entry)
         picked = random.Random(5).sample(list(written), min(sample, len(written)))
-        found = [entry.entry_id in (await target.prepare(entry.text) or "") for entry in picked]
+        found = [entry.entry_id in await cited_ids(target, entry.text) for entry in picked]
     return {
         "entries_acknowledged": len(written),
         "readable": len(written) - len(failures),
@@ -191,6 +191,13 @@ async def verify(url: str, written: Sequence[_load.Written], sample: int) -> dic
         "prepare_sample": len(picked),
         "prepare_found": sum(found),
     }
+
+
+async def cited_ids(target: Target, query: str) -> set[str | None]:
+    """The entry ids the pack for ``query`` cites (a pack prints them shortened, so they
+    are read through ``satchel.parse_context``, which gives them whole)."""
+    content = await target.prepare(query)
+    return {item.citation.id for item in satchel.parse_context(content or "")}
 
 
 async def memory_count(db: Path) -> int:
@@ -208,7 +215,9 @@ def measure_backend(
     with tempfile.TemporaryDirectory(prefix="satchel-bench-service-") as directory:
         db = copy_store(store, Path(directory) / "service.db")
         print(f"{backend}: satchel serve", file=sys.stderr)
-        with running_server(db, backend, Path(directory) / "server.log") as server:
+        options = ["--workers", str(args.workers)] if args.workers > 1 else []
+        server_log = Path(directory) / "server.log"
+        with running_server(db, backend, server_log, options=options) as server:
             print(f"  {backend}: {args.sequential} sequential prepares x 2", file=sys.stderr)
             alone = anyio.run(sequential, server.url, db, queries, backend=backend)
             overflows = listen_overflows()
@@ -317,6 +326,9 @@ def main() -> None:
     parser.add_argument("--sequential", type=int, default=200)
     parser.add_argument("--verify-prepares", type=int, default=100)
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
+    parser.add_argument(
+        "--workers", type=int, default=1, help="satchel serve --workers N (default: 1)"
+    )
     args = parser.parse_args()
     notes = scale.corpus(args.entries)
     store = scale.ensure_store(args.entries, notes)

@@ -69,10 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         130 when interrupted.
     """
     parser = build_parser()
+    arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
         return exc.code if isinstance(exc.code, int) else 2
+    args.argv = arguments  # what a command that starts itself again passes on
     try:
         code: int = args.run(args)
     except CommandError as exc:

@@ -12,8 +12,10 @@ command runs, so the rest of the CLI works without it. ``add_serve`` is handed
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import signal
+import socket
 import stat
 import sys
 from functools import partial
@@ -26,12 +28,13 @@ import satchel
 
 from .._otlp import telemetry_from_env
 from . import _options as options
+from . import _workers
 from ._commands import CommandError, make_embedder, open_store, run_async, store_label
 
 if TYPE_CHECKING:
-    import argparse
-    import socket
-    from collections.abc import Mapping
+    from collections.abc import Awaitable, Callable, Mapping
+
+    from starlette.types import ASGIApp
 
     from satchel.http import TokenGrant
 
@@ -151,6 +154,20 @@ def add_serve(commands: SubParsers) -> None:
         ),
     )
     parser.add_argument(
+        "--workers",
+        type=options.positive,
+        default=1,
+        metavar="N",
+        help=(
+            "serve from N processes over the one store and address, each new connection"
+            " going to one of them: more of a machine's cores for prepares (default: 1);"
+            " not with an in-memory store, and with --dedup-turns only with"
+            " --shared-sessions, since a session's turns may reach any of them"
+        ),
+    )
+    # A worker's end of the socket the first process listens on (--workers).
+    parser.add_argument("--listen-fd", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
         "--timeout",
         type=options.seconds,
         default=None,
@@ -197,6 +214,8 @@ def serve_command(args: argparse.Namespace) -> int:
         raise CommandError(
             "--shared-sessions shares --dedup-turns sessions: give --dedup-turns N", code=2
         )
+    if args.workers > 1:
+        _check_workers(args)
     tokens = None if args.token_file is None else _tokens(args.token_file)
     # Without tokens on loopback, only requests naming the loopback host are answered:
     # a web page cannot reach the service through DNS rebinding.
@@ -206,6 +225,23 @@ def serve_command(args: argparse.Namespace) -> int:
         run = partial(_serve, args, embedder, tokens, hosts, telemetry)
         run_async(run, args.backend)
     return 0
+
+
+def _check_workers(args: argparse.Namespace) -> None:
+    """Refuse what N worker processes cannot share: a store in one process's memory, and
+    sessions kept in each process."""
+    if args.db == ":memory:" or (args.store or "").startswith("memory:"):
+        raise CommandError(
+            f"--workers {args.workers} needs a store the processes share: an in-memory"
+            " store lives in one process (give --db PATH or --store URL)",
+            code=2,
+        )
+    if args.dedup_turns and not args.shared_sessions:
+        raise CommandError(
+            f"--workers {args.workers} with --dedup-turns needs --shared-sessions: a"
+            " session's turns may reach any worker, so its sessions must live in the store",
+            code=2,
+        )
 
 
 def _tokens(path: str) -> Mapping[str, TokenGrant]:
@@ -262,15 +298,60 @@ async def _serve(
                 allowed_hosts=hosts,
                 read_timeout=args.read_timeout,
             )
-            sock = _listen(args.host, args.port)
-            auth = "no authentication" if tokens is None else http.describe(tokens.values())
-            print(
-                f"satchel serve: serving {store_label(args)} at {http.url_of(sock)} ({auth})",
-                file=sys.stderr,
-                flush=True,
-            )
-            await http.serve(app, sock, shutdown_trigger=stopped, read_timeout=args.read_timeout)
+            if args.listen_fd is not None:  # a worker of the first process (--workers)
+                await _serve_as_worker(args, app, stopped)
+            else:
+                await _serve_first(args, app, stopped, store_label(args), _auth_of(tokens))
     print("satchel serve: stopped", file=sys.stderr, flush=True)
+
+
+def _auth_of(tokens: Mapping[str, TokenGrant] | None) -> str:
+    """How the start line describes who may call."""
+    from satchel import http
+
+    return "no authentication" if tokens is None else http.describe(tokens.values())
+
+
+async def _serve_first(
+    args: argparse.Namespace,
+    app: ASGIApp,
+    stopped: Callable[[], Awaitable[None]],
+    label: str,
+    auth: str,
+) -> None:
+    """Listen, start ``--workers`` - 1 more processes on the socket, say where it
+    serves, and serve until ``stopped``; then stop the workers."""
+    from satchel import http
+
+    sock = _listen(args.host, args.port)
+    started = _workers.Workers(())
+    if args.workers > 1:
+        start = partial(_workers.Workers.start, sock, args.workers - 1, args.argv)
+        started = await anyio.to_thread.run_sync(start)
+    processes = f", {args.workers} processes" if len(started) else ""
+    print(
+        f"satchel serve: serving {label} at {http.url_of(sock)} ({auth}{processes})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        await http.serve(app, sock, shutdown_trigger=stopped, read_timeout=args.read_timeout)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await started.astop()
+
+
+async def _serve_as_worker(
+    args: argparse.Namespace, app: ASGIApp, stopped: Callable[[], Awaitable[None]]
+) -> None:
+    """Serve on the first process's socket (``--listen-fd``) until ``stopped``, which
+    the first process's end also triggers."""
+    from satchel import http
+
+    sock = socket.socket(fileno=args.listen_fd)
+    _workers.stop_with_first_process()
+    _workers.say_ready()
+    await http.serve(app, sock, shutdown_trigger=stopped, read_timeout=args.read_timeout)
 
 
 def _listen(host: str, port: int) -> socket.socket:
