@@ -490,6 +490,26 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
     "cancels the serving; both end before the call returns",
     ("satchel.cli._mcp", "_Stopping.run", ".start_soon"): "the signal watcher (see above)",
     (
+        "satchel.cli._serve",
+        "_serve_first",
+        "anyio.to_thread.run_sync",
+    ): "'satchel serve --workers' starts its worker processes and waits until each says "
+    "it is ready (blocking reads of their pipes) on a worker thread, awaited before it "
+    "serves",
+    (
+        "satchel.cli._workers",
+        "Workers.astop",
+        "anyio.to_thread.run_sync",
+    ): "stopping the workers waits for each process to exit (blocking): a worker thread, "
+    "awaited before 'satchel serve' returns",
+    (
+        "satchel.cli._workers",
+        "stop_with_first_process",
+        "threading.Thread",
+    ): "a worker process watches its stdin, the first process's pipe, with a blocking "
+    "read in a daemon thread, and signals itself to stop when the pipe closes: it never "
+    "outlives the first process",
+    (
         "satchel.runtime._runtime",
         "open_runtime",
         "anyio.to_thread.run_sync",
