@@ -19,6 +19,7 @@ from satchel.recall._relevance import (
     TIME,
     VECTOR,
     VOCABULARY,
+    VOUCHED_ITEMS,
     corroborated,
     vouched,
 )
@@ -213,3 +214,13 @@ def test_a_channel_vouches_for_term_holders_and_the_ten_nearest() -> None:
     searched = pool(lexical=[(1, 1), (2, 1)], vector=vector)
     keys = np.array([1, 100, 109, 110, 114, 2, 7], dtype=np.int64)
     assert vouched(keys, searched).tolist() == [True, True, True, False, False, True, False]
+
+
+def test_vouched_candidates_are_the_best_sixteen_at_most() -> None:
+    """However many records hold a query term, a search and round under vocabulary-only
+    evidence delivers the best ``VOUCHED_ITEMS`` of them (the classic memory ceiling)."""
+    holders = pool(lexical=[(key, 1) for key in range(40)])
+    keys = np.array([99, *range(40)], dtype=np.int64)
+    kept = vouched(keys, holders)
+    assert VOUCHED_ITEMS == 16
+    assert keys[kept].tolist() == list(range(16))

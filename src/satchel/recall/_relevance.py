@@ -37,8 +37,9 @@ and the query's counted terms. Each of these is evidence on its own:
   nor their BM25 tells those from a codename held by two records of thousands. So a
   prepare that has only this evidence delivers only the candidates a channel vouches
   for on its own (:func:`vouched`): those holding a query term and the
-  ``NOISE_RANK`` nearest in meaning, not the long tail of vector hits and thread
-  neighbours that fill a whole pack with noise for an unrelated question.
+  ``NOISE_RANK`` nearest in meaning, at most ``VOUCHED_ITEMS`` a search and round,
+  not the long tail of vector hits and thread neighbours that fill a whole pack with
+  noise for an unrelated question.
 
 Thread neighbours are no signal of their own: they join beside a hit, so they carry
 evidence only through their hit. A round that retrieved nothing is no abstention: it
@@ -76,6 +77,9 @@ NOISE_RANK: Final = 10
 #: Fewest records holding a query term that can be most of a small scope: one or two
 #: notes sharing a word with a question are a coincidence, not what the scope is about.
 PERVADING_HOLDERS: Final = 3
+#: The most candidates a search delivers per round when the scope's vocabulary is the
+#: only evidence (the classic limits' memory ceiling): weak evidence, a small pack.
+VOUCHED_ITEMS: Final = 16
 #: How far a best cosine at the top-hit level must stand above the scope's
 #: ``NOISE_RANK``-th: closer than this, the whole neighbourhood is alike (noise).
 SEPARATION: Final = 0.1
@@ -173,7 +177,9 @@ def _pervades(pool: Pool) -> bool:
 
 
 def vouched(keys: npt.NDArray[np.int64], pool: Pool) -> npt.NDArray[np.bool_]:
-    """Which of ``keys`` (candidates of ``pool``'s search) a channel vouches for on its
-    own: a record holding a query term (a full-text candidate), or one of the vector
-    channel's ``NOISE_RANK`` most similar records."""
-    return np.isin(keys, pool.lexical_keys) | np.isin(keys, pool.vector_keys[:NOISE_RANK])
+    """Which of ``keys`` (candidates of ``pool``'s search, best first) a channel vouches
+    for on its own: a record holding a query term (a full-text candidate), or one of the
+    vector channel's ``NOISE_RANK`` most similar records; the best ``VOUCHED_ITEMS`` of
+    those at most."""
+    held = np.isin(keys, pool.lexical_keys) | np.isin(keys, pool.vector_keys[:NOISE_RANK])
+    return held & (np.cumsum(held) <= VOUCHED_ITEMS)
