@@ -1,4 +1,5 @@
-"""Reading a subprocess's announcement: the line a server prints once it listens."""
+"""Reading a subprocess's announcement (the line a server prints once it listens), and
+whether a process still runs."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import re
 import select
 import time
+from pathlib import Path
 from typing import IO, Final
 
 #: How long a test waits for a subprocess to say where it listens.
@@ -29,3 +31,12 @@ def announced(
             assert chunk, f"{process} exited: {received!r}"
             received += chunk
     return found
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

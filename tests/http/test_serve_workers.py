@@ -23,7 +23,7 @@ import pytest
 import satchel
 from satchel.cli import main
 
-from .._processes import STARTUP_SECONDS
+from .._processes import STARTUP_SECONDS, alive
 from .test_serve import start_line, wait_until_healthy
 
 if TYPE_CHECKING:
@@ -34,15 +34,6 @@ def children(pid: int) -> list[int]:
     """The processes ``pid`` started that still run (from any of its threads)."""
     tasks = Path(f"/proc/{pid}/task").iterdir()
     return sorted(int(child) for task in tasks for child in (task / "children").read_text().split())
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` still runs (a zombie, dead but not yet reaped, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def wait_gone(pid: int) -> None:

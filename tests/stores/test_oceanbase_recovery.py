@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -20,10 +19,11 @@ from satchel.stores import OceanBaseStore, PoolRequest, open_store
 from satchel.stores.oceanbase import _connections, _engine, _locks, _schema, _search
 from satchel.stores.oceanbase._bridge import LoopThread
 from satchel.vocabulary import analyse_query
-from tests._processes import announced
+from tests._processes import alive, announced
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
 #: Records per killed write: their changes pass the 16 KB past which the engine logs a
 #: transaction's changes before its commit (what an engine that dies then recovers).
@@ -96,22 +96,13 @@ def _killed_mid_write(directory: Path, batch: int, *, engine_too: bool = False) 
         if engine_too:
             engine = int((directory / "run" / "seekdb.pid").read_text())
             os.kill(engine, signal.SIGKILL)
-            while _alive(engine):
+            while alive(engine):
                 time.sleep(0.05)
     finally:
         os.kill(writer.pid, signal.SIGKILL)
         writer.wait()
         assert writer.stdout is not None
         writer.stdout.close()
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` still runs (a zombie, dead but not yet reaped, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_writers_killed_mid_write_leave_their_scope_writable(tmp_path: Path) -> None:
