@@ -386,20 +386,14 @@ def _named_first(
 ) -> tuple[tuple[int, ...], tuple[Evidence, ...]]:
     """The best ``wanted`` of the ``read`` candidates (in score order, with the
     :func:`_reach` past them), the turns said by a person the query names and their
-    thread neighbours lifted (``FusionWeights.named_speaker``); in score order when no
-    read turn names its speaker, or none is named and the scope's names are not common
-    (a chat whose speakers full text cannot rank by: the one the query names may be
-    just past the room)."""
+    thread neighbours lifted (``FusionWeights.named_speaker``); the first ``wanted``, as
+    ranked, when no read turn was said by a person the query names."""
     keys, evidence = read
     named, lift = naming
-    said: set[int] = set()
-    chat = False
-    for key, item in zip(keys, evidence, strict=True):
-        if terms := speaker_terms(item.text):
-            chat = True
-            if terms & named:
-                said.add(key)
-    if not said and not (ranked.pool.common_terms and chat):
+    said = {
+        key for key, item in zip(keys, evidence, strict=True) if speaker_terms(item.text) & named
+    }
+    if not said:
         return keys[:wanted], evidence[:wanted]
     neighbours = (ranked.around, ranked.joined)
     best = by_named_speaker(keys, scores, said, neighbours, lift, wanted)
