@@ -22,7 +22,9 @@ limit). Reported: each call's duration and the heartbeat's largest lag during it
 
 Beside the heartbeat (``bench/_heartbeat.py``): a step probe times every step the loop
 runs and names the task of the longest (a single stall, where a lag may add up several
-tasks' steps between two beats); garbage collections are timed too, the longest and the
+tasks' steps between two beats), and says of every step of 2 ms or more why it was long
+(running satchel code, waiting for the GIL, waiting for a core, collecting garbage) and
+where the loop thread was; garbage collections are timed too, the longest and the
 number of full ones reported (a collection stalls the loop from whichever thread runs
 it; each measurement starts from a full collection). ``--gc-freeze`` freezes what is
 alive before each prepare measurement (``gc.freeze()``, what a host can do after its
@@ -276,10 +278,12 @@ def report(result: dict[str, Any]) -> str:
         "",
         "| backend | entries | gate | C | prepares | p50 ms | p95 ms | lag p50 ms | lag p99 ms"
         " | lag max ms | lags > 2 ms | lags > 5 ms | samples | longest step ms | its task"
-        " | longest gc ms (full gcs) | load |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+        " | longest gc ms (full gcs) | stalls by cause | load |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|",
     ]
     lines += [_prepare_line(r) for r in result["prepares"]]
+    lines += ["", "The longest stall of each cell (see bench/_heartbeat.py, cause):", ""]
+    lines += [_stall_line(r) for r in result["prepares"] if r.get("longest_stalls")]
     lines += [
         "",
         "| backend | entries | gate | C | cold first call ms | lag max ms | longest step ms |",
@@ -314,7 +318,29 @@ def _prepare_line(r: dict[str, Any]) -> str:
         f" | {r['lag_p50_ms']:.2f} | {r['lag_p99_ms']:.2f} | {r['lag_max_ms']:.2f}"
         f" | {r['lags_over_2ms']} | {r['lags_over_5ms']} | {r['lag_samples']}"
         f" | {_ms(r['longest_step_ms'])} | {r['longest_step_task'] or '-'}"
-        f" | {r['gc_max_ms']:.1f} ({r['gc_collections'].get('2', 0)}) | {r['load_1min']:.2f} |"
+        f" | {r['gc_max_ms']:.1f} ({r['gc_collections'].get('2', 0)})"
+        f" | {_causes(r.get('stall_causes'))} | {r['load_1min']:.2f} |"
+    )
+
+
+def _causes(counts: dict[str, int] | None) -> str:
+    if not counts:
+        return "-"
+    return ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda c: -c[1]))
+
+
+def _stall_line(r: dict[str, Any]) -> str:
+    """The cell's longest stall: its cause, its CPU, and where the loop thread was."""
+    stall = r["longest_stalls"][0]
+    where = " / ".join(sample[-1] for sample in stall["samples"]) or "no sample"
+    places = "; ".join(f"{n} {place}" for place, n in r["stall_places"].items())
+    return (
+        f"- {r['backend']}, {r['entries']:,}, gate {r['gate']}, C={r['concurrency']}:"
+        f" longest {stall['wall'] * 1e3:.1f} ms {stall['cause']} (thread CPU"
+        f" {stall['thread_cpu'] * 1e3:.1f} ms, process {stall['process_cpu'] * 1e3:.1f},"
+        f" gc {stall['collecting'] * 1e3:.1f}) in {stall['task']}, running {where},"
+        f" ended at {stall['ended_at'][-1] if stall['ended_at'] else '?'}."
+        f" Steps over 2 ms by cause and where they gave the loop back: {places}"
     )
 
 

@@ -11,6 +11,7 @@ its counts before anything is rendered.
 from ._build import BuildResult as BuildResult
 from ._build import DeliveredItem as DeliveredItem
 from ._build import build_context as build_context
+from ._build import building as building
 from ._fitting import FitMemo as FitMemo
 from ._fitting import OmissionCounts as OmissionCounts
 from ._parse import parse_context as parse_context
@@ -23,6 +24,7 @@ __all__ = [
     "FitMemo",
     "OmissionCounts",
     "build_context",
+    "building",
     "needs_body",
     "parse_context",
     "tier_ceiling",

@@ -14,12 +14,12 @@ import attrs
 from ..vocabulary._budget import BudgetView
 from ..vocabulary._errors import InvariantError
 from ..vocabulary._requests import PreparedContext, Section
-from ._fitting import FitMemo, Fitted, FittedPack, OmissionCounts, fit_pack
+from ._fitting import FitMemo, Fitted, FittedPack, OmissionCounts, fitting, run_through
 from ._render import WRAPPER_BYTES, group_line, render_pack
 from ._utf8 import utf8_len
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Generator, Mapping, Sequence
 
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family, Tier
@@ -144,8 +144,8 @@ def build_context(
         The fitted pack ("empty" when nothing fits; :meth:`BuildResult.render` renders
         it), the delivered items and the omission counts.
     """
-    return BuildResult(
-        fit_pack(
+    return run_through(
+        building(
             candidates,
             max_bytes=max_bytes,
             sections=sections,
@@ -154,6 +154,28 @@ def build_context(
             memo=memo,
         )
     )
+
+
+def building(
+    candidates: Mapping[Family, Sequence[Evidence]],
+    *,
+    max_bytes: int,
+    sections: Sequence[Section] | None,
+    detail: Mapping[Family, Tier],
+    limits: Limits,
+    memo: FitMemo | None = None,
+) -> Generator[None, None, BuildResult]:
+    """:func:`build_context` in stretches: it pauses (yields None) between stretches of
+    the fit (see :func:`._fitting.fitting`) and returns the same result."""
+    fitted = yield from fitting(
+        candidates,
+        max_bytes=max_bytes,
+        sections=sections,
+        detail=detail,
+        limits=limits,
+        memo=memo,
+    )
+    return BuildResult(fitted)
 
 
 def _size(items: Sequence[Fitted]) -> int:

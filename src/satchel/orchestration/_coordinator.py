@@ -181,16 +181,16 @@ class Coordinator:
         )
         if timed_out:
             raise PrepareTimeoutError("round 0 did not finish before its deadline")
-        async with loop_turn():  # one stretch on the loop: judge, commit, then fit
+        async with loop_turn():  # one stretch on the loop: judge and commit
             kind = verdict(outcomes, state.queries, self._relevance)
             if kind == VOCABULARY:
                 outcomes = {spec: vouched_only(o) for spec, o in outcomes.items()}
             committed = Committed.round_zero(state.specs, outcomes, settings, self._limits, delays)
             committed.abstained = kind is None
             committed.vouched_only = kind == VOCABULARY
-            # An abstaining prepare delivers no searched candidate; a profile the request
-            # selects is read whole with every request, so it alone is still served.
-            return committed, packer.pack({} if committed.abstained else committed.candidates)
+        # An abstaining prepare delivers no searched candidate; a profile the request
+        # selects is read whole with every request, so it alone is still served.
+        return committed, await packer.pack({} if committed.abstained else committed.candidates)
 
     async def _expand(
         self, state: PrepareState, packer: Packer, committed: Committed, build: BuildResult
@@ -227,8 +227,9 @@ class Coordinator:
                 committed.candidates_by_round.append(committed.candidates_by_round[-1])
                 return rounds, stopped, build
             async with loop_turn():
-                if committed.commit(staged, settings, self._limits):
-                    build = packer.pack(committed.candidates)
+                changed = committed.commit(staged, settings, self._limits)
+            if changed:
+                build = await packer.pack(committed.candidates)
 
     async def _stage(
         self,

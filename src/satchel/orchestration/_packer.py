@@ -1,21 +1,27 @@
 """The Packer: turns one prepare's committed candidates into a fitted pack.
 
-The coordinator makes one for each prepare and calls :meth:`Packer.pack` after round 0
-and after each expansion round that adds candidates. It joins the families read whole
-for this prepare (the profile), leaves out every identity the prepare never delivers
-(the caller's exclusions and what the session ledger holds back), then runs the pure
-Builder. It must never read or render: the bodies a request pins were read by the
-searches of the round that found them, inside that round's all-or-nothing stage, and
-the preparer renders the final fit.
+The coordinator makes one for each prepare and awaits :meth:`Packer.pack` after round 0
+and after each expansion round that adds candidates. A fit runs on the loop in short
+stretches, each in a loop turn of its own (a whole fit of a large scope's candidates
+would hold the host's loop 1.5-2 ms), and once begun it finishes: it is shielded from
+cancellation, so a prepare's committed candidates and its fit never disagree.
+
+It joins the families read whole for this prepare (the profile), leaves out every
+identity the prepare never delivers (the caller's exclusions and what the session
+ledger holds back), then runs the pure Builder. It must never read or render: the
+bodies a request pins were read by the searches of the round that found them, inside
+that round's all-or-nothing stage, and the preparer renders the final fit.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import anyio
 import attrs
 
-from ..builder import BuildResult, build_context
+from .._loop import loop_turn
+from ..builder import BuildResult, building
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -40,19 +46,30 @@ class Packer:
     limits: Limits
     memo: FitMemo
 
-    def pack(self, candidates: Candidates) -> BuildResult:
-        """Fit ``candidates`` with the profile, less what the prepare never delivers."""
+    async def pack(self, candidates: Candidates) -> BuildResult:
+        """Fit ``candidates`` with the profile, less what the prepare never delivers;
+        one loop turn per stretch of the fit. Never cancelled once begun."""
         request = self.state.request
-        merged = {**candidates, **self.state.unsearched}
-        never = self.state.exclusions.never_delivered
-        return build_context(
-            without(merged, never) if never else merged,
-            max_bytes=request.max_bytes,
-            sections=request.sections,
-            detail=request.detail,
-            limits=self.limits,
-            memo=self.memo,
-        )
+        with anyio.CancelScope(shield=True):
+            async with loop_turn():
+                merged = {**candidates, **self.state.unsearched}
+                never = self.state.exclusions.never_delivered
+                stretches = building(
+                    without(merged, never) if never else merged,
+                    max_bytes=request.max_bytes,
+                    sections=request.sections,
+                    detail=request.detail,
+                    limits=self.limits,
+                    memo=self.memo,
+                )
+            while True:
+                async with loop_turn():
+                    try:
+                        next(stretches)
+                    except StopIteration as done:
+                        built: BuildResult = done.value
+                        break
+        return built
 
 
 def without(

@@ -1,0 +1,45 @@
+"""A fit in stretches: it pauses between every FIT_STRETCH placed candidates and returns
+exactly what the fit run through at once returns."""
+
+from __future__ import annotations
+
+import satchel
+from satchel.builder import build_context, building
+from satchel.builder._fitting import FIT_STRETCH
+from satchel.vocabulary import Evidence, Family
+
+SCOPE = "project:demo"
+
+
+def candidates(count: int) -> dict[Family, tuple[Evidence, ...]]:
+    return {
+        "memory": tuple(
+            Evidence.from_record("memory", SCOPE, f"e{n}", 1, text=f"fact {n} " + "word " * n)
+            for n in range(count)
+        )
+    }
+
+
+def test_a_fit_pauses_between_stretches_and_returns_what_the_whole_fit_returns() -> None:
+    limits = satchel.Limits()
+    for count, budget in ((1, 8000), (FIT_STRETCH, 8000), (40, 8000), (40, 900), (64, 4000)):
+        stretches = building(
+            candidates(count), max_bytes=budget, sections=None, detail={}, limits=limits
+        )
+        pauses = 0
+        while True:
+            try:
+                next(stretches)
+            except StopIteration as done:
+                built = done.value
+                break
+            pauses += 1
+        # One pause after each full stretch that more candidates follow.
+        assert pauses == (count - 1) // FIT_STRETCH
+        whole = build_context(
+            candidates(count), max_bytes=budget, sections=None, detail={}, limits=limits
+        )
+        assert built.render() == whole.render()
+        assert [item.evidence.identity for item in built.delivered] == [
+            item.evidence.identity for item in whole.delivered
+        ]
