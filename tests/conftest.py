@@ -52,6 +52,15 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.numprocesses = workers
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` (seconds each: engines, processes, servers) run first.
+
+    xdist hands the first quarter of a run's tests to its workers one by one, in turn,
+    and the rest in batches as they finish: slow tests at the front are shared out and
+    overlap the many short ones, instead of one worker ending the run alone on them."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(
     params=[
         pytest.param(("asyncio", {}), id="asyncio"),

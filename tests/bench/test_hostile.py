@@ -29,6 +29,7 @@ READ_TIMEOUT: Final = 1.0
 # httpx drops its request body's iterator unfinished when a refusal and the server's
 # close overtake the body it is sending (the refusal classes provoke it); trio's async
 # generator hooks say so when it is collected.
+@pytest.mark.slow
 @pytest.mark.filterwarnings(
     "ignore:Async generator 'httpx._content.ByteStream.__aiter__':ResourceWarning"
 )

@@ -59,6 +59,7 @@ def _ingested(tmp_path: Path, entries: int = 60) -> Path:
     return database
 
 
+@pytest.mark.slow
 def test_copy_into_sqlite_verifies_byte_for_byte_and_a_rerun_copies_nothing(
     tmp_path: Path,
 ) -> None:
@@ -77,6 +78,7 @@ def test_copy_into_sqlite_verifies_byte_for_byte_and_a_rerun_copies_nothing(
     assert "(64 were there already)" in again.stdout
 
 
+@pytest.mark.slow
 def test_copy_into_seekdb_and_back_verifies(tmp_path: Path, seekdb: str) -> None:
     """SQLite -> seekdb -> SQLite with --verify: counts, records and citations agree
     across engines, and the SQLite copy's packs are byte-identical to the source's."""
@@ -95,6 +97,7 @@ def test_copy_into_seekdb_and_back_verifies(tmp_path: Path, seekdb: str) -> None
     assert "prepares, byte for byte" in final.stdout
 
 
+@pytest.mark.slow
 def test_an_interrupted_copy_resumes(tmp_path: Path) -> None:
     """SIGINT stops the copy after the page it was writing (exit 130, saying how to
     finish); the same command again completes it, and --verify agrees."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+import pytest
+
 from ._driver import satchel, write_workload
 
 if TYPE_CHECKING:
@@ -29,6 +31,7 @@ def id_map(db: Path) -> list[dict[str, object]]:
 # ------------------------------------------------------------------------------- ingest
 
 
+@pytest.mark.slow
 def test_ingesting_again_reports_what_it_wrote(tmp_path: Path) -> None:
     """A second identical ingest reports every entry unchanged and leaves the id map at
     one line per id; a changed line is reported as a new version and its id's line then
@@ -65,6 +68,7 @@ def test_ingest_takes_the_entries_file_itself(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------- add
 
 
+@pytest.mark.slow
 def test_add_writes_one_memory_and_prints_the_ref_a_pack_cites(tmp_path: Path) -> None:
     """`satchel add` writes TEXT (or stdin's, for -) into a new database and prints the
     ref with the id as a pack prints it; get reads it back; a key makes it idempotent."""

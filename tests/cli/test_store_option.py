@@ -8,6 +8,8 @@ import sys
 import uuid
 from typing import TYPE_CHECKING
 
+import pytest
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -18,6 +20,7 @@ def _satchel(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_ingest_then_prepare_on_an_oceanbase_store(tmp_path: Path, seekdb: str) -> None:
     """ingest and prepare through --store reach the same OceanBase database; the URL's
     password appears in no output."""

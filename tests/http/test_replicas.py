@@ -163,6 +163,7 @@ def memory_path(scope: str, entry_id: str) -> str:
     return f"/v1/memories/{quote(scope, safe='')}/{entry_id}"
 
 
+@pytest.mark.slow
 def test_a_write_one_replica_acknowledged_is_served_by_every_other_at_once(
     replicas: list[Replica],
 ) -> None:

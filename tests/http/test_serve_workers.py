@@ -59,6 +59,7 @@ def serving(db: Path, backend: str, workers: int = 2) -> Iterator[subprocess.Pop
         server.communicate()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_a_worker_serves_the_same_address_while_the_first_process_is_stopped(
     backend: str, tmp_path: Path
@@ -95,6 +96,7 @@ def test_a_worker_serves_the_same_address_while_the_first_process_is_stopped(
     assert err.decode().count("satchel serve: stopped") == 2  # the worker, then the first
 
 
+@pytest.mark.slow
 def test_workers_never_outlive_a_first_process_killed(tmp_path: Path) -> None:
     """``kill -9`` of the first process closes the workers' stdin: each stops."""
     with serving(tmp_path / "agent.db", "asyncio", workers=3) as server:

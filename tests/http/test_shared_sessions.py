@@ -66,6 +66,7 @@ def served(client: httpx.Client) -> list[str]:
     return [item.text or "" for item in satchel.parse_context(content)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_two_replicas_share_a_sessions_turns(backend: str, tmp_path: Path) -> None:
     """Turn 1 on the first replica, turn 2 on the second: the second holds back what the

@@ -39,6 +39,7 @@ def inspector() -> list[str]:
     return [npx, "--yes", INSPECTOR, "--cli"]
 
 
+@pytest.mark.slow
 def test_the_inspector_lists_the_tools_with_portable_schemas(tmp_path: Path) -> None:
     """tools/list through the Inspector names the four tools, and no input or output
     schema spells a union as a list of types."""

@@ -41,6 +41,7 @@ def listening(port: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_a_signal_stops_the_server_and_says_so(

@@ -225,6 +225,7 @@ def _in_child(url: str, action: str, payload: Any) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 async def test_two_processes_see_each_others_writes_and_forgets(
     oceanbase: Callable[..., OceanBaseStore], seekdb: str
 ) -> None:
@@ -315,6 +316,7 @@ def _engine_pid(directory: Path) -> int:
     return int(pid)
 
 
+@pytest.mark.slow
 async def test_a_killed_engine_discards_the_round_then_fails_clearly(tmp_path: Path) -> None:
     """The engine killed during an expansion round: round 0's result is returned; the
     next prepare fails with StoreUnavailableError, not a driver error."""

@@ -105,6 +105,7 @@ def _killed_mid_write(directory: Path, batch: int, *, engine_too: bool = False) 
         writer.stdout.close()
 
 
+@pytest.mark.slow
 def test_writers_killed_mid_write_leave_their_scope_writable(tmp_path: Path) -> None:
     """A process killed inside its write (rows written, the scope locked, the changes
     in the engine's log) leaves nothing locked: twice, the next process writes the
@@ -116,6 +117,7 @@ def test_writers_killed_mid_write_leave_their_scope_writable(tmp_path: Path) -> 
         assert _write(directory, batch) == str(BATCH * (batch + 1))
 
 
+@pytest.mark.slow
 def test_an_engine_killed_mid_write_leaves_its_scope_locked_and_says_so(
     tmp_path: Path,
 ) -> None:
@@ -132,6 +134,7 @@ def test_an_engine_killed_mid_write_leaves_its_scope_locked_and_says_so(
     assert "'A writer killed mid-write'" in failed
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_new_engine_is_never_stopped_while_it_loads_its_system_packages(
     tmp_path: Path,

@@ -183,6 +183,7 @@ async def oceanbase_state(socket: str, database: str) -> dict[str, Any]:
     return {name: await admin(socket, query.format(db=database)) for name, query in queries.items()}
 
 
+@pytest.mark.slow
 async def test_an_oceanbase_store_of_the_older_analysis_is_reanalysed(
     oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
