@@ -117,6 +117,9 @@ def seekdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         admin = instance.connect(autocommit=True)
         try:
             admin.cursor().execute(f"SET GLOBAL ob_query_timeout = {SEEKDB_QUERY_TIMEOUT_US}")
+            if os.environ.get("QUIET_ENGINE"):
+                for setting in os.environ["QUIET_ENGINE"].split(";"):
+                    admin.cursor().execute(f"ALTER SYSTEM SET {setting}")
         finally:
             admin.close()
         yield instance.connection_options()["unix_socket"]
