@@ -13,7 +13,7 @@ def test_builder_exports_exactly_its_public_names() -> None:
         "FitMemo",
         "OmissionCounts",
         "build_context",
-        "building",
+        "fitting",
         "needs_body",
         "parse_context",
         "tier_ceiling",

@@ -4,7 +4,7 @@ exactly what the fit run through at once returns."""
 from __future__ import annotations
 
 import satchel
-from satchel.builder import build_context, building
+from satchel.builder import BuildResult, build_context, fitting
 from satchel.builder._fitting import FIT_STRETCH
 from satchel.vocabulary import Evidence, Family
 
@@ -23,7 +23,7 @@ def candidates(count: int) -> dict[Family, tuple[Evidence, ...]]:
 def test_a_fit_pauses_between_stretches_and_returns_what_the_whole_fit_returns() -> None:
     limits = satchel.Limits()
     for count, budget in ((1, 8000), (FIT_STRETCH, 8000), (40, 8000), (40, 900), (64, 4000)):
-        stretches = building(
+        stretches = fitting(
             candidates(count), max_bytes=budget, sections=None, detail={}, limits=limits
         )
         pauses = 0
@@ -31,7 +31,7 @@ def test_a_fit_pauses_between_stretches_and_returns_what_the_whole_fit_returns()
             try:
                 next(stretches)
             except StopIteration as done:
-                built = done.value
+                fitted = done.value
                 break
             pauses += 1
         # One pause after each full stretch that more candidates follow.
@@ -39,7 +39,6 @@ def test_a_fit_pauses_between_stretches_and_returns_what_the_whole_fit_returns()
         whole = build_context(
             candidates(count), max_bytes=budget, sections=None, detail={}, limits=limits
         )
+        built = BuildResult(fitted)
         assert built.render() == whole.render()
-        assert [item.evidence.identity for item in built.delivered] == [
-            item.evidence.identity for item in whole.delivered
-        ]
+        assert built.delivered == whole.delivered

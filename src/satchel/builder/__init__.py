@@ -11,9 +11,9 @@ its counts before anything is rendered.
 from ._build import BuildResult as BuildResult
 from ._build import DeliveredItem as DeliveredItem
 from ._build import build_context as build_context
-from ._build import building as building
 from ._fitting import FitMemo as FitMemo
 from ._fitting import OmissionCounts as OmissionCounts
+from ._fitting import fitting as fitting
 from ._parse import parse_context as parse_context
 from ._tiers import needs_body as needs_body
 from ._tiers import tier_ceiling as tier_ceiling
@@ -24,7 +24,7 @@ __all__ = [
     "FitMemo",
     "OmissionCounts",
     "build_context",
-    "building",
+    "fitting",
     "needs_body",
     "parse_context",
     "tier_ceiling",

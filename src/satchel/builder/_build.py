@@ -19,7 +19,7 @@ from ._render import WRAPPER_BYTES, group_line, render_pack
 from ._utf8 import utf8_len
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
 
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family, Tier
@@ -144,30 +144,7 @@ def build_context(
         The fitted pack ("empty" when nothing fits; :meth:`BuildResult.render` renders
         it), the delivered items and the omission counts.
     """
-    return run_through(
-        building(
-            candidates,
-            max_bytes=max_bytes,
-            sections=sections,
-            detail=detail,
-            limits=limits,
-            memo=memo,
-        )
-    )
-
-
-def building(
-    candidates: Mapping[Family, Sequence[Evidence]],
-    *,
-    max_bytes: int,
-    sections: Sequence[Section] | None,
-    detail: Mapping[Family, Tier],
-    limits: Limits,
-    memo: FitMemo | None = None,
-) -> Generator[None, None, BuildResult]:
-    """:func:`build_context` in stretches: it pauses (yields None) between stretches of
-    the fit (see :func:`._fitting.fitting`) and returns the same result."""
-    fitted = yield from fitting(
+    fitted = fitting(
         candidates,
         max_bytes=max_bytes,
         sections=sections,
@@ -175,7 +152,7 @@ def building(
         limits=limits,
         memo=memo,
     )
-    return BuildResult(fitted)
+    return BuildResult(run_through(fitted))
 
 
 def _size(items: Sequence[Fitted]) -> int:

@@ -21,7 +21,7 @@ import anyio
 import attrs
 
 from .._loop import loop_turn
-from ..builder import BuildResult, building
+from ..builder import BuildResult, fitting
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -54,7 +54,7 @@ class Packer:
             async with loop_turn():
                 merged = {**candidates, **self.state.unsearched}
                 never = self.state.exclusions.never_delivered
-                stretches = building(
+                stretches = fitting(
                     without(merged, never) if never else merged,
                     max_bytes=request.max_bytes,
                     sections=request.sections,
@@ -67,9 +67,7 @@ class Packer:
                     try:
                         next(stretches)
                     except StopIteration as done:
-                        built: BuildResult = done.value
-                        break
-        return built
+                        return BuildResult(done.value)
 
 
 def without(
