@@ -50,24 +50,25 @@ class Packer:
         """Fit ``candidates`` with the profile, less what the prepare never delivers;
         one loop turn per stretch of the fit. Never cancelled once begun."""
         request = self.state.request
+        merged = {**candidates, **self.state.unsearched}
+        never = self.state.exclusions.never_delivered
+        stretches = fitting(  # nothing runs until the first stretch is asked for
+            without(merged, never) if never else merged,
+            max_bytes=request.max_bytes,
+            sections=request.sections,
+            detail=request.detail,
+            limits=self.limits,
+            memo=self.memo,
+        )
         with anyio.CancelScope(shield=True):
-            async with loop_turn():
-                merged = {**candidates, **self.state.unsearched}
-                never = self.state.exclusions.never_delivered
-                stretches = fitting(
-                    without(merged, never) if never else merged,
-                    max_bytes=request.max_bytes,
-                    sections=request.sections,
-                    detail=request.detail,
-                    limits=self.limits,
-                    memo=self.memo,
-                )
             while True:
                 async with loop_turn():
                     try:
                         next(stretches)
                     except StopIteration as done:
-                        return BuildResult(done.value)
+                        fitted = done.value
+                        break
+        return BuildResult(fitted)
 
 
 def without(
