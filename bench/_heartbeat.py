@@ -14,7 +14,8 @@ collector state.
 A step of at least :data:`STALL` is a stall, and the probe says why it was long (see
 :func:`cause`): the loop thread's own CPU time in the step, the whole process's, the
 collections inside it, and where the loop thread was, sampled by a watchdog thread
-every millisecond while the step runs. A step whose thread ran all along was satchel's
+every millisecond while the step runs (with the innermost frame of every other busy
+thread of the process: the GIL's holder is among them when the loop thread waits). A step whose thread ran all along was satchel's
 code (the samples name it); one whose thread barely ran waited: for the GIL that
 another thread of the process held (the process's CPU tells), or off the CPU while
 nothing else of the process ran (a blocking call, or the machine gave the core to
@@ -280,15 +281,23 @@ class _Timer:
             running = self.running
             if running is None or time.perf_counter() - running[0] < STALL / 2:
                 continue
-            frame = sys._current_frames().get(self.loop_thread)
+            frames = sys._current_frames()
+            frame = frames.get(self.loop_thread)
             if frame is None or len(self.samples) >= SAMPLES:
                 continue
             stack = tuple(
                 f"{_short(entry.filename)}:{entry.lineno} {entry.name}"
                 for entry in traceback.extract_stack(frame)[-FRAMES:]
             )
-            if self.running is running and stack not in self.samples:
-                self.samples.append(stack)
+            # Where every other thread of the process is (the one holding the GIL
+            # among them, when the loop thread waits for it), innermost frame each.
+            others = tuple(
+                f"other thread: {_where(other)}"
+                for ident, other in frames.items()
+                if ident not in (self.loop_thread, threading.get_ident()) and _busy(other)
+            )
+            if self.running is running and stack + others not in self.samples:
+                self.samples.append(stack + others)
 
     @contextlib.contextmanager
     def watching(self) -> Iterator[None]:
@@ -298,6 +307,26 @@ class _Timer:
         finally:
             self.stopped.set()
             self.watchdog.join()
+
+
+def _where(frame: Any) -> str:
+    """A thread's innermost frame of satchel's code (else its innermost)."""
+    innermost = frame
+    while frame is not None:
+        if "satchel" in Path(frame.f_code.co_filename).parts:
+            innermost = frame
+            break
+        frame = frame.f_back
+    code = innermost.f_code
+    return f"{_short(code.co_filename)}:{innermost.f_lineno} {code.co_name}"
+
+
+#: Functions an idle thread waits in: such a thread holds no GIL and is left out.
+IDLE: Final = frozenset({"wait", "get", "_worker", "select", "accept", "_wait_for_tstate_lock"})
+
+
+def _busy(frame: Any) -> bool:
+    return frame.f_code.co_name not in IDLE
 
 
 def _short(filename: str) -> str:

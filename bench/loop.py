@@ -329,10 +329,15 @@ def _causes(counts: dict[str, int] | None) -> str:
     return ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda c: -c[1]))
 
 
+def _loop_frame(sample: list[str]) -> str:
+    """The loop thread's innermost frame in one sample (other threads' come after)."""
+    return [frame for frame in sample if not frame.startswith("other thread")][-1]
+
+
 def _stall_line(r: dict[str, Any]) -> str:
     """The cell's longest stall: its cause, its CPU, and where the loop thread was."""
     stall = r["longest_stalls"][0]
-    where = " / ".join(sample[-1] for sample in stall["samples"]) or "no sample"
+    where = " / ".join(_loop_frame(sample) for sample in stall["samples"]) or "no sample"
     places = "; ".join(f"{n} {place}" for place, n in r["stall_places"].items())
     return (
         f"- {r['backend']}, {r['entries']:,}, gate {r['gate']}, C={r['concurrency']}:"

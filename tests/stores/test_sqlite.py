@@ -377,3 +377,27 @@ async def test_reads_by_row_look_rows_up_by_key(tmp_path: Path, count: int) -> N
         for statement in statements:
             plan = [step[3] for step in conn.execute(f"EXPLAIN QUERY PLAN {statement}", arguments)]
             assert plan == ["SEARCH records USING INTEGER PRIMARY KEY (rowid=?)"], plan
+
+
+async def test_a_read_thread_lets_the_loop_in_between_evidence_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reading many rows' evidence in a worker thread is milliseconds of Python: the
+    thread offers the loop the GIL after each row (``let_loop_in`` decides when)."""
+    from satchel.stores.sqlite import _search
+
+    offered: list[int] = []
+    monkeypatch.setattr(_search, "let_loop_in", lambda: offered.append(1))
+    store = await SqliteStore.open()
+    store._inline_rows = 0  # every read in a worker thread
+    embedder = satchel.HashingEmbedder()
+    texts = [f"note {n} about the kestrel rotation" for n in range(40)]
+    entries = [satchel.MemoryEntry(text=t) for t in texts]
+    await store.add_memories("s", entries, await embedder.embed(texts))
+    query = analyse_query("kestrel rotation")
+    pool = await store.retrieve("memory", "s", PoolRequest(query, None, 32))
+    keys = pool.lexical_keys.tolist()
+    found = await store.evidence("memory", "s", keys)
+    await store.aclose()
+    assert len(found) == len(keys) == 32
+    assert len(offered) == 32

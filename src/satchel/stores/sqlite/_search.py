@@ -159,7 +159,12 @@ def fetch(
     if not rows:
         return {}
     found = one_row(conn, sql.fetch_statement(len(rows)), [*rows, family, scope_key])
-    return {row[0]: sql.evidence_from_row(family, scope_id, row) for row in found if row[-1]}
+    evidence: dict[int, Evidence] = {}
+    for row in found:
+        if row[-1]:
+            evidence[row[0]] = sql.evidence_from_row(family, scope_id, row)
+            let_loop_in()  # hundreds of rows are milliseconds of Python in a read thread
+    return evidence
 
 
 def one_row(
