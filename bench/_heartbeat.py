@@ -15,8 +15,9 @@ A step of at least :data:`STALL` is a stall, and the probe says why it was long 
 :func:`cause`): the loop thread's own CPU time in the step, the whole process's, the
 collections inside it, and where the loop thread was, sampled by a watchdog thread
 every millisecond while the step runs (with the innermost frame of every other busy
-thread of the process: the GIL's holder is among them when the loop thread waits). A step whose thread ran all along was satchel's
-code (the samples name it); one whose thread barely ran waited: for the GIL that
+thread of the process: the GIL's holder is among them when the loop thread waits).
+A step whose thread ran all along was satchel's code (the samples name it); one whose
+thread barely ran waited: for the GIL that
 another thread of the process held (the process's CPU tells), or off the CPU while
 nothing else of the process ran (a blocking call, or the machine gave the core to
 another process).
