@@ -17,10 +17,9 @@ collections inside it, and where the loop thread was, sampled by a watchdog thre
 every millisecond while the step runs (with the innermost frame of every other busy
 thread of the process: the GIL's holder is among them when the loop thread waits).
 A step whose thread ran all along was satchel's code (the samples name it); one whose
-thread barely ran waited: for the GIL that
-another thread of the process held (the process's CPU tells), or off the CPU while
-nothing else of the process ran (a blocking call, or the machine gave the core to
-another process).
+thread barely ran waited: for the GIL that another thread of the process held (the
+process's CPU tells), or off the CPU while nothing else of the process ran (a blocking
+call, or the machine gave the core to another process).
 
 Works on asyncio and trio alike; never changes the work it watches (the watchdog takes
 the GIL for a few microseconds a millisecond while a step runs past half a stall).
