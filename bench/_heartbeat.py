@@ -322,7 +322,10 @@ def _where(frame: Any) -> str:
 
 
 #: Functions an idle thread waits in: such a thread holds no GIL and is left out.
-IDLE: Final = frozenset({"wait", "get", "_worker", "select", "accept", "_wait_for_tstate_lock"})
+IDLE: Final = frozenset(
+    {"wait", "get", "_worker", "select", "accept", "read", "recv", "readline"}
+    | {"_wait_for_tstate_lock"}
+)
 
 
 def _busy(frame: Any) -> bool:
