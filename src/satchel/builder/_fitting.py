@@ -217,8 +217,8 @@ def fitting(
     Candidates repeating an earlier one's text are left out first (``distinct``), so
     their room goes to the next candidates. ``memo`` keeps each evidence's encoded head
     and literals between fits, so a refit encodes only new candidates. The result is
-    the same with or without it, and however the pauses are spent, provided nothing
-    else uses ``memo`` meanwhile.
+    the same with or without it, and however the pauses are spent: other fits may use
+    ``memo`` meanwhile, since a cache's hits and misses never change a fit.
 
     Raises:
         ValueError: ``memo`` was made for other limits (at the first step).
@@ -313,7 +313,8 @@ class FitMemo:
     (:meth:`Candidate.kept`), which the garbage collector never tracks, and a hit
     rebuilds the candidate (about a microsecond). Past ``capacity`` the oldest eighth
     goes at once, for the collector's sake (see :mod:`satchel.stores.sqlite._evidence_cache`).
-    Used from one event loop thread (fits never await), so it takes no lock.
+    Used from one event loop thread, and a fit pauses only between placements, never
+    inside the memo, so it takes no lock.
     """
 
     def __init__(self, limits: Limits, capacity: int = MEMO_CAPACITY) -> None:
