@@ -136,7 +136,7 @@ class Stall:
     #: each its innermost FRAMES frames as "file:line function".
     samples: tuple[tuple[str, ...], ...]
     #: The task's awaits when the step ended (where it gave the loop back), innermost
-    #: last, in the same form.
+    #: last, in the same form, the whole chain.
     ended_at: tuple[str, ...] = ()
 
     @property
@@ -342,7 +342,9 @@ def _short(filename: str) -> str:
 
 
 def _awaits(coroutine: Any) -> tuple[str, ...]:
-    """The chain of awaits a suspended coroutine waits in, outermost first."""
+    """The chain of awaits a suspended coroutine waits in, outermost first, whole (the
+    innermost frames are often the event loop's own: :attr:`Stall.place` looks past
+    them for satchel's)."""
     frames: list[str] = []
     while coroutine is not None and len(frames) < 64:
         frame = getattr(coroutine, "cr_frame", None) or getattr(coroutine, "gi_frame", None)
@@ -350,7 +352,7 @@ def _awaits(coroutine: Any) -> tuple[str, ...]:
             break
         frames.append(f"{_short(frame.f_code.co_filename)}:{frame.f_lineno} {frame.f_code.co_name}")
         coroutine = getattr(coroutine, "cr_await", None) or getattr(coroutine, "gi_yieldfrom", None)
-    return tuple(frames[-FRAMES:])
+    return tuple(frames)
 
 
 def step_probe(watch: Watch) -> contextlib.AbstractContextManager[None]:
@@ -370,9 +372,7 @@ def _asyncio_probe(timer: _Timer) -> Iterator[None]:
     def timed(handle: asyncio.Handle) -> None:
         timer.begin()
         original(handle)
-        owner = getattr(handle._callback, "__self__", None)  # type: ignore[attr-defined]
-        coroutine = owner.get_coro() if isinstance(owner, asyncio.Task) else None
-        timer.end(_asyncio_label(handle), coroutine)
+        timer.end(*_asyncio_step(handle))
 
     asyncio.Handle._run = timed  # type: ignore[method-assign, assignment]
     try:
@@ -382,13 +382,14 @@ def _asyncio_probe(timer: _Timer) -> Iterator[None]:
         asyncio.Handle._run = original  # type: ignore[method-assign]
 
 
-def _asyncio_label(handle: asyncio.Handle) -> str:
-    """The name of the task a step belongs to; a plain callback's own name."""
+def _asyncio_step(handle: asyncio.Handle) -> tuple[str, Any]:
+    """The name of the task a step belongs to and its coroutine; a plain callback's own
+    name and None."""
     callback = handle._callback  # type: ignore[attr-defined]
     owner = getattr(callback, "__self__", None)
     if isinstance(owner, asyncio.Task):
-        return owner.get_name()
-    return str(getattr(callback, "__qualname__", type(callback).__name__))
+        return owner.get_name(), owner.get_coro()
+    return str(getattr(callback, "__qualname__", type(callback).__name__)), None
 
 
 @contextlib.contextmanager
