@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from typing import TYPE_CHECKING, Any, Final
 
@@ -111,7 +112,7 @@ QUIET_ENGINE: Final = (
 
 
 @pytest.fixture(scope="session")
-def seekdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def seekdb_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A seekdb engine (the OceanBase-compatible engine from ``pylibseekdb``) started
     embedded for the whole session (one per xdist worker), listening on a Unix socket;
     stopped at the end and its files (hundreds of MB) removed. Tests share it, each on a
@@ -131,23 +132,102 @@ def seekdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 admin.cursor().execute(f"ALTER SYSTEM SET {setting}")
         finally:
             admin.close()
-        yield instance.connection_options()["unix_socket"]
+        yield instance
     finally:
         instance.close()
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def seekdb(seekdb_engine: Any) -> str:
+    """The Unix socket of the session's seekdb engine."""
+    socket: str = seekdb_engine.connection_options()["unix_socket"]
+    return socket
+
+
+#: The name of a database a test of this suite made (the only names emptied for reuse).
+TEST_DATABASE: Final = re.compile(r"t_[0-9a-f]{12}")
+
+
+@pytest.fixture(scope="session")
+def _emptied_databases() -> list[str]:
+    """Databases of the session's engine that an earlier test used and that are empty
+    again: satchel's tables made, no row but the schema version, no vectors table."""
+    return []
+
+
 @pytest.fixture
-def oceanbase(seekdb: str) -> Any:
+def oceanbase(seekdb: str, seekdb_engine: Any, _emptied_databases: list[str]) -> Iterator[Any]:
     """A factory of OceanBase stores on the session's engine, each test on a database
-    of its own."""
+    of its own: a new one, or one an earlier test used, emptied.
+
+    Emptied rather than new because every database the engine holds costs it work
+    in the background for the rest of the session (its tablets), and making one is
+    a dozen schema statements: with a new database per test, the engine's CPU grew
+    with each test, to most of the OceanBase tests' time. An emptied database is what
+    a second store opening a made database finds, and the store treats it as such; the
+    tests of schema creation use :func:`new_oceanbase`."""
+    database = _emptied_databases.pop() if _emptied_databases else _new_database()
+    yield _store_factory(seekdb, database)
+    if _emptied(seekdb_engine, database):
+        _emptied_databases.append(database)
+
+
+@pytest.fixture
+def new_oceanbase(seekdb: str) -> Any:
+    """A factory of OceanBase stores on a database no test has made: what a store's
+    first open meets."""
+    return _store_factory(seekdb, _new_database())
+
+
+def _new_database() -> str:
     import uuid
 
+    return f"t_{uuid.uuid4().hex[:12]}"
+
+
+def _store_factory(socket: str, database: str) -> Any:
     from satchel.stores import OceanBaseStore
 
-    database = f"t_{uuid.uuid4().hex[:12]}"
-
     def make(**options: Any) -> OceanBaseStore:
-        return OceanBaseStore(unix_socket=seekdb, database=database, **options)
+        return OceanBaseStore(unix_socket=socket, database=database, **options)
 
     return make
+
+
+def _emptied(engine: Any, database: str) -> bool:
+    """Empty ``database`` for another test if it holds satchel's schema at the current
+    version and nothing else, and no connection uses it; whether it was emptied. A
+    database in any other state (the test changed its schema, or failed with a store
+    open) is left as it is."""
+    import pylibseekdb
+
+    from satchel.stores.oceanbase import _schema
+
+    if not TEST_DATABASE.fullmatch(database):
+        return False
+    conn = engine.connect(autocommit=True)
+    try:
+        cur = conn.cursor()
+        cur.execute(
+            "SELECT table_name FROM information_schema.tables"
+            f" WHERE table_schema = '{database}'"
+        )
+        tables = {name for (name,) in cur.fetchall()} - {"satchel_vectors"}
+        if tables != set(_schema.TABLES):
+            return False
+        cur.execute(f"SELECT COUNT(*) FROM information_schema.processlist WHERE db = '{database}'")
+        if cur.fetchall() != [(0,)]:
+            return False
+        cur.execute(f"SELECT value FROM {database}.satchel_meta WHERE name = 'schema'")
+        if cur.fetchall() != [(str(_schema.SCHEMA_VERSION),)]:
+            return False
+        for table in _schema.TABLES:
+            keep = " WHERE name <> 'schema'" if table == "satchel_meta" else ""
+            cur.execute(f"DELETE FROM {database}.{table}{keep}")
+        cur.execute(f"DROP TABLE IF EXISTS {database}.satchel_vectors")
+        return True
+    except pylibseekdb.SeekdbError:  # a lock the test left, say: not reused
+        return False
+    finally:
+        conn.close()

@@ -102,17 +102,17 @@ async def test_the_session_engine_gives_a_loaded_machine_time(seekdb: str) -> No
 
 
 async def test_schema_creation_is_idempotent_and_versioned(
-    oceanbase: Callable[..., OceanBaseStore], seekdb: str
+    new_oceanbase: Callable[..., OceanBaseStore], seekdb: str
 ) -> None:
     """Two stores on one database create the schema once; a newer schema is refused."""
-    first, second = oceanbase(), oceanbase()
+    first, second = new_oceanbase(), new_oceanbase()
     await first.bind_embedder("hashing", 8)
     await second.bind_embedder("hashing", 8)
     database = first._database
     rows = await admin(seekdb, f"SELECT value FROM {database}.satchel_meta WHERE name = 'schema'")
     assert rows == [("2",)]
     await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '99' WHERE name = 'schema'")
-    newer = oceanbase()
+    newer = new_oceanbase()
     with pytest.raises(satchel.StoreError, match="newer than this satchel"):
         await newer.bind_embedder("hashing", 8)
     for store in (first, second, newer):
