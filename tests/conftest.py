@@ -210,8 +210,7 @@ def _emptied(engine: Any, database: str) -> bool:
     try:
         cur = conn.cursor()
         cur.execute(
-            "SELECT table_name FROM information_schema.tables"
-            f" WHERE table_schema = '{database}'"
+            f"SELECT table_name FROM information_schema.tables WHERE table_schema = '{database}'"
         )
         tables = {name for (name,) in cur.fetchall()} - {"satchel_vectors"}
         if tables != set(_schema.TABLES):
