@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
@@ -115,88 +112,24 @@ QUIET_ENGINE: Final = (
 
 
 @pytest.fixture(scope="session")
-def seekdb_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The directory of a seekdb engine that started once, loaded its system packages
-    and stopped cleanly (quiet, as :data:`QUIET_ENGINE` says): made once per run, the
-    first xdist worker to ask making it for all. A test's engine starts on a copy of
-    it (:func:`made_engine`): an engine on a new directory spends seconds of CPU
-    making its files and loading its packages, and its first stop waits for that."""
-    import fcntl
-
-    from satchel.stores.oceanbase._engine import ENGINE_EXIT, EmbeddedEngine
-
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # the run's folder, every worker's folder inside it
-    template, made = root / "seekdb-template", root / "seekdb-template.made"
-    with (root / "seekdb-template.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not made.exists():
-            engine = EmbeddedEngine.start(str(template))
-            try:
-                admin = engine._instance.connect(autocommit=True)
-                try:
-                    for setting in QUIET_ENGINE:
-                        admin.cursor().execute(f"ALTER SYSTEM SET {setting}")
-                finally:
-                    admin.close()
-            finally:
-                engine.close()  # once the system packages are loaded
-            _await_exit(int((template / "run" / "seekdb.pid").read_text()), ENGINE_EXIT)
-            made.touch()
-    return template
-
-
-def _await_exit(pid: int, timeout: float) -> None:
-    """Wait for process ``pid`` (this process's child, the engine) to exit, and reap it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        with contextlib.suppress(ChildProcessError):
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        assert time.monotonic() < deadline, f"the engine (pid {pid}) did not stop"
-        time.sleep(0.1)
-
-
-def made_engine(template: Path, directory: Path) -> Path:
-    """``directory``, a copy of the engine directory ``template`` (its files but its
-    logs and run state); the directory."""
-
-    def engine_state(folder: str, names: list[str]) -> set[str]:
-        return {"log", "run"} if Path(folder) == template else set()
-
-    shutil.copytree(template, directory, ignore=engine_state)
-    return directory
-
-
-@pytest.fixture
-def made_engine_dir(seekdb_template: Path, tmp_path: Path) -> Path:
-    """A directory of this test's own holding a made seekdb engine, not running."""
-    return made_engine(seekdb_template, tmp_path / "engine")
-
-
-@pytest.fixture(scope="session")
-def seekdb_engine(seekdb_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def seekdb_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A seekdb engine (the OceanBase-compatible engine from ``pylibseekdb``) started
-    embedded for the whole session (one per xdist worker, on a copy of
-    :func:`seekdb_template`), listening on a Unix socket; stopped at the end and its
-    files (hundreds of MB) removed. Tests share it, each on a database of its own
-    (:func:`oceanbase`).
+    embedded for the whole session (one per xdist worker), listening on a Unix socket;
+    stopped at the end and its files (hundreds of MB) removed. Tests share it, each on a
+    database of its own (:func:`oceanbase`).
 
     Never skipped: ``pylibseekdb`` is a test dependency, and a missing engine fails.
     """
     import pylibseekdb
 
-    folder = made_engine(seekdb_template, tmp_path_factory.mktemp("seekdb") / "db")
-    instance = pylibseekdb.open(db_dir=str(folder))
+    folder = tmp_path_factory.mktemp("seekdb")
+    instance = pylibseekdb.open(db_dir=str(folder / "db"))
     try:
         admin = instance.connect(autocommit=True)
         try:
             admin.cursor().execute(f"SET GLOBAL ob_query_timeout = {SEEKDB_QUERY_TIMEOUT_US}")
+            for setting in QUIET_ENGINE:
+                admin.cursor().execute(f"ALTER SYSTEM SET {setting}")
         finally:
             admin.close()
         yield instance

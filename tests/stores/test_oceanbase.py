@@ -317,14 +317,12 @@ def _engine_pid(directory: Path) -> int:
 
 
 @pytest.mark.slow
-async def test_a_killed_engine_discards_the_round_then_fails_clearly(
-    made_engine_dir: Path,
-) -> None:
+async def test_a_killed_engine_discards_the_round_then_fails_clearly(tmp_path: Path) -> None:
     """The engine killed during an expansion round: round 0's result is returned; the
     next prepare fails with StoreUnavailableError, not a driver error."""
     from tests.conftest import SEEKDB_QUERY_TIMEOUT_US
 
-    directory = made_engine_dir
+    directory = tmp_path / "engine"
     async with open_store(f"seekdb://{directory}") as store:
         assert isinstance(store, OceanBaseStore)
         socket = store._server["unix_socket"]

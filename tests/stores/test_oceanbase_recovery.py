@@ -106,11 +106,11 @@ def _killed_mid_write(directory: Path, batch: int, *, engine_too: bool = False) 
 
 
 @pytest.mark.slow
-def test_writers_killed_mid_write_leave_their_scope_writable(made_engine_dir: Path) -> None:
+def test_writers_killed_mid_write_leave_their_scope_writable(tmp_path: Path) -> None:
     """A process killed inside its write (rows written, the scope locked, the changes
     in the engine's log) leaves nothing locked: twice, the next process writes the
     same batch into the same scope, which ends with exactly the entries written."""
-    directory = made_engine_dir
+    directory = tmp_path / "engine"
     assert _write(directory, 0) == str(BATCH)
     for batch in (1, 2):
         _killed_mid_write(directory, batch)
@@ -119,12 +119,12 @@ def test_writers_killed_mid_write_leave_their_scope_writable(made_engine_dir: Pa
 
 @pytest.mark.slow
 def test_an_engine_killed_mid_write_leaves_its_scope_locked_and_says_so(
-    made_engine_dir: Path,
+    tmp_path: Path,
 ) -> None:
     """What the keeper cannot prevent: the engine itself killed inside a write recovers
     the transaction with no session, for good; the next write to the scope fails at its
     first lock wait, naming that transaction rather than timing out bare."""
-    directory = made_engine_dir
+    directory = tmp_path / "engine"
     assert _write(directory, 0) == str(BATCH)
     _killed_mid_write(directory, 1, engine_too=True)
     failed = _write(directory, 1)
