@@ -169,7 +169,7 @@ def oceanbase(seekdb: str, seekdb_engine: Any, _emptied_databases: list[str]) ->
     tests of schema creation use :func:`new_oceanbase`."""
     database = _emptied_databases.pop() if _emptied_databases else _new_database()
     yield _store_factory(seekdb, database)
-    if _emptied(seekdb_engine, database):
+    if emptied_for_reuse(seekdb_engine, database):
         _emptied_databases.append(database)
 
 
@@ -195,7 +195,7 @@ def _store_factory(socket: str, database: str) -> Any:
     return make
 
 
-def _emptied(engine: Any, database: str) -> bool:
+def emptied_for_reuse(engine: Any, database: str) -> bool:
     """Empty ``database`` for another test if it holds satchel's schema at the current
     version and nothing else, and no connection uses it; whether it was emptied. A
     database in any other state (the test changed its schema, or failed with a store

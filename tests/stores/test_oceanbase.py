@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -117,6 +118,43 @@ async def test_schema_creation_is_idempotent_and_versioned(
         await newer.bind_embedder("hashing", 8)
     for store in (first, second, newer):
         await store.aclose()
+
+
+async def test_a_database_the_suite_reuses_holds_nothing_of_the_test_before(
+    new_oceanbase: Callable[..., OceanBaseStore], seekdb_engine: Any, seekdb: str
+) -> None:
+    """The suite's ``oceanbase`` fixture hands a test a database an earlier test used
+    (``tests/conftest.py``): emptied, it holds no row but its schema version and no
+    vectors table, and a store opens it as a made database, binding any dimension. A
+    database a store still holds open, or whose schema a test changed, is not reused."""
+    from satchel.stores.oceanbase import _schema
+    from tests.conftest import emptied_for_reuse
+
+    store = new_oceanbase()
+    await store.bind_embedder("hashing", 4)
+    may_8 = datetime(2023, 5, 8, 10, tzinfo=UTC)
+    dated = satchel.MemoryEntry(text="we met on May 7, 2023", created_at=may_8)
+    await store.add_memories("s", [dated], np.ones((1, 4), dtype=np.float32))
+    await store.set_profile("s", satchel.Profile(text="prefers tea"))
+    await store.record_turn(None, "chat", ["memory:s:x:1"], now=1.0, active_since=0.0, keep=4)
+    database = store._database
+    assert not emptied_for_reuse(seekdb_engine, database)  # the store is still open
+    await store.aclose()
+    assert emptied_for_reuse(seekdb_engine, database)
+
+    for table in _schema.TABLES:
+        rows = await admin(seekdb, f"SELECT COUNT(*) FROM {database}.{table}")
+        assert rows == [(1 if table == "satchel_meta" else 0,)], table
+    found = await admin(seekdb, _schema.EXISTING, (database,))
+    assert ("satchel_vectors",) not in found
+    again = new_oceanbase()
+    assert await again.scope_counts() == {}
+    await again.bind_embedder("other", 8)
+    await again.add_memories("s", [satchel.MemoryEntry(text="x")], np.ones((1, 8), np.float32))
+    await again.aclose()
+
+    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '99' WHERE name = 'schema'")
+    assert not emptied_for_reuse(seekdb_engine, database)
 
 
 class _LaggingSchema:
