@@ -12,8 +12,8 @@ import pytest
 import satchel
 from satchel.vocabulary._refs import compact_id
 
+from ._driver import run, satchels
 from ._driver import satchel as run_satchel
-from ._driver import satchels
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -60,6 +60,35 @@ def test_get_and_forget_take_the_id_a_pack_prints(
     again = run_satchel("forget", "--db", db, "--scope", S, "--id", ref.entry_id, "--version", "1")
     assert again.returncode == 0, again.stderr
     assert "was forgotten already; nothing changed" in again.stderr
+
+
+def test_an_id_a_pack_prints_with_a_leading_dash_is_taken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One printed id in 64 begins with "-" (URL-safe base64): ``--id -...`` is still the
+    id, not an unknown option, for get, forget and erase."""
+    from satchel.stores import _rules
+
+    monkeypatch.setattr(_rules, "new_record_id", lambda: "f8" + "0" * 30)
+    path = str(tmp_path / "team.db")
+
+    async def write() -> satchel.MemoryRef:
+        async with satchel.open_runtime(path, embedder=satchel.HashingEmbedder()) as runtime:
+            (ref,) = await runtime.add_memories(S, [satchel.MemoryEntry(text="leading dash")])
+            return ref
+
+    short = compact_id(anyio.run(write).entry_id)
+    assert short.startswith("-")
+    cited = ("--db", path, "--scope", S, "--id", short, "--version", "1")
+    code, out, err = run(capsys, "get", *cited)
+    assert (code, err) == (0, "")
+    assert '"text": "leading dash"' in out
+    assert run(capsys, "forget", *cited)[0] == 0
+    code, _, err = run(capsys, "erase", "--db", path, "--scope", S, "--id", short, "--yes")
+    assert code == 0, err
+    code, _, err = run(capsys, "get", "--db", path, "--scope", S, "--id", "--version", "1")
+    assert code == 2
+    assert "argument --id: expected one argument" in err  # an option is still no id
 
 
 def test_reading_commands_never_create_a_store_at_a_mistyped_path(tmp_path: Path) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 from importlib import metadata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import satchel
 
@@ -58,6 +59,22 @@ examples:
 """
 
 
+#: An id as a pack prints it: 22 URL-safe base64 characters. One in 64 begins with "-".
+PRINTED_ID: Final = re.compile(r"[A-Za-z0-9_-]{22}")
+
+
+def _ids_attached(arguments: list[str]) -> list[str]:
+    """``--id X`` as ``--id=X`` where X is a printed id: one beginning with "-" argparse
+    would otherwise take for an option (and fail: "expected one argument")."""
+    attached: list[str] = []
+    for argument in arguments:
+        if attached and attached[-1] == "--id" and PRINTED_ID.fullmatch(argument):
+            attached[-1] = f"--id={argument}"
+        else:
+            attached.append(argument)
+    return attached
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``satchel`` command line and return its exit code.
 
@@ -71,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(arguments)
+        args = parser.parse_args(_ids_attached(arguments))
     except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
         return exc.code if isinstance(exc.code, int) else 2
     args.argv = arguments  # what a command that starts itself again passes on
