@@ -1,4 +1,5 @@
-"""Every async test runs on asyncio and on trio (trio with an autojumping mock clock)."""
+"""Every async test runs on asyncio and on trio (the tests of timeouts, on trio with a
+mock clock: ``tests/_clock.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import shutil
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
-import trio.testing
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -72,12 +72,6 @@ def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
     """Run each async test once per backend."""
     backend: tuple[str, dict[str, Any]] = request.param
     return backend
-
-
-@pytest.fixture
-def mock_clock_backend() -> tuple[str, dict[str, Any]]:
-    """A trio backend whose clock jumps ahead whenever every task is blocked."""
-    return ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)})
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import trio.testing
 import satchel
 import trio_app
 
+from .._clock import MOCK_CLOCK
 from .._processes import announced
 from . import EXAMPLES
 
@@ -31,11 +32,6 @@ pytestmark = pytest.mark.anyio
 
 FACT: Final = "Deploys happen on Thursdays after the stand-up"
 QUESTION: Final = satchel.PrepareContextRequest(scope_id="team", query="When do we deploy?")
-MOCK_CLOCK: Final = [
-    pytest.param(
-        ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}), id="trio-mock-clock"
-    )
-]
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import numpy as np
 import pytest
-import trio.testing
 
 import satchel
 from satchel.stores import PoolRequest, SqliteStore
 from satchel.vocabulary import analyse_query
+from tests._clock import MOCK_CLOCK
 from tests._envelope import citations, contents
 from tests._orchestration import (
     QUERY,
@@ -102,13 +102,6 @@ async def test_an_unpinned_body_never_appears_even_after_expansion(
     text = "".join(contents(on.content))
     assert "TOKEN=secret" not in text
     assert "strong body" not in text
-
-
-MOCK_CLOCK = [
-    pytest.param(
-        ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}), id="trio-mock-clock"
-    )
-]
 
 
 @contextlib.asynccontextmanager

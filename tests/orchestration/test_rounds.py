@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
-import trio.testing
 
 import satchel
 from satchel.orchestration import _committed
+from tests._clock import MOCK_CLOCK
 from tests._envelope import citations, contents
 from tests._orchestration import ScriptedEmbedder, StoreWrapper, policy, request, run, seed
 
@@ -19,17 +19,11 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.anyio
 
-MOCK_CLOCK = [
-    pytest.param(
-        ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}), id="trio-mock-clock"
-    )
-]
-
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
-    """Two seeded scopes. Seeded on a loop of its own: under a mock clock with a zero
-    autojump threshold the test's loop spins, and worker threads crawl for the GIL."""
+    """Two seeded scopes, seeded on a loop of its own: once, before the test's loop (a
+    mock clock's, for some) starts."""
     path = tmp_path / "g.db"
     anyio.run(seed, path, ("a", "b"))
     return path

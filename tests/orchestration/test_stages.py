@@ -7,21 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
-import trio.testing
 
 import satchel
 from satchel.orchestration._stages import plan_queries
+from tests._clock import MOCK_CLOCK
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 pytestmark = pytest.mark.anyio
 
-MOCK_CLOCK = [
-    pytest.param(
-        ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}), id="trio-mock-clock"
-    )
-]
 SCOPE = "team"
 FACTS = [
     "The deploy cadence is every Thursday after the stand-up",

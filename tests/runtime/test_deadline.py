@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
-import trio.testing
 
 import satchel
+from tests._clock import MOCK_CLOCK
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -75,14 +75,7 @@ async def test_a_malformed_request_is_refused_by_name() -> None:
             rt.deadline_for(satchel.PrepareContextRequest(scope_id="team", query="q", max_bytes=1))
 
 
-@pytest.mark.parametrize(
-    "anyio_backend",
-    [
-        pytest.param(
-            ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}), id="trio-mock-clock"
-        )
-    ],
-)
+@pytest.mark.parametrize("anyio_backend", MOCK_CLOCK)
 async def test_a_prepare_whose_stages_run_to_their_fuses_ends_within_the_deadline() -> None:
     """With a planner and a digest that both run until their fuses cut them off, the
     call still returns within deadline_for(request). (Experience is searched inline, so
