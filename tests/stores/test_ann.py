@@ -5,8 +5,9 @@ and never exists for ``:memory:``."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import anyio.to_thread
 import numpy as np
@@ -56,14 +57,39 @@ async def open_store(path: Path) -> SqliteStore:
     return store
 
 
-async def filled(path: Path, vectors: Vectors) -> tuple[SqliteStore, list[satchel.MemoryRef]]:
-    store = await open_store(path)
-    entries = [satchel.MemoryEntry(text=f"note {n}") for n in range(len(vectors))]
-    refs: list[satchel.MemoryRef] = []
-    for start in range(0, len(entries), 1000):
-        chunk = slice(start, start + 1000)
-        refs += await store.add_memories("s", entries[chunk], vectors[chunk])
-    return store, refs
+class Template(NamedTuple):
+    """A store file holding :func:`corpus` in scope ``s``, and the refs of its entries."""
+
+    path: Path
+    refs: list[satchel.MemoryRef]
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
+    """The corpus written once into a store file, for every test to copy: writing it
+    (3,000 entries, analysed and indexed for full text) was most of each test's work."""
+    path = tmp_path_factory.mktemp("ann") / "template.db"
+
+    async def fill() -> list[satchel.MemoryRef]:
+        store = await open_store(path)
+        vectors = corpus()
+        entries = [satchel.MemoryEntry(text=f"note {n}") for n in range(ROWS)]
+        refs: list[satchel.MemoryRef] = []
+        for start in range(0, ROWS, 1000):
+            chunk = slice(start, start + 1000)
+            refs += await store.add_memories("s", entries[chunk], vectors[chunk])
+        await store.aclose()
+        return refs
+
+    return Template(path, anyio.run(fill))
+
+
+async def filled(path: Path, template: Template) -> tuple[SqliteStore, list[satchel.MemoryRef]]:
+    """A store at ``path`` holding the corpus (a copy of the template's files)."""
+    for file in template.path.parent.glob(f"{template.path.name}*"):
+        suffix = file.name.removeprefix(template.path.name)
+        shutil.copyfile(file, path.with_name(path.name + suffix))
+    return await open_store(path), list(template.refs)
 
 
 async def search(store: SqliteStore, vector: Vectors, k: int = 10) -> tuple[list[int], Vectors]:
@@ -80,10 +106,10 @@ def loaded(store: SqliteStore) -> VectorMatrix | AnnMatrix | None:
     return store._vectors.loaded("memory", key)
 
 
-async def indexed(path: Path, vectors: Vectors) -> tuple[SqliteStore, list[satchel.MemoryRef]]:
+async def indexed(path: Path, template: Template) -> tuple[SqliteStore, list[satchel.MemoryRef]]:
     """A store whose scope was searched once (exactly) and then got its index."""
-    store, refs = await filled(path, vectors)
-    await search(store, vectors[0])
+    store, refs = await filled(path, template)
+    await search(store, corpus()[0])
     assert isinstance(loaded(store), VectorMatrix)
     await built(store)
     assert store._vectors.builds == 1
@@ -105,11 +131,11 @@ def rows_of(refs: list[satchel.MemoryRef], store: SqliteStore) -> list[int]:
     return found
 
 
-async def test_the_index_agrees_with_exact_search(tmp_path: Path) -> None:
+async def test_the_index_agrees_with_exact_search(tmp_path: Path, template: Template) -> None:
     """Top 10 through the index, searched shallowly (64 nodes explored, 50 candidates
     re-ranked): at least 95% of the exact top 10, with exact similarities, best first."""
     vectors = corpus()
-    store, refs = await indexed(tmp_path / "g.db", vectors)
+    store, refs = await indexed(tmp_path / "g.db", template)
     rows = rows_of(refs, store)
     matrix = loaded(store)
     assert isinstance(matrix, AnnMatrix)
@@ -130,12 +156,12 @@ async def test_the_index_agrees_with_exact_search(tmp_path: Path) -> None:
     await store.aclose()
 
 
-async def test_the_sidecar_is_mapped_on_reopen(tmp_path: Path) -> None:
+async def test_the_sidecar_is_mapped_on_reopen(tmp_path: Path, template: Template) -> None:
     """The index is saved beside the database; a reopened store maps it, no rebuild,
     and the first search gives the same results."""
     vectors = corpus()
     path = tmp_path / "g.db"
-    store, _ = await indexed(path, vectors)
+    store, _ = await indexed(path, template)
     query = near(vectors[5], seed=1)
     before = await search(store, query)
     await store.aclose()
@@ -151,12 +177,12 @@ async def test_the_sidecar_is_mapped_on_reopen(tmp_path: Path) -> None:
     await store.aclose()
 
 
-async def test_writes_and_forgets_follow_the_index(tmp_path: Path) -> None:
+async def test_writes_and_forgets_follow_the_index(tmp_path: Path, template: Template) -> None:
     """A vector written after the build is found at once; a forgotten entry never comes
     back, before and after reopening (twice: the second reopen knows it already)."""
     vectors = corpus()
     path = tmp_path / "g.db"
-    store, refs = await indexed(path, vectors)
+    store, refs = await indexed(path, template)
     rows = rows_of(refs, store)
     target = near(vectors[42], seed=7)
     (written,) = await store.add_memories("s", [satchel.MemoryEntry(text="late")], target[None])
@@ -183,11 +209,11 @@ async def test_writes_and_forgets_follow_the_index(tmp_path: Path) -> None:
     await store.aclose()
 
 
-async def test_similarities_of_named_rows(tmp_path: Path) -> None:
+async def test_similarities_of_named_rows(tmp_path: Path, template: Template) -> None:
     """The time channel's similarities of named rows: exact for indexed rows and the
     delta's, -1 for a row forgotten since."""
     vectors = corpus()
-    store, refs = await indexed(tmp_path / "g.db", vectors)
+    store, refs = await indexed(tmp_path / "g.db", template)
     rows = rows_of(refs, store)
     extra = near(vectors[1], seed=3)
     await store.add_memories("s", [satchel.MemoryEntry(text="late")], extra[None])
@@ -203,12 +229,12 @@ async def test_similarities_of_named_rows(tmp_path: Path) -> None:
     await store.aclose()
 
 
-async def test_a_damaged_sidecar_is_ignored_and_rebuilt(tmp_path: Path) -> None:
+async def test_a_damaged_sidecar_is_ignored_and_rebuilt(tmp_path: Path, template: Template) -> None:
     """A truncated index file is never mapped: the scope is searched exactly at once
     and the index rebuilt; results stay correct throughout."""
     vectors = corpus()
     path = tmp_path / "g.db"
-    store, refs = await indexed(path, vectors)
+    store, refs = await indexed(path, template)
     rows = rows_of(refs, store)
     await store.aclose()
     (index_file,) = sidecar_folder(str(path)).glob("*.usearch")
@@ -227,12 +253,13 @@ async def test_a_damaged_sidecar_is_ignored_and_rebuilt(tmp_path: Path) -> None:
     await store.aclose()
 
 
-async def test_changed_vectors_are_not_served_from_the_index(tmp_path: Path) -> None:
+async def test_changed_vectors_are_not_served_from_the_index(
+    tmp_path: Path, template: Template
+) -> None:
     """Vectors replaced under the same row ids (another database at the same path, a
     re-embedding) fail the sample check: the scope is searched exactly."""
-    vectors = corpus()
     path = tmp_path / "g.db"
-    store, refs = await indexed(path, vectors)
+    store, refs = await indexed(path, template)
     rows = rows_of(refs, store)
     await store.aclose()
     other = corpus(seed=1)
@@ -253,11 +280,12 @@ async def test_changed_vectors_are_not_served_from_the_index(tmp_path: Path) -> 
     await store.aclose()
 
 
-async def test_a_re_embedded_store_is_not_served_from_the_old_index(tmp_path: Path) -> None:
+async def test_a_re_embedded_store_is_not_served_from_the_old_index(
+    tmp_path: Path, template: Template
+) -> None:
     """After ``reembed`` with another embedder the old index is never used again: the
     scope is searched exactly, and a new index is built from the new vectors."""
-    vectors = corpus()
-    store, refs = await indexed(tmp_path / "g.db", vectors)
+    store, refs = await indexed(tmp_path / "g.db", template)
     rows = rows_of(refs, store)
     embedder = satchel.HashingEmbedder(dimension=DIMENSION)
     assert await store.reembed(embedder) == ROWS
@@ -273,11 +301,10 @@ async def test_a_re_embedded_store_is_not_served_from_the_old_index(tmp_path: Pa
     await store.aclose()
 
 
-async def test_many_changes_rebuild_the_index(tmp_path: Path) -> None:
+async def test_many_changes_rebuild_the_index(tmp_path: Path, template: Template) -> None:
     """Past a tenth of the index written since its build, it is rebuilt in the
     background and the new one takes over."""
-    vectors = corpus()
-    store, _ = await indexed(tmp_path / "g.db", vectors)
+    store, _ = await indexed(tmp_path / "g.db", template)
     extra = corpus(seed=2)[:400]
     entries = [satchel.MemoryEntry(text=f"more {n}") for n in range(len(extra))]
     await store.add_memories("s", entries, extra)
@@ -292,11 +319,13 @@ async def test_many_changes_rebuild_the_index(tmp_path: Path) -> None:
     await store.aclose()
 
 
-async def test_small_scopes_and_memory_databases_stay_exact(tmp_path: Path) -> None:
+async def test_small_scopes_and_memory_databases_stay_exact(
+    tmp_path: Path, template: Template
+) -> None:
     """Below the threshold no index is built; a ``:memory:`` database never gets one."""
     vectors = corpus()
     path = tmp_path / "g.db"
-    store, _ = await filled(path, vectors)
+    store, _ = await filled(path, template)
     store._vectors.ann_rows = ROWS + 1
     await search(store, vectors[0])
     await built(store)
