@@ -1,11 +1,12 @@
-"""Reading a subprocess's announcement (the line a server prints once it listens), and
-whether a process still runs."""
+"""Reading a subprocess's announcement (the line a server prints once it listens),
+whether a process still runs, and what a killed one left behind."""
 
 from __future__ import annotations
 
 import os
 import re
 import select
+import shutil
 import time
 from pathlib import Path
 from typing import IO, Final
@@ -40,3 +41,12 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def remove_engine_links(pid: int) -> None:
+    """Remove the folders pylibseekdb made for process ``pid``, once it is dead. Each
+    process attached to a seekdb engine gets one (``/tmp/pylibseekdb-uds-PID-XXXXXX``,
+    a link to the engine's socket), removed when it detaches; one killed with SIGKILL
+    leaves it in the machine's temp dir for good."""
+    for folder in Path("/tmp").glob(f"pylibseekdb-uds-{pid}-*"):
+        shutil.rmtree(folder, ignore_errors=True)

@@ -19,7 +19,7 @@ from satchel.stores import OceanBaseStore, PoolRequest, open_store
 from satchel.stores.oceanbase import _connections, _engine, _locks, _schema, _search
 from satchel.stores.oceanbase._bridge import LoopThread
 from satchel.vocabulary import analyse_query
-from tests._processes import alive, announced
+from tests._processes import alive, announced, remove_engine_links
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -101,6 +101,7 @@ def _killed_mid_write(directory: Path, batch: int, *, engine_too: bool = False) 
     finally:
         os.kill(writer.pid, signal.SIGKILL)
         writer.wait()
+        remove_engine_links(writer.pid)
         assert writer.stdout is not None
         writer.stdout.close()
 
