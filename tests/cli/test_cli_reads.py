@@ -91,6 +91,18 @@ def test_an_id_a_pack_prints_with_a_leading_dash_is_taken(
     assert "argument --id: expected one argument" in err  # an option is still no id
 
 
+def test_after_a_bare_double_dash_id_is_left_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--id`` and an id after ``--`` are two positional arguments, not an option and
+    its value: a prepare given them beside its query has one argument too many."""
+    path = str(tmp_path / "team.db")
+    printed = "-" + "A" * 21
+    code, _, err = run(capsys, "prepare", "--db", path, "--scope", S, "--", "--id", printed)
+    assert code == 2
+    assert f"unrecognized arguments: {printed}" in err
+
+
 def test_reading_commands_never_create_a_store_at_a_mistyped_path(tmp_path: Path) -> None:
     """prepare, get, scopes, forget and erase refuse a --store URL naming no SQLite file
     or seekdb directory (bad input, exit 2) and leave nothing behind."""

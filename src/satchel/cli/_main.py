@@ -65,9 +65,12 @@ PRINTED_ID: Final = re.compile(r"[A-Za-z0-9_-]{22}")
 
 def _ids_attached(arguments: list[str]) -> list[str]:
     """``--id X`` as ``--id=X`` where X is a printed id: one beginning with "-" argparse
-    would otherwise take for an option (and fail: "expected one argument")."""
+    would otherwise take for an option (and fail: "expected one argument"). Not after
+    a bare ``--``, where every argument is a positional one, as written."""
     attached: list[str] = []
-    for argument in arguments:
+    for n, argument in enumerate(arguments):
+        if argument == "--":
+            return attached + arguments[n:]
         if attached and attached[-1] == "--id" and PRINTED_ID.fullmatch(argument):
             attached[-1] = f"--id={argument}"
         else:
