@@ -299,6 +299,57 @@ async def test_a_repeated_json_key_is_422_naming_it() -> None:
     assert error_of(response)["field"] == "query"
 
 
+_LONE = "\\ud800"  # JSON's escape of a lone surrogate: Python reads it as one
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        (PREPARE, '{"scope_id": "s", "query": "q", "%s": 1}'),
+        (PREPARE, '{"scope_id": "s", "query": "q", "%s": 1, "%s": 2}'),
+        (PREPARE, '{"scope_id": "s", "query": "q", "assembly": {"%s": 1}}'),
+        (PREPARE, '{"scope_id": "s", "query": "q", "assembly": {"sections": [{"%s": 1}]}}'),
+        (PREPARE, '{"scope_id": "s", "query": "q", "exclude": [{"%s": 1}]}'),
+        (PREPARE, '{"scope_id": "s", "query": "q", "detail": {"%s": "full"}}'),
+        ("/v1/context/explain", '{"scope_id": "s", "query": "q", "%s": 1}'),
+        (MEMORIES, '{"scope_id": "s", "%s": 1, "entries": [{"text": "x"}]}'),
+        (MEMORIES, '{"scope_id": "s", "entries": [{"text": "x", "%s": 1}]}'),
+    ],
+    ids=[
+        "unknown",
+        "repeated",
+        "assembly",
+        "section",
+        "exclude",
+        "detail",
+        "explain",
+        "batch",
+        "entry",
+    ],
+)
+async def test_an_echoed_lone_surrogate_is_escaped_in_the_422(path: str, body: str) -> None:
+    """An error that echoes a field name holding a lone surrogate is still a JSON 422 (the
+    name escaped), never a plain-text 500 from a body UTF-8 could not encode."""
+    raw = (body % ((_LONE,) * body.count("%s"))).encode()
+    async with serving() as (client, _):
+        response = await client.post(path, content=raw, headers=JSON)
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert "\\ud800" in error_of(response)["message"]
+
+
+@pytest.mark.parametrize("part", ["scope", "id"])
+async def test_a_lone_surrogate_in_an_excluded_citation_is_422_naming_it(part: str) -> None:
+    """exclude[].scope and exclude[].id must be text UTF-8 can store, as every other field."""
+    cited = {"family": "memory", "scope": "cited-scope", "id": "cited-id", "version": 1}
+    body = json.dumps({"scope_id": "s", "query": "q", "exclude": [cited]})
+    body = body.replace(f'"{cited[part]}"', f'"{_LONE}"')
+    async with serving() as (client, _):
+        response = await client.post(PREPARE, content=body.encode(), headers=JSON)
+    assert response.status_code == 422, response.text
+    assert error_of(response)["field"] == f"exclude[0].{part}"
+
+
 @pytest.mark.parametrize("body", [b"[]", b'"text"', b"null", b"7"])
 async def test_a_body_that_is_not_an_object_is_422(body: bytes) -> None:
     async with serving() as (client, _):

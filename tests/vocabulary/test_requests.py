@@ -82,6 +82,31 @@ BAD_REQUESTS = [
     pytest.param({"detail": {"diary": "full"}}, "detail", id="detail-family"),
     pytest.param({"detail": {"resource": "body"}}, "detail['resource']", id="detail-map-tier"),
     pytest.param({"session_id": ""}, "session_id", id="empty-session"),
+    pytest.param(
+        {"exclude": (satchel.Citation("memory", "s", "e", "1"),)},  # type: ignore[arg-type]
+        "exclude[0].version",
+        id="exclude-version-numeral",
+    ),
+    pytest.param(
+        {"exclude": (satchel.Citation("memory", 5, "e", 1),)},  # type: ignore[arg-type]
+        "exclude[0].scope",
+        id="exclude-scope-int",
+    ),
+    pytest.param(
+        {"exclude": (satchel.Citation("memory", "s", 7, 1),)},  # type: ignore[arg-type]
+        "exclude[0].id",
+        id="exclude-id-int",
+    ),
+    pytest.param(
+        {"exclude": (satchel.Citation("memory", "s\ud800", "e", 1),)},
+        "exclude[0].scope",
+        id="exclude-scope-surrogate",
+    ),
+    pytest.param(
+        {"exclude": (satchel.Citation("memory", "s", "e", True),)},
+        "exclude[0].version",
+        id="exclude-version-bool",
+    ),
 ]
 
 

@@ -68,9 +68,21 @@ def error_response(
     field: str | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
-    """The JSON error body with ``status``."""
-    body = {"error": {"type": kind, "message": message, "field": field}}
+    """The JSON error body with ``status``.
+
+    A message or field may echo what the client sent (an unknown field's name), which
+    can hold a lone surrogate that UTF-8 cannot encode: such characters are written as
+    their ``\\udXXX`` escape, so every error body can be sent whatever the request held.
+    """
+    body = {"error": {"type": kind, "message": _encodable(message), "field": _encodable(field)}}
     return JSONResponse(body, status_code=status, headers={**NO_STORE, **(headers or {})})
+
+
+def _encodable(text: str | None) -> str | None:
+    """``text`` with every character UTF-8 cannot encode (a lone surrogate) escaped."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def invalid(message: str, field: str | None) -> HttpError:

@@ -246,11 +246,25 @@ def _validate_exclude(value: object) -> tuple[Citation, ...]:
     for index, citation in enumerate(value):
         if not isinstance(citation, Citation):
             raise InvalidRequestError(f"exclude[{index}] must be a satchel.Citation")
-        if citation.family not in FAMILIES:
-            raise InvalidRequestError(
-                f"exclude[{index}].family must be one of {', '.join(FAMILIES)}"
-            )
+        _validate_citation(citation, f"exclude[{index}]")
     return value
+
+
+def _validate_citation(citation: Citation, field: str) -> None:
+    """A caller-built citation's parts: a known family, a scope and an id of text UTF-8
+    can store, a version that is an int (not a bool, not a numeral)."""
+    if citation.family not in FAMILIES:
+        raise InvalidRequestError(f"{field}.family must be one of {', '.join(FAMILIES)}")
+    if not isinstance(citation.scope, str):
+        raise InvalidRequestError(f"{field}.scope must be a string")
+    require_unicode(citation.scope, f"{field}.scope")
+    if citation.id is not None:
+        if not isinstance(citation.id, str):
+            raise InvalidRequestError(f"{field}.id must be a string or None")
+        require_unicode(citation.id, f"{field}.id")
+    version = citation.version
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise InvalidRequestError(f"{field}.version must be an int or None")
 
 
 def _validate_session(value: object) -> str | None:
