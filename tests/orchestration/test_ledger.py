@@ -154,6 +154,7 @@ async def test_owners_past_the_bound_forget_the_least_recently_active_one() -> N
     ("options", "field"),
     [
         ({"dedup_turns": -1}, "dedup_turns"),
+        ({"dedup_turns": 10**30}, "dedup_turns must be an integer from 0 to 1000000"),
         ({"round_timeout": 0}, "round_timeout"),
         ({"prepare_timeout": "soon"}, "prepare_timeout"),
         ({"readers": 0}, "readers"),

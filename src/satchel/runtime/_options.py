@@ -29,12 +29,24 @@ def _seconds(instance: object, attribute: attrs.Attribute[Any], value: object) -
         raise InvalidRequestError(f"{attribute.name} must be a positive number of seconds")
 
 
-def _count(*, minimum: int, none: bool = False) -> Callable[[object, Any, object], None]:
+#: The most turns a session may hold an item back: beyond any conversation, and far
+#: inside the 64-bit integers a store's session table counts turns in (a larger value
+#: overflowed there, failing every session prepare after the runtime had started).
+MAX_DEDUP_TURNS: Final = 1_000_000
+
+
+def _count(
+    *, minimum: int, maximum: int | None = None, none: bool = False
+) -> Callable[[object, Any, object], None]:
     def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if value is None and none:
             return
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise InvalidRequestError(f"{attribute.name} must be an integer >= {minimum}")
+        if maximum is not None and value > maximum:
+            raise InvalidRequestError(
+                f"{attribute.name} must be an integer from {minimum} to {maximum}"
+            )
 
     return check
 
@@ -66,7 +78,7 @@ class RuntimeOptions:
     #: Rank positions a references scope's candidates give way to the request's own
     #: scope's (0: all scopes interleave alike).
     reference_penalty: int = attrs.field(default=0, validator=_count(minimum=0))
-    dedup_turns: int = attrs.field(default=0, validator=_count(minimum=0))
+    dedup_turns: int = attrs.field(default=0, validator=_count(minimum=0, maximum=MAX_DEDUP_TURNS))
     #: Keep the session ledger in the store, shared by every runtime over it.
     shared_sessions: bool = attrs.field(default=False, validator=_flag)
     readers: int = attrs.field(default=4, validator=_count(minimum=1))
