@@ -86,8 +86,10 @@ def _unread(text: str) -> SessionMessage | types.JSONRPCError:
 
 
 def _request_id(value: object) -> types.RequestId | None:
-    """The id of a request (a message with a method), if it has one an answer can carry."""
-    if not isinstance(value, dict) or "method" not in value:
+    """The id of a request, if it has one an answer can carry: any object with a string
+    or integer id (``{"id": 6}`` lacks its method, but its sender waits for answer 6),
+    except a response (``result`` or ``error``), which is never answered."""
+    if not isinstance(value, dict) or "result" in value or "error" in value:
         return None
     request_id = value.get("id")
     if isinstance(request_id, int) and not isinstance(request_id, bool):
