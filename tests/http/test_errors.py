@@ -37,8 +37,11 @@ JSON = {"content-type": "application/json"}
         b"[" * 100_000 + b"]" * 100_000,
         b'{"scope_id": "s", "query": "\xff\xfe"}',
         b"",
+        '{"scope_id": "s", "query": "q"}'.encode("utf-16"),
+        '{"scope_id": "s", "query": "q"}'.encode("utf-16-le"),
+        '{"scope_id": "s", "query": "q"}'.encode("utf-32"),
     ],
-    ids=["truncated", "nan", "nested-too-deep", "not-utf8", "empty"],
+    ids=["truncated", "nan", "nested-too-deep", "not-utf8", "empty", "utf16", "utf16le", "utf32"],
 )
 @pytest.mark.parametrize("path", [PREPARE, MEMORIES])
 async def test_a_body_that_is_not_json_is_400(path: str, body: bytes) -> None:
@@ -65,6 +68,16 @@ async def test_a_body_that_is_not_declared_json_is_415(content_type: str | None)
     assert response.status_code == 415
     assert error_of(response)["type"] == "unsupported_media_type"
     assert counts == {}
+
+
+async def test_a_utf8_body_with_a_byte_order_mark_is_read() -> None:
+    """UTF-8 with a leading BOM is still UTF-8: read, as before (only other encodings are
+    refused)."""
+    async with serving() as (client, _):
+        response = await client.post(
+            PREPARE, content='{"scope_id": "s", "query": "q"}'.encode("utf-8-sig"), headers=JSON
+        )
+    assert response.status_code == 200, response.text
 
 
 async def test_a_json_media_type_with_parameters_is_read() -> None:

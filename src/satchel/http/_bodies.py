@@ -49,7 +49,10 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
         )
     raw = await _read_bounded(request, limit)
     try:
-        value = json.loads(raw, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        # Decoded here, not by json.loads: given bytes, it would also read UTF-16 and
+        # UTF-32, and the service takes UTF-8 only (a leading BOM is allowed, as before).
+        text = raw.decode("utf-8-sig")
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except _RepeatedKey as exc:
         raise invalid(f"{exc.key} appears twice in one object", exc.key) from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and bad UTF-8 are ValueErrors
