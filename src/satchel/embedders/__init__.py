@@ -11,6 +11,7 @@ from ._hashing import HashingEmbedder as HashingEmbedder
 from ._protocol import Embedder as Embedder
 from ._protocol import calibration_of as calibration_of
 from ._protocol import check_embedder as check_embedder
+from ._protocol import checked_vectors as checked_vectors
 from ._protocol import fingerprint_of as fingerprint_of
 from ._sentence import SentenceTransformerEmbedder as SentenceTransformerEmbedder
 from ._spec import SPEC_HELP as SPEC_HELP

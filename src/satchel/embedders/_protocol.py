@@ -8,7 +8,9 @@ functions here read them with a default for embedders that have neither.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+
+import numpy as np
 
 from ..vocabulary._calibration import Calibration
 from ..vocabulary._errors import InvalidRequestError
@@ -16,7 +18,6 @@ from ..vocabulary._errors import InvalidRequestError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    import numpy as np
     import numpy.typing as npt
 
 
@@ -73,3 +74,42 @@ def fingerprint_of(embedder: Embedder) -> str:
         return fingerprint
     kind = type(embedder)
     return f"{kind.__module__}.{kind.__qualname__}/{embedder.dimension}"
+
+
+#: How far a row's length may stray from 1 (float32 rounding of a normalised vector
+#: stays far inside it).
+UNIT_TOLERANCE: Final = 1e-3
+
+
+def checked_vectors(
+    embedder: Embedder, texts: Sequence[str], output: object
+) -> npt.NDArray[np.float32]:
+    """What ``embedder.embed(texts)`` returned, as the float32 rows a store keeps.
+
+    Checked at the boundary, before anything is stored or searched: an array (or a
+    nested sequence) of real numbers of shape ``(len(texts), dimension)``, finite in
+    float32, each row of unit length or all zeros. Other floats become float32. A
+    wrong output stored once (float64 bytes read back as float32) broke every later
+    prepare of its scope.
+
+    Raises:
+        InvalidRequestError: naming the embedder and what was wrong; nothing is written.
+    """
+    name = f"embedder {type(embedder).__name__}"
+    try:
+        array = np.asarray(output)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRequestError(f"{name} returned no array of vectors: {exc}") from None
+    if array.dtype.kind not in "fiu":
+        raise InvalidRequestError(f"{name} returned {array.dtype} values, not float32 numbers")
+    expected = (len(texts), embedder.dimension)
+    if array.shape != expected:
+        raise InvalidRequestError(f"{name} returned shape {array.shape}, expected {expected}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        vectors = array.astype(np.float32, copy=False)
+    if not np.isfinite(vectors).all():
+        raise InvalidRequestError(f"{name} returned values that are not finite in float32")
+    norms = np.linalg.norm(vectors.astype(np.float64), axis=1)  # no float32 overflow
+    if ((np.abs(norms - 1.0) > UNIT_TOLERANCE) & (norms != 0.0)).any():
+        raise InvalidRequestError(f"{name} returned rows that are not of unit length")
+    return vectors

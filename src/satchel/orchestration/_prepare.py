@@ -25,6 +25,7 @@ import anyio
 import attrs
 
 from .._loop import loop_turn
+from ..embedders import checked_vectors
 from ..vocabulary import MAX_OMISSIONS, PrepareTimeoutError, analyse_query, rules, tracer
 from ..vocabulary._telemetry import PrepareMetrics
 from ._receipts import Explainer
@@ -232,7 +233,7 @@ class Preparer:
         each when no selected family has a vector channel."""
         if not any(rules(family).vector_channel for family in request.families):
             return (None,) * len(texts)
-        vectors = await self.embedder.embed(list(texts))
+        vectors = checked_vectors(self.embedder, texts, await self.embedder.embed(list(texts)))
         return tuple(cast("npt.NDArray[np.float32]", vector) for vector in vectors)
 
     async def _read_unsearched(

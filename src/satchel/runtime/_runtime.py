@@ -19,6 +19,7 @@ from ..embedders import (
     Embedder,
     calibration_of,
     check_embedder,
+    checked_vectors,
     default_embedder,
     fingerprint_of,
 )
@@ -342,7 +343,7 @@ class Runtime:
         return budget if options.prepare_timeout is None else min(budget, options.prepare_timeout)
 
     async def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        return await self._embedder.embed(texts)
+        return checked_vectors(self._embedder, texts, await self._embedder.embed(texts))
 
 
 @asynccontextmanager

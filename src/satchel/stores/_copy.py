@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from ..embedders import check_embedder, fingerprint_of
+from ..embedders import check_embedder, checked_vectors, fingerprint_of
 from ..vocabulary._errors import InvalidRequestError, StoreError
 from ..vocabulary._families import FAMILY_RULES
 from ..vocabulary._records import Profile
@@ -313,7 +313,8 @@ async def _with_vectors(
     result = [attrs.evolve(v, vector=None) if not (embeds and v.live) else v for v in versions]
     if again:
         assert plan.embedder is not None
-        fresh = await plan.embedder.embed([versions[at].embedding_text() for at in again])
+        texts = [versions[at].embedding_text() for at in again]
+        fresh = checked_vectors(plan.embedder, texts, await plan.embedder.embed(texts))
         for at, vector in zip(again, fresh, strict=True):
             result[at] = attrs.evolve(result[at], vector=vector)
     tally.embedded_vectors += len(again)
