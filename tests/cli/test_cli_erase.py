@@ -131,6 +131,27 @@ def test_erase_all_takes_every_record_of_the_scope(
     assert err == "satchel erase: error: nothing erased: scope 'ops' holds no record\n"
 
 
+def mapped_ids(database: str) -> list[str]:
+    """The workload ids the id map beside ``database`` holds, in file order."""
+    with open(database + ".ids.jsonl", encoding="utf-8") as lines:
+        return [json.loads(line)["id"] for line in lines if line.strip()]
+
+
+def test_erase_purges_the_ingest_id_map(capsys: pytest.CaptureFixture[str], database: str) -> None:
+    """Erase leaves no erased key or citation in ``DB.ids.jsonl``: --id drops that
+    entry's line, --all every line of the scope; other lines stay as they were."""
+    full = entry_id(database, "m1")
+    where = ["--db", database, "--scope", "ops", "--yes"]
+    code, _, err = run(capsys, "erase", *where, "--id", full)
+    assert code == 0, err
+    assert sorted(mapped_ids(database)) == ["m2", "m3", "p1", "t1"]
+    with open(database + ".ids.jsonl", encoding="utf-8") as lines:
+        assert full not in lines.read()
+    code, _, err = run(capsys, "erase", *where, "--all")
+    assert code == 0, err
+    assert mapped_ids(database) == ["m3"]
+
+
 def test_the_id_a_pack_prints_erases_the_entry(
     capsys: pytest.CaptureFixture[str], database: str
 ) -> None:

@@ -91,10 +91,29 @@ class IdMap:
 
     def compact(self) -> None:
         """Rewrite the file at one line per id when it holds more, atomically."""
-        if self.lines <= len(self.keys):
-            return
+        if self.lines > len(self.keys):
+            self._rewrite()
+
+    def purge(self, scope: str, entry_id: str | None = None) -> int:
+        """Drop the ids that cite what an erase removed: the memory entry ``entry_id``
+        of ``scope`` (every version), or, with no entry id, every record of ``scope``.
+        The file is rewritten atomically (an erased key or citation must not stay
+        readable in it); returns how many ids were dropped."""
+        erased = [
+            workload_id
+            for workload_id, key in self.keys.items()
+            if key[1] == scope and (entry_id is None or (key[0] == "memory" and key[2] == entry_id))
+        ]
+        for workload_id in erased:
+            del self.keys[workload_id]
+        if erased or self.lines > len(self.keys):
+            self._rewrite()
+        return len(erased)
+
+    def _rewrite(self) -> None:
         spare = self.path.with_name(self.path.name + ".tmp")
         spare.unlink(missing_ok=True)
+        spare.touch()  # a map left with no id is an empty file, not the old one
         append_id_map(spare, self.keys)
         os.replace(spare, self.path)
         self.lines = len(self.keys)

@@ -321,6 +321,8 @@ def erase_command(args: argparse.Namespace) -> int:
         if not versions:
             raise CommandError(f"nothing erased: no {what} (never written, or erased already)")
         erased = f"{_count(versions, 'version')} of {what}"
+    if args.db is not None:  # the ingest id map beside it must not keep the erased keys
+        IdMap.load(args.db + ID_MAP_SUFFIX).purge(scope, None if args.all else entry_id)
     print(f"satchel erase: erased {erased}; nothing of them stays readable", file=sys.stderr)
     return 0
 
