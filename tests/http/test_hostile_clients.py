@@ -15,6 +15,7 @@ import functools
 import json
 import logging
 import math
+import os
 import sqlite3
 from typing import TYPE_CHECKING, Any, Final
 
@@ -323,6 +324,31 @@ async def test_a_removed_database_file_is_503_with_the_store_message(
     assert error["message"].startswith("StoreError: the database file")
     assert "removed or replaced" in error["message"]
     assert "removed or replaced" in caplog.text
+
+
+async def test_reads_of_a_removed_database_file_are_503_until_it_returns(tmp_path: Path) -> None:
+    """Prepares and GETs after the database file was moved away are 503 with the store's
+    message, as writes are (they answered 200 from the old file before); the file moved
+    back, they are served again."""
+    path = tmp_path / "team.db"
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as runtime:
+        app = create_app(runtime)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            batch = {"scope_id": "s", "entries": [{"text": "backups run at 02:00"}]}
+            written = await client.post("/v1/memories", json=batch)
+            ref = written.json()["refs"][0]
+            entry = f"/v1/memories/s/{ref['entry_id']}?version=1"
+            ask = {"scope_id": "s", "query": "when do backups run"}
+            os.replace(path, tmp_path / "moved.db")
+            gone = [await client.get(entry), await client.post("/v1/context/prepare", json=ask)]
+            os.replace(tmp_path / "moved.db", path)
+            back = [await client.get(entry), await client.post("/v1/context/prepare", json=ask)]
+    for response in gone:
+        assert response.status_code == 503, response.text
+        assert "removed or replaced" in error_of(response)["message"]
+    assert [response.status_code for response in back] == [200, 200]
+    assert back[1].json()["status"] == "ready"
 
 
 def _disk_full() -> sqlite3.Error:

@@ -107,6 +107,30 @@ async def test_a_replaced_file_is_not_written_either(tmp_path: Path) -> None:
             await rt.add_memories("s", entries(1))
 
 
+async def test_reads_of_a_removed_or_replaced_file_fail_until_it_returns(tmp_path: Path) -> None:
+    """Reads refuse a file removed or swapped under the path too (they served the old
+    file's pages before, a swapped file's original text by id); putting the same file
+    back serves again."""
+    path = tmp_path / "g.db"
+    request = satchel.PrepareContextRequest(scope_id="s", query="kestrel note")
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
+        (ref,) = await rt.add_memories("s", entries(1))
+        served = await rt.prepare_context(request)
+        assert served.status == "ready"
+        os.replace(path, tmp_path / "moved.db")
+        for swapped in (False, True):
+            if swapped:
+                path.write_bytes(b"")
+            with pytest.raises(satchel.StoreError, match="nothing was read from it"):
+                await rt.get_memory(ref)
+            with pytest.raises(satchel.SatchelError) as raised:
+                await rt.prepare_context(request)
+            assert "removed or replaced" in repr(raised.value) + repr(raised.value.__cause__)
+        os.replace(tmp_path / "moved.db", path)
+        assert (await rt.get_memory(ref)).text.startswith("kestrel note 0")
+        assert await rt.prepare_context(request) == served
+
+
 async def test_a_read_after_close_is_a_store_error(tmp_path: Path) -> None:
     """A store used after it closed says so instead of raising a raw sqlite error."""
     store = await satchel.SqliteStore.open(str(tmp_path / "g.db"))

@@ -248,7 +248,17 @@ class Connections:
 
     def sync(self, refresh: Callable[[sqlite3.Connection], None]) -> None:
         """Run ``refresh(connection)`` if another connection committed since the last
-        look. Never waits: while this store is writing, the next look catches up."""
+        look. Never waits: while this store is writing, the next look catches up.
+
+        Every read looks first, so it is also where a read learns that the database
+        file was removed or replaced (one ``stat`` of the path, about 2 us): reads
+        would otherwise go on serving the old file's pages (a swapped file's original
+        text, by id) while writes are refused.
+
+        Raises:
+            StoreError: the path no longer names the file this store opened.
+        """
+        self._check_file("nothing was read from it")
         if self._shared or not self._write_lock.acquire(blocking=False):
             return
         try:
@@ -280,9 +290,10 @@ class Connections:
             return None
         return None if row is None else int(row[0])
 
-    def _check_file(self) -> None:
-        """Refuse to write once the database file was removed or replaced: SQLite would
-        go on writing to the unlinked file, and everything would be gone at close.
+    def _check_file(self, outcome: str = "nothing was written") -> None:
+        """Refuse to read or write once the database file was removed or replaced: SQLite
+        would go on with the unlinked file, and what it wrote would be gone at close.
+        The same file put back (the same device and inode) serves again.
 
         Raises:
             StoreError: the path no longer names the file this store opened.
@@ -290,8 +301,8 @@ class Connections:
         if self._file is not None and _identity(self._database) != self._file:
             raise StoreError(
                 f"the database file {self._database!r} was removed or replaced while this"
-                " store had it open; nothing was written. Restore the file, or reopen"
-                " the runtime on the new one"
+                f" store had it open; {outcome}. Restore the file, or reopen the runtime"
+                " on the new one"
             )
 
     @contextmanager
