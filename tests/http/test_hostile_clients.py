@@ -302,22 +302,28 @@ async def test_an_answer_after_the_whole_body_keeps_the_connection() -> None:
 # -------------------------------------------------------------------- store faults
 
 
+@contextlib.asynccontextmanager
+async def on_file(path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the service (in process) over a runtime on the SQLite file ``path``."""
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as runtime:
+        transport = httpx.ASGITransport(app=create_app(runtime))
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            yield client
+
+
 async def test_a_removed_database_file_is_503_with_the_store_message(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A write after the database file was removed: 503, the StoreError's type and its
     own message (what happened, what to do), and the server log has it too."""
     path = tmp_path / "team.db"
-    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as runtime:
-        app = create_app(runtime)
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-            batch = {"scope_id": "s", "entries": [{"text": "backups run at 02:00"}]}
-            assert (await client.post("/v1/memories", json=batch)).status_code == 200
-            for name in ("team.db", "team.db-wal", "team.db-shm"):
-                (tmp_path / name).unlink(missing_ok=True)
-            with caplog.at_level(logging.ERROR, logger="satchel.http"):
-                response = await client.post("/v1/memories", json=batch)
+    async with on_file(path) as client:
+        batch = {"scope_id": "s", "entries": [{"text": "backups run at 02:00"}]}
+        assert (await client.post("/v1/memories", json=batch)).status_code == 200
+        for name in ("team.db", "team.db-wal", "team.db-shm"):
+            (tmp_path / name).unlink(missing_ok=True)
+        with caplog.at_level(logging.ERROR, logger="satchel.http"):
+            response = await client.post("/v1/memories", json=batch)
     assert response.status_code == 503
     error = error_of(response)
     assert error["type"] == "store_error"
@@ -331,19 +337,16 @@ async def test_reads_of_a_removed_database_file_are_503_until_it_returns(tmp_pat
     message, as writes are (they answered 200 from the old file before); the file moved
     back, they are served again."""
     path = tmp_path / "team.db"
-    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as runtime:
-        app = create_app(runtime)
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-            batch = {"scope_id": "s", "entries": [{"text": "backups run at 02:00"}]}
-            written = await client.post("/v1/memories", json=batch)
-            ref = written.json()["refs"][0]
-            entry = f"/v1/memories/s/{ref['entry_id']}?version=1"
-            ask = {"scope_id": "s", "query": "when do backups run"}
-            os.replace(path, tmp_path / "moved.db")
-            gone = [await client.get(entry), await client.post("/v1/context/prepare", json=ask)]
-            os.replace(tmp_path / "moved.db", path)
-            back = [await client.get(entry), await client.post("/v1/context/prepare", json=ask)]
+    async with on_file(path) as client:
+        batch = {"scope_id": "s", "entries": [{"text": "backups run at 02:00"}]}
+        written = await client.post("/v1/memories", json=batch)
+        ref = written.json()["refs"][0]
+        entry = f"/v1/memories/s/{ref['entry_id']}?version=1"
+        ask = {"scope_id": "s", "query": "when do backups run"}
+        os.replace(path, tmp_path / "moved.db")
+        gone = [await client.get(entry), await client.post("/v1/context/prepare", json=ask)]
+        os.replace(tmp_path / "moved.db", path)
+        back = [await client.get(entry), await client.post("/v1/context/prepare", json=ask)]
     for response in gone:
         assert response.status_code == 503, response.text
         assert "removed or replaced" in error_of(response)["message"]
