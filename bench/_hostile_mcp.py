@@ -145,7 +145,8 @@ NOT_UTF8: Final = (
 NOT_JSONRPC: Final = (
     (b"[]", None),
     (b"5", None),
-    (b'{"id": 6}', None),
+    (b'{"id": 6}', 6),
+    (b'{"id": "six", "params": {}}', "six"),
     (b'{"jsonrpc": "2.0", "id": 6, "method": 5}', 6),
     (b'{"jsonrpc": "1.0", "id": "six", "method": "ping"}', "six"),
     (b'{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": 5}', 6),

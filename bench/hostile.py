@@ -273,6 +273,49 @@ async def _refused_then_served(probe: Probe, client: httpx.AsyncClient, status: 
     return refused.status_code == status and closes and good.status_code == 200
 
 
+#: JSON bodies whose refusal echoes what the client sent, and the status each gets: a
+#: field name holding a lone surrogate (JSON's ``\\ud800``), and bodies that are not
+#: UTF-8. Each must be answered with a JSON error, never a plain-text 500.
+ECHOED: Final = {
+    "surrogate-field": (b'{"scope_id": "s", "query": "q", "\\ud800": 1}', 422),
+    "surrogate-repeated": (b'{"scope_id": "s", "query": "q", "\\ud800": 1, "\\ud800": 2}', 422),
+    "surrogate-nested": (b'{"scope_id": "s", "query": "q", "exclude": [{"\\ud800": 1}]}', 422),
+    "surrogate-exclude-scope": (
+        b'{"scope_id": "s", "query": "q",'
+        b' "exclude": [{"family": "memory", "scope": "\\ud800", "id": "e", "version": 1}]}',
+        422,
+    ),
+    "utf16-body": ('{"scope_id": "s", "query": "q"}'.encode("utf-16"), 400),
+}
+
+
+async def echoed(probe: Probe, tries: int) -> list[Row]:
+    """Bodies whose refusal echoes what they hold: a JSON error with its status, then a
+    good request served."""
+    rows = []
+    headers = {**probe.auth, "Content-Type": "application/json"}
+    async with probe.client() as client:
+        for name, (body, status) in ECHOED.items():
+            tally = Tally(f"echoed: {name}")
+            for _ in range(tries):
+                try:
+                    refused = await client.post(
+                        "/v1/context/prepare", content=body, headers=headers
+                    )
+                    good = await client.post(
+                        "/v1/context/deadline", json=GOOD_BODY, headers=probe.auth
+                    )
+                except httpx.HTTPError:
+                    tally.count(failed=True)
+                    continue
+                is_json = refused.headers.get("content-type") == "application/json"
+                tally.count(
+                    failed=refused.status_code != status or not is_json or good.status_code != 200
+                )
+            rows.append(tally.row())
+    return rows
+
+
 async def malformed(probe: Probe, tries: int) -> list[Row]:
     """What the HTTP server refuses itself: its status and a close, at once."""
     rows = []
@@ -288,18 +331,25 @@ async def malformed(probe: Probe, tries: int) -> list[Row]:
 
 
 async def store_faults(probe: Probe, tries: int, db: Path) -> list[Row]:
-    """Writes once the database file was removed, then once another file took its path."""
+    """Writes and reads once the database file was removed, then once another file took
+    its path: each a StoreError's 503."""
     removed, replaced = Tally("store-removed"), Tally("store-replaced")
+    read = Tally("store-removed-read")
     async with probe.client(headers=probe.auth) as client:
         await _write(client, 0)  # the store has written before its file goes
         for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
             path.unlink(missing_ok=True)
         for attempt in range(tries):
             removed.count(failed=_store_answer(await _write(client, attempt)) != 503)
+            try:
+                asked = await client.post("/v1/context/prepare", json=GOOD_BODY)
+            except httpx.HTTPError:
+                asked = None
+            read.count(failed=_store_answer(asked) != 503)
         await anyio.Path(db).write_bytes(b"")
         for attempt in range(tries):
             replaced.count(failed=_store_answer(await _write(client, attempt)) != 503)
-    return [removed.row(), replaced.row()]
+    return [removed.row(), read.row(), replaced.row()]
 
 
 async def file_limit(probe: Probe, tries: int) -> list[Row]:
@@ -390,6 +440,7 @@ async def probe_running(probe: Probe, tries: int, db: Path) -> list[Row]:
     rows = await slow_requests(probe, tries)
     rows += await refusals(probe, tries)
     rows += await malformed(probe, tries)
+    rows += await echoed(probe, tries)
     return rows + await store_faults(probe, tries, db)  # last: it takes the file away
 
 
