@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 import satchel
-from satchel.embedders import HashingEmbedder
+from satchel.embedders import HashingEmbedder, fingerprint_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from pathlib import Path
 
 pytestmark = pytest.mark.anyio
 
@@ -57,6 +58,13 @@ BAD_OUTPUTS = [
     pytest.param(lambda n: np.full((n, DIMENSION), "x"), "<U1", id="strings"),
     pytest.param(lambda n: [[1.0, "x"]] * n, "not float32 numbers", id="mixed-list"),
     pytest.param(lambda n: None, "object", id="none"),
+    pytest.param(
+        lambda n: unit_rows(n) + np.float64(1e-12), "cannot hold exactly", id="float64-lossy"
+    ),
+    pytest.param(
+        lambda n: [[1.0] + [0.0] * (DIMENSION - 1), [1.0]] * n, "no array", id="ragged-list"
+    ),
+    pytest.param(lambda n: [1.0] + [0.0] * (DIMENSION - 1), "shape", id="flat-list"),
 ]
 
 
@@ -112,3 +120,30 @@ async def test_a_bad_query_vector_is_refused() -> None:
         await rt.add_memories("s", [satchel.MemoryEntry(text="the backup runs nightly")])
         with pytest.raises(satchel.InvalidRequestError, match="embedder GoodThenBad"):
             await rt.prepare_context(satchel.PrepareContextRequest(scope_id="s", query="backup"))
+
+
+@pytest.mark.parametrize(("make", "said"), BAD_OUTPUTS)
+async def test_a_refused_write_leaves_the_scope_serving(
+    make: Callable[[int], object], said: str, tmp_path: Path
+) -> None:
+    """After a refused write the file holds nothing of it: reopened with a good embedder
+    of the same fingerprint, the scope takes writes and serves prepares."""
+    database = str(tmp_path / "s.db")
+    good = HashingEmbedder(dimension=DIMENSION)
+
+    class Bad(Returning):
+        fingerprint = fingerprint_of(good)
+
+    async with satchel.open_runtime(database, embedder=Bad(make)) as rt:
+        with pytest.raises(satchel.InvalidRequestError, match="embedder Bad") as raised:
+            await rt.add_memories("s", [satchel.MemoryEntry(text="the backup runs weekly")])
+        assert said in str(raised.value)
+    async with satchel.open_runtime(database, embedder=good) as rt:
+        assert await rt.store.scope_counts() == {}
+        await rt.add_memories("s", [satchel.MemoryEntry(text="the backup runs nightly")])
+        context = await rt.prepare_context(
+            satchel.PrepareContextRequest(scope_id="s", query="when does the backup run")
+        )
+    assert context.status == "ready"
+    assert "nightly" in (context.content or "")
+    assert "weekly" not in (context.content or "")

@@ -88,7 +88,8 @@ def checked_vectors(
 
     Checked at the boundary, before anything is stored or searched: an array (or a
     nested sequence) of real numbers of shape ``(len(texts), dimension)``, finite in
-    float32, each row of unit length or all zeros. Other floats become float32. A
+    float32, each row of unit length or all zeros. Other numbers become float32 only
+    when float32 holds them exactly (a float64 value that round-trips); else refused. A
     wrong output stored once (float64 bytes read back as float32) broke every later
     prepare of its scope.
 
@@ -109,6 +110,11 @@ def checked_vectors(
         vectors = array.astype(np.float32, copy=False)
     if not np.isfinite(vectors).all():
         raise InvalidRequestError(f"{name} returned values that are not finite in float32")
+    if vectors is not array and not np.array_equal(vectors, array):
+        raise InvalidRequestError(
+            f"{name} returned {array.dtype} values that float32 cannot hold exactly;"
+            " return float32 vectors"
+        )
     norms = np.linalg.norm(vectors.astype(np.float64), axis=1)  # no float32 overflow
     if ((np.abs(norms - 1.0) > UNIT_TOLERANCE) & (norms != 0.0)).any():
         raise InvalidRequestError(f"{name} returned rows that are not of unit length")
