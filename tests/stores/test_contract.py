@@ -12,7 +12,7 @@ another scope, so the tests tell records apart by their evidence.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import pytest
@@ -505,6 +505,61 @@ async def test_evidence_never_crosses_scope_or_family(store: Store) -> None:
     )
     strangers = [key for key in in_a if key not in experiences]
     assert await store.evidence("experience", "a", strangers) == {}
+
+
+#: Names that differ from ``"pad"`` (and from each other) only in ways an engine may
+#: ignore: trailing and leading spaces, case, Unicode normalisation form, a NUL.
+LOOK_ALIKES: Final = ("pad", "pad ", "pad  ", " pad", "Pad", "caf\u00e9", "cafe\u0301")
+
+
+async def test_scopes_that_look_alike_are_each_their_own(store: Store) -> None:
+    """Scope names compare as exact strings: each look-alike holds its own records and
+    profile, and erasing one leaves the others whole."""
+    for name in LOOK_ALIKES:
+        await remember(store, name, [f"kestrel note of {name!r}"])
+        await store.set_profile(name, satchel.Profile(f"profile of {name!r}"))
+    counts = await store.scope_counts()
+    assert sorted(counts) == sorted(LOOK_ALIKES)
+    for name in LOOK_ALIKES:
+        pool = await search(store, "kestrel note", scope=name)
+        assert await texts(store, keys_of(pool.lexical_keys), scope=name) == [
+            f"kestrel note of {name!r}"
+        ]
+        profile = await store.get_profile(name)
+        assert profile is not None
+        assert profile.text == f"profile of {name!r}"
+    assert await store.erase_scope("pad ") == 2
+    assert sorted(await store.scope_counts()) == sorted(set(LOOK_ALIKES) - {"pad "})
+    assert await store.get_profile("pad ") is None
+    assert await store.get_profile("pad") is not None
+    assert len(await every_key(store, "pad")) == 1
+
+
+async def test_keys_titles_and_uris_that_look_alike_are_each_their_own(store: Store) -> None:
+    """Idempotency keys, topic titles and resource URIs compare as exact strings: each
+    look-alike (and one ending in a NUL) is a record of its own at its first version."""
+    names = (*LOOK_ALIKES, "pad\x00")
+    refs = await remember(store, "s", [MemoryEntry(text=f"kestrel {n!r}", key=n) for n in names])
+    assert [ref.version for ref in refs] == [1] * len(names)
+    assert len({ref.entry_id for ref in refs}) == len(names)
+    for name, ref in zip(names, refs, strict=True):
+        assert (await store.get_memory(ref)).text == f"kestrel {name!r}"
+    vectors = await EMBEDDER.embed(["x"] * len(names))
+    topics = await store.add_topic_memories(
+        "s", [satchel.TopicMemory(title=n, text=f"note {n!r}") for n in names], vectors
+    )
+    assert [(t.revision, t.id) for t in topics] == [(1, t.id) for t in topics]
+    assert len({t.id for t in topics}) == len(names)
+    resources = await store.add_resources(
+        "s", [satchel.Resource(n, f"body {n!r}", "alpha") for n in names], vectors
+    )
+    assert [(r.id, r.revision) for r in resources] == [(n, 1) for n in names]
+    assert await store.read_resource_bodies("s", ["pad", "Pad"]) == {
+        "pad": "body 'pad'", "Pad": "body 'Pad'",
+    }  # fmt: skip
+    assert await store.erase("memory", "s", refs[1].entry_id) == 1  # "pad "
+    for ref in (refs[0], *refs[2:]):
+        assert (await store.get_memory(ref)).text.startswith("kestrel")
 
 
 # -- the channels -----------------------------------------------------------------------

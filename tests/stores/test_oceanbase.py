@@ -106,18 +106,80 @@ async def test_schema_creation_is_idempotent_and_versioned(
     new_oceanbase: Callable[..., OceanBaseStore], seekdb: str
 ) -> None:
     """Two stores on one database create the schema once; a newer schema is refused."""
+    from satchel.stores.oceanbase import _schema
+
     first, second = new_oceanbase(), new_oceanbase()
     await first.bind_embedder("hashing", 8)
     await second.bind_embedder("hashing", 8)
     database = first._database
     rows = await admin(seekdb, f"SELECT value FROM {database}.satchel_meta WHERE name = 'schema'")
-    assert rows == [("2",)]
+    assert rows == [(str(_schema.SCHEMA_VERSION),)]
     await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '99' WHERE name = 'schema'")
     newer = new_oceanbase()
     with pytest.raises(satchel.StoreError, match="newer than this satchel"):
         await newer.bind_embedder("hashing", 8)
     for store in (first, second, newer):
         await store.aclose()
+
+
+#: The tables with a scope column, once vectors are written.
+SCOPED_TABLES = (
+    "satchel_scopes", "satchel_counts", "satchel_terms", "satchel_mentions",
+    "satchel_profiles", "satchel_records", "satchel_vectors",
+)  # fmt: skip
+UNIT = np.array([[1.0, 0.0, 0.0, 0.0]], dtype=np.float32)
+
+
+async def test_a_schema_2_database_takes_scope_names_as_exact_bytes(
+    new_oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """A database of schema 2 (scope columns of the PAD SPACE collation, where ``'pad '``
+    is ``'pad'``) is migrated on open: its records stay, and ``'pad '`` is a scope of its
+    own from then on, its vectors and profile apart from ``'pad'``'s."""
+    from satchel.stores.oceanbase import _schema
+
+    store = new_oceanbase()
+    await store.bind_embedder("hashing", 4)
+    await store.add_memories("pad", [satchel.MemoryEntry(text="kestrel in pad", key="k")], UNIT)
+    await store.set_profile("pad", satchel.Profile(text="pad's profile"))
+    await store.aclose()
+    database = store._database
+    for table in SCOPED_TABLES:
+        await admin(
+            seekdb,
+            f"ALTER TABLE {database}.{table} MODIFY scope VARCHAR(256) NOT NULL"
+            " COLLATE utf8mb4_bin",
+        )
+    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '2' WHERE name = 'schema'")
+    assert await admin(
+        seekdb, f"SELECT COUNT(*) FROM {database}.satchel_scopes WHERE scope = 'pad '"
+    ) == [(1,)]  # the breach the migration ends
+
+    migrated = new_oceanbase()
+    (alike,) = await migrated.add_memories(
+        "pad ", [satchel.MemoryEntry(text="heron in pad space", key="k")], UNIT
+    )
+    assert (alike.scope_id, alike.version) == ("pad ", 1)
+    assert await migrated.get_profile("pad ") is None
+    profile = await migrated.get_profile("pad")
+    assert profile is not None
+    assert profile.text == "pad's profile"
+    pad = {"memory": 1, "profile": 1}
+    assert await migrated.scope_counts() == {"pad": pad, "pad ": {"memory": 1}}
+    pool = await migrated.retrieve("memory", "pad", PoolRequest(analyse_query(""), UNIT[0], 8))
+    assert len(pool.vector_keys) == 1
+    assert await migrated.erase_scope("pad ") == 1
+    assert await migrated.scope_counts() == {"pad": pad}
+    await migrated.aclose()
+    found = await admin(
+        seekdb,
+        "SELECT table_name, data_type FROM information_schema.columns"
+        " WHERE table_schema = %s AND column_name = 'scope'",
+        (database,),
+    )
+    assert sorted(found) == sorted((table, "varbinary") for table in SCOPED_TABLES)
+    rows = await admin(seekdb, f"SELECT value FROM {database}.satchel_meta WHERE name = 'schema'")
+    assert rows == [(str(_schema.SCHEMA_VERSION),)]
 
 
 async def test_a_database_the_suite_reuses_holds_nothing_of_the_test_before(

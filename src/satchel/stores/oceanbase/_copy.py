@@ -27,6 +27,7 @@ from ...vocabulary._families import FAMILY_RULES
 from .._copy_protocol import StoredVersion, VectorOrigin
 from .._rules import decode_tags, encode_tags
 from . import _rows as rows
+from . import _schema as sql
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -49,7 +50,7 @@ async def copy_scopes(cur: Any) -> list[str]:
     await cur.execute(
         "SELECT scope FROM satchel_records UNION SELECT scope FROM satchel_profiles ORDER BY 1"
     )
-    return [str(scope) for (scope,) in await cur.fetchall()]
+    return [sql.name(scope) for (scope,) in await cur.fetchall()]
 
 
 async def count_versions(cur: Any, scope_id: str) -> dict[Family, int]:
@@ -134,7 +135,7 @@ async def held_versions(
     held: dict[tuple[str, int], bool] = {}
     for start in range(0, len(record_ids), IDS_PER_STATEMENT):
         some = record_ids[start : start + IDS_PER_STATEMENT]
-        marks = ",".join(["%s"] * len(some))
+        marks = ",".join([sql.EXACT] * len(some))
         await cur.execute(
             "SELECT rid, revision, live FROM satchel_records WHERE scope = %s AND family = %s"
             f" AND rid IN ({marks})",
@@ -181,8 +182,8 @@ async def retire_versions(cur: Any, write: rows.Write, versions: Sequence[tuple[
     retired = 0
     for rid, revision in versions:
         await cur.execute(
-            "SELECT k FROM satchel_records WHERE scope = %s AND family = %s AND rid = %s"
-            " AND revision = %s AND live = 1",
+            "SELECT k FROM satchel_records WHERE scope = %s AND family = %s"
+            " AND rid = CAST(%s AS BINARY) AND revision = %s AND live = 1",
             (write.scope_id, write.record_family, rid, revision),
         )
         found = await cur.fetchone()

@@ -43,7 +43,7 @@ async def holds(cur: Any, scope_id: str, family: Family | None, record_id: str |
     elif record_id is None:
         asked = [(profile, ())]
     else:
-        record = " AND family = %s AND rid = %s LIMIT 1"
+        record = " AND family = %s AND rid = CAST(%s AS BINARY) LIMIT 1"
         asked = [(f"SELECT 1 FROM satchel_records WHERE scope = %s{record}", (family, record_id))]
     for statement, more in asked:
         await cur.execute(statement, (scope_id, *more))
@@ -60,7 +60,7 @@ async def erase_record(cur: Any, write: Write, record_id: str | None) -> int:
         return int(cur.rowcount)
     await cur.execute(
         "SELECT k, live, terms, thread FROM satchel_records"
-        " WHERE scope = %s AND family = %s AND rid = %s",
+        " WHERE scope = %s AND family = %s AND rid = CAST(%s AS BINARY)",
         (write.scope_id, write.family, record_id),
     )
     found = await cur.fetchall()

@@ -287,7 +287,7 @@ async def keyed(cur: Any, write: Write, record: Keepable) -> WriteDecision[int]:
     await write.flush(cur)
     await cur.execute(
         "SELECT k, rid, revision, content_hash, live FROM satchel_records WHERE scope = %s"
-        " AND family = %s AND caller_key = %s ORDER BY k DESC LIMIT 1",
+        " AND family = %s AND caller_key = CAST(%s AS BINARY) ORDER BY k DESC LIMIT 1",
         (write.scope_id, write.record_family, record.key),
     )
     found = await cur.fetchone()
@@ -297,7 +297,7 @@ async def keyed(cur: Any, write: Write, record: Keepable) -> WriteDecision[int]:
     if not live:
         await cur.execute(
             "SELECT MAX(revision) FROM satchel_records"
-            " WHERE scope = %s AND family = %s AND rid = %s",
+            " WHERE scope = %s AND family = %s AND rid = CAST(%s AS BINARY)",
             (write.scope_id, write.record_family, rid),
         )
         (latest,) = await cur.fetchone()
@@ -313,7 +313,7 @@ async def named(cur: Any, write: Write, column: str, value: str) -> Live[int] | 
     await write.flush(cur)
     await cur.execute(
         f"SELECT k, rid, revision FROM satchel_records WHERE scope = %s AND family = %s"
-        f" AND {column} = %s AND live = 1",
+        f" AND {column} = CAST(%s AS BINARY) AND live = 1",
         (write.scope_id, write.record_family, value),
     )
     found = await cur.fetchone()
@@ -333,7 +333,7 @@ async def by_name(cur: Any, write: Write, record: Keepable) -> WriteDecision[int
     if holder is None:  # a URI back after it left: its next revision
         await cur.execute(
             "SELECT MAX(revision) FROM satchel_records"
-            " WHERE scope = %s AND family = %s AND rid = %s",
+            " WHERE scope = %s AND family = %s AND rid = CAST(%s AS BINARY)",
             (write.scope_id, write.record_family, uri),
         )
         (latest,) = await cur.fetchone()
@@ -351,7 +351,7 @@ async def live_memory(
 ) -> tuple[Any, int, str | None]:
     await cur.execute(
         "SELECT k, revision, live, caller_key FROM satchel_records WHERE scope = %s"
-        " AND family = 'memory' AND rid = %s ORDER BY revision DESC",
+        " AND family = 'memory' AND rid = CAST(%s AS BINARY) ORDER BY revision DESC",
         (ref.scope_id, ref.entry_id),
     )
     versions = await cur.fetchall()

@@ -1,11 +1,13 @@
 """The OceanBase store's tables, their versioned migrations and its SQL text.
 
 Every table and every index is led by the scope, so every query reads one scope's rows.
-Text columns compare as bytes (``utf8mb4_bin``): scopes, ids and keys are case-sensitive,
-as in the embedded store. Creation is idempotent (``IF NOT EXISTS``), so processes
-opening one database at once agree; the schema version lives in ``satchel_meta``. A
-table that exists is not asked for again: an open of a made database runs no DDL (which
-waits on every table lock the engine holds).
+Names compare as exact bytes, as in the embedded store: a scope column is ``VARBINARY``
+(the engine's ``utf8mb4_bin`` is a PAD SPACE collation, under which ``'pad '`` equals
+``'pad'``), and a key, id, title or thread is compared with :data:`EXACT`. Creation is
+idempotent (``IF NOT EXISTS``), so processes opening one database at once agree; the
+schema version lives in ``satchel_meta``. A table that exists is not asked for again:
+an open of a made database runs no DDL (which waits on every table lock the engine
+holds).
 """
 
 from __future__ import annotations
@@ -13,11 +15,16 @@ from __future__ import annotations
 from typing import Final
 
 #: The version :data:`MIGRATIONS` brings a database to.
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 #: Longest resource URI the ``rid`` column holds (bytes of an index key are bounded).
 MAX_RID_CHARS: Final = 2048
 
 BIN: Final = "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin"
+#: A scope column: its name's UTF-8 bytes (at most 256 characters of four bytes).
+SCOPE: Final = "VARBINARY(1024)"
+#: A name parameter compared byte for byte with a text column (``col = EXACT``): still a
+#: range of the column's index, without the trailing spaces PAD SPACE ignores.
+EXACT: Final = "CAST(%s AS BINARY)"
 
 BASE_TABLES: Final = (
     f"""CREATE TABLE IF NOT EXISTS satchel_meta (
@@ -49,12 +56,12 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     1: (
         # The write version every process shares, and the next record key to hand out.
         f"""CREATE TABLE IF NOT EXISTS satchel_scopes (
-            scope VARCHAR(256) NOT NULL PRIMARY KEY,
+            scope {SCOPE} NOT NULL PRIMARY KEY,
             version BIGINT NOT NULL,
             next_key BIGINT NOT NULL) {BIN}""",
         # Searchable records per family, and whether any of them has a thread.
         f"""CREATE TABLE IF NOT EXISTS satchel_counts (
-            scope VARCHAR(256) NOT NULL,
+            scope {SCOPE} NOT NULL,
             family VARCHAR(16) NOT NULL,
             live_rows BIGINT NOT NULL,
             threaded BIGINT NOT NULL,
@@ -62,14 +69,14 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
             PRIMARY KEY (scope, family)) {BIN}""",
         # Per-scope document frequencies of analysed terms (searchable records only).
         f"""CREATE TABLE IF NOT EXISTS satchel_terms (
-            scope VARCHAR(256) NOT NULL,
+            scope {SCOPE} NOT NULL,
             family VARCHAR(16) NOT NULL,
             term VARCHAR(255) NOT NULL,
             df BIGINT NOT NULL,
             PRIMARY KEY (scope, family, term)) {BIN}""",
         # The days a dated memory's own text names, for the time channel.
         f"""CREATE TABLE IF NOT EXISTS satchel_mentions (
-            scope VARCHAR(256) NOT NULL,
+            scope {SCOPE} NOT NULL,
             family VARCHAR(16) NOT NULL,
             k BIGINT NOT NULL,
             low DOUBLE NOT NULL,
@@ -77,12 +84,12 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
             PRIMARY KEY (scope, family, k, low),
             KEY by_day (scope, family, low)) {BIN}""",
         f"""CREATE TABLE IF NOT EXISTS satchel_profiles (
-            scope VARCHAR(256) NOT NULL PRIMARY KEY,
+            scope {SCOPE} NOT NULL PRIMARY KEY,
             text LONGTEXT NOT NULL) {BIN}""",
         # Every record version. ``terms`` holds satchel's analysed terms for the FULLTEXT
         # index (see ``indexed_terms``).
         f"""CREATE TABLE IF NOT EXISTS satchel_records (
-            scope VARCHAR(256) NOT NULL,
+            scope {SCOPE} NOT NULL,
             family VARCHAR(16) NOT NULL,
             k BIGINT NOT NULL,
             rid VARCHAR({MAX_RID_CHARS}) NOT NULL,
@@ -111,7 +118,31 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     # Text analysed with the lemmatiser ("bought" meets "buy"): no new table, the
     # derived data is re-derived (see ``REANALYSED``).
     2: (),
+    # Scope names as exact bytes (a no-op on a database migration 1 made so).
+    3: tuple(
+        f"ALTER TABLE {table} MODIFY scope {SCOPE} NOT NULL"
+        for table in (
+            "satchel_scopes",
+            "satchel_counts",
+            "satchel_terms",
+            "satchel_mentions",
+            "satchel_profiles",
+            "satchel_records",
+        )
+    ),
 }
+
+#: Statements of a version's step that run only on a table that exists (the vectors
+#: table is made with the first vectors).
+MIGRATIONS_IF_MADE: Final[dict[int, dict[str, str]]] = {
+    3: {"satchel_vectors": f"ALTER TABLE satchel_vectors MODIFY scope {SCOPE} NOT NULL"},
+}
+
+
+def name(value: bytes | str) -> str:
+    """A scope name as a ``VARBINARY`` column gives it back."""
+    return value.decode() if isinstance(value, bytes) else value
+
 
 #: Versions whose step also re-derives, in Python, everything kept from record text
 #: (``_oceanbase_rows.reanalyse``), after its statements: the migration of a change to
@@ -121,7 +152,7 @@ REANALYSED: Final = frozenset({2})
 #: The searchable versions' vectors (a version leaving search leaves this table), made
 #: once the first vector fixes the dimension.
 VECTORS_TABLE: Final = f"""CREATE TABLE IF NOT EXISTS satchel_vectors (
-    scope VARCHAR(256) NOT NULL,
+    scope {SCOPE} NOT NULL,
     family VARCHAR(16) NOT NULL,
     k BIGINT NOT NULL,
     embedding VECTOR({{dimension}}) NOT NULL,
@@ -206,12 +237,14 @@ MENTIONING: Final = (
     " AND m.high - m.low <= %s AND r.live = 1"
 )
 BEFORE: Final = (
-    "SELECT k FROM satchel_records WHERE scope = %s AND family = %s AND thread = %s AND live = 1"
+    "SELECT k FROM satchel_records WHERE scope = %s AND family = %s"
+    " AND thread = CAST(%s AS BINARY) AND live = 1"
     " AND (created_ts < %s OR (created_ts = %s AND k < %s))"
     " ORDER BY created_ts DESC, k DESC LIMIT 1"
 )
 AFTER: Final = (
-    "SELECT k FROM satchel_records WHERE scope = %s AND family = %s AND thread = %s AND live = 1"
+    "SELECT k FROM satchel_records WHERE scope = %s AND family = %s"
+    " AND thread = CAST(%s AS BINARY) AND live = 1"
     " AND (created_ts > %s OR (created_ts = %s AND k > %s))"
     " ORDER BY created_ts ASC, k ASC LIMIT 1"
 )

@@ -304,7 +304,8 @@ class OceanBaseStore:
             """The version's columns; else whether its entry was erased."""
             await cur.execute(
                 "SELECT text, kind, tags, created_at, thread, caller_key FROM satchel_records"
-                " WHERE scope = %s AND family = 'memory' AND rid = %s AND revision = %s",
+                " WHERE scope = %s AND family = 'memory' AND rid = CAST(%s AS BINARY)"
+                " AND revision = %s",
                 (ref.scope_id, ref.entry_id, ref.version),
             )
             found: tuple[Any, ...] | None = await cur.fetchone()
@@ -338,7 +339,7 @@ class OceanBaseStore:
             return {}
 
         async def work(cur: Any) -> dict[str, str]:
-            marks = ",".join(["%s"] * len(uris))
+            marks = ",".join([sql.EXACT] * len(uris))
             await cur.execute(
                 "SELECT rid, body FROM satchel_records WHERE scope = %s AND family = 'resource'"
                 f" AND live = 1 AND rid IN ({marks})",
@@ -356,7 +357,7 @@ class OceanBaseStore:
             await cur.execute(sql.SCOPE_COUNTS)
             counts: dict[str, dict[Family, int]] = {}
             for scope, family, count in await cur.fetchall():
-                counts.setdefault(str(scope), {})[family] = int(count)
+                counts.setdefault(sql.name(scope), {})[family] = int(count)
             return counts
 
         return await self._call("scope_counts", work)
@@ -653,7 +654,7 @@ class OceanBaseStore:
         for statement in sql.BASE_TABLES:
             if sql.created_table(statement) not in existing:
                 await cur.execute(statement)
-        await self._migrate(cur)
+        await self._migrate(cur, existing)
         for table in sql.TABLES:
             await cur.execute(sql.KNOWN.format(table=table))
         await cur.execute("SELECT value FROM satchel_meta WHERE name = 'dimension'")
@@ -661,7 +662,7 @@ class OceanBaseStore:
         if found is not None:
             self._dimension = int(found[0])
 
-    async def _migrate(self, cur: Any) -> None:
+    async def _migrate(self, cur: Any, existing: set[str]) -> None:
         await cur.execute("SELECT value FROM satchel_meta WHERE name = 'schema'")
         found = await cur.fetchone()
         current = 0 if found is None else int(found[0])
@@ -673,6 +674,9 @@ class OceanBaseStore:
         for version in range(current + 1, sql.SCHEMA_VERSION + 1):
             for statement in sql.MIGRATIONS[version]:
                 await cur.execute(statement)
+            for table, statement in sql.MIGRATIONS_IF_MADE.get(version, {}).items():
+                if table in existing:
+                    await cur.execute(statement)
             if version in sql.REANALYSED:  # records the version in its own transaction
                 await cur.execute(MIGRATION_TRX)
                 await rows.reanalyse(cur, version)
