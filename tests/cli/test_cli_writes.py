@@ -56,6 +56,33 @@ def test_ingesting_again_reports_what_it_wrote(tmp_path: Path) -> None:
     assert lines[0]["key"] == [*mapped[0]["key"][:3], 2]  # type: ignore[index]
 
 
+@pytest.mark.slow
+def test_an_older_workload_ingested_after_a_forget_serves_nothing_forgotten(
+    tmp_path: Path,
+) -> None:
+    """Ingest, ingest a newer text of m1, forget m1: ingesting the older file (or the
+    newer) again writes nothing for m1, and no pack serves either text."""
+    older = write_workload(tmp_path / "w", ENTRIES)
+    newer = write_workload(tmp_path / "w2", [{**ENTRIES[0], "text": "Kestrel CI is gone."}])
+    db = tmp_path / "team.db"
+    for workload in (older, newer):
+        done = satchel("ingest", str(workload), "--db", str(db), *HASHING)
+        assert done.returncode == 0, done.stderr
+    _, scope, entry_id, version = id_map(db)[0]["key"]  # type: ignore[misc]
+    cited = ("--db", str(db), "--scope", scope, "--id", entry_id, "--version", str(version))
+    forgot = satchel("forget", *cited)
+    assert forgot.returncode == 0, forgot.stderr
+    for workload in (older, newer):
+        again = satchel("ingest", str(workload), "--db", str(db), *HASHING)
+        assert again.returncode == 0, again.stderr
+        assert ": 0 new, 0 new versions," in again.stdout
+    query = "Kestrel CI deploy pipeline, Alice in Lisbon"
+    pack = satchel("prepare", "--db", str(db), "--scope", S, query, *HASHING)
+    assert pack.returncode == 0, pack.stderr
+    assert "Alice moved to Lisbon" in pack.stdout
+    assert "Kestrel" not in pack.stdout.replace(query, "")
+
+
 def test_ingest_takes_the_entries_file_itself(tmp_path: Path) -> None:
     """WORKLOAD may be the entries.jsonl file as well as its folder."""
     workload = write_workload(tmp_path / "w", ENTRIES)

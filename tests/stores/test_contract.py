@@ -11,9 +11,10 @@ another scope, so the tests tell records apart by their evidence.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Final
 
+import attrs
 import numpy as np
 import pytest
 
@@ -302,6 +303,32 @@ async def test_new_content_under_a_forgotten_key_is_its_next_live_version(store:
     (again,) = await remember(store, "s", [MemoryEntry(text="kestrel moved to Porto", key="k")])
     assert again == second
     assert (await store.get_memory(first)).text == "kestrel moved to Lisbon"
+
+
+async def test_every_version_a_forgotten_key_wrote_stays_forgotten(store: Store) -> None:
+    """Forget is forever for all the key ever held: replaying an older version's content
+    (its time with another UTC offset too) writes nothing and serves nothing, returning
+    that version's reference; only content never written under the key is live again."""
+    tuesday = MemoryEntry(text="kestrel deploy window is Tuesday", key="k", created_at=MAY_8)
+    (first,) = await remember(store, "s", [tuesday])
+    thursday = MemoryEntry(text="kestrel deploy window is Thursday", key="k")
+    (second,) = await remember(store, "s", [thursday])
+    await remember(store, "s", [MemoryEntry(text="heron window", key="h")])
+    await store.forget_memory(second)
+    version = store.scope_version("s")
+    eastern = MAY_8.astimezone(timezone(timedelta(hours=-4)))
+    for replay in (tuesday, thursday, attrs.evolve(tuesday, created_at=eastern)):
+        (again,) = await remember(store, "s", [replay])
+        assert again == (first if replay.text == tuesday.text else second)
+    assert store.scope_version("s") != version  # writes, each of which changed nothing
+    assert await texts(store, every_key_of(await search(store, "window"))) == ["heron window"]
+    for ref in (first, second):
+        assert (await store.get_memory(ref)).text == (tuesday if ref is first else thursday).text
+    (third,) = await remember(store, "s", [attrs.evolve(tuesday, text="kestrel window is Friday")])
+    assert (third.entry_id, third.version) == (first.entry_id, 3)
+    assert sorted(map(str, await texts(store, every_key_of(await search(store, "window"))))) == [
+        "heron window", "kestrel window is Friday",
+    ]  # fmt: skip
 
 
 async def test_a_batch_of_unchanged_and_new_records_searches_each_by_its_vector(

@@ -348,6 +348,49 @@ async def test_a_rerun_takes_out_of_search_what_the_source_forgot_since(
         await target.aclose()
 
 
+@pytest.mark.parametrize("kind", list(TARGETS))
+async def test_an_erase_is_copied_and_never_undone_by_a_copy_back(
+    tmp_path: Path, request: pytest.FixtureRequest, kind: str
+) -> None:
+    """Copy A into B, erase an entry in A, copy again: B erases it too (its tombstone
+    came along). A copy of B made before the erase, copied back into A, brings nothing
+    of it back: A keeps its tombstone, so that entry's versions are never written."""
+    written = await filled_sqlite(tmp_path / "a.db")
+    source = await SqliteStore.open(str(tmp_path / "a.db"))
+    target = await TARGETS[kind](request, tmp_path)
+    backup = MemoryStore()
+    gone = written.memories[0]
+    try:
+        await copy_store(source, target)
+        await copy_store(source, backup)
+        assert (await target.get_memory(gone)).text == (await source.get_memory(gone)).text
+        assert await source.erase("memory", gone.scope_id, gone.entry_id) == 1
+        report = await copy_store(source, target)
+        assert (report.tombstones, report.written) == (1, 0)
+        with pytest.raises(satchel.NotFoundError, match="erased"):
+            await target.get_memory(gone)
+        assert await target.held_versions(DEMO, "memory", [gone.entry_id]) == {}
+        assert _texts(await contents(target)) == _texts(await contents(source))
+
+        back = await copy_store(backup, source)
+        assert back.written == 0
+        assert back.skipped["memory"] == await _held_memories(backup)  # held, or erased here
+        with pytest.raises(satchel.NotFoundError, match="erased"):
+            await source.get_memory(gone)
+        assert await source.held_versions(DEMO, "memory", [gone.entry_id]) == {}
+        assert gone not in memory_refs(citations(await packs_of(source)))
+    finally:
+        await source.aclose()
+        await target.aclose()
+        await backup.aclose()
+
+
+async def _held_memories(store: Any) -> int:
+    """Every memory version the store holds."""
+    counts = [await store.count_versions(scope) for scope in await store.copy_scopes()]
+    return sum(count.get("memory", 0) for count in counts)
+
+
 async def test_vectors_are_embedded_again_when_the_embedders_differ(tmp_path: Path) -> None:
     """Into a store whose vectors another embedder built, a copy needs that embedder
     and embeds every searchable version with it; citations still resolve."""

@@ -8,9 +8,10 @@ import signal
 import subprocess
 import sys
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 import pytest
 
@@ -180,6 +181,34 @@ async def test_a_schema_2_database_takes_scope_names_as_exact_bytes(
     assert sorted(found) == sorted((table, "varbinary") for table in SCOPED_TABLES)
     rows = await admin(seekdb, f"SELECT value FROM {database}.satchel_meta WHERE name = 'schema'")
     assert rows == [(str(_schema.SCHEMA_VERSION),)]
+
+
+async def test_a_schema_3_database_hashes_memory_times_as_instants(
+    new_oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """Schema 3 hashed a memory's time as written; the step to 4 hashes it as its
+    instant, so a forgotten entry replayed with its time in another UTC offset stays
+    forgotten on a migrated database too."""
+    from satchel.stores._rules import content_identity
+
+    said = datetime(2023, 5, 8, 15, tzinfo=timezone(timedelta(hours=2)))
+    entry = satchel.MemoryEntry(text="kestrel window", key="k", created_at=said)
+    store = new_oceanbase()
+    (ref,) = await store.add_memories("s", [entry], UNIT)
+    await store.forget_memory(ref)
+    await store.aclose()
+    database = store._database
+    as_written = content_identity(("kestrel window", "fact", (), said.isoformat(), None))
+    await admin(seekdb, f"UPDATE {database}.satchel_records SET content_hash = %s", (as_written,))
+    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '3' WHERE name = 'schema'")
+
+    migrated = new_oceanbase()
+    in_utc = attrs.evolve(entry, created_at=said.astimezone(UTC))
+    assert await migrated.add_memories("s", [in_utc], UNIT) == [ref]
+    await migrated.aclose()
+    hashes = await admin(seekdb, f"SELECT content_hash FROM {database}.satchel_records")
+    assert hashes != [(as_written,)]
+    assert len(hashes) == 1
 
 
 async def test_a_database_the_suite_reuses_holds_nothing_of_the_test_before(

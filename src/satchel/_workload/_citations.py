@@ -75,12 +75,14 @@ class IdMap:
 
     def record(self, ids: Mapping[str, CitationKey]) -> list[Change]:
         """Map ``ids`` (just written), appending a line for each new or changed one;
-        what each write was, in order."""
+        what each write was, in order. A version of the known record no newer than
+        the known one was not written (the store returned it: the content of a
+        forgotten record's earlier version, which stays forgotten)."""
         changes: list[Change] = []
         appended: dict[str, CitationKey] = {}
         for workload_id, key in ids.items():
             known = self.keys.get(workload_id)
-            if known == key:
+            if known is not None and _not_after(key, known):
                 changes.append("unchanged")
                 continue
             changes.append("new" if known is None else "new version")
@@ -128,3 +130,13 @@ def _record(line: str) -> tuple[str, CitationKey] | None:
     if not isinstance(workload_id, str) or not isinstance(key, list):
         return None
     return workload_id, tuple(key)
+
+
+def _not_after(key: CitationKey, known: CitationKey) -> bool:
+    """Whether ``key`` cites ``known``'s record at ``known``'s version or an earlier one."""
+    if key == known:
+        return True
+    version, latest = key[-1], known[-1]
+    if not (isinstance(version, int) and isinstance(latest, int)):
+        return False
+    return key[:-1] == known[:-1] and version <= latest

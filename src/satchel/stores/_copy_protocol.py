@@ -235,7 +235,9 @@ class CopyTarget(Protocol):
 
         A version the scope holds already (the same record id and version) is skipped,
         checked inside the write: a page written again after an interruption (whose
-        first write may have committed after its caller gave up) is written once.
+        first write may have committed after its caller gave up) is written once. So is
+        every version of a memory entry whose tombstone the store keeps: an entry
+        erased here never comes back by a copy.
 
         Returns:
             How many versions it wrote.
@@ -255,7 +257,9 @@ class CopyTarget(Protocol):
 
     async def keep_tombstones(self, tombstones: Sequence[str]) -> int:
         """Keep these tombstones of erased memory entries, so ``get_memory`` of such an
-        entry says it was erased; returns how many were new."""
+        entry says it was erased, and erase every entry the store holds that a tombstone
+        it keeps names (an erase copied: the entry leaves here as it left the source);
+        returns how many tombstones were new."""
         ...
 
     async def vectors_built_by(self) -> VectorOrigin:

@@ -3,9 +3,10 @@
 - **Idempotency.** A store looks up the latest version its caller's key names, live or
   forgotten (a :class:`Live`), and :func:`decide` says what the write is: ``unchanged``
   (nothing to write, the existing reference returned, even a forgotten one: forget is
-  forever), ``new-version`` (retire that version if it is live, write the next) or
-  ``new``. Content is compared by :func:`content_identity`, one hash of the
-  record's content (:func:`identity_of`), whatever the store keeps of it.
+  forever, for the content of every version the forgotten record ever had),
+  ``new-version`` (retire that version if it is live, write the next) or ``new``.
+  Content is compared by :func:`content_identity`, one hash of the record's content
+  (:func:`identity_of`; a time as its instant), whatever the store keeps of it.
 - **Names.** Without a key's version, a topic memory's title names the record
   (:func:`by_title`) and a resource's URI always does (:func:`by_uri`): a live holder of
   the name is replaced by its next version (:func:`needs_name`, :func:`name_of`).
@@ -17,8 +18,9 @@
   decoding of a stored memory version (:func:`memory_record`) and the messages stores
   raise with.
 - **Erasure.** What a store keeps of an erased memory entry (:func:`tombstone`: a hash,
-  no content) so that :func:`erased` can say so, and how many records an erased scope
-  held (:func:`records_in`).
+  no content) so that :func:`erased` can say so, and that a copy never writes back
+  (:func:`tombstones_of`), and how many records an erased scope held
+  (:func:`records_in`).
 
 It is pure: it never does I/O, awaits, reads a clock or keeps state, and knows nothing of
 a store's tables; each store finds what the rules ask for and writes what they decide.
@@ -29,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Generic, Literal, TypeAlias, TypeVar
 
 import attrs
@@ -48,7 +50,7 @@ from ..vocabulary._records import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     import numpy as np
     import numpy.typing as npt
@@ -81,6 +83,8 @@ class Live(Generic[H]):
     version: int  # its version (memory) or revision (the other families)
     identity: str | None = None  # its content identity; None when not looked up by key
     live: bool = True  # False: its record was forgotten (it left search with no successor)
+    #: A forgotten record's every version: content identity -> the version that held it.
+    earlier: Mapping[str, int] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -102,14 +106,17 @@ class WriteDecision(Generic[H]):
 def decide(found: Live[H] | None, identity: str) -> WriteDecision[H]:
     """What a caller's key makes of a write, given the latest version that holds the
     key (live, or its forgotten record's last one): ``new`` (a fresh id, version 1) when
-    none does; ``unchanged`` when it holds exactly this content, live or forgotten
-    (forget is forever: the forgotten reference, nothing written, nothing served); else
-    ``new-version``, the record's next version, live, replacing the found one if it is
-    live (a forgotten one has left search already)."""
+    none does; ``unchanged`` when it holds exactly this content, live or forgotten, or
+    is forgotten and any earlier version of it held this content (forget is forever:
+    that version's reference, nothing written, nothing served); else ``new-version``,
+    the record's next version, live, replacing the found one if it is live (a forgotten
+    one has left search already)."""
     if found is None:
         return WriteDecision("new", new_record_id(), 1)
     if found.identity == identity:
         return WriteDecision("unchanged", found.record_id, found.version)
+    if not found.live and identity in found.earlier:
+        return WriteDecision("unchanged", found.record_id, found.earlier[identity])
     retire = found.handle if found.live else None
     return WriteDecision("new-version", found.record_id, found.version + 1, retire)
 
@@ -180,8 +187,19 @@ def content_of(record: Keepable) -> Content:
 def memory_content(
     text: str, kind: str, tags: Sequence[str], said: str | None, thread: str | None
 ) -> Content:
-    """A memory entry's content from its parts (``said``: its time in ISO format)."""
-    return (text, kind, tuple(tags), said, thread)
+    """A memory entry's content from its parts (``said``: its time in ISO format, as
+    written; compared as its instant, so one moment written with two UTC offsets is one
+    content)."""
+    return (text, kind, tuple(tags), instant(said), thread)
+
+
+def instant(said: str | None) -> str | None:
+    """A time in ISO format as its instant: in UTC when it has an offset (a naive time
+    is kept as written)."""
+    if said is None:
+        return None
+    at = datetime.fromisoformat(said)
+    return said if at.tzinfo is None else at.astimezone(UTC).isoformat()
 
 
 def content_identity(content: Content) -> str:
@@ -367,6 +385,14 @@ def tombstone(scope_id: str, entry_id: str) -> str:
     entry's random id already."""
     named = f"{scope_id}\x00{entry_id}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(named).hexdigest()
+
+
+def tombstones_of(scope_id: str, family: Family, record_ids: Iterable[str]) -> dict[str, str]:
+    """The tombstone each of these records would leave, to its record id: a memory
+    entry's (:func:`tombstone`); none for a record of another family."""
+    if family != "memory":
+        return {}
+    return {tombstone(scope_id, record_id): record_id for record_id in record_ids}
 
 
 def records_in(records: Iterable[tuple[str, str]], profile: bool) -> int:

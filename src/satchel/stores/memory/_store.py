@@ -325,7 +325,11 @@ class MemoryStore:
             self._built_by = self._built_by or fingerprint
             self._take_vectors(vectors, len(vectors))
         scope = self._scopes.setdefault(scope_id, Scope())
-        new = [v for v in versions if not copying.holds(scope, v)]
+        new = [
+            v
+            for v in versions
+            if not copying.holds(scope, v) and not self._erased(scope_id, family, v.record_id)
+        ]
         for version in new:
             stored = copying.stored_of(scope_id, version, next(self._keys))
             scope.keep(stored)
@@ -355,7 +359,15 @@ class MemoryStore:
         await self._enter()
         new = set(tombstones) - self._tombstones
         self._tombstones |= new
+        for scope_id, scope in list(self._scopes.items()):  # what they name is erased here
+            for family, record_id in list(scope.history):
+                if self._erased(scope_id, family, record_id):
+                    await self.erase("memory", scope_id, record_id)
         return len(new)
+
+    def _erased(self, scope_id: str, family: Family, record_id: str) -> bool:
+        """Whether the store keeps the tombstone of this memory entry."""
+        return family == "memory" and _rules.tombstone(scope_id, record_id) in self._tombstones
 
     # -- search -----------------------------------------------------------------------
 

@@ -82,7 +82,8 @@ class Scope:
     def keyed(self, family: Family, record: Keepable) -> WriteDecision[Stored]:
         """What the record's idempotency key makes of its write (``_rules.decide``),
         given the latest version that holds the key: a searchable one, or a forgotten
-        record's last one (a version a newer one of its record replaced counts as none)."""
+        record's last one with every version the key wrote (a version a newer one of its
+        record replaced counts as none)."""
         if record.key is None:
             return decide(None, "")
         latest = self.keys.get((family, record.key))
@@ -90,7 +91,12 @@ class Scope:
         if latest is not None and latest.key in self.searchable(family):
             found = latest.live()
         elif latest is not None and self.history[(family, latest.record_id)][-1] is latest:
-            found = attrs.evolve(latest.live(), live=False)  # its record was forgotten
+            earlier = {  # its record was forgotten: what the key ever wrote stays so
+                stored.identity: stored.version
+                for stored in self.history[(family, latest.record_id)]
+                if stored.caller_key == record.key and stored.identity is not None
+            }
+            found = attrs.evolve(latest.live(), live=False, earlier=earlier)
         return decide(found, identity_of(record))
 
     def titled(self, title: str) -> Live[Stored] | None:

@@ -24,6 +24,7 @@ import numpy as np
 
 from ...vocabulary._analysis import index_text
 from ...vocabulary._families import FAMILY_RULES
+from .. import _rules
 from .._copy_protocol import StoredVersion, VectorOrigin
 from .._rules import decode_tags, encode_tags
 from . import _rows as rows
@@ -150,12 +151,16 @@ async def write_versions(
     cur: Any, write: rows.Write, versions: Sequence[StoredVersion], fingerprint: str | None
 ) -> int:
     """Queue ``versions`` in order under the write's keys (sent with the write), but
-    those the scope holds already: under the scope's lock, so an earlier write of the
-    same page that committed late (its caller cancelled) is never written twice.
-    Returns how many it queued."""
+    those the scope holds already (under the scope's lock, so an earlier write of the
+    same page that committed late, its caller cancelled, is never written twice) and
+    those of an entry the store keeps the tombstone of (an erase here is never undone
+    by a copy). Returns how many it queued."""
     ids = sorted({version.record_id for version in versions})
     held = await held_versions(cur, write.scope_id, write.record_family, ids)
-    versions = [v for v in versions if (v.record_id, v.version) not in held]
+    erased = await erased_records(cur, write.scope_id, write.record_family, ids)
+    versions = [
+        v for v in versions if (v.record_id, v.version) not in held and v.record_id not in erased
+    ]
     for version in versions:
         at = version.created_at
         key = await rows.insert(
@@ -198,9 +203,9 @@ async def read_tombstones(cur: Any) -> list[str]:
     return [str(tombstone) for (tombstone,) in await cur.fetchall()]
 
 
-async def keep_tombstones(cur: Any, tombstones: Sequence[str]) -> int:
-    """Keep the tombstones the table lacks; how many."""
-    new = 0
+async def _kept(cur: Any, tombstones: Sequence[str]) -> set[str]:
+    """Those of the tombstones the store keeps."""
+    kept: set[str] = set()
     given = sorted(set(tombstones))
     for start in range(0, len(given), TOMBSTONE_BATCH):
         batch = given[start : start + TOMBSTONE_BATCH]
@@ -208,14 +213,37 @@ async def keep_tombstones(cur: Any, tombstones: Sequence[str]) -> int:
         await cur.execute(
             f"SELECT tombstone FROM satchel_erased WHERE tombstone IN ({marks})", batch
         )
-        held = {str(tombstone) for (tombstone,) in await cur.fetchall()}
-        missing = [(tombstone,) for tombstone in batch if tombstone not in held]
-        if missing:
-            await cur.executemany(
-                "INSERT IGNORE INTO satchel_erased (tombstone) VALUES (%s)", missing
-            )
-            new += len(missing)
-    return new
+        kept.update(str(tombstone) for (tombstone,) in await cur.fetchall())
+    return kept
+
+
+async def erased_records(
+    cur: Any, scope_id: str, family: Family, record_ids: Sequence[str]
+) -> set[str]:
+    """Those of the records whose tombstone the store keeps."""
+    named = _rules.tombstones_of(scope_id, family, record_ids)
+    return {named[tombstone] for tombstone in await _kept(cur, list(named))}
+
+
+async def tombstoned_entries(cur: Any) -> list[tuple[str, str]]:
+    """Every memory entry ``(scope, entry id)`` the store holds and keeps the tombstone
+    of: what a copy of an erase brought, to erase here too."""
+    await cur.execute("SELECT DISTINCT scope, rid FROM satchel_records WHERE family = 'memory'")
+    entries = [(sql.name(scope), str(rid)) for scope, rid in await cur.fetchall()]
+    named = {_rules.tombstone(scope, rid): (scope, rid) for scope, rid in entries}
+    return sorted(named[tombstone] for tombstone in await _kept(cur, list(named)))
+
+
+async def keep_tombstones(cur: Any, tombstones: Sequence[str]) -> int:
+    """Keep the tombstones the table lacks; how many."""
+    held = await _kept(cur, tombstones)
+    missing = [(tombstone,) for tombstone in sorted(set(tombstones) - held)]
+    for start in range(0, len(missing), TOMBSTONE_BATCH):
+        await cur.executemany(
+            "INSERT IGNORE INTO satchel_erased (tombstone) VALUES (%s)",
+            missing[start : start + TOMBSTONE_BATCH],
+        )
+    return len(missing)
 
 
 async def vectors_built_by(cur: Any) -> VectorOrigin:

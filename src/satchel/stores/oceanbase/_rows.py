@@ -20,10 +20,13 @@ from .._rules import (
     by_title,
     by_uri,
     columns_of,
+    content_identity,
     decide,
+    decode_tags,
     encode_tags,
     forgotten,
     identity_of,
+    memory_content,
     name_of,
     no_version,
     searchable,
@@ -31,6 +34,8 @@ from .._rules import (
 from . import _schema as sql
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from ...vocabulary._families import Family
     from ...vocabulary._records import MemoryRef
     from .._rules import Keepable, WriteDecision
@@ -52,6 +57,18 @@ _SET_TERMS: Final = (
     "INSERT INTO satchel_records (scope, family, k, rid, revision, live, content_hash,"
     " created_ts, terms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
     " ON DUPLICATE KEY UPDATE terms = VALUES(terms)"
+)
+#: A new ``content_hash`` for each of many existing records (as :data:`_SET_TERMS`).
+_SET_HASH: Final = (
+    "INSERT INTO satchel_records (scope, family, k, rid, revision, live, content_hash,"
+    " created_ts, terms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " ON DUPLICATE KEY UPDATE content_hash = VALUES(content_hash)"
+)
+#: One page of dated memory versions in key order, after a key.
+_DATED_PAGE: Final = (
+    "SELECT scope, k, content_hash, text, kind, tags, created_at, thread FROM satchel_records"
+    " WHERE family = 'memory' AND created_at IS NOT NULL AND (scope, k) > (%s, %s)"
+    " ORDER BY scope, k LIMIT %s"
 )
 #: One page of records in key order, after a key (keyset pagination).
 _PAGE: Final = (
@@ -190,11 +207,10 @@ def column_terms(analysed: list[str]) -> str:
     return " ".join(sql.indexed_term(term) for term in analysed)
 
 
-async def reanalyse(cur: Any, version: int) -> None:
-    """Derive again, with this code, everything kept from record text, and record schema
-    ``version``, in one transaction: every record version's ``terms`` column, each
-    scope's term frequencies and term totals, and the days memory texts name. Every
-    scope's write version moves, so no process serves a pool read before.
+async def migrate(cur: Any, version: int) -> None:
+    """Run schema ``version``'s step in Python (:data:`STEPS`) and record the version,
+    in one transaction. Every scope's write version moves, so no process serves a pool
+    read before.
 
     Several processes may open the database at once: the schema row is locked first,
     and one that finds ``version`` recorded already does nothing. A failure rolls
@@ -209,40 +225,7 @@ async def reanalyse(cur: Any, version: int) -> None:
         if found is not None and int(found[0]) >= version:
             await cur.execute("ROLLBACK")
             return
-        await cur.execute(f"DELETE {_UNHURRIED} FROM satchel_terms")
-        await cur.execute(f"DELETE {_UNHURRIED} FROM satchel_mentions WHERE family = 'memory'")
-        frequencies: Counter[tuple[str, str, str]] = Counter()
-        totals: Counter[tuple[str, str]] = Counter()
-        after: tuple[Any, ...] = ("", "", -1)
-        while True:
-            await cur.execute(_PAGE, (*after, REANALYSE_PAGE))
-            page = await cur.fetchall()
-            if not page:
-                break
-            updates, mentions = [], []
-            for scope, family, key, live, text, abstract, overview, created_at in page:
-                analysed = index_text(searchable(text, abstract, overview)).split()
-                updates.append((scope, family, key, "", 0, 0, "", 0.0, column_terms(analysed)))
-                if live:
-                    totals[scope, family] += len(analysed)
-                    frequencies.update((scope, family, term) for term in set(analysed))
-                if family == "memory" and created_at is not None:
-                    at = datetime.fromisoformat(created_at)
-                    mentions += mention_rows(scope, key, text, at)
-            await cur.executemany(_SET_TERMS, updates)
-            if mentions:
-                await cur.executemany(sql.INSERT_MENTION, mentions)
-            after = tuple(page[-1][:3])
-        await cur.execute("UPDATE satchel_counts SET term_total = 0")
-        if totals:
-            await cur.executemany(
-                "UPDATE satchel_counts SET term_total = %s WHERE scope = %s AND family = %s",
-                [(total, scope, family) for (scope, family), total in totals.items()],
-            )
-        if frequencies:
-            await cur.executemany(
-                sql.COUNT_TERMS, [(*counted, df) for counted, df in frequencies.items()]
-            )
+        await STEPS[version](cur)
         await cur.execute("UPDATE satchel_scopes SET version = version + 1")
         await cur.execute(
             "REPLACE INTO satchel_meta (name, value) VALUES ('schema', %s)", (str(version),)
@@ -252,6 +235,72 @@ async def reanalyse(cur: Any, version: int) -> None:
         with contextlib.suppress(Exception):
             await cur.execute("ROLLBACK")
         raise
+
+
+async def _reanalyse(cur: Any) -> None:
+    """Derive again, with this code, everything kept from record text: every record
+    version's ``terms`` column, each scope's term frequencies and term totals, and the
+    days memory texts name."""
+    await cur.execute(f"DELETE {_UNHURRIED} FROM satchel_terms")
+    await cur.execute(f"DELETE {_UNHURRIED} FROM satchel_mentions WHERE family = 'memory'")
+    frequencies: Counter[tuple[str, str, str]] = Counter()
+    totals: Counter[tuple[str, str]] = Counter()
+    after: tuple[Any, ...] = ("", "", -1)
+    while True:
+        await cur.execute(_PAGE, (*after, REANALYSE_PAGE))
+        page = await cur.fetchall()
+        if not page:
+            break
+        updates, mentions = [], []
+        for scope, family, key, live, text, abstract, overview, created_at in page:
+            analysed = index_text(searchable(text, abstract, overview)).split()
+            updates.append((scope, family, key, "", 0, 0, "", 0.0, column_terms(analysed)))
+            if live:
+                totals[scope, family] += len(analysed)
+                frequencies.update((scope, family, term) for term in set(analysed))
+            if family == "memory" and created_at is not None:
+                at = datetime.fromisoformat(created_at)
+                mentions += mention_rows(scope, key, text, at)
+        await cur.executemany(_SET_TERMS, updates)
+        if mentions:
+            await cur.executemany(sql.INSERT_MENTION, mentions)
+        after = tuple(page[-1][:3])
+    await cur.execute("UPDATE satchel_counts SET term_total = 0")
+    if totals:
+        await cur.executemany(
+            "UPDATE satchel_counts SET term_total = %s WHERE scope = %s AND family = %s",
+            [(total, scope, family) for (scope, family), total in totals.items()],
+        )
+    if frequencies:
+        await cur.executemany(
+            sql.COUNT_TERMS, [(*counted, df) for counted, df in frequencies.items()]
+        )
+
+
+async def _rehash(cur: Any) -> None:
+    """Hash again the content of every dated memory version, its time as its instant
+    (``_rules.memory_content``): one moment written with two UTC offsets is one
+    content, so a forgotten entry replayed with another offset stays forgotten."""
+    after: tuple[Any, ...] = ("", -1)
+    while True:
+        await cur.execute(_DATED_PAGE, (*after, REANALYSE_PAGE))
+        page = await cur.fetchall()
+        if not page:
+            break
+        updates = []
+        for scope, key, stored, text, kind, tags, said, thread in page:
+            content = memory_content(text, kind, decode_tags(tags), said, thread)
+            identity = content_identity(content)
+            if identity != stored:
+                updates.append((scope, "memory", key, "", 0, 0, identity, 0.0, ""))
+        if updates:
+            await cur.executemany(_SET_HASH, updates)
+        after = tuple(page[-1][:2])
+
+
+#: Schema versions whose step runs in Python, after their statements (:func:`migrate`):
+#: a change to text analysis or date extraction, or to what content identity hashes.
+STEPS: Final[dict[int, Callable[[Any], Awaitable[None]]]] = {2: _reanalyse, 4: _rehash}
 
 
 async def retire(cur: Any, write: Write, key: int) -> None:
@@ -280,8 +329,8 @@ async def retire(cur: Any, write: Write, key: int) -> None:
 async def keyed(cur: Any, write: Write, record: Keepable) -> WriteDecision[int]:
     """What the record's idempotency key makes of its write (``_rules.decide``), given
     the latest version of the family in the scope that holds the key: a live one, or a
-    forgotten record's last one (a version a newer one of its record replaced counts as
-    none)."""
+    forgotten record's last one with every version the key wrote (a version a newer one
+    of its record replaced counts as none)."""
     if record.key is None:
         return decide(None, "")
     await write.flush(cur)
@@ -303,7 +352,15 @@ async def keyed(cur: Any, write: Write, record: Keepable) -> WriteDecision[int]:
         (latest,) = await cur.fetchone()
         if int(latest) != int(revision):  # replaced by a newer version: the key holds nothing
             return decide(None, "")
-    found_live = Live(key, rid, int(revision), stored, bool(live))
+    earlier: dict[str, int] = {}
+    if not live:  # forgotten: what the key ever wrote under the record stays so
+        await cur.execute(
+            "SELECT content_hash, revision FROM satchel_records WHERE scope = %s"
+            " AND family = %s AND rid = CAST(%s AS BINARY) AND caller_key = CAST(%s AS BINARY)",
+            (write.scope_id, write.record_family, rid, record.key),
+        )
+        earlier = {identity: int(version) for identity, version in await cur.fetchall()}
+    found_live = Live(key, rid, int(revision), stored, bool(live), earlier)
     return decide(found_live, identity_of(record))
 
 

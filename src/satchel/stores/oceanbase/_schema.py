@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 #: The version :data:`MIGRATIONS` brings a database to.
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 #: Longest resource URI the ``rid`` column holds (bytes of an index key are bounded).
 MAX_RID_CHARS: Final = 2048
 
@@ -116,7 +116,7 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
             FULLTEXT KEY by_terms (terms) WITH PARSER space) {BIN}""",
     ),
     # Text analysed with the lemmatiser ("bought" meets "buy"): no new table, the
-    # derived data is re-derived (see ``REANALYSED``).
+    # derived data is re-derived (``_rows.STEPS``).
     2: (),
     # Scope names as exact bytes (a no-op on a database migration 1 made so).
     3: tuple(
@@ -130,6 +130,9 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
             "satchel_records",
         )
     ),
+    # Memory content hashed with its time as an instant: no new table, the hashes are
+    # computed again (``_rows.STEPS``).
+    4: (),
 }
 
 #: Statements of a version's step that run only on a table that exists (the vectors
@@ -143,11 +146,6 @@ def name(value: bytes | str) -> str:
     """A scope name as a ``VARBINARY`` column gives it back."""
     return value.decode() if isinstance(value, bytes) else value
 
-
-#: Versions whose step also re-derives, in Python, everything kept from record text
-#: (``_oceanbase_rows.reanalyse``), after its statements: the migration of a change to
-#: text analysis or date extraction.
-REANALYSED: Final = frozenset({2})
 
 #: The searchable versions' vectors (a version leaving search leaves this table), made
 #: once the first vector fixes the dimension.

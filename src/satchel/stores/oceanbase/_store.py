@@ -526,9 +526,14 @@ class OceanBaseStore:
         return await self._write("retire_versions", scope_id, family, 0, work, None)
 
     async def keep_tombstones(self, tombstones: Sequence[str]) -> int:
-        return await self._call(
+        """Keep the tombstones, then erase every entry held here that one names (run
+        again, a copy interrupted between the two finishes the erasures)."""
+        new = await self._call(
             "keep_tombstones", lambda cur: copying.keep_tombstones(cur, tombstones)
         )
+        for scope_id, entry_id in await self._call("tombstoned", copying.tombstoned_entries):
+            await self.erase("memory", scope_id, entry_id)
+        return new
 
     # -- write internals ------------------------------------------------------------
 
@@ -677,9 +682,9 @@ class OceanBaseStore:
             for table, statement in sql.MIGRATIONS_IF_MADE.get(version, {}).items():
                 if table in existing:
                     await cur.execute(statement)
-            if version in sql.REANALYSED:  # records the version in its own transaction
+            if version in rows.STEPS:  # records the version in its own transaction
                 await cur.execute(MIGRATION_TRX)
-                await rows.reanalyse(cur, version)
+                await rows.migrate(cur, version)
                 continue
             await cur.execute(
                 "REPLACE INTO satchel_meta (name, value) VALUES ('schema', %s)", (str(version),)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from ...vocabulary._analysis import index_text
+from .. import _rules
 from .._copy_protocol import VERSIONED, StoredVersion, VectorOrigin
 from .._rules import decode_tags, encode_tags
 from . import _rows as rows
@@ -142,16 +143,18 @@ def write_versions(
     fingerprint: str | None,
 ) -> int:
     """Insert ``versions`` in order, but those the scope holds already (an earlier write
-    of the same page committed); returns how many it inserted. The searchable ones'
+    of the same page committed) and those of an entry the store keeps the tombstone of
+    (an erase here is never undone by a copy); returns how many it inserted. The searchable ones'
     rows go to ``write.added_rows``, and the place among the searchable ones of each it
     skipped to ``write.unwritten`` (their vectors follow the committed write into loaded
     matrices)."""
     ids = sorted({version.record_id for version in versions})
     held = held_versions(conn, write.scope_key, write.record_family, ids)
+    erased = erased_records(conn, write.scope_id, write.record_family, ids)
     searchable = -1
     for version in versions:
         searchable += version.live
-        if (version.record_id, version.version) in held:
+        if (version.record_id, version.version) in held or version.record_id in erased:
             if version.live:
                 write.unwritten.append(searchable)
             continue
@@ -162,7 +165,9 @@ def write_versions(
             rows.retire(conn, write.record_family, row)
     if fingerprint is not None and write.added_rows and any(v.vector is not None for v in versions):
         rows.record_embedder(conn, fingerprint)
-    return len(versions) - sum(1 for v in versions if (v.record_id, v.version) in held)
+    return sum(
+        1 for v in versions if (v.record_id, v.version) not in held and v.record_id not in erased
+    )
 
 
 def _insert(conn: sqlite3.Connection, write: rows.Write, version: StoredVersion) -> int:
@@ -201,6 +206,36 @@ def retire_versions(
 
 def read_tombstones(conn: sqlite3.Connection) -> list[str]:
     return [tombstone for (tombstone,) in conn.execute("SELECT tombstone FROM erased ORDER BY 1")]
+
+
+def erased_records(
+    conn: sqlite3.Connection, scope_id: str, family: Family, record_ids: Sequence[str]
+) -> set[str]:
+    """Those of the records whose tombstone the store keeps."""
+    named = _rules.tombstones_of(scope_id, family, record_ids)
+    kept: set[str] = set()
+    given = sorted(named)
+    for start in range(0, len(given), IDS_PER_STATEMENT):
+        some = given[start : start + IDS_PER_STATEMENT]
+        kept.update(
+            tombstone
+            for (tombstone,) in conn.execute(
+                f"SELECT tombstone FROM erased WHERE tombstone IN ({','.join('?' * len(some))})",
+                some,
+            )
+        )
+    return {named[tombstone] for tombstone in kept}
+
+
+def tombstoned_entries(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """Every memory entry ``(scope, entry id)`` the store holds and keeps the tombstone
+    of: what a copy of an erase brought, to erase here too."""
+    entries = conn.execute(
+        "SELECT DISTINCT s.scope, r.rid FROM records r JOIN scopes s USING (scope_key)"
+        " WHERE r.family = 'memory'"
+    ).fetchall()
+    kept = {tombstone for (tombstone,) in conn.execute("SELECT tombstone FROM erased")}
+    return [(scope, rid) for scope, rid in entries if _rules.tombstone(scope, rid) in kept]
 
 
 def keep_tombstones(conn: sqlite3.Connection, tombstones: Sequence[str]) -> int:

@@ -34,6 +34,8 @@ from .._rules import (
 from . import _schema as sql
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ...vocabulary._families import Family
     from ...vocabulary._records import MemoryRef
     from .._rules import Keepable, WriteDecision
@@ -273,8 +275,8 @@ def reanalyse(conn: sqlite3.Connection) -> None:
 def keyed(conn: sqlite3.Connection, write: Write, record: Keepable) -> WriteDecision[int]:
     """What the record's idempotency key makes of its write (``_rules.decide``), given
     the latest version of the family in the scope that holds the key: a live one, or a
-    forgotten record's last one (a version a newer one of its record replaced counts as
-    none)."""
+    forgotten record's last one with every version the key wrote (a version a newer one
+    of its record replaced counts as none)."""
     if record.key is None:
         return decide(None, "")
     family = write.record_family
@@ -293,11 +295,25 @@ def keyed(conn: sqlite3.Connection, write: Write, record: Keepable) -> WriteDeci
         ).fetchone()
         if latest != revision:  # replaced by a newer version: the key holds nothing
             return decide(None, "")
+    identity = _identity(family, stored)
+    earlier: dict[str, int] = {}
+    if not live:  # forgotten: what the key ever wrote under the record stays so
+        for version, *content in conn.execute(
+            f"SELECT revision, {CONTENT_COLUMNS[family]} FROM records"
+            " WHERE family = ? AND scope_key = ? AND rid = ? AND caller_key = ?",
+            (family, write.scope_key, rid, record.key),
+        ):
+            earlier[_identity(family, content)] = version
+    found_live = Live(row, rid, revision, identity, bool(live), earlier)
+    return decide(found_live, identity_of(record))
+
+
+def _identity(family: Family, stored: Sequence[Any]) -> str:
+    """The content identity of a version from its ``CONTENT_COLUMNS``."""
     if family == "memory":
         text, kind, tags, said, thread = stored
-        stored = list(memory_content(text, kind, decode_tags(tags), said, thread))
-    identity = content_identity(tuple(stored))
-    return decide(Live(row, rid, revision, identity, bool(live)), identity_of(record))
+        return content_identity(memory_content(text, kind, decode_tags(tags), said, thread))
+    return content_identity(tuple(stored))
 
 
 def named(conn: sqlite3.Connection, write: Write, column: str, value: str) -> Live[int] | None:

@@ -655,14 +655,20 @@ class SqliteStore:
         return len((await self._write("retire_versions", work, None)).removed_rows)
 
     async def keep_tombstones(self, tombstones: Sequence[str]) -> int:
+        """Keep the tombstones, then erase every entry held here that one names (run
+        again, a copy interrupted between the two finishes the erasures)."""
         self._check_open()
         try:
             with self._span("keep_tombstones"):
-                return await self._conns.write(
+                new = await self._conns.write(
                     lambda conn: copying.keep_tombstones(conn, tombstones), None, self._reload
                 )
         except sqlite3.Error as exc:
             raise StoreError(f"keep_tombstones failed: {exc}") from exc
+        entries = await self._read("tombstoned", copying.tombstoned_entries, inline=False)
+        for scope_id, entry_id in entries:
+            await self.erase("memory", scope_id, entry_id)
+        return new
 
     # -- internals ------------------------------------------------------------------
 
