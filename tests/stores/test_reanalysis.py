@@ -16,6 +16,7 @@ import snowballstemmer
 
 import satchel
 from satchel.stores import OceanBaseStore, PoolRequest, SqliteStore
+from satchel.stores.oceanbase import _rows as oceanbase_rows
 from satchel.stores.oceanbase._schema import SCHEMA_VERSION
 from satchel.vocabulary import _analysis
 from satchel.vocabulary._analysis import analyse_query
@@ -224,7 +225,8 @@ async def test_an_oceanbase_store_of_the_older_analysis_is_reanalysed(
     assert not before["days"]
     assert migrated["totals"] != before["totals"]
     moved = await admin(seekdb, f"SELECT scope, version FROM {database}.satchel_scopes")
-    assert {scope: version + 1 for scope, version in versions} == dict(moved)
+    steps = len([version for version in oceanbase_rows.STEPS if version > 1])  # one move each
+    assert {scope: version + steps for scope, version in versions} == dict(moved)
 
     await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '1' WHERE name = 'schema'")
     stores = [oceanbase(), oceanbase()]  # the step again, on its own output, by two at once
