@@ -147,3 +147,48 @@ async def test_a_refused_write_leaves_the_scope_serving(
     assert context.status == "ready"
     assert "nightly" in (context.content or "")
     assert "weekly" not in (context.content or "")
+
+
+def _spoil(database: str, blob: bytes) -> None:
+    """Write ``blob`` over the first record's stored vector, as an unchecked embedder
+    did before its output was checked."""
+    import sqlite3
+
+    with sqlite3.connect(database) as conn:
+        conn.execute("UPDATE records SET embedding = ? WHERE row = 1", (blob,))
+
+
+@pytest.mark.parametrize(
+    ("blob", "said"),
+    [
+        pytest.param(unit_rows(1)[0].tobytes(), "vectors of 16 values", id="float64"),
+        pytest.param(np.full(DIMENSION, np.nan, np.float32).tobytes(), "not finite", id="nan"),
+        pytest.param((unit_rows(1)[0] * 3).astype(np.float32).tobytes(), "unit", id="not-unit"),
+    ],
+)
+async def test_a_database_already_holding_bad_vectors_says_to_rebuild_them(
+    blob: bytes, said: str, tmp_path: Path
+) -> None:
+    """Vectors an unchecked embedder stored before are reported when the store reads
+    them (at open, or at the scope's first search), naming ``satchel reembed``; after
+    ``reembed`` the scope serves again."""
+    database = str(tmp_path / "s.db")
+    good = HashingEmbedder(dimension=DIMENSION)
+    entries = [satchel.MemoryEntry(text=t) for t in ("the backup runs nightly", "tea at four")]
+    async with satchel.open_runtime(database, embedder=good) as rt:
+        await rt.add_memories("s", entries)
+    _spoil(database, blob)
+    request = satchel.PrepareContextRequest(scope_id="s", query="when does the backup run")
+    refused = (satchel.StoreError, satchel.PrepareFailedError)  # at open, or at search
+    with pytest.raises(refused, match="satchel reembed") as raised:
+        async with satchel.open_runtime(database, embedder=good) as rt:
+            await rt.prepare_context(request)
+    assert said in str(raised.value)
+    store = await satchel.stores.SqliteStore.open(database)
+    try:
+        assert await store.reembed(good) == 2
+    finally:
+        await store.aclose()
+    async with satchel.open_runtime(database, embedder=good) as rt:
+        context = await rt.prepare_context(request)
+    assert "nightly" in (context.content or "")

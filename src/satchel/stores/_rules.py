@@ -337,6 +337,12 @@ def check_embedder(
     Raises:
         StoreError: naming the embedder that built the vectors, and ``remedy``.
     """
+    if recorded == fingerprint and held not in (None, dimension):
+        raise StoreError(
+            f"this store holds vectors of {held} values, though {fingerprint}, which built"
+            f" them, gives {dimension}: written by an embedder whose output went unchecked."
+            " Rebuild its vectors with `satchel reembed`."
+        )
     if recorded not in (None, fingerprint) or held not in (None, dimension):
         built = recorded or f"a {held}-dimensional embedder"
         raise StoreError(

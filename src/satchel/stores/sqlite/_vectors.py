@@ -7,10 +7,12 @@ Thread-safe: searches run in worker threads while writes mutate the matrix.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
+
+from ...vocabulary._errors import StoreError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -141,8 +143,34 @@ class VectorMatrix:
         self._matrix, self._rows = matrix, rows
 
 
+#: How a stored vector may miss unit length (float32 rounding, with room to spare).
+UNIT_SLACK: Final = 1e-2
+
+
 def from_blobs(found: Sequence[tuple[int, bytes]], dimension: int) -> tuple[Rows, Matrix]:
-    """Rows and their vectors from ``(row, embedding BLOB)`` pairs, in their order."""
+    """Rows and their vectors from ``(row, embedding BLOB)`` pairs, in their order.
+
+    Raises:
+        StoreError: a stored vector is not ``dimension`` float32 values, finite and of
+            unit length (or zero): written by an embedder whose output went unchecked.
+            It names the row and how to rebuild every vector.
+    """
     rows = np.fromiter((row for row, _ in found), np.int64, len(found))
     blob = b"".join(embedding for _, embedding in found)
-    return rows, np.frombuffer(blob, dtype=np.float32).reshape(len(found), dimension)
+    width = 4 * dimension
+    if len(blob) != width * len(found):
+        row = next(row for row, embedding in found if len(embedding) != width)
+        raise _unreadable(row, f"it is not {dimension} float32 values")
+    matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(found), dimension)
+    norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
+    bad = ~np.isfinite(norms) | ((np.abs(norms - 1.0) > UNIT_SLACK) & (norms != 0.0))
+    if bad.any():
+        raise _unreadable(int(rows[np.argmax(bad)]), "it is not finite and of unit length")
+    return rows, matrix
+
+
+def _unreadable(row: int, fault: str) -> StoreError:
+    return StoreError(
+        f"the stored vector of record row {row} cannot be searched ({fault}): rebuild this"
+        " database's vectors with 'satchel reembed --db PATH --embedder SPEC'"
+    )
