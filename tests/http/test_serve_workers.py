@@ -23,7 +23,7 @@ import pytest
 import satchel
 from satchel.cli import main
 
-from .._processes import STARTUP_SECONDS, alive
+from .._processes import STARTUP_SECONDS, alive, announced
 from .test_serve import start_line, wait_until_healthy
 
 if TYPE_CHECKING:
@@ -107,6 +107,50 @@ def test_workers_never_outlive_a_first_process_killed(tmp_path: Path) -> None:
         server.wait()
         for worker in workers:
             wait_gone(worker)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_worker_that_dies_is_replaced(backend: str, tmp_path: Path) -> None:
+    """``kill -9`` of a worker: the first process says so and starts another on the same
+    socket, which then serves alone while the first process is frozen."""
+    with serving(tmp_path / "agent.db", backend) as server:
+        url = start_line(server).split(" at ")[1].split(" ")[0]
+        (worker,) = children(server.pid)
+        os.kill(worker, signal.SIGKILL)
+        said = announced(server.stderr, rb"satchel serve: worker 2 exited", "satchel serve")
+        assert b"code -9; starting another in its place" in said.group()
+        announced(server.stderr, rb"satchel serve: worker 2 replaced", "satchel serve")
+        (replacement,) = children(server.pid)
+        assert replacement != worker
+        os.kill(server.pid, signal.SIGSTOP)
+        try:  # only the new worker can accept now
+            with httpx.Client(base_url=url, timeout=30) as client:
+                entry = {"text": "The kestrel survey starts at dawn", "key": "k1"}
+                response = client.post("/v1/memories", json={"scope_id": "s", "entries": [entry]})
+                assert response.status_code == 200, response.text
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+
+
+def test_a_worker_that_keeps_dying_is_replaced_a_bounded_number_of_times(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A worker whose every start fails (it exits before it is ready) is replaced at
+    most ``RESTARTS`` times in the window; then its watch ends, saying why."""
+    import socket
+
+    from satchel.cli import _workers
+
+    with socket.socket() as sock:
+        command = [sys.executable, "-c", "raise SystemExit(3)", str(sock.fileno())]
+        workers = _workers.Workers([_workers._spawn(command)], command)
+        workers.keep(0)  # returns once the bound is reached
+        workers.stop()
+    err = capsys.readouterr().err
+    assert err.count("starting another in its place") == _workers.RESTARTS
+    assert "worker 2 exited with code 3; not replaced (5 workers replaced" in err
+    assert "replaced\n" not in err
 
 
 @pytest.mark.parametrize(

@@ -124,7 +124,8 @@ def test_an_engine_killed_mid_write_leaves_its_scope_locked_and_says_so(
 ) -> None:
     """What the keeper cannot prevent: the engine itself killed inside a write recovers
     the transaction with no session, for good; the next write to the scope fails at its
-    first lock wait, naming that transaction rather than timing out bare."""
+    first lock wait, naming that transaction rather than timing out bare, and the fix:
+    a copy of the store (reads still work), which then takes the write."""
     directory = tmp_path / "engine"
     assert _write(directory, 0) == str(BATCH)
     _killed_mid_write(directory, 1, engine_too=True)
@@ -133,6 +134,16 @@ def test_an_engine_killed_mid_write_leaves_its_scope_locked_and_says_so(
     assert re.search(r"scope 's' stayed locked for \d+ s", failed)
     assert "transaction(s) with no session" in failed
     assert "'A writer killed mid-write'" in failed
+    assert "satchel copy --verify SOURCE NEW" in failed
+    # the operator's fix the error names: a copy into a new store, which takes writes
+    fresh = tmp_path / "fresh"
+    copied = subprocess.run(
+        [sys.executable, "-m", "satchel", "copy", "--verify",
+         f"seekdb://{directory}", f"seekdb://{fresh}"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert copied.returncode == 0, copied.stderr
+    assert _write(fresh, 1) == str(2 * BATCH)
 
 
 @pytest.mark.slow

@@ -334,6 +334,7 @@ async def _serve_first(
         file=sys.stderr,
         flush=True,
     )
+    started.watch()
     try:
         await http.serve(app, sock, shutdown_trigger=stopped, read_timeout=args.read_timeout)
     finally:

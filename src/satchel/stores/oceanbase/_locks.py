@@ -107,8 +107,10 @@ async def unavailable(
             f"{operation}: scope {scope_id!r} stayed locked for {waited:.0f} s: the engine"
             f" holds the locks of {len(left)} transaction(s) with no session ({ids}), the"
             " writes of a process whose engine stopped before they ended; seekdb keeps"
-            " them across restarts, so writes to the rows they locked cannot proceed"
-            " (docs/stores.md, 'A writer killed mid-write')"
+            " them across restarts, so writes to the rows they locked cannot proceed."
+            " Reads still work: copy the store into a new one and use that"
+            " ('satchel copy --verify SOURCE NEW'; docs/stores.md, 'A writer killed"
+            " mid-write')"
         )
     return StoreUnavailableError(
         f"{operation}: another writer held scope {scope_id!r}'s write lock for"
