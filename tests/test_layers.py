@@ -504,6 +504,13 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
     "awaited before 'satchel serve' returns",
     (
         "satchel.cli._workers",
+        "Workers.watch",
+        "threading.Thread",
+    ): "the first 'satchel serve' process waits for each worker process to end (a "
+    "blocking wait) in a daemon thread per worker, which starts another in its place: "
+    "the event loop never waits on a process",
+    (
+        "satchel.cli._workers",
         "stop_with_first_process",
         "threading.Thread",
     ): "a worker process watches its stdin, the first process's pipe, with a blocking "
