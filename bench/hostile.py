@@ -14,6 +14,11 @@ refused-401/413/415    a refused request, then a good one, on one pooled connect
                        the refusal says ``Connection: close``; the good one is a 200
 malformed: NAME        what the HTTP server refuses itself (a NUL in a header, a garbage
                        request line, ...): its status and ``Connection: close`` at once
+look-alike-scope       a token granted exactly ``"B:secret "`` (a trailing space) asks
+                       for scope ``"B:secret"``'s entry by prepare, by id and by erase:
+                       never served, never erased
+forget-replay          a keyed entry written twice, forgotten, then each older content
+                       replayed (its time in another UTC offset too): nothing served
 store-removed          a write once the database file is deleted: a 503 ``StoreError``
 store-replaced         a write once another file took its path: the same
 store-file-limit       writes into a second server until a file size limit stops them
@@ -118,6 +123,8 @@ class Probe:
     port: int
     token: str
     read_timeout: float
+    #: A second token, granted exactly :data:`LOOK_ALIKE`.
+    look_alike_token: str = ""
 
     @property
     def url(self) -> str:
@@ -273,6 +280,78 @@ async def _refused_then_served(probe: Probe, client: httpx.AsyncClient, status: 
     return refused.status_code == status and closes and good.status_code == 200
 
 
+#: The scope a second token is granted exactly, and the scope it must never reach.
+LOOK_ALIKE: Final = "B:secret "
+SECRET_SCOPE: Final = "B:secret"
+
+
+async def look_alike_scope(probe: Probe, tries: int) -> list[Row]:
+    """Scope names are exact: the look-alike token's prepare, GET and erase of
+    ``"B:secret "`` never serve or remove what ``"B:secret"`` holds."""
+    tally = Tally("look-alike-scope")
+    other = {"Authorization": f"Bearer {probe.look_alike_token}"}
+    async with probe.client() as client:
+        for attempt in range(tries):
+            secret = f"the vault code is {secrets.token_hex(4)} ({attempt})"
+            try:
+                ref = await _add(client, probe.auth, SECRET_SCOPE, {"text": secret})
+                path = f"/v1/memories/{LOOK_ALIKE}/{ref['entry_id']}?version=1"
+                asked = {"scope_id": LOOK_ALIKE, "query": "what is the vault code"}
+                served = await client.post("/v1/context/prepare", json=asked, headers=other)
+                read = await client.get(path, headers=other)
+                erased = await client.delete(f"/v1/scopes/{LOOK_ALIKE}", headers=other)
+                kept = await client.get(
+                    f"/v1/memories/{SECRET_SCOPE}/{ref['entry_id']}?version=1", headers=probe.auth
+                )
+            except (httpx.HTTPError, KeyError, ValueError):
+                tally.count(failed=True)
+                continue
+            leaked = secret in served.text or secret in read.text or read.status_code != 404
+            tally.count(failed=leaked or erased.status_code != 200 or kept.status_code != 200)
+    return [tally.row()]
+
+
+async def forget_replay(probe: Probe, tries: int) -> list[Row]:
+    """Forget is forever for every version a key wrote: replays write nothing served."""
+    tally = Tally("forget-replay")
+    async with probe.client(headers=probe.auth) as client:
+        for attempt in range(tries):
+            scope, key, word = f"replay-{attempt}", f"k{attempt}", secrets.token_hex(4)
+            said = "2023-05-08T13:00:00+00:00"
+            older = {"text": f"deploy window {word} is Tuesday", "key": key, "created_at": said}
+            try:
+                await _add(client, {}, scope, older)
+                newer = await _add(client, {}, scope, {**older, "text": "it is Thursday"})
+                path = f"/v1/memories/{scope}/{newer['entry_id']}?version={newer['version']}"
+                forgot = await client.delete(path)
+                elsewhere = {**older, "created_at": "2023-05-08T09:00:00-04:00"}
+                for replay in (older, elsewhere, {**older, "text": "it is Thursday"}):
+                    await _add(client, {}, scope, replay)
+                asked = {"scope_id": scope, "query": f"when is the deploy window {word}"}
+                served = await client.post("/v1/context/prepare", json=asked)
+            except (httpx.HTTPError, KeyError, ValueError):
+                tally.count(failed=True)
+                continue
+            tally.count(
+                failed=forgot.status_code != 204
+                or "window" in served.text.replace(asked["query"], "")
+                or "Thursday" in served.text
+            )
+    return [tally.row()]
+
+
+async def _add(
+    client: httpx.AsyncClient, headers: dict[str, str], scope: str, entry: dict[str, Any]
+) -> dict[str, Any]:
+    """One entry written; its ref (raises when the write was refused)."""
+    written = await client.post(
+        "/v1/memories", json={"scope_id": scope, "entries": [entry]}, headers=headers
+    )
+    written.raise_for_status()
+    ref: dict[str, Any] = written.json()["refs"][0]
+    return ref
+
+
 #: JSON bodies whose refusal echoes what the client sent, and the status each gets: a
 #: field name holding a lone surrogate (JSON's ``\\ud800``), and bodies that are not
 #: UTF-8. Each must be answered with a JSON error, never a plain-text 500.
@@ -411,7 +490,9 @@ def probe_service(*, tries: int, read_timeout: float, backend: str) -> list[Row]
         token = secrets.token_urlsafe(24)
         tokens = folder / "tokens.json"
         grant = {"name": "hostile", "token": token, "scopes": ["*"], "write": True}
-        tokens.write_text(json.dumps({"tokens": [grant]}))
+        look_alike = secrets.token_urlsafe(24)
+        narrow = {"name": "look-alike", "token": look_alike, "scopes": [LOOK_ALIKE], "write": True}
+        tokens.write_text(json.dumps({"tokens": [grant, narrow]}))
         tokens.chmod(0o600)
         options = [
             "--token-file", str(tokens), "--read-timeout", str(read_timeout),
@@ -421,7 +502,7 @@ def probe_service(*, tries: int, read_timeout: float, backend: str) -> list[Row]
         shutdown = Tally("shutdown")
         db = folder / "hostile.db"
         with running_server(db, backend, folder / "a.log", options=small_bodies) as server:
-            probe = _probe(server.url, token, read_timeout)
+            probe = _probe(server.url, token, read_timeout, look_alike)
             rows = anyio.run(probe_running, probe, tries, db)
         shutdown.count(failed=server.process.returncode != 0)
         limited = folder / "limited.db"
@@ -429,7 +510,8 @@ def probe_service(*, tries: int, read_timeout: float, backend: str) -> list[Row]
         with running_server(
             limited, backend, log, options=options, file_bytes=FILE_BYTES
         ) as server:
-            rows += anyio.run(file_limit, _probe(server.url, token, read_timeout), tries)
+            probe = _probe(server.url, token, read_timeout, look_alike)
+            rows += anyio.run(file_limit, probe, tries)
         shutdown.count(failed=server.process.returncode != 0)
     return [*rows, shutdown.row()]
 
@@ -441,12 +523,14 @@ async def probe_running(probe: Probe, tries: int, db: Path) -> list[Row]:
     rows += await refusals(probe, tries)
     rows += await malformed(probe, tries)
     rows += await echoed(probe, tries)
+    rows += await look_alike_scope(probe, tries)
+    rows += await forget_replay(probe, tries)
     return rows + await store_faults(probe, tries, db)  # last: it takes the file away
 
 
-def _probe(url: str, token: str, read_timeout: float) -> Probe:
+def _probe(url: str, token: str, read_timeout: float, look_alike_token: str) -> Probe:
     host, _, port = url.removeprefix("http://").rpartition(":")
-    return Probe(host, int(port), token, read_timeout)
+    return Probe(host, int(port), token, read_timeout, look_alike_token)
 
 
 def table(rows: Sequence[Row]) -> str:
