@@ -18,6 +18,10 @@ Commands:
                           limits, for ablations of the recall channels (default, live,
                           neighbour share 0.5, no neighbours, no time), on the hard synthetic
                           conversations or any workload folder (bench/recall.py)
+  locomo PATH             evidence recall on LoCoMo (real long conversations; PATH is the
+                          release's locomo10.zip, its folder or locomo10.json) per
+                          category at 2000/4000/8000 bytes and classic limits, gate off
+                          and on, p50, and where missed evidence went (bench/locomo.py)
   scale                   prepare latency, cold first call and peak RSS of one scope of
                           10k, 100k and 1M entries, each in a fresh subprocess (bench/scale.py)
   stores                  SQLite vs OceanBase (embedded seekdb) on one scope of 10k and 100k
@@ -74,6 +78,7 @@ from bench import (
     embedders,
     hostile,
     latency,
+    locomo,
     loop,
     offtopic,
     orchestrator,
@@ -157,6 +162,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "channels": lambda argv: _run_module_main(channels.main, argv),
     "offtopic": offtopic.main,
     "recall": recall.main,
+    "locomo": locomo.main,
     "scale": lambda argv: _run_module_main(scale.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
     "service": lambda argv: _run_module_main(service.main, argv),

@@ -68,8 +68,9 @@ def test_an_older_workload_ingested_after_a_forget_serves_nothing_forgotten(
     for workload in (older, newer):
         done = satchel("ingest", str(workload), "--db", str(db), *HASHING)
         assert done.returncode == 0, done.stderr
-    _, scope, entry_id, version = id_map(db)[0]["key"]  # type: ignore[misc]
-    cited = ("--db", str(db), "--scope", scope, "--id", entry_id, "--version", str(version))
+    key: list[str | int] = id_map(db)[0]["key"]  # type: ignore[assignment]
+    _, scope, entry_id, version = map(str, key)
+    cited = ("--db", str(db), "--scope", scope, "--id", entry_id, "--version", version)
     forgot = satchel("forget", *cited)
     assert forgot.returncode == 0, forgot.stderr
     for workload in (older, newer):

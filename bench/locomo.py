@@ -1,0 +1,372 @@
+"""``python -m bench locomo PATH``: evidence recall on LoCoMo, real long conversations.
+
+LoCoMo (the snap-research/locomo repository on GitHub) is ten long conversations between
+two people, each over up to 35 sessions weeks apart, with questions whose ``evidence``
+names the turns (``dia_id``) that answer them. Nothing of it ships with satchel: pass
+``PATH``, which may be
+
+- the release's ``data/locomo10.zip``,
+- a folder of ``<conversation>.json`` files (``data/multimodal_dialog/locomo10_v2``
+  once unzipped), or
+- the wrapped ``locomo10.json`` (a list of ``{"sample_id", "conversation", "qa"}``).
+
+Each conversation becomes a scope; each turn a memory entry ``"Speaker: text"`` (a
+shared photo's caption appended as ``[photo: ...]``) said at its session's time plus a
+minute per turn, in a thread per session. Questions of categories 1-4 are asked (5,
+adversarial, has no evidence to recall) through the public API with the bundled static
+embedder, each at 2,000 / 4,000 / 8,000 bytes with the default limits and at 8,000 bytes
+with ``Limits.classic()``, gate off and on, in a rotating order on one store.
+
+Reported per setting: evidence recall overall and per category, and prepare p50 (ms).
+Then, at 8,000 bytes with the gate on, where the missed evidence went, from
+``explain_context``: *budget* (retrieved and committed, but left out for room), *floor*
+(retrieved below the admission floor), or *unranked* (not among the best candidates left
+out: never retrieved, or ranked too far down). Writes JSON (``--out``, default
+``bench/results/locomo.json``) and prints Markdown tables.
+
+Run: ``python -m bench locomo PATH [--repeat 1] [--conversations N]`` (a few minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+import zipfile
+from collections import Counter, defaultdict
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, cast
+
+import anyio
+import attrs
+import threadpoolctl
+
+import satchel
+from bench import orchestrator
+from bench._citations import citation_key, delivered_citations
+from satchel._workload import read_queries
+from satchel.stores import SqliteStore
+from satchel.vocabulary._families import citation
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping, Sequence
+
+    from satchel._workload import WorkloadQuery
+    from satchel.vocabulary import Family
+
+RESULTS: Final = orchestrator.RESULTS
+#: LoCoMo's question categories (the release numbers them); 5 is adversarial.
+CATEGORIES: Final = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+BUDGETS: Final = (2000, 4000, 8000)
+CLASSIC_BYTES: Final = 8000
+#: How a session's time is written: "1:56 pm on 8 May, 2023".
+SESSION_TIME: Final = "%I:%M %p on %d %B, %Y"
+
+
+# -- reading the release ------------------------------------------------------------------
+
+
+def conversations(path: Path) -> list[dict[str, Any]]:
+    """Every conversation at ``path`` (zip, folder or wrapped JSON), each as
+    ``{"id", "conversation", "qa"}``, in a stable order.
+
+    Raises:
+        ValueError: ``path`` holds no LoCoMo conversation.
+    """
+    found = sorted(_samples(path), key=lambda sample: sample["id"])
+    if not found:
+        raise ValueError(f"{path} holds no LoCoMo conversation (see python -m bench locomo -h)")
+    return found
+
+
+def _samples(path: Path) -> Iterator[dict[str, Any]]:
+    if path.is_dir():
+        for file in sorted(path.rglob("*.json")):
+            yield from _parsed(file.stem, json.loads(file.read_text(encoding="utf-8")))
+    elif zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            for name in sorted(archive.namelist()):
+                if name.endswith(".json") and "__MACOSX" not in name:
+                    yield from _parsed(Path(name).stem, json.loads(archive.read(name)))
+    else:
+        yield from _parsed(path.stem, json.loads(path.read_text(encoding="utf-8")))
+
+
+def _parsed(name: str, data: Any) -> Iterator[dict[str, Any]]:
+    """One file's conversations: a wrapped list, or one conversation (its sessions at
+    the top level beside ``qa``, or under ``conversation``)."""
+    if isinstance(data, list):
+        for number, sample in enumerate(data):
+            if isinstance(sample, dict):
+                yield from _parsed(str(sample.get("sample_id", f"{name}-{number}")), sample)
+    elif isinstance(data, dict) and isinstance(data.get("qa"), list):
+        sessions = data.get("conversation", data)
+        if isinstance(sessions, dict) and "session_1" in sessions:
+            yield {
+                "id": str(data.get("sample_id", name)),
+                "conversation": sessions,
+                "qa": data["qa"],
+            }
+
+
+def workload(samples: Sequence[dict[str, Any]], folder: Path) -> Path:
+    """Write the conversations as a workload folder (``entries.jsonl``,
+    ``queries.jsonl``); return it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (
+        (folder / "entries.jsonl").open("w", encoding="utf-8") as entries,
+        (folder / "queries.jsonl").open("w", encoding="utf-8") as queries,
+    ):
+        for sample in samples:
+            scope = f"locomo:{sample['id']}"
+            for entry in _entries(scope, sample["conversation"]):
+                entries.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            for number, qa in enumerate(sample["qa"]):
+                category = CATEGORIES.get(qa.get("category"))
+                evidence = [f"{scope}/{d}" for d in _dia_ids(qa.get("evidence", []))]
+                if category is None or not evidence:
+                    continue
+                query = {
+                    "id": f"{scope}/q{number}", "scopes": [scope], "query": qa["question"],
+                    "expected": evidence, "category": category,
+                }  # fmt: skip
+                queries.write(json.dumps(query, ensure_ascii=False) + "\n")
+    return folder
+
+
+def _entries(scope: str, sessions: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    number = 1
+    while isinstance(sessions.get(f"session_{number}"), list):
+        said = _session_time(sessions.get(f"session_{number}_date_time"))
+        for turn, item in enumerate(sessions[f"session_{number}"]):
+            text = f"{item['speaker']}: {item.get('text', '')}"
+            if item.get("blip_caption"):
+                text += f" [photo: {item['blip_caption']}]"
+            entry: dict[str, Any] = {
+                "id": f"{scope}/{item['dia_id']}", "scope": scope, "text": text,
+                "kind": "dialog", "thread": f"{scope}/session-{number}",
+            }  # fmt: skip
+            if said is not None:
+                entry["created_at"] = (said + timedelta(minutes=turn)).isoformat()
+            yield entry
+        number += 1
+
+
+def _session_time(text: object) -> datetime | None:
+    try:
+        return datetime.strptime(str(text), SESSION_TIME).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def _dia_ids(evidence: object) -> list[str]:
+    """The ``dia_id``s an evidence list names (a few entries of the release hold two,
+    separated by ``;``)."""
+    if not isinstance(evidence, list):
+        return []
+    ids = [part.strip() for item in evidence for part in str(item).split(";")]
+    return [d for d in ids if d.startswith("D")]
+
+
+# -- asking -------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Setting:
+    """One way of asking: gate on or off, default or classic limits, a budget."""
+
+    gate: bool
+    classic: bool
+    max_bytes: int
+
+    @property
+    def name(self) -> str:
+        limits = "classic" if self.classic else str(self.max_bytes)
+        return f"gate {'on' if self.gate else 'off'} / {limits}"
+
+
+def settings() -> list[Setting]:
+    out = []
+    for gate in (False, True):
+        out += [Setting(gate, False, budget) for budget in BUDGETS]
+        out.append(Setting(gate, True, CLASSIC_BYTES))
+    return out
+
+
+async def evaluate(
+    db: Path, folder: Path, owners: Mapping[Any, str], repeat: int
+) -> dict[str, Any]:
+    """Every question in every setting, interleaved, on one store; then the misses."""
+    queries = [q for q in read_queries(folder / "queries.jsonl")[0] if q.expected]
+    plan = settings()
+    seconds: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    recall: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    store = await SqliteStore.open(str(db))
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(store.aclose)
+        runtimes = await _open(stack, store)
+        for rep in range(repeat + 1):  # the first pass warms every runtime up
+            for index, query in enumerate(queries):
+                turn = (index + rep) % len(plan)
+                for setting in plan[turn:] + plan[:turn]:
+                    rt = runtimes[setting.gate, setting.classic]
+                    request = orchestrator.request(query, setting.max_bytes)
+                    elapsed, context = await orchestrator.timed(rt, request)
+                    if rep == 0:
+                        continue
+                    seconds[setting.name][query.id].append(elapsed)
+                    if rep == 1:
+                        value = _recall(query, owners, context.content)
+                        for category in ("all", query.category):
+                            recall[setting.name][category].append(value)
+        misses = await _misses(runtimes[True, False], queries, owners)
+    return {
+        "settings": {
+            setting.name: {
+                "recall": {c: statistics.fmean(v) for c, v in _ordered(recall[setting.name])},
+                "p50_ms": statistics.median(
+                    statistics.median(v) for v in seconds[setting.name].values()
+                )
+                * 1e3,
+            }
+            for setting in plan
+        },
+        "misses_8000_gate_on": misses,
+        "questions": len(queries),
+    }
+
+
+async def _open(
+    stack: AsyncExitStack, store: SqliteStore
+) -> dict[tuple[bool, bool], satchel.Runtime]:
+    runtimes = {}
+    embedder = satchel.StaticEmbedder()
+    for gate in (False, True):
+        for classic in (False, True):
+            runtime = satchel.open_runtime(
+                store=store,
+                embedder=embedder,
+                limits=satchel.Limits.classic() if classic else satchel.Limits(),
+                recall_policy=satchel.RecallSufficiencyPolicy() if gate else None,
+            )
+            runtimes[gate, classic] = await stack.enter_async_context(runtime)
+    return runtimes
+
+
+async def _misses(
+    rt: satchel.Runtime, queries: Sequence[WorkloadQuery], owners: Mapping[Any, str]
+) -> dict[str, int]:
+    """Where each piece of missed evidence went at 8,000 bytes, gate on."""
+    counts: Counter[str] = Counter()
+    for query in queries:
+        explained = await rt.explain_context(orchestrator.request(query, 8000))
+        got = _delivered(owners, explained.context.content)
+        omitted = {
+            owners.get(citation_key(_spelled(o.citation))): o.cause
+            for o in reversed(explained.omitted)
+        }
+        for expected in query.expected:
+            if expected not in got:
+                cause = omitted.get(expected, "")
+                counts[cause if cause in ("budget", "floor") else "unranked"] += 1
+    counts["evidence"] = sum(len(q.expected) for q in queries)
+    return dict(counts)
+
+
+def _spelled(cited: satchel.Citation) -> dict[str, Any]:
+    """A citation with its family's own field names, as ``citation_key`` reads them."""
+    return citation(cast("Family", cited.family), cited.scope, cited.id, cited.version)
+
+
+def _delivered(owners: Mapping[Any, str], content: str | None) -> set[str | None]:
+    return {owners.get(citation_key(c)) for c in delivered_citations(content)}
+
+
+def _recall(query: WorkloadQuery, owners: Mapping[Any, str], content: str | None) -> float:
+    return len(_delivered(owners, content) & set(query.expected)) / len(query.expected)
+
+
+def _ordered(values: Mapping[str, list[float]]) -> list[tuple[str, list[float]]]:
+    order = {c: i for i, c in enumerate(("all", *CATEGORIES.values()))}
+    return sorted(values.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
+
+
+# -- the command --------------------------------------------------------------------------
+
+
+async def run(path: Path, count: int | None, repeat: int) -> dict[str, Any]:
+    samples = conversations(path)[:count]
+    with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
+        folder = workload(samples, Path(directory) / "workload")
+        db = Path(directory) / "locomo.db"
+        owners = await orchestrator.ingest_workload(db, folder, satchel.StaticEmbedder())
+        result = await evaluate(db, folder, owners, repeat)
+    result["conversations"] = len(samples)
+    result["turns"] = len(owners)
+    return result
+
+
+def report(result: Mapping[str, Any]) -> str:
+    rows = result["settings"]
+    categories = list(next(iter(rows.values()))["recall"])
+    lines = [
+        "| setting | " + " | ".join(categories) + " | p50 ms |",
+        "|---|" + "---:|" * (len(categories) + 1),
+    ]
+    for name, values in rows.items():
+        cells = " | ".join(f"{values['recall'].get(c, float('nan')):.3f}" for c in categories)
+        lines.append(f"| {name} | {cells} | {values['p50_ms']:.2f} |")
+    misses = dict(result["misses_8000_gate_on"])
+    evidence = misses.pop("evidence")
+    missed = sum(misses.values())
+    lines += [
+        "",
+        f"Missed evidence at 8,000 bytes, gate on: {missed} of {evidence} turns",
+        "| cause | turns | share of missed |",
+        "|---|---:|---:|",
+    ]
+    for cause in ("budget", "floor", "unranked"):
+        share = misses.get(cause, 0) / missed if missed else 0.0
+        lines.append(f"| {cause} | {misses.get(cause, 0)} | {share:.2f} |")
+    return "\n".join(lines)
+
+
+def parser() -> argparse.ArgumentParser:
+    out = argparse.ArgumentParser(
+        prog="python -m bench locomo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    out.add_argument("path", type=Path, help="locomo10.zip, its unzipped folder, or locomo10.json")
+    out.add_argument("--conversations", type=int, help="only the first N conversations")
+    out.add_argument(
+        "--repeat", type=int, default=1, help="timed passes after the warm-up (default 1)"
+    )
+    out.add_argument("--out", type=Path, default=RESULTS / "locomo.json", help="JSON results")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    if not args.path.exists():
+        raise SystemExit(f"python -m bench locomo: {args.path} does not exist")
+    started = time.perf_counter()
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        result = anyio.run(run, args.path, args.conversations, max(1, args.repeat))
+    result["seconds"] = time.perf_counter() - started
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(report(result))
+    print(
+        f"\n{result['questions']} questions over {result['turns']} turns of"
+        f" {result['conversations']} conversations, {result['seconds']:.0f} s; written to"
+        f" {args.out}"
+    )
+
+
+if __name__ == "__main__":
+    main()

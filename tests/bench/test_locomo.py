@@ -1,0 +1,91 @@
+"""``bench/locomo.py`` reads the LoCoMo release in each form it circulates (the zip, its
+folder, the wrapped JSON) into one workload, and evaluates it end to end."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+
+from bench import locomo
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CONVERSATION: dict[str, Any] = {
+    "speaker_a": "Caroline",
+    "speaker_b": "Melanie",
+    "session_1_date_time": "1:56 pm on 8 May, 2023",
+    "session_1": [
+        {"speaker": "Caroline", "dia_id": "D1:1", "text": "I went to a support group yesterday."},
+        {
+            "speaker": "Melanie",
+            "dia_id": "D1:2",
+            "text": "Look at my pottery!",
+            "blip_caption": "a photo of a clay bowl",
+        },
+    ],
+    "session_2_date_time": "7:55 pm on 25 May, 2023",
+    "session_2": [{"speaker": "Caroline", "dia_id": "D2:1", "text": "I ran a charity race."}],
+}
+QA: list[dict[str, Any]] = [
+    {"question": "When did Caroline go to the support group?", "answer": "7 May 2023",
+     "evidence": ["D1:1"], "category": 2},
+    {"question": "What do both women do?", "answer": "x", "evidence": ["D1:2; D2:1"],
+     "category": 1},
+    {"question": "What did Caroline realise?", "evidence": ["D2:1"], "category": 5},
+]  # fmt: skip
+
+
+def forms(tmp_path: Path) -> dict[str, Path]:
+    """The release's three forms, each holding the one conversation above."""
+    folder = tmp_path / "locomo10_v2"
+    folder.mkdir()
+    (folder / "26.json").write_text(json.dumps({**CONVERSATION, "qa": QA}))
+    archive = tmp_path / "locomo10.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.write(folder / "26.json", "data/multimodal_dialog/locomo10_v2/26.json")
+    wrapped = tmp_path / "locomo10.json"
+    wrapped.write_text(json.dumps([{"sample_id": "26", "conversation": CONVERSATION, "qa": QA}]))
+    return {"folder": folder, "zip": archive, "wrapped": wrapped}
+
+
+@pytest.mark.parametrize("form", ["folder", "zip", "wrapped"])
+def test_every_form_becomes_one_workload(tmp_path: Path, form: str) -> None:
+    """Turns become dated, threaded entries (a photo's caption kept); questions of
+    categories 1-4 keep their evidence (two ids in one item split), 5 is left out."""
+    samples = locomo.conversations(forms(tmp_path)[form])
+    folder = locomo.workload(samples, tmp_path / "out")
+    entries = [json.loads(line) for line in (folder / "entries.jsonl").read_text().splitlines()]
+    queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines()]
+    assert [e["id"] for e in entries] == ["locomo:26/D1:1", "locomo:26/D1:2", "locomo:26/D2:1"]
+    assert entries[1]["text"] == "Melanie: Look at my pottery! [photo: a photo of a clay bowl]"
+    assert entries[1]["created_at"] == "2023-05-08T13:57:00+00:00"
+    assert entries[2]["thread"] == "locomo:26/session-2"
+    assert [(q["category"], q["expected"]) for q in queries] == [
+        ("temporal", ["locomo:26/D1:1"]),
+        ("multi-hop", ["locomo:26/D1:2", "locomo:26/D2:1"]),
+    ]
+
+
+def test_a_path_without_conversations_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "other.json").write_text(json.dumps({"hello": 1}))
+    with pytest.raises(ValueError, match="holds no LoCoMo conversation"):
+        locomo.conversations(tmp_path)
+
+
+def test_the_evaluation_reports_recall_and_where_misses_went(tmp_path: Path) -> None:
+    """End to end on the sample: every setting has a recall per category and a p50, and
+    the missed evidence is accounted for by cause."""
+    result = anyio.run(locomo.run, forms(tmp_path)["zip"], None, 1)
+    assert set(result["settings"]) == {setting.name for setting in locomo.settings()}
+    for values in result["settings"].values():
+        assert set(values["recall"]) == {"all", "temporal", "multi-hop"}
+        assert values["p50_ms"] > 0
+    misses = result["misses_8000_gate_on"]
+    assert misses["evidence"] == 3
+    assert sum(v for k, v in misses.items() if k != "evidence") <= 3
+    assert "| gate on / 8000 |" in locomo.report(result)
