@@ -198,7 +198,11 @@ def settings() -> list[Setting]:
 
 
 async def evaluate(
-    db: Path, folder: Path, owners: Mapping[Any, str], repeat: int
+    db: Path,
+    folder: Path,
+    owners: Mapping[Any, str],
+    repeat: int,
+    fusion: satchel.FusionWeights | None = None,
 ) -> dict[str, Any]:
     """Every question in every setting, interleaved, on one store; then the misses."""
     queries = [q for q in read_queries(folder / "queries.jsonl")[0] if q.expected]
@@ -208,7 +212,7 @@ async def evaluate(
     store = await SqliteStore.open(str(db))
     async with AsyncExitStack() as stack:
         stack.push_async_callback(store.aclose)
-        runtimes = await _open(stack, store)
+        runtimes = await _open(stack, store, fusion or satchel.FusionWeights())
         for rep in range(repeat + 1):  # the first pass warms every runtime up
             for index, query in enumerate(queries):
                 turn = (index + rep) % len(plan)
@@ -241,7 +245,7 @@ async def evaluate(
 
 
 async def _open(
-    stack: AsyncExitStack, store: SqliteStore
+    stack: AsyncExitStack, store: SqliteStore, fusion: satchel.FusionWeights
 ) -> dict[tuple[bool, bool], satchel.Runtime]:
     runtimes = {}
     embedder = satchel.StaticEmbedder()
@@ -252,6 +256,7 @@ async def _open(
                 embedder=embedder,
                 limits=satchel.Limits.classic() if classic else satchel.Limits(),
                 recall_policy=satchel.RecallSufficiencyPolicy() if gate else None,
+                fusion=fusion,
             )
             runtimes[gate, classic] = await stack.enter_async_context(runtime)
     return runtimes
@@ -298,13 +303,15 @@ def _ordered(values: Mapping[str, list[float]]) -> list[tuple[str, list[float]]]
 # -- the command --------------------------------------------------------------------------
 
 
-async def run(path: Path, count: int | None, repeat: int) -> dict[str, Any]:
+async def run(
+    path: Path, count: int | None, repeat: int, fusion: satchel.FusionWeights | None = None
+) -> dict[str, Any]:
     samples = conversations(path)[:count]
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
         folder = workload(samples, Path(directory) / "workload")
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, satchel.StaticEmbedder())
-        result = await evaluate(db, folder, owners, repeat)
+        result = await evaluate(db, folder, owners, repeat, fusion)
     result["conversations"] = len(samples)
     result["turns"] = len(owners)
     return result
@@ -346,8 +353,25 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument(
         "--repeat", type=int, default=1, help="timed passes after the warm-up (default 1)"
     )
+    out.add_argument(
+        "--fusion",
+        type=_fusion,
+        default=satchel.FusionWeights(),
+        help="round 0's fusion weights to try, as NAME=VALUE,... of satchel.FusionWeights"
+        " (e.g. named_speaker=0,neighbour_share=0.5); default: the shipped weights",
+    )
     out.add_argument("--out", type=Path, default=RESULTS / "locomo.json", help="JSON results")
     return out
+
+
+def _fusion(text: str) -> satchel.FusionWeights:
+    try:
+        pairs = [part.split("=", 1) for part in text.split(",") if part.strip()]
+        return satchel.FusionWeights(**{name.strip(): float(value) for name, value in pairs})
+    except (TypeError, ValueError, satchel.InvalidRequestError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=VALUE,... of FusionWeights: {exc}"
+        ) from None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -356,7 +380,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"python -m bench locomo: {args.path} does not exist")
     started = time.perf_counter()
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        result = anyio.run(run, args.path, args.conversations, max(1, args.repeat))
+        result = anyio.run(run, args.path, args.conversations, max(1, args.repeat), args.fusion)
+    result["fusion"] = attrs.asdict(args.fusion)
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
