@@ -255,6 +255,7 @@ class Searcher:
         excluded = state.exclusions.excluded
         passed: list[tuple[int, Evidence]] | None = None if ranked.trace is None else []
         lift = settings.weights.named_speaker
+        lifted: dict[int, float] = {}
         if not (lift and ranked.by_score and rules(spec.family).speakers):
             keys, evidence = await self._fresh_evidence(
                 spec, excluded, ranked.fresh, wanted, passed
@@ -269,10 +270,14 @@ class Searcher:
                 spec, excluded, ranked.fresh, wanted + more, passed
             )
             named = frozenset(state.queries[spec.query].terms)
-            keys, evidence = _named_first(ranked, scores, (keys, evidence), (named, lift), wanted)
+            keys, evidence, lifted = _named_first(
+                ranked, scores, (keys, evidence), (named, lift), wanted
+            )
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         joined = sum(key in ranked.joined for key in keys)
         trace = ranked.trace
+        if trace is not None and lifted:  # receipts report the score the order is by
+            trace = attrs.evolve(trace, scores={**trace.scores, **lifted})
         if trace is not None and passed:
             trace = attrs.evolve(trace, passed_over=tuple(passed))
         return SearchOutcome(
@@ -383,18 +388,20 @@ def _named_first(
     read: tuple[tuple[int, ...], tuple[Evidence, ...]],
     naming: tuple[frozenset[str], float],
     wanted: int,
-) -> tuple[tuple[int, ...], tuple[Evidence, ...]]:
+) -> tuple[tuple[int, ...], tuple[Evidence, ...], dict[int, float]]:
     """The best ``wanted`` of the ``read`` candidates (in score order, with the
     :func:`_reach` past them), the turns said by a person the query names and their
     thread neighbours lifted (``FusionWeights.named_speaker``); the first ``wanted``, as
-    ranked, when no read turn was said by a person the query names."""
+    ranked, when no read turn was said by a person the query names. Last, the read
+    keys' scores as lifted (empty when nothing was)."""
     keys, evidence = read
     named, lift = naming
     said = {
         key for key, item in zip(keys, evidence, strict=True) if speaker_terms(item.text) & named
     }
     if not said:
-        return keys[:wanted], evidence[:wanted]
+        return keys[:wanted], evidence[:wanted], {}
     neighbours = (ranked.around, ranked.joined)
-    best = by_named_speaker(keys, scores, said, neighbours, lift, wanted)
-    return tuple(keys[at] for at in best), tuple(evidence[at] for at in best)
+    best, lifted = by_named_speaker(keys, scores, said, neighbours, lift, wanted)
+    chosen = tuple(keys[at] for at in best)
+    return chosen, tuple(evidence[at] for at in best), dict(zip(keys, lifted, strict=True))

@@ -201,10 +201,11 @@ def by_named_speaker(
     neighbours: tuple[Mapping[int, tuple[int, ...]], AbstractSet[int]],
     lift: float,
     keep: int,
-) -> list[int]:
+) -> tuple[list[int], list[float]]:
     """The positions in ``keys`` of the best ``keep`` once the turns said by a person the
-    query names (``said``) score ``1 + lift`` times their ``scores``; ties keep the
-    order of ``keys``.
+    query names (``said``) score ``1 + lift`` times their ``scores``, and every key's
+    score so lifted (the score it ranks by, which an explanation reports); ties keep
+    the order of ``keys``.
 
     ``neighbours`` are the thread neighbours of each hit that brought its own, and the
     keys that joined only as a neighbour. A named hit's neighbours share its lift, as
@@ -226,4 +227,4 @@ def by_named_speaker(
     for at, key in enumerate(keys):
         if key in ceiling:
             value[at] = min(value[at], ceiling[key])
-    return sorted(range(len(keys)), key=value.__getitem__, reverse=True)[:keep]
+    return sorted(range(len(keys)), key=value.__getitem__, reverse=True)[:keep], value
