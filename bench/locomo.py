@@ -48,6 +48,7 @@ import threadpoolctl
 import satchel
 from bench import orchestrator
 from bench._citations import citation_key, delivered_citations
+from bench.recall import rotations
 from satchel._workload import read_queries
 from satchel.stores import SqliteStore
 from satchel.vocabulary._families import citation
@@ -213,20 +214,18 @@ async def evaluate(
     async with AsyncExitStack() as stack:
         stack.push_async_callback(store.aclose)
         runtimes = await _open(stack, store, fusion or satchel.FusionWeights())
-        for rep in range(repeat + 1):  # the first pass warms every runtime up
-            for index, query in enumerate(queries):
-                turn = (index + rep) % len(plan)
-                for setting in plan[turn:] + plan[:turn]:
-                    rt = runtimes[setting.gate, setting.classic]
-                    request = orchestrator.request(query, setting.max_bytes)
-                    elapsed, context = await orchestrator.timed(rt, request)
-                    if rep == 0:
-                        continue
+        for rep, query, order in rotations(queries, plan, repeat):
+            for setting in order:
+                rt = runtimes[setting.gate, setting.classic]
+                elapsed, context = await orchestrator.timed(
+                    rt, orchestrator.request(query, setting.max_bytes)
+                )
+                if rep:  # pass 0 warms every runtime up
                     seconds[setting.name][query.id].append(elapsed)
-                    if rep == 1:
-                        value = _recall(query, owners, context.content)
-                        for category in ("all", query.category):
-                            recall[setting.name][category].append(value)
+                if rep == 1:
+                    value = _recall(query, owners, context.content)
+                    for category in ("all", query.category):
+                        recall[setting.name][category].append(value)
         misses = await _misses(runtimes[True, False], queries, owners)
     return {
         "settings": {

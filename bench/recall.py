@@ -42,7 +42,7 @@ from collections import defaultdict
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 import attrs
@@ -55,10 +55,11 @@ from satchel._workload import read_queries
 from satchel.stores import SqliteStore
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
     from satchel._workload import WorkloadQuery
 
+T = TypeVar("T")
 CACHE: Final = orchestrator.CACHE
 RESULTS: Final = orchestrator.RESULTS
 BUDGETS: Final = (2000, 4000, 8000)
@@ -134,21 +135,19 @@ async def evaluate(
     async with AsyncExitStack() as stack:
         stack.push_async_callback(store.aclose)  # idempotent: the runtimes close it too
         runtimes = await _open(stack, store, arms, clock)
-        for rep in range(repeat + 1):  # the first pass warms every runtime up
-            for index, query in enumerate(queries):
-                clock.now = newest.get(query.scopes[0], 0.0) + LIVE_AFTER
-                turn = (index + rep) % len(plan)
-                for setting in plan[turn:] + plan[:turn]:
-                    rt = runtimes[setting.arm, setting.classic]
-                    request = orchestrator.request(query, setting.max_bytes)
-                    elapsed, context = await orchestrator.timed(rt, request)
-                    if rep == 0:
-                        continue
-                    seconds[setting.key][query.id].append(elapsed)
-                    if rep == 1:
-                        value = _recall(query, owners, context.content)
-                        for category in ("all", query.category):
-                            recall[setting.key][category].append(value)
+        for rep, query, order in rotations(queries, plan, repeat):
+            clock.now = newest.get(query.scopes[0], 0.0) + LIVE_AFTER
+            for setting in order:
+                rt = runtimes[setting.arm, setting.classic]
+                request = orchestrator.request(query, setting.max_bytes)
+                elapsed, context = await orchestrator.timed(rt, request)
+                if rep == 0:  # the first pass warms every runtime up
+                    continue
+                seconds[setting.key][query.id].append(elapsed)
+                if rep == 1:
+                    value = _recall(query, owners, context.content)
+                    for category in ("all", query.category):
+                        recall[setting.key][category].append(value)
     results: dict[str, dict[str, Any]] = defaultdict(dict)
     for setting in plan:
         per_query = [statistics.median(v) for v in seconds[setting.key].values()]
@@ -157,6 +156,18 @@ async def evaluate(
             "p50_ms": statistics.median(per_query) * 1e3,
         }
     return dict(results)
+
+
+def rotations(
+    queries: Sequence[WorkloadQuery], plan: Sequence[T], repeat: int
+) -> Iterator[tuple[int, WorkloadQuery, list[T]]]:
+    """Pass 0 (a warm-up) and ``repeat`` timed passes over ``queries``, each query with
+    the ``plan``'s settings in an order rotated by question and pass, so that a slow
+    spell of the machine falls on every setting alike."""
+    for rep in range(repeat + 1):
+        for index, query in enumerate(queries):
+            turn = (index + rep) % len(plan)
+            yield rep, query, [*plan[turn:], *plan[:turn]]
 
 
 @attrs.define
