@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 TOKEN: Final = "bench-hostile-0123456789"
+#: A token granted exactly ``hostile.LOOK_ALIKE`` (the look-alike-scope class's).
+LOOK_ALIKE_TOKEN: Final = "bench-hostile-look-alike-0123"
 #: Short, so the slow classes are quick; long enough that the probes' pooled clients
 #: drop an idle connection (after a quarter of it) well before the server does, and
 #: that a loaded machine parses a request's headers within it.
@@ -40,7 +42,10 @@ async def test_the_probes_find_nothing_held_or_failed(tmp_path: Path) -> None:
     async with satchel.open_runtime(str(db), embedder=satchel.HashingEmbedder()) as runtime:
         app = create_app(
             runtime,
-            tokens={TOKEN: TokenGrant(scopes=("*",), write=True)},
+            tokens={
+                TOKEN: TokenGrant(scopes=("*",), write=True),
+                LOOK_ALIKE_TOKEN: TokenGrant(scopes=(hostile.LOOK_ALIKE,), write=True),
+            },
             max_body_bytes=hostile.MAX_BODY_BYTES,
             read_timeout=READ_TIMEOUT,
         )
@@ -53,7 +58,7 @@ async def test_the_probes_find_nothing_held_or_failed(tmp_path: Path) -> None:
                     serve, app, sock, shutdown_trigger=stop.wait, read_timeout=READ_TIMEOUT
                 )
             )
-            probe = hostile.Probe(host, port, TOKEN, READ_TIMEOUT)
+            probe = hostile.Probe(host, port, TOKEN, READ_TIMEOUT, LOOK_ALIKE_TOKEN)
             rows = await hostile.probe_running(probe, 2, db)
             stop.set()
     names = [name for name, *_ in rows]
@@ -65,6 +70,8 @@ async def test_the_probes_find_nothing_held_or_failed(tmp_path: Path) -> None:
         "echoed: utf16-body",
         "store-removed",
         "store-removed-read",
+        "look-alike-scope",
+        "forget-replay",
     } <= set(names)
     assert [row for row in rows if row[1] != 2 or row[2] or row[3]] == []
 

@@ -252,16 +252,17 @@ class Orthogonal:
 
 
 async def test_an_abstaining_prepare_omits_its_candidates_as_below_the_floor() -> None:
-    """A two-word query whose one candidate holds one of its words, in a scope that
-    knows only that word, shows no evidence of relevance: the prepare abstains (an empty
-    pack, assessment no-relevant): its committed candidate is omitted first as below the
-    floor, with the rank and score its search gave it, then what was retrieved below it."""
+    """A two-word query whose one candidate holds one of its words (an everyday one: a
+    word rare in the language would be evidence), in a scope that knows only that word,
+    shows no evidence of relevance: the prepare abstains (an empty pack, assessment
+    no-relevant): its committed candidate is omitted first as below the floor, with the
+    rank and score its search gave it, then what was retrieved below it."""
     efforts: list[satchel.RecallEffort] = []
 
     async def sink(effort: satchel.RecallEffort) -> None:
         efforts.append(effort)
 
-    query = "banana kestrel"
+    query = "banana queue"
     notes = ["Kestrel restarts need a drained queue", "The cluster has twelve nodes"]
     async with satchel.open_runtime(embedder=Orthogonal(query), recall_effort_sink=sink) as rt:
         await rt.add_memories(OPS, [satchel.MemoryEntry(text=text) for text in notes])

@@ -27,6 +27,7 @@ from ._policy import RecallExpander as RecallExpander
 from ._policy import RecallSufficiencyPolicy as RecallSufficiencyPolicy
 from ._policy import SearchPlan as SearchPlan
 from ._policy import calibrate as calibrate
+from ._relevance import DISTINCTIVE as DISTINCTIVE
 from ._relevance import NO_RELEVANT as NO_RELEVANT
 from ._relevance import VOCABULARY as VOCABULARY
 from ._relevance import RelevanceFloor as RelevanceFloor
@@ -40,6 +41,7 @@ from ._views import lowest_floor as lowest_floor
 from ._views import reachable as reachable
 
 __all__ = [
+    "DISTINCTIVE",
     "NEIGHBOURS",
     "NO_RELEVANT",
     "VOCABULARY",

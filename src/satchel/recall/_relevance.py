@@ -41,6 +41,13 @@ and the query's counted terms. Each of these is evidence on its own:
   not the long tail of vector hits and thread neighbours that fill a whole pack with
   noise for an unrelated question.
 
+- **distinctive**: the scope holds a query word that is rare in the language
+  (``Pool.distinctive_terms``: "kestrel", a codename, a product), not one that is merely
+  rare in the scope ("capital" in a chat about sports): one record naming the codename
+  of a question is evidence the question is about it. Delivered as vocabulary is, only
+  what a channel vouches for, and the gate's second looks recover the record holding
+  the word when round 0's floor left it out.
+
 Thread neighbours are no signal of their own: they join beside a hit, so they carry
 evidence only through their hit. A round that retrieved nothing is no abstention: it
 is the normal empty result (``no-content``).
@@ -72,6 +79,7 @@ TIME: Final = "time"
 LEXICAL: Final = "lexical"
 VECTOR: Final = "vector"
 VOCABULARY: Final = "vocabulary"
+DISTINCTIVE: Final = "distinctive"
 #: The rank of the record a best vector hit must stand out from: the scope's noise.
 NOISE_RANK: Final = 10
 #: Fewest records holding a query term that can be most of a small scope: one or two
@@ -149,6 +157,8 @@ def _evidence(pool: Pool, terms: int, floor: RelevanceFloor) -> str | None:
         return LEXICAL
     if floor.stands_out(pool.vector_similarities):
         return VECTOR
+    if pool.distinctive_terms:
+        return DISTINCTIVE
     if terms and 2 * pool.held_terms > terms:
         return VOCABULARY
     return None

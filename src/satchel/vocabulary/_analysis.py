@@ -21,6 +21,7 @@ no other I/O, no anyio, no clock.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import threading
 import unicodedata
@@ -132,6 +133,9 @@ class AnalysedQuery:
         )
     )
     dates: tuple[DateMention, ...] = ()
+    #: The terms of words rare in the language (:func:`rare_in_language`): a codename,
+    #: a species, a product; not an everyday word that happens to be rare somewhere.
+    rare: frozenset[str] = frozenset()
 
 
 def analyse(text: str) -> list[str]:
@@ -192,10 +196,61 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
         raise InvalidRequestError(f"max_terms must be an integer >= 1, got {max_terms!r}")
     words = list(dict.fromkeys(_words(text)))
     if len(words) <= max_terms:
-        terms = tuple(dict.fromkeys(map(_term, words)))
+        source: dict[str, str] = {}
+        for word in words:
+            source.setdefault(_term(word), word)
     else:
-        terms = _most_informative(words, max_terms)
-    return AnalysedQuery(text=text, terms=terms, dates=extract_dates(text, question=True))
+        source = _most_informative(words, max_terms)
+    terms = tuple(source)
+    rare = frozenset(term for term, word in source.items() if rare_in_language(word))
+    dates = extract_dates(text, question=True)
+    return AnalysedQuery(text=text, terms=terms, dates=dates, rare=rare)
+
+
+#: Fewest letters of a word :func:`rare_in_language` can call rare (shorter ones are
+#: abbreviations, chat spellings and typos as often as they are names of things).
+RARE_MIN_LETTERS: Final = 5
+
+
+def rare_in_language(word: str) -> bool:
+    """Whether a (folded) word is rare in general English: made of ASCII letters, at
+    least ``RARE_MIN_LETTERS`` long, and neither it nor its dictionary lemma is a whole
+    word of the bundled embedder's WordPiece vocabulary (about 20,000 frequent words:
+    "capital", "paperwork" and "pottery" are; "kestrel" and "kubernetes" are not).
+
+    A model-free frequency signal at no cost of its own: the vocabulary ships with
+    satchel (``models/minilm-static-256/tokenizer.json``, Apache-2.0).
+    """
+    if len(word) < RARE_MIN_LETTERS or not (word.isascii() and word.isalpha()):
+        return False
+    common = _common_words()
+    if word in common:
+        return False
+    lemma = _lemma(word)
+    if lemma is not None and lemma in common:
+        return False
+    for suffix, replacement in _INFLECTIONS:
+        if word.endswith(suffix) and word[: -len(suffix)] + replacement in common:
+            return False
+    return True
+
+
+#: Regular endings a vocabulary word may carry in a question ("deadlines", "approves").
+_INFLECTIONS: Final = (
+    ("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""),
+    ("ing", "e"), ("er", ""), ("ers", ""), ("ly", ""),
+)  # fmt: skip
+
+
+@functools.cache
+def _common_words() -> frozenset[str]:
+    """The whole words (no ``##`` pieces, letters only) of the bundled WordPiece
+    vocabulary."""
+    from importlib import resources
+
+    path = resources.files("satchel") / "models" / "minilm-static-256" / "tokenizer.json"
+    vocabulary = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(word for word in vocabulary if word.isascii() and word.isalpha())
 
 
 def match_expression(terms: Sequence[str]) -> str:
@@ -393,10 +448,12 @@ def warm_up() -> None:
     loop. Blocking: ``open_runtime`` calls it in a worker thread.
     """
     _dictionary()
+    _common_words()
 
 
-def _most_informative(words: list[str], max_terms: int) -> tuple[str, ...]:
-    """The ``max_terms`` distinct terms of the best-ranked words, in query order.
+def _most_informative(words: list[str], max_terms: int) -> dict[str, str]:
+    """The ``max_terms`` distinct terms of the best-ranked words, in query order, each
+    with the first word of the query that gave it.
 
     Words are stemmed in rank order only until enough distinct terms are found, so a
     pasted document costs a few dozen stems, not thousands.
@@ -409,7 +466,9 @@ def _most_informative(words: list[str], max_terms: int) -> tuple[str, ...]:
         first_seen[term] = min(first_seen.get(term, index), index)
         if len(first_seen) == max_terms:
             break
-    return tuple(sorted(first_seen, key=first_seen.__getitem__))
+    return {
+        term: words[first_seen[term]] for term in sorted(first_seen, key=first_seen.__getitem__)
+    }
 
 
 def _informativeness(word: str) -> int:

@@ -126,6 +126,9 @@ class Pool:
     #: the scope's records holds (``LexicalPlan.held``): which of the query's words the
     #: scope knows, whether or not a candidate ranked for them.
     held_terms: int = 0
+    #: How many of those held terms are rare in the language (``LexicalPlan.distinctive``):
+    #: a codename the scope holds is evidence a question is about it.
+    distinctive_terms: int = 0
 
     def counted_terms(self, query_terms: int) -> int:
         """The query terms the minimum-match rule counts in this pool: those of a query

@@ -155,13 +155,15 @@ class LexicalPlan:
     ``rescue`` (at most ``RARE_POSTINGS`` of them), scored by that term alone. ``common``
     are the query's terms left out as common in the scope: they are in no candidate's
     matched-term count. ``held`` counts the query's other terms that any record of the
-    scope holds (ranked or not: the postings budget may leave some out of ``terms``)."""
+    scope holds (ranked or not: the postings budget may leave some out of ``terms``),
+    and ``distinctive`` those of them rare in the language (``AnalysedQuery.rare``)."""
 
     terms: tuple[str, ...] = ()
     limit: int = 0
     rescue: str | None = None
     common: tuple[str, ...] = ()
     held: int = 0
+    distinctive: int = 0
 
 
 @attrs.frozen
@@ -257,4 +259,5 @@ class PoolRequest:
         rarest = chosen[0]
         rescue = postings > self.size and held[rarest] <= RARE_POSTINGS and len(chosen) > 1
         rescue_term = rarest if rescue else None
-        return LexicalPlan(tuple(chosen), self.size, rescue_term, common, len(held))
+        distinctive = sum(term in self.query.rare for term in held)
+        return LexicalPlan(tuple(chosen), self.size, rescue_term, common, len(held), distinctive)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def lexical(
     records: list[Stored], request: PoolRequest
-) -> tuple[list[int], list[float], list[int], int, int]:
+) -> tuple[list[int], list[float], list[int], int, int, int]:
     """The full-text channel as ``request.plan_lexical`` asks for it: each candidate's
     key, its BM25 (lower is better) and how many distinct query terms it holds (the
     scope's common ones left out), how many terms were left out so, and how many of
@@ -42,7 +42,7 @@ def lexical(
     }
     plan = request.plan_lexical(frequencies, len(records))
     if not plan.terms:
-        return [], [], [], 0, 0
+        return [], [], [], 0, 0, 0
     counted = [term for term in request.query.terms if term not in plan.common]
     average = sum(stored.length for stored in records) / len(records)
 
@@ -66,6 +66,7 @@ def lexical(
         [sum(term in stored.terms for term in counted) for _, stored in found],
         len(plan.common),
         plan.held,
+        plan.distinctive,
     )
 
 

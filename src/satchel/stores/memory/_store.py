@@ -377,7 +377,7 @@ class MemoryStore:
         if scope is None or not scope.searchable(family):
             return Pool(family, scope_id, 0 if scope is None else scope.write_version)
         records = list(scope.searchable(family).values())
-        lexical_keys, scores, matches, common, held = lexical(records, request)
+        lexical_keys, scores, matches, common, held, distinctive = lexical(records, request)
         vector_keys, similarities = nearest(family, records, request, self._dimension)
         time_keys, matched = time_channel(family, records, request)
         return Pool(
@@ -385,7 +385,7 @@ class MemoryStore:
             lexical_keys=lexical_keys, lexical_scores=scores, lexical_matches=matches,
             vector_keys=vector_keys, vector_similarities=similarities,
             time_keys=time_keys, time_matched=matched, common_terms=common,
-            held_terms=held,
+            held_terms=held, distinctive_terms=distinctive,
         )  # fmt: skip
 
     async def neighbours(

@@ -48,7 +48,7 @@ class ScopeState:
 
 async def lexical(
     cur: Any, family: Family, scope_id: str, request: PoolRequest, state: ScopeState
-) -> tuple[list[int], list[float], list[int], int, int]:
+) -> tuple[list[int], list[float], list[int], int, int, int]:
     """The full-text channel. The engine finds the records holding the plan's terms
     (its FULLTEXT index); satchel ranks them by BM25 over the scope's own statistics
     and counts each one's matched query terms on its analysed text (the scope's common
@@ -56,7 +56,7 @@ async def lexical(
     record holds)."""
     terms = request.query.terms
     if not terms:
-        return [], [], [], 0, 0
+        return [], [], [], 0, 0, 0
     marks = ",".join(["%s"] * len(terms))
     await cur.execute(
         f"SELECT term, df FROM satchel_terms"
@@ -66,7 +66,7 @@ async def lexical(
     frequencies = {term: int(df) for term, df in await cur.fetchall() if df > 0}
     plan = request.plan_lexical(frequencies, state.rows)
     if not plan.terms:
-        return [], [], [], 0, 0
+        return [], [], [], 0, 0, 0
     counted = [term for term in terms if term not in plan.common]
     average = state.term_total / max(state.rows, 1)
 
@@ -87,7 +87,8 @@ async def lexical(
         rescued = await ranked((plan.rescue,), RARE_POSTINGS)
         found += [hit for hit in rescued if hit[1] not in kept]
     keys, scores = [key for _, key, _ in found], [score for score, _, _ in found]
-    return keys, scores, [matches for _, _, matches in found], len(plan.common), plan.held
+    matched = [matches for _, _, matches in found]
+    return keys, scores, matched, len(plan.common), plan.held, plan.distinctive
 
 
 @attrs.define

@@ -397,13 +397,13 @@ class OceanBaseStore:
             lexical, ((near, similarities), (timed, matched)) = await asyncio.gather(
                 search.lexical(cur, family, scope_id, request, state), vector_and_time()
             )
-            keys, scores, matches, common, held = lexical
+            keys, scores, matches, common, held, distinctive = lexical
             return Pool(
                 family, scope_id, state.version, scope_rows=state.rows,
                 lexical_keys=keys, lexical_scores=scores, lexical_matches=matches,
                 vector_keys=near, vector_similarities=similarities,
                 time_keys=timed, time_matched=matched, common_terms=common,
-                held_terms=held,
+                held_terms=held, distinctive_terms=distinctive,
             )  # fmt: skip
 
         return await self._call("retrieve", work)

@@ -47,6 +47,8 @@ class LexicalHits:
     common: int = 0
     #: The query's other terms some record of the scope holds (``LexicalPlan.held``).
     held: int = 0
+    #: Of those, the ones rare in the language (``LexicalPlan.distinctive``).
+    distinctive: int = 0
 
 
 def lexical_hits(
@@ -81,7 +83,7 @@ def lexical_hits(
     )
     if rescue:
         found, scores, matches = _first_of_each_row(found, scores, matches)
-    return LexicalHits(found, scores, matches, len(plan.common), plan.held)
+    return LexicalHits(found, scores, matches, len(plan.common), plan.held, plan.distinctive)
 
 
 def _first_of_each_row(

@@ -475,6 +475,7 @@ class SqliteStore:
                 time_matched=matched,
                 common_terms=lexical.common,
                 held_terms=lexical.held,
+                distinctive_terms=lexical.distinctive,
             )
 
         inline = scope_rows <= self._inline_rows and (
