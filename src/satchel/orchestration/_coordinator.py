@@ -23,10 +23,9 @@ import attrs
 from .._loop import loop_turn
 from ..builder import FitMemo
 from ..recall import (
-    DISTINCTIVE,
     NEIGHBOURS,
     NO_RELEVANT,
-    VOCABULARY,
+    VOUCHED_ONLY,
     AdmissionFloor,
     FusionWeights,
     GateAssessment,
@@ -184,11 +183,11 @@ class Coordinator:
             raise PrepareTimeoutError("round 0 did not finish before its deadline")
         async with loop_turn():  # one stretch on the loop: judge and commit
             kind = verdict(outcomes, state.queries, self._relevance)
-            if kind in (VOCABULARY, DISTINCTIVE):
+            if kind in VOUCHED_ONLY:
                 outcomes = {spec: vouched_only(o) for spec, o in outcomes.items()}
             committed = Committed.round_zero(state.specs, outcomes, settings, self._limits, delays)
             committed.abstained = kind is None
-            committed.vouched_only = kind in (VOCABULARY, DISTINCTIVE)
+            committed.vouched_only = kind in VOUCHED_ONLY
         # An abstaining prepare delivers no searched candidate; a profile the request
         # selects is read whole with every request, so it alone is still served.
         return committed, await packer.pack({} if committed.abstained else committed.candidates)

@@ -30,6 +30,7 @@ from ._policy import calibrate as calibrate
 from ._relevance import DISTINCTIVE as DISTINCTIVE
 from ._relevance import NO_RELEVANT as NO_RELEVANT
 from ._relevance import VOCABULARY as VOCABULARY
+from ._relevance import VOUCHED_ONLY as VOUCHED_ONLY
 from ._relevance import RelevanceFloor as RelevanceFloor
 from ._relevance import evidence_of_relevance as evidence_of_relevance
 from ._relevance import vouched as vouched
@@ -45,6 +46,7 @@ __all__ = [
     "NEIGHBOURS",
     "NO_RELEVANT",
     "VOCABULARY",
+    "VOUCHED_ONLY",
     "AdmissionCounts",
     "AdmissionFloor",
     "Admitted",

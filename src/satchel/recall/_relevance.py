@@ -80,6 +80,8 @@ LEXICAL: Final = "lexical"
 VECTOR: Final = "vector"
 VOCABULARY: Final = "vocabulary"
 DISTINCTIVE: Final = "distinctive"
+#: The kinds of evidence whose prepare delivers only what a channel vouches for.
+VOUCHED_ONLY: Final = frozenset({VOCABULARY, DISTINCTIVE})
 #: The rank of the record a best vector hit must stand out from: the scope's noise.
 NOISE_RANK: Final = 10
 #: Fewest records holding a query term that can be most of a small scope: one or two

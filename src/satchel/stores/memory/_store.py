@@ -359,8 +359,8 @@ class MemoryStore:
         await self._enter()
         new = set(tombstones) - self._tombstones
         self._tombstones |= new
-        for scope_id, scope in list(self._scopes.items()):  # what they name is erased here
-            for family, record_id in list(scope.history):
+        for scope_id, scope in list(self._scopes.items()) if self._tombstones else ():
+            for family, record_id in list(scope.history):  # what one names is erased here
                 if self._erased(scope_id, family, record_id):
                     await self.erase("memory", scope_id, record_id)
         return len(new)

@@ -228,6 +228,9 @@ async def erased_records(
 async def tombstoned_entries(cur: Any) -> list[tuple[str, str]]:
     """Every memory entry ``(scope, entry id)`` the store holds and keeps the tombstone
     of: what a copy of an erase brought, to erase here too."""
+    await cur.execute("SELECT 1 FROM satchel_erased LIMIT 1")
+    if await cur.fetchone() is None:  # nothing erased: no entry to read
+        return []
     await cur.execute("SELECT DISTINCT scope, rid FROM satchel_records WHERE family = 'memory'")
     entries = [(sql.name(scope), str(rid)) for scope, rid in await cur.fetchall()]
     named = {_rules.tombstone(scope, rid): (scope, rid) for scope, rid in entries}

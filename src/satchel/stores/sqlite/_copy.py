@@ -230,11 +230,13 @@ def erased_records(
 def tombstoned_entries(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """Every memory entry ``(scope, entry id)`` the store holds and keeps the tombstone
     of: what a copy of an erase brought, to erase here too."""
+    kept = {tombstone for (tombstone,) in conn.execute("SELECT tombstone FROM erased")}
+    if not kept:  # nothing erased: no entry to read
+        return []
     entries = conn.execute(
         "SELECT DISTINCT s.scope, r.rid FROM records r JOIN scopes s USING (scope_key)"
         " WHERE r.family = 'memory'"
     ).fetchall()
-    kept = {tombstone for (tombstone,) in conn.execute("SELECT tombstone FROM erased")}
     return [(scope, rid) for scope, rid in entries if _rules.tombstone(scope, rid) in kept]
 
 
