@@ -57,9 +57,29 @@ async def test_a_session_is_its_owners(rt: satchel.Runtime) -> None:
     using one session id have two sessions."""
     request = satchel.PrepareContextRequest(scope_id="s", query="kestrel", session_id="chat")
     assert await served(rt) == ["kestrel alpha"]
-    owned = await rt._prepare_context(request, session_owner="tenant")
+    owned = await rt.prepare_context(request, session_owner="tenant")
     assert contents(owned.content) == ["kestrel alpha"]
     assert await served(rt) == []
+
+
+async def test_an_explained_turn_belongs_to_its_owner(rt: satchel.Runtime) -> None:
+    """``explain_context`` takes the same owner: its turn holds back what it delivered in
+    that owner's session only."""
+    request = satchel.PrepareContextRequest(scope_id="s", query="kestrel", session_id="chat")
+    explained = await rt.explain_context(request, session_owner="tenant")
+    assert contents(explained.context.content) == ["kestrel alpha"]
+    again = await rt.prepare_context(request, session_owner="tenant")
+    assert again.content is None or contents(again.content) == []
+    assert await served(rt) == ["kestrel alpha"]
+
+
+@pytest.mark.parametrize("owner", ["", "  ", 7, "bad\ud800"])
+async def test_a_malformed_session_owner_is_refused(rt: satchel.Runtime, owner: object) -> None:
+    request = satchel.PrepareContextRequest(scope_id="s", query="kestrel", session_id="chat")
+    with pytest.raises(satchel.InvalidRequestError, match="session_owner"):
+        await rt.prepare_context(request, session_owner=owner)  # type: ignore[arg-type]
+    with pytest.raises(satchel.InvalidRequestError, match="session_owner"):
+        await rt.explain_context(request, session_owner=owner)  # type: ignore[arg-type]
 
 
 async def test_bare_uri_items_are_never_held_back() -> None:

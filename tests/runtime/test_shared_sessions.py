@@ -266,10 +266,10 @@ async def test_a_session_is_its_owners_across_runtimes(tmp_path: Path) -> None:
         runtime(await SqliteStore.open(str(path))) as one,
         runtime(await SqliteStore.open(str(path))) as two,
     ):
-        served_a = await one._prepare_context(request(0), session_owner="tenant-a")
-        served_b = await two._prepare_context(request(0), session_owner="tenant-b")
+        served_a = await one.prepare_context(request(0), session_owner="tenant-a")
+        served_b = await two.prepare_context(request(0), session_owner="tenant-b")
         served_host = await two.prepare_context(request(0))
-        again_a = await two._prepare_context(request(0), session_owner="tenant-a")
+        again_a = await two.prepare_context(request(0), session_owner="tenant-a")
     assert served_a.content == served_b.content == served_host.content
     assert set(contents(served_a.content)).isdisjoint(contents(again_a.content))
 

@@ -236,7 +236,7 @@ class _Service:
         with anyio.fail_after(None if math.isinf(deadline) else deadline):
             # The session is the token's (by its name): the same session_id from another
             # token is another session, and no token's sessions push out another's.
-            context = await self.runtime._prepare_context(prepare, session_owner=grant.name)
+            context = await self.runtime.prepare_context(prepare, session_owner=grant.name)
         return _json(wire.context_json(context))
 
     async def explain(self, request: Request, grant: TokenGrant) -> Response:
@@ -244,7 +244,7 @@ class _Service:
         the same turn of the token's session as a prepare."""
         prepare, deadline = await self._prepare_request(request, grant)
         with anyio.fail_after(None if math.isinf(deadline) else deadline):
-            explanation = await self.runtime._explain_context(prepare, session_owner=grant.name)
+            explanation = await self.runtime.explain_context(prepare, session_owner=grant.name)
         return _json(wire.explanation_json(explanation))
 
     async def deadline(self, request: Request, grant: TokenGrant) -> Response:

@@ -34,6 +34,7 @@ from ..vocabulary import (
     check_provider,
     tracer,
     validate_request,
+    validate_session_owner,
     validate_scope,
 )
 from ..vocabulary._analysis import warm_up
@@ -240,37 +241,38 @@ class Runtime:
 
     # -- prepare --------------------------------------------------------------------
 
-    async def prepare_context(self, request: object) -> PreparedContext:
+    async def prepare_context(
+        self, request: object, *, session_owner: str | None = None
+    ) -> PreparedContext:
         """Search, judge, fit and render a context pack for one turn. Writes nothing.
+
+        Args:
+            request: a :class:`satchel.PrepareContextRequest`.
+            session_owner: the caller the request's session belongs to, for a host
+                serving several callers (the service passes its token's name): session
+                ids are namespaced by it, so two callers naming one ``session_id``
+                never share a session, and each caller's sessions are bounded on their
+                own. None is the host itself.
 
         Raises:
             InvalidRequestError: a request field is malformed (the message names it).
             PrepareFailedError: a search of round 0 failed (raised from the group).
             PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
         """
-        return await self._prepare_context(request, session_owner=None)
-
-    async def _prepare_context(
-        self, request: object, *, session_owner: str | None
-    ) -> PreparedContext:
-        """:meth:`prepare_context` on behalf of a caller the runtime serves, for the
-        servers above the public API: the request's session is ``session_owner``'s (the
-        service's token name), so callers sharing a session id never share a session,
-        and each caller's sessions are bounded on their own. None is the runtime's own
-        host, as :meth:`prepare_context`.
-        """
         context, _ = await self._prepare(request, session_owner, explain=False)
         return context
 
-    async def explain_context(self, request: object) -> Explanation:
+    async def explain_context(
+        self, request: object, *, session_owner: str | None = None
+    ) -> Explanation:
         """:meth:`prepare_context`, with why each item is in the pack and why the best
         candidates left out are not.
 
         The context is byte for byte the pack :meth:`prepare_context` returns for the
-        same request and store state; everything else is the same too: validation,
-        errors, spans, the effort sink (which sees no receipt), and the session: with a
-        ``session_id`` (and ``dedup_turns``), an explained prepare is a turn, holding
-        back what it delivered, since it returns that pack to the caller.
+        same request, session owner and store state; everything else is the same too:
+        validation, errors, spans, the effort sink (which sees no receipt), and the
+        session: with a ``session_id`` (and ``dedup_turns``), an explained prepare is a
+        turn, holding back what it delivered, since it returns that pack to the caller.
 
         Returns:
             ``Explanation(context, receipts, omitted)``: one :class:`satchel.Receipt`
@@ -282,11 +284,6 @@ class Runtime:
             PrepareFailedError: a search of round 0 failed (raised from the group).
             PrepareTimeoutError: round 0 overran ``round_timeout`` or ``prepare_timeout``.
         """
-        return await self._explain_context(request, session_owner=None)
-
-    async def _explain_context(self, request: object, *, session_owner: str | None) -> Explanation:
-        """:meth:`explain_context` on behalf of a caller the runtime serves, whose
-        session it is (as :meth:`_prepare_context`)."""
         context, explained = await self._prepare(request, session_owner, explain=True)
         assert explained is not None
         return Explanation(context, explained.receipts, explained.omitted)
@@ -295,6 +292,7 @@ class Runtime:
         self, request: object, session_owner: str | None, *, explain: bool
     ) -> tuple[PreparedContext, Explained | None]:
         resolved = validate_request(request)
+        session_owner = validate_session_owner(session_owner)
         attributes = {
             "satchel.scope_count": len(resolved.scopes),
             "satchel.family_count": len(resolved.families),

@@ -267,10 +267,16 @@ def _validate_citation(citation: Citation, field: str) -> None:
         raise InvalidRequestError(f"{field}.version must be an int or None")
 
 
-def _validate_session(value: object) -> str | None:
+def _validate_session(value: object, field: str = "session_id") -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise InvalidRequestError("session_id must be a non-empty string or None")
-    require_unicode(value, "session_id")
+        raise InvalidRequestError(f"{field} must be a non-empty string or None")
+    require_unicode(value, field)
     return value
+
+
+def validate_session_owner(value: object) -> str | None:
+    """The caller a prepare's session belongs to: a non-empty string, or None (the
+    host itself)."""
+    return _validate_session(value, "session_owner")
