@@ -34,8 +34,8 @@ from ..vocabulary import (
     check_provider,
     tracer,
     validate_request,
-    validate_session_owner,
     validate_scope,
+    validate_session_owner,
 )
 from ..vocabulary._analysis import warm_up
 from ..vocabulary._records import topic_text

@@ -61,8 +61,8 @@ from ._requests import PreparedContext as PreparedContext
 from ._requests import ResolvedRequest as ResolvedRequest
 from ._requests import Section as Section
 from ._requests import validate_request as validate_request
-from ._requests import validate_session_owner as validate_session_owner
 from ._requests import validate_scope as validate_scope
+from ._requests import validate_session_owner as validate_session_owner
 from ._retrieval import POSTINGS_BUDGET as POSTINGS_BUDGET
 from ._retrieval import RARE_POSTINGS as RARE_POSTINGS
 from ._retrieval import WINDOW_SCAN as WINDOW_SCAN
@@ -140,6 +140,6 @@ __all__ = [
     "speaker_terms",
     "tracer",
     "validate_request",
-    "validate_session_owner",
     "validate_scope",
+    "validate_session_owner",
 ]
