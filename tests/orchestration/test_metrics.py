@@ -11,7 +11,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 
 import satchel
-from satchel.vocabulary import _telemetry
+from satchel.orchestration import _telemetry
 from tests._orchestration import ScriptedEmbedder, StoreWrapper, policy, request, run, seed
 
 if TYPE_CHECKING:

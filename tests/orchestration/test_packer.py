@@ -12,7 +12,8 @@ import pytest
 import satchel
 from satchel.builder import FitMemo, _fitting
 from satchel.orchestration import Exclusions, Packer, PrepareState
-from satchel.vocabulary import Evidence, analyse_query, validate_request
+from satchel.orchestration._telemetry import BuildSpan
+from satchel.vocabulary import Evidence, analyse_query, tracer, validate_request
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -37,7 +38,7 @@ def packer(
         Exclusions(held_back=held_back),
         unsearched or {},
     )
-    return Packer(state, limits, FitMemo(limits))
+    return Packer(state, limits, FitMemo(limits), BuildSpan(tracer(None)))
 
 
 pytestmark = pytest.mark.anyio

@@ -251,3 +251,49 @@ async def test_stages_are_recorded_on_spans(spans: tuple[Any, Any]) -> None:
         if span.name.startswith("satchel.stage.")
     }
     assert outcomes == {"satchel.stage.planner": "ok", "satchel.stage.digest": "no_relevant"}
+
+
+async def test_a_digest_that_keeps_nothing_is_empty_on_every_span_and_metric(
+    spans: tuple[Any, Any],
+) -> None:
+    """The build span and the metrics are taken once the pack is final: when the digest
+    keeps nothing, the root span, the build span, the duration, the size and the
+    abstention count all say the prepare was empty. The build span starts with the first
+    fit (after round 0) and ends after the digest's span."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    provider, exporter = spans
+    reader = InMemoryMetricReader()
+    context, effort = await prepare(
+        request=kept_request(),
+        digest=nothing_relevant,
+        tracer_provider=provider,
+        meter_provider=MeterProvider(metric_readers=[reader]),
+    )
+    assert (context.status, effort.stages["digest"]) == ("empty", "no_relevant")
+    finished = {span.name: span for span in exporter.get_finished_spans()}
+    root, build = finished["satchel.prepare_context"], finished["satchel.context.build"]
+    digest = finished["satchel.stage.digest"]
+    for span in (root, build):
+        assert (span.attributes or {})["satchel.context.status"] == "empty"
+        assert (span.attributes or {})["satchel.context.bytes"] == 0
+    # Opened when the first fit starts (after round 0), closed after the digest decided.
+    assert build.start_time >= finished["satchel.recall.round"].end_time
+    assert build.end_time >= digest.end_time
+    assert build.parent.span_id == root.context.span_id
+    data = reader.get_metrics_data()
+    assert data is not None
+    found: dict[str, list[Any]] = {
+        metric.name: list(metric.data.data_points)
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+    }
+    (duration,) = found["satchel.prepare.duration"]
+    assert dict(duration.attributes) == {"satchel.context.status": "empty"}
+    (size,) = found["satchel.context.size"]
+    assert (size.count, size.sum) == (1, 0)
+    (abstention,) = found["satchel.prepare.abstentions"]
+    assert abstention.value == 1
+    assert dict(abstention.attributes) == {"satchel.recall.assessment": effort.assessment}

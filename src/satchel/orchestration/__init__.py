@@ -4,13 +4,15 @@ A prepare flows through it in this order: :class:`Preparer` (``_prepare``) analy
 embeds the query, starts the session's turn and makes the prepare's one
 :class:`PrepareState` (``_state``: the request, its deadline, its searches and its
 :class:`Exclusions`), which it passes down; the :class:`Coordinator` (``_coordinator``)
-runs round 0 and the gated expansion rounds, one task group each, whose
-:class:`Searcher` tasks (``_search``) send their outcomes back to it; it keeps the
-:class:`Committed` state (``_committed``), asks the expander for each next step and
-fits through the prepare's :class:`Packer` (``_packer``), which calls the pure Builder.
-Per-scope readers-writer guards (``_locks``) and the session dedup ledger (``_ledger``;
-``_shared_ledger`` when the store keeps the sessions) live here too, and the receipts
-of an explained prepare (``_receipts``).
+runs round 0 and the gated expansion rounds, each a ranking and a reading phase of
+:class:`Searcher` tasks (``_search``) that send their outcomes back to it, their fair
+shares (``_shares``) computed between the phases; it holds the frozen
+:class:`Committed` state, whose every transition ``_committed`` owns, asks the expander
+for each next step and fits through the prepare's :class:`Packer` (``_packer``), which
+calls the pure Builder. Per-scope readers-writer guards (``_locks``) and the session
+dedup ledger (``_ledger``; ``_shared_ledger`` when the store keeps the sessions) live
+here too, the receipts of an explained prepare (``_receipts``), and the spans and
+metrics of a prepare (``_telemetry``).
 """
 
 from ._committed import Candidates as Candidates
@@ -31,6 +33,8 @@ from ._stages import Planner as Planner
 from ._state import Exclusions as Exclusions
 from ._state import PrepareState as PrepareState
 from ._state import SearchSpec as SearchSpec
+from ._telemetry import PrepareMetrics as PrepareMetrics
+from ._telemetry import check_meter_provider as check_meter_provider
 
 __all__ = [
     "Candidates",
@@ -42,6 +46,7 @@ __all__ = [
     "Explained",
     "Packer",
     "Planner",
+    "PrepareMetrics",
     "PrepareState",
     "Preparer",
     "Recalled",
@@ -51,4 +56,5 @@ __all__ = [
     "SearchSpec",
     "Searcher",
     "SharedLedger",
+    "check_meter_provider",
 ]

@@ -1,9 +1,14 @@
-"""The committed state of one prepare, the pure transitions the coordinator applies to
-it, and what the gate and ``RecallEffort`` read of it.
+"""The committed state of one prepare: every transition of it, and what the gate and
+``RecallEffort`` read of it.
 
-Only the coordinator holds a :class:`Committed`; search tasks never see it. Round 0's
-outcomes become it; a whole, successful expansion round is merged into it by the merge
-rule (round 0 stays a prefix, a saturated family cannot grow). No I/O, no tasks.
+A :class:`Committed` is a frozen value; each transition returns the next one
+(``attrs.evolve``), so the coordinator holds the prepare's state and asks this module
+how it changes, never changing a field itself. Round 0's outcomes, judged for evidence
+of relevance, become it (:meth:`Committed.round_zero`); each expansion step is counted
+(:meth:`Committed.stepped`); a whole, successful expansion round is merged into it by
+the merge rule (round 0 stays a prefix, a saturated family cannot grow;
+:meth:`Committed.commit`); a discarded round adds nothing (:meth:`Committed.discarded`).
+Search tasks never see it. No I/O, no tasks.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import numpy as np
 
 from ..recall import (
     NEIGHBOURS,
+    VOUCHED_ONLY,
     AdmissionCounts,
     RecallEffort,
     allocate,
@@ -46,7 +52,12 @@ if TYPE_CHECKING:
 Candidates: TypeAlias = "dict[Family, tuple[Evidence, ...]]"
 
 
-@attrs.define
+#: :func:`verdict` of a round that retrieved nothing: nothing to judge (the normal empty
+#: result, not an abstention).
+NOTHING_RETRIEVED = "nothing-retrieved"
+
+
+@attrs.frozen
 class Committed:
     """What the committed rounds of one prepare found.
 
@@ -58,6 +69,7 @@ class Committed:
         candidates_by_round: how many candidates were committed after each round.
         floor: the admission floor of the last committed round.
         actions: the actions of the committed expansion rounds.
+        grew: whether the last transition added a candidate (round 0: it is the first).
         joined_neighbours: candidates that joined as a hit's thread neighbour.
         steps: the expansion steps the expander has handed out; a step with nothing to
             search runs no round and commits nothing, but is taken.
@@ -76,18 +88,19 @@ class Committed:
     """
 
     specs: tuple[SearchSpec, ...]
-    outcomes: dict[SearchSpec, SearchOutcome]
-    known: dict[SearchSpec, frozenset[int]]
+    outcomes: Mapping[SearchSpec, SearchOutcome]
+    known: Mapping[SearchSpec, frozenset[int]]
     candidates: Candidates
-    candidates_by_round: list[int]
+    candidates_by_round: tuple[int, ...]
     floor: AdmissionFloor
-    actions: list[str] = attrs.Factory(list)
+    actions: tuple[str, ...] = ()
     joined_neighbours: int = 0
     steps: int = 0
-    delays: dict[SearchSpec, int] = attrs.Factory(dict)
-    rounds: list[tuple[int, dict[SearchSpec, SearchOutcome], Candidates]] = attrs.Factory(list)
+    delays: Mapping[SearchSpec, int] = attrs.Factory(dict)
+    rounds: tuple[tuple[int, Mapping[SearchSpec, SearchOutcome], Candidates], ...] = ()
     abstained: bool = False
     vouched_only: bool = False
+    grew: bool = True
 
     @classmethod
     def round_zero(
@@ -97,9 +110,17 @@ class Committed:
         settings: RoundSettings,
         limits: Limits,
         delays: Mapping[SearchSpec, int] | None = None,
+        *,
+        judged: str | None = NOTHING_RETRIEVED,
     ) -> Committed:
-        """Round 0's outcomes, allocated round-robin across scopes under each ceiling."""
+        """Round 0's outcomes, allocated round-robin across scopes under each ceiling.
+
+        ``judged`` is their :func:`verdict`: None abstains (the prepare delivers none of
+        them and never expands); a kind in ``VOUCHED_ONLY`` keeps, in this round and
+        every later one, only the candidates a channel vouches for on its own."""
         delays = delays or {}
+        if judged in VOUCHED_ONLY:
+            outcomes = {spec: vouched_only(outcome) for spec, outcome in outcomes.items()}
         candidates: Candidates = {}
         for family in dict.fromkeys(spec.family for spec in specs):
             own = [spec for spec in specs if spec.family == family]
@@ -113,17 +134,28 @@ class Committed:
             outcomes=staged,
             known={spec: frozenset(outcome.keys) for spec, outcome in outcomes.items()},
             candidates=candidates,
-            candidates_by_round=[sum(len(items) for items in candidates.values())],
+            candidates_by_round=(sum(len(items) for items in candidates.values()),),
             floor=settings.floor,
             joined_neighbours=sum(outcome.joined_neighbours for outcome in outcomes.values()),
             delays=dict(delays),
-            rounds=[(settings.index, staged, candidates)],
+            rounds=((settings.index, staged, candidates),),
+            abstained=judged is None,
+            vouched_only=judged in VOUCHED_ONLY,
         )
+
+    def stepped(self) -> Committed:
+        """The expander handed out its next step (counted whether or not a round runs)."""
+        return attrs.evolve(self, steps=self.steps + 1)
+
+    def discarded(self) -> Committed:
+        """An expansion round ran and was discarded whole: nothing was added."""
+        last = self.candidates_by_round[-1]
+        return attrs.evolve(self, candidates_by_round=(*self.candidates_by_round, last), grew=False)
 
     def commit(
         self, staged: Mapping[SearchSpec, SearchOutcome], settings: RoundSettings, limits: Limits
-    ) -> bool:
-        """Merge a whole, successful round; True if it added any candidate."""
+    ) -> Committed:
+        """A whole, successful round merged in (``grew``: it added a candidate)."""
         before = self.candidates
         if self.vouched_only:
             staged = {spec: vouched_only(outcome) for spec, outcome in staged.items()}
@@ -134,15 +166,23 @@ class Committed:
             own_delays = [self.delays.get(spec, 0) for spec in own]
             merged[family] = merge_rounds(committed, added, limits.ceiling(family), own_delays)
             check_ceiling(family, merged[family], limits.ceiling(family))
-        self.outcomes = dict(staged)
-        self.rounds.append((settings.index, self.outcomes, merged))
-        self.known = {spec: self.known[spec] | frozenset(staged[spec].keys) for spec in self.specs}
-        self.candidates = merged
-        self.floor = settings.floor
-        self.joined_neighbours += sum(outcome.joined_neighbours for outcome in staged.values())
-        self.actions.append(settings.action)
-        self.candidates_by_round.append(sum(len(items) for items in merged.values()))
-        return any(len(merged[family]) != len(before[family]) for family in merged)
+        outcomes = dict(staged)
+        return attrs.evolve(
+            self,
+            outcomes=outcomes,
+            rounds=(*self.rounds, (settings.index, outcomes, merged)),
+            known={spec: self.known[spec] | frozenset(staged[spec].keys) for spec in self.specs},
+            candidates=merged,
+            floor=settings.floor,
+            joined_neighbours=self.joined_neighbours
+            + sum(outcome.joined_neighbours for outcome in staged.values()),
+            actions=(*self.actions, settings.action),
+            candidates_by_round=(
+                *self.candidates_by_round,
+                sum(len(items) for items in merged.values()),
+            ),
+            grew=any(len(merged[family]) != len(before[family]) for family in merged),
+        )
 
     def searches_of(
         self, family: Family, queries: Sequence[AnalysedQuery]
@@ -250,8 +290,8 @@ class Committed:
             policy=policy,
             assessment=reason,
             rounds=rounds,
-            expansion_actions=tuple(self.actions),
-            candidates_by_round=tuple(self.candidates_by_round),
+            expansion_actions=self.actions,
+            candidates_by_round=self.candidates_by_round,
             admission_by_family=self.admission_by_family(),
             added_embeddings=0,  # every round reuses the round-0 query vectors
             added_generation_calls=0,  # satchel calls no model
@@ -276,11 +316,6 @@ class Committed:
             AdmissionCounts(family, scope, retrieved, admitted)
             for (family, scope), (retrieved, admitted) in totals.items()
         )
-
-
-#: :func:`verdict` of a round that retrieved nothing: nothing to judge (the normal empty
-#: result, not an abstention).
-NOTHING_RETRIEVED = "nothing-retrieved"
 
 
 def verdict(

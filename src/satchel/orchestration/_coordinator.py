@@ -1,12 +1,15 @@
 """The coordinator: round 0, the sufficiency gate, and at most two bounded second looks.
 
-An actor: each round is one task group whose search tasks send their outcomes through a
-memory object stream; the coordinator receives them one by one and alone stages,
-commits and merges. Round 0 is committed unconditionally. An expansion round is staged
-whole and committed only if every search in it succeeded before the round's deadline;
-otherwise it is discarded and the committed result stands. The gate fails closed.
-Fitting goes through the prepare's :class:`~._packer.Packer` after each commit.
+An actor: each round's searches run as tasks (``_search``: a ranking phase and a reading
+phase, each one task group) that send their outcomes through memory object streams; the
+coordinator receives them and alone stages and commits them. Round 0 is committed
+unconditionally. An expansion round is staged whole and committed only if every search
+in it succeeded before the round's deadline; otherwise it is discarded and the committed
+result stands. The gate fails closed. Fitting goes through the prepare's
+:class:`~._packer.Packer` after each commit.
 
+The prepare's recall state is a frozen :class:`~._committed.Committed`: the coordinator
+holds the current value and asks ``_committed`` for each next one, never setting a field.
 It reads the prepare only from its :class:`~._state.PrepareState` (the request, the
 deadline, the exclusions) and must never keep a copy of any of it, nor decide what an
 expansion step does: the :class:`~satchel.recall.RecallExpander` alone does.
@@ -23,9 +26,13 @@ import attrs
 from .._loop import loop_turn
 from ..builder import FitMemo
 from ..recall import (
+    AT_MAX_ROUNDS,
+    EXPANSION_FAILED,
+    EXPANSION_TIMEOUT,
+    GATE_FAILED,
     NEIGHBOURS,
     NO_RELEVANT,
-    VOUCHED_ONLY,
+    POOL_EXHAUSTED,
     AdmissionFloor,
     FusionWeights,
     GateAssessment,
@@ -35,18 +42,17 @@ from ..recall import (
     RelevanceFloor,
     lowest_floor,
 )
-from ..recall import _gate as gate
 from ..vocabulary import (
     Calibration,
     PrepareFailedError,
     PrepareTimeoutError,
     StoreUnavailableError,
 )
-from ..vocabulary._telemetry import PrepareMetrics
-from ._committed import Committed, verdict, vouched_only
+from ._committed import Committed, verdict
 from ._packer import Packer
 from ._search import RoundSettings, Searcher, SearchOutcome
 from ._shares import FairShares
+from ._telemetry import BuildSpan, PrepareMetrics
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -81,12 +87,17 @@ def _round_zero_failed(group: ExceptionGroup[Exception]) -> None:
 
 @attrs.frozen
 class Recalled:
-    """What recall hands the preparer: the final fit, when asked the effort, and the
-    committed state (which an explanation reads)."""
+    """What recall hands the preparer: the final fit, the rounds run, the gate's final
+    reason, the committed state (which an explanation and the effort read)."""
 
     build: BuildResult
-    effort: RecallEffort | None
-    committed: Committed | None = None
+    rounds: int
+    reason: str
+    committed: Committed
+
+    def effort(self, policy: str) -> RecallEffort:
+        """The recall's ``RecallEffort`` under ``policy`` (its effective id)."""
+        return self.committed.effort(policy, self.reason, self.rounds, self.build)
 
 
 class Coordinator:
@@ -134,10 +145,19 @@ class Coordinator:
         """Drop the fit memo's encodings of the scope's evidence, after an erase."""
         self._memo.discard(scope_id)
 
-    async def recall(self, state: PrepareState, *, effort: bool) -> Recalled:
+    @property
+    def policy_id(self) -> str:
+        """The gate's effective policy id (``disabled`` without one), as efforts name it."""
+        return self._policy_id
+
+    def packer(self, state: PrepareState, span: BuildSpan) -> Packer:
+        """The packer of one prepare, with the runtime's shared encoding memo."""
+        return Packer(state, self._limits, self._memo, span)
+
+    async def recall(self, state: PrepareState, packer: Packer) -> Recalled:
         """Search, judge, expand at most twice, and pack the committed candidates.
 
-        Round 0 searches every query of ``state`` in one task group and every round
+        Round 0 searches every query of ``state`` in one round and every round
         re-admits all their pools; the gate judges by the caller's query. No round runs
         past ``state.deadline``.
 
@@ -146,26 +166,19 @@ class Coordinator:
             PrepareFailedError: a search of round 0 failed otherwise.
             PrepareTimeoutError: round 0 overran ``round_timeout`` or the prepare's deadline.
         """
-        packer = Packer(state, self._limits, self._memo)
-        committed, build = await self._round_zero(state, packer)
-        rounds, reason = 1, "disabled"
-        if committed.abstained:
-            reason = NO_RELEVANT  # the gate never expands a round with nothing relevant
-        elif self._policy is not None:
-            rounds, reason, build = await self._expand(state, packer, committed, build)
-        self._trace_build(build, rounds, reason, committed.joined_neighbours)
-        self._measure(build, rounds, reason)
-        if not effort:
-            return Recalled(build, None, committed)
-        effort_spent = committed.effort(self._policy_id, reason, rounds, build)
-        return Recalled(build, effort_spent, committed)
+        committed = await self._round_zero(state)
+        # An abstaining prepare delivers no searched candidate; a profile the request
+        # selects is read whole with every request, so it alone is still served.
+        build = await packer.pack({} if committed.abstained else committed.candidates)
+        if committed.abstained:  # the gate never expands a round with nothing relevant
+            return Recalled(build, 1, NO_RELEVANT, committed)
+        if self._policy is None:
+            return Recalled(build, 1, "disabled", committed)
+        return await self._expand(state, packer, committed, build)
 
-    async def _round_zero(
-        self, state: PrepareState, packer: Packer
-    ) -> tuple[Committed, BuildResult]:
-        """Run round 0 and commit it unconditionally; the committed state and its fit
-        (without any searched candidate when round 0 shows no evidence of relevance:
-        the prepare abstains)."""
+    async def _round_zero(self, state: PrepareState) -> Committed:
+        """Run round 0 and commit it unconditionally, judged for evidence of relevance
+        (``Committed.abstained`` when it shows none)."""
         request = state.request
         settings = RoundSettings(
             0, "search", self._round0, self._ceilings(request.families),
@@ -182,38 +195,30 @@ class Coordinator:
         if timed_out:
             raise PrepareTimeoutError("round 0 did not finish before its deadline")
         async with loop_turn():  # one stretch on the loop: judge and commit
-            kind = verdict(outcomes, state.queries, self._relevance)
-            if kind in VOUCHED_ONLY:
-                outcomes = {spec: vouched_only(o) for spec, o in outcomes.items()}
-            committed = Committed.round_zero(state.specs, outcomes, settings, self._limits, delays)
-            committed.abstained = kind is None
-            committed.vouched_only = kind in VOUCHED_ONLY
-        # An abstaining prepare delivers no searched candidate; a profile the request
-        # selects is read whole with every request, so it alone is still served.
-        return committed, await packer.pack({} if committed.abstained else committed.candidates)
+            judged = verdict(outcomes, state.queries, self._relevance)
+            return Committed.round_zero(
+                state.specs, outcomes, settings, self._limits, delays, judged=judged
+            )
 
     async def _expand(
         self, state: PrepareState, packer: Packer, committed: Committed, build: BuildResult
-    ) -> tuple[int, str, BuildResult]:
-        """Judge the committed result and take at most the policy's expansion steps.
-
-        Returns the rounds run, the final reason and the final fit.
-        """
+    ) -> Recalled:
+        """Judge the committed result and take at most the policy's expansion steps."""
         assert self._policy is not None
         rounds = 1
         while True:
             step = RecallExpander.next_step(self._policy, committed.steps)
             async with loop_turn():
                 assessment = self._assess(state, committed, build, step)
-            exhausted = assessment.reason == gate.POOL_EXHAUSTED
+            exhausted = assessment.reason == POOL_EXHAUSTED
             if step is None and (exhausted or not assessment.sufficient):
                 # Past the last step nothing is reachable by construction: the cap ended it.
-                return rounds, gate.AT_MAX_ROUNDS, build
+                return Recalled(build, rounds, AT_MAX_ROUNDS, committed)
             if assessment.sufficient:
-                return rounds, assessment.reason, build
+                return Recalled(build, rounds, assessment.reason, committed)
             assert step is not None
             settings = committed.next_round(rounds, step, self._weights, self._limits)
-            committed.steps += 1
+            committed = committed.stepped()
             async with loop_turn():
                 runnable, idle = committed.split_idle(
                     settings, state.queries, self._store.scope_version
@@ -222,13 +227,11 @@ class Coordinator:
                 continue  # the step has nothing to search: no round runs, none is counted
             rounds += 1
             staged, stopped = await self._stage(state, committed, runnable, settings)
-            staged.update(idle)
             if stopped is not None:
-                committed.candidates_by_round.append(committed.candidates_by_round[-1])
-                return rounds, stopped, build
+                return Recalled(build, rounds, stopped, committed.discarded())
             async with loop_turn():
-                changed = committed.commit(staged, settings, self._limits)
-            if changed:
+                committed = committed.commit(staged | idle, settings, self._limits)
+            if committed.grew:
                 build = await packer.pack(committed.candidates)
 
     async def _stage(
@@ -251,9 +254,9 @@ class Coordinator:
             state, committed.specs, specs, settings, committed.delays, discard
         )
         if timed_out:
-            return {}, gate.EXPANSION_TIMEOUT
+            return {}, EXPANSION_TIMEOUT
         if failed:
-            return {}, gate.EXPANSION_FAILED
+            return {}, EXPANSION_FAILED
         return staged, None
 
     async def _round(
@@ -276,7 +279,7 @@ class Coordinator:
         with self._round_span(settings) as span:
             with anyio.CancelScope(deadline=self._deadline(state)) as scope:
                 try:
-                    staged = await self._run_round(state, specs, settings, shares)
+                    staged = await self._searcher.run(state, specs, settings, shares)
                     committed = True
                 except ExceptionGroup as group:
                     span.set_attribute("satchel.recall.round.committed", False)
@@ -287,31 +290,6 @@ class Coordinator:
         if settings.index:
             self._metrics.expanded(settings.action, committed=committed)
         return staged, scope.cancelled_caught
-
-    async def _run_round(
-        self,
-        state: PrepareState,
-        specs: Sequence[SearchSpec],
-        settings: RoundSettings,
-        shares: FairShares[SearchSpec],
-    ) -> dict[SearchSpec, SearchOutcome]:
-        """One task per search, each sending its outcome here, where it is staged.
-
-        Raises:
-            ExceptionGroup: a search failed; the group's cancel scope stopped the others
-                and nothing of the round is returned.
-        """
-        staged: dict[SearchSpec, SearchOutcome] = {}
-        send, receive = anyio.create_memory_object_stream[SearchOutcome](max(len(specs), 1))
-        search = self._searcher.search
-        async with anyio.create_task_group() as group:
-            async with send:
-                for spec in specs:
-                    group.start_soon(search, state, spec, settings, shares, send.clone())
-            async with receive:
-                async for outcome in receive:
-                    staged[outcome.spec] = outcome
-        return staged
 
     def _assess(
         self,
@@ -335,7 +313,7 @@ class Coordinator:
             )
         except Exception:  # the gate fails closed: no expansion, round 0 stands
             logger.exception("recall sufficiency gate failed; not expanding")
-            return GateAssessment(True, gate.GATE_FAILED)
+            return GateAssessment(True, GATE_FAILED)
 
     def _ceilings(self, families: Sequence[Family]) -> dict[Family, int]:
         return {family: self._limits.ceiling(family) for family in families}
@@ -353,29 +331,3 @@ class Coordinator:
             "satchel.recall.round.action": settings.action,
         }
         return self._tracer.start_as_current_span("satchel.recall.round", attributes=attributes)
-
-    def _trace_build(self, build: BuildResult, rounds: int, reason: str, joined: int) -> None:
-        omissions = build.omissions
-        attributes: dict[str, AttributeValue] = {
-            "satchel.recall.rounds": rounds,
-            "satchel.recall.assessment": reason,
-            "satchel.recall.truncated_items": omissions.truncated_items,
-            "satchel.recall.neighbours": joined,
-            "satchel.recall.dropped_items": omissions.dropped_items,
-            "satchel.context.status": "ready" if build.delivered_count else "empty",
-            "satchel.context.bytes": build.content_bytes,
-        }
-        with self._tracer.start_as_current_span("satchel.context.build", attributes=attributes):
-            pass
-
-    def _measure(self, build: BuildResult, rounds: int, reason: str) -> None:
-        """The recall's metrics: its rounds, an empty fit by its assessment, and what the
-        fit dropped by cause (an unobserved runtime returns at once)."""
-        if not self._metrics.enabled:
-            return
-        omissions = build.omissions
-        dropped = (
-            ("below-min-bytes", omissions.dropped_below_min_bytes),
-            ("no-fitting-truncation", omissions.dropped_no_fitting_truncation),
-        )
-        self._metrics.recalled(rounds, reason, empty=not build.delivered_count, dropped=dropped)

@@ -1,7 +1,9 @@
 """The Packer: turns one prepare's committed candidates into a fitted pack.
 
-The coordinator makes one for each prepare and awaits :meth:`Packer.pack` after round 0
-and after each expansion round that adds candidates. A fit runs on the loop in short
+The preparer makes one for each prepare and the coordinator awaits :meth:`Packer.pack`
+after round 0 and after each expansion round that adds candidates; the first fit opens
+the prepare's ``satchel.context.build`` span (``_telemetry.BuildSpan``), which the
+preparer closes once the pack is final. A fit runs on the loop in short
 stretches, each in a loop turn of its own (a whole fit of a large scope's candidates
 would hold the host's loop 1.5-2 ms), and once begun it finishes: it is shielded from
 cancellation, so a prepare's committed candidates and its fit never disagree.
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from ..vocabulary import Evidence, Family, Limits
     from ._committed import Candidates
     from ._state import PrepareState
+    from ._telemetry import BuildSpan
 
 
 @attrs.frozen
@@ -40,15 +43,18 @@ class Packer:
         state: the prepare's state: its request, its profile and its exclusions.
         limits: the runtime's limits.
         memo: the runtime's encoding memo, shared by every fit.
+        span: the prepare's build span, opened by the first fit.
     """
 
     state: PrepareState
     limits: Limits
     memo: FitMemo
+    span: BuildSpan
 
     async def pack(self, candidates: Candidates) -> BuildResult:
         """Fit ``candidates`` with the profile, less what the prepare never delivers;
         one loop turn per stretch of the fit. Never cancelled once begun."""
+        self.span.started()
         request = self.state.request
         merged = {**candidates, **self.state.unsearched}
         never = self.state.exclusions.never_delivered

@@ -27,10 +27,10 @@ import attrs
 from .._loop import loop_turn
 from ..embedders import checked_vectors
 from ..vocabulary import MAX_OMISSIONS, PrepareTimeoutError, analyse_query, rules, tracer
-from ..vocabulary._telemetry import PrepareMetrics
 from ._receipts import Explainer
 from ._stages import digest_pack, plan_queries
 from ._state import Exclusions, PrepareState
+from ._telemetry import BuildSpan, PrepareMetrics
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -162,11 +162,20 @@ class Preparer:
             request, deadline, self.clock(), prelude.queries, prelude.vectors,
             Exclusions.of(request.exclude, held_back), prelude.unsearched, explain=explain,
         )  # fmt: skip
-        recalled = await self.coordinator.recall(state, effort=self.sink is not None)
-        build, digested = await self._digest(request, recalled.build, deadline)
-        if recalled.effort is not None:
+        span = BuildSpan(self.tracer)
+        try:
+            recalled = await self.coordinator.recall(state, self.coordinator.packer(state, span))
+            build, digested = await self._digest(request, recalled.build, deadline)
+        except BaseException as error:
+            span.failed(error)
+            raise
+        # The pack is final: the build span and the metrics say what the caller gets.
+        span.ended(build, recalled.rounds, recalled.reason, recalled.committed.joined_neighbours)
+        self.metrics.built(build, recalled.rounds, recalled.reason)
+        if self.sink is not None:
+            effort = recalled.effort(self.coordinator.policy_id)
             stages = {"planner": prelude.planned, "digest": digested}
-            await self._report(attrs.evolve(recalled.effort, stages=stages), deadline)
+            await self._report(attrs.evolve(effort, stages=stages), deadline)
         explained = await self._explain(state, recalled, build, deadline) if explain else None
         if session is not None and self.ledger is not None:
             # Shielded: a turn being recorded is recorded whole and its pack returned,

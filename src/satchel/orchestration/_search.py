@@ -1,19 +1,29 @@
-"""One search of a round, a (family, scope, query): the task a round runs once each.
+"""The searches of one round, each a (family, scope, query), in two phases.
 
-A search takes the scope's read guard, reuses the pool an earlier round retrieved while
-the scope's write version is unchanged (else retrieves again), admits the pool at the
-round's floor, fuses it, reads the evidence of its new candidates (and the bodies the
-request pins, so every read a round needs happens inside its all-or-nothing stage) and
-sends the outcome to the coordinator through the round's stream. It must never touch
-shared state: it reads the prepare's :class:`~._state.PrepareState` and the round's
-:class:`RoundSettings`, and hands back a :class:`SearchOutcome`.
+Ranking: one task per search takes the scope's read guard, reuses the pool an earlier
+round retrieved while the scope's write version is unchanged (else retrieves again),
+admits the pool at the round's floor, fuses it and finds its hits' thread neighbours. A
+search that reads its family's whole room (``FairShares.whole_room``) reads its
+evidence in the same task. Reading: once every search has ranked, the shares of the
+others are computed (pure, between the phases) and one task per search reads the
+evidence of its share of new candidates, under the guard again. Both phases read the
+bodies the request pins, so every read a round needs happens inside its all-or-nothing
+stage.
+
+Every task sends its result through the phase's stream and never touches shared state
+or waits on another: it reads the prepare's :class:`~._state.PrepareState` and the
+round's :class:`RoundSettings`, and hands back a ranking or a :class:`SearchOutcome`.
+Each search's ``search_memory`` span is opened when the round starts and closed with
+its outcome.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
+import anyio
 import attrs
 
 from .._loop import loop_turn
@@ -29,13 +39,13 @@ from ..recall import (
     with_neighbours,
 )
 from ..vocabulary import PoolRequest, rules, speaker_terms
-from ..vocabulary._telemetry import PrepareMetrics
+from ._telemetry import PrepareMetrics, current
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
 
     from anyio.streams.memory import MemoryObjectSendStream
-    from opentelemetry.trace import Tracer
+    from opentelemetry.trace import Span, Tracer
     from opentelemetry.util.types import AttributeValue
 
     from ..recall import AdmissionFloor, SearchTrace
@@ -53,6 +63,9 @@ NEIGHBOUR_HITS: Final = 3
 #: Reading all of them (~60 at 64 candidates) cost twice the time for the same recall
 #: on the hard conversations (docs/benchmarks.md, "Per-person evidence").
 MIN_REACH: Final = 4
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @attrs.frozen
@@ -160,22 +173,47 @@ class Searcher:
         #: Whether the host opted in to scope names on spans (``trace_identifiers``).
         self._identifiers = identifiers
 
-    async def search(
+    async def run(
         self,
         state: PrepareState,
-        spec: SearchSpec,
+        specs: Sequence[SearchSpec],
         settings: RoundSettings,
         shares: FairShares[SearchSpec],
-        results: MemoryObjectSendStream[SearchOutcome],
-    ) -> None:
-        """Search ``spec`` under the scope's read guard and send the outcome.
+    ) -> dict[SearchSpec, SearchOutcome]:
+        """The outcome of every search of ``specs``: ranked in one task group, then
+        (those sharing their family's room) read in another, their shares computed in
+        between.
 
-        When the family's room is shared with other scopes, the guard is let go while
-        the search waits for their counts (a search waiting on another under a guard
-        that a queued writer holds back could wait forever), and taken again to read.
+        Raises:
+            ExceptionGroup: a search failed; its group's cancel scope stopped the others
+                and nothing of the round is returned.
         """
-        # The GenAI memory conventions' search_memory span; the scope (often a user's
-        # identifier) is its gen_ai.memory.store.id only when the host opts in.
+        spans = {spec: self._span(spec, settings) for spec in specs}
+        try:
+            first = await _gathered(
+                {spec: functools.partial(self._rank, state, spec, settings, shares, spans[spec])
+                 for spec in specs}
+            )  # fmt: skip
+            ranked = {spec: got for spec, got in first.items() if isinstance(got, _Ranked)}
+            outcomes = {spec: got for spec, got in first.items() if isinstance(got, SearchOutcome)}
+            if ranked:
+                wanted = shares.shares({spec: len(got.fresh) for spec, got in ranked.items()})
+                outcomes |= await _gathered(
+                    {spec: functools.partial(
+                        self._read_share, state, spec, got, wanted[spec], settings, spans[spec])
+                     for spec, got in ranked.items()}
+                )  # fmt: skip
+            for spec, outcome in outcomes.items():
+                _report(spans[spec], outcome)
+            return outcomes
+        finally:
+            for span in spans.values():
+                span.end()
+
+    def _span(self, spec: SearchSpec, settings: RoundSettings) -> Span:
+        """The search's span: the GenAI memory conventions' search_memory, whose
+        ``gen_ai.memory.store.id`` is the scope (often a user's identifier) only when
+        the host opts in."""
         attributes: dict[str, AttributeValue] = {
             "gen_ai.operation.name": "search_memory",
             "satchel.memory.family": spec.family,
@@ -183,26 +221,38 @@ class Searcher:
         }
         if self._identifiers:
             attributes["gen_ai.memory.store.id"] = spec.scope_id
-        async with results:
-            with (
-                self._tracer.start_as_current_span("search_memory", attributes=attributes) as span,
-                self._metrics.failures(span),
-            ):
-                alone = shares.whole_room(spec)
-                async with self._guards.reading(spec.scope_id):
-                    ranked = await self._ranked(state, spec, settings)
-                    if alone:
-                        outcome = await self._read(state, spec, ranked, shares.room(spec), settings)
-                if not alone:
-                    wanted = await shares.share(spec, len(ranked.fresh))
-                    async with self._guards.reading(spec.scope_id):
-                        outcome = await self._read(state, spec, ranked, wanted, settings)
-                span.set_attribute("satchel.recall.retrieved", outcome.search.counts.retrieved)
-                span.set_attribute("satchel.recall.admitted", outcome.search.counts.admitted)
-                span.set_attribute("satchel.recall.retrieved_again", outcome.retrieved_again)
-                span.set_attribute("satchel.recall.neighbours", outcome.joined_neighbours)
-                span.set_attribute("gen_ai.memory.record.count", len(outcome.keys))
-            await results.send(outcome)
+        return self._tracer.start_span("search_memory", attributes=attributes)
+
+    async def _rank(
+        self,
+        state: PrepareState,
+        spec: SearchSpec,
+        settings: RoundSettings,
+        shares: FairShares[SearchSpec],
+        span: Span,
+    ) -> _Ranked | SearchOutcome:
+        """Rank ``spec`` under the scope's read guard; read its evidence too when it
+        reads the family's whole room."""
+        with current(span), self._metrics.failures(span):
+            async with self._guards.reading(spec.scope_id):
+                ranked = await self._ranked(state, spec, settings)
+                if shares.whole_room(spec):
+                    return await self._read(state, spec, ranked, shares.room(spec), settings)
+            return ranked
+
+    async def _read_share(
+        self,
+        state: PrepareState,
+        spec: SearchSpec,
+        ranked: _Ranked,
+        wanted: int,
+        settings: RoundSettings,
+        span: Span,
+    ) -> SearchOutcome:
+        """Read the evidence of ``spec``'s share, under the scope's read guard again."""
+        with current(span), self._metrics.failures(span):
+            async with self._guards.reading(spec.scope_id):
+                return await self._read(state, spec, ranked, wanted, settings)
 
     async def _ranked(
         self, state: PrepareState, spec: SearchSpec, settings: RoundSettings
@@ -405,3 +455,35 @@ def _named_first(
     best, lifted = by_named_speaker(keys, scores, said, neighbours, lift, wanted)
     chosen = tuple(keys[at] for at in best)
     return chosen, tuple(evidence[at] for at in best), dict(zip(keys, lifted, strict=True))
+
+
+def _report(span: Span, outcome: SearchOutcome) -> None:
+    span.set_attribute("satchel.recall.retrieved", outcome.search.counts.retrieved)
+    span.set_attribute("satchel.recall.admitted", outcome.search.counts.admitted)
+    span.set_attribute("satchel.recall.retrieved_again", outcome.retrieved_again)
+    span.set_attribute("satchel.recall.neighbours", outcome.joined_neighbours)
+    span.set_attribute("gen_ai.memory.record.count", len(outcome.keys))
+
+
+async def _gathered(calls: Mapping[K, Callable[[], Awaitable[V]]]) -> dict[K, V]:
+    """Every call's result, by key: each call a task of one task group, sending its
+    result here through a stream (the tasks share nothing).
+
+    Raises:
+        ExceptionGroup: a call failed; the group cancelled the others.
+    """
+    send, receive = anyio.create_memory_object_stream[tuple[K, V]](max(len(calls), 1))
+    async with anyio.create_task_group() as group:
+        async with send:
+            for key, call in calls.items():
+                group.start_soon(_sent, key, call, send.clone())
+        async with receive:
+            results = {key: value async for key, value in receive}
+    return results
+
+
+async def _sent(
+    key: K, call: Callable[[], Awaitable[V]], results: MemoryObjectSendStream[tuple[K, V]]
+) -> None:
+    async with results:
+        await results.send((key, await call()))

@@ -18,6 +18,11 @@ from ._fusion import by_named_speaker as by_named_speaker
 from ._fusion import fuse as fuse
 from ._fusion import neighbour_scores as neighbour_scores
 from ._fusion import with_neighbours as with_neighbours
+from ._gate import AT_MAX_ROUNDS as AT_MAX_ROUNDS
+from ._gate import EXPANSION_FAILED as EXPANSION_FAILED
+from ._gate import EXPANSION_TIMEOUT as EXPANSION_TIMEOUT
+from ._gate import GATE_FAILED as GATE_FAILED
+from ._gate import POOL_EXHAUSTED as POOL_EXHAUSTED
 from ._gate import FamilyView as FamilyView
 from ._gate import GateAssessment as GateAssessment
 from ._gate import RecallSufficiencyGate as RecallSufficiencyGate
@@ -42,9 +47,14 @@ from ._views import lowest_floor as lowest_floor
 from ._views import reachable as reachable
 
 __all__ = [
+    "AT_MAX_ROUNDS",
     "DISTINCTIVE",
+    "EXPANSION_FAILED",
+    "EXPANSION_TIMEOUT",
+    "GATE_FAILED",
     "NEIGHBOURS",
     "NO_RELEVANT",
+    "POOL_EXHAUSTED",
     "VOCABULARY",
     "VOUCHED_ONLY",
     "AdmissionCounts",

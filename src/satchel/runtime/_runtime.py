@@ -23,7 +23,15 @@ from ..embedders import (
     default_embedder,
     fingerprint_of,
 )
-from ..orchestration import Coordinator, DedupLedger, Preparer, ScopeGuards, SharedLedger
+from ..orchestration import (
+    Coordinator,
+    DedupLedger,
+    PrepareMetrics,
+    Preparer,
+    ScopeGuards,
+    SharedLedger,
+    check_meter_provider,
+)
 from ..recall import RecallSufficiencyPolicy, RelevanceFloor, calibrate
 from ..stores import SessionStore, SqliteStore, Store
 from ..vocabulary import (
@@ -39,7 +47,6 @@ from ..vocabulary import (
 )
 from ..vocabulary._analysis import warm_up
 from ..vocabulary._records import topic_text
-from ..vocabulary._telemetry import PrepareMetrics, check_meter_provider
 from . import _writes
 from ._options import ROUND_ZERO_FUSION, RuntimeOptions
 

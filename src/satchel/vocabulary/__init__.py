@@ -72,6 +72,8 @@ from ._retrieval import TimeHits as TimeHits
 from ._retrieval import TimeWindow as TimeWindow
 from ._speakers import speaker_terms as speaker_terms
 from ._telemetry import check_provider as check_provider
+from ._telemetry import error_type as error_type
+from ._telemetry import satchel_version as satchel_version
 from ._telemetry import tracer as tracer
 
 __all__ = [
@@ -132,11 +134,13 @@ __all__ = [
     "analyse_query",
     "check_provider",
     "citation",
+    "error_type",
     "extract_dates",
     "index_text",
     "match_expression",
     "mentioned_days",
     "rules",
+    "satchel_version",
     "speaker_terms",
     "tracer",
     "validate_request",
