@@ -11,7 +11,7 @@ import anyio.lowlevel
 import pytest
 
 import satchel
-from satchel.orchestration import _shares
+from satchel.orchestration import _search
 from satchel.stores import SqliteStore
 from tests._orchestration import StoreWrapper
 
@@ -66,7 +66,7 @@ async def prepared(
     async with satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder()) as rt:
         if whole_room:  # every search reads for the family's whole room, as before
             with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(_shares.FairShares, "whole_room", lambda self, spec: True)
+                patch.setattr(_search, "whole_room", lambda every, running: frozenset(running))
                 context = await rt.prepare_context(request)
         else:
             context = await rt.prepare_context(request)

@@ -17,8 +17,10 @@ metrics of a prepare (``_telemetry``).
 
 from ._committed import Candidates as Candidates
 from ._committed import Committed as Committed
+from ._committed import Recall as Recall
+from ._committed import Recalled as Recalled
+from ._committed import RecallRules as RecallRules
 from ._coordinator import Coordinator as Coordinator
-from ._coordinator import Recalled as Recalled
 from ._ledger import DedupLedger as DedupLedger
 from ._locks import ScopeGuards as ScopeGuards
 from ._packer import Packer as Packer
@@ -49,6 +51,8 @@ __all__ = [
     "PrepareMetrics",
     "PrepareState",
     "Preparer",
+    "Recall",
+    "RecallRules",
     "Recalled",
     "RoundSettings",
     "ScopeGuards",

@@ -1,38 +1,52 @@
-"""The committed state of one prepare: every transition of it, and what the gate and
-``RecallEffort`` read of it.
+"""The recall of one prepare as a state machine: every transition of it, and what the
+gate and ``RecallEffort`` read of it.
 
-A :class:`Committed` is a frozen value; each transition returns the next one
-(``attrs.evolve``), so the coordinator holds the prepare's state and asks this module
-how it changes, never changing a field itself. Round 0's outcomes, judged for evidence
-of relevance, become it (:meth:`Committed.round_zero`); each expansion step is counted
-(:meth:`Committed.stepped`); a whole, successful expansion round is merged into it by
-the merge rule (round 0 stays a prefix, a saturated family cannot grow;
-:meth:`Committed.commit`); a discarded round adds nothing (:meth:`Committed.discarded`).
-Search tasks never see it. No I/O, no tasks.
+:class:`Recall` is the machine. It is a frozen value naming the one effect it waits for
+(:attr:`Recall.pending`): a round to search (:class:`~._search.Round`) or candidates to fit
+(:class:`Fit`). The coordinator runs that effect (tasks, I/O) and hands the result
+back (:meth:`Recall.searched`, :meth:`Recall.fitted`), which returns the next value
+(``attrs.evolve``); the coordinator never decides, and never sets a field. The
+machine's transitions: round 0 is committed unconditionally, judged for evidence of
+relevance (none: the prepare abstains and never expands), and fitted; then, with a
+policy, the gate judges each fit, the expander hands out each next step, and a round
+that searches something is committed whole when it succeeded, merged by the merge rule
+(round 0 stays a prefix, a saturated family cannot grow), or discarded whole.
+
+:class:`Committed` is what the committed rounds found, a frozen value with its own
+transitions. Search tasks never see either. No I/O, no tasks.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 import numpy as np
 
 from ..recall import (
+    AT_MAX_ROUNDS,
+    GATE_FAILED,
     NEIGHBOURS,
+    NO_RELEVANT,
+    POOL_EXHAUSTED,
     VOUCHED_ONLY,
     AdmissionCounts,
+    GateAssessment,
     RecallEffort,
+    RecallExpander,
+    RecallSufficiencyGate,
     allocate,
     check_ceiling,
     evidence_of_relevance,
     family_view,
+    lowest_floor,
     merge_rounds,
     reachable,
     vouched,
 )
 from ..vocabulary import rules
-from ._search import RoundSettings, SearchOutcome
+from ._search import Round, RoundSettings, SearchOutcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -43,13 +57,221 @@ if TYPE_CHECKING:
         FamilySearch,
         FamilyView,
         FusionWeights,
+        RecallSufficiencyPolicy,
         RelevanceFloor,
         SearchPlan,
     )
     from ..vocabulary import AnalysedQuery, Evidence, Family, Limits, Pool
-    from ._state import SearchSpec
+    from ._state import PrepareState, SearchSpec
+
+logger = logging.getLogger("satchel")
 
 Candidates: TypeAlias = "dict[Family, tuple[Evidence, ...]]"
+
+
+@attrs.frozen
+class RecallRules:
+    """What a runtime fixes for the recall of every prepare.
+
+    Attributes:
+        limits: the candidate ceilings.
+        policy: the sufficiency gate's policy, calibrated (None: the gate is off).
+        weights: round 0's fusion weights, which every round keeps: the runtime's, never
+            the policy's, so a prepare the gate does not expand is byte-identical to
+            the gate off under the same runtime.
+        round_zero: round 0's admission floor (the embedder's calibrated baseline).
+        relevance: the evidence of relevance round 0 must show, else the prepare abstains.
+        reference_penalty: rank positions a reference scope's searches give way.
+    """
+
+    limits: Limits
+    policy: RecallSufficiencyPolicy | None
+    weights: FusionWeights
+    round_zero: AdmissionFloor
+    relevance: RelevanceFloor
+    reference_penalty: int = 0
+    #: The lowest floor the policy may still apply (the gate reads what it could reach).
+    lowest: AdmissionFloor = attrs.field(
+        default=attrs.Factory(
+            lambda self: self.round_zero if self.policy is None else lowest_floor(self.policy),
+            takes_self=True,
+        )
+    )
+
+    @property
+    def policy_id(self) -> str:
+        """The gate's effective policy id (``disabled`` without one), as efforts name it."""
+        return "disabled" if self.policy is None else self.policy.effective_id()
+
+
+@attrs.frozen
+class Fit:
+    """The effect a :class:`Recall` waits for: fit these candidates (the profile and
+    the exclusions are the packer's)."""
+
+    candidates: Candidates
+
+
+@attrs.frozen
+class Recall:
+    """The recall of one prepare (see the module): what it waits for and what it has.
+
+    Attributes:
+        rules: the runtime's.
+        queries: the prepare's analysed queries, the caller's first.
+        max_bytes: the request's budget (the gate reads the fit against it).
+        specs: the prepare's searches.
+        pending: the effect the machine waits for; None once recall is done.
+        committed: what the committed rounds found (None before round 0 commits).
+        build: the last fit (None before the first).
+        rounds: the rounds run, round 0 included (a discarded one counts).
+        reason: the final reason, once done: the gate's, ``disabled``, or why
+            expansion stopped.
+    """
+
+    rules: RecallRules
+    queries: tuple[AnalysedQuery, ...]
+    max_bytes: int
+    specs: tuple[SearchSpec, ...]
+    pending: Round | Fit | None
+    committed: Committed | None = None
+    build: BuildResult | None = None
+    rounds: int = 0
+    reason: str = ""
+
+    @classmethod
+    def start(cls, rules: RecallRules, state: PrepareState) -> Recall:
+        """A prepare's recall, waiting for round 0: every search, at round 0's floor,
+        a reference scope's searches giving way by the runtime's penalty."""
+        request = state.request
+        settings = RoundSettings(
+            0, "search", rules.round_zero,
+            {family: rules.limits.ceiling(family) for family in request.families},
+            weights=rules.weights, offer_neighbours=rules.weights.neighbour_share > 0,
+        )  # fmt: skip
+        delays = {
+            spec: rules.reference_penalty
+            for spec in state.specs
+            if spec.scope_id != request.scope_id
+        }
+        first = Round(settings, state.specs, state.specs, delays)
+        return cls(rules, state.queries, request.max_bytes, state.specs, first)
+
+    def searched(
+        self,
+        outcomes: Mapping[SearchSpec, SearchOutcome],
+        stopped: str | None,
+        scope_version: Callable[[str], int],
+    ) -> Recall:
+        """The pending round ended: with every search's outcome, or (an expansion round
+        only) discarded whole, ``stopped`` saying why. ``scope_version`` is the store's
+        (an idle search is one whose scope is unchanged)."""
+        search = self.pending
+        assert isinstance(search, Round)
+        settings = search.settings
+        rounds = self.rounds + 1
+        if self.committed is None:  # round 0: committed unconditionally, judged
+            judged = verdict(outcomes, self.queries, self.rules.relevance)
+            committed = Committed.round_zero(
+                self.specs, outcomes, settings, self.rules.limits, search.delays, judged=judged
+            )
+            # An abstaining prepare delivers no searched candidate (a profile the
+            # request selects is still served: the packer adds it).
+            fit = Fit({} if committed.abstained else committed.candidates)
+            return attrs.evolve(self, pending=fit, committed=committed, rounds=rounds)
+        if stopped is not None:
+            return attrs.evolve(self, rounds=rounds)._done(stopped, self.committed.discarded())
+        committed = self.committed.commit({**outcomes, **search.idle}, settings, self.rules.limits)
+        if committed.grew:
+            return attrs.evolve(
+                self, pending=Fit(committed.candidates), committed=committed, rounds=rounds
+            )
+        return attrs.evolve(self, committed=committed, rounds=rounds)._next(scope_version)
+
+    def fitted(self, build: BuildResult, scope_version: Callable[[str], int]) -> Recall:
+        """The pending fit is ``build``: recall ends, or the gate asks for a round."""
+        assert isinstance(self.pending, Fit)
+        assert self.committed is not None
+        fitted = attrs.evolve(self, build=build)
+        if self.committed.abstained:  # the gate never expands a round with nothing relevant
+            return fitted._done(NO_RELEVANT)
+        if self.rules.policy is None:
+            return fitted._done("disabled")
+        return fitted._next(scope_version)
+
+    def recalled(self) -> Recalled:
+        """What recall hands the preparer, once done."""
+        assert self.pending is None
+        assert self.committed is not None
+        assert self.build is not None
+        return Recalled(self.build, self.rounds, self.reason, self.committed)
+
+    def _done(self, reason: str, committed: Committed | None = None) -> Recall:
+        return attrs.evolve(
+            self, pending=None, reason=reason, committed=committed or self.committed
+        )
+
+    def _next(self, scope_version: Callable[[str], int]) -> Recall:
+        """Judge the committed fit and take the expander's next step that searches
+        something (a step with nothing to search runs no round but is taken); done when
+        the gate is satisfied or the policy allows no more steps."""
+        policy, limits = self.rules.policy, self.rules.limits
+        assert policy is not None
+        assert self.committed is not None
+        assert self.build is not None
+        committed = self.committed
+        while True:
+            step = RecallExpander.next_step(policy, committed.steps)
+            assessment = self._assess(committed, step)
+            exhausted = assessment.reason == POOL_EXHAUSTED
+            if step is None and (exhausted or not assessment.sufficient):
+                # Past the last step nothing is reachable by construction: the cap ended it.
+                return self._done(AT_MAX_ROUNDS, committed)
+            if assessment.sufficient:
+                return self._done(assessment.reason, committed)
+            assert step is not None
+            settings = committed.next_round(self.rounds, step, self.rules.weights, limits)
+            committed = committed.stepped()
+            runnable, idle = committed.split_idle(settings, self.queries, scope_version)
+            if runnable:
+                next_round = Round(
+                    settings, tuple(runnable), committed.specs, committed.delays, idle
+                )
+                return attrs.evolve(self, pending=next_round, committed=committed)
+
+    def _assess(self, committed: Committed, step: SearchPlan | None) -> GateAssessment:
+        """The gate's judgement of the committed fit; ``step`` is the expander's next
+        (None past the last). The gate fails closed: no expansion, the fit stands."""
+        assert self.rules.policy is not None
+        assert self.build is not None
+        neighbours_next = step is not None and step.action == NEIGHBOURS
+        try:
+            return RecallSufficiencyGate.assess(
+                query=self.queries[0],
+                families=committed.family_views(
+                    self.rules.limits, self.rules.lowest, self.queries, neighbours_next
+                ),
+                budget=self.build.budget(self.max_bytes),
+                policy=self.rules.policy,
+            )
+        except Exception:
+            logger.exception("recall sufficiency gate failed; not expanding")
+            return GateAssessment(True, GATE_FAILED)
+
+
+@attrs.frozen
+class Recalled:
+    """What recall hands the preparer: the final fit, the rounds run, the final reason,
+    the committed state (which an explanation and the effort read)."""
+
+    build: BuildResult
+    rounds: int
+    reason: str
+    committed: Committed
+
+    def effort(self, policy: str) -> RecallEffort:
+        """The recall's ``RecallEffort`` under ``policy`` (its effective id)."""
+        return self.committed.effort(policy, self.reason, self.rounds, self.build)
 
 
 #: :func:`verdict` of a round that retrieved nothing: nothing to judge (the normal empty

@@ -1,18 +1,18 @@
-"""The coordinator: round 0, the sufficiency gate, and at most two bounded second looks.
+"""The coordinator: runs the effects of each prepare's recall, round 0, the sufficiency
+gate's second looks, and every fit.
 
-An actor: each round's searches run as tasks (``_search``: a ranking phase and a reading
-phase, each one task group) that send their outcomes through memory object streams; the
-coordinator receives them and alone stages and commits them. Round 0 is committed
-unconditionally. An expansion round is staged whole and committed only if every search
-in it succeeded before the round's deadline; otherwise it is discarded and the committed
-result stands. The gate fails closed. Fitting goes through the prepare's
-:class:`~._packer.Packer` after each commit.
+An actor: the recall's state machine (``_committed.Recall``) says what it waits for, a
+round to search or candidates to fit, and decides everything else; the coordinator runs
+that effect and hands the result back. A round's searches run as tasks (``_search``: a
+ranking phase and a reading phase, one task group each) that send their outcomes
+through memory object streams; the coordinator receives them. Round 0 must succeed or
+the prepare fails. An expansion round that fails or overruns its deadline is discarded
+whole, and the committed result stands. Fitting goes through the prepare's
+:class:`~._packer.Packer`.
 
-The prepare's recall state is a frozen :class:`~._committed.Committed`: the coordinator
-holds the current value and asks ``_committed`` for each next one, never setting a field.
 It reads the prepare only from its :class:`~._state.PrepareState` (the request, the
-deadline, the exclusions) and must never keep a copy of any of it, nor decide what an
-expansion step does: the :class:`~satchel.recall.RecallExpander` alone does.
+deadline, the exclusions) and must never keep a copy of any of it, nor decide what a
+round searches: the machine and the :class:`~satchel.recall.RecallExpander` do.
 """
 
 from __future__ import annotations
@@ -21,52 +21,27 @@ import logging
 from typing import TYPE_CHECKING
 
 import anyio
-import attrs
 
 from .._loop import loop_turn
 from ..builder import FitMemo
-from ..recall import (
-    AT_MAX_ROUNDS,
-    EXPANSION_FAILED,
-    EXPANSION_TIMEOUT,
-    GATE_FAILED,
-    NEIGHBOURS,
-    NO_RELEVANT,
-    POOL_EXHAUSTED,
-    AdmissionFloor,
-    FusionWeights,
-    GateAssessment,
-    RecallEffort,
-    RecallExpander,
-    RecallSufficiencyGate,
-    RelevanceFloor,
-    lowest_floor,
-)
-from ..vocabulary import (
-    Calibration,
-    PrepareFailedError,
-    PrepareTimeoutError,
-    StoreUnavailableError,
-)
-from ._committed import Committed, verdict
+from ..recall import EXPANSION_FAILED, EXPANSION_TIMEOUT
+from ..vocabulary import PrepareFailedError, PrepareTimeoutError, StoreUnavailableError
+from ._committed import Fit, Recall
 from ._packer import Packer
-from ._search import RoundSettings, Searcher, SearchOutcome
-from ._shares import FairShares
-from ._telemetry import BuildSpan, PrepareMetrics
+from ._search import Searcher
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
     from opentelemetry.trace import Span, Tracer
     from opentelemetry.util.types import AttributeValue
 
-    from ..builder import BuildResult
-    from ..recall import RecallSufficiencyPolicy, SearchPlan
     from ..stores import Store
-    from ..vocabulary import Family, Limits
+    from ._committed import Recalled, RecallRules
     from ._locks import ScopeGuards
+    from ._search import Round, RoundSettings, SearchOutcome
     from ._state import PrepareState, SearchSpec
+    from ._telemetry import BuildSpan, PrepareMetrics
 
 logger = logging.getLogger("satchel")
 
@@ -85,74 +60,43 @@ def _round_zero_failed(group: ExceptionGroup[Exception]) -> None:
     raise PrepareFailedError(f"round 0 failed: {group.exceptions[0]!r}") from group
 
 
-@attrs.frozen
-class Recalled:
-    """What recall hands the preparer: the final fit, the rounds run, the gate's final
-    reason, the committed state (which an explanation and the effort read)."""
-
-    build: BuildResult
-    rounds: int
-    reason: str
-    committed: Committed
-
-    def effort(self, policy: str) -> RecallEffort:
-        """The recall's ``RecallEffort`` under ``policy`` (its effective id)."""
-        return self.committed.effort(policy, self.reason, self.rounds, self.build)
-
-
 class Coordinator:
     """Runs the rounds of every prepare against one store."""
 
     def __init__(
         self,
         store: Store,
-        limits: Limits,
+        rules: RecallRules,
         guards: ScopeGuards,
         tracer: Tracer,
+        metrics: PrepareMetrics,
         *,
-        policy: RecallSufficiencyPolicy | None,
         round_timeout: float | None,
-        baseline: float | None = None,
-        fusion: FusionWeights | None = None,
-        reference_penalty: int = 0,
-        metrics: PrepareMetrics | None = None,
         trace_identifiers: bool = False,
-        relevance: RelevanceFloor | None = None,
     ) -> None:
-        self._limits = limits
         self._store = store
-        self._metrics = metrics or PrepareMetrics(None)
+        self._rules = rules
+        self._metrics = metrics
         self._searcher = Searcher(
-            store, limits, guards, tracer, self._metrics, identifiers=trace_identifiers
+            store, rules.limits, guards, tracer, metrics, identifiers=trace_identifiers
         )
         self._tracer = tracer
-        self._policy = policy
-        self._policy_id = "disabled" if policy is None else policy.effective_id()
-        self._lowest_floor = AdmissionFloor() if policy is None else lowest_floor(policy)
-        # What round 0 does is the runtime's alone, never the policy's: so a prepare the
-        # gate does not expand is byte-identical to the gate off under the same runtime.
-        self._weights = fusion or FusionWeights()
-        # Round 0's floor: the embedder's calibrated cosine baseline (0.3 by design).
-        self._round0 = AdmissionFloor(min_similarity=baseline)
-        # Abstention reads round 0 alone, with the embedder's calibrated top-hit level.
-        self._relevance = relevance or RelevanceFloor.of(Calibration())
-        self._reference_penalty = reference_penalty
         self._round_timeout = round_timeout
         #: Encoded candidates shared by every prepare: an item is encoded once, not per fit.
-        self._memo = FitMemo(limits)
+        self._memo = FitMemo(rules.limits)
+
+    @property
+    def policy_id(self) -> str:
+        """The gate's effective policy id (``disabled`` without one), as efforts name it."""
+        return self._rules.policy_id
 
     def forget_encodings(self, scope_id: str) -> None:
         """Drop the fit memo's encodings of the scope's evidence, after an erase."""
         self._memo.discard(scope_id)
 
-    @property
-    def policy_id(self) -> str:
-        """The gate's effective policy id (``disabled`` without one), as efforts name it."""
-        return self._policy_id
-
     def packer(self, state: PrepareState, span: BuildSpan) -> Packer:
         """The packer of one prepare, with the runtime's shared encoding memo."""
-        return Packer(state, self._limits, self._memo, span)
+        return Packer(state, self._rules.limits, self._memo, span)
 
     async def recall(self, state: PrepareState, packer: Packer) -> Recalled:
         """Search, judge, expand at most twice, and pack the committed candidates.
@@ -166,157 +110,52 @@ class Coordinator:
             PrepareFailedError: a search of round 0 failed otherwise.
             PrepareTimeoutError: round 0 overran ``round_timeout`` or the prepare's deadline.
         """
-        committed = await self._round_zero(state)
-        # An abstaining prepare delivers no searched candidate; a profile the request
-        # selects is read whole with every request, so it alone is still served.
-        build = await packer.pack({} if committed.abstained else committed.candidates)
-        if committed.abstained:  # the gate never expands a round with nothing relevant
-            return Recalled(build, 1, NO_RELEVANT, committed)
-        if self._policy is None:
-            return Recalled(build, 1, "disabled", committed)
-        return await self._expand(state, packer, committed, build)
-
-    async def _round_zero(self, state: PrepareState) -> Committed:
-        """Run round 0 and commit it unconditionally, judged for evidence of relevance
-        (``Committed.abstained`` when it shows none)."""
-        request = state.request
-        settings = RoundSettings(
-            0, "search", self._round0, self._ceilings(request.families),
-            weights=self._weights, offer_neighbours=self._weights.neighbour_share > 0,
-        )  # fmt: skip
-        delays = {
-            spec: self._reference_penalty
-            for spec in state.specs
-            if spec.scope_id != request.scope_id
-        }
-        outcomes, timed_out = await self._round(
-            state, state.specs, state.specs, settings, delays, _round_zero_failed
-        )
-        if timed_out:
-            raise PrepareTimeoutError("round 0 did not finish before its deadline")
-        async with loop_turn():  # one stretch on the loop: judge and commit
-            judged = verdict(outcomes, state.queries, self._relevance)
-            return Committed.round_zero(
-                state.specs, outcomes, settings, self._limits, delays, judged=judged
-            )
-
-    async def _expand(
-        self, state: PrepareState, packer: Packer, committed: Committed, build: BuildResult
-    ) -> Recalled:
-        """Judge the committed result and take at most the policy's expansion steps."""
-        assert self._policy is not None
-        rounds = 1
-        while True:
-            step = RecallExpander.next_step(self._policy, committed.steps)
-            async with loop_turn():
-                assessment = self._assess(state, committed, build, step)
-            exhausted = assessment.reason == POOL_EXHAUSTED
-            if step is None and (exhausted or not assessment.sufficient):
-                # Past the last step nothing is reachable by construction: the cap ended it.
-                return Recalled(build, rounds, AT_MAX_ROUNDS, committed)
-            if assessment.sufficient:
-                return Recalled(build, rounds, assessment.reason, committed)
-            assert step is not None
-            settings = committed.next_round(rounds, step, self._weights, self._limits)
-            committed = committed.stepped()
-            async with loop_turn():
-                runnable, idle = committed.split_idle(
-                    settings, state.queries, self._store.scope_version
-                )
-            if not runnable:
-                continue  # the step has nothing to search: no round runs, none is counted
-            rounds += 1
-            staged, stopped = await self._stage(state, committed, runnable, settings)
-            if stopped is not None:
-                return Recalled(build, rounds, stopped, committed.discarded())
-            async with loop_turn():
-                committed = committed.commit(staged | idle, settings, self._limits)
-            if committed.grew:
-                build = await packer.pack(committed.candidates)
-
-    async def _stage(
-        self,
-        state: PrepareState,
-        committed: Committed,
-        specs: Sequence[SearchSpec],
-        settings: RoundSettings,
-    ) -> tuple[dict[SearchSpec, SearchOutcome], str | None]:
-        """Run one expansion round of ``specs``; its staged outcomes, or why it was
-        discarded."""
-        failed = False
-
-        def discard(group: ExceptionGroup[Exception]) -> None:
-            nonlocal failed
-            logger.warning("expansion round %d discarded: %r", settings.index, group)
-            failed = True
-
-        staged, timed_out = await self._round(
-            state, committed.specs, specs, settings, committed.delays, discard
-        )
-        if timed_out:
-            return {}, EXPANSION_TIMEOUT
-        if failed:
-            return {}, EXPANSION_FAILED
-        return staged, None
+        recall = Recall.start(self._rules, state)
+        versions = self._store.scope_version
+        while (effect := recall.pending) is not None:
+            if isinstance(effect, Fit):
+                build = await packer.pack(effect.candidates)
+                async with loop_turn():  # judge the fit, take the next step
+                    recall = recall.fitted(build, versions)
+            else:
+                outcomes, stopped = await self._round(state, effect)
+                async with loop_turn():  # commit the round, judge it
+                    recall = recall.searched(outcomes, stopped, versions)
+        return recall.recalled()
 
     async def _round(
-        self,
-        state: PrepareState,
-        every: Sequence[SearchSpec],
-        specs: Sequence[SearchSpec],
-        settings: RoundSettings,
-        delays: Mapping[SearchSpec, int],
-        failed: Callable[[ExceptionGroup[Exception]], None],
-    ) -> tuple[dict[SearchSpec, SearchOutcome], bool]:
-        """Run one round of ``specs`` (shares fair among ``every`` search of the prepare)
-        in its span, until it ends or its deadline does: its staged outcomes and whether
-        the deadline stopped it. A failed search's group goes to ``failed`` (inside the
-        span), which raises or notes it; nothing of a failed round is returned."""
-        excluded = state.exclusions.excluded_per_place
-        shares = FairShares(every, specs, settings.room, delays, excluded)
-        staged: dict[SearchSpec, SearchOutcome] = {}
-        committed = False
+        self, state: PrepareState, round: Round
+    ) -> tuple[dict[SearchSpec, SearchOutcome], str | None]:
+        """Run one round in its span, until it ends or its deadline does: its outcomes,
+        or why an expansion round was discarded.
+
+        Raises:
+            StoreUnavailableError: round 0 could not reach the store's database.
+            PrepareFailedError: a search of round 0 failed otherwise.
+            PrepareTimeoutError: round 0 overran its deadline.
+        """
+        settings = round.settings
+        outcomes: dict[SearchSpec, SearchOutcome] = {}
+        stopped = None
         with self._round_span(settings) as span:
             with anyio.CancelScope(deadline=self._deadline(state)) as scope:
                 try:
-                    staged = await self._searcher.run(state, specs, settings, shares)
-                    committed = True
+                    outcomes = await self._searcher.run(state, round)
                 except ExceptionGroup as group:
                     span.set_attribute("satchel.recall.round.committed", False)
-                    failed(group)
+                    if not settings.index:
+                        _round_zero_failed(group)
+                    logger.warning("expansion round %d discarded: %r", settings.index, group)
+                    stopped = EXPANSION_FAILED
+            if scope.cancelled_caught:
+                stopped = EXPANSION_TIMEOUT
             # Recorded before the span ends, whichever way the round ended.
-            committed = committed and not scope.cancelled_caught
-            span.set_attribute("satchel.recall.round.committed", committed)
+            span.set_attribute("satchel.recall.round.committed", stopped is None)
+        if not settings.index and scope.cancelled_caught:
+            raise PrepareTimeoutError("round 0 did not finish before its deadline")
         if settings.index:
-            self._metrics.expanded(settings.action, committed=committed)
-        return staged, scope.cancelled_caught
-
-    def _assess(
-        self,
-        state: PrepareState,
-        committed: Committed,
-        build: BuildResult,
-        step: SearchPlan | None,
-    ) -> GateAssessment:
-        """The gate's judgement of the committed fit; ``step`` is the expander's next
-        (None past the last)."""
-        assert self._policy is not None
-        neighbours_next = step is not None and step.action == NEIGHBOURS
-        try:
-            return RecallSufficiencyGate.assess(
-                query=state.queries[0],
-                families=committed.family_views(
-                    self._limits, self._lowest_floor, state.queries, neighbours_next
-                ),
-                budget=build.budget(state.request.max_bytes),
-                policy=self._policy,
-            )
-        except Exception:  # the gate fails closed: no expansion, round 0 stands
-            logger.exception("recall sufficiency gate failed; not expanding")
-            return GateAssessment(True, GATE_FAILED)
-
-    def _ceilings(self, families: Sequence[Family]) -> dict[Family, int]:
-        return {family: self._limits.ceiling(family) for family in families}
+            self._metrics.expanded(settings.action, committed=stopped is None)
+        return outcomes, stopped
 
     def _deadline(self, state: PrepareState) -> float:
         """A round ends ``round_timeout`` after it starts or at the prepare's deadline,

@@ -52,7 +52,8 @@ if TYPE_CHECKING:
         Receipt,
         ResolvedRequest,
     )
-    from ._coordinator import Coordinator, Recalled
+    from ._committed import Recalled
+    from ._coordinator import Coordinator
     from ._ledger import DedupLedger, SessionOwner
     from ._locks import ScopeGuards
     from ._shared_ledger import SharedLedger

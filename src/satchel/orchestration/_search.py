@@ -3,8 +3,8 @@
 Ranking: one task per search takes the scope's read guard, reuses the pool an earlier
 round retrieved while the scope's write version is unchanged (else retrieves again),
 admits the pool at the round's floor, fuses it and finds its hits' thread neighbours. A
-search that reads its family's whole room (``FairShares.whole_room``) reads its
-evidence in the same task. Reading: once every search has ranked, the shares of the
+search that reads its family's whole room (``_shares.whole_room``) reads its evidence
+in the same task. Reading: once every search has ranked, the shares of the
 others are computed (pure, between the phases) and one task per search reads the
 evidence of its share of new candidates, under the guard again. Both phases read the
 bodies the request pins, so every read a round needs happens inside its all-or-nothing
@@ -39,10 +39,11 @@ from ..recall import (
     with_neighbours,
 )
 from ..vocabulary import PoolRequest, rules, speaker_terms
+from ._shares import fair_shares, whole_room
 from ._telemetry import PrepareMetrics, current
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Mapping
 
     from anyio.streams.memory import MemoryObjectSendStream
     from opentelemetry.trace import Span, Tracer
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
     from ..stores import Store
     from ..vocabulary import Evidence, Family, Limits, Pool, Tier
     from ._locks import ScopeGuards
-    from ._shares import FairShares
     from ._state import PrepareState, SearchSpec
 
 #: The best fused hits of a search whose thread neighbours join its candidates.
@@ -89,6 +89,30 @@ class RoundSettings:
     known: Mapping[SearchSpec, frozenset[int]] = attrs.Factory(dict)
     weights: FusionWeights = attrs.Factory(FusionWeights)
     offer_neighbours: bool = False
+
+
+@attrs.frozen
+class Round:
+    """One round to run: the effect a prepare's recall (``_committed.Recall``) waits for.
+
+    Attributes:
+        settings: what every search of the round shares.
+        specs: the searches to run.
+        every: every search of the prepare, in allocation order (fair shares).
+        delays: per search, the rank positions its list gives way in allocation.
+        idle: the searches that need not run, with their known outcomes.
+        whole: the searches of ``specs`` that read their family's whole room as soon as
+            they ranked (the others read their fair share once every search ranked).
+    """
+
+    settings: RoundSettings
+    specs: tuple[SearchSpec, ...]
+    every: tuple[SearchSpec, ...]
+    delays: Mapping[SearchSpec, int]
+    idle: Mapping[SearchSpec, SearchOutcome] = attrs.Factory(dict)
+    whole: frozenset[SearchSpec] = attrs.field(
+        default=attrs.Factory(lambda self: whole_room(self.every, self.specs), takes_self=True)
+    )
 
 
 @attrs.frozen
@@ -173,14 +197,8 @@ class Searcher:
         #: Whether the host opted in to scope names on spans (``trace_identifiers``).
         self._identifiers = identifiers
 
-    async def run(
-        self,
-        state: PrepareState,
-        specs: Sequence[SearchSpec],
-        settings: RoundSettings,
-        shares: FairShares[SearchSpec],
-    ) -> dict[SearchSpec, SearchOutcome]:
-        """The outcome of every search of ``specs``: ranked in one task group, then
+    async def run(self, state: PrepareState, round: Round) -> dict[SearchSpec, SearchOutcome]:
+        """The outcome of every search the ``round`` runs: ranked in one task group, then
         (those sharing their family's room) read in another, their shares computed in
         between.
 
@@ -188,16 +206,23 @@ class Searcher:
             ExceptionGroup: a search failed; its group's cancel scope stopped the others
                 and nothing of the round is returned.
         """
-        spans = {spec: self._span(spec, settings) for spec in specs}
+        settings = round.settings
+        spans = {spec: self._span(spec, settings) for spec in round.specs}
         try:
             first = await _gathered(
-                {spec: functools.partial(self._rank, state, spec, settings, shares, spans[spec])
-                 for spec in specs}
+                {spec: functools.partial(self._rank, state, spec, round, spans[spec])
+                 for spec in round.specs}
             )  # fmt: skip
             ranked = {spec: got for spec, got in first.items() if isinstance(got, _Ranked)}
             outcomes = {spec: got for spec, got in first.items() if isinstance(got, SearchOutcome)}
             if ranked:
-                wanted = shares.shares({spec: len(got.fresh) for spec, got in ranked.items()})
+                wanted = fair_shares(
+                    round.every,
+                    {spec: len(got.fresh) for spec, got in ranked.items()},
+                    settings.room,
+                    round.delays,
+                    state.exclusions.excluded_per_place,
+                )
                 outcomes |= await _gathered(
                     {spec: functools.partial(
                         self._read_share, state, spec, got, wanted[spec], settings, spans[spec])
@@ -224,20 +249,17 @@ class Searcher:
         return self._tracer.start_span("search_memory", attributes=attributes)
 
     async def _rank(
-        self,
-        state: PrepareState,
-        spec: SearchSpec,
-        settings: RoundSettings,
-        shares: FairShares[SearchSpec],
-        span: Span,
+        self, state: PrepareState, spec: SearchSpec, round: Round, span: Span
     ) -> _Ranked | SearchOutcome:
         """Rank ``spec`` under the scope's read guard; read its evidence too when it
         reads the family's whole room."""
+        settings = round.settings
         with current(span), self._metrics.failures(span):
             async with self._guards.reading(spec.scope_id):
                 ranked = await self._ranked(state, spec, settings)
-                if shares.whole_room(spec):
-                    return await self._read(state, spec, ranked, shares.room(spec), settings)
+                if spec in round.whole:
+                    room = settings.room.get(spec.family, 0)
+                    return await self._read(state, spec, ranked, room, settings)
             return ranked
 
     async def _read_share(

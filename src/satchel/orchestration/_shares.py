@@ -23,7 +23,7 @@ the whole room, and reads it as soon as it has ranked. Pure: no I/O, no tasks.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..recall import takes
 
@@ -46,55 +46,49 @@ class Searched(Hashable, Protocol):
 S = TypeVar("S", bound="Searched")
 
 
-class FairShares(Generic[S]):
-    """The room of each family of one round, divided among its searches."""
+def whole_room(every: Sequence[S], running: Collection[S]) -> frozenset[S]:
+    """The searches of ``running`` that read their family's whole room right after
+    ranking: alone in their family, or in a family whose lists may repeat an identity
+    (it searches one scope for several queries). ``every``: every search of the round's
+    families, in allocation order."""
+    families: dict[Family, list[S]] = {}
+    for spec in every:
+        families.setdefault(spec.family, []).append(spec)
+    whole: set[S] = set()
+    for own in families.values():
+        alone = sum(spec in running for spec in own) <= 1
+        if alone or len({spec.scope_id for spec in own}) < len(own):
+            whole.update(spec for spec in own if spec in running)
+    return frozenset(whole)
 
-    def __init__(
-        self,
-        specs: Sequence[S],
-        running: Collection[S],
-        room: Mapping[Family, int],
-        delays: Mapping[S, int],
-        excluded_per_place: Mapping[tuple[Family, str], int],
-    ) -> None:
-        """``specs``: every search of the round's families in allocation order (one
-        that does not run offers nothing); ``running``: those that run; ``delays``: the
-        rank positions each search's list gives way in allocation;
-        ``excluded_per_place``: how many citations the caller holds per (family, scope)
-        (``Exclusions.excluded_per_place``)."""
-        self._room = room
-        self._delays = delays
-        self._excluded = excluded_per_place
-        self._families: dict[Family, list[S]] = {}
-        for spec in specs:
-            self._families.setdefault(spec.family, []).append(spec)
-        self._running = {
-            family: sum(spec in running for spec in own) for family, own in self._families.items()
-        }
 
-    def whole_room(self, spec: S) -> bool:
-        """Whether ``spec`` reads for the family's whole room (alone, or a family whose
-        lists may repeat an identity), right after ranking."""
-        own = self._families[spec.family]
-        alone = self._running[spec.family] <= 1
-        return alone or len({other.scope_id for other in own}) < len(own)
+def fair_shares(
+    every: Sequence[S],
+    ranked: Mapping[S, int],
+    room: Mapping[Family, int],
+    delays: Mapping[S, int],
+    excluded_per_place: Mapping[tuple[Family, str], int],
+) -> dict[S, int]:
+    """How many of its fresh candidates each search of ``ranked`` should read.
 
-    def room(self, spec: S) -> int:
-        return self._room.get(spec.family, 0)
-
-    def shares(self, ranked: Mapping[S, int]) -> dict[S, int]:
-        """How many of its fresh candidates each search should read, given how many
-        every search that does not read the whole room ranked (``ranked``)."""
-        wanted: dict[S, int] = {}
-        for spec, available in ranked.items():
-            family = spec.family
-            own = self._families[family]
-            lengths = [
-                max(0, ranked.get(other, 0) - self._excluded.get((family, other.scope_id), 0))
-                for other in own
-            ]
-            index = own.index(spec)
-            lengths[index] = available
-            delays = [self._delays.get(other, 0) for other in own]
-            wanted[spec] = takes(lengths, self.room(spec), delays)[index]
-        return wanted
+    ``every``: every search of the round's families in allocation order (one that did not
+    run offers nothing); ``ranked``: how many fresh candidates each search that shares
+    its family's room ranked; ``delays``: the rank positions each search's list gives
+    way in allocation; ``excluded_per_place``: how many citations the caller holds per
+    (family, scope) (``Exclusions.excluded_per_place``)."""
+    families: dict[Family, list[S]] = {}
+    for spec in every:
+        families.setdefault(spec.family, []).append(spec)
+    wanted: dict[S, int] = {}
+    for spec, available in ranked.items():
+        family = spec.family
+        own = families[family]
+        lengths = [
+            max(0, ranked.get(other, 0) - excluded_per_place.get((family, other.scope_id), 0))
+            for other in own
+        ]
+        index = own.index(spec)
+        lengths[index] = available
+        own_delays = [delays.get(other, 0) for other in own]
+        wanted[spec] = takes(lengths, room.get(family, 0), own_delays)[index]
+    return wanted

@@ -28,11 +28,12 @@ from ..orchestration import (
     DedupLedger,
     PrepareMetrics,
     Preparer,
+    RecallRules,
     ScopeGuards,
     SharedLedger,
     check_meter_provider,
 )
-from ..recall import RecallSufficiencyPolicy, RelevanceFloor, calibrate
+from ..recall import AdmissionFloor, RecallSufficiencyPolicy, RelevanceFloor, calibrate
 from ..stores import SessionStore, SqliteStore, Store
 from ..vocabulary import (
     Explanation,
@@ -103,12 +104,17 @@ class Runtime:
         calibration = calibration_of(embedder)
         if policy is not None:
             policy = calibrate(policy, calibration)
+        rules = RecallRules(
+            limits, policy, options.fusion,
+            # Round 0's floor: the embedder's calibrated cosine baseline (0.3 by design).
+            AdmissionFloor(min_similarity=calibration.baseline),
+            # Abstention reads round 0 alone, with the embedder's calibrated top-hit level.
+            RelevanceFloor.of(calibration),
+            options.reference_penalty,
+        )  # fmt: skip
         coordinator = Coordinator(
-            store, limits, self._guards, self._tracer, policy=policy, baseline=calibration.baseline,
-            round_timeout=options.round_timeout, fusion=options.fusion,
-            reference_penalty=options.reference_penalty, metrics=self._metrics,
-            trace_identifiers=options.trace_identifiers,
-            relevance=RelevanceFloor.of(calibration),
+            store, rules, self._guards, self._tracer, self._metrics,
+            round_timeout=options.round_timeout, trace_identifiers=options.trace_identifiers,
         )  # fmt: skip
         self._coordinator = coordinator
         ledger = _ledger(store, options)
