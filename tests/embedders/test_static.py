@@ -167,7 +167,7 @@ async def test_static_embedder_brings_its_calibrated_floors(
     assert embedder.calibration.baseline == 0.25
     async with satchel.open_runtime(embedder=embedder) as rt:
         coordinator = rt._preparer.coordinator
-        assert coordinator._round0.vector_floor() == 0.25
+        assert coordinator._rules.round_zero.vector_floor() == 0.25
 
 
 async def test_default_is_the_static_model_only_when_it_loads(

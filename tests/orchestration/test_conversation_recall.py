@@ -147,7 +147,7 @@ def stopped_at(now: float) -> Callable[[], float]:
 
 async def test_the_clock_option_must_be_callable() -> None:
     with pytest.raises(InvalidRequestError, match="clock must be a callable"):
-        async with satchel.open_runtime(clock=5):  # type: ignore[arg-type]
+        async with satchel.open_runtime(clock=5):
             pass
 
 
@@ -301,7 +301,7 @@ def test_fusion_is_a_validated_runtime_option() -> None:
 
 
 async def _open_with(fusion: object) -> None:
-    async with satchel.open_runtime(fusion=fusion):  # type: ignore[arg-type]
+    async with satchel.open_runtime(fusion=fusion):
         pass
 
 

@@ -384,7 +384,7 @@ async def test_invalid_records_name_their_field(rt: satchel.Runtime) -> None:
 async def test_unknown_runtime_option_is_refused() -> None:
     """open_runtime names an unknown keyword option instead of ignoring it."""
     with pytest.raises(satchel.InvalidRequestError, match="round_timout"):
-        async with satchel.open_runtime(round_timout=1.0):  # type: ignore[arg-type]
+        async with satchel.open_runtime(round_timout=1.0):
             pass
 
 

@@ -332,5 +332,5 @@ async def test_shared_sessions_need_a_store_that_keeps_them() -> None:
         async with satchel.open_runtime(store=plain, dedup_turns=1, shared_sessions=True):
             pass
     with pytest.raises(satchel.InvalidRequestError, match="shared_sessions"):
-        async with satchel.open_runtime(shared_sessions="yes"):  # type: ignore[arg-type]
+        async with satchel.open_runtime(shared_sessions="yes"):
             pass

@@ -23,6 +23,7 @@ from ._committed import RecallRules as RecallRules
 from ._coordinator import Coordinator as Coordinator
 from ._ledger import DedupLedger as DedupLedger
 from ._locks import ScopeGuards as ScopeGuards
+from ._options import RuntimeOptions as RuntimeOptions
 from ._packer import Packer as Packer
 from ._prepare import Explained as Explained
 from ._prepare import Preparer as Preparer
@@ -55,6 +56,7 @@ __all__ = [
     "RecallRules",
     "Recalled",
     "RoundSettings",
+    "RuntimeOptions",
     "ScopeGuards",
     "SearchOutcome",
     "SearchSpec",

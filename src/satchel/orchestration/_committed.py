@@ -32,11 +32,14 @@ from ..recall import (
     POOL_EXHAUSTED,
     VOUCHED_ONLY,
     AdmissionCounts,
+    AdmissionFloor,
     GateAssessment,
     RecallEffort,
     RecallExpander,
     RecallSufficiencyGate,
+    RelevanceFloor,
     allocate,
+    calibrate,
     check_ceiling,
     evidence_of_relevance,
     family_view,
@@ -53,15 +56,14 @@ if TYPE_CHECKING:
 
     from ..builder import BuildResult
     from ..recall import (
-        AdmissionFloor,
         FamilySearch,
         FamilyView,
         FusionWeights,
         RecallSufficiencyPolicy,
-        RelevanceFloor,
         SearchPlan,
     )
-    from ..vocabulary import AnalysedQuery, Evidence, Family, Limits, Pool
+    from ..vocabulary import AnalysedQuery, Calibration, Evidence, Family, Limits, Pool
+    from ._options import RuntimeOptions
     from ._state import PrepareState, SearchSpec
 
 logger = logging.getLogger("satchel")
@@ -97,6 +99,26 @@ class RecallRules:
             takes_self=True,
         )
     )
+
+    @classmethod
+    def of(
+        cls,
+        limits: Limits,
+        policy: RecallSufficiencyPolicy | None,
+        options: RuntimeOptions,
+        calibration: Calibration,
+    ) -> RecallRules:
+        """A runtime's rules: the policy calibrated to its embedder, round 0 admitting
+        at the embedder's cosine baseline (0.3 by design), abstention reading round 0
+        with the embedder's calibrated top-hit level."""
+        return cls(
+            limits,
+            None if policy is None else calibrate(policy, calibration),
+            options.fusion,
+            AdmissionFloor(min_similarity=calibration.baseline),
+            RelevanceFloor.of(calibration),
+            options.reference_penalty,
+        )
 
     @property
     def policy_id(self) -> str:

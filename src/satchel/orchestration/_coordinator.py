@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..stores import Store
     from ._committed import Recalled, RecallRules
     from ._locks import ScopeGuards
+    from ._options import RuntimeOptions
     from ._search import Round, RoundSettings, SearchOutcome
     from ._state import PrepareState, SearchSpec
     from ._telemetry import BuildSpan, PrepareMetrics
@@ -70,18 +71,16 @@ class Coordinator:
         guards: ScopeGuards,
         tracer: Tracer,
         metrics: PrepareMetrics,
-        *,
-        round_timeout: float | None,
-        trace_identifiers: bool = False,
+        options: RuntimeOptions,
     ) -> None:
         self._store = store
         self._rules = rules
         self._metrics = metrics
         self._searcher = Searcher(
-            store, rules.limits, guards, tracer, metrics, identifiers=trace_identifiers
+            store, rules.limits, guards, tracer, metrics, identifiers=options.trace_identifiers
         )
         self._tracer = tracer
-        self._round_timeout = round_timeout
+        self._round_timeout = options.round_timeout
         #: Encoded candidates shared by every prepare: an item is encoded once, not per fit.
         self._memo = FitMemo(rules.limits)
 

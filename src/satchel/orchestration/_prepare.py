@@ -18,7 +18,6 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import time
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 import anyio
@@ -27,13 +26,13 @@ import attrs
 from .._loop import loop_turn
 from ..embedders import checked_vectors
 from ..vocabulary import MAX_OMISSIONS, PrepareTimeoutError, analyse_query, rules, tracer
+from ._options import RuntimeOptions
 from ._receipts import Explainer
 from ._stages import digest_pack, plan_queries
 from ._state import Exclusions, PrepareState
 from ._telemetry import BuildSpan, PrepareMetrics
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from contextlib import AbstractContextManager
 
     import numpy as np
@@ -94,16 +93,14 @@ class Preparer:
     coordinator: Coordinator
     sink: RecallEffortSink | None
     ledger: DedupLedger | SharedLedger | None = None
-    #: Seconds the whole call may take, embedding, every read and the sink included.
-    prepare_timeout: float | None = None
-    #: The host's stages and their fuses (seconds).
+    #: The runtime's options: ``prepare_timeout`` (seconds the whole call may take,
+    #: embedding, every read and the sink included), the host stages' fuses, and the
+    #: wall clock (UTC epoch seconds, read once per prepare: relative dates).
+    options: RuntimeOptions = attrs.field(factory=RuntimeOptions)
+    #: The host's stages.
     planner: Planner | None = None
     digest: Digest | None = None
-    planner_timeout: float = 5.0
-    digest_timeout: float = 30.0
     tracer: Tracer = attrs.field(factory=lambda: tracer(None))
-    #: The wall clock, in UTC epoch seconds, read once per prepare (relative dates).
-    clock: Callable[[], float] = time.time
     #: The runtime's instruments (the profile read's store errors count here).
     metrics: PrepareMetrics = attrs.field(factory=lambda: PrepareMetrics(None))
 
@@ -146,7 +143,8 @@ class Preparer:
         self, request: ResolvedRequest, session_owner: SessionOwner, *, explain: bool
     ) -> tuple[BuildResult, Explained | None]:
         started = anyio.current_time()
-        deadline = math.inf if self.prepare_timeout is None else started + self.prepare_timeout
+        timeout = self.options.prepare_timeout
+        deadline = math.inf if timeout is None else started + timeout
         prelude = None
         with anyio.CancelScope(deadline=deadline):
             prelude = await self._prelude(request)
@@ -160,7 +158,7 @@ class Preparer:
             if scope.cancelled_caught:
                 raise PrepareTimeoutError("the session was not read before prepare_timeout")
         state = PrepareState(
-            request, deadline, self.clock(), prelude.queries, prelude.vectors,
+            request, deadline, self.options.clock(), prelude.queries, prelude.vectors,
             Exclusions.of(request.exclude, held_back), prelude.unsearched, explain=explain,
         )  # fmt: skip
         span = BuildSpan(self.tracer)
@@ -213,7 +211,7 @@ class Preparer:
                 request.query,
                 scope_id=request.scope_id,
                 session_id=request.session_id,
-                fuse=self.planner_timeout,
+                fuse=self.options.planner_timeout,
             )
             span.set_attribute("satchel.stage.outcome", planned)
             span.set_attribute("satchel.stage.queries", len(texts))
@@ -227,7 +225,7 @@ class Preparer:
         self, request: ResolvedRequest, build: BuildResult, deadline: float
     ) -> tuple[BuildResult, str]:
         """The pack the digest keeps, within its fuse and the prepare's deadline."""
-        fuse = min(self.digest_timeout, max(0.0, deadline - anyio.current_time()))
+        fuse = min(self.options.digest_timeout, max(0.0, deadline - anyio.current_time()))
         with self._stage_span("digest") as span:
             kept, outcome = await digest_pack(self.digest, request.query, build, fuse=fuse)
             span.set_attribute("satchel.stage.outcome", outcome)

@@ -6,7 +6,7 @@ hands validated requests to the orchestration. The CLI and anything else above c
 this layer's public names and nothing below it.
 """
 
-from ._options import RuntimeOptions as RuntimeOptions
+from ..orchestration import RuntimeOptions as RuntimeOptions
 from ._runtime import Runtime as Runtime
 from ._runtime import open_runtime as open_runtime
 

@@ -8,9 +8,8 @@ orchestration's :class:`~satchel.orchestration.Preparer`.
 from __future__ import annotations
 
 import math
-import time
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Never
+from typing import TYPE_CHECKING
 
 import anyio
 import threadpoolctl
@@ -29,11 +28,12 @@ from ..orchestration import (
     PrepareMetrics,
     Preparer,
     RecallRules,
+    RuntimeOptions,
     ScopeGuards,
     SharedLedger,
     check_meter_provider,
 )
-from ..recall import AdmissionFloor, RecallSufficiencyPolicy, RelevanceFloor, calibrate
+from ..recall import RecallSufficiencyPolicy
 from ..stores import SessionStore, SqliteStore, Store
 from ..vocabulary import (
     Explanation,
@@ -49,10 +49,9 @@ from ..vocabulary import (
 from ..vocabulary._analysis import warm_up
 from ..vocabulary._records import topic_text
 from . import _writes
-from ._options import ROUND_ZERO_FUSION, RuntimeOptions
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Sequence
+    from collections.abc import AsyncIterator, Sequence
 
     import numpy as np
     import numpy.typing as npt
@@ -60,7 +59,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
     from ..orchestration import Digest, Explained, Planner
-    from ..recall import FusionWeights, RecallEffortSink
+    from ..recall import RecallEffortSink
     from ..vocabulary._citations import Citation
     from ..vocabulary._records import (
         Experience,
@@ -101,28 +100,13 @@ class Runtime:
         self._guards = ScopeGuards()
         self._tracer = tracer(tracer_provider)
         self._metrics = PrepareMetrics(meter_provider)
-        calibration = calibration_of(embedder)
-        if policy is not None:
-            policy = calibrate(policy, calibration)
-        rules = RecallRules(
-            limits, policy, options.fusion,
-            # Round 0's floor: the embedder's calibrated cosine baseline (0.3 by design).
-            AdmissionFloor(min_similarity=calibration.baseline),
-            # Abstention reads round 0 alone, with the embedder's calibrated top-hit level.
-            RelevanceFloor.of(calibration),
-            options.reference_penalty,
-        )  # fmt: skip
-        coordinator = Coordinator(
-            store, rules, self._guards, self._tracer, self._metrics,
-            round_timeout=options.round_timeout, trace_identifiers=options.trace_identifiers,
-        )  # fmt: skip
+        rules = RecallRules.of(limits, policy, options, calibration_of(embedder))
+        self._policy = rules.policy
+        coordinator = Coordinator(store, rules, self._guards, self._tracer, self._metrics, options)
         self._coordinator = coordinator
-        ledger = _ledger(store, options)
         self._preparer = Preparer(
-            store, embedder, self._guards, coordinator, sink, ledger,
-            prepare_timeout=options.prepare_timeout, planner=planner, digest=digest,
-            planner_timeout=options.planner_timeout, digest_timeout=options.digest_timeout,
-            tracer=self._tracer, clock=options.clock, metrics=self._metrics,
+            store, embedder, self._guards, coordinator, sink, _ledger(store, options), options,
+            planner=planner, digest=digest, tracer=self._tracer, metrics=self._metrics,
         )  # fmt: skip
 
     @property
@@ -370,19 +354,7 @@ async def open_runtime(
     limits: Limits | None = None,
     planner: Planner | None = None,
     digest: Digest | None = None,
-    round_timeout: float | None = None,
-    prepare_timeout: float | None = None,
-    planner_timeout: float = 5.0,
-    digest_timeout: float = 30.0,
-    reference_penalty: int = 0,
-    dedup_turns: int = 0,
-    shared_sessions: bool = False,
-    readers: int = 4,
-    fusion: FusionWeights = ROUND_ZERO_FUSION,
-    blas_threads: int | None = 1,
-    clock: Callable[[], float] = time.time,
-    trace_identifiers: bool = False,
-    **unknown: Never,
+    **options: object,
 ) -> AsyncIterator[Runtime]:
     """Open a runtime over an embedded SQLite file (or ``":memory:"``) or a given store.
 
@@ -426,27 +398,15 @@ async def open_runtime(
             each ``search_memory``). Off by default: a scope name is often a user's
             identifier. Query text, content, session ids and record ids are never put
             on a span.
-        **unknown: no other keyword is accepted: one is refused by name.
+        **options: the keyword options above, checked by
+            :class:`satchel.runtime.RuntimeOptions`, where they are defined once; no
+            other keyword is accepted: one is refused by name.
 
     Raises:
         InvalidRequestError: an unknown option or a malformed argument (the message names
             it); raised before anything is opened.
     """
-    RuntimeOptions.refuse_unknown(unknown)
-    settings = RuntimeOptions(
-        round_timeout=round_timeout,
-        prepare_timeout=prepare_timeout,
-        planner_timeout=planner_timeout,
-        digest_timeout=digest_timeout,
-        reference_penalty=reference_penalty,
-        dedup_turns=dedup_turns,
-        shared_sessions=shared_sessions,
-        readers=readers,
-        fusion=fusion,
-        blas_threads=blas_threads,
-        clock=clock,
-        trace_identifiers=trace_identifiers,
-    )
+    settings = RuntimeOptions.of(options)
     if limits is not None and not isinstance(limits, Limits):
         raise InvalidRequestError("limits must be a satchel.Limits")
     if recall_policy is not None and not isinstance(recall_policy, RecallSufficiencyPolicy):

@@ -1,7 +1,10 @@
 """The keyword options of :func:`satchel.open_runtime`, validated with errors naming them.
 
-:func:`~satchel.open_runtime` takes each as a typed keyword argument with the same
-name and default; this value checks them and must never do anything else.
+Defined once, here: :func:`~satchel.open_runtime` hands its ``**options`` to
+:meth:`RuntimeOptions.of`, and the runtime passes the one checked value down to the
+parts that read it (the coordinator, the preparer, the session ledger). A new option is
+a field here and the line that reads it. This value checks them and must never do
+anything else.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from ..recall import FusionWeights
 from ..vocabulary import InvalidRequestError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
 
 #: Round 0's default fusion weights (frozen, so one value serves every runtime).
@@ -95,6 +98,16 @@ class RuntimeOptions:
     #: Whether spans may carry scope names (``gen_ai.memory.store.id`` on each
     #: ``search_memory``). Off by default: a scope name is often a user's identifier.
     trace_identifiers: bool = attrs.field(default=False, validator=_flag)
+
+    @classmethod
+    def of(cls, options: Mapping[str, object]) -> RuntimeOptions:
+        """The options ``open_runtime`` was given by keyword, checked.
+
+        Raises:
+            InvalidRequestError: an unknown option, or a malformed value (naming it).
+        """
+        cls.refuse_unknown(options)
+        return cls(**options)  # type: ignore[arg-type]  # each field's validator checks it
 
     @classmethod
     def refuse_unknown(cls, names: Iterable[str]) -> None:
