@@ -19,9 +19,10 @@ its outcome.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import itertools
-from typing import TYPE_CHECKING, Final, TypeVar
+import math
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import attrs
@@ -43,9 +44,10 @@ from ._shares import fair_shares, whole_room
 from ._telemetry import PrepareMetrics, current
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import AsyncIterator, Mapping
 
-    from anyio.streams.memory import MemoryObjectSendStream
+    from anyio.abc import TaskGroup
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from opentelemetry.trace import Span, Tracer
     from opentelemetry.util.types import AttributeValue
 
@@ -64,8 +66,8 @@ NEIGHBOUR_HITS: Final = 3
 #: on the hard conversations (docs/benchmarks.md, "Per-person evidence").
 MIN_REACH: Final = 4
 
-K = TypeVar("K")
-V = TypeVar("V")
+#: A phase's stream holds every result until the coordinator receives them.
+_STREAM: Final = math.inf
 
 
 @attrs.frozen
@@ -209,12 +211,16 @@ class Searcher:
         settings = round.settings
         spans = {spec: self._span(spec, settings) for spec in round.specs}
         try:
-            first = await _gathered(
-                {spec: functools.partial(self._rank, state, spec, round, spans[spec])
-                 for spec in round.specs}
-            )  # fmt: skip
-            ranked = {spec: got for spec, got in first.items() if isinstance(got, _Ranked)}
-            outcomes = {spec: got for spec, got in first.items() if isinstance(got, SearchOutcome)}
+            ranked: dict[SearchSpec, _Ranked] = {}
+            outcomes: dict[SearchSpec, SearchOutcome] = {}
+            async with _phase() as (group, send, received):
+                for spec in round.specs:
+                    group.start_soon(self._rank, state, spec, round, spans[spec], send.clone())
+            for spec, got in received.items():
+                if isinstance(got, _Ranked):
+                    ranked[spec] = got
+                else:
+                    outcomes[spec] = got
             if ranked:
                 wanted = fair_shares(
                     round.every,
@@ -223,11 +229,12 @@ class Searcher:
                     round.delays,
                     state.exclusions.excluded_per_place,
                 )
-                outcomes |= await _gathered(
-                    {spec: functools.partial(
-                        self._read_share, state, spec, got, wanted[spec], settings, spans[spec])
-                     for spec, got in ranked.items()}
-                )  # fmt: skip
+                async with _phase() as (group, send, received):
+                    for spec, got in ranked.items():
+                        share = (got, wanted[spec])
+                        group.start_soon(self._read_share, state, spec, share, settings,
+                                         spans[spec], send.clone())  # fmt: skip
+                outcomes.update(received)  # type: ignore[arg-type]  # a read sends outcomes
             for spec, outcome in outcomes.items():
                 _report(spans[spec], outcome)
             return outcomes
@@ -249,32 +256,44 @@ class Searcher:
         return self._tracer.start_span("search_memory", attributes=attributes)
 
     async def _rank(
-        self, state: PrepareState, spec: SearchSpec, round: Round, span: Span
-    ) -> _Ranked | SearchOutcome:
-        """Rank ``spec`` under the scope's read guard; read its evidence too when it
-        reads the family's whole room."""
+        self,
+        state: PrepareState,
+        spec: SearchSpec,
+        round: Round,
+        span: Span,
+        results: MemoryObjectSendStream[tuple[SearchSpec, _Ranked | SearchOutcome]],
+    ) -> None:
+        """Rank ``spec`` under the scope's read guard and send the ranking; read its
+        evidence too, and send the outcome instead, when it reads the family's whole
+        room."""
         settings = round.settings
-        with current(span), self._metrics.failures(span):
-            async with self._guards.reading(spec.scope_id):
-                ranked = await self._ranked(state, spec, settings)
-                if spec in round.whole:
-                    room = settings.room.get(spec.family, 0)
-                    return await self._read(state, spec, ranked, room, settings)
-            return ranked
+        got: _Ranked | SearchOutcome
+        async with results:
+            with current(span), self._metrics.failures(span):
+                async with self._guards.reading(spec.scope_id):
+                    got = await self._ranked(state, spec, settings)
+                    if spec in round.whole:
+                        room = settings.room.get(spec.family, 0)
+                        got = await self._read(state, spec, got, room, settings)
+            await results.send((spec, got))
 
     async def _read_share(
         self,
         state: PrepareState,
         spec: SearchSpec,
-        ranked: _Ranked,
-        wanted: int,
+        share: tuple[_Ranked, int],
         settings: RoundSettings,
         span: Span,
-    ) -> SearchOutcome:
-        """Read the evidence of ``spec``'s share, under the scope's read guard again."""
-        with current(span), self._metrics.failures(span):
-            async with self._guards.reading(spec.scope_id):
-                return await self._read(state, spec, ranked, wanted, settings)
+        results: MemoryObjectSendStream[tuple[SearchSpec, _Ranked | SearchOutcome]],
+    ) -> None:
+        """Read the evidence of ``spec``'s share (its ranking, how many to read), under
+        the scope's read guard again, and send the outcome."""
+        ranked, wanted = share
+        async with results:
+            with current(span), self._metrics.failures(span):
+                async with self._guards.reading(spec.scope_id):
+                    outcome = await self._read(state, spec, ranked, wanted, settings)
+            await results.send((spec, outcome))
 
     async def _ranked(
         self, state: PrepareState, spec: SearchSpec, settings: RoundSettings
@@ -487,25 +506,27 @@ def _report(span: Span, outcome: SearchOutcome) -> None:
     span.set_attribute("gen_ai.memory.record.count", len(outcome.keys))
 
 
-async def _gathered(calls: Mapping[K, Callable[[], Awaitable[V]]]) -> dict[K, V]:
-    """Every call's result, by key: each call a task of one task group, sending its
-    result here through a stream (the tasks share nothing).
+@contextlib.asynccontextmanager
+async def _phase() -> AsyncIterator[
+    tuple[
+        TaskGroup,
+        MemoryObjectSendStream[tuple[SearchSpec, _Ranked | SearchOutcome]],
+        dict[SearchSpec, _Ranked | SearchOutcome],
+    ]
+]:
+    """One phase of a round: a task group whose tasks (started in the block, each with
+    a clone of the stream) send ``(spec, result)``; once the block ends, every result
+    is received into the mapping it yielded. The tasks share nothing.
 
     Raises:
-        ExceptionGroup: a call failed; the group cancelled the others.
+        ExceptionGroup: a task failed; the group cancelled the others.
     """
-    send, receive = anyio.create_memory_object_stream[tuple[K, V]](max(len(calls), 1))
+    send: MemoryObjectSendStream[tuple[SearchSpec, _Ranked | SearchOutcome]]
+    receive: MemoryObjectReceiveStream[tuple[SearchSpec, _Ranked | SearchOutcome]]
+    send, receive = anyio.create_memory_object_stream(_STREAM)
+    received: dict[SearchSpec, _Ranked | SearchOutcome] = {}
     async with anyio.create_task_group() as group:
         async with send:
-            for key, call in calls.items():
-                group.start_soon(_sent, key, call, send.clone())
+            yield group, send, received
         async with receive:
-            results = {key: value async for key, value in receive}
-    return results
-
-
-async def _sent(
-    key: K, call: Callable[[], Awaitable[V]], results: MemoryObjectSendStream[tuple[K, V]]
-) -> None:
-    async with results:
-        await results.send((key, await call()))
+            received.update({spec: got async for spec, got in receive})

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..vocabulary import AnalysedQuery, Citation, Evidence, Family, ResolvedRequest
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # a key of every per-search mapping of a round
 class SearchSpec:
     """One supervised search of a round: a family in a scope, for one of the prepare's
     queries (0: the caller's; a planner may add up to two more)."""
