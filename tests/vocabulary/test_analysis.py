@@ -560,3 +560,29 @@ def test_a_long_texts_index_text_is_its_terms_joined() -> None:
     string."""
     text = " ".join(f"word{n % 5000} Running" for n in range(20_000))
     assert index_text(text) == " ".join(analyse(text))
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "unnamed"),
+    [
+        ("What does Alice like to eat?", ("alic",), "What does like to eat?"),
+        ("What did Alice's sister do in July?", ("alic",), "What did sister do in July?"),
+        (
+            "What did Alice\N{RIGHT SINGLE QUOTATION MARK}s sister do?",
+            ("alic",),
+            "What did sister do?",
+        ),
+        ("Where was John on Monday in May?", ("john",), "Where was on Monday in May?"),
+        ("Who approves kestrel paperwork deadlines", (), None),
+        ("What does LGBTQ mean to Caroline?", ("carolin",), "What does LGBTQ mean to ?"),
+        ("Caroline went where? Did Melanie follow", ("melani",), "Caroline went where? Did follow"),
+        ("Did I tell you about Lisbon", ("lisbon",), "Did I tell you about"),
+    ],
+)
+def test_proper_names_are_the_capitalised_words_inside_a_sentence(
+    query: str, names: tuple[str, ...], unnamed: str | None
+) -> None:
+    """A capitalised word opening a sentence, an acronym, a month, a weekday and "I"
+    name no one; a possessive goes with its name."""
+    analysed = analyse_query(query)
+    assert (analysed.names, analysed.unnamed) == (names, unnamed)

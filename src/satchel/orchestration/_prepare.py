@@ -25,7 +25,14 @@ import attrs
 
 from .._loop import loop_turn
 from ..embedders import checked_vectors
-from ..vocabulary import MAX_OMISSIONS, PrepareTimeoutError, analyse_query, rules, tracer
+from ..vocabulary import (
+    MAX_OMISSIONS,
+    PrepareTimeoutError,
+    analyse_query,
+    lightly_named,
+    rules,
+    tracer,
+)
 from ._options import RuntimeOptions
 from ._receipts import Explainer
 from ._stages import digest_pack, plan_queries
@@ -70,6 +77,7 @@ class _Prelude:
 
     queries: tuple[AnalysedQuery, ...]
     vectors: _Vectors
+    unnamed: _Vectors
     unsearched: dict[Family, tuple[Evidence, ...]]
     planned: str
 
@@ -160,6 +168,7 @@ class Preparer:
         state = PrepareState(
             request, deadline, self.options.clock(), prelude.queries, prelude.vectors,
             Exclusions.of(request.exclude, held_back), prelude.unsearched, explain=explain,
+            unnamed=prelude.unnamed,
         )  # fmt: skip
         span = BuildSpan(self.tracer)
         try:
@@ -217,9 +226,9 @@ class Preparer:
             span.set_attribute("satchel.stage.queries", len(texts))
         async with loop_turn():
             queries = tuple(analyse_query(text) for text in texts)
-        vectors = await self._embed(request, texts)
+        vectors, unnamed = await self._embed(request, queries)
         unsearched = await self._read_unsearched(request)
-        return _Prelude(queries, vectors, unsearched, planned)
+        return _Prelude(queries, vectors, unnamed, unsearched, planned)
 
     async def _digest(
         self, request: ResolvedRequest, build: BuildResult, deadline: float
@@ -236,13 +245,26 @@ class Preparer:
             f"satchel.stage.{name}", attributes={"satchel.stage.name": name}
         )
 
-    async def _embed(self, request: ResolvedRequest, texts: tuple[str, ...]) -> _Vectors:
-        """Each query's vector, in one call, once for every family, scope and round; None
-        each when no selected family has a vector channel."""
+    async def _embed(
+        self, request: ResolvedRequest, queries: tuple[AnalysedQuery, ...]
+    ) -> tuple[_Vectors, _Vectors]:
+        """Each query's vector and, for a query that says a proper name, its vector with
+        the names weighing less (``lightly_named``, from the embedding of
+        ``AnalysedQuery.unnamed``; None otherwise): all in one call, once for every
+        family, scope and round; None each when no selected family has a vector
+        channel."""
         if not any(rules(family).vector_channel for family in request.families):
-            return (None,) * len(texts)
-        vectors = checked_vectors(self.embedder, texts, await self.embedder.embed(list(texts)))
-        return tuple(cast("npt.NDArray[np.float32]", vector) for vector in vectors)
+            return (None,) * len(queries), (None,) * len(queries)
+        texts = [query.text for query in queries]
+        texts += [query.unnamed for query in queries if query.unnamed is not None]
+        embedded = checked_vectors(self.embedder, texts, await self.embedder.embed(texts))
+        vectors = iter(cast("list[npt.NDArray[np.float32]]", list(embedded)))
+        whole = tuple(next(vectors) for _ in queries)
+        unnamed = tuple(
+            None if query.unnamed is None else lightly_named(vector, next(vectors))
+            for query, vector in zip(queries, whole, strict=True)
+        )
+        return whole, unnamed
 
     async def _read_unsearched(
         self, request: ResolvedRequest

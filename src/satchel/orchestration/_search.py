@@ -308,6 +308,7 @@ class Searcher:
                 state.vectors[spec.query],
                 self._limits.pool_size(spec.family),
                 state.now,
+                state.unnamed[spec.query] if state.unnamed else None,
             )
             pool = await self._store.retrieve(spec.family, spec.scope_id, request)
         terms = pool.counted_terms(len(state.queries[spec.query].terms))

@@ -94,6 +94,8 @@ class PrepareState:
             dates are seen from it.
         queries: the caller's query first, then any a planner added, each analysed once.
         vectors: each query's vector, embedded once (None: no family needs one).
+        unnamed: each query's vector without its proper names, embedded with the
+            others (None: it names nothing, or no family needs one).
         specs: the searches of every round, in request order.
         exclusions: what no fit of this prepare delivers.
         unsearched: the families read whole rather than searched (the profile), as read.
@@ -114,3 +116,4 @@ class PrepareState:
         )
     )
     explain: bool = False
+    unnamed: tuple[npt.NDArray[np.float32] | None, ...] = ()

@@ -211,13 +211,15 @@ class SearchStore(Protocol):
           the pool's ``common_terms`` and ``held_terms`` to ``len(plan.common)`` and
           ``plan.held`` (an abstaining prepare reads which query words the scope knows).
         - Vector (families whose rules have a vector channel, when ``request.vector``
-          is set): the ``request.size`` records most cosine-similar to it, with their
-          similarities, most similar first.
+          is set): the ``request.size`` records most cosine-similar to
+          ``request.vector_for(frequencies, rows)`` (given how many of the scope's
+          records hold each query term: the query without its names when the scope is
+          about them), with their similarities, most similar first.
         - Time (families with a time channel, when the query names dates): the records
           of the windows the query's dates name (``DateMention.window``; relative
           dates seen from the day of the scope's newest record): those whose own text
           names a day inside a window (``satchel.vocabulary.mentioned_days``) first,
-          then those said in one; each group most similar to the query first (nearest
+          then those said in one; each group most similar to that vector first (nearest
           the window's middle without a vector); at most ``request.time_size``, with
           ``time_matched`` counting them all.
 

@@ -70,6 +70,7 @@ from ._retrieval import LexicalPlan as LexicalPlan
 from ._retrieval import PoolRequest as PoolRequest
 from ._retrieval import TimeHits as TimeHits
 from ._retrieval import TimeWindow as TimeWindow
+from ._retrieval import lightly_named as lightly_named
 from ._speakers import speaker_terms as speaker_terms
 from ._telemetry import check_provider as check_provider
 from ._telemetry import error_type as error_type
@@ -137,6 +138,7 @@ __all__ = [
     "error_type",
     "extract_dates",
     "index_text",
+    "lightly_named",
     "match_expression",
     "mentioned_days",
     "rules",

@@ -20,6 +20,7 @@ no other I/O, no anyio, no clock.
 
 from __future__ import annotations
 
+import calendar
 import functools
 import json
 import re
@@ -136,6 +137,12 @@ class AnalysedQuery:
     #: The terms of words rare in the language (:func:`rare_in_language`): a codename,
     #: a species, a product; not an everyday word that happens to be rare somewhere.
     rare: frozenset[str] = frozenset()
+    #: The terms of the proper names the query says (:func:`proper_names`): a person,
+    #: a place, a project.
+    names: tuple[str, ...] = ()
+    #: The query without those names, for the vector channel of a scope that is about
+    #: them (``PoolRequest.vector_for``); None when the query names nothing.
+    unnamed: str | None = None
 
 
 def analyse(text: str) -> list[str]:
@@ -204,7 +211,53 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
     terms = tuple(source)
     rare = frozenset(term for term, word in source.items() if rare_in_language(word))
     dates = extract_dates(text, question=True)
-    return AnalysedQuery(text=text, terms=terms, dates=dates, rare=rare)
+    found = proper_names(text)
+    names = tuple(dict.fromkeys(term for _, _, name in found for term in analyse(name)))
+    unnamed = _without(text, found) if names else None
+    return AnalysedQuery(
+        text=text, terms=terms, dates=dates, rare=rare, names=names, unnamed=unnamed
+    )
+
+
+#: A word and its possessive (``Alice``, ``Alice's``), letters of any script.
+_CAPITALISED: Final = re.compile(r"\b([^\W\d_]+)(?:['\N{RIGHT SINGLE QUOTATION MARK}]s\b)?")
+#: What ends a sentence before a word: the word after it is capitalised as any first word.
+_SENTENCE_END: Final = re.compile(r"(?:^|[.!?:;\"\N{LEFT DOUBLE QUOTATION MARK}(]\s*)$")
+#: Capitalised words that name no one: the calendar's (the time channel reads them) and
+#: the pronoun.
+_NOT_NAMES: Final = frozenset(
+    word.casefold()
+    for word in (*calendar.month_name[1:], *calendar.month_abbr[1:], *calendar.day_name, "I")
+)
+
+
+def proper_names(text: str) -> list[tuple[int, int, str]]:
+    """The proper names a question says, as ``(start, end, name)``: each capitalised
+    word that does not open a sentence (where every word is capitalised), is not all
+    capitals (an acronym's meaning is in its letters), and is no month, weekday or
+    "I"; a possessive ``'s`` goes with its name. Model-free, so a name opening the
+    question is missed, and a capitalised common word inside one is taken."""
+    found = []
+    for match in _CAPITALISED.finditer(text):
+        word = match.group(1)
+        if not word[0].isupper() or len(word) < 2 or word.isupper():
+            continue
+        if word.casefold() in _NOT_NAMES:
+            continue
+        if _SENTENCE_END.search(text, 0, match.start()):
+            continue
+        found.append((match.start(), match.end(), word))
+    return found
+
+
+def _without(text: str, names: Sequence[tuple[int, int, str]]) -> str:
+    """``text`` with the spans of ``names`` cut out, spaces closed up."""
+    kept, at = [], 0
+    for start, end, _ in names:
+        kept.append(text[at:start])
+        at = end
+    kept.append(text[at:])
+    return " ".join("".join(kept).split())
 
 
 #: Fewest letters of a word :func:`rare_in_language` can call rare (shorter ones are

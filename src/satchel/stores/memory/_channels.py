@@ -17,7 +17,7 @@ from ...vocabulary._retrieval import RARE_POSTINGS, TimeHits, bm25
 from .._rules import check_query_vector
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import numpy.typing as npt
 
@@ -28,18 +28,22 @@ if TYPE_CHECKING:
     Vectors = npt.NDArray[np.float32]
 
 
-def lexical(
-    records: list[Stored], request: PoolRequest
-) -> tuple[list[int], list[float], list[int], int, int, int]:
-    """The full-text channel as ``request.plan_lexical`` asks for it: each candidate's
-    key, its BM25 (lower is better) and how many distinct query terms it holds (the
-    scope's common ones left out), how many terms were left out so, and how many of
-    the others some record holds."""
-    frequencies = {
+def frequencies(records: list[Stored], request: PoolRequest) -> dict[str, int]:
+    """How many of ``records`` hold each query term (terms none holds left out)."""
+    return {
         term: holders
         for term in request.query.terms
         if (holders := sum(term in stored.terms for stored in records))
     }
+
+
+def lexical(
+    records: list[Stored], request: PoolRequest, frequencies: Mapping[str, int]
+) -> tuple[list[int], list[float], list[int], int, int, int]:
+    """The full-text channel as ``request.plan_lexical`` asks for it, given
+    :func:`frequencies`: each candidate's key, its BM25 (lower is better) and how many
+    distinct query terms it holds (the scope's common ones left out), how many terms
+    were left out so, and how many of the others some record holds."""
     plan = request.plan_lexical(frequencies, len(records))
     if not plan.terms:
         return [], [], [], 0, 0, 0
@@ -71,10 +75,14 @@ def lexical(
 
 
 def nearest(
-    family: Family, records: list[Stored], request: PoolRequest, dimension: int | None
+    family: Family,
+    records: list[Stored],
+    request: PoolRequest,
+    query: Vectors | None,
+    dimension: int | None,
 ) -> tuple[list[int], list[float]]:
-    """The vector channel: the ``request.size`` most cosine-similar, best first."""
-    query = request.vector
+    """The vector channel: the ``request.size`` most cosine-similar to ``query``
+    (``PoolRequest.vector_for``), best first."""
     if query is None or not rules(family).vector_channel or request.size <= 0:
         return [], []
     check_query_vector(query, dimension)
@@ -88,10 +96,11 @@ def nearest(
 
 
 def time_channel(
-    family: Family, records: list[Stored], request: PoolRequest
+    family: Family, records: list[Stored], request: PoolRequest, query: Vectors | None
 ) -> tuple[list[int], int]:
     """The records of the windows the query's dates name, and how many there are,
-    ranked by ``TimeHits`` (records met in key order, so ties keep the older first)."""
+    ranked by ``TimeHits`` against ``query`` (records met in key order, so ties keep
+    the older first)."""
     if not request.query.dates or not rules(family).time_channel or request.time_size <= 0:
         return [], 0
     said = [stored.said_at for stored in records if stored.said_at is not None]
@@ -111,8 +120,8 @@ def time_channel(
     if not found:
         return [], 0
     similar = None
-    if request.vector is not None and rules(family).vector_channel:
-        similar = similarities(found, request.vector)
+    if query is not None and rules(family).vector_channel:
+        similar = similarities(found, query)
     return hits.ranked(request.time_size, similar).tolist(), len(hits)
 
 

@@ -39,7 +39,7 @@ from .. import _rules
 from .._copy_protocol import VectorOrigin, searchable_vectors
 from .._sessions import erased_identities
 from . import _copy as copying
-from ._channels import lexical, nearest, time_channel, unit
+from ._channels import frequencies, lexical, nearest, time_channel, unit
 from ._sessions import Sessions
 from ._stored import Scope, Stored, thread_order
 
@@ -377,9 +377,13 @@ class MemoryStore:
         if scope is None or not scope.searchable(family):
             return Pool(family, scope_id, 0 if scope is None else scope.write_version)
         records = list(scope.searchable(family).values())
-        lexical_keys, scores, matches, common, held, distinctive = lexical(records, request)
-        vector_keys, similarities = nearest(family, records, request, self._dimension)
-        time_keys, matched = time_channel(family, records, request)
+        held_by = frequencies(records, request)
+        ranking = request.vector_for(held_by, len(records))
+        lexical_keys, scores, matches, common, held, distinctive = lexical(
+            records, request, held_by
+        )
+        vector_keys, similarities = nearest(family, records, request, ranking, self._dimension)
+        time_keys, matched = time_channel(family, records, request, ranking)
         return Pool(
             family, scope_id, scope.write_version, scope_rows=len(records),
             lexical_keys=lexical_keys, lexical_scores=scores, lexical_matches=matches,

@@ -17,7 +17,7 @@ from . import _schema as sql
 from ._rows import NO_TIME, vector_literal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
 
     import numpy.typing as npt
 
@@ -46,24 +46,40 @@ class ScopeState:
     term_total: int
 
 
-async def lexical(
-    cur: Any, family: Family, scope_id: str, request: PoolRequest, state: ScopeState
-) -> tuple[list[int], list[float], list[int], int, int, int]:
-    """The full-text channel. The engine finds the records holding the plan's terms
-    (its FULLTEXT index); satchel ranks them by BM25 over the scope's own statistics
-    and counts each one's matched query terms on its analysed text (the scope's common
-    ones left out, whose number comes next, and last how many of the others some
-    record holds)."""
-    terms = request.query.terms
+async def term_frequencies(
+    cur: Any, family: Family, scope_id: str, terms: Sequence[str]
+) -> dict[str, int]:
+    """How many of the scope's searchable records hold each of ``terms`` (terms none
+    holds left out)."""
     if not terms:
-        return [], [], [], 0, 0, 0
+        return {}
     marks = ",".join(["%s"] * len(terms))
     await cur.execute(
         f"SELECT term, df FROM satchel_terms"
         f" WHERE scope = %s AND family = %s AND term IN ({marks})",
         (scope_id, family, *terms),
     )
-    frequencies = {term: int(df) for term, df in await cur.fetchall() if df > 0}
+    return {term: int(df) for term, df in await cur.fetchall() if df > 0}
+
+
+async def lexical(
+    cur: Any,
+    family: Family,
+    scope_id: str,
+    request: PoolRequest,
+    state: ScopeState,
+    frequencies: Mapping[str, int] | None = None,
+) -> tuple[list[int], list[float], list[int], int, int, int]:
+    """The full-text channel. The engine finds the records holding the plan's terms
+    (its FULLTEXT index); satchel ranks them by BM25 over the scope's own statistics
+    and counts each one's matched query terms on its analysed text (the scope's common
+    ones left out, whose number comes next, and last how many of the others some
+    record holds). ``frequencies`` (:func:`term_frequencies`) when already read."""
+    terms = request.query.terms
+    if not terms:
+        return [], [], [], 0, 0, 0
+    if frequencies is None:
+        frequencies = await term_frequencies(cur, family, scope_id, terms)
     plan = request.plan_lexical(frequencies, state.rows)
     if not plan.terms:
         return [], [], [], 0, 0, 0
@@ -115,14 +131,15 @@ async def nearest(
     family: Family,
     scope_id: str,
     request: PoolRequest,
+    vector: Vectors | None,
     state: ScopeState,
     exact_rows: int,
     index: VectorIndex,
 ) -> tuple[list[int], list[float]]:
-    """The vector channel: an exact scan up to ``exact_rows`` records, the HNSW index
-    above (and the newest keys exactly, which the index may not hold yet); an exact
-    scan too while the index is loading."""
-    vector = request.vector
+    """The vector channel, most similar to ``vector`` (``PoolRequest.vector_for``): an
+    exact scan up to ``exact_rows`` records, the HNSW index above (and the newest keys
+    exactly, which the index may not hold yet); an exact scan too while the index is
+    loading."""
     if vector is None or not rules(family).vector_channel:
         return [], []
     literal = vector_literal(vector)
@@ -164,10 +181,16 @@ async def _approximate(
 
 
 async def time_channel(
-    cur: Any, family: Family, scope_id: str, request: PoolRequest, *, vectors: bool
+    cur: Any,
+    family: Family,
+    scope_id: str,
+    request: PoolRequest,
+    vector: Vectors | None,
+    *,
+    vectors: bool,
 ) -> tuple[Any, int]:
-    """The time channel's keys and how many records the windows held; ``vectors``:
-    the database holds vectors to rank them by."""
+    """The time channel's keys and how many records the windows held, ranked by
+    similarity to ``vector``; ``vectors``: the database holds vectors to rank them by."""
     size = request.time_size
     if not request.query.dates or not rules(family).time_channel or size <= 0:
         return [], 0
@@ -191,8 +214,8 @@ async def time_channel(
     if not hits:
         return [], 0
     similar = None
-    if request.vector is not None and rules(family).vector_channel and vectors:
-        similar = await similarities(cur, family, scope_id, request.vector, hits.keys)
+    if vector is not None and rules(family).vector_channel and vectors:
+        similar = await similarities(cur, family, scope_id, vector, hits.keys)
     return hits.ranked(size, similar), len(hits)
 
 

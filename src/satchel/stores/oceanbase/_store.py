@@ -377,25 +377,36 @@ class OceanBaseStore:
             if state.rows == 0:
                 return Pool(family, scope_id, state.version)
 
+            # Which vector to rank by depends on the names the scope is about
+            # (PoolRequest.vector_for): read the query terms' frequencies first then.
+            frequencies = None
+            vector = request.vector
+            if request.unnamed_vector is not None:
+                frequencies = await search.term_frequencies(
+                    cur, family, scope_id, request.query.terms
+                )
+                vector = request.vector_for(frequencies, state.rows)
+
             async def vector_and_time() -> tuple[Any, Any]:
                 # Beside the full-text statements, on a second connection: the engine
                 # runs both at once.
                 async with self._conns.connection(extra=True) as conn, conn.cursor() as other:
                     vectors = self._dimension is not None
                     nearest: Any = ([], [])
-                    if vectors and request.vector is not None:
-                        _rules.check_query_vector(request.vector, self._dimension)
+                    if vectors and vector is not None:
+                        _rules.check_query_vector(vector, self._dimension)
                         nearest = await search.nearest(
-                            other, family, scope_id, request, state, self._exact_rows,
-                            self._vector_index,
+                            other, family, scope_id, request, vector, state,
+                            self._exact_rows, self._vector_index,
                         )  # fmt: skip
                     timed = await search.time_channel(
-                        other, family, scope_id, request, vectors=vectors
+                        other, family, scope_id, request, vector, vectors=vectors
                     )
                     return nearest, timed
 
             lexical, ((near, similarities), (timed, matched)) = await asyncio.gather(
-                search.lexical(cur, family, scope_id, request, state), vector_and_time()
+                search.lexical(cur, family, scope_id, request, state, frequencies),
+                vector_and_time(),
             )
             keys, scores, matches, common, held, distinctive = lexical
             return Pool(

@@ -457,10 +457,12 @@ class SqliteStore:
         vector = request.vector
 
         def work(conn: sqlite3.Connection) -> Pool:
-            nearest = self._start_nearest(conn, family, scope_key, vector, request.size)
-            lexical = search.lexical_hits(conn, family, scope_key, request, scope_rows)
+            frequencies = search.term_frequencies(conn, family, scope_key, request.query.terms)
+            ranking = request.vector_for(frequencies, scope_rows)
+            nearest = self._start_nearest(conn, family, scope_key, ranking, request.size)
+            lexical = search.lexical_hits(conn, family, scope_key, request, scope_rows, frequencies)
             found, similarities = nearest()
-            timed, matched = self._time_channel(conn, family, scope_key, request)
+            timed, matched = self._time_channel(conn, family, scope_key, request, ranking)
             return Pool(
                 family,
                 scope_id,
@@ -751,17 +753,23 @@ class SqliteStore:
         return self._vectors.start_nearest(conn, family, scope_key, vector, k)
 
     def _time_channel(
-        self, conn: sqlite3.Connection, family: Family, scope_key: int, request: PoolRequest
+        self,
+        conn: sqlite3.Connection,
+        family: Family,
+        scope_key: int,
+        request: PoolRequest,
+        vector: Vectors | None,
     ) -> tuple[Any, int]:
-        """The time channel's keys and how many records the windows held."""
+        """The time channel's keys and how many records the windows held, each group
+        ranked by similarity to ``vector`` (``PoolRequest.vector_for``)."""
         size = request.time_size
         if not request.query.dates or not rules(family).time_channel or size <= 0:
             return NO_ROWS, 0
         hits = search.time_hits(conn, family, scope_key, request)
         matrix = self._vectors.loaded(family, scope_key)
         similarities = None
-        if request.vector is not None and matrix is not None and len(hits):
-            similarities = matrix.similarities(np.asarray(hits.keys), request.vector)
+        if vector is not None and matrix is not None and len(hits):
+            similarities = matrix.similarities(np.asarray(hits.keys), vector)
         return hits.ranked(size, similarities), len(hits)
 
     def _note_threads(self, scope_key: int, entries: Sequence[MemoryEntry]) -> None:
