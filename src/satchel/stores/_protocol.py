@@ -16,7 +16,8 @@ family and scope and never reused for another version. Pools carry keys; evidenc
 read by key.
 
 ``satchel.stores.MemoryStore`` is the simplest correct implementation: read it first.
-Every store passes the same contract suite (``tests/stores/test_contract.py``).
+Every store passes the same contract suite, shipped as :mod:`satchel.stores.testing` for
+anyone writing one.
 """
 
 from __future__ import annotations
