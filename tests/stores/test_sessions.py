@@ -12,9 +12,10 @@ import anyio
 import pytest
 
 from satchel.stores import MemoryEntry, SessionStore, SqliteStore, Store
+from satchel.stores.testing import remember
 from satchel.vocabulary._evidence import Evidence
 
-from .test_contract import STORES, remember
+from .test_contract import STORES
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
