@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 import satchel
-from satchel.orchestration._stages import plan_queries
+from satchel.orchestration._stages import ask_planner
 from tests._clock import MOCK_CLOCK
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ async def test_satchel_keeps_the_callers_query_first_and_at_most_three() -> None
     async def chatty(query: str, **context: Any) -> Sequence[str]:
         return ["a", " ", "b", query, "a", "c", "d"]
 
-    queries, outcome = await plan_queries(chatty, "q", scope_id=SCOPE, session_id=None, fuse=1)
+    queries, outcome = await ask_planner(chatty, "q", scope_id=SCOPE, session_id=None, fuse=1)
     assert (queries, outcome) == (("q", "a", "b"), "ok")
 
 
@@ -120,7 +120,7 @@ async def test_a_planner_answer_that_is_no_list_is_a_failure() -> None:
     async def stringly(query: str, **context: Any) -> Any:
         return "deploy cadence"
 
-    queries, outcome = await plan_queries(stringly, "q", scope_id=SCOPE, session_id=None, fuse=1)
+    queries, outcome = await ask_planner(stringly, "q", scope_id=SCOPE, session_id=None, fuse=1)
     assert (queries, outcome) == (("q",), "failed")
 
 

@@ -189,7 +189,7 @@ async def test_a_schema_3_database_hashes_memory_times_as_instants(
     """Schema 3 hashed a memory's time as written; the step to 4 hashes it as its
     instant, so a forgotten entry replayed with its time in another UTC offset stays
     forgotten on a migrated database too."""
-    from satchel.stores._rules import content_identity
+    from satchel.stores._rules import content_hash
 
     said = datetime(2023, 5, 8, 15, tzinfo=timezone(timedelta(hours=2)))
     entry = satchel.MemoryEntry(text="kestrel window", key="k", created_at=said)
@@ -198,7 +198,7 @@ async def test_a_schema_3_database_hashes_memory_times_as_instants(
     await store.forget_memory(ref)
     await store.aclose()
     database = store._database
-    as_written = content_identity(("kestrel window", "fact", (), said.isoformat(), None))
+    as_written = content_hash(("kestrel window", "fact", (), said.isoformat(), None))
     await admin(seekdb, f"UPDATE {database}.satchel_records SET content_hash = %s", (as_written,))
     await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '3' WHERE name = 'schema'")
 

@@ -93,15 +93,19 @@ def test_content_identity_is_the_stored_hash_of_the_content() -> None:
     import hashlib
 
     expected = hashlib.sha256(b'["a",null,["t"]]').hexdigest()
-    assert r.content_identity(("a", None, ("t",))) == expected
+    assert r.content_hash(("a", None, ("t",))) == expected
 
 
 def test_each_family_compares_what_its_key_promises() -> None:
     """Identity follows content: text, kind, tags, time and thread for memory, and so on."""
     entry = MemoryEntry(text="t", tags=("a",), created_at=SAID, thread="x", key="k")
     assert r.content_of(entry) == ("t", "fact", ("a",), SAID.isoformat(), "x")
-    assert r.identity_of(entry) != r.identity_of(MemoryEntry(text="t", tags=("b",), key="k"))
-    assert r.identity_of(entry) == r.identity_of(attrs.evolve(entry, key="j"))  # not the key
+    assert r.content_hash_of(entry) != r.content_hash_of(
+        MemoryEntry(text="t", tags=("b",), key="k")
+    )
+    assert r.content_hash_of(entry) == r.content_hash_of(
+        attrs.evolve(entry, key="j")
+    )  # not the key
     topic = TopicMemory(title="T", text="x")
     assert r.content_of(topic) == ("T", topic_text(topic))
     resource = Resource(uri="u", body="b", abstract="a")

@@ -35,7 +35,7 @@ from ..vocabulary import (
 )
 from ._options import RuntimeOptions
 from ._receipts import Explainer
-from ._stages import digest_pack, plan_queries
+from ._stages import ask_planner, digest_pack
 from ._state import Exclusions, PrepareState
 from ._telemetry import BuildSpan, PrepareMetrics
 
@@ -215,7 +215,7 @@ class Preparer:
         """The planned queries, analysed and embedded once; the profile; the planner's
         outcome."""
         with self._stage_span("planner") as span:
-            texts, planned = await plan_queries(
+            texts, planned = await ask_planner(
                 self.planner,
                 request.query,
                 scope_id=request.scope_id,

@@ -35,7 +35,7 @@ MAX_QUERIES: Final = 3
 OFF, OK, FAILED, TIMEOUT, NO_RELEVANT = "off", "ok", "failed", "timeout", "no_relevant"
 
 
-async def plan_queries(
+async def ask_planner(
     planner: Planner | None,
     query: str,
     *,

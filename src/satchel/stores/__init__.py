@@ -33,8 +33,8 @@ from ..vocabulary._records import RecordRef as RecordRef
 from ..vocabulary._records import Resource as Resource
 from ..vocabulary._records import TopicMemory as TopicMemory
 from ..vocabulary._retrieval import WINDOW_SCAN as WINDOW_SCAN
-from ..vocabulary._retrieval import LexicalPlan as LexicalPlan
 from ..vocabulary._retrieval import PoolRequest as PoolRequest
+from ..vocabulary._retrieval import TermSelection as TermSelection
 from ..vocabulary._retrieval import TimeHits as TimeHits
 from ..vocabulary._retrieval import TimeWindow as TimeWindow
 from ._copy import CopyReport as CopyReport
@@ -65,7 +65,6 @@ __all__ = [
     "Experience",
     "Family",
     "FamilyRules",
-    "LexicalPlan",
     "MemoryEntry",
     "MemoryRecord",
     "MemoryRef",
@@ -85,6 +84,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "StoredVersion",
+    "TermSelection",
     "TimeHits",
     "TimeWindow",
     "TopicMemory",

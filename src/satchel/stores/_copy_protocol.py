@@ -117,9 +117,9 @@ class StoredVersion:
             return (self.title, self.text)
         return (self.record_id, self.abstract, self.overview, self.body)
 
-    def identity(self) -> str:
-        """Its content identity (``_rules.content_identity``)."""
-        return _rules.content_identity(self.content())
+    def content_hash(self) -> str:
+        """Its content hash (``_rules.content_hash``)."""
+        return _rules.content_hash(self.content())
 
     def searched(self) -> str:
         """The text it is indexed on (``_rules.searchable``)."""

@@ -202,15 +202,15 @@ class SearchStore(Protocol):
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
         """The family's candidates in the scope, per channel, before any admission.
 
-        - Full text: ask ``request.plan_lexical`` with how many of the scope's
+        - Full text: ask ``request.select_terms`` with how many of the scope's
           searchable records hold each query term; rank the records holding any of the
-          plan's terms (a BM25-like score, lower is better, as SQLite's ``bm25()``
-          reports it), keep the best ``plan.limit``, then append every other record
-          holding ``plan.rescue``. Give each candidate how many distinct terms of
+          selection's terms (a BM25-like score, lower is better, as SQLite's ``bm25()``
+          reports it), keep the best ``selection.limit``, then append every other record
+          holding ``selection.rescue``. Give each candidate how many distinct terms of
           ``request.query.terms`` its analysed text (``satchel.vocabulary.index_text``)
           holds, counted on that text, never by the engine's own tokenizer; and set
-          the pool's ``common_terms`` and ``held_terms`` to ``len(plan.common)`` and
-          ``plan.held`` (an abstaining prepare reads which query words the scope knows).
+          the pool's ``common_terms`` and ``held_terms`` to ``len(selection.common)`` and
+          ``selection.held`` (an abstaining prepare reads which query words the scope knows).
         - Vector (families whose rules have a vector channel, when ``request.vector``
           is set): the ``request.size`` records most cosine-similar to
           ``request.vector_for(frequencies, rows)`` (given how many of the scope's

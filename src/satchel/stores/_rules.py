@@ -5,8 +5,8 @@
   (nothing to write, the existing reference returned, even a forgotten one: forget is
   forever, for the content of every version the forgotten record ever had),
   ``new-version`` (retire that version if it is live, write the next) or ``new``.
-  Content is compared by :func:`content_identity`, one hash of the record's content
-  (:func:`identity_of`; a time as its instant), whatever the store keeps of it.
+  Content is compared by :func:`content_hash`, one hash of the record's content
+  (:func:`content_hash_of`; a time as its instant), whatever the store keeps of it.
 - **Names.** Without a key's version, a topic memory's title names the record
   (:func:`by_title`) and a resource's URI always does (:func:`by_uri`): a live holder of
   the name is replaced by its next version (:func:`needs_name`, :func:`name_of`).
@@ -66,7 +66,7 @@ H = TypeVar("H")
 WriteKind: TypeAlias = Literal["unchanged", "new-version", "new"]
 
 #: What an idempotency key compares of a record, in order (hashed by
-#: :func:`content_identity`).
+#: :func:`content_hash`).
 Content: TypeAlias = tuple[str | tuple[str, ...] | None, ...]
 
 #: A kept record: an entry, experience, topic memory or resource.
@@ -81,9 +81,9 @@ class Live(Generic[H]):
     handle: H  # the store's own name for it, for the retirement a decision asks for
     record_id: str  # entry id, record id, or URI
     version: int  # its version (memory) or revision (the other families)
-    identity: str | None = None  # its content identity; None when not looked up by key
+    content_hash: str | None = None  # None when not looked up by key
     live: bool = True  # False: its record was forgotten (it left search with no successor)
-    #: A forgotten record's every version: content identity -> the version that held it.
+    #: A forgotten record's every version: content hash -> the version that held it.
     earlier: Mapping[str, int] = attrs.field(factory=dict)
 
 
@@ -103,7 +103,7 @@ class WriteDecision(Generic[H]):
         return self.kind != "unchanged"
 
 
-def decide(found: Live[H] | None, identity: str) -> WriteDecision[H]:
+def decide(found: Live[H] | None, content_hash: str) -> WriteDecision[H]:
     """What a caller's key makes of a write, given the latest version that holds the
     key (live, or its forgotten record's last one): ``new`` (a fresh id, version 1) when
     none does; ``unchanged`` when it holds exactly this content, live or forgotten, or
@@ -113,10 +113,10 @@ def decide(found: Live[H] | None, identity: str) -> WriteDecision[H]:
     one has left search already)."""
     if found is None:
         return WriteDecision("new", new_record_id(), 1)
-    if found.identity == identity:
+    if found.content_hash == content_hash:
         return WriteDecision("unchanged", found.record_id, found.version)
-    if not found.live and identity in found.earlier:
-        return WriteDecision("unchanged", found.record_id, found.earlier[identity])
+    if not found.live and content_hash in found.earlier:
+        return WriteDecision("unchanged", found.record_id, found.earlier[content_hash])
     retire = found.handle if found.live else None
     return WriteDecision("new-version", found.record_id, found.version + 1, retire)
 
@@ -202,16 +202,16 @@ def instant(said: str | None) -> str | None:
     return said if at.tzinfo is None else at.astimezone(UTC).isoformat()
 
 
-def content_identity(content: Content) -> str:
-    """The content's identity: a SHA-256 of its compact JSON (the form the OceanBase
+def content_hash(content: Content) -> str:
+    """The content's hash: a SHA-256 of its compact JSON (the form the OceanBase
     store keeps in ``content_hash``; a tuple of tags hashes as their list)."""
     encoded = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def identity_of(record: Keepable) -> str:
-    """The content identity of a record (:func:`content_of`, hashed)."""
-    return content_identity(content_of(record))
+def content_hash_of(record: Keepable) -> str:
+    """The content hash of a record (:func:`content_of`, hashed)."""
+    return content_hash(content_of(record))
 
 
 @attrs.frozen

@@ -607,7 +607,7 @@ async def check_lexical_channel_ranks_by_bm25_and_counts_analysed_terms(store: S
 
 async def check_lexical_channel_searches_the_plans_terms_only(store: Store) -> None:
     """A term whose postings pass the budget is left out of the search
-    (``plan_lexical``), yet a candidate's matched terms still count it: held by under
+    (``select_terms``), yet a candidate's matched terms still count it: held by under
     half the scope, it is not common there."""
     entries = [
         MemoryEntry(text="rare budget"),

@@ -66,8 +66,8 @@ from ._requests import validate_session_owner as validate_session_owner
 from ._retrieval import POSTINGS_BUDGET as POSTINGS_BUDGET
 from ._retrieval import RARE_POSTINGS as RARE_POSTINGS
 from ._retrieval import WINDOW_SCAN as WINDOW_SCAN
-from ._retrieval import LexicalPlan as LexicalPlan
 from ._retrieval import PoolRequest as PoolRequest
+from ._retrieval import TermSelection as TermSelection
 from ._retrieval import TimeHits as TimeHits
 from ._retrieval import TimeWindow as TimeWindow
 from ._retrieval import lightly_named as lightly_named
@@ -102,7 +102,6 @@ __all__ = [
     "FamilyRules",
     "InvalidRequestError",
     "InvariantError",
-    "LexicalPlan",
     "Limits",
     "MalformedLineError",
     "MemoryEntry",
@@ -127,6 +126,7 @@ __all__ = [
     "Section",
     "StoreError",
     "StoreUnavailableError",
+    "TermSelection",
     "Tier",
     "TimeHits",
     "TimeWindow",

@@ -120,13 +120,13 @@ class Pool:
     )
     time_matched: int = 0
     #: How many of the query's terms the full-text channel left out as common in this
-    #: scope (``LexicalPlan.common``): they are in no candidate's matched-term count.
+    #: scope (``TermSelection.common``): they are in no candidate's matched-term count.
     common_terms: int = 0
     #: How many of the query's counted terms (the common ones left out) at least one of
-    #: the scope's records holds (``LexicalPlan.held``): which of the query's words the
+    #: the scope's records holds (``TermSelection.held``): which of the query's words the
     #: scope knows, whether or not a candidate ranked for them.
     held_terms: int = 0
-    #: How many of those held terms are rare in the language (``LexicalPlan.distinctive``):
+    #: How many of those held terms are rare in the language (``TermSelection.distinctive``):
     #: a codename the scope holds is evidence a question is about it.
     distinctive_terms: int = 0
 

@@ -171,7 +171,7 @@ class TimeHits:
 
 
 @attrs.frozen
-class LexicalPlan:
+class TermSelection:
     """How one full-text search runs: rank the records holding any of ``terms``
     (rarest first), keep the best ``limit``, then append every other record holding
     ``rescue`` (at most ``RARE_POSTINGS`` of them), scored by that term alone. ``common``
@@ -268,7 +268,7 @@ class PoolRequest:
         """The most candidates of the time channel: a quarter of the pool."""
         return self.size // 4
 
-    def plan_lexical(self, frequencies: Mapping[str, int], rows: int = 0) -> LexicalPlan:
+    def select_terms(self, frequencies: Mapping[str, int], rows: int = 0) -> TermSelection:
         """The full-text search to run, given how many of the scope's ``rows``
         searchable records hold each query term (a term absent from the mapping, or at
         0, is held by none).
@@ -304,9 +304,9 @@ class PoolRequest:
             chosen.append(term)
             postings += held[term]
         if not chosen:
-            return LexicalPlan()
+            return TermSelection()
         rarest = chosen[0]
         rescue = postings > self.size and held[rarest] <= RARE_POSTINGS and len(chosen) > 1
         rescue_term = rarest if rescue else None
         distinctive = sum(term in self.query.rare for term in held)
-        return LexicalPlan(tuple(chosen), self.size, rescue_term, common, len(held), distinctive)
+        return TermSelection(tuple(chosen), self.size, rescue_term, common, len(held), distinctive)

@@ -40,14 +40,14 @@ def frequencies(records: list[Stored], request: PoolRequest) -> dict[str, int]:
 def lexical(
     records: list[Stored], request: PoolRequest, frequencies: Mapping[str, int]
 ) -> tuple[list[int], list[float], list[int], int, int, int]:
-    """The full-text channel as ``request.plan_lexical`` asks for it, given
+    """The full-text channel as ``request.select_terms`` asks for it, given
     :func:`frequencies`: each candidate's key, its BM25 (lower is better) and how many
     distinct query terms it holds (the scope's common ones left out), how many terms
     were left out so, and how many of the others some record holds."""
-    plan = request.plan_lexical(frequencies, len(records))
-    if not plan.terms:
+    selection = request.select_terms(frequencies, len(records))
+    if not selection.terms:
         return [], [], [], 0, 0, 0
-    counted = [term for term in request.query.terms if term not in plan.common]
+    counted = [term for term in request.query.terms if term not in selection.common]
     average = sum(stored.length for stored in records) / len(records)
 
     def ranked(terms: Sequence[str]) -> list[tuple[float, Stored]]:
@@ -59,18 +59,18 @@ def lexical(
         ]
         return sorted(hits, key=lambda hit: (hit[0], hit[1].key))
 
-    found = ranked(plan.terms)[: plan.limit]
-    if plan.rescue is not None:  # every other holder of the rare term, scored by it alone
+    found = ranked(selection.terms)[: selection.limit]
+    if selection.rescue is not None:  # every other holder of the rare term, scored by it alone
         kept = {stored.key for _, stored in found}
-        rescued = ranked([plan.rescue])[:RARE_POSTINGS]
+        rescued = ranked([selection.rescue])[:RARE_POSTINGS]
         found += [(score, stored) for score, stored in rescued if stored.key not in kept]
     return (
         [stored.key for _, stored in found],
         [score for score, _ in found],
         [sum(term in stored.terms for term in counted) for _, stored in found],
-        len(plan.common),
-        plan.held,
-        plan.distinctive,
+        len(selection.common),
+        selection.held,
+        selection.distinctive,
     )
 
 

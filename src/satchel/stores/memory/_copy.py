@@ -80,7 +80,7 @@ def stored_of(scope_id: str, version: StoredVersion, key: int) -> Stored:
     return Stored(
         key=key, family=version.family, record_id=version.record_id, version=version.version,
         evidence=evidence, caller_key=version.key,
-        identity=None if version.key is None else version.identity(),
+        content_hash=None if version.key is None else version.content_hash(),
         terms=Counter(terms), length=len(terms),
         vector=None if version.vector is None or not version.live else unit(version.vector),
         title=version.title, said_at=None if said is None else said.timestamp(),

@@ -513,15 +513,15 @@ class MemoryStore:
             Stored(
                 key=next(self._keys), family=evidence.family, record_id=record_id,
                 version=version, evidence=evidence, caller_key=kept.key,
-                identity=_identity(kept), terms=Counter(terms), length=len(terms),
+                content_hash=_content_hash(kept), terms=Counter(terms), length=len(terms),
                 vector=None if vector is None else unit(vector), **extra,
             )
         )  # fmt: skip
 
 
-def _identity(record: _rules.Keepable) -> str | None:
+def _content_hash(record: _rules.Keepable) -> str | None:
     """What a later write under the record's key compares (nothing without a key)."""
-    return None if record.key is None else _rules.identity_of(record)
+    return None if record.key is None else _rules.content_hash_of(record)
 
 
 def _latest_memory(scope: Scope, ref: MemoryRef) -> Stored:

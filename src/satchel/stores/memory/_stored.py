@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ...vocabulary._records import TopicMemory
-from .._rules import Live, by_title, by_uri, decide, identity_of, name_of
+from .._rules import Live, by_title, by_uri, content_hash_of, decide, name_of
 
 if TYPE_CHECKING:
     from collections import Counter
@@ -40,7 +40,7 @@ class Stored:
     version: int  # version (memory) or revision (the other families)
     evidence: Evidence  # what a pool key reads, with its exact citation
     caller_key: str | None  # the caller's idempotency key
-    identity: str | None  # its content identity (kept when it has a caller's key)
+    content_hash: str | None  # kept when it has a caller's key
     terms: Counter[str]  # analysed terms of the searched text, with their counts
     length: int  # how many analysed terms (BM25's document length)
     vector: Vectors | None = None  # unit length; None for a family without vectors
@@ -55,7 +55,7 @@ class Stored:
 
     def live(self) -> Live[Stored]:
         """This version as the record rules see a found one."""
-        return Live(self, self.record_id, self.version, self.identity)
+        return Live(self, self.record_id, self.version, self.content_hash)
 
 
 @attrs.define
@@ -92,12 +92,12 @@ class Scope:
             found = latest.live()
         elif latest is not None and self.history[(family, latest.record_id)][-1] is latest:
             earlier = {  # its record was forgotten: what the key ever wrote stays so
-                stored.identity: stored.version
+                stored.content_hash: stored.version
                 for stored in self.history[(family, latest.record_id)]
-                if stored.caller_key == record.key and stored.identity is not None
+                if stored.caller_key == record.key and stored.content_hash is not None
             }
             found = attrs.evolve(latest.live(), live=False, earlier=earlier)
-        return decide(found, identity_of(record))
+        return decide(found, content_hash_of(record))
 
     def titled(self, title: str) -> Live[Stored] | None:
         """The searchable topic memory titled ``title``, if any."""

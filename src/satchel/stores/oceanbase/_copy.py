@@ -165,7 +165,7 @@ async def write_versions(
         at = version.created_at
         key = await rows.insert(
             cur, write, version.record_id, version.version, index_text(version.searched()),
-            version.identity(), live=version.live, text=version.text, kind=version.kind,
+            version.content_hash(), live=version.live, text=version.text, kind=version.kind,
             tags=encode_tags(version.tags) if version.family == "memory" else None,
             created_at=version.said, created_ts=rows.NO_TIME if at is None else at.timestamp(),
             thread=version.thread, title=version.title, abstract=version.abstract,

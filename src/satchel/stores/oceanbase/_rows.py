@@ -20,12 +20,12 @@ from .._rules import (
     by_title,
     by_uri,
     columns_of,
-    content_identity,
+    content_hash,
+    content_hash_of,
     decide,
     decode_tags,
     encode_tags,
     forgotten,
-    identity_of,
     memory_content,
     name_of,
     no_version,
@@ -137,7 +137,7 @@ async def insert(
     rid: str,
     revision: int,
     terms: str,
-    identity: str,
+    content_hash: str,
     *,
     live: bool = True,
     **columns: Any,
@@ -151,7 +151,7 @@ async def insert(
     write.records.append(
         (
             write.scope_id, write.record_family, key, rid, revision, int(live),
-            columns.get("caller_key"), identity, columns.get("title"), columns.get("text"),
+            columns.get("caller_key"), content_hash, columns.get("title"), columns.get("text"),
             columns.get("kind"), columns.get("tags"), columns.get("created_at"),
             columns.get("created_ts", NO_TIME), columns.get("thread"),
             columns.get("abstract"), columns.get("overview"), columns.get("body"), indexed,
@@ -173,11 +173,11 @@ async def insert_record(
 ) -> None:
     """Write the version ``decision`` names of ``record`` (its vector, if its family has
     one)."""
-    rid, revision, identity = decision.record_id, decision.version, identity_of(record)
+    rid, revision, hashed = decision.record_id, decision.version, content_hash_of(record)
     if isinstance(record, MemoryEntry):
         at = record.created_at
         key = await insert(
-            cur, write, rid, revision, index_text(record.text), identity,
+            cur, write, rid, revision, index_text(record.text), hashed,
             text=record.text, kind=record.kind, tags=encode_tags(record.tags),
             created_at=None if at is None else at.isoformat(),
             created_ts=NO_TIME if at is None else at.timestamp(),
@@ -188,7 +188,7 @@ async def insert_record(
         return
     columns = columns_of(record)
     await insert(
-        cur, write, rid, revision, index_text(columns.searched), identity,
+        cur, write, rid, revision, index_text(columns.searched), hashed,
         text=columns.text, title=columns.title, abstract=columns.abstract,
         overview=columns.overview, body=columns.body, embedding=vector,
         caller_key=record.key,
@@ -290,16 +290,16 @@ async def _rehash(cur: Any) -> None:
         updates = []
         for scope, key, stored, text, kind, tags, said, thread in page:
             content = memory_content(text, kind, decode_tags(tags), said, thread)
-            identity = content_identity(content)
-            if identity != stored:
-                updates.append((scope, "memory", key, "", 0, 0, identity, 0.0, ""))
+            hashed = content_hash(content)
+            if hashed != stored:
+                updates.append((scope, "memory", key, "", 0, 0, hashed, 0.0, ""))
         if updates:
             await cur.executemany(_SET_HASH, updates)
         after = tuple(page[-1][:2])
 
 
 #: Schema versions whose step runs in Python, after their statements (:func:`migrate`):
-#: a change to text analysis or date extraction, or to what content identity hashes.
+#: a change to text analysis or date extraction, or to what content hash hashes.
 STEPS: Final[dict[int, Callable[[Any], Awaitable[None]]]] = {2: _reanalyse, 4: _rehash}
 
 
@@ -359,9 +359,9 @@ async def keyed(cur: Any, write: Write, record: Keepable) -> WriteDecision[int]:
             " AND family = %s AND rid = CAST(%s AS BINARY) AND caller_key = CAST(%s AS BINARY)",
             (write.scope_id, write.record_family, rid, record.key),
         )
-        earlier = {identity: int(version) for identity, version in await cur.fetchall()}
+        earlier = {hashed: int(version) for hashed, version in await cur.fetchall()}
     found_live = Live(key, rid, int(revision), stored, bool(live), earlier)
-    return decide(found_live, identity_of(record))
+    return decide(found_live, content_hash_of(record))
 
 
 async def named(cur: Any, write: Write, column: str, value: str) -> Live[int] | None:

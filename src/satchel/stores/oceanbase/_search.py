@@ -70,7 +70,7 @@ async def lexical(
     state: ScopeState,
     frequencies: Mapping[str, int] | None = None,
 ) -> tuple[list[int], list[float], list[int], int, int, int]:
-    """The full-text channel. The engine finds the records holding the plan's terms
+    """The full-text channel. The engine finds the records holding the selection's terms
     (its FULLTEXT index); satchel ranks them by BM25 over the scope's own statistics
     and counts each one's matched query terms on its analysed text (the scope's common
     ones left out, whose number comes next, and last how many of the others some
@@ -80,10 +80,10 @@ async def lexical(
         return [], [], [], 0, 0, 0
     if frequencies is None:
         frequencies = await term_frequencies(cur, family, scope_id, terms)
-    plan = request.plan_lexical(frequencies, state.rows)
-    if not plan.terms:
+    selection = request.select_terms(frequencies, state.rows)
+    if not selection.terms:
         return [], [], [], 0, 0, 0
-    counted = [term for term in terms if term not in plan.common]
+    counted = [term for term in terms if term not in selection.common]
     average = state.term_total / max(state.rows, 1)
 
     async def ranked(words: tuple[str, ...], limit: int) -> list[tuple[float, int, int]]:
@@ -97,14 +97,14 @@ async def lexical(
             hits.append((score, int(key), sum(term in held for term in counted)))
         return sorted(hits)[:limit]
 
-    found = await ranked(plan.terms, plan.limit)
-    if plan.rescue is not None:  # every other holder of the rare term, scored by it alone
+    found = await ranked(selection.terms, selection.limit)
+    if selection.rescue is not None:  # every other holder of the rare term, scored by it alone
         kept = {key for _, key, _ in found}
-        rescued = await ranked((plan.rescue,), RARE_POSTINGS)
+        rescued = await ranked((selection.rescue,), RARE_POSTINGS)
         found += [hit for hit in rescued if hit[1] not in kept]
     keys, scores = [key for _, key, _ in found], [score for score, _, _ in found]
     matched = [matches for _, _, matches in found]
-    return keys, scores, matched, len(plan.common), plan.held, plan.distinctive
+    return keys, scores, matched, len(selection.common), selection.held, selection.distinctive
 
 
 @attrs.define

@@ -20,12 +20,12 @@ from .._rules import (
     by_title,
     by_uri,
     columns_of,
-    content_identity,
+    content_hash,
+    content_hash_of,
     decide,
     decode_tags,
     encode_tags,
     forgotten,
-    identity_of,
     memory_content,
     name_of,
     no_version,
@@ -295,7 +295,7 @@ def keyed(conn: sqlite3.Connection, write: Write, record: Keepable) -> WriteDeci
         ).fetchone()
         if latest != revision:  # replaced by a newer version: the key holds nothing
             return decide(None, "")
-    identity = _identity(family, stored)
+    content_hash = _content_hash(family, stored)
     earlier: dict[str, int] = {}
     if not live:  # forgotten: what the key ever wrote under the record stays so
         for version, *content in conn.execute(
@@ -303,17 +303,17 @@ def keyed(conn: sqlite3.Connection, write: Write, record: Keepable) -> WriteDeci
             " WHERE family = ? AND scope_key = ? AND rid = ? AND caller_key = ?",
             (family, write.scope_key, rid, record.key),
         ):
-            earlier[_identity(family, content)] = version
-    found_live = Live(row, rid, revision, identity, bool(live), earlier)
-    return decide(found_live, identity_of(record))
+            earlier[_content_hash(family, content)] = version
+    found_live = Live(row, rid, revision, content_hash, bool(live), earlier)
+    return decide(found_live, content_hash_of(record))
 
 
-def _identity(family: Family, stored: Sequence[Any]) -> str:
-    """The content identity of a version from its ``CONTENT_COLUMNS``."""
+def _content_hash(family: Family, stored: Sequence[Any]) -> str:
+    """The content hash of a version from its ``CONTENT_COLUMNS``."""
     if family == "memory":
         text, kind, tags, said, thread = stored
-        return content_identity(memory_content(text, kind, decode_tags(tags), said, thread))
-    return content_identity(tuple(stored))
+        return content_hash(memory_content(text, kind, decode_tags(tags), said, thread))
+    return content_hash(tuple(stored))
 
 
 def named(conn: sqlite3.Connection, write: Write, column: str, value: str) -> Live[int] | None:

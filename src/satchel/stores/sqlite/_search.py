@@ -43,11 +43,11 @@ class LexicalHits:
     rows: list[int] = attrs.Factory(list)
     scores: list[float] = attrs.Factory(list)
     matches: list[int] = attrs.Factory(list)
-    #: Query terms left out as common in the scope (``LexicalPlan.common``).
+    #: Query terms left out as common in the scope (``TermSelection.common``).
     common: int = 0
-    #: The query's other terms some record of the scope holds (``LexicalPlan.held``).
+    #: The query's other terms some record of the scope holds (``TermSelection.held``).
     held: int = 0
-    #: Of those, the ones rare in the language (``LexicalPlan.distinctive``).
+    #: Of those, the ones rare in the language (``TermSelection.distinctive``).
     distinctive: int = 0
 
 
@@ -59,7 +59,7 @@ def lexical_hits(
     rows: int,
     frequencies: Mapping[str, int],
 ) -> LexicalHits:
-    """The full-text search ``request.plan_lexical`` asks for, ranked by FTS5's BM25
+    """The full-text search ``request.select_terms`` asks for, ranked by FTS5's BM25
     over the scope's own terms, given ``frequencies`` (:func:`term_frequencies`).
 
     Every indexed term carries its scope's prefix, so a term's postings, and with them
@@ -71,23 +71,25 @@ def lexical_hits(
     runs without the GIL, and concurrent searches overlap (1.5 against 2.7 ms per
     search at 24k rows when Python split each text).
     """
-    plan = request.plan_lexical(frequencies, rows)
-    if not plan.terms:
+    selection = request.select_terms(frequencies, rows)
+    if not selection.terms:
         return LexicalHits()
     prefix = sql.term_prefix(scope_key)
-    match = match_expression([prefix + term for term in plan.terms])
-    tokens = [f" {prefix}{term} " for term in frequencies if term not in plan.common]
-    parameters: tuple[object, ...] = (*tokens, match, plan.limit)
-    rescue = plan.rescue is not None
-    if plan.rescue is not None:
-        parameters += (match_expression([prefix + plan.rescue]), RARE_POSTINGS)
+    match = match_expression([prefix + term for term in selection.terms])
+    tokens = [f" {prefix}{term} " for term in frequencies if term not in selection.common]
+    parameters: tuple[object, ...] = (*tokens, match, selection.limit)
+    rescue = selection.rescue is not None
+    if selection.rescue is not None:
+        parameters += (match_expression([prefix + selection.rescue]), RARE_POSTINGS)
     statement = sql.lexical_search(family, len(tokens), rescue=rescue)
     found, scores, matches = (
         json.loads(column) for column in conn.execute(statement, parameters).fetchone()
     )
     if rescue:
         found, scores, matches = _first_of_each_row(found, scores, matches)
-    return LexicalHits(found, scores, matches, len(plan.common), plan.held, plan.distinctive)
+    return LexicalHits(
+        found, scores, matches, len(selection.common), selection.held, selection.distinctive
+    )
 
 
 def _first_of_each_row(
