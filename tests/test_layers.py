@@ -39,6 +39,7 @@ LAYER: Final = {
     "_workload": 6,
     "_otlp": 6,
     "_wire": 6,
+    "_contract": 6,
     "http": 7,
     "mcp": 7,
     "cli": 8,
@@ -51,8 +52,10 @@ CLIENT_IMPORTS: Final = {
     "_workload": {"vocabulary"},
     "_otlp": {"__init__"},
     "_wire": {"__init__", "vocabulary"},
-    "http": {"__init__", "embedders", "_otlp", "_wire"},
-    "mcp": {"__init__", "embedders", "_otlp", "_wire"},
+    # The wire contract reads each bound where satchel's validation defines it.
+    "_contract": {"vocabulary", "recall"},
+    "http": {"__init__", "embedders", "_otlp", "_wire", "_contract"},
+    "mcp": {"__init__", "embedders", "_otlp", "_wire", "_contract"},
     "cli": {"__init__", "embedders", "_workload", "_otlp", "_wire", "http", "mcp"},
     "__main__": {"cli"},
 }

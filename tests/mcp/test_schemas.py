@@ -12,7 +12,6 @@ from mcp import Client
 import satchel
 from satchel import _wire
 from satchel.mcp import _schemas, create_server
-from satchel.runtime import _writes
 from satchel.vocabulary import _families, _requests
 
 from ._client import TOOLS, S, connected, listed_types, text
@@ -82,8 +81,8 @@ def test_bounds_are_satchel_validation_bounds() -> None:
     assert _schemas.MAX_REFERENCES == _requests.MAX_REFERENCES
     assert _schemas.MAX_SECTION_LIMIT == _requests.MAX_SECTION_LIMIT
     assert _schemas.SCHEMA_ID == _requests.SCHEMA
-    assert _schemas.MAX_KEY_CHARS == _writes.MAX_KEY_CHARS
-    assert _schemas.MAX_VERSION == _writes.MAX_VERSION
+    assert _schemas.MAX_KEY_CHARS == _requests.MAX_KEY_CHARS
+    assert _schemas.MAX_VERSION == _requests.MAX_VERSION
     assert _schemas.FAMILIES == _families.FAMILIES
     assert _schemas.TIERS == _families.TIERS
     limits = {family: _families.rules(family).max_section_limit for family in _families.FAMILIES}

@@ -1,17 +1,35 @@
 """The service's OpenAPI 3.1 document, served at ``GET /openapi.json``.
 
-A plain dict, written by hand beside the routes it describes; a test checks that every
-route of the app appears in it.
+A plain dict beside the routes it describes, its bounds and names taken from satchel's
+one wire contract (``satchel._contract``), never restated. Its generated copy is
+``docs/openapi.json`` (``python scripts/contract.py``); a test regenerates it and
+compares, and checks that the app's routes and the document's paths are the same.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-import satchel
+from .._contract import (
+    CHANNELS,
+    FAMILIES,
+    MAX_KEY_CHARS,
+    MAX_MAX_BYTES,
+    MAX_OMISSIONS,
+    MAX_QUERY_CHARS,
+    MAX_REFERENCES,
+    MAX_ROUND,
+    MAX_SCOPE_CHARS,
+    MAX_SECTION_LIMIT,
+    MIN_MAX_BYTES,
+    OMISSION_CAUSES,
+    SCHEMA_ID,
+    STATUSES,
+    TIERS,
+)
 
-_FAMILIES: Final = list(satchel.stores.FAMILY_RULES)
-_TIERS: Final = ["uri", "abstract", "overview", "full"]
+_FAMILIES: Final = list(FAMILIES)
+_TIERS: Final = list(TIERS)
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -92,10 +110,10 @@ _DELETE_PARAMETERS: Final = [
         "schema": {"type": "string", "enum": ["true", "false"], "default": "false"},
     },
 ]
-_SCOPE: Final = {"type": "string", "minLength": 1, "maxLength": 256}
+_SCOPE: Final = {"type": "string", "minLength": 1, "maxLength": MAX_SCOPE_CHARS}
 _CHANNEL_RANKS: Final = {
     "type": "object",
-    "propertyNames": {"enum": ["lexical", "vector", "time", "neighbour"]},
+    "propertyNames": {"enum": list(CHANNELS)},
     "additionalProperties": {"type": "integer", "minimum": 1},
     "description": "each channel that ranked it and its rank there, from 1 (in the round"
     " that committed it; below the floor, in what the channel retrieved)",
@@ -269,11 +287,11 @@ OPENAPI: Final[dict[str, Any]] = {
                 "required": ["scope_id", "query"],
                 "properties": {
                     "scope_id": {**_SCOPE, "description": "the scope to search"},
-                    "query": {"type": "string", "minLength": 1, "maxLength": 8192},
+                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
                     "max_bytes": {
                         "type": "integer",
-                        "minimum": 512,
-                        "maximum": 32768,
+                        "minimum": MIN_MAX_BYTES,
+                        "maximum": MAX_MAX_BYTES,
                         "default": 8000,
                         "description": "the pack's byte budget",
                     },
@@ -281,7 +299,7 @@ OPENAPI: Final[dict[str, Any]] = {
                     "references": {
                         "type": "array",
                         "items": _SCOPE,
-                        "maxItems": 32,
+                        "maxItems": MAX_REFERENCES,
                         "description": "more scopes to search (the token must read each)",
                     },
                     "session_id": {"type": ["string", "null"], "minLength": 1},
@@ -317,7 +335,11 @@ OPENAPI: Final[dict[str, Any]] = {
                             "required": ["family", "limit"],
                             "properties": {
                                 "family": {"enum": _FAMILIES},
-                                "limit": {"type": "integer", "minimum": 1, "maximum": 8},
+                                "limit": {
+                                    "type": "integer",
+                                    "minimum": 1,
+                                    "maximum": MAX_SECTION_LIMIT,
+                                },
                             },
                         },
                     }
@@ -355,8 +377,8 @@ OPENAPI: Final[dict[str, Any]] = {
                 "type": "object",
                 "required": ["schema", "status", "content", "content_bytes"],
                 "properties": {
-                    "schema": {"const": "satchel.prepared-context.v2"},
-                    "status": {"enum": ["ready", "empty"]},
+                    "schema": {"const": SCHEMA_ID},
+                    "status": {"enum": list(STATUSES)},
                     "content": {
                         "type": ["string", "null"],
                         "description": "the rendered pack, null when nothing fits",
@@ -377,8 +399,8 @@ OPENAPI: Final[dict[str, Any]] = {
                 "description": "the pack's four fields (as PreparedContext), then its receipts"
                 " and omissions",
                 "properties": {
-                    "schema": {"const": "satchel.prepared-context.v2"},
-                    "status": {"enum": ["ready", "empty"]},
+                    "schema": {"const": SCHEMA_ID},
+                    "status": {"enum": list(STATUSES)},
                     "content": {"type": ["string", "null"]},
                     "content_bytes": {"type": "integer", "minimum": 0},
                     "receipts": {
@@ -389,7 +411,7 @@ OPENAPI: Final[dict[str, Any]] = {
                     "omitted": {
                         "type": "array",
                         "items": _ref("Omission"),
-                        "maxItems": 8,  # satchel.vocabulary.MAX_OMISSIONS (a test pins it)
+                        "maxItems": MAX_OMISSIONS,
                         "description": "the best candidates not delivered, best first",
                     },
                 },
@@ -408,7 +430,7 @@ OPENAPI: Final[dict[str, Any]] = {
                     "round": {
                         "type": "integer",
                         "minimum": 0,
-                        "maximum": 2,
+                        "maximum": MAX_ROUND,
                         "description": "the round that committed it",
                     },
                     "tier": {"enum": _TIERS},
@@ -421,7 +443,7 @@ OPENAPI: Final[dict[str, Any]] = {
                 "properties": {
                     "citation": _ref("CitedRecord"),
                     "cause": {
-                        "enum": ["budget", "held-back", "excluded", "duplicate", "floor"],
+                        "enum": list(OMISSION_CAUSES),
                         "description": "budget: no room in the pack's bytes, item limits or"
                         " candidate ceiling; held-back: the session delivered it lately;"
                         " excluded: the request's exclude names it; duplicate: its text repeats"
@@ -464,7 +486,7 @@ OPENAPI: Final[dict[str, Any]] = {
                     "key": {
                         "type": ["string", "null"],
                         "minLength": 1,
-                        "maxLength": 512,
+                        "maxLength": MAX_KEY_CHARS,
                         "description": "idempotency key, unique per scope",
                     },
                 },

@@ -1,7 +1,8 @@
 """The JSON Schemas of the tools: what a host's model sees and fills in.
 
-The bounds repeat satchel's own validation (``tests/mcp`` pins each one against the
-vocabulary's constants), so a model that follows a schema is never refused. A call outside
+The bounds and names come from satchel's one wire contract (``satchel._contract``, read
+from the constants its validation applies), so a model that follows a schema is never
+refused; ``docs/mcp-tools.json`` is the generated copy a test keeps current. A call outside
 its tool's schema is refused before satchel reads it (``_arguments``), naming the argument;
 satchel then validates every call that fits. A value that may be null is spelled
 ``anyOf: [{type: ...}, {type: null}]``, never ``type: [..., "null"]``: hosts convert these
@@ -13,23 +14,24 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-#: satchel's bounds, as its validation applies them (pinned by tests/mcp/test_schemas.py).
-MIN_MAX_BYTES: Final = 512
-MAX_MAX_BYTES: Final = 32768
-DEFAULT_MAX_BYTES: Final = 8000
-MAX_QUERY_CHARS: Final = 8192
-MAX_SCOPE_CHARS: Final = 256
-MAX_REFERENCES: Final = 32
-MAX_SECTION_LIMIT: Final = 8
-MAX_EXPERIENCE_SECTION_LIMIT: Final = 2
-MAX_KEY_CHARS: Final = 512
-MAX_VERSION: Final = 2**63 - 1
-FAMILIES: Final = ("memory", "experience", "topic-memory", "profile", "resource")
-TIERS: Final = ("uri", "abstract", "overview", "full")
-CHANNELS: Final = ("lexical", "vector", "time", "neighbour")
-OMISSION_CAUSES: Final = ("budget", "held-back", "excluded", "duplicate", "floor")
-MAX_OMISSIONS: Final = 8
-SCHEMA_ID: Final = "satchel.prepared-context.v2"
+#: satchel's bounds and names, from the one wire contract (``satchel._contract``).
+from .._contract import CHANNELS as CHANNELS
+from .._contract import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES
+from .._contract import FAMILIES as FAMILIES
+from .._contract import MAX_EXPERIENCE_SECTION_LIMIT as MAX_EXPERIENCE_SECTION_LIMIT
+from .._contract import MAX_KEY_CHARS as MAX_KEY_CHARS
+from .._contract import MAX_MAX_BYTES as MAX_MAX_BYTES
+from .._contract import MAX_OMISSIONS as MAX_OMISSIONS
+from .._contract import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+from .._contract import MAX_REFERENCES as MAX_REFERENCES
+from .._contract import MAX_ROUND as MAX_ROUND
+from .._contract import MAX_SCOPE_CHARS as MAX_SCOPE_CHARS
+from .._contract import MAX_SECTION_LIMIT as MAX_SECTION_LIMIT
+from .._contract import MAX_VERSION as MAX_VERSION
+from .._contract import MIN_MAX_BYTES as MIN_MAX_BYTES
+from .._contract import OMISSION_CAUSES as OMISSION_CAUSES
+from .._contract import SCHEMA_ID as SCHEMA_ID
+from .._contract import TIERS as TIERS
 
 Schema = dict[str, Any]
 
@@ -239,7 +241,7 @@ RECEIPT: Final = _object(
         "round": {
             "type": "integer",
             "minimum": 0,
-            "maximum": 2,
+            "maximum": MAX_ROUND,
             "description": "The search round that committed it.",
         },
         "tier": {"enum": list(TIERS)},

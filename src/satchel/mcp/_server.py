@@ -338,3 +338,15 @@ _ERASE_MEMORY: Final = _tool(
     _read_entry,
     _erase_memory,
 )
+
+
+def tool_schemas() -> dict[str, Any]:
+    """Every tool satchel can serve (``erase_memory`` included) as a host lists it: its
+    title, description, annotations and input and output JSON Schemas, by name. The
+    committed copy is ``docs/mcp-tools.json`` (``python scripts/contract.py``)."""
+    return {
+        tool.definition.name: tool.definition.model_dump(
+            by_alias=True, exclude_none=True, mode="json"
+        )
+        for tool in (*_TOOLS, _ERASE_MEMORY)
+    }

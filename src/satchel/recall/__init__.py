@@ -27,6 +27,7 @@ from ._gate import FamilyView as FamilyView
 from ._gate import GateAssessment as GateAssessment
 from ._gate import RecallSufficiencyGate as RecallSufficiencyGate
 from ._merge import merge_rounds as merge_rounds
+from ._policy import MAX_EXPANSIONS as MAX_EXPANSIONS
 from ._policy import NEIGHBOURS as NEIGHBOURS
 from ._policy import RecallExpander as RecallExpander
 from ._policy import RecallSufficiencyPolicy as RecallSufficiencyPolicy
@@ -52,6 +53,7 @@ __all__ = [
     "EXPANSION_FAILED",
     "EXPANSION_TIMEOUT",
     "GATE_FAILED",
+    "MAX_EXPANSIONS",
     "NEIGHBOURS",
     "NO_RELEVANT",
     "POOL_EXHAUSTED",

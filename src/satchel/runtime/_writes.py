@@ -21,7 +21,7 @@ from ..vocabulary._records import (
     TopicMemory,
     resource_text,
 )
-from ..vocabulary._requests import require_unicode, validate_scope
+from ..vocabulary._requests import MAX_KEY_CHARS, MAX_VERSION, require_unicode, validate_scope
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -55,10 +55,6 @@ async def batch(value: object, kind: type[R], field: str, check: Callable[[R, st
         _unique_key(getattr(record, "key", None), where, keys)
         checked.append(record)
     return checked
-
-
-#: The largest integer SQLite stores (a version past it could never be read back).
-MAX_VERSION = 2**63 - 1
 
 
 def text(value: object, field: str, *, optional: bool = False) -> None:
@@ -145,10 +141,6 @@ def memory_ref(ref: object) -> MemoryRef:
     if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= MAX_VERSION:
         raise InvalidRequestError("ref.version must be an integer in 1..2**63-1")
     return ref
-
-
-#: The longest idempotency key: a caller's id, not a document.
-MAX_KEY_CHARS = 512
 
 
 def _unique_key(key: object, where: str, seen: set[str]) -> None:

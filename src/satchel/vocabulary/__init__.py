@@ -41,7 +41,9 @@ from ._families import Tier as Tier
 from ._families import citation as citation
 from ._families import rules as rules
 from ._limits import Limits as Limits
+from ._receipts import CHANNELS as CHANNELS
 from ._receipts import MAX_OMISSIONS as MAX_OMISSIONS
+from ._receipts import OMISSION_CAUSES as OMISSION_CAUSES
 from ._receipts import Channel as Channel
 from ._receipts import Explanation as Explanation
 from ._receipts import Omission as Omission
@@ -55,6 +57,15 @@ from ._records import Profile as Profile
 from ._records import RecordRef as RecordRef
 from ._records import Resource as Resource
 from ._records import TopicMemory as TopicMemory
+from ._requests import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES
+from ._requests import MAX_KEY_CHARS as MAX_KEY_CHARS
+from ._requests import MAX_MAX_BYTES as MAX_MAX_BYTES
+from ._requests import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+from ._requests import MAX_REFERENCES as MAX_REFERENCES
+from ._requests import MAX_SCOPE_CHARS as MAX_SCOPE_CHARS
+from ._requests import MAX_VERSION as MAX_VERSION
+from ._requests import MIN_MAX_BYTES as MIN_MAX_BYTES
+from ._requests import SCHEMA as SCHEMA
 from ._requests import Assembly as Assembly
 from ._requests import PrepareContextRequest as PrepareContextRequest
 from ._requests import PreparedContext as PreparedContext
@@ -78,13 +89,24 @@ from ._telemetry import satchel_version as satchel_version
 from ._telemetry import tracer as tracer
 
 __all__ = [
+    "CHANNELS",
     "DEFAULT_FAMILIES",
+    "DEFAULT_MAX_BYTES",
     "FAMILIES",
     "FAMILY_RULES",
     "INTERLEAVE_ORDER",
+    "MAX_KEY_CHARS",
+    "MAX_MAX_BYTES",
     "MAX_OMISSIONS",
+    "MAX_QUERY_CHARS",
+    "MAX_REFERENCES",
+    "MAX_SCOPE_CHARS",
+    "MAX_VERSION",
+    "MIN_MAX_BYTES",
+    "OMISSION_CAUSES",
     "POSTINGS_BUDGET",
     "RARE_POSTINGS",
+    "SCHEMA",
     "TIERS",
     "WINDOW_SCAN",
     "AnalysedQuery",

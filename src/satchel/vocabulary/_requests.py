@@ -16,12 +16,19 @@ from ._errors import InvalidRequestError
 from ._families import DEFAULT_FAMILIES, FAMILIES, TIERS, Family, Tier, rules
 
 SCHEMA: Final = "satchel.prepared-context.v2"
+#: ``max_bytes`` when a request leaves it out.
+DEFAULT_MAX_BYTES: Final = 8000
 MIN_MAX_BYTES: Final = 512
 MAX_MAX_BYTES: Final = 32768
 MAX_QUERY_CHARS: Final = 8192
 MAX_SECTION_LIMIT: Final = 8
 MAX_REFERENCES: Final = 32
 MAX_SCOPE_CHARS: Final = 256
+#: The longest idempotency key: a caller's id, not a document.
+MAX_KEY_CHARS: Final = 512
+#: The largest version a reference may name (the largest integer SQLite stores: a
+#: version past it could never be read back).
+MAX_VERSION: Final = 2**63 - 1
 
 Status: TypeAlias = Literal["ready", "empty"]
 Detail: TypeAlias = str | Mapping[str, str] | None
@@ -65,7 +72,7 @@ class PrepareContextRequest:
 
     scope_id: str
     query: str
-    max_bytes: int = 8000
+    max_bytes: int = DEFAULT_MAX_BYTES
     assembly: Assembly | None = None
     references: tuple[str, ...] = attrs.field(default=(), converter=_references)
     session_id: str | None = None
