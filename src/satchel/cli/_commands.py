@@ -21,7 +21,7 @@ import threading
 from collections import Counter
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
 
 import anyio
 import attrs
@@ -48,7 +48,15 @@ from ._table import print_table
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import (
+        AsyncIterator,
+        Awaitable,
+        Callable,
+        Iterable,
+        Iterator,
+        Mapping,
+        Sequence,
+    )
 
     from opentelemetry.trace import TracerProvider
 
@@ -168,15 +176,12 @@ async def _prepare(
 ) -> satchel.PreparedContext | satchel.Explanation:
     """One prepare (or explanation); when it comes back empty, ``absent`` receives the
     request's scopes that hold no record at all (a misspelt scope looks empty too)."""
-    provider = telemetry.tracer_provider
-    store = await open_store(args, existing=True, tracer_provider=provider)
-    async with satchel.open_runtime(
-        store=store,
-        embedder=embedder,
-        tracer_provider=provider,
-        meter_provider=telemetry.meter_provider,
-        trace_identifiers=telemetry.trace_identifiers,
-        recall_policy=satchel.RecallSufficiencyPolicy() if gate else None,
+    async with observed_runtime(
+        args,
+        embedder,
+        telemetry,
+        existing=True,
+        gate=gate,
         # without a sink the runtime computes no effort at all
         recall_effort_sink=None if record is None else record.keep,
         prepare_timeout=prepare_timeout,
@@ -193,7 +198,7 @@ async def _prepare(
             raise CommandError(str(exc), code=2) from exc
         context = prepared.context if isinstance(prepared, satchel.Explanation) else prepared
         if absent is not None and context.status == "empty":
-            held = await store.scope_counts()
+            held = await runtime.store.scope_counts()
             absent.extend(s for s in (request.scope_id, *request.references) if s not in held)
     return prepared
 
@@ -384,6 +389,34 @@ async def open_store(
         )
     except satchel.InvalidRequestError as exc:
         raise CommandError(f"--store: {exc}", code=2) from exc
+
+
+@contextlib.asynccontextmanager
+async def observed_runtime(
+    args: argparse.Namespace,
+    embedder: satchel.Embedder,
+    telemetry: Telemetry,
+    *,
+    existing: bool,
+    gate: bool,
+    **options: Any,
+) -> AsyncIterator[satchel.Runtime]:
+    """The runtime a command prepares with: over the store ``--db`` or ``--store`` names
+    (``existing``: a --db file must exist), reporting to ``telemetry`` (its tracer and
+    meter, scope names on spans only when it says so), the gate on when ``gate``, and
+    ``options`` as ``open_runtime`` takes them. The one place a command opens both."""
+    provider = telemetry.tracer_provider
+    store = await open_store(args, existing=existing, tracer_provider=provider)
+    async with satchel.open_runtime(
+        store=store,
+        embedder=embedder,
+        tracer_provider=provider,
+        meter_provider=telemetry.meter_provider,
+        trace_identifiers=telemetry.trace_identifiers,
+        recall_policy=satchel.RecallSufficiencyPolicy() if gate else None,
+        **options,
+    ) as runtime:
+        yield runtime
 
 
 def refuse_in_memory(args: argparse.Namespace, command: str) -> None:

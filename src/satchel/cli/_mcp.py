@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Final
 import anyio
 import attrs
 
-import satchel
-
 from .._otlp import telemetry_from_env
 from . import _options as options
-from ._commands import CommandError, make_embedder, open_store, run_async, store_label
+from ._commands import CommandError, make_embedder, observed_runtime, run_async, store_label
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
+
+    import satchel
 
     from .._otlp import Telemetry
 
@@ -187,16 +187,8 @@ async def _serve(
 ) -> None:
     from satchel.mcp import HTTP_PATH, serve_http, serve_stdio
 
-    provider = telemetry.tracer_provider
-    store = await open_store(args, existing=False, tracer_provider=provider)
-    async with satchel.open_runtime(
-        store=store,
-        embedder=embedder,
-        tracer_provider=provider,
-        meter_provider=telemetry.meter_provider,
-        trace_identifiers=telemetry.trace_identifiers,
-        recall_policy=satchel.RecallSufficiencyPolicy() if args.gate else None,
-        dedup_turns=args.dedup_turns,
+    async with observed_runtime(
+        args, embedder, telemetry, existing=False, gate=args.gate, dedup_turns=args.dedup_turns
     ) as runtime:
         where = store_label(args)
         if args.http:

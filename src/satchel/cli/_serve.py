@@ -29,7 +29,7 @@ import satchel
 from .._otlp import telemetry_from_env
 from . import _options as options
 from . import _workers
-from ._commands import CommandError, make_embedder, open_store, run_async, store_label
+from ._commands import CommandError, make_embedder, observed_runtime, run_async, store_label
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -278,14 +278,12 @@ async def _serve(
             async for _ in signals:
                 return
 
-        store = await open_store(args, existing=False, tracer_provider=provider)
-        async with satchel.open_runtime(
-            store=store,
-            embedder=embedder,
-            tracer_provider=provider,
-            meter_provider=telemetry.meter_provider,
-            trace_identifiers=telemetry.trace_identifiers,
-            recall_policy=satchel.RecallSufficiencyPolicy() if args.gate else None,
+        async with observed_runtime(
+            args,
+            embedder,
+            telemetry,
+            existing=False,
+            gate=args.gate,
             dedup_turns=args.dedup_turns,
             shared_sessions=args.shared_sessions,
             prepare_timeout=args.timeout,
