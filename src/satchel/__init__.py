@@ -2,13 +2,17 @@
 
 The package is layered; each layer imports only the layers below it (a test pins this):
 
-- ``cli`` (and ``_workload``, the workload files the CLI and the benchmarks read) call
-  the public API below and nothing else.
+- ``cli`` calls the public API below, ``embedders`` (to build an embedder from
+  ``--embedder``), the workload files (``_workload``, which the benchmarks read too,
+  and which use only the vocabulary's plain values), the OTLP set-up (``_otlp``) and
+  the servers (``http``, ``mcp``), which in turn call the public API, the JSON
+  spellings (``_wire``) and the wire contract (``_contract``).
 - ``runtime``: ``open_runtime`` and ``Runtime``, the public API; the only layer that
   wires the others together.
 - ``orchestration``: the only layer that runs a prepare's tasks. One prepare goes
-  ``Preparer`` (makes the prepare's one ``PrepareState``) -> ``Coordinator`` (rounds,
-  gate, commits, the ``Packer``) -> ``Searcher`` tasks; per-scope locks and the session
+  ``Preparer`` (makes the prepare's one ``PrepareState``) -> ``Coordinator`` (runs
+  the effects the recall state machine asks for: rounds and fits) -> ``Searcher``
+  tasks; per-scope locks and the session
   ledger live here. The stores and embedders keep their own worker threads and
   connections (the places are listed, with their reasons, in tests/test_layers.py).
 - ``recall`` (admission, fusion, gate, expander, merge, allocation) and ``builder``
