@@ -14,11 +14,15 @@ asyncio and on trio, gate off and gate on (``RecallSufficiencyPolicy()``). A pre
 abstains when it returns ``status="empty"``; every abstaining prepare must report the
 assessment ``no-relevant`` (a sink checks it). Per workload, backend and gate: the
 share of prepares that abstain and the mean ``content_bytes`` delivered, and the same
-for the one-letter query ``"x"`` asked of every scope. Prints a Markdown table and
-writes JSON (``--out``, default ``bench/results/offtopic.json``), which also lists the
-questions some scope answered rather than abstaining.
+for the one-letter query ``"x"`` asked of every scope, and for *named* off-topic
+questions: every third question asked as a participant's view ("According to Maya,
+who wrote the Napoleonic Code?", ``named``), of each chat scope, naming each of its two
+first speakers (a name the whole chat is about, so the scope's own term). Prints a
+Markdown table and writes JSON (``--out``, default ``bench/results/offtopic.json``),
+which also lists the questions some scope answered rather than abstaining.
 
-The goal is at least 90% abstaining and a mean of at most 500 bytes delivered.
+The goal is at least 90% abstaining and a mean of at most 500 bytes delivered; for the
+named questions, at least 60% abstaining.
 """
 
 from __future__ import annotations
@@ -149,6 +153,8 @@ class Workload:
     name: str
     db: Path
     scopes: tuple[str, ...]
+    #: Each chat scope's first two speakers, for the named questions (none: not a chat).
+    speakers: dict[str, tuple[str, ...]] = attrs.Factory(dict)
 
 
 @attrs.define
@@ -182,6 +188,13 @@ async def prepare_workloads(folder: Path) -> list[Workload]:
     db = CACHE / "offtopic-hard-conversations.db"
     owners = await orchestrator.ingest_workload(db, hard, satchel.StaticEmbedder())
     chats = tuple(sorted({str(key[1]) for key in owners}))
+    entries_of_chats, _ = read_entries(hard / "entries.jsonl")
+    speakers: dict[str, dict[str, None]] = defaultdict(dict)
+    for entry in entries_of_chats:
+        if isinstance(entry.record, satchel.MemoryEntry):
+            speaker, _, said = entry.record.text.partition(":")
+            if said:
+                speakers[entry.scope].setdefault(speaker, None)
     team = folder / "team.db"
     entries, errors = read_entries(SAMPLE / "entries.jsonl")
     if errors:
@@ -189,7 +202,11 @@ async def prepare_workloads(folder: Path) -> list[Workload]:
     async with satchel.open_runtime(str(team), embedder=satchel.StaticEmbedder()) as rt:
         await ingest(rt, entries)
     scopes = tuple(sorted({entry.scope for entry in entries}))
-    return [Workload("hard-conversations", db, chats), Workload("team-sample", team, scopes)]
+    named = {scope: tuple(people)[:2] for scope, people in speakers.items()}
+    return [
+        Workload("hard-conversations", db, chats, named),
+        Workload("team-sample", team, scopes),
+    ]
 
 
 async def ask(workload: Workload, gate: str) -> dict[str, Any]:
@@ -201,7 +218,7 @@ async def ask(workload: Workload, gate: str) -> dict[str, Any]:
     async def sink(effort: satchel.RecallEffort) -> None:
         efforts.append(effort)
 
-    questions, letter = Tally(), Tally()
+    questions, letter, named = Tally(), Tally(), Tally()
     answered: dict[str, list[str]] = defaultdict(list)
     policy = satchel.RecallSufficiencyPolicy() if gate == "on" else None
     async with satchel.open_runtime(
@@ -223,13 +240,31 @@ async def ask(workload: Workload, gate: str) -> dict[str, Any]:
                 wrong.append(f"{scope}: {text} ({context.status}, {effort.assessment})")
             if context.status != "empty" and text != ONE_LETTER:
                 answered[text].append(scope)
+        for text, scope in _named_plan(workload.speakers):
+            efforts.clear()
+            context, seconds = await _timed(rt, scope, text)
+            named.add(context, seconds)
     if wrong:
         raise SystemExit("an abstention delivered something:\n" + "\n".join(wrong[:10]))
-    return {
+    found: dict[str, Any] = {
         "questions": questions.summary(),
         "one_letter": letter.summary(),
         "answered": dict(answered),
     }
+    if named.prepares:
+        found["named"] = named.summary()
+    return found
+
+
+def _named_plan(speakers: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
+    """Every third question as a participant's view, of each chat naming each of its
+    speakers."""
+    return [
+        (f"According to {person}, {text[0].lower()}{text[1:]}", scope)
+        for scope, people in sorted(speakers.items())
+        for person in people
+        for _, text in QUESTIONS[::3]
+    ]
 
 
 def _plan(scopes: Sequence[str]) -> list[tuple[tuple[str, str], str]]:
@@ -287,6 +322,24 @@ def report(results: dict[str, Any]) -> str:
         questions = _pooled([f["questions"] for f in found])
         letter = _pooled([f["one_letter"] for f in found])
         lines.append(_row("**all**", backend, gate, questions, letter))
+    named = [
+        (backend, name, gate, found["named"])
+        for backend, workloads in results.items()
+        for name, gates in workloads.items()
+        for gate, found in gates.items()
+        if "named" in found
+    ]
+    if named:
+        lines += [
+            "",
+            "| named questions | backend | gate | prepares | abstained | mean bytes | p50 ms |",
+            "|---|---|---|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {name} | {backend} | {gate} | {t['prepares']} | {t['abstained']:.1%}"
+            f" | {t['mean_bytes']:.0f} | {t['p50_ms']:.2f} |"
+            for backend, name, gate, t in named
+        ]
     return "\n".join(lines)
 
 

@@ -29,3 +29,22 @@ def test_the_table_pools_workloads_by_prepares() -> None:
     lines = offtopic.report(results).splitlines()
     assert len(lines) == 2 + 3
     assert lines[-1].startswith("| **all** | asyncio | off | 400 | 85.0% | 750 | 100% | 0 |")
+
+
+def test_named_questions_get_a_table_of_their_own() -> None:
+    tally = {"prepares": 40, "abstained": 0.25, "mean_bytes": 5000.0, "p50_ms": 1.0}
+    letter = {**tally, "prepares": 10, "abstained": 1.0}
+    results = {
+        "asyncio": {"chats": {"on": {"questions": tally, "one_letter": letter, "named": tally}}}
+    }
+    lines = offtopic.report(results).splitlines()
+    assert lines[-1] == "| chats | asyncio | on | 40 | 25.0% | 5000 | 1.00 |"
+
+
+def test_a_named_question_names_each_speaker_of_each_chat() -> None:
+    plan = offtopic._named_plan({"chat": ("Maya", "Theo")})
+    assert len(plan) == 2 * len(offtopic.QUESTIONS[::3])
+    assert plan[0] == (
+        f"According to Maya, {offtopic.QUESTIONS[0][1][0].lower()}{offtopic.QUESTIONS[0][1][1:]}",
+        "chat",
+    )
