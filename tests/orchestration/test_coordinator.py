@@ -9,6 +9,7 @@ import pytest
 
 import satchel
 from satchel.stores import SqliteStore
+from satchel.stores.testing import memories, records
 from tests._envelope import citations
 
 pytestmark = pytest.mark.anyio
@@ -53,12 +54,14 @@ async def seeded_store() -> SqliteStore:
     embedder = satchel.HashingEmbedder()
     for scope in ("a", "b", "c"):
         texts = [f"kestrel rotation in {scope}"]
-        await store.add_memories(
-            scope, [satchel.MemoryEntry(text=texts[0])], await embedder.embed(texts)
+        await memories(
+            store, scope, [satchel.MemoryEntry(text=texts[0])], await embedder.embed(texts)
         )
-        await store.add_experiences(scope, [satchel.Experience("kestrel", "rotate", "ok", "sign")])
+        await records(
+            store, "experience", scope, [satchel.Experience("kestrel", "rotate", "ok", "sign")]
+        )
         topic = satchel.TopicMemory(title=f"kestrel {scope}", text="rotation")
-        await store.add_topic_memories(scope, [topic], await embedder.embed([topic.title]))
+        await records(store, "topic-memory", scope, [topic], await embedder.embed([topic.title]))
     return store
 
 

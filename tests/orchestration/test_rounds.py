@@ -198,7 +198,7 @@ async def test_write_between_rounds_makes_that_scope_retrieve_again(db: Path) ->
     class WritesBetweenRounds(StoreWrapper):
         async def on_evidence(self, family: str, scope_id: str, call: int) -> None:
             if (family, scope_id, call) == ("memory", "b", 1):
-                await self.inner.add_experiences("b", [satchel.Experience("s", "a", "o", "l")])
+                await self.inner.write("experience", "b", [satchel.Experience("s", "a", "o", "l")])
 
     _, effort, store = await run(
         db, request(references=("b",)), wrapper=WritesBetweenRounds, recall_policy=policy()

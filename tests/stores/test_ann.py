@@ -18,6 +18,7 @@ import satchel
 from satchel.stores import PoolRequest, SqliteStore
 from satchel.stores.sqlite._ann import AnnMatrix, sidecar_folder
 from satchel.stores.sqlite._vectors import VectorMatrix
+from satchel.stores.testing import memories
 from satchel.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
         refs: list[satchel.MemoryRef] = []
         for start in range(0, ROWS, 1000):
             chunk = slice(start, start + 1000)
-            refs += await store.add_memories("s", entries[chunk], vectors[chunk])
+            refs += await memories(store, "s", entries[chunk], vectors[chunk])
         await store.aclose()
         return refs
 
@@ -185,7 +186,7 @@ async def test_writes_and_forgets_follow_the_index(tmp_path: Path, template: Tem
     store, refs = await indexed(path, template)
     rows = rows_of(refs, store)
     target = near(vectors[42], seed=7)
-    (written,) = await store.add_memories("s", [satchel.MemoryEntry(text="late")], target[None])
+    (written,) = await memories(store, "s", [satchel.MemoryEntry(text="late")], target[None])
     forgotten = rows[42]
     await store.forget_memory(refs[42])
     found, similarities = await search(store, target)
@@ -216,7 +217,7 @@ async def test_similarities_of_named_rows(tmp_path: Path, template: Template) ->
     store, refs = await indexed(tmp_path / "g.db", template)
     rows = rows_of(refs, store)
     extra = near(vectors[1], seed=3)
-    await store.add_memories("s", [satchel.MemoryEntry(text="late")], extra[None])
+    await memories(store, "s", [satchel.MemoryEntry(text="late")], extra[None])
     await store.forget_memory(refs[3])
     matrix = loaded(store)
     assert isinstance(matrix, AnnMatrix)
@@ -307,7 +308,7 @@ async def test_many_changes_rebuild_the_index(tmp_path: Path, template: Template
     store, _ = await indexed(tmp_path / "g.db", template)
     extra = corpus(seed=2)[:400]
     entries = [satchel.MemoryEntry(text=f"more {n}") for n in range(len(extra))]
-    await store.add_memories("s", entries, extra)
+    await memories(store, "s", entries, extra)
     await built(store)
     assert store._vectors.builds == 2
     matrix = loaded(store)
@@ -336,7 +337,7 @@ async def test_small_scopes_and_memory_databases_stay_exact(
 
     memory = await SqliteStore.open()
     memory._vectors.ann_rows = 1
-    await memory.add_memories("s", [satchel.MemoryEntry(text="one")], vectors[:1])
+    await memories(memory, "s", [satchel.MemoryEntry(text="one")], vectors[:1])
     await search(memory, vectors[0])
     await built(memory)
     assert memory._vectors.builds == 0

@@ -12,6 +12,7 @@ import pytest
 
 import satchel
 from satchel.stores import PoolRequest, SqliteStore
+from satchel.stores.testing import memories
 from satchel.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ async def add(
     store: SqliteStore, scope: str, entries: list[satchel.MemoryEntry]
 ) -> list[satchel.MemoryRef]:
     vectors = await EMBEDDER.embed([entry.text for entry in entries])
-    return await store.add_memories(scope, entries, vectors)
+    return await memories(store, scope, entries, vectors)
 
 
 async def rows_of(store: SqliteStore, scope: str, refs: list[satchel.MemoryRef]) -> list[int]:

@@ -17,6 +17,7 @@ import pytest
 import satchel
 from satchel.stores import MemoryEntry, OceanBaseStore, PoolRequest, SqliteStore, index_text
 from satchel.stores.sqlite._ann import AnnMatrix, sidecar_folder
+from satchel.stores.testing import memories, records, set_profile
 from satchel.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ async def filler(store: SqliteStore, scope: str, count: int, seed: int) -> None:
         MemoryEntry(text=f"note {n} on kestrel harbour lantern {n % 7}", thread="t")
         for n in range(count)
     ]
-    await store.add_memories(scope, entries, vectors(count, seed))
+    await memories(store, scope, entries, vectors(count, seed))
 
 
 async def test_no_file_of_the_embedded_store_holds_an_erased_entry(tmp_path: Path) -> None:
@@ -85,7 +86,7 @@ async def test_no_file_of_the_embedded_store_holds_an_erased_entry(tmp_path: Pat
         await filler(store, "s", 300, seed=1)
         first, second = vectors(2, seed=2)
         entry = MemoryEntry(text=f"Alice: {SECRET} on 9 May", created_at=AT, thread="t", key="k")
-        (ref,) = await store.add_memories("s", [entry], first[None])
+        (ref,) = await memories(store, "s", [entry], first[None])
         later = MemoryEntry(text=f"Alice: {SECRET} changed", created_at=AT, thread="t")
         ref2 = await store.update_memory(ref, later, second[None])
         await filler(store, "s", 200, seed=3)
@@ -112,12 +113,12 @@ async def test_no_file_holds_an_erased_scope(tmp_path: Path) -> None:
     try:
         await filler(store, "keep", 100, seed=4)
         (vector,) = vectors(1, seed=5)
-        await store.add_memories("s", [MemoryEntry(text=f"the {SECRET} note")], vector[None])
-        await store.add_experiences("s", [satchel.Experience(SECRET, "a", "o", "l")])
-        await store.add_topic_memories("s", [satchel.TopicMemory("t", SECRET)], vector[None])
+        await memories(store, "s", [MemoryEntry(text=f"the {SECRET} note")], vector[None])
+        await records(store, "experience", "s", [satchel.Experience(SECRET, "a", "o", "l")])
+        await records(store, "topic-memory", "s", [satchel.TopicMemory("t", SECRET)], vector[None])
         resource = satchel.Resource("docs/s.md", body=SECRET, abstract=SECRET, overview="o")
-        await store.add_resources("s", [resource], vector[None])
-        await store.set_profile("s", satchel.Profile(SECRET))
+        await records(store, "resource", "s", [resource], vector[None])
+        await set_profile(store, "s", satchel.Profile(SECRET))
         sought = needles(vector)
         assert found_everywhere(traces(path, sought), sought)
         assert await store.erase_scope("s") == 5
@@ -135,7 +136,7 @@ async def test_free_pages_holding_an_old_copy_are_overwritten(tmp_path: Path) ->
     store = await SqliteStore.open(str(path))
     try:
         long = " ".join([SECRET] * 800)  # beyond a page: overflow pages
-        (ref,) = await store.add_memories("s", [MemoryEntry(text=long)], vectors(1, seed=16))
+        (ref,) = await memories(store, "s", [MemoryEntry(text=long)], vectors(1, seed=16))
         await store.update_memory(ref, MemoryEntry(text="short now"), vectors(1, seed=17))
         await store.reembed(satchel.HashingEmbedder(DIMENSION))
         with sqlite3.connect(path) as conn:
@@ -157,8 +158,8 @@ async def test_a_file_from_before_zeroed_pages_is_rewritten_by_its_first_erase(
     path = tmp_path / "old.db"
     store = await SqliteStore.open(str(path))
     await filler(store, "s", 50, seed=6)
-    (ref,) = await store.add_memories(
-        "s", [MemoryEntry(text=f"the {SECRET} note")], vectors(1, seed=7)
+    (ref,) = await memories(
+        store, "s", [MemoryEntry(text=f"the {SECRET} note")], vectors(1, seed=7)
     )
     await store.aclose()
     with sqlite3.connect(path) as conn:  # as an older satchel wrote: no secure_delete
@@ -190,7 +191,7 @@ async def test_an_erase_deletes_the_vector_index_holding_its_vectors(tmp_path: P
     try:
         for scope, seed in (("s", 8), ("t", 9)):
             await filler(store, scope, 600, seed=seed)
-        refs = await store.add_memories("s", [MemoryEntry(text=SECRET)], vectors(1, seed=10))
+        refs = await memories(store, "s", [MemoryEntry(text=SECRET)], vectors(1, seed=10))
         query = vectors(1, seed=10)[0]
         for scope in ("s", "t"):
             await store.retrieve("memory", scope, PoolRequest(analyse_query("x"), query, 4))
@@ -218,7 +219,7 @@ async def test_another_store_on_the_file_stops_serving_an_erased_entry(tmp_path:
     first, second = await SqliteStore.open(str(path)), await SqliteStore.open(str(path))
     try:
         (vector,) = vectors(1, seed=11)
-        (ref,) = await first.add_memories("s", [MemoryEntry(text=SECRET)], vector[None])
+        (ref,) = await memories(first, "s", [MemoryEntry(text=SECRET)], vector[None])
         request = PoolRequest(analyse_query(SECRET), vector, 4)
         pool = await second.retrieve("memory", "s", request)
         keys = pool.lexical_keys.tolist()
@@ -283,9 +284,9 @@ async def test_no_table_of_the_oceanbase_store_holds_an_erased_record(
     tombstone per erased entry."""
     store = oceanbase()
     try:
-        await store.add_memories("s", [MemoryEntry(text="kestrel")], vectors(1, seed=12))
+        await memories(store, "s", [MemoryEntry(text="kestrel")], vectors(1, seed=12))
         entry = MemoryEntry(text=f"Alice: {SECRET} on 9 May", created_at=AT, thread="t", key="k")
-        (ref,) = await store.add_memories("s", [entry], vectors(1, seed=13))
+        (ref,) = await memories(store, "s", [entry], vectors(1, seed=13))
         ref2 = await store.update_memory(ref, MemoryEntry(text=SECRET), vectors(1, seed=14))
         await store.forget_memory(ref2)
         before = await rows_of(store, "s")
@@ -297,8 +298,10 @@ async def test_no_table_of_the_oceanbase_store_holds_an_erased_record(
         assert [row[5] for row in after["records"]] == [1]  # the kestrel note, live
         assert (len(after["vectors"]), after["mentions"], after["terms"]) == (1, [], [])
         assert [row[2] for row in after["counts"]] == [1]  # live_rows
-        await store.add_resources("s", [satchel.Resource("u", SECRET, SECRET)], vectors(1, 15))
-        await store.set_profile("s", satchel.Profile(SECRET))
+        await records(
+            store, "resource", "s", [satchel.Resource("u", SECRET, SECRET)], vectors(1, 15)
+        )
+        await set_profile(store, "s", satchel.Profile(SECRET))
         assert len((await rows_of(store, "s"))["terms"]) == 2
         assert await store.erase_scope("s") == 3
         gone = await rows_of(store, "s")

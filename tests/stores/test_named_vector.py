@@ -10,6 +10,7 @@ import pytest
 
 import satchel
 from satchel.stores import MemoryStore, PoolRequest, SqliteStore
+from satchel.stores.testing import memories
 from satchel.vocabulary import analyse_query
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ async def seeded(store: Store) -> dict[str, int]:
         "Bob: We should get sardines.",
     ]
     vectors = np.stack([axis(0), axis(1), *(axis(2 + n % 6) for n in range(8))])
-    await store.add_memories("chat", [satchel.MemoryEntry(text=t) for t in texts], vectors)
+    await memories(store, "chat", [satchel.MemoryEntry(text=t) for t in texts], vectors)
     pool = await store.retrieve(
         "memory", "chat", PoolRequest(analyse_query("sardines rain"), None, 64)
     )

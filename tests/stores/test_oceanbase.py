@@ -17,6 +17,7 @@ import pytest
 
 import satchel
 from satchel.stores import OceanBaseStore, PoolRequest, open_store, redact
+from satchel.stores.testing import memories, set_profile
 from satchel.vocabulary import analyse_query
 from tests._orchestration import QUERY, ScriptedEmbedder, StoreWrapper, policy
 
@@ -141,8 +142,8 @@ async def test_a_schema_2_database_takes_scope_names_as_exact_bytes(
 
     store = new_oceanbase()
     await store.bind_embedder("hashing", 4)
-    await store.add_memories("pad", [satchel.MemoryEntry(text="kestrel in pad", key="k")], UNIT)
-    await store.set_profile("pad", satchel.Profile(text="pad's profile"))
+    await memories(store, "pad", [satchel.MemoryEntry(text="kestrel in pad", key="k")], UNIT)
+    await set_profile(store, "pad", satchel.Profile(text="pad's profile"))
     await store.aclose()
     database = store._database
     for table in SCOPED_TABLES:
@@ -157,8 +158,8 @@ async def test_a_schema_2_database_takes_scope_names_as_exact_bytes(
     ) == [(1,)]  # the breach the migration ends
 
     migrated = new_oceanbase()
-    (alike,) = await migrated.add_memories(
-        "pad ", [satchel.MemoryEntry(text="heron in pad space", key="k")], UNIT
+    (alike,) = await memories(
+        migrated, "pad ", [satchel.MemoryEntry(text="heron in pad space", key="k")], UNIT
     )
     assert (alike.scope_id, alike.version) == ("pad ", 1)
     assert await migrated.get_profile("pad ") is None
@@ -194,7 +195,7 @@ async def test_a_schema_3_database_hashes_memory_times_as_instants(
     said = datetime(2023, 5, 8, 15, tzinfo=timezone(timedelta(hours=2)))
     entry = satchel.MemoryEntry(text="kestrel window", key="k", created_at=said)
     store = new_oceanbase()
-    (ref,) = await store.add_memories("s", [entry], UNIT)
+    (ref,) = await memories(store, "s", [entry], UNIT)
     await store.forget_memory(ref)
     await store.aclose()
     database = store._database
@@ -204,7 +205,7 @@ async def test_a_schema_3_database_hashes_memory_times_as_instants(
 
     migrated = new_oceanbase()
     in_utc = attrs.evolve(entry, created_at=said.astimezone(UTC))
-    assert await migrated.add_memories("s", [in_utc], UNIT) == [ref]
+    assert await memories(migrated, "s", [in_utc], UNIT) == [ref]
     await migrated.aclose()
     hashes = await admin(seekdb, f"SELECT content_hash FROM {database}.satchel_records")
     assert hashes != [(as_written,)]
@@ -225,8 +226,8 @@ async def test_a_database_the_suite_reuses_holds_nothing_of_the_test_before(
     await store.bind_embedder("hashing", 4)
     may_8 = datetime(2023, 5, 8, 10, tzinfo=UTC)
     dated = satchel.MemoryEntry(text="we met on May 7, 2023", created_at=may_8)
-    await store.add_memories("s", [dated], np.ones((1, 4), dtype=np.float32))
-    await store.set_profile("s", satchel.Profile(text="prefers tea"))
+    await memories(store, "s", [dated], np.ones((1, 4), dtype=np.float32))
+    await set_profile(store, "s", satchel.Profile(text="prefers tea"))
     await store.record_turn(None, "chat", ["memory:s:x:1"], now=1.0, active_since=0.0, keep=4)
     database = store._database
     assert not emptied_for_reuse(seekdb_engine, database)  # the store is still open
@@ -241,7 +242,7 @@ async def test_a_database_the_suite_reuses_holds_nothing_of_the_test_before(
     again = new_oceanbase()
     assert await again.scope_counts() == {}
     await again.bind_embedder("other", 8)
-    await again.add_memories("s", [satchel.MemoryEntry(text="x")], np.ones((1, 8), np.float32))
+    await memories(again, "s", [satchel.MemoryEntry(text="x")], np.ones((1, 8), np.float32))
     await again.aclose()
 
     await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '99' WHERE name = 'schema'")
@@ -298,10 +299,13 @@ async def test_large_scopes_search_approximately_and_find_a_fresh_insert(
     store = oceanbase(exact_rows=4)
     await store.bind_embedder("test", 4)
     basis = np.eye(4, dtype=np.float32)
-    await store.add_memories(
-        "s", [satchel.MemoryEntry(text=f"note {n}") for n in range(8)], np.repeat(basis[:1], 8, 0)
+    await memories(
+        store,
+        "s",
+        [satchel.MemoryEntry(text=f"note {n}") for n in range(8)],
+        np.repeat(basis[:1], 8, 0),
     )
-    await store.add_memories("s", [satchel.MemoryEntry(text="fresh")], basis[3:4])
+    await memories(store, "s", [satchel.MemoryEntry(text="fresh")], basis[3:4])
     pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("x"), basis[3], 4))
     assert pool.scope_rows == 9
     evidence = await store.evidence("memory", "s", pool.vector_keys[:1].tolist())
@@ -318,8 +322,11 @@ async def test_terms_under_three_letters_still_count_as_matches(
     store = oceanbase()
     await store.bind_embedder("test", 2)
     vectors = np.ones((2, 2), dtype=np.float32)
-    await store.add_memories(
-        "s", [satchel.MemoryEntry(text="QA in Tokyo"), satchel.MemoryEntry(text="Tokyo")], vectors
+    await memories(
+        store,
+        "s",
+        [satchel.MemoryEntry(text="QA in Tokyo"), satchel.MemoryEntry(text="Tokyo")],
+        vectors,
     )
     pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("QA Tokyo"), None, 8))
     assert sorted(pool.lexical_matches.tolist()) == [1, 2]
@@ -499,8 +506,8 @@ async def test_every_store_call_is_a_db_span(
     provider, exporter = spans
     store = oceanbase(tracer_provider=provider)
     await store.bind_embedder("test", 2)
-    await store.add_memories(
-        "s", [satchel.MemoryEntry(text="secret words")], np.ones((1, 2), np.float32)
+    await memories(
+        store, "s", [satchel.MemoryEntry(text="secret words")], np.ones((1, 2), np.float32)
     )
     await store.retrieve("memory", "s", PoolRequest(analyse_query("secret words"), None, 8))
     await store.aclose()

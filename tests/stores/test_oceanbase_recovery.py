@@ -18,6 +18,7 @@ import satchel
 from satchel.stores import OceanBaseStore, PoolRequest, open_store
 from satchel.stores.oceanbase import _connections, _engine, _locks, _schema, _search
 from satchel.stores.oceanbase._bridge import LoopThread
+from satchel.stores.testing import memories
 from satchel.vocabulary import analyse_query
 from tests._processes import alive, announced, remove_engine_links
 
@@ -279,12 +280,12 @@ async def test_a_scope_a_live_writer_holds_fails_clearly_once_the_wait_runs_out(
     store = oceanbase()
     await store.bind_embedder("test", 2)
     one = np.ones((1, 2), dtype=np.float32)
-    await store.add_memories("s", [satchel.MemoryEntry(text="first")], one)
+    await memories(store, "s", [satchel.MemoryEntry(text="first")], one)
     async with _RowHolder(seekdb, f"{store._database}.satchel_scopes", "s"):
         with pytest.raises(satchel.StoreUnavailableError) as failed:
-            await store.add_memories("s", [satchel.MemoryEntry(text="second")], one)
+            await memories(store, "s", [satchel.MemoryEntry(text="second")], one)
     assert str(failed.value).startswith("add_memories: another writer held scope 's'")
-    await store.add_memories("s", [satchel.MemoryEntry(text="second")], one)
+    await memories(store, "s", [satchel.MemoryEntry(text="second")], one)
     assert (await store.scope_counts())["s"]["memory"] == 2
     await store.aclose()
 
@@ -300,9 +301,7 @@ async def test_a_loading_index_is_searched_exactly_until_it_answers(
     store = oceanbase(exact_rows=4)
     await store.bind_embedder("test", 8)
     vectors = np.random.default_rng(5).normal(size=(9, 8)).astype(np.float32)
-    await store.add_memories(
-        "s", [satchel.MemoryEntry(text=f"note {n}") for n in range(9)], vectors
-    )
+    await memories(store, "s", [satchel.MemoryEntry(text=f"note {n}") for n in range(9)], vectors)
     now = [100.0]
     store._vector_index.clock = lambda: now[0]
     request = PoolRequest(analyse_query("x"), vectors[4], 4)

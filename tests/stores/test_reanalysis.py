@@ -18,6 +18,7 @@ import satchel
 from satchel.stores import OceanBaseStore, PoolRequest, SqliteStore
 from satchel.stores.oceanbase import _rows as oceanbase_rows
 from satchel.stores.oceanbase._schema import SCHEMA_VERSION
+from satchel.stores.testing import memories, records
 from satchel.vocabulary import _analysis
 from satchel.vocabulary._analysis import analyse_query
 
@@ -61,19 +62,19 @@ async def write_scenario(store: Any) -> None:
         dated("they ate at the new place", 2),
         satchel.MemoryEntry(text="undated: the mice ran off"),
     ]
-    refs = await store.add_memories("c", entries, vectors(len(entries)))
+    refs = await memories(store, "c", entries, vectors(len(entries)))
     await store.update_memory(refs[2], dated("they ate pizza; the geese flew by", 3), vectors(1))
-    await store.add_memories("d", [dated("Bob taught the children chess", 0)], vectors(1))
+    await memories(store, "d", [dated("Bob taught the children chess", 0)], vectors(1))
     experience = satchel.Experience(
         situation="the build broke", action="we rebuilt it", outcome="it ran", lesson="pin"
     )
-    await store.add_experiences("c", [experience])
+    await records(store, "experience", "c", [experience])
     topic = satchel.TopicMemory(title="Shopping", text="Caroline bought strings and picks")
-    await store.add_topic_memories("c", [topic], vectors(1))
+    await records(store, "topic-memory", "c", [topic], vectors(1))
     resource = satchel.Resource(
         uri="file://notes", body="body", abstract="What we bought", overview="Mice, children"
     )
-    await store.add_resources("c", [resource], vectors(1))
+    await records(store, "resource", "c", [resource], vectors(1))
 
 
 async def found_by_question(store: Any) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import attrs
 import numpy as np
@@ -10,15 +10,20 @@ import pytest
 
 from satchel.stores import (
     Experience,
+    Family,
     MemoryEntry,
     MemoryRef,
     NotFoundError,
+    Profile,
+    RecordRef,
     Resource,
     StoreError,
     TopicMemory,
 )
 from satchel.stores import _rules as r
-from satchel.vocabulary._records import topic_text
+from satchel.stores._placing import place, place_async
+from satchel.vocabulary import rules
+from satchel.vocabulary._records import experience_text, topic_text
 
 SAID = datetime(2024, 5, 1, 12, tzinfo=UTC)
 
@@ -70,55 +75,217 @@ def test_a_uri_is_the_record_id_and_counts_its_revisions() -> None:
     assert r.by_uri("u", None, 0) == r.WriteDecision("new", "u", 1)
 
 
-def test_the_name_decides_only_where_the_key_did_not() -> None:
-    """Titles decide for unkeyed topics; URIs unless the key's record already lives there."""
-    new: r.WriteDecision[int] = r.decide(None, "x")
-    revised = r.WriteDecision("new-version", "u", 2, 1)
-    assert r.needs_name("topic-memory", new)
-    assert not r.needs_name("topic-memory", revised)
-    assert not r.needs_name("resource", revised, "u")
-    assert r.needs_name("resource", revised, "other")
-    assert r.needs_name("resource", new, "u")
-    assert not r.needs_name("memory", new)
+@attrs.define
+class Answers:
+    """A store's answers to placement's questions, from dictionaries, noting each one
+    asked (``_placing.Placer``)."""
+
+    keys: dict[str, r.Live[int]] = attrs.Factory(dict)
+    names: dict[tuple[str, str], r.Live[int]] = attrs.Factory(dict)
+    latest: dict[str, int] = attrs.Factory(dict)
+    asked: list[str] = attrs.Factory(list)
+
+    def key_holder(self, key: str) -> r.Live[int] | None:
+        self.asked.append(f"key {key}")
+        return self.keys.get(key)
+
+    def name_holder(self, field: str, name: str) -> r.Live[int] | None:
+        self.asked.append(f"{field} {name}")
+        return self.names.get((field, name))
+
+    def latest_version(self, record_id: str) -> int:
+        self.asked.append(f"latest {record_id}")
+        return self.latest.get(record_id, 0)
+
+    def retire(self, handle: int) -> None:
+        self.asked.append(f"retire {handle}")
 
 
-def test_a_uri_decides_where_the_keys_record_is_not_live() -> None:
-    """A resource whose key's record left search is placed by its URI, not its key."""
-    forgotten: r.WriteDecision[int] = r.WriteDecision("new-version", "u", 2)
-    assert r.needs_name("resource", forgotten, "u")
+class AsyncAnswers(Answers):
+    """The same answers, awaited (``_placing.AsyncPlacer``)."""
+
+    async def key_holder(self, key: str) -> r.Live[int] | None:  # type: ignore[override]
+        return super().key_holder(key)
+
+    async def name_holder(self, field: str, name: str) -> r.Live[int] | None:  # type: ignore[override]
+        return super().name_holder(field, name)
+
+    async def latest_version(self, record_id: str) -> int:  # type: ignore[override]
+        return super().latest_version(record_id)
+
+    async def retire(self, handle: int) -> None:  # type: ignore[override]
+        super().retire(handle)
 
 
-def test_content_identity_is_the_stored_hash_of_the_content() -> None:
-    """The identity is the SHA-256 of compact JSON, so stored OceanBase hashes still match."""
+def placed(family: Family, record: object, answers: Answers) -> r.WriteDecision[int]:
+    return place(family, rules(family).columns_of(record), answers)
+
+
+def test_a_record_placed_by_key_alone_asks_nothing_without_one() -> None:
+    """A memory entry or experience without a key is new: the store is asked nothing."""
+    answers = Answers()
+    assert placed("memory", MemoryEntry(text="t"), answers).kind == "new"
+    assert placed("experience", Experience("s", "a", "o", "l"), answers).kind == "new"
+    assert answers.asked == []
+
+
+def test_a_key_holding_the_same_content_places_the_record_unchanged() -> None:
+    """The key's version holds this very content: nothing written, nothing retired."""
+    entry = MemoryEntry(text="t", key="k")
+    same = r.content_hash_of("memory", rules("memory").columns_of(entry))
+    answers = Answers(keys={"k": r.Live(7, "e1", 3, same)})
+    assert placed("memory", entry, answers) == r.WriteDecision("unchanged", "e1", 3)
+    assert answers.asked == ["key k"]
+
+
+def test_a_title_places_an_unkeyed_topic_on_the_live_note_it_names() -> None:
+    """A topic memory its key did not place revises the live note with its title,
+    retiring it; one whose key found its note never asks the title."""
+    answers = Answers(names={("title", "T"): r.Live(5, "note", 2)})
+    decision = placed("topic-memory", TopicMemory("T", "x"), answers)
+    assert decision == r.WriteDecision("new-version", "note", 3, 5)
+    assert answers.asked == ["title T", "retire 5"]
+    keyed = Answers(keys={"k": r.Live(8, "other", 1, "old")})
+    decision = placed("topic-memory", TopicMemory("T", "x", key="k"), keyed)
+    assert decision == r.WriteDecision("new-version", "other", 2, 8)
+    assert keyed.asked == ["key k", "retire 8"]
+
+
+def test_a_uri_places_a_resource_unless_its_key_found_it_there() -> None:
+    """A resource whose key found it live at its URI stays there; one whose key found
+    it at another URI leaves that one and takes its URI's next revision."""
+    here = Answers(keys={"k": r.Live(4, "u", 2, "old")})
+    assert placed("resource", Resource("u", "b", key="k"), here) == r.WriteDecision(
+        "new-version", "u", 3, 4
+    )
+    assert here.asked == ["key k", "retire 4"]
+    moved = Answers(keys={"k": r.Live(4, "a", 2, "old")}, latest={"b": 3})
+    assert placed("resource", Resource("b", "B", key="k"), moved) == r.WriteDecision(
+        "new-version", "b", 4
+    )
+    assert moved.asked == ["key k", "retire 4", "uri b", "latest b"]
+
+
+def test_a_uri_places_a_resource_whose_keys_record_left_search() -> None:
+    """The key's record was forgotten: the resource goes by its URI, replacing the live
+    one there; a URI never written starts at revision 1."""
+    answers = Answers(
+        keys={"k": r.Live(4, "u", 2, "old", live=False)},
+        names={("uri", "u"): r.Live(9, "u", 5)},
+    )
+    assert placed("resource", Resource("u", "b", key="k"), answers) == r.WriteDecision(
+        "new-version", "u", 6, 9
+    )
+    assert answers.asked == ["key k", "uri u", "retire 9"]
+    assert placed("resource", Resource("new", "b"), Answers()) == r.WriteDecision("new", "new", 1)
+
+
+@pytest.mark.anyio
+async def test_a_store_answering_on_the_loop_places_records_the_same() -> None:
+    """place_async asks the same questions in the same order and decides the same."""
+    cases: list[tuple[Family, object]] = [
+        ("resource", Resource("b", "B", key="k")),
+        ("topic-memory", TopicMemory("T", "x")),
+    ]
+    for family, record in cases:
+        sync = Answers(
+            keys={"k": r.Live(4, "a", 2, "old")}, names={("title", "T"): r.Live(5, "n", 1)}
+        )
+        waited = AsyncAnswers(keys=dict(sync.keys), names=dict(sync.names))
+        columns = rules(family).columns_of(record)
+        assert await place_async(family, columns, waited) == place(family, columns, sync)
+        assert waited.asked == sync.asked
+
+
+def test_content_hash_is_the_stored_hash_of_the_content() -> None:
+    """The hash is the SHA-256 of compact JSON, so stored OceanBase hashes still match."""
     import hashlib
 
     expected = hashlib.sha256(b'["a",null,["t"]]').hexdigest()
     assert r.content_hash(("a", None, ("t",))) == expected
 
 
+def content(family: Family, record: object) -> r.Content:
+    return r.content_of(family, rules(family).columns_of(record))
+
+
 def test_each_family_compares_what_its_key_promises() -> None:
-    """Identity follows content: text, kind, tags, time and thread for memory, and so on."""
+    """Content follows the family's row: text, kind, tags, time and thread for memory,
+    and so on; never the key. These tuples are what stored hashes were made of."""
     entry = MemoryEntry(text="t", tags=("a",), created_at=SAID, thread="x", key="k")
-    assert r.content_of(entry) == ("t", "fact", ("a",), SAID.isoformat(), "x")
-    assert r.content_hash_of(entry) != r.content_hash_of(
-        MemoryEntry(text="t", tags=("b",), key="k")
-    )
-    assert r.content_hash_of(entry) == r.content_hash_of(
-        attrs.evolve(entry, key="j")
-    )  # not the key
+    assert content("memory", entry) == ("t", "fact", ("a",), SAID.isoformat(), "x")
+    hashed = r.content_hash_of("memory", rules("memory").columns_of(entry))
+    other = MemoryEntry(text="t", tags=("b",), key="k")
+    assert hashed != r.content_hash_of("memory", rules("memory").columns_of(other))
+    rekeyed = rules("memory").columns_of(attrs.evolve(entry, key="j"))
+    assert hashed == r.content_hash_of("memory", rekeyed)
     topic = TopicMemory(title="T", text="x")
-    assert r.content_of(topic) == ("T", topic_text(topic))
+    assert content("topic-memory", topic) == ("T", topic_text(topic))
     resource = Resource(uri="u", body="b", abstract="a")
-    assert r.content_of(resource) == ("u", "a", None, "b")
-    assert len(r.content_of(Experience(situation="s", action="a", outcome="o", lesson="l"))) == 1
+    assert content("resource", resource) == ("u", "a", None, "b")
+    lesson = Experience(situation="s", action="a", outcome="o", lesson="l")
+    assert content("experience", lesson) == (experience_text(lesson),)
+
+
+def test_a_time_is_compared_as_its_instant() -> None:
+    """One moment written with two UTC offsets is one content."""
+    later = SAID.astimezone(timezone(timedelta(hours=2)))
+    assert content("memory", MemoryEntry(text="t", created_at=later)) == content(
+        "memory", MemoryEntry(text="t", created_at=SAID)
+    )
+
+
+def test_stored_columns_read_back_are_the_written_ones() -> None:
+    """columns_from() decodes what a SQL store keeps (tags as JSON, a time in ISO form)
+    into the columns the record was written as, so their hashes match."""
+    entry = MemoryEntry(text="t", tags=("a",), created_at=SAID, thread="x", key="k")
+    stored = {"text": "t", "kind": "fact", "tags": '["a"]', "created_at": SAID.isoformat(),
+              "thread": "x", "title": "ignored"}  # fmt: skip
+    assert r.columns_from("memory", stored, "k") == rules("memory").columns_of(entry)
+    resource = Resource(uri="u", body="b", abstract="a")
+    kept = {"uri": "u", "abstract": "a", "overview": None, "body": "b", "text": "ignored"}
+    assert r.columns_from("resource", kept, None) == rules("resource").columns_of(resource)
 
 
 def test_a_resource_is_searched_on_its_summaries_and_others_on_their_text() -> None:
-    """searchable() is the text when there is one, else abstract and overview joined."""
-    assert r.searchable("text", "a", "o") == "text"
-    assert r.searchable(None, "a", "o") == "a o"
-    assert r.searchable(None, None, "o") == "o"
-    assert r.searchable(None, None, None) == ""
+    """The table's indexed and embedded text: a resource's abstract and overview (its URI
+    embedded when it has neither), any other record's text; an experience is indexed
+    only."""
+    resource = rules("resource")
+    assert resource.indexed_text(resource.columns_of(Resource("u", "b", "a", "o"))) == "a o"
+    assert resource.indexed_text(resource.columns_of(Resource("u", "b", None, "o"))) == "o"
+    bare = resource.columns_of(Resource("u", "body"))
+    assert (resource.indexed_text(bare), resource.embedded_text(bare)) == ("", "u")
+    topic = rules("topic-memory").columns_of(TopicMemory("T", "x"))
+    assert rules("topic-memory").indexed_text(topic) == "T\n\nx"
+    assert rules("topic-memory").embedded_text(topic) == "T\n\nx"
+    lesson = rules("experience").columns_of(Experience("s", "a", "o", "l"))
+    assert rules("experience").indexed_text(lesson).startswith("Situation: s")
+    assert rules("experience").embedded_text(lesson) == ""
+
+
+def test_a_write_refuses_what_its_family_does_not_take() -> None:
+    """check_write() names another family's record, missing or unwanted vectors, and a
+    profile write of other than one profile."""
+    one = np.ones((1, 4), dtype=np.float32)
+    with pytest.raises(StoreError, match="memory write holds a Experience"):
+        r.check_write("memory", [Experience("s", "a", "o", "l")], one)
+    with pytest.raises(StoreError, match="needs one vector per record"):
+        r.check_write("memory", [MemoryEntry(text="t")], None)
+    with pytest.raises(StoreError, match="experience records have no vectors"):
+        r.check_write("experience", [Experience("s", "a", "o", "l")], one)
+    with pytest.raises(StoreError, match="exactly one profile, not 2"):
+        r.check_write("profile", [Profile("a"), Profile("b")], None)
+    with pytest.raises(StoreError, match="no family 'note'"):
+        r.check_write("note", [], None)  # type: ignore[arg-type]
+    assert r.check_write("profile", [Profile("a")], None) == rules("profile")
+
+
+def test_a_write_returns_its_familys_reference() -> None:
+    """ref_of() is the row's reference: a memory entry's version, another revision."""
+    decision: r.WriteDecision[int] = r.WriteDecision("new", "id", 1)
+    assert r.ref_of("memory", "s", decision) == MemoryRef("s", "id", 1)
+    assert r.ref_of("resource", "s", decision) == RecordRef("resource", "s", "id", 1)
 
 
 def test_stored_tags_round_trip_and_missing_ones_are_none() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 import satchel
 from satchel.stores import PoolRequest, SqliteStore
+from satchel.stores.testing import memories, records
 from satchel.vocabulary._analysis import analyse_query
 from tests._envelope import contents
 
@@ -59,7 +60,7 @@ async def test_thread_and_inline_searches_agree(inline_rows: int, parallel_rows:
     embedder = satchel.HashingEmbedder()
     texts = [f"rotation of the kestrel credential number {n}" for n in range(40)]
     entries = [satchel.MemoryEntry(text=t) for t in texts]
-    await store.add_memories("s", entries, await embedder.embed(texts))
+    await memories(store, "s", entries, await embedder.embed(texts))
     query = analyse_query("kestrel credential rotation")
     vector = (await embedder.embed([query.text]))[0]
     first = await store.retrieve("memory", "s", PoolRequest(query, vector, 32))
@@ -86,8 +87,8 @@ async def test_vectors_follow_writes_after_the_matrix_is_loaded() -> None:
         ).vector_keys.tolist()
         return keys
 
-    (ref,) = await store.add_memories(
-        "s", [satchel.MemoryEntry(text="alpha")], await embedder.embed(["alpha"])
+    (ref,) = await memories(
+        store, "s", [satchel.MemoryEntry(text="alpha")], await embedder.embed(["alpha"])
     )
     (old_key,) = await search("alpha")
     new = await store.update_memory(
@@ -175,7 +176,7 @@ async def test_closed_store_refuses_writes() -> None:
     store = await SqliteStore.open()
     await store.aclose()
     with pytest.raises(satchel.StoreError, match="closed"):
-        await store.add_experiences("s", [satchel.Experience("s", "a", "o", "l")])
+        await records(store, "experience", "s", [satchel.Experience("s", "a", "o", "l")])
 
 
 async def test_unknown_scope_retrieves_nothing() -> None:
@@ -227,8 +228,8 @@ async def test_matched_terms_count_whole_query_terms_only() -> None:
     embedder = satchel.HashingEmbedder()
     texts = ["cat cat cat", "category catalogue", "cat and dog", "dog only"]
     vectors = await embedder.embed(texts)
-    await store.add_memories("s", [satchel.MemoryEntry(text=t) for t in texts], vectors)
-    await store.add_memories("t", [satchel.MemoryEntry(text="cat dog")], vectors[:1])
+    await memories(store, "s", [satchel.MemoryEntry(text=t) for t in texts], vectors)
+    await memories(store, "t", [satchel.MemoryEntry(text="cat dog")], vectors[:1])
     pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("cat dog"), None, 32))
     matches = dict(zip(pool.lexical_keys.tolist(), pool.lexical_matches.tolist(), strict=True))
     evidence = await store.evidence("memory", "s", list(matches))
@@ -248,8 +249,8 @@ async def test_one_row_reads_keep_bm25_order_and_exact_text(tmp_path: Path) -> N
     texts = [" ".join(rng.choice(words, size=int(rng.integers(2, 12)))) for _ in range(300)]
     odd = 'kestrel \x00 nul \x01\x1f\u2028 \u202e bidi \U0001f985 "quoted" \\ back'
     texts.append(odd)
-    await store.add_memories(
-        "s", [satchel.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
+    await memories(
+        store, "s", [satchel.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
     )
     query = analyse_query("kestrel osprey merlin")
     pool = await store.retrieve("memory", "s", PoolRequest(query, None, 64))
@@ -287,8 +288,8 @@ async def test_a_long_note_holding_a_rare_term_joins_the_full_text_pool() -> Non
     filler = " ".join(f"word{n} plain sentence" for n in range(300))
     long_note = f"opening line. The zephyrine incident runbook is here. {filler}"
     texts = [*shorts, *others, long_note]
-    await store.add_memories(
-        "s", [satchel.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
+    await memories(
+        store, "s", [satchel.MemoryEntry(text=t) for t in texts], await embedder.embed(texts)
     )
     query = analyse_query("zephyrine incident runbook")
     pool = await store.retrieve("memory", "s", PoolRequest(query, None, 8))
@@ -393,7 +394,7 @@ async def test_a_read_thread_lets_the_loop_in_between_evidence_rows(
     embedder = satchel.HashingEmbedder()
     texts = [f"note {n} about the kestrel rotation" for n in range(40)]
     entries = [satchel.MemoryEntry(text=t) for t in texts]
-    await store.add_memories("s", entries, await embedder.embed(texts))
+    await memories(store, "s", entries, await embedder.embed(texts))
     query = analyse_query("kestrel rotation")
     pool = await store.retrieve("memory", "s", PoolRequest(query, None, 32))
     keys = pool.lexical_keys.tolist()
@@ -401,3 +402,23 @@ async def test_a_read_thread_lets_the_loop_in_between_evidence_rows(
     await store.aclose()
     assert len(found) == len(keys) == 32
     assert len(offered) == 32
+
+
+def test_the_family_table_names_the_tables_and_columns_files_hold() -> None:
+    """What the store reads off the family table is what existing files hold: the FTS5
+    table of each searchable family, and the columns each family's key compares."""
+    from satchel.stores.sqlite import _rows, _schema
+
+    assert _schema.FTS_TABLES == {
+        "memory": "fts_memory",
+        "experience": "fts_experience",
+        "topic-memory": "fts_topic",
+        "resource": "fts_resource",
+    }
+    body = "(SELECT body FROM resource_bodies b WHERE b.row = records.row)"
+    assert {family: _rows.content_columns(family) for family in _schema.FTS_TABLES} == {
+        "memory": "text, kind, tags, created_at, thread",
+        "experience": "text",
+        "topic-memory": "title, text",
+        "resource": f"rid, abstract, overview, {body}",
+    }

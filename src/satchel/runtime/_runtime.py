@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import anyio
 import threadpoolctl
@@ -47,7 +47,7 @@ from ..vocabulary import (
     validate_session_owner,
 )
 from ..vocabulary._analysis import warm_up
-from ..vocabulary._records import topic_text
+from ..vocabulary._families import rules
 from . import _writes
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from ..orchestration import Digest, Explained, Planner
     from ..recall import RecallEffortSink
     from ..vocabulary._citations import Citation
+    from ..vocabulary._families import Family
     from ..vocabulary._records import (
         Experience,
         MemoryEntry,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
         MemoryRef,
         Profile,
         RecordRef,
+        Ref,
         Resource,
         TopicMemory,
     )
@@ -121,13 +123,7 @@ class Runtime:
 
     async def add_memories(self, scope_id: str, entries: Sequence[MemoryEntry]) -> list[MemoryRef]:
         """Write a batch of memory entries atomically; one reference each, in input order."""
-        scope_id = validate_scope(scope_id, "scope_id")
-        checked = await _writes.memory_entries(entries)
-        if not checked:
-            return []
-        vectors = await self._embed([entry.text for entry in checked])
-        async with self._guards.writing(scope_id):
-            return await self._store.add_memories(scope_id, checked, vectors)
+        return cast("list[MemoryRef]", await self._write("memory", scope_id, entries))
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry) -> MemoryRef:
         """Write a new version of an entry; the old version stays readable by its ref."""
@@ -200,41 +196,36 @@ class Runtime:
         self, scope_id: str, experiences: Sequence[Experience]
     ) -> list[RecordRef]:
         """Write a batch of experiences atomically; one reference each, in input order."""
-        scope_id = validate_scope(scope_id, "scope_id")
-        checked = await _writes.experiences(experiences)
-        if not checked:
-            return []
-        async with self._guards.writing(scope_id):
-            return await self._store.add_experiences(scope_id, checked)
+        return cast("list[RecordRef]", await self._write("experience", scope_id, experiences))
 
     async def add_topic_memories(
         self, scope_id: str, topics: Sequence[TopicMemory]
     ) -> list[RecordRef]:
         """Write topic memories atomically; a title written again makes a new revision."""
-        scope_id = validate_scope(scope_id, "scope_id")
-        checked = await _writes.topics(topics)
-        if not checked:
-            return []
-        vectors = await self._embed([topic_text(topic) for topic in checked])
-        async with self._guards.writing(scope_id):
-            return await self._store.add_topic_memories(scope_id, checked, vectors)
+        return cast("list[RecordRef]", await self._write("topic-memory", scope_id, topics))
 
     async def set_profile(self, scope_id: str, profile: Profile) -> None:
         """Replace the scope's profile (read whole with every request that selects it)."""
-        scope_id = validate_scope(scope_id, "scope_id")
-        checked = _writes.profile(profile)
-        async with self._guards.writing(scope_id):
-            await self._store.set_profile(scope_id, checked)
+        await self._write("profile", scope_id, profile)
 
     async def add_resources(self, scope_id: str, resources: Sequence[Resource]) -> list[RecordRef]:
         """Write resources atomically; a URI written again makes a new revision."""
+        return cast("list[RecordRef]", await self._write("resource", scope_id, resources))
+
+    async def _write(self, family: Family, scope_id: str, given: object) -> list[Ref]:
+        """The one write path of every family (its sugar above): the scope and records
+        validated (``_writes.RECORDS``, errors naming the method's argument), embedded
+        when the family has a vector channel, written by ``Store.write`` under the
+        scope's write guard. An empty batch writes nothing."""
         scope_id = validate_scope(scope_id, "scope_id")
-        checked = await _writes.resources(resources)
+        checked = await _writes.RECORDS[family](given)
         if not checked:
             return []
-        vectors = await self._embed(_writes.embedding_texts(checked))
+        vectors = None
+        if rules(family).vector_channel:
+            vectors = await self._embed(_writes.embedding_texts(family, checked))
         async with self._guards.writing(scope_id):
-            return await self._store.add_resources(scope_id, checked, vectors)
+            return await self._store.write(family, scope_id, checked, vectors)
 
     # -- prepare --------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """Validation of records before they are written, and of the record an erase names,
-with errors naming the field."""
+with errors naming the field; what a family's records are embedded on."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import attrs
 
 from ..vocabulary._citations import Citation
 from ..vocabulary._errors import InvalidRequestError
-from ..vocabulary._families import FAMILIES, FAMILY_RULES
+from ..vocabulary._families import FAMILIES, FAMILY_RULES, rules
 from ..vocabulary._records import (
     Experience,
     MemoryEntry,
@@ -19,14 +19,14 @@ from ..vocabulary._records import (
     Profile,
     Resource,
     TopicMemory,
-    resource_text,
 )
 from ..vocabulary._requests import MAX_KEY_CHARS, MAX_VERSION, require_unicode, validate_scope
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
     from ..vocabulary._families import Family
+    from ..vocabulary._records import Record
 
 R = TypeVar("R")
 
@@ -201,6 +201,24 @@ def profile(value: object) -> Profile:
     return value
 
 
-def embedding_texts(resources: Sequence[Resource]) -> list[str]:
-    """A resource is embedded on what is searchable about it: abstract and overview."""
-    return [resource_text(r.abstract, r.overview, r.uri) for r in resources]
+async def profiles(value: object) -> list[Profile]:
+    """The one profile a write of the profile takes (its errors name ``profile``)."""
+    return [profile(value)]
+
+
+#: Each family's validation of what its runtime write method is given: the records,
+#: checked (a family's fields named after the method's argument: ``entries[0].text``).
+RECORDS: Final[dict[Family, Callable[[object], Awaitable[Sequence[Record]]]]] = {
+    "memory": memory_entries,
+    "experience": experiences,
+    "topic-memory": topics,
+    "resource": resources,
+    "profile": profiles,
+}
+
+
+def embedding_texts(family: Family, records: Sequence[Record]) -> list[str]:
+    """What each record is embedded on (``FamilyRules.embedded_text``): a memory's or
+    topic memory's text, a resource's abstract and overview (else its URI)."""
+    family_rules = rules(family)
+    return [family_rules.embedded_text(family_rules.columns_of(record)) for record in records]

@@ -1,9 +1,11 @@
 """Stores: where records live and pools come from (I/O).
 
 ``Store`` (= ``RecordStore`` + ``SearchStore``) is the extension point; every type its
-signatures use is exported here, so a store written outside satchel imports only
-``satchel.stores``. ``MemoryStore`` is the reference implementation to read first,
-``SqliteStore`` the embedded default. ``SessionStore`` is optional: a store keeping
+signatures use is exported here (a write takes any family's ``Record`` and returns a
+``Ref``; the family table, ``FAMILY_RULES``, says how each family is written), so a
+store written outside satchel imports only ``satchel.stores``. ``MemoryStore`` is the
+reference implementation to read first, ``SqliteStore`` the embedded default.
+``SessionStore`` is optional: a store keeping
 sessions lets runtimes share them (``shared_sessions``); the three stores here do.
 ``copy_store`` moves every record of a store into another through ``CopySource`` and
 ``CopyTarget``, which the three stores implement and no search ever calls.
@@ -24,12 +26,15 @@ from ..vocabulary._evidence import Pool as Pool
 from ..vocabulary._families import FAMILY_RULES as FAMILY_RULES
 from ..vocabulary._families import Family as Family
 from ..vocabulary._families import FamilyRules as FamilyRules
+from ..vocabulary._records import Columns as Columns
 from ..vocabulary._records import Experience as Experience
 from ..vocabulary._records import MemoryEntry as MemoryEntry
 from ..vocabulary._records import MemoryRecord as MemoryRecord
 from ..vocabulary._records import MemoryRef as MemoryRef
 from ..vocabulary._records import Profile as Profile
+from ..vocabulary._records import Record as Record
 from ..vocabulary._records import RecordRef as RecordRef
+from ..vocabulary._records import Ref as Ref
 from ..vocabulary._records import Resource as Resource
 from ..vocabulary._records import TopicMemory as TopicMemory
 from ..vocabulary._retrieval import WINDOW_SCAN as WINDOW_SCAN
@@ -57,6 +62,7 @@ __all__ = [
     "FAMILY_RULES",
     "WINDOW_SCAN",
     "AnalysedQuery",
+    "Columns",
     "CopyReport",
     "CopySource",
     "CopyTarget",
@@ -74,8 +80,10 @@ __all__ = [
     "Pool",
     "PoolRequest",
     "Profile",
+    "Record",
     "RecordRef",
     "RecordStore",
+    "Ref",
     "Resource",
     "SearchStore",
     "SessionStore",

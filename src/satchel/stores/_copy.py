@@ -255,7 +255,7 @@ async def _copy_scope(
             tally.skipped["profile"] += 1
         else:
             assert profile.text is not None
-            await target.set_profile(scope_id, Profile(profile.text))
+            await target.write("profile", scope_id, [Profile(profile.text)])
             tally.versions["profile"] += 1
             tally.records["profile"] += 1
         tally.advance(1)

@@ -24,8 +24,7 @@ import attrs
 import numpy as np
 
 from ..vocabulary._errors import StoreError
-from ..vocabulary._families import FAMILY_RULES
-from ..vocabulary._records import MemoryRecord, MemoryRef, resource_text
+from ..vocabulary._families import FAMILY_RULES, rules
 from . import _rules
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family
-    from ..vocabulary._records import Profile
+    from ..vocabulary._records import Columns, Record, Ref
 
     Vectors = npt.NDArray[np.float32]
 
@@ -104,44 +103,32 @@ class StoredVersion:
         """A memory's ``created_at`` as stores keep it (ISO 8601), None without one."""
         return None if self.created_at is None else self.created_at.isoformat()
 
-    def content(self) -> _rules.Content:
-        """What an idempotency key compares of it (``_rules.content_of`` of the record
-        it was written from)."""
-        if self.family == "memory":
-            assert self.text is not None
-            assert self.kind is not None
-            return _rules.memory_content(self.text, self.kind, self.tags, self.said, self.thread)
-        if self.family == "experience":
-            return (self.text,)
-        if self.family == "topic-memory":
-            return (self.title, self.text)
-        return (self.record_id, self.abstract, self.overview, self.body)
+    def columns(self) -> Columns:
+        """What the version keeps, as every write keeps it (a resource's URI is its
+        record id): the columns its family's content names, and its key."""
+        return _rules.columns_from(
+            self.family,
+            {
+                "text": self.text, "kind": self.kind, "tags": self.tags,
+                "created_at": self.created_at, "thread": self.thread, "title": self.title,
+                "uri": self.record_id, "abstract": self.abstract, "overview": self.overview,
+                "body": self.body,
+            },
+            self.key,
+        )  # fmt: skip
 
     def content_hash(self) -> str:
-        """Its content hash (``_rules.content_hash``)."""
-        return _rules.content_hash(self.content())
+        """Its content hash (``_rules.content_hash_of``): what a caller's key compares."""
+        return _rules.content_hash_of(self.family, self.columns())
 
     def searched(self) -> str:
-        """The text it is indexed on (``_rules.searchable``)."""
-        return _rules.searchable(self.text, self.abstract, self.overview)
+        """The text it is indexed on (``FamilyRules.indexed_text``)."""
+        return rules(self.family).indexed_text(self.columns())
 
     def embedding_text(self) -> str:
-        """The text its vector embeds, as the runtime embeds it: a resource's summaries
-        (else its URI), any other record's text."""
-        if FAMILY_RULES[self.family].body_on_demand:
-            return resource_text(self.abstract, self.overview, self.record_id)
-        assert self.text is not None
-        return self.text
-
-    def memory_record(self, scope_id: str) -> MemoryRecord:
-        """A memory version as ``get_memory`` returns it."""
-        assert self.text is not None
-        assert self.kind is not None
-        return MemoryRecord(
-            ref=MemoryRef(scope_id, self.record_id, self.version), text=self.text,
-            kind=self.kind, tags=self.tags, created_at=self.created_at, thread=self.thread,
-            key=self.key,
-        )  # fmt: skip
+        """The text its vector embeds, as the runtime embeds it
+        (``FamilyRules.embedded_text``)."""
+        return rules(self.family).embedded_text(self.columns())
 
 
 def searchable_vectors(family: Family, versions: Sequence[StoredVersion]) -> Vectors | None:
@@ -274,6 +261,13 @@ class CopyTarget(Protocol):
         """The scope's profile (``satchel.stores.RecordStore.get_profile``)."""
         ...
 
-    async def set_profile(self, scope_id: str, profile: Profile) -> None:
-        """Set the scope's profile (``satchel.stores.RecordStore.set_profile``)."""
+    async def write(
+        self,
+        family: Family,
+        scope_id: str,
+        records: Sequence[Record],
+        vectors: Vectors | None = None,
+    ) -> list[Ref]:
+        """Write records as a caller writes them (``satchel.stores.RecordStore.write``):
+        a copy writes each scope's profile so."""
         ...

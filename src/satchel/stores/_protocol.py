@@ -15,6 +15,10 @@ Keys: a store names each searchable record version by an integer key, unique wit
 family and scope and never reused for another version. Pools carry keys; evidence is
 read by key.
 
+A store writes every family through one method, :meth:`RecordStore.write`, driven by the
+family table (``satchel.stores.FAMILY_RULES``): a store that follows the table's write
+fields keeps a family added to it with no change of its own.
+
 ``satchel.stores.MemoryStore`` is the simplest correct implementation: read it first.
 Every store passes the same contract suite, shipped as :mod:`satchel.stores.testing` for
 anyone writing one.
@@ -32,16 +36,7 @@ if TYPE_CHECKING:
 
     from ..vocabulary._evidence import Evidence, Pool
     from ..vocabulary._families import Family
-    from ..vocabulary._records import (
-        Experience,
-        MemoryEntry,
-        MemoryRecord,
-        MemoryRef,
-        Profile,
-        RecordRef,
-        Resource,
-        TopicMemory,
-    )
+    from ..vocabulary._records import MemoryEntry, MemoryRecord, MemoryRef, Record, Ref
     from ..vocabulary._retrieval import PoolRequest
 
     Vectors = npt.NDArray[np.float32]
@@ -62,11 +57,48 @@ class RecordStore(Protocol):
     and writes nothing; with new content it is the entry's next version, searchable.
     """
 
-    async def add_memories(
-        self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
-    ) -> list[MemoryRef]:
-        """Write memory entries; one reference per entry, in input order, each a new
-        entry at version 1 (or, for a known ``key``, see the class)."""
+    async def write(
+        self,
+        family: Family,
+        scope_id: str,
+        records: Sequence[Record],
+        vectors: Vectors | None = None,
+    ) -> list[Ref]:
+        """Write a batch of one family's records (of its ``FamilyRules.record_type``);
+        one reference each, in input order (the family's ``FamilyRules.ref``: a
+        :class:`MemoryRef` for a memory entry, a :class:`RecordRef` for the others).
+
+        What the store keeps of each record is its columns (``FamilyRules.columns_of``,
+        a :class:`~satchel.vocabulary.Columns`): searched on ``FamilyRules.indexed_text``
+        (and, with a vector channel, its vector), read back as evidence. Where a record
+        goes follows its family's naming rule (``FamilyRules.named_by``; decide it with
+        ``satchel.stores._placing``, as the stores here do):
+
+        - ``key``: by its ``key`` alone (see the class); without one it is new, at
+          version 1 (memory entries, experiences).
+        - ``title``: a record its key did not place takes the next revision of the
+          searchable record with its title, else it is new (topic memories).
+        - ``uri``: its URI is its id: a URI written again replaces the earlier record
+          (its next revision), and a URI that comes back takes the revision after its
+          last one. A resource is searched on its abstract and overview only; its body is
+          read on demand (:meth:`read_resource_bodies`).
+        - ``scope``: one per scope, and the write replaces it (the profile: ``records``
+          holds exactly one, and the write returns no reference).
+
+        Args:
+            family: the records' family.
+            scope_id: the scope written to.
+            records: the records, all of the family's record type.
+            vectors: one row per record when the family has a vector channel
+                (``FamilyRules.vector_channel``), embedded on
+                ``FamilyRules.embedded_text``; None when it has none (experiences, the
+                profile).
+
+        Raises:
+            StoreError: records of another type, vectors missing or where the family
+                takes none, vectors that do not fit (see ``_rules.check_write`` and
+                ``_rules.check_vectors``), or a profile write of other than one profile.
+        """
         ...
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
@@ -97,30 +129,6 @@ class RecordStore(Protocol):
         Raises:
             NotFoundError: The scope, entry or version does not exist.
         """
-        ...
-
-    async def add_experiences(
-        self, scope_id: str, experiences: Sequence[Experience]
-    ) -> list[RecordRef]:
-        """Write experiences (searched by text only: no vectors)."""
-        ...
-
-    async def add_topic_memories(
-        self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
-    ) -> list[RecordRef]:
-        """Write topic memories; a known ``key`` with new content makes a new revision."""
-        ...
-
-    async def add_resources(
-        self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
-    ) -> list[RecordRef]:
-        """Write resources, identified by URI within the scope: a URI written again
-        replaces the earlier resource. Searched on the abstract and overview only; the
-        body is read on demand (:meth:`read_resource_bodies`)."""
-        ...
-
-    async def set_profile(self, scope_id: str, profile: Profile) -> None:
-        """Set the scope's profile; the latest write wins."""
         ...
 
     async def get_profile(self, scope_id: str) -> Evidence | None:

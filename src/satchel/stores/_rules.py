@@ -1,19 +1,23 @@
 """The record rules every store keeps, decided once: the stores below them only move rows.
 
+- **The write's door** (:func:`check_write`): the records are of the family's type, the
+  vectors are there exactly when the family has a vector channel, a profile comes alone.
+  A store writes every family through one path driven by the family table
+  (``satchel.vocabulary.FamilyRules``): a record is kept as its
+  :class:`~satchel.vocabulary.Columns` (``columns_of``).
 - **Idempotency.** A store looks up the latest version its caller's key names, live or
   forgotten (a :class:`Live`), and :func:`decide` says what the write is: ``unchanged``
   (nothing to write, the existing reference returned, even a forgotten one: forget is
   forever, for the content of every version the forgotten record ever had),
   ``new-version`` (retire that version if it is live, write the next) or ``new``.
-  Content is compared by :func:`content_hash`, one hash of the record's content
-  (:func:`content_hash_of`; a time as its instant), whatever the store keeps of it.
+  Content is compared by :func:`content_hash`, one hash of the columns the family's
+  content names (:func:`content_of`; a time as its instant), whatever the store keeps.
 - **Names.** Without a key's version, a topic memory's title names the record
   (:func:`by_title`) and a resource's URI always does (:func:`by_uri`): a live holder of
-  the name is replaced by its next version (:func:`needs_name`, :func:`name_of`).
-- **What a version keeps** (:func:`columns_of`: the text it is searched on and read back
-  with) and the reference a write returns (:func:`ref_of`), so one write loop serves
-  every family.
-- **Searchability** (:func:`searchable`), the embedder and vector checks
+  the name is replaced by its next version. ``_placing`` asks a store for each and
+  applies these, once for all three stores.
+- **What a write returns** (:func:`ref_of`: the family's reference), a stored
+  version's columns read back (:func:`columns_from`), the embedder and vector checks
   (:func:`check_vectors`, :func:`check_query_vector`, :func:`check_embedder`), the
   decoding of a stored memory version (:func:`memory_record`) and the messages stores
   raise with.
@@ -32,22 +36,13 @@ import hashlib
 import json
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Generic, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeAlias, TypeVar, cast
 
 import attrs
 
 from ..vocabulary._errors import NotFoundError, StoreError
-from ..vocabulary._records import (
-    Experience,
-    MemoryEntry,
-    MemoryRecord,
-    MemoryRef,
-    RecordRef,
-    Resource,
-    TopicMemory,
-    experience_text,
-    topic_text,
-)
+from ..vocabulary._families import FAMILY_RULES, FamilyRules, rules
+from ..vocabulary._records import Columns, MemoryRecord
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -56,6 +51,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ..vocabulary._families import Family
+    from ..vocabulary._records import MemoryRef, Record, Ref
 
     Vectors = npt.NDArray[np.float32]
 
@@ -68,9 +64,6 @@ WriteKind: TypeAlias = Literal["unchanged", "new-version", "new"]
 #: What an idempotency key compares of a record, in order (hashed by
 #: :func:`content_hash`).
 Content: TypeAlias = tuple[str | tuple[str, ...] | None, ...]
-
-#: A kept record: an entry, experience, topic memory or resource.
-Keepable: TypeAlias = MemoryEntry | Experience | TopicMemory | Resource
 
 
 @attrs.frozen
@@ -137,29 +130,12 @@ def by_uri(uri: str, holder: Live[H] | None, latest: int) -> WriteDecision[H]:
     return WriteDecision("new-version", uri, holder.version + 1, holder.handle)
 
 
-def needs_name(family: str, keyed: WriteDecision[H], uri: str | None = None) -> bool:
-    """Whether the record's name decides after its key did: a topic memory its key
-    did not find, and a resource unless its key's record already lives at ``uri`` (a
-    live version there that the write replaces)."""
-    if family == "topic-memory":
-        return keyed.kind == "new"
-    if family == "resource":
-        return keyed.kind != "new-version" or keyed.retire is None or keyed.record_id != uri
-    return False
-
-
-def name_of(record: Keepable) -> str | None:
-    """The name a record is placed by when its key does not decide
-    (:func:`needs_name`): a resource's URI (a topic memory's title is looked up by the
-    store; other records have none)."""
-    return record.uri if isinstance(record, Resource) else None
-
-
-def ref_of(family: Family, scope_id: str, decision: WriteDecision[H]) -> MemoryRef | RecordRef:
-    """The reference a write returns for one record of ``family``."""
-    if family == "memory":
-        return MemoryRef(scope_id, decision.record_id, decision.version)
-    return RecordRef(family, scope_id, decision.record_id, decision.version)
+def ref_of(family: Family, scope_id: str, decision: WriteDecision[H]) -> Ref:
+    """The reference a write returns for one record of ``family`` (its table row's
+    ``ref``: a memory entry's version, another record's revision)."""
+    make = rules(family).ref
+    assert make is not None, f"a write of {family} returns no reference"
+    return make(scope_id, decision.record_id, decision.version)
 
 
 def new_record_id() -> str:
@@ -170,27 +146,51 @@ def new_record_id() -> str:
 # -- content ------------------------------------------------------------------------------
 
 
-def content_of(record: Keepable) -> Content:
-    """What an idempotency key compares of a record: a memory entry's text, kind, tags,
-    time as written and thread; an experience's text; a topic memory's title and text;
-    a resource's URI, summaries and body."""
-    if isinstance(record, MemoryEntry):
-        said = None if record.created_at is None else record.created_at.isoformat()
-        return memory_content(record.text, record.kind, record.tags, said, record.thread)
-    if isinstance(record, Experience):
-        return (experience_text(record),)
-    if isinstance(record, TopicMemory):
-        return (record.title, topic_text(record))
-    return (record.uri, record.abstract, record.overview, record.body)
+def check_write(family: Family, records: Sequence[Record], vectors: object) -> FamilyRules:
+    """Refuse a write no store makes, before it changes anything: records of another
+    type than the family's, vectors for a family with no vector channel or none for
+    one that has, or a profile write of other than one profile.
+
+    Returns:
+        The family's rules, which the write then follows.
+
+    Raises:
+        StoreError: naming what is wrong.
+    """
+    if family not in FAMILY_RULES:
+        raise StoreError(f"no family {family!r}: one of {', '.join(FAMILY_RULES)}")
+    family_rules = FAMILY_RULES[family]
+    other = next((r for r in records if not isinstance(r, family_rules.record_type)), None)
+    if other is not None:
+        raise StoreError(f"a {family} write holds a {type(other).__name__}")
+    if family_rules.vector_channel and vectors is None:
+        raise StoreError(f"a {family} write needs one vector per record")
+    if not family_rules.vector_channel and vectors is not None:
+        raise StoreError(f"{family} records have no vectors; a write of them takes none")
+    if family_rules.named_by == "scope" and len(records) != 1:
+        raise StoreError(f"a {family} write holds exactly one {family}, not {len(records)}")
+    return family_rules
 
 
-def memory_content(
-    text: str, kind: str, tags: Sequence[str], said: str | None, thread: str | None
-) -> Content:
-    """A memory entry's content from its parts (``said``: its time in ISO format, as
-    written; compared as its instant, so one moment written with two UTC offsets is one
-    content)."""
-    return (text, kind, tuple(tags), instant(said), thread)
+def content_of(family: Family, columns: Columns) -> Content:
+    """What an idempotency key compares of a version: the columns its family's content
+    names (``FamilyRules.content``), in order: a memory entry's text, kind, tags, time
+    as written and thread; an experience's text; a topic memory's title and text; a
+    resource's URI, summaries and body. A time is compared as its instant (one moment
+    written with two UTC offsets is one content), tags as a tuple."""
+    return tuple(_compared(field, getattr(columns, field)) for field in rules(family).content)
+
+
+def _compared(field: str, value: object) -> str | tuple[str, ...] | None:
+    if value is None:
+        return None
+    if field == "created_at":
+        assert isinstance(value, datetime)
+        return instant(value.isoformat())
+    if field == "tags":
+        return tuple(cast("Iterable[str]", value))
+    assert isinstance(value, str)
+    return value
 
 
 def instant(said: str | None) -> str | None:
@@ -209,47 +209,24 @@ def content_hash(content: Content) -> str:
     return hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def content_hash_of(record: Keepable) -> str:
-    """The content hash of a record (:func:`content_of`, hashed)."""
-    return content_hash(content_of(record))
+def content_hash_of(family: Family, columns: Columns) -> str:
+    """The content hash of a version of ``family`` (:func:`content_of`, hashed)."""
+    return content_hash(content_of(family, columns))
 
 
-@attrs.frozen
-class Columns:
-    """What one version of an experience, topic memory or resource keeps beside its id
-    and version: the text it is searched on, and what it is read back with."""
-
-    searched: str
-    text: str | None = None
-    title: str | None = None
-    abstract: str | None = None
-    overview: str | None = None
-    body: str | None = None
-
-
-def columns_of(record: Experience | TopicMemory | Resource) -> Columns:
-    """The columns of one version of ``record`` (a memory entry has its own: its kind,
-    tags, time and thread)."""
-    if isinstance(record, Experience):
-        text = experience_text(record)
-        return Columns(text, text=text)
-    if isinstance(record, TopicMemory):
-        text = topic_text(record)
-        return Columns(text, text=text, title=record.title)
-    return Columns(
-        searchable(None, record.abstract, record.overview),
-        abstract=record.abstract,
-        overview=record.overview,
-        body=record.body,
-    )
-
-
-def searchable(text: str | None, abstract: str | None, overview: str | None) -> str:
-    """What a record is indexed on: its text (a memory, experience or topic memory), or
-    a resource's abstract and overview (its body is read, never searched)."""
-    if text is not None:
-        return text
-    return " ".join(filter(None, (abstract, overview)))
+def columns_from(family: Family, stored: Mapping[str, object], key: str | None) -> Columns:
+    """A stored version's columns, from what a store read of it by column name (a
+    resource's URI as ``uri``): those its family keeps, tags decoded from their JSON
+    and a time from its ISO form when a store kept them so."""
+    kept: dict[str, object] = {"key": key}
+    for field in rules(family).content:
+        value = stored.get(field)
+        if field == "tags" and not isinstance(value, tuple):
+            value = decode_tags(value)
+        elif field == "created_at" and isinstance(value, str):
+            value = datetime.fromisoformat(value) if value else None
+        kept[field] = value
+    return Columns.from_row(kept)
 
 
 def encode_tags(tags: Sequence[str]) -> str:

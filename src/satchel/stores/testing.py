@@ -15,7 +15,9 @@ one by one (satchel's own parametrizes over :data:`CHECKS`: see
 ``tests/stores/test_contract.py``) and skip the ones a store is known to break.
 
 The checks need no test framework: they assert, and run on asyncio or trio alike. They
-write through the store's own methods, with vectors from a
+write through the store's own methods (every family through ``Store.write``: the helpers
+:func:`remember`, :func:`memories`, :func:`records` and :func:`set_profile` check the
+references it returns), with vectors from a
 :class:`~satchel.embedders.HashingEmbedder` of 64 dimensions, and read back exactly.
 Keys are compared only within one family and scope: a store may reuse a key number in
 another scope, so the checks tell records apart by their evidence.
@@ -26,7 +28,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
 import attrs
 import numpy as np
@@ -40,6 +42,7 @@ from ..vocabulary._records import (
     MemoryEntry,
     MemoryRef,
     Profile,
+    RecordRef,
     Resource,
     TopicMemory,
     experience_text,
@@ -54,7 +57,10 @@ if TYPE_CHECKING:
 
     from ..vocabulary._evidence import Pool
     from ..vocabulary._families import Family
+    from ..vocabulary._records import Record
     from ._protocol import Store
+
+    Vectors = npt.NDArray[np.float32]
 
 #: One check of the contract: an async function of an open, empty store.
 Check: TypeAlias = "Callable[[Store], Awaitable[None]]"
@@ -87,9 +93,42 @@ def turn(text: str, minutes: float, thread: str | None = "t1") -> MemoryEntry:
 async def remember(
     store: Store, scope: str, entries: Sequence[MemoryEntry | str]
 ) -> list[MemoryRef]:
+    """Write memory entries (a string: an entry of that text), embedded by
+    :data:`EMBEDDER`; their references."""
     written = [MemoryEntry(text=e) if isinstance(e, str) else e for e in entries]
     vectors = await EMBEDDER.embed([entry.text for entry in written])
-    return await store.add_memories(scope, written, vectors)
+    return await memories(store, scope, written, vectors)
+
+
+async def memories(
+    store: Store, scope: str, entries: Sequence[MemoryEntry], vectors: Vectors
+) -> list[MemoryRef]:
+    """Write memory entries with ``vectors``: one :class:`MemoryRef` each."""
+    refs = await store.write("memory", scope, entries, vectors)
+    assert all(isinstance(ref, MemoryRef) for ref in refs), f"memory refs, not {refs}"
+    return cast("list[MemoryRef]", refs)
+
+
+async def records(
+    store: Store,
+    family: Family,
+    scope: str,
+    written: Sequence[Record],
+    vectors: Vectors | None = None,
+) -> list[RecordRef]:
+    """Write records of a family other than memory: one :class:`RecordRef` each, of
+    that family and scope."""
+    refs = await store.write(family, scope, written, vectors)
+    assert all(
+        isinstance(ref, RecordRef) and (ref.family, ref.scope_id) == (family, scope) for ref in refs
+    ), f"{family} refs in scope {scope!r}, not {refs}"
+    return cast("list[RecordRef]", refs)
+
+
+async def set_profile(store: Store, scope: str, profile: Profile) -> None:
+    """Replace the scope's profile (a write that returns no reference)."""
+    refs = await store.write("profile", scope, [profile])
+    assert refs == [], f"a profile write returns no reference, not {refs}"
 
 
 async def search(
@@ -153,6 +192,26 @@ async def check_add_memories_gives_new_entries_read_back_exactly(store: Store) -
     )  # fmt: skip
     assert record.key == "c1/1"
     assert (await store.get_memory(refs[1])).text == "second entry"
+
+
+async def check_a_write_refuses_what_its_family_does_not_take(store: Store) -> None:
+    """A write holding another family's record, lacking the vectors its family
+    embeds, bringing vectors to a family without any, with too few vectors, or of two
+    profiles raises StoreError and writes nothing."""
+    vectors = await EMBEDDER.embed(["x"])
+    lesson, entry = Experience("a", "b", "c", "d"), MemoryEntry(text="x")
+    refused: list[Callable[[], Awaitable[object]]] = [
+        lambda: store.write("memory", "s", [lesson], vectors),
+        lambda: store.write("memory", "s", [entry]),
+        lambda: store.write("experience", "s", [lesson], vectors),
+        lambda: store.write("memory", "s", [entry, MemoryEntry(text="y")], vectors),
+        lambda: store.write("profile", "s", [Profile("p"), Profile("q")]),
+    ]
+    for write in refused:
+        with raises(StoreError):
+            await write()
+    assert store.scope_version("s") == 0
+    assert await store.scope_counts() == {}
 
 
 async def check_update_writes_the_next_version_and_keeps_the_cited_one(store: Store) -> None:
@@ -335,8 +394,8 @@ async def check_experiences_are_keyed_and_searched_by_text_only(store: Store) ->
     """An experience is searched on its whole text, never by vector; its evidence holds
     that text; its key works like a memory's."""
     lesson = Experience("deploy failed", "rolled back", "service recovered", "pin kestrel")
-    (ref,) = await store.add_experiences("s", [Experience(*attrs_of(lesson), key="e")])
-    (again,) = await store.add_experiences("s", [Experience(*attrs_of(lesson), key="e")])
+    (ref,) = await records(store, "experience", "s", [Experience(*attrs_of(lesson), key="e")])
+    (again,) = await records(store, "experience", "s", [Experience(*attrs_of(lesson), key="e")])
     assert (ref.family, ref.scope_id, ref.revision) == ("experience", "s", 1)
     assert again == ref
     pool = await search(store, "kestrel rollback", family="experience")
@@ -346,7 +405,7 @@ async def check_experiences_are_keyed_and_searched_by_text_only(store: Store) ->
         "experience", "s", ref.id, 1, text=experience_text(lesson)
     )
     changed = Experience("deploy failed", "rolled back", "it recovered", "pin", key="e")
-    (next_ref,) = await store.add_experiences("s", [changed])
+    (next_ref,) = await records(store, "experience", "s", [changed])
     assert (next_ref.id, next_ref.revision) == (ref.id, 2)
     pool = await search(store, "deploy", family="experience")
     assert await texts(store, keys_of(pool.lexical_keys), family="experience") == [
@@ -363,9 +422,13 @@ async def check_topic_memories_are_revised_by_title_or_key(store: Store) -> None
     too, and with the same content writes nothing. Searched on title and text."""
     topic = TopicMemory(title="kestrel", text="a small falcon")
     vectors = await EMBEDDER.embed([topic_text(topic)])
-    (first,) = await store.add_topic_memories("s", [topic], vectors)
-    (second,) = await store.add_topic_memories(
-        "s", [TopicMemory(title="kestrel", text="hovers over fields")], vectors
+    (first,) = await records(store, "topic-memory", "s", [topic], vectors)
+    (second,) = await records(
+        store,
+        "topic-memory",
+        "s",
+        [TopicMemory(title="kestrel", text="hovers over fields")],
+        vectors,
     )
     assert (first.family, first.revision, second.id, second.revision) == (
         "topic-memory", 1, first.id, 2,
@@ -376,10 +439,10 @@ async def check_topic_memories_are_revised_by_title_or_key(store: Store) -> None
     ]
     assert len(pool.vector_keys) == 1
     keyed = TopicMemory(title="harbour", text="boats", key="h")
-    (a,) = await store.add_topic_memories("s", [keyed], vectors)
-    (b,) = await store.add_topic_memories("s", [keyed], vectors)
-    (c,) = await store.add_topic_memories(
-        "s", [TopicMemory(title="harbour", text="ships", key="h")], vectors
+    (a,) = await records(store, "topic-memory", "s", [keyed], vectors)
+    (b,) = await records(store, "topic-memory", "s", [keyed], vectors)
+    (c,) = await records(
+        store, "topic-memory", "s", [TopicMemory(title="harbour", text="ships", key="h")], vectors
     )
     assert b == a
     assert (c.id, c.revision) == (a.id, 2)
@@ -392,7 +455,9 @@ async def check_resources_are_replaced_by_uri_and_searched_on_their_summaries(
     """A URI written again replaces the resource; only the abstract and overview are
     searched; the body is read on demand, the current one, for known URIs only."""
     vectors = await EMBEDDER.embed(["kestrel setup guide"])
-    (first,) = await store.add_resources(
+    (first,) = await records(
+        store,
+        "resource",
         "s",
         [Resource("docs/setup.md", body="TOKEN=old", abstract="kestrel setup guide")],
         vectors,
@@ -400,7 +465,7 @@ async def check_resources_are_replaced_by_uri_and_searched_on_their_summaries(
     replaced = Resource(
         "docs/setup.md", body="TOKEN=new", abstract="kestrel install guide", overview="steps"
     )
-    (second,) = await store.add_resources("s", [replaced], vectors)
+    (second,) = await records(store, "resource", "s", [replaced], vectors)
     assert (first.id, first.revision, second.id, second.revision) == (
         "docs/setup.md", 1, "docs/setup.md", 2,
     )  # fmt: skip
@@ -415,8 +480,8 @@ async def check_resources_are_replaced_by_uri_and_searched_on_their_summaries(
     assert bodies == {"docs/setup.md": "TOKEN=new"}
     assert await store.read_resource_bodies("elsewhere", ["docs/setup.md"]) == {}
     keyed = Resource("docs/a.md", body="A", abstract="alpha", key="r")
-    (a,) = await store.add_resources("s", [keyed], vectors)
-    (again,) = await store.add_resources("s", [keyed], vectors)
+    (a,) = await records(store, "resource", "s", [keyed], vectors)
+    (again,) = await records(store, "resource", "s", [keyed], vectors)
     assert again == a
 
 
@@ -424,9 +489,9 @@ async def check_a_uri_that_comes_back_takes_its_next_revision(store: Store) -> N
     """Key r moves a resource from URI a to URI b (a leaves search); a written again
     without the key continues a's revisions instead of clashing with revision 1."""
     vectors = await EMBEDDER.embed(["alpha"])
-    (a1,) = await store.add_resources("s", [Resource("a", "A", "alpha", key="r")], vectors)
-    (b1,) = await store.add_resources("s", [Resource("b", "B", "beta", key="r")], vectors)
-    (a2,) = await store.add_resources("s", [Resource("a", "A2", "alpha two")], vectors)
+    (a1,) = await records(store, "resource", "s", [Resource("a", "A", "alpha", key="r")], vectors)
+    (b1,) = await records(store, "resource", "s", [Resource("b", "B", "beta", key="r")], vectors)
+    (a2,) = await records(store, "resource", "s", [Resource("a", "A2", "alpha two")], vectors)
     assert (a1.id, a1.revision, b1.id, a2.id, a2.revision) == ("a", 1, "b", "a", 2)
     assert await store.read_resource_bodies("s", ["a", "b"]) == {"a": "A2", "b": "B"}
 
@@ -434,8 +499,8 @@ async def check_a_uri_that_comes_back_takes_its_next_revision(store: Store) -> N
 async def check_the_latest_profile_wins(store: Store) -> None:
     """A scope's profile is the last one set; a scope without one has none."""
     assert await store.get_profile("s") is None
-    await store.set_profile("s", Profile(text="first"))
-    await store.set_profile("s", Profile(text="prefers short answers"))
+    await set_profile(store, "s", Profile(text="first"))
+    await set_profile(store, "s", Profile(text="prefers short answers"))
     assert await store.get_profile("s") == Evidence.from_record(
         "profile", "s", text="prefers short answers"
     )
@@ -464,16 +529,16 @@ async def check_scope_counts_name_each_scope_with_its_searchable_records(store: 
     first, second, _ = await remember(store, "a", ["kestrel one", "kestrel two", "three"])
     await store.update_memory(first, MemoryEntry(text="kestrel one, revised"), vectors)
     await store.forget_memory(second)
-    await store.add_experiences("a", [Experience("a", "b", "c", "d")])
+    await records(store, "experience", "a", [Experience("a", "b", "c", "d")])
     for text in ("first", "second"):  # the same title: one note, two revisions
-        await store.add_topic_memories("a", [TopicMemory("kestrel", text)], vectors)
+        await records(store, "topic-memory", "a", [TopicMemory("kestrel", text)], vectors)
     for body in ("old", "new"):  # the same URI: one resource
-        await store.add_resources("b", [Resource("docs/a.md", body, "alpha")], vectors)
-    await store.set_profile("b", Profile("first"))
-    await store.set_profile("b", Profile("second"))
+        await records(store, "resource", "b", [Resource("docs/a.md", body, "alpha")], vectors)
+    await set_profile(store, "b", Profile("first"))
+    await set_profile(store, "b", Profile("second"))
     (gone,) = await remember(store, "c", ["forgotten"])
     await store.forget_memory(gone)
-    await store.set_profile("d", Profile("only a profile"))
+    await set_profile(store, "d", Profile("only a profile"))
     counts = await store.scope_counts()
     assert {scope: dict(families) for scope, families in counts.items()} == {
         "a": {"memory": 2, "experience": 1, "topic-memory": 1},
@@ -510,7 +575,7 @@ async def check_evidence_never_crosses_scope_or_family(store: Store) -> None:
     a key that names one there."""
     await remember(store, "a", ["kestrel in a"])
     await remember(store, "b", ["kestrel in b"])
-    await store.add_experiences("a", [Experience("kestrel", "a", "b", "c")])
+    await records(store, "experience", "a", [Experience("kestrel", "a", "b", "c")])
     in_a = await every_key(store, "a")
     foreign = [key for key in await every_key(store, "b") if key not in in_a]
     assert await store.evidence("memory", "a", foreign) == {}
@@ -531,7 +596,7 @@ async def check_scopes_that_look_alike_are_each_their_own(store: Store) -> None:
     profile, and erasing one leaves the others whole."""
     for name in LOOK_ALIKES:
         await remember(store, name, [f"kestrel note of {name!r}"])
-        await store.set_profile(name, Profile(f"profile of {name!r}"))
+        await set_profile(store, name, Profile(f"profile of {name!r}"))
     counts = await store.scope_counts()
     assert sorted(counts) == sorted(LOOK_ALIKES)
     for name in LOOK_ALIKES:
@@ -559,13 +624,17 @@ async def check_keys_titles_and_uris_that_look_alike_are_each_their_own(store: S
     for name, ref in zip(names, refs, strict=True):
         assert (await store.get_memory(ref)).text == f"kestrel {name!r}"
     vectors = await EMBEDDER.embed(["x"] * len(names))
-    topics = await store.add_topic_memories(
-        "s", [TopicMemory(title=n, text=f"note {n!r}") for n in names], vectors
+    topics = await records(
+        store,
+        "topic-memory",
+        "s",
+        [TopicMemory(title=n, text=f"note {n!r}") for n in names],
+        vectors,
     )
     assert [(t.revision, t.id) for t in topics] == [(1, t.id) for t in topics]
     assert len({t.id for t in topics}) == len(names)
-    resources = await store.add_resources(
-        "s", [Resource(n, f"body {n!r}", "alpha") for n in names], vectors
+    resources = await records(
+        store, "resource", "s", [Resource(n, f"body {n!r}", "alpha") for n in names], vectors
     )
     assert [(r.id, r.revision) for r in resources] == [(n, 1) for n in names]
     assert await store.read_resource_bodies("s", ["pad", "Pad"]) == {
@@ -615,7 +684,7 @@ async def check_lexical_channel_searches_the_plans_terms_only(store: Store) -> N
         *[MemoryEntry(text=f"filler {n}") for n in range(2150)],
     ]
     vectors = np.zeros((len(entries), EMBEDDER.dimension), dtype=np.float32)
-    await store.add_memories("s", entries, vectors)
+    await memories(store, "s", entries, vectors)
     pool = await search(store, "rare budget", vector=False)
     assert await texts(store, keys_of(pool.lexical_keys)) == ["rare budget"]
     assert pool.lexical_matches.tolist() == [2]
@@ -705,7 +774,7 @@ async def check_vector_channel_is_the_most_similar_first(store: Store) -> None:
     families with a vector channel, only with a query vector."""
     entries = [MemoryEntry(text=name) for name in ("east", "north", "northeast", "west")]
     vectors = np.stack([unit(1, 0, 0, 0), unit(0, 1, 0, 0), unit(1, 1, 0, 0), unit(-1, 0, 0, 0)])
-    await store.add_memories("s", entries, vectors)
+    await memories(store, "s", entries, vectors)
     query = PoolRequest(analyse_query("compass"), unit(1, 0.1, 0, 0), 3)
     pool = await store.retrieve("memory", "s", query)
     assert await texts(store, keys_of(pool.vector_keys)) == ["east", "northeast", "north"]
@@ -717,7 +786,7 @@ async def check_vector_channel_is_the_most_similar_first(store: Store) -> None:
     none = await store.retrieve("memory", "s", PoolRequest(analyse_query("east"), None, 3))
     assert len(none.vector_keys) == 0
     assert len(none.lexical_keys) == 1
-    await store.add_experiences("s", [Experience("east", "east", "east", "east")])
+    await records(store, "experience", "s", [Experience("east", "east", "east", "east")])
     experience = await store.retrieve("experience", "s", query)
     assert len(experience.vector_keys) == 0
 
@@ -946,14 +1015,16 @@ async def check_erase_reaches_every_family(store: Store) -> None:
     """An experience, a topic memory with two revisions, a resource with two (its body
     too) and the profile are each erased whole, with their count of versions."""
     vectors = await EMBEDDER.embed(["x"])
-    (exp,) = await store.add_experiences("s", [Experience("kestrel", "b", "c", "d")])
+    (exp,) = await records(store, "experience", "s", [Experience("kestrel", "b", "c", "d")])
     for text in ("first", "second"):
-        (topic,) = await store.add_topic_memories("s", [TopicMemory("kestrel", text)], vectors)
-    for body in ("old", "new"):
-        (doc,) = await store.add_resources(
-            "s", [Resource("docs/k.md", body, "kestrel guide")], vectors
+        (topic,) = await records(
+            store, "topic-memory", "s", [TopicMemory("kestrel", text)], vectors
         )
-    await store.set_profile("s", Profile("kestrel admin"))
+    for body in ("old", "new"):
+        (doc,) = await records(
+            store, "resource", "s", [Resource("docs/k.md", body, "kestrel guide")], vectors
+        )
+    await set_profile(store, "s", Profile("kestrel admin"))
     assert await store.erase("experience", "s", exp.id) == 1
     assert await store.erase("topic-memory", "s", topic.id) == 2
     assert await store.erase("resource", "s", doc.id) == 2
@@ -963,7 +1034,7 @@ async def check_erase_reaches_every_family(store: Store) -> None:
     assert await store.read_resource_bodies("s", ["docs/k.md"]) == {}
     assert await store.get_profile("s") is None
     assert await store.scope_counts() == {}
-    (back,) = await store.add_resources("s", [Resource("docs/k.md", "b", "k")], vectors)
+    (back,) = await records(store, "resource", "s", [Resource("docs/k.md", "b", "k")], vectors)
     assert back.revision == 1  # the URI starts afresh: its revisions were erased
 
 
@@ -994,10 +1065,10 @@ async def check_erase_scope_removes_every_record_of_every_family(store: Store) -
     refs = await remember(store, "s", [turn("kestrel one", 0), turn("kestrel two", 1)])
     await store.update_memory(refs[0], MemoryEntry(text="kestrel one b"), vectors)
     await store.forget_memory(refs[1])
-    await store.add_experiences("s", [Experience("kestrel", "b", "c", "d")])
-    await store.add_topic_memories("s", [TopicMemory("kestrel", "x")], vectors)
-    await store.add_resources("s", [Resource("u", "body", "kestrel")], vectors)
-    await store.set_profile("s", Profile("p"))
+    await records(store, "experience", "s", [Experience("kestrel", "b", "c", "d")])
+    await records(store, "topic-memory", "s", [TopicMemory("kestrel", "x")], vectors)
+    await records(store, "resource", "s", [Resource("u", "body", "kestrel")], vectors)
+    await set_profile(store, "s", Profile("p"))
     (elsewhere,) = await remember(store, "t", ["kestrel elsewhere"])
     version = store.scope_version("s")
     assert await store.erase_scope("s") == 6
@@ -1050,13 +1121,13 @@ async def check_every_write_moves_the_scope_version_and_reads_do_not(store: Stor
     await wrote()
     ref = await store.update_memory(ref, MemoryEntry(text="kestrel two"), vectors)
     await wrote()
-    await store.add_experiences("s", [Experience("a", "b", "c", "d")])
+    await records(store, "experience", "s", [Experience("a", "b", "c", "d")])
     await wrote()
-    await store.add_topic_memories("s", [TopicMemory("t", "x")], vectors)
+    await records(store, "topic-memory", "s", [TopicMemory("t", "x")], vectors)
     await wrote()
-    await store.add_resources("s", [Resource("u", "body", "abstract")], vectors)
+    await records(store, "resource", "s", [Resource("u", "body", "abstract")], vectors)
     await wrote()
-    await store.set_profile("s", Profile("p"))
+    await set_profile(store, "s", Profile("p"))
     await wrote()
     await store.forget_memory(ref)
     await wrote()
@@ -1079,10 +1150,10 @@ async def check_every_write_moves_the_scope_version_and_reads_do_not(store: Stor
 async def check_bind_embedder_refuses_another_embedder(store: Store) -> None:
     """Until a vector is written any embedder is accepted; then only the one that
     built the vectors (same fingerprint and dimension)."""
-    await store.add_experiences("s", [Experience("a", "b", "c", "d")])  # no vectors
+    await records(store, "experience", "s", [Experience("a", "b", "c", "d")])  # no vectors
     await store.bind_embedder("other/8", 8)
     await store.bind_embedder("mine/4", 4)
-    await store.add_memories("s", [MemoryEntry(text="x")], np.stack([unit(1, 0, 0, 0)]))
+    await memories(store, "s", [MemoryEntry(text="x")], np.stack([unit(1, 0, 0, 0)]))
     await store.bind_embedder("mine/4", 4)
     with raises(StoreError):
         await store.bind_embedder("other/4", 4)
@@ -1093,8 +1164,8 @@ async def check_bind_embedder_refuses_another_embedder(store: Store) -> None:
 async def check_calls_after_aclose_raise_store_error(store: Store) -> None:
     """aclose is idempotent; every later read and write raises StoreError."""
     ref, _ = await remember(store, "s", [turn("kestrel", 0), turn("next", 1)])
-    await store.add_resources("s", [Resource("u", "body", "a")], await EMBEDDER.embed(["a"]))
-    await store.set_profile("s", Profile("p"))
+    await records(store, "resource", "s", [Resource("u", "body", "a")], await EMBEDDER.embed(["a"]))
+    await set_profile(store, "s", Profile("p"))
     keys = await every_key(store)
     await store.aclose()
     await store.aclose()
@@ -1104,10 +1175,10 @@ async def check_calls_after_aclose_raise_store_error(store: Store) -> None:
         lambda: store.update_memory(ref, MemoryEntry(text="x"), vectors),
         lambda: store.forget_memory(ref),
         lambda: store.get_memory(ref),
-        lambda: store.add_experiences("s", [Experience("a", "b", "c", "d")]),
-        lambda: store.add_topic_memories("s", [TopicMemory("t", "x")], vectors),
-        lambda: store.add_resources("s", [Resource("v", "b")], vectors),
-        lambda: store.set_profile("s", Profile("q")),
+        lambda: records(store, "experience", "s", [Experience("a", "b", "c", "d")]),
+        lambda: records(store, "topic-memory", "s", [TopicMemory("t", "x")], vectors),
+        lambda: records(store, "resource", "s", [Resource("v", "b")], vectors),
+        lambda: set_profile(store, "s", Profile("q")),
         lambda: store.get_profile("s"),
         lambda: store.read_resource_bodies("s", ["u"]),
         lambda: search(store, "kestrel"),

@@ -37,6 +37,7 @@ from ._families import INTERLEAVE_ORDER as INTERLEAVE_ORDER
 from ._families import TIERS as TIERS
 from ._families import Family as Family
 from ._families import FamilyRules as FamilyRules
+from ._families import NameRule as NameRule
 from ._families import Tier as Tier
 from ._families import citation as citation
 from ._families import rules as rules
@@ -49,12 +50,15 @@ from ._receipts import Explanation as Explanation
 from ._receipts import Omission as Omission
 from ._receipts import OmissionCause as OmissionCause
 from ._receipts import Receipt as Receipt
+from ._records import Columns as Columns
 from ._records import Experience as Experience
 from ._records import MemoryEntry as MemoryEntry
 from ._records import MemoryRecord as MemoryRecord
 from ._records import MemoryRef as MemoryRef
 from ._records import Profile as Profile
+from ._records import Record as Record
 from ._records import RecordRef as RecordRef
+from ._records import Ref as Ref
 from ._records import Resource as Resource
 from ._records import TopicMemory as TopicMemory
 from ._requests import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES
@@ -115,6 +119,7 @@ __all__ = [
     "Calibration",
     "Channel",
     "Citation",
+    "Columns",
     "ContextItem",
     "DateMention",
     "Evidence",
@@ -130,6 +135,7 @@ __all__ = [
     "MemoryRecord",
     "MemoryRef",
     "ModelLoadError",
+    "NameRule",
     "NotFoundError",
     "Omission",
     "OmissionCause",
@@ -141,7 +147,9 @@ __all__ = [
     "PreparedContext",
     "Profile",
     "Receipt",
+    "Record",
     "RecordRef",
+    "Ref",
     "ResolvedRequest",
     "Resource",
     "SatchelError",

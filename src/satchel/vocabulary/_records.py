@@ -1,21 +1,26 @@
-"""The records an agent keeps, and the references that cite them.
+"""The records an agent keeps, one family each, what a version of one keeps
+(:class:`Columns`), and the references that cite them.
 
 Constructors only normalise (tags to a tuple; a value that is not iterable is kept as
 given); validation happens when a record is written, so the error can name the field's
-position in the batch (``entries[2].text``, ``entries[0].tags``).
+position in the batch (``entries[2].text``, ``entries[0].tags``). How each family is
+written, searched and served is its row of the family table (``_families``), which reads
+this module; this module reads nothing of satchel.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import attrs
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from datetime import datetime
 
-    from ._families import Family
+#: The memory families: one kind of record each (the profile is one per scope).
+Family: TypeAlias = Literal["memory", "experience", "topic-memory", "profile", "resource"]
 
 
 def _tuple_of_str(value: Iterable[str] | str) -> tuple[str, ...]:
@@ -84,6 +89,49 @@ class Resource:
     key: str | None = None
 
 
+#: A record of any family, as a write takes it.
+Record: TypeAlias = "MemoryEntry | Experience | TopicMemory | Resource | Profile"
+
+
+@attrs.frozen
+class Columns:
+    """What one version of a record keeps, in the columns every store has: a family
+    fills those its row of the family table names (``FamilyRules.content``) and leaves
+    the others None. Stores write and read records as these, whatever their family.
+
+    Attributes:
+        text: what it reads as (a memory's text; an experience's or topic memory's
+            text as rendered, ``Situation: ...``, ``title\\n\\ntext``; a profile's).
+        kind, tags, created_at, thread: a memory entry's (tags None in other families).
+        title: a topic memory's.
+        uri: a resource's: its name, and its record id.
+        abstract, overview, body: a resource's.
+        key: the caller's idempotency key: kept, never compared.
+    """
+
+    text: str | None = None
+    kind: str | None = None
+    tags: tuple[str, ...] | None = None
+    created_at: datetime | None = None
+    thread: str | None = None
+    title: str | None = None
+    uri: str | None = None
+    abstract: str | None = None
+    overview: str | None = None
+    body: str | None = None
+    key: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Columns:
+        """The columns a mapping of column names holds (a name it lacks: None)."""
+        return cls(
+            text=row.get("text"), kind=row.get("kind"), tags=row.get("tags"),
+            created_at=row.get("created_at"), thread=row.get("thread"),
+            title=row.get("title"), uri=row.get("uri"), abstract=row.get("abstract"),
+            overview=row.get("overview"), body=row.get("body"), key=row.get("key"),
+        )  # fmt: skip
+
+
 @attrs.frozen
 class MemoryRef:
     """Exactly one version of one memory entry, as cited in a prepared context."""
@@ -101,6 +149,10 @@ class RecordRef:
     scope_id: str
     id: str
     revision: int
+
+
+#: What a write returns per record: a memory entry's version, another record's revision.
+Ref: TypeAlias = "MemoryRef | RecordRef"
 
 
 @attrs.frozen

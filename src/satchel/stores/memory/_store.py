@@ -2,8 +2,11 @@
 
 Everything lives in Python dictionaries and is gone when the process ends. It is the
 simplest store that keeps the whole :class:`~satchel.stores.Store` contract, so tests use
-it and an implementer reads it first: the record rules (``stores._rules``) decide every
-write, and this store only keeps what they decide.
+it and an implementer reads it first: the record rules (``stores._rules``) and the
+placement (``stores._placing``) decide every write, and this store only keeps what they
+decide. One write path serves every family, read off its row of the family table: a
+record is kept as its columns (``FamilyRules.columns_of``); a profile (``named_by``
+``scope``) replaces the scope's.
 
 - A stored record version is one :class:`~._stored.Stored`, named by an integer
   ``key`` drawn from one counter: unique within its family and scope, never reused.
@@ -23,25 +26,23 @@ It never does I/O and never sees the gate, the orchestration or the Builder.
 from __future__ import annotations
 
 import itertools
-from collections import Counter
-from datetime import UTC
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio.lowlevel
 import attrs
 
-from ...vocabulary._analysis import analyse
-from ...vocabulary._dates import mentioned_days
 from ...vocabulary._errors import StoreError
 from ...vocabulary._evidence import Evidence, Pool
-from ...vocabulary._records import MemoryEntry, MemoryRecord, MemoryRef, RecordRef
+from ...vocabulary._families import rules
+from ...vocabulary._records import MemoryRef
 from .. import _rules
 from .._copy_protocol import VectorOrigin, searchable_vectors
+from .._placing import place
 from .._sessions import erased_identities
 from . import _copy as copying
 from ._channels import frequencies, lexical, nearest, time_channel, unit
 from ._sessions import Sessions
-from ._stored import Scope, Stored, thread_order
+from ._stored import Placer, Scope, Stored, thread_order
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ...vocabulary._families import Family
-    from ...vocabulary._records import Experience, Profile, Resource, TopicMemory
+    from ...vocabulary._records import Columns, MemoryEntry, MemoryRecord, Record, Ref
     from ...vocabulary._retrieval import PoolRequest
     from .._copy_protocol import StoredVersion
 
@@ -93,10 +94,32 @@ class MemoryStore:
 
     # -- writes -----------------------------------------------------------------------
 
-    async def add_memories(
-        self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
-    ) -> list[MemoryRef]:
-        return await self._add_records(scope_id, "memory", entries, vectors)
+    async def write(
+        self,
+        family: Family,
+        scope_id: str,
+        records: Sequence[Record],
+        vectors: Vectors | None = None,
+    ) -> list[Ref]:
+        await self._enter()
+        family_rules = _rules.check_write(family, records, vectors)
+        kept = [family_rules.columns_of(record) for record in records]
+        if vectors is not None:
+            self._take_vectors(vectors, len(records))
+        scope = self._scopes.setdefault(scope_id, Scope())
+        refs: list[Ref] = []
+        if family_rules.named_by == "scope":  # one per scope: the write replaces it
+            scope.profile = kept[0].text
+        else:
+            placer = Placer(scope, family)
+            paired = list(vectors) if vectors is not None else [None] * len(records)
+            for columns, vector in zip(kept, paired, strict=True):
+                decision = place(family, columns, placer)
+                if decision.writes:
+                    self._keep_version(scope, scope_id, family, decision, columns, vector)
+                refs.append(_rules.ref_of(family, scope_id, decision))
+        scope.write_version += 1
+        return refs
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
         await self._enter()
@@ -108,10 +131,12 @@ class MemoryStore:
         if entry.key is None:  # a new version keeps the entry's idempotency key
             entry = attrs.evolve(entry, key=latest.caller_key)
         scope.retire(latest)
-        new_ref = MemoryRef(ref.scope_id, ref.entry_id, latest.version + 1)
-        self._add_memory(scope, new_ref, entry, vector[0])
+        decision: _rules.WriteDecision[Stored]
+        decision = _rules.WriteDecision("new-version", ref.entry_id, latest.version + 1)
+        columns = rules("memory").columns_of(entry)
+        self._keep_version(scope, ref.scope_id, "memory", decision, columns, vector[0])
         scope.write_version += 1
-        return new_ref
+        return MemoryRef(ref.scope_id, ref.entry_id, decision.version)
 
     async def forget_memory(self, ref: MemoryRef) -> bool:
         await self._enter()
@@ -121,55 +146,6 @@ class MemoryStore:
         scope.retire(latest)
         scope.write_version += 1
         return live
-
-    async def add_experiences(
-        self, scope_id: str, experiences: Sequence[Experience]
-    ) -> list[RecordRef]:
-        return await self._add_records(scope_id, "experience", experiences, None)
-
-    async def add_topic_memories(
-        self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
-    ) -> list[RecordRef]:
-        return await self._add_records(scope_id, "topic-memory", topics, vectors)
-
-    async def add_resources(
-        self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
-    ) -> list[RecordRef]:
-        return await self._add_records(scope_id, "resource", resources, vectors)
-
-    async def _add_records(
-        self,
-        scope_id: str,
-        family: Family,
-        records: Sequence[_rules.Keepable],
-        vectors: Vectors | None,
-    ) -> list[Any]:
-        """Write a batch of one family's records, as the record rules decide each
-        (unchanged, a new version, or new); one reference each, in order."""
-        await self._enter()
-        if vectors is not None:
-            self._take_vectors(vectors, len(records))
-        paired = list(vectors) if vectors is not None else [None] * len(records)
-        scope = self._scopes.setdefault(scope_id, Scope())
-        refs: list[Any] = []
-        for record, vector in zip(records, paired, strict=True):
-            decision = scope.keyed(family, record)
-            scope.retire(decision.retire)
-            if decision.writes and _rules.needs_name(family, decision, _rules.name_of(record)):
-                decision = scope.by_name(record)
-                scope.retire(decision.retire)
-            ref = _rules.ref_of(family, scope_id, decision)
-            if decision.writes:
-                self._keep_version(scope, ref, record, vector)
-            refs.append(ref)
-        scope.write_version += 1
-        return refs
-
-    async def set_profile(self, scope_id: str, profile: Profile) -> None:
-        await self._enter()
-        scope = self._scopes.setdefault(scope_id, Scope())
-        scope.profile = profile.text
-        scope.write_version += 1
 
     async def erase(self, family: Family, scope_id: str, record_id: str | None) -> int:
         await self._enter()
@@ -236,9 +212,7 @@ class MemoryStore:
         versions = self._scope(ref.scope_id).versions(ref)
         if not 1 <= ref.version <= len(versions):
             raise _rules.no_version(ref)
-        record = versions[ref.version - 1].record  # versions are 1, 2, ... in order
-        assert record is not None
-        return record
+        return versions[ref.version - 1].memory_record(ref.scope_id)  # versions 1, 2, ...
 
     async def get_profile(self, scope_id: str) -> Evidence | None:
         await self._enter()
@@ -255,8 +229,8 @@ class MemoryStore:
         bodies: dict[str, str] = {}
         for uri in uris:
             current = scope.at_uri(uri)
-            if current is not None and current.body is not None:
-                bodies[uri] = current.body
+            if current is not None and current.columns.body is not None:
+                bodies[uri] = current.columns.body
         return bodies
 
     async def scope_counts(self) -> Mapping[str, Mapping[Family, int]]:
@@ -452,76 +426,16 @@ class MemoryStore:
     def _keep_version(
         self,
         scope: Scope,
-        ref: MemoryRef | RecordRef,
-        record: _rules.Keepable,
+        scope_id: str,
+        family: Family,
+        decision: _rules.WriteDecision[Stored],
+        columns: Columns,
         vector: Vectors | None,
     ) -> None:
-        """Keep a new searchable version of a record; its evidence cites ``ref``."""
-        if isinstance(record, MemoryEntry):
-            assert isinstance(ref, MemoryRef)
-            assert vector is not None
-            self._add_memory(scope, ref, record, vector)
-            return
-        assert isinstance(ref, RecordRef)
-        columns = _rules.columns_of(record)
-        evidence = Evidence.from_record(
-            ref.family, ref.scope_id, ref.id, ref.revision,
-            text=columns.text, abstract=columns.abstract, overview=columns.overview,
-        )  # fmt: skip
-        self._keep(
-            scope, evidence, ref.id, ref.revision, record, columns.searched,
-            vector=vector, title=columns.title, body=columns.body,
-        )  # fmt: skip
-
-    def _add_memory(
-        self, scope: Scope, ref: MemoryRef, entry: MemoryEntry, vector: Vectors
-    ) -> None:
-        said = entry.created_at
-        evidence = Evidence.from_record(
-            "memory", ref.scope_id, ref.entry_id, ref.version,
-            text=entry.text, created_at=said, thread=entry.thread,
-        )  # fmt: skip
-        self._keep(
-            scope, evidence, ref.entry_id, ref.version, entry, entry.text, vector=vector,
-            thread=entry.thread, said_at=None if said is None else said.timestamp(),
-            # The days the text names, seen from the day it was said ("yesterday").
-            mentions=() if said is None else tuple(
-                mentioned_days(entry.text, said.astimezone(UTC).date())
-            ),
-            record=MemoryRecord(
-                ref=ref, text=entry.text, kind=entry.kind, tags=entry.tags,
-                created_at=said, thread=entry.thread, key=entry.key,
-            ),
-        )  # fmt: skip
-
-    def _keep(
-        self,
-        scope: Scope,
-        evidence: Evidence,
-        record_id: str,
-        version: int,
-        kept: _rules.Keepable,
-        searched: str,
-        *,
-        vector: Vectors | None,
-        **extra: Any,
-    ) -> None:
-        """Store version ``version`` of ``kept`` (``evidence`` cites it) under the next
-        key; its full-text terms are those of ``searched``."""
-        terms = analyse(searched)  # the terms satchel.vocabulary.index_text joins
-        scope.keep(
-            Stored(
-                key=next(self._keys), family=evidence.family, record_id=record_id,
-                version=version, evidence=evidence, caller_key=kept.key,
-                content_hash=_content_hash(kept), terms=Counter(terms), length=len(terms),
-                vector=None if vector is None else unit(vector), **extra,
-            )
-        )  # fmt: skip
-
-
-def _content_hash(record: _rules.Keepable) -> str | None:
-    """What a later write under the record's key compares (nothing without a key)."""
-    return None if record.key is None else _rules.content_hash_of(record)
+        """Keep the new searchable version ``decision`` names, under the next key."""
+        cited = (decision.record_id, decision.version)
+        kept_vector = None if vector is None else unit(vector)
+        scope.keep(Stored.of(next(self._keys), family, scope_id, cited, columns, kept_vector))
 
 
 def _latest_memory(scope: Scope, ref: MemoryRef) -> Stored:

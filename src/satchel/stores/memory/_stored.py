@@ -8,24 +8,27 @@ holds versions and finds them by key, title or URI.
 from __future__ import annotations
 
 import math
+from collections import Counter
+from datetime import UTC
 from typing import TYPE_CHECKING
 
 import attrs
 
-from ...vocabulary._records import TopicMemory
-from .._rules import Live, by_title, by_uri, content_hash_of, decide, name_of
+from ...vocabulary._analysis import analyse
+from ...vocabulary._dates import mentioned_days
+from ...vocabulary._evidence import Evidence
+from ...vocabulary._families import rules
+from ...vocabulary._records import MemoryRecord, MemoryRef
+from .._rules import Live, content_hash_of
 
 if TYPE_CHECKING:
-    from collections import Counter
     from collections.abc import Callable
 
     import numpy as np
     import numpy.typing as npt
 
-    from ...vocabulary._evidence import Evidence
     from ...vocabulary._families import Family
-    from ...vocabulary._records import MemoryRecord, MemoryRef
-    from .._rules import Keepable, WriteDecision
+    from ...vocabulary._records import Columns
 
     Vectors = npt.NDArray[np.float32]
 
@@ -39,23 +42,70 @@ class Stored:
     record_id: str  # entry id, record id, or URI for a resource
     version: int  # version (memory) or revision (the other families)
     evidence: Evidence  # what a pool key reads, with its exact citation
-    caller_key: str | None  # the caller's idempotency key
+    columns: Columns  # what it keeps, as written (the caller's key among them)
     content_hash: str | None  # kept when it has a caller's key
     terms: Counter[str]  # analysed terms of the searched text, with their counts
     length: int  # how many analysed terms (BM25's document length)
     vector: Vectors | None = None  # unit length; None for a family without vectors
-    title: str | None = None  # topic memory only: the title that names it
-    # Memory only: when it was said (epoch seconds), its thread, the days its own text
-    # names (UTC ``[start, end)``) and the record ``get_memory`` returns.
+    # A dated version's time (epoch seconds) and the days its own text names (UTC
+    # ``[start, end)``, seen from the day it was said: "yesterday").
     said_at: float | None = None
-    thread: str | None = None
     mentions: tuple[tuple[float, float], ...] = ()
-    record: MemoryRecord | None = None
-    body: str | None = None  # resource only: read on demand, never searched
+
+    @classmethod
+    def of(
+        cls,
+        key: int,
+        family: Family,
+        scope_id: str,
+        cited: tuple[str, int],
+        columns: Columns,
+        vector: Vectors | None,
+    ) -> Stored:
+        """Version ``cited`` (record id, version) of a record of ``family`` in
+        ``scope_id`` that keeps ``columns``, under ``key``; ``vector`` is unit length."""
+        record_id, version = cited
+        said = columns.created_at
+        evidence = Evidence.from_record(
+            family, scope_id, record_id, version, text=columns.text,
+            abstract=columns.abstract, overview=columns.overview, created_at=said,
+            thread=columns.thread,
+        )  # fmt: skip
+        terms = analyse(rules(family).indexed_text(columns))  # what index_text joins
+        return cls(
+            key=key, family=family, record_id=record_id, version=version, evidence=evidence,
+            columns=columns,
+            content_hash=None if columns.key is None else content_hash_of(family, columns),
+            terms=Counter(terms), length=len(terms), vector=vector,
+            said_at=None if said is None else said.timestamp(),
+            mentions=() if said is None or columns.text is None else tuple(
+                mentioned_days(columns.text, said.astimezone(UTC).date())
+            ),
+        )  # fmt: skip
+
+    @property
+    def caller_key(self) -> str | None:
+        """The caller's idempotency key."""
+        return self.columns.key
+
+    @property
+    def thread(self) -> str | None:
+        return self.columns.thread
 
     def live(self) -> Live[Stored]:
         """This version as the record rules see a found one."""
         return Live(self, self.record_id, self.version, self.content_hash)
+
+    def memory_record(self, scope_id: str) -> MemoryRecord:
+        """This memory version as ``get_memory`` returns it."""
+        kept = self.columns
+        assert kept.text is not None
+        assert kept.kind is not None
+        return MemoryRecord(
+            ref=MemoryRef(scope_id, self.record_id, self.version), text=kept.text,
+            kind=kept.kind, tags=kept.tags or (), created_at=kept.created_at,
+            thread=kept.thread, key=kept.key,
+        )  # fmt: skip
 
 
 @attrs.define
@@ -79,47 +129,12 @@ class Scope:
         found = next((stored for stored in self.searchable(family).values() if test(stored)), None)
         return None if found is None else found.live()
 
-    def keyed(self, family: Family, record: Keepable) -> WriteDecision[Stored]:
-        """What the record's idempotency key makes of its write (``_rules.decide``),
-        given the latest version that holds the key: a searchable one, or a forgotten
-        record's last one with every version the key wrote (a version a newer one of its
-        record replaced counts as none)."""
-        if record.key is None:
-            return decide(None, "")
-        latest = self.keys.get((family, record.key))
-        found: Live[Stored] | None = None
-        if latest is not None and latest.key in self.searchable(family):
-            found = latest.live()
-        elif latest is not None and self.history[(family, latest.record_id)][-1] is latest:
-            earlier = {  # its record was forgotten: what the key ever wrote stays so
-                stored.content_hash: stored.version
-                for stored in self.history[(family, latest.record_id)]
-                if stored.caller_key == record.key and stored.content_hash is not None
-            }
-            found = attrs.evolve(latest.live(), live=False, earlier=earlier)
-        return decide(found, content_hash_of(record))
-
-    def titled(self, title: str) -> Live[Stored] | None:
-        """The searchable topic memory titled ``title``, if any."""
-        return self.find("topic-memory", lambda stored: stored.title == title)
-
     def at_uri(self, uri: str) -> Stored | None:
         """The searchable resource at ``uri``, if any (only its newest version can be)."""
         versions = self.history.get(("resource", uri), [])
         if versions and versions[-1].key in self.searchable("resource"):
             return versions[-1]
         return None
-
-    def by_name(self, record: Keepable) -> WriteDecision[Stored]:
-        """Where a record its key did not place goes by its name
-        (``_rules.needs_name``): a topic memory by its title, a resource by its URI."""
-        if isinstance(record, TopicMemory):
-            return by_title(self.titled(record.title))
-        uri = name_of(record)
-        assert uri is not None, "only a topic memory or a resource is placed by its name"
-        current = self.at_uri(uri)
-        latest = len(self.history.get(("resource", uri), []))
-        return by_uri(uri, None if current is None else current.live(), latest)
 
     def versions(self, ref: MemoryRef) -> list[Stored]:
         """Every version of ``ref``'s entry, oldest first (version n at n - 1)."""
@@ -149,6 +164,43 @@ class Scope:
             ):
                 del self.keys[(family, stored.caller_key)]
         return versions
+
+
+@attrs.frozen
+class Placer:
+    """Where a write to one family of a scope finds what placing a record asks
+    (``_placing.Placer``): the scope's own versions, the write's earlier ones among
+    them."""
+
+    scope: Scope
+    family: Family
+
+    def key_holder(self, key: str) -> Live[Stored] | None:
+        """The latest version holding the key: a searchable one, or a forgotten
+        record's last one with every version the key wrote (a version a newer one of its
+        record replaced counts as none)."""
+        scope, family = self.scope, self.family
+        latest = scope.keys.get((family, key))
+        if latest is not None and latest.key in scope.searchable(family):
+            return latest.live()
+        if latest is None or scope.history[(family, latest.record_id)][-1] is not latest:
+            return None
+        earlier = {  # its record was forgotten: what the key ever wrote stays so
+            stored.content_hash: stored.version
+            for stored in scope.history[(family, latest.record_id)]
+            if stored.caller_key == key and stored.content_hash is not None
+        }
+        return attrs.evolve(latest.live(), live=False, earlier=earlier)
+
+    def name_holder(self, field: str, name: str) -> Live[Stored] | None:
+        """The first searchable version whose column ``field`` holds ``name``."""
+        return self.scope.find(self.family, lambda stored: getattr(stored.columns, field) == name)
+
+    def latest_version(self, record_id: str) -> int:
+        return len(self.scope.history.get((self.family, record_id), []))
+
+    def retire(self, handle: Stored) -> None:
+        self.scope.retire(handle)
 
 
 def thread_order(stored: Stored) -> tuple[float, int]:

@@ -9,7 +9,7 @@ as text, then as the difference between the stored vector and that text, which t
 engine computes exactly in float32 and which six digits describe far below a float32's
 precision; their sum, rounded to float32, is the stored vector bit for bit.
 
-A version is written as every write writes one (``_rows.insert``: its row, terms,
+A version is written as every write writes one (``_rows.insert_version``: its row, terms,
 counts, vector, the days it names), under the next key of its scope; one that is not
 searchable is written with ``live = 0``, no vector and nothing counted, as a forget or a
 newer version leaves it.
@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from ...vocabulary._analysis import index_text
 from ...vocabulary._families import FAMILY_RULES
 from .. import _rules
 from .._copy_protocol import StoredVersion, VectorOrigin
-from .._rules import decode_tags, encode_tags
+from .._rules import decode_tags
 from . import _rows as rows
 from . import _schema as sql
 
@@ -162,18 +161,9 @@ async def write_versions(
         v for v in versions if (v.record_id, v.version) not in held and v.record_id not in erased
     ]
     for version in versions:
-        at = version.created_at
-        key = await rows.insert(
-            cur, write, version.record_id, version.version, index_text(version.searched()),
-            version.content_hash(), live=version.live, text=version.text, kind=version.kind,
-            tags=encode_tags(version.tags) if version.family == "memory" else None,
-            created_at=version.said, created_ts=rows.NO_TIME if at is None else at.timestamp(),
-            thread=version.thread, title=version.title, abstract=version.abstract,
-            overview=version.overview, body=version.body,
-            embedding=version.vector if version.live else None, caller_key=version.key,
-        )  # fmt: skip
-        if version.family == "memory" and at is not None and version.text is not None:
-            write.mentions += rows.mention_rows(write.scope_id, key, version.text, at)
+        cited = (version.record_id, version.version)
+        columns, vector = version.columns(), version.vector
+        await rows.insert_version(cur, write, cited, columns, vector, live=version.live)
     if fingerprint is not None and write.vectors:
         await cur.execute(
             "INSERT IGNORE INTO satchel_meta (name, value) VALUES ('embedder', %s)",

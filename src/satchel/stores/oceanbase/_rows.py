@@ -1,6 +1,11 @@
 """Writing records into the OceanBase store's tables, inside one transaction: inserts
 (sent as multi-row statements), retirements, idempotency keys, revisions and the
-per-scope counts and term frequencies that follow them."""
+per-scope counts and term frequencies that follow them.
+
+Every family is written the same way, from its columns (``satchel.vocabulary.Columns``,
+one ``satchel_records`` column each; a resource's URI is its ``rid``):
+:func:`insert_version` writes a version for a caller's write and a copy alike, and
+:class:`Placer` answers what placing a record asks (``_placing``)."""
 
 from __future__ import annotations
 
@@ -14,31 +19,15 @@ import numpy as np
 
 from ...vocabulary._analysis import index_text
 from ...vocabulary._dates import mentioned_days
-from ...vocabulary._records import MemoryEntry, TopicMemory
-from .._rules import (
-    Live,
-    by_title,
-    by_uri,
-    columns_of,
-    content_hash,
-    content_hash_of,
-    decide,
-    decode_tags,
-    encode_tags,
-    forgotten,
-    memory_content,
-    name_of,
-    no_version,
-    searchable,
-)
+from ...vocabulary._families import rules
+from .._rules import Live, columns_from, content_hash_of, encode_tags, forgotten, no_version
 from . import _schema as sql
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from ...vocabulary._families import Family
-    from ...vocabulary._records import MemoryRef
-    from .._rules import Keepable, WriteDecision
+    from ...vocabulary._records import Columns, MemoryRef
 
 #: The sortable time of a record without one.
 NO_TIME: Final = -1e18
@@ -168,31 +157,31 @@ async def insert(
     return key
 
 
-async def insert_record(
-    cur: Any, write: Write, decision: WriteDecision[int], record: Keepable, vector: Any
-) -> None:
-    """Write the version ``decision`` names of ``record`` (its vector, if its family has
-    one)."""
-    rid, revision, hashed = decision.record_id, decision.version, content_hash_of(record)
-    if isinstance(record, MemoryEntry):
-        at = record.created_at
-        key = await insert(
-            cur, write, rid, revision, index_text(record.text), hashed,
-            text=record.text, kind=record.kind, tags=encode_tags(record.tags),
-            created_at=None if at is None else at.isoformat(),
-            created_ts=NO_TIME if at is None else at.timestamp(),
-            thread=record.thread, embedding=vector, caller_key=record.key,
-        )  # fmt: skip
-        if at is not None:
-            write.mentions += mention_rows(write.scope_id, key, record.text, at)
-        return
-    columns = columns_of(record)
-    await insert(
-        cur, write, rid, revision, index_text(columns.searched), hashed,
-        text=columns.text, title=columns.title, abstract=columns.abstract,
-        overview=columns.overview, body=columns.body, embedding=vector,
-        caller_key=record.key,
+async def insert_version(
+    cur: Any,
+    write: Write,
+    cited: tuple[str, int],
+    columns: Columns,
+    vector: Any,
+    *,
+    live: bool = True,
+) -> int:
+    """Queue version ``cited`` (record id, version) of a record that keeps ``columns``,
+    with its content hash, terms, the days a dated text names and its vector if its
+    family has one (:func:`insert`); returns its key."""
+    family, at = write.record_family, columns.created_at
+    key = await insert(
+        cur, write, *cited, index_text(rules(family).indexed_text(columns)),
+        content_hash_of(family, columns), live=live, text=columns.text, kind=columns.kind,
+        tags=None if columns.tags is None else encode_tags(columns.tags),
+        created_at=None if at is None else at.isoformat(),
+        created_ts=NO_TIME if at is None else at.timestamp(), thread=columns.thread,
+        title=columns.title, abstract=columns.abstract, overview=columns.overview,
+        body=columns.body, embedding=vector if live else None, caller_key=columns.key,
     )  # fmt: skip
+    if at is not None and columns.text is not None:
+        write.mentions += mention_rows(write.scope_id, key, columns.text, at)
+    return key
 
 
 def mention_rows(scope_id: str, key: int, text: str, at: datetime) -> list[tuple[Any, ...]]:
@@ -253,7 +242,10 @@ async def _reanalyse(cur: Any) -> None:
             break
         updates, mentions = [], []
         for scope, family, key, live, text, abstract, overview, created_at in page:
-            analysed = index_text(searchable(text, abstract, overview)).split()
+            kept = columns_from(
+                family, {"text": text, "abstract": abstract, "overview": overview}, None
+            )
+            analysed = index_text(rules(family).indexed_text(kept)).split()
             updates.append((scope, family, key, "", 0, 0, "", 0.0, column_terms(analysed)))
             if live:
                 totals[scope, family] += len(analysed)
@@ -289,8 +281,8 @@ async def _rehash(cur: Any) -> None:
             break
         updates = []
         for scope, key, stored, text, kind, tags, said, thread in page:
-            content = memory_content(text, kind, decode_tags(tags), said, thread)
-            hashed = content_hash(content)
+            kept = {"text": text, "kind": kind, "tags": tags, "created_at": said, "thread": thread}
+            hashed = content_hash_of("memory", columns_from("memory", kept, None))
             if hashed != stored:
                 updates.append((scope, "memory", key, "", 0, 0, hashed, 0.0, ""))
         if updates:
@@ -326,81 +318,67 @@ async def retire(cur: Any, write: Write, key: int) -> None:
     write.terms.subtract(set(analysed))
 
 
-async def keyed(cur: Any, write: Write, record: Keepable) -> WriteDecision[int]:
-    """What the record's idempotency key makes of its write (``_rules.decide``), given
-    the latest version of the family in the scope that holds the key: a live one, or a
-    forgotten record's last one with every version the key wrote (a version a newer one
-    of its record replaced counts as none)."""
-    if record.key is None:
-        return decide(None, "")
-    await write.flush(cur)
-    await cur.execute(
-        "SELECT k, rid, revision, content_hash, live FROM satchel_records WHERE scope = %s"
-        " AND family = %s AND caller_key = CAST(%s AS BINARY) ORDER BY k DESC LIMIT 1",
-        (write.scope_id, write.record_family, record.key),
-    )
-    found = await cur.fetchone()
-    if found is None:
-        return decide(None, "")
-    key, rid, revision, stored, live = found
-    if not live:
+@attrs.frozen
+class Placer:
+    """Answers what placing a record asks (``_placing.AsyncPlacer``), for the family
+    and scope ``write`` writes, inside its transaction: a version is named by its key
+    (pending inserts are sent before each read)."""
+
+    cur: Any
+    write: Write
+
+    async def key_holder(self, key: str) -> Live[int] | None:
+        """The latest version of the family in the scope that holds the key: a live
+        one, or a forgotten record's last one with every version the key wrote (a
+        version a newer one of its record replaced counts as none)."""
+        cur, write = self.cur, self.write
+        await write.flush(cur)
         await cur.execute(
+            "SELECT k, rid, revision, content_hash, live FROM satchel_records WHERE scope = %s"
+            " AND family = %s AND caller_key = CAST(%s AS BINARY) ORDER BY k DESC LIMIT 1",
+            (write.scope_id, write.record_family, key),
+        )
+        found = await cur.fetchone()
+        if found is None:
+            return None
+        row_key, rid, revision, stored, live = found
+        if not live and await self.latest_version(rid) != int(revision):
+            return None  # replaced by a newer version: the key holds nothing
+        earlier: dict[str, int] = {}
+        if not live:  # forgotten: what the key ever wrote under the record stays so
+            await cur.execute(
+                "SELECT content_hash, revision FROM satchel_records WHERE scope = %s AND"
+                " family = %s AND rid = CAST(%s AS BINARY) AND caller_key = CAST(%s AS BINARY)",
+                (write.scope_id, write.record_family, rid, key),
+            )
+            earlier = {hashed: int(version) for hashed, version in await cur.fetchall()}
+        return Live(row_key, rid, int(revision), stored, bool(live), earlier)
+
+    async def name_holder(self, field: str, name: str) -> Live[int] | None:
+        """The live record of the family in the scope whose column ``field`` (a topic
+        memory's title, a resource's URI: its ``rid``) holds ``name``, if any."""
+        await self.write.flush(self.cur)
+        column = "rid" if field == "uri" else field
+        await self.cur.execute(
+            f"SELECT k, rid, revision FROM satchel_records WHERE scope = %s AND family = %s"
+            f" AND {column} = CAST(%s AS BINARY) AND live = 1",
+            (self.write.scope_id, self.write.record_family, name),
+        )
+        found = await self.cur.fetchone()
+        return None if found is None else Live(found[0], found[1], int(found[2]))
+
+    async def latest_version(self, record_id: str) -> int:
+        await self.write.flush(self.cur)
+        await self.cur.execute(
             "SELECT MAX(revision) FROM satchel_records"
             " WHERE scope = %s AND family = %s AND rid = CAST(%s AS BINARY)",
-            (write.scope_id, write.record_family, rid),
+            (self.write.scope_id, self.write.record_family, record_id),
         )
-        (latest,) = await cur.fetchone()
-        if int(latest) != int(revision):  # replaced by a newer version: the key holds nothing
-            return decide(None, "")
-    earlier: dict[str, int] = {}
-    if not live:  # forgotten: what the key ever wrote under the record stays so
-        await cur.execute(
-            "SELECT content_hash, revision FROM satchel_records WHERE scope = %s"
-            " AND family = %s AND rid = CAST(%s AS BINARY) AND caller_key = CAST(%s AS BINARY)",
-            (write.scope_id, write.record_family, rid, record.key),
-        )
-        earlier = {hashed: int(version) for hashed, version in await cur.fetchall()}
-    found_live = Live(key, rid, int(revision), stored, bool(live), earlier)
-    return decide(found_live, content_hash_of(record))
+        (latest,) = await self.cur.fetchone()
+        return int(latest or 0)
 
-
-async def named(cur: Any, write: Write, column: str, value: str) -> Live[int] | None:
-    """The live record of the family in the scope whose ``column`` (a topic memory's
-    title, a resource's URI) is ``value``, if any."""
-    await write.flush(cur)
-    await cur.execute(
-        f"SELECT k, rid, revision FROM satchel_records WHERE scope = %s AND family = %s"
-        f" AND {column} = CAST(%s AS BINARY) AND live = 1",
-        (write.scope_id, write.record_family, value),
-    )
-    found = await cur.fetchone()
-    return None if found is None else Live(found[0], found[1], int(found[2]))
-
-
-async def by_name(cur: Any, write: Write, record: Keepable) -> WriteDecision[int]:
-    """Where a record its key did not place goes by its name (``_rules.needs_name``): a
-    topic memory by its title (``_rules.by_title``), a resource by its URI
-    (``_rules.by_uri``)."""
-    if isinstance(record, TopicMemory):
-        return by_title(await named(cur, write, "title", record.title))
-    uri = name_of(record)
-    assert uri is not None, "only a topic memory or a resource is placed by its name"
-    holder = await named(cur, write, "rid", uri)
-    latest = 0
-    if holder is None:  # a URI back after it left: its next revision
-        await cur.execute(
-            "SELECT MAX(revision) FROM satchel_records"
-            " WHERE scope = %s AND family = %s AND rid = CAST(%s AS BINARY)",
-            (write.scope_id, write.record_family, uri),
-        )
-        (latest,) = await cur.fetchone()
-    return by_uri(uri, holder, int(latest or 0))
-
-
-async def replace(cur: Any, write: Write, decision: WriteDecision[int]) -> None:
-    """Retire the version ``decision`` replaces, if any."""
-    if decision.retire is not None:
-        await retire(cur, write, decision.retire)
+    async def retire(self, handle: int) -> None:
+        await retire(self.cur, self.write, handle)
 
 
 async def live_memory(

@@ -28,13 +28,11 @@ from opentelemetry.trace import SpanKind
 from ...vocabulary import _telemetry as tracing
 from ...vocabulary._errors import NotFoundError, StoreError, StoreUnavailableError
 from ...vocabulary._evidence import Evidence, Pool
-from ...vocabulary._records import (
-    MemoryRecord,
-    MemoryRef,
-    RecordRef,
-)
+from ...vocabulary._families import rules
+from ...vocabulary._records import MemoryRecord, MemoryRef
 from .. import _rules
 from .._copy_protocol import searchable_vectors
+from .._placing import place_async
 from .._sessions import erased_identities, session_key
 from . import _copy as copying
 from . import _erase as erasing
@@ -54,17 +52,10 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from opentelemetry.trace import Span, TracerProvider
 
-    from ...vocabulary._families import Family
-    from ...vocabulary._records import (
-        Experience,
-        MemoryEntry,
-        Profile,
-        Resource,
-        TopicMemory,
-    )
+    from ...vocabulary._families import Family, FamilyRules
+    from ...vocabulary._records import MemoryEntry, Record, Ref
     from ...vocabulary._retrieval import PoolRequest
     from .._copy_protocol import StoredVersion, VectorOrigin
-    from .._rules import Keepable
 
     Vectors = npt.NDArray[np.float32]
 
@@ -176,21 +167,65 @@ class OceanBaseStore:
 
     # -- writes ---------------------------------------------------------------------
 
-    async def add_memories(
-        self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
-    ) -> list[MemoryRef]:
-        return await self._add("add_memories", scope_id, "memory", entries, vectors)
+    async def write(
+        self,
+        family: Family,
+        scope_id: str,
+        records: Sequence[Record],
+        vectors: Vectors | None = None,
+    ) -> list[Ref]:
+        """Write records of one family in one transaction, as the record rules place
+        each (unchanged, a new version, or new): one reference each, in order; a profile
+        replaces the scope's."""
+        family_rules = _rules.check_write(family, records, vectors)
+        kept = [family_rules.columns_of(record) for record in records]
+        if family_rules.named_by == "scope":
+            return await self._replace(family_rules, scope_id, kept[0].text)
+        if family_rules.named_by == "uri":  # the name is the record id: bounded
+            for columns in kept:
+                if len(family_rules.name_of(columns) or "") > sql.MAX_RID_CHARS:
+                    raise StoreError(f"{family} uri is longer than {sql.MAX_RID_CHARS} characters")
+        if vectors is not None:
+            _rules.check_vectors(vectors, len(records), self._dimension)
+        paired = list(vectors) if vectors is not None else [None] * len(records)
+
+        async def work(cur: Any, write: rows.Write) -> list[Ref]:
+            refs: list[Ref] = []
+            placer = rows.Placer(cur, write)
+            for columns, vector in zip(kept, paired, strict=True):
+                decision = await place_async(family, columns, placer)
+                if decision.writes:
+                    cited = (decision.record_id, decision.version)
+                    await rows.insert_version(cur, write, cited, columns, vector)
+                refs.append(_rules.ref_of(family, scope_id, decision))
+            return refs
+
+        operation = family_rules.write_name
+        return await self._write(operation, scope_id, family, len(records), work, vectors)
+
+    async def _replace(
+        self, family_rules: FamilyRules, scope_id: str, text: str | None
+    ) -> list[Ref]:
+        """Replace the scope's one record of a family kept one per scope (the profile)."""
+
+        async def work(cur: Any, write: rows.Write) -> None:
+            await cur.execute(
+                "REPLACE INTO satchel_profiles (scope, text) VALUES (%s, %s)", (scope_id, text)
+            )
+
+        await self._write(family_rules.write_name, scope_id, None, 0, work, None)
+        return []
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
         _rules.check_vectors(vector, 1, self._dimension)
 
         async def work(cur: Any, write: rows.Write) -> MemoryRef:
             key, latest, caller_key = await rows.live_memory(cur, ref, forgotten_ok=False)
-            # A new version keeps the entry's idempotency key.
-            kept = attrs.evolve(entry, key=caller_key) if entry.key is None else entry
-            decision = _rules.WriteDecision("new-version", ref.entry_id, latest + 1, key)
-            await rows.replace(cur, write, decision)
-            await rows.insert_record(cur, write, decision, kept, vector[0])
+            kept = rules("memory").columns_of(entry)
+            if entry.key is None:  # a new version keeps the entry's idempotency key
+                kept = attrs.evolve(kept, key=caller_key)
+            await rows.retire(cur, write, key)
+            await rows.insert_version(cur, write, (ref.entry_id, latest + 1), kept, vector[0])
             return MemoryRef(ref.scope_id, ref.entry_id, latest + 1)
 
         return await self._write("update_memory", ref.scope_id, "memory", 1, work, vector, True)
@@ -203,33 +238,6 @@ class OceanBaseStore:
             return key is not None
 
         return await self._write("forget_memory", ref.scope_id, "memory", 0, work, None, True)
-
-    async def add_experiences(
-        self, scope_id: str, experiences: Sequence[Experience]
-    ) -> list[RecordRef]:
-        return await self._add("add_experiences", scope_id, "experience", experiences, None)
-
-    async def add_topic_memories(
-        self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
-    ) -> list[RecordRef]:
-        return await self._add("add_topic_memories", scope_id, "topic-memory", topics, vectors)
-
-    async def add_resources(
-        self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
-    ) -> list[RecordRef]:
-        for resource in resources:
-            if len(resource.uri) > sql.MAX_RID_CHARS:
-                raise StoreError(f"resource uri is longer than {sql.MAX_RID_CHARS} characters")
-        return await self._add("add_resources", scope_id, "resource", resources, vectors)
-
-    async def set_profile(self, scope_id: str, profile: Profile) -> None:
-        async def work(cur: Any, write: rows.Write) -> None:
-            await cur.execute(
-                "REPLACE INTO satchel_profiles (scope, text) VALUES (%s, %s)",
-                (scope_id, profile.text),
-            )
-
-        await self._write("set_profile", scope_id, None, 0, work, None)
 
     async def erase(self, family: Family, scope_id: str, record_id: str | None) -> int:
         """Erase every version of one record from every table (``_erase``; see
@@ -547,35 +555,6 @@ class OceanBaseStore:
         return new
 
     # -- write internals ------------------------------------------------------------
-
-    async def _add(
-        self,
-        operation: str,
-        scope_id: str,
-        family: Family,
-        records: Sequence[Keepable],
-        vectors: Vectors | None,
-    ) -> list[Any]:
-        """Write a batch of one family's records in one transaction, as the record rules
-        decide each (unchanged, a new version, or new); one reference each, in order."""
-        if vectors is not None:
-            _rules.check_vectors(vectors, len(records), self._dimension)
-        paired = list(vectors) if vectors is not None else [None] * len(records)
-
-        async def work(cur: Any, write: rows.Write) -> list[Any]:
-            refs = []
-            for record, vector in zip(records, paired, strict=True):
-                decision = await rows.keyed(cur, write, record)
-                await rows.replace(cur, write, decision)
-                if decision.writes and _rules.needs_name(family, decision, _rules.name_of(record)):
-                    decision = await rows.by_name(cur, write, record)
-                    await rows.replace(cur, write, decision)
-                if decision.writes:
-                    await rows.insert_record(cur, write, decision, record, vector)
-                refs.append(_rules.ref_of(family, scope_id, decision))
-            return refs
-
-        return await self._write(operation, scope_id, family, len(records), work, vectors)
 
     async def _write(
         self,

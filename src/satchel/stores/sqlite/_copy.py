@@ -3,10 +3,10 @@ reading a scope's versions in row order, and writing versions verbatim.
 
 Rows are the store's keys: a version is read with its row as its position, and one
 written gets the next row, so a family's versions in a scope keep the source's order.
-A searchable version is inserted as every write inserts one (``_rows.insert``: its row,
-full-text terms, term statistics, days named, body); one that is not is then retired as
-a forget retires it (``_rows.retire``), so the target holds exactly what the source
-would after the same writes. A copy's pages are slices of the scope's rows in order,
+A searchable version is inserted as every write inserts one (``_rows.insert_version``:
+its row, full-text terms, term statistics, days named, body); one that is not is then
+retired as a forget retires it (``_rows.retire``), so the target holds exactly what the
+source would after the same writes. A copy's pages are slices of the scope's rows in order,
 read once (:class:`RowOrder`). Every function runs on a connection the store hands it,
 writes inside the store's write transaction.
 """
@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from ...vocabulary._analysis import index_text
 from .. import _rules
 from .._copy_protocol import VERSIONED, StoredVersion, VectorOrigin
-from .._rules import decode_tags, encode_tags
+from .._rules import decode_tags
 from . import _rows as rows
 from . import _schema as sql
 
@@ -171,22 +170,9 @@ def write_versions(
 
 
 def _insert(conn: sqlite3.Connection, write: rows.Write, version: StoredVersion) -> int:
-    """One version's row (with its terms, term counts, days named and body)."""
-    at, vector = version.created_at, version.vector
-    row = rows.insert(
-        conn, write.record_family, write.scope_key, version.record_id, version.version,
-        index_text(version.searched()), text=version.text, kind=version.kind,
-        tags=encode_tags(version.tags) if version.family == "memory" else None,
-        created_at=version.said, created_ts=sql.created_ts(at), thread=version.thread,
-        title=version.title, abstract=version.abstract, overview=version.overview,
-        embedding=None if vector is None else np.asarray(vector, dtype=np.float32).tobytes(),
-        caller_key=version.key,
-    )  # fmt: skip
-    if version.family == "memory" and version.text is not None:
-        rows.record_mentions(conn, row, write.scope_key, version.text, at)
-    if version.body is not None:
-        conn.execute("INSERT INTO resource_bodies VALUES (?, ?)", (row, version.body))
-    return row
+    """One version's row, as a write inserts it (``_rows.insert_version``)."""
+    cited = (version.record_id, version.version)
+    return rows.insert_version(conn, write, cited, version.columns(), version.vector)
 
 
 def retire_versions(

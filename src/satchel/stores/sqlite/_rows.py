@@ -1,35 +1,34 @@
 """Writing records as rows of the embedded store: inserts, retirements, revisions and
-the per-scope term statistics that follow them. Runs inside one write transaction."""
+the per-scope term statistics that follow them. Runs inside one write transaction.
+
+Every family is written the same way, from its columns (``satchel.vocabulary.Columns``,
+one ``records`` column each; a resource's URI is its ``rid``, its body in
+``resource_bodies``): :func:`insert_version` writes a version for a caller's write and
+a copy alike, and :class:`Placer` answers what placing a record asks (``_placing``)."""
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
+import numpy as np
 
 from ...vocabulary._analysis import index_text
 from ...vocabulary._dates import mentioned_days
 from ...vocabulary._errors import StoreError
-from ...vocabulary._records import MemoryEntry, TopicMemory
+from ...vocabulary._families import rules
 from ...vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 from .._rules import (
     Live,
-    by_title,
-    by_uri,
-    columns_of,
-    content_hash,
+    columns_from,
     content_hash_of,
-    decide,
-    decode_tags,
     encode_tags,
     forgotten,
-    memory_content,
-    name_of,
     no_version,
-    searchable,
 )
 from . import _schema as sql
 
@@ -37,8 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ...vocabulary._families import Family
-    from ...vocabulary._records import MemoryRef
-    from .._rules import Keepable, WriteDecision
+    from ...vocabulary._records import Columns, MemoryRef
 
 #: Records re-analysed per round trip of :func:`reanalyse`.
 _REANALYSE_BATCH: Final = 4096
@@ -68,15 +66,19 @@ class Write:
         return self.family
 
 
-#: What each family's idempotency key compares, as stored (``_rules.content_of``).
-CONTENT_COLUMNS: Final[dict[Family, str]] = {
-    "memory": "text, kind, tags, created_at, thread",
-    "experience": "text",
-    "topic-memory": "title, text",
-    "resource": (
-        "rid, abstract, overview, (SELECT body FROM resource_bodies b WHERE b.row = records.row)"
-    ),
+#: Where ``records`` keeps a column of :class:`~satchel.vocabulary.Columns` its own name
+#: does not say.
+_STORED_AS: Final[dict[str, str]] = {
+    "uri": "rid",
+    "body": "(SELECT body FROM resource_bodies b WHERE b.row = records.row)",
 }
+
+
+@functools.cache
+def content_columns(family: Family) -> str:
+    """The family's content (``FamilyRules.content``: what its idempotency key
+    compares) as ``records`` columns, in order."""
+    return ", ".join(_STORED_AS.get(field, field) for field in rules(family).content)
 
 
 def require_features(conn: sqlite3.Connection) -> None:
@@ -257,7 +259,8 @@ def reanalyse(conn: sqlite3.Connection) -> None:
         mentions: list[tuple[Any, ...]] = []
         for row, family, scope_key, live, text, abstract, overview, created_at in batch:
             if live:
-                terms = index_text(searchable(text, abstract, overview))
+                kept = {"text": text, "abstract": abstract, "overview": overview}
+                terms = index_text(rules(family).indexed_text(columns_from(family, kept, None)))
                 indexed.setdefault(family, []).append((row, sql.scoped_terms(scope_key, terms)))
                 frequencies.update((family, scope_key, term) for term in counted(terms))
             if family == "memory" and created_at is not None:
@@ -272,84 +275,65 @@ def reanalyse(conn: sqlite3.Connection) -> None:
     )
 
 
-def keyed(conn: sqlite3.Connection, write: Write, record: Keepable) -> WriteDecision[int]:
-    """What the record's idempotency key makes of its write (``_rules.decide``), given
-    the latest version of the family in the scope that holds the key: a live one, or a
-    forgotten record's last one with every version the key wrote (a version a newer one
-    of its record replaced counts as none)."""
-    if record.key is None:
-        return decide(None, "")
-    family = write.record_family
-    found = conn.execute(
-        f"SELECT row, rid, revision, live, {CONTENT_COLUMNS[family]} FROM records"
-        " WHERE family = ? AND scope_key = ? AND caller_key = ? ORDER BY row DESC LIMIT 1",
-        (family, write.scope_key, record.key),
-    ).fetchone()
-    if found is None:
-        return decide(None, "")
-    row, rid, revision, live, *stored = found
-    if not live:
-        (latest,) = conn.execute(
-            "SELECT max(revision) FROM records WHERE family = ? AND scope_key = ? AND rid = ?",
-            (family, write.scope_key, rid),
+@attrs.frozen
+class Placer:
+    """Answers what placing a record asks (``_placing.Placer``), for the family and
+    scope ``write`` writes, inside its transaction: a version is named by its row."""
+
+    conn: sqlite3.Connection
+    write: Write
+
+    def key_holder(self, key: str) -> Live[int] | None:
+        """The latest version of the family in the scope that holds the key: a live
+        one, or a forgotten record's last one with every version the key wrote (a
+        version a newer one of its record replaced counts as none)."""
+        family, scope_key = self.write.record_family, self.write.scope_key
+        found = self.conn.execute(
+            f"SELECT row, rid, revision, live, {content_columns(family)} FROM records"
+            " WHERE family = ? AND scope_key = ? AND caller_key = ? ORDER BY row DESC LIMIT 1",
+            (family, scope_key, key),
         ).fetchone()
-        if latest != revision:  # replaced by a newer version: the key holds nothing
-            return decide(None, "")
-    content_hash = _content_hash(family, stored)
-    earlier: dict[str, int] = {}
-    if not live:  # forgotten: what the key ever wrote under the record stays so
-        for version, *content in conn.execute(
-            f"SELECT revision, {CONTENT_COLUMNS[family]} FROM records"
-            " WHERE family = ? AND scope_key = ? AND rid = ? AND caller_key = ?",
-            (family, write.scope_key, rid, record.key),
-        ):
-            earlier[_content_hash(family, content)] = version
-    found_live = Live(row, rid, revision, content_hash, bool(live), earlier)
-    return decide(found_live, content_hash_of(record))
+        if found is None:
+            return None
+        row, rid, revision, live, *stored = found
+        if not live and self.latest_version(rid) != revision:
+            return None  # replaced by a newer version: the key holds nothing
+        earlier: dict[str, int] = {}
+        if not live:  # forgotten: what the key ever wrote under the record stays so
+            for version, *content in self.conn.execute(
+                f"SELECT revision, {content_columns(family)} FROM records"
+                " WHERE family = ? AND scope_key = ? AND rid = ? AND caller_key = ?",
+                (family, scope_key, rid, key),
+            ):
+                earlier[_content_hash(family, content)] = version
+        return Live(row, rid, revision, _content_hash(family, stored), bool(live), earlier)
+
+    def name_holder(self, field: str, name: str) -> Live[int] | None:
+        """The live record of the family in the scope whose column ``field`` (a topic
+        memory's title, a resource's URI) holds ``name``, if any."""
+        found = self.conn.execute(
+            f"SELECT row, rid, revision FROM records WHERE family = ? AND scope_key = ?"
+            f" AND {_STORED_AS.get(field, field)} = ? AND live = 1",
+            (self.write.record_family, self.write.scope_key, name),
+        ).fetchone()
+        return None if found is None else Live(*found)
+
+    def latest_version(self, record_id: str) -> int:
+        (latest,) = self.conn.execute(
+            "SELECT max(revision) FROM records WHERE family = ? AND scope_key = ? AND rid = ?",
+            (self.write.record_family, self.write.scope_key, record_id),
+        ).fetchone()
+        return int(latest or 0)
+
+    def retire(self, handle: int) -> None:
+        retire(self.conn, self.write.record_family, handle)
+        self.write.removed_rows.append(handle)
 
 
 def _content_hash(family: Family, stored: Sequence[Any]) -> str:
-    """The content hash of a version from its ``CONTENT_COLUMNS``."""
-    if family == "memory":
-        text, kind, tags, said, thread = stored
-        return content_hash(memory_content(text, kind, decode_tags(tags), said, thread))
-    return content_hash(tuple(stored))
-
-
-def named(conn: sqlite3.Connection, write: Write, column: str, value: str) -> Live[int] | None:
-    """The live record of the family in the scope whose ``column`` (a topic memory's
-    title, a resource's URI) is ``value``, if any."""
-    found = conn.execute(
-        f"SELECT row, rid, revision FROM records WHERE family = ? AND scope_key = ?"
-        f" AND {column} = ? AND live = 1",
-        (write.record_family, write.scope_key, value),
-    ).fetchone()
-    return None if found is None else Live(*found)
-
-
-def by_name(conn: sqlite3.Connection, write: Write, record: Keepable) -> WriteDecision[int]:
-    """Where a record its key did not place goes by its name (``_rules.needs_name``): a
-    topic memory by its title (``_rules.by_title``), a resource by its URI
-    (``_rules.by_uri``)."""
-    if isinstance(record, TopicMemory):
-        return by_title(named(conn, write, "title", record.title))
-    uri = name_of(record)
-    assert uri is not None, "only a topic memory or a resource is placed by its name"
-    holder = named(conn, write, "rid", uri)
-    latest = 0
-    if holder is None:  # a URI back after it left: its next revision
-        (latest,) = conn.execute(
-            "SELECT max(revision) FROM records WHERE family = ? AND scope_key = ? AND rid = ?",
-            (write.record_family, write.scope_key, uri),
-        ).fetchone()
-    return by_uri(uri, holder, latest or 0)
-
-
-def replace(conn: sqlite3.Connection, write: Write, decision: WriteDecision[int]) -> None:
-    """Retire the version ``decision`` replaces, if any."""
-    if decision.retire is not None:
-        retire(conn, write.record_family, decision.retire)
-        write.removed_rows.append(decision.retire)
+    """The content hash of a version from its :func:`content_columns`."""
+    named = dict(zip(rules(family).content, stored, strict=True))
+    return content_hash_of(family, columns_from(family, named, None))
 
 
 def record_mentions(
@@ -424,33 +408,28 @@ def counted(terms: str) -> set[str]:
     return found
 
 
-def insert_record(
+def insert_version(
     conn: sqlite3.Connection,
     write: Write,
-    decision: WriteDecision[int],
-    record: Keepable,
+    cited: tuple[str, int],
+    columns: Columns,
     vector: Any,
 ) -> int:
-    """Write the version ``decision`` names of ``record`` (its vector, if its family has
-    one); returns its row."""
-    rid, revision = decision.record_id, decision.version
-    if isinstance(record, MemoryEntry):
-        at = record.created_at
-        row = insert(
-            conn, "memory", write.scope_key, rid, revision, index_text(record.text),
-            text=record.text, kind=record.kind, tags=encode_tags(record.tags),
-            created_at=None if at is None else at.isoformat(), created_ts=sql.created_ts(at),
-            thread=record.thread, embedding=vector.tobytes(), caller_key=record.key,
-        )  # fmt: skip
-        record_mentions(conn, row, write.scope_key, record.text, at)
-        return row
-    columns = columns_of(record)
+    """Write version ``cited`` (record id, version) of a record that keeps ``columns``,
+    searchable, with its full-text terms, term counts, the days a dated text names, a
+    body, and its vector if its family has one; returns its row."""
+    family, (rid, revision), at = write.record_family, cited, columns.created_at
     row = insert(
-        conn, write.record_family, write.scope_key, rid, revision,
-        index_text(columns.searched), text=columns.text, title=columns.title,
-        abstract=columns.abstract, overview=columns.overview,
-        embedding=None if vector is None else vector.tobytes(), caller_key=record.key,
+        conn, family, write.scope_key, rid, revision,
+        index_text(rules(family).indexed_text(columns)), text=columns.text,
+        kind=columns.kind, tags=None if columns.tags is None else encode_tags(columns.tags),
+        created_at=None if at is None else at.isoformat(), created_ts=sql.created_ts(at),
+        thread=columns.thread, title=columns.title, abstract=columns.abstract,
+        overview=columns.overview, caller_key=columns.key,
+        embedding=None if vector is None else np.asarray(vector, dtype=np.float32).tobytes(),
     )  # fmt: skip
+    if columns.text is not None:
+        record_mentions(conn, row, write.scope_key, columns.text, at)
     if columns.body is not None:  # a resource's body: read, never searched
         conn.execute("INSERT INTO resource_bodies VALUES (?, ?)", (row, columns.body))
     return row

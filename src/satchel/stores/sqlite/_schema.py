@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 from ...vocabulary._evidence import Evidence
+from ...vocabulary._families import FAMILY_RULES
 from ...vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
@@ -28,12 +29,14 @@ SCHEMA_VERSION: Final = "7"
 #: time, so a thread orders such records first and no time window ever selects them.
 NO_TIME: Final = -1e18
 
+#: Each searchable family's FTS5 table: ``fts_`` and its name's first word
+#: (``fts_memory``, ``fts_topic``), made on open when missing.
 FTS_TABLES: Final[dict[Family, str]] = {
-    "memory": "fts_memory",
-    "experience": "fts_experience",
-    "topic-memory": "fts_topic",
-    "resource": "fts_resource",
+    family: f"fts_{family.split('-')[0]}"
+    for family, family_rules in FAMILY_RULES.items()
+    if family_rules.searchable
 }
+assert len(set(FTS_TABLES.values())) == len(FTS_TABLES), "two families share an FTS5 table"
 
 DDL: Final = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -13,9 +13,9 @@ import numpy as np
 
 from ...vocabulary._analysis import match_expression
 from ...vocabulary._families import FAMILY_RULES
-from ...vocabulary._records import resource_text
 from ...vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
 from ...vocabulary._turns import let_loop_in
+from .._rules import columns_from
 from . import _schema as sql
 from ._vectors import VectorMatrix, from_blobs
 
@@ -228,7 +228,6 @@ def embedding_sources(conn: sqlite3.Connection) -> list[tuple[int, str]]:
     ).fetchall()
     out: list[tuple[int, str]] = []
     for row, family, text, abstract, overview, rid in found:
-        if FAMILY_RULES[family].body_on_demand:  # embedded on its summary, not its body
-            text = resource_text(abstract, overview, rid)
-        out.append((row, text))
+        stored = {"text": text, "abstract": abstract, "overview": overview, "uri": rid}
+        out.append((row, FAMILY_RULES[family].embedded_text(columns_from(family, stored, None))))
     return out

@@ -10,7 +10,7 @@ gate, the coordinator or the Builder.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 import attrs
@@ -23,8 +23,10 @@ from ...vocabulary import _telemetry as tracing
 from ...vocabulary._errors import InvalidRequestError, StoreError
 from ...vocabulary._evidence import Evidence, Pool
 from ...vocabulary._families import rules
+from ...vocabulary._records import MemoryRef
 from .. import _rules
 from .._copy_protocol import searchable_vectors
+from .._placing import place
 from .._sessions import erased_identities, session_key
 from . import _copy as copying
 from . import _erase as erasing
@@ -63,20 +65,10 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, TracerProvider
 
     from ...embedders import Embedder
-    from ...vocabulary._families import Family
-    from ...vocabulary._records import (
-        Experience,
-        MemoryEntry,
-        MemoryRecord,
-        MemoryRef,
-        Profile,
-        RecordRef,
-        Resource,
-        TopicMemory,
-    )
+    from ...vocabulary._families import Family, FamilyRules
+    from ...vocabulary._records import Columns, MemoryEntry, MemoryRecord, Record, Ref
     from ...vocabulary._retrieval import PoolRequest
     from .._copy_protocol import StoredVersion, VectorOrigin
-    from .._rules import Keepable
 
     Vectors = npt.NDArray[np.float32]
 
@@ -222,10 +214,53 @@ class SqliteStore:
 
     # -- writes ---------------------------------------------------------------------
 
-    async def add_memories(
-        self, scope_id: str, entries: Sequence[MemoryEntry], vectors: Vectors
-    ) -> list[MemoryRef]:
-        return await self._add("add_memories", scope_id, "memory", entries, vectors)
+    async def write(
+        self,
+        family: Family,
+        scope_id: str,
+        records: Sequence[Record],
+        vectors: Vectors | None = None,
+    ) -> list[Ref]:
+        """Write records of one family in one transaction, as the record rules place
+        each (unchanged, a new version, or new): one reference each, in order; a profile
+        replaces the scope's."""
+        family_rules = _rules.check_write(family, records, vectors)
+        if family_rules.named_by == "scope":
+            return await self._replace(family_rules, scope_id, records[0])
+        if vectors is not None:
+            self._take_vectors(vectors, len(records))
+        paired = list(vectors) if vectors is not None else [None] * len(records)
+
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), family)
+            placer = rows.Placer(conn, write)
+            kept = [family_rules.columns_of(record) for record in records]
+            for columns, vector in zip(kept, paired, strict=True):
+                decision = place(family, columns, placer)
+                if decision.writes:
+                    cited = (decision.record_id, decision.version)
+                    write.added_rows.append(
+                        rows.insert_version(conn, write, cited, columns, vector)
+                    )
+                else:
+                    write.unwritten.append(len(write.refs))
+                write.refs.append(_rules.ref_of(family, scope_id, decision))
+            self._note_threads(write.scope_key, kept)
+            return write
+
+        return (await self._write(family_rules.write_name, work, vectors)).refs
+
+    async def _replace(self, family_rules: FamilyRules, scope_id: str, record: Record) -> list[Ref]:
+        """Replace the scope's one record of a family kept one per scope (the profile)."""
+        text = family_rules.columns_of(record).text
+
+        def work(conn: sqlite3.Connection) -> rows.Write:
+            scope_key = rows.ensure_scope(conn, scope_id)
+            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?, ?)", (scope_key, text))
+            return rows.Write(scope_id, scope_key, None)
+
+        await self._write(family_rules.write_name, work, None)
+        return []
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
         self._take_vectors(vector, 1)
@@ -233,17 +268,17 @@ class SqliteStore:
         def work(conn: sqlite3.Connection) -> rows.Write:
             write = rows.Write(ref.scope_id, self._known_scope(ref.scope_id), "memory")
             row, latest = rows.live_memory(conn, write.scope_key, ref)
-            kept = entry
+            kept = rules("memory").columns_of(entry)
             if entry.key is None:  # a new version keeps the entry's idempotency key
                 (caller_key,) = conn.execute(
                     "SELECT caller_key FROM records WHERE row = ?", (row,)
                 ).fetchone()
-                kept = attrs.evolve(entry, key=caller_key)
-            decision = _rules.WriteDecision("new-version", ref.entry_id, latest + 1, row)
-            rows.replace(conn, write, decision)
-            write.added_rows.append(rows.insert_record(conn, write, decision, kept, vector[0]))
-            write.refs.append(_rules.ref_of("memory", ref.scope_id, decision))
-            self._note_threads(write.scope_key, [entry])
+                kept = attrs.evolve(kept, key=caller_key)
+            rows.Placer(conn, write).retire(row)
+            cited = (ref.entry_id, latest + 1)
+            write.added_rows.append(rows.insert_version(conn, write, cited, kept, vector[0]))
+            write.refs.append(MemoryRef(ref.scope_id, *cited))
+            self._note_threads(write.scope_key, [kept])
             return write
 
         return (await self._write("update_memory", work, vector)).refs[0]  # type: ignore[no-any-return]
@@ -259,29 +294,6 @@ class SqliteStore:
 
         written = await self._write("forget_memory", work, None)
         return bool(written.removed_rows)
-
-    async def add_experiences(
-        self, scope_id: str, experiences: Sequence[Experience]
-    ) -> list[RecordRef]:
-        return await self._add("add_experiences", scope_id, "experience", experiences, None)
-
-    async def add_topic_memories(
-        self, scope_id: str, topics: Sequence[TopicMemory], vectors: Vectors
-    ) -> list[RecordRef]:
-        return await self._add("add_topic_memories", scope_id, "topic-memory", topics, vectors)
-
-    async def add_resources(
-        self, scope_id: str, resources: Sequence[Resource], vectors: Vectors
-    ) -> list[RecordRef]:
-        return await self._add("add_resources", scope_id, "resource", resources, vectors)
-
-    async def set_profile(self, scope_id: str, profile: Profile) -> None:
-        def work(conn: sqlite3.Connection) -> rows.Write:
-            scope_key = rows.ensure_scope(conn, scope_id)
-            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?, ?)", (scope_key, profile.text))
-            return rows.Write(scope_id, scope_key, None)
-
-        await self._write("set_profile", work, None)
 
     async def erase(self, family: Family, scope_id: str, record_id: str | None) -> int:
         """Erase every version of one record (see ``satchel.Store``; ``_erase`` says how
@@ -675,41 +687,6 @@ class SqliteStore:
 
     # -- internals ------------------------------------------------------------------
 
-    async def _add(
-        self,
-        operation: str,
-        scope_id: str,
-        family: Family,
-        records: Sequence[Keepable],
-        vectors: Vectors | None,
-    ) -> list[Any]:
-        """Write a batch of one family's records in one transaction, as the record rules
-        decide each (unchanged, a new version, or new); one reference each, in order."""
-        if vectors is not None:
-            self._take_vectors(vectors, len(records))
-        paired = list(vectors) if vectors is not None else [None] * len(records)
-
-        def work(conn: sqlite3.Connection) -> rows.Write:
-            write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), family)
-            for record, vector in zip(records, paired, strict=True):
-                decision = rows.keyed(conn, write, record)
-                rows.replace(conn, write, decision)
-                if decision.writes and _rules.needs_name(family, decision, _rules.name_of(record)):
-                    decision = rows.by_name(conn, write, record)
-                    rows.replace(conn, write, decision)
-                if decision.writes:
-                    write.added_rows.append(
-                        rows.insert_record(conn, write, decision, record, vector)
-                    )
-                else:
-                    write.unwritten.append(len(write.refs))
-                write.refs.append(_rules.ref_of(family, scope_id, decision))
-            if family == "memory":
-                self._note_threads(write.scope_key, cast("Sequence[MemoryEntry]", records))
-            return write
-
-        return (await self._write(operation, work, vectors)).refs
-
     async def _write(
         self, operation: str, work: Callable[[sqlite3.Connection], rows.Write], vectors: Any
     ) -> rows.Write:
@@ -772,9 +749,9 @@ class SqliteStore:
             similarities = matrix.similarities(np.asarray(hits.keys), vector)
         return hits.ranked(size, similarities), len(hits)
 
-    def _note_threads(self, scope_key: int, entries: Sequence[MemoryEntry]) -> None:
+    def _note_threads(self, scope_key: int, kept: Sequence[Columns]) -> None:
         # Set before the commit: a failed write leaves a flag that costs one lookup.
-        if any(entry.thread is not None for entry in entries):
+        if any(columns.thread is not None for columns in kept):
             self._threaded.add(scope_key)
 
     def _take_vectors(self, vectors: Vectors, count: int) -> None:
