@@ -12,25 +12,23 @@ import json
 import sys
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import satchel
 
-from .._otlp import tracer_provider_from_env
+from .._otlp import telemetry_from_env
 from .._wire import compact_id
 from . import _options as options
-from ._commands import (
+from ._running import (
     CommandError,
     make_embedder,
-    open_store,
+    open_command_runtime,
     refuse_in_memory,
     run_async,
 )
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import TracerProvider
-
-    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+    from .._otlp import Telemetry
 
 _DESCRIPTION = """\
 Write one memory entry into --scope and print its ref as one JSON object on stdout:
@@ -51,20 +49,12 @@ examples:
   satchel add --db team.db --scope project:demo "Backups run nightly at 02:00 UTC"
   satchel add --db team.db --scope chat-1 --kind dialog --thread chat-1/s3 \\
       --at 2024-03-04T09:00:00Z "Alice: I moved to Lisbon."
-  git log -1 --format=%B | satchel add --db team.db --scope repo:notes \
+  git log -1 --format=%B | satchel add --db team.db --scope repo:notes \\
       --key "$(git rev-parse HEAD)" -
 """
 
 
-def add_add(commands: SubParsers) -> None:
-    """Add ``satchel add`` to the subcommands."""
-    command = options.command(
-        commands,
-        "add",
-        summary="write one memory entry (TEXT, or - for stdin) and print its ref",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-    )
+def _arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("text", metavar="TEXT", help="what to remember, or - to read stdin")
     options.where_option(command, "database file to write (created if needed)")
     command.add_argument("--scope", required=True, metavar="S", help="the scope to write to")
@@ -80,7 +70,6 @@ def add_add(commands: SubParsers) -> None:
         "--at", type=_moment, metavar="ISO", help="when it was said (ISO 8601; default: unset)"
     )
     options.embedder_option(command)
-    command.set_defaults(run=add_command)
 
 
 def _moment(text: str) -> datetime:
@@ -109,23 +98,31 @@ def add_command(args: argparse.Namespace) -> int:
     except satchel.InvalidRequestError as exc:
         raise CommandError(str(exc), code=2) from exc
     embedder = make_embedder(args.embedder)
-    with tracer_provider_from_env() as provider:
-        ref = run_async(partial(_add, args, entry, embedder, provider), args.backend)
+    # Spans leave over OTLP when the environment asks for it (flushed as the block ends).
+    with telemetry_from_env(metrics=False) as telemetry:
+        ref = run_async(partial(_add, args, entry, embedder, telemetry), args.backend)
     fields = {"scope": ref.scope_id, "id": compact_id(ref.entry_id), "version": ref.version}
     print(json.dumps(fields, ensure_ascii=False))
     return 0
+
+
+COMMAND: Final = options.Command(
+    "add",
+    summary="write one memory entry (TEXT, or - for stdin) and print its ref",
+    description=_DESCRIPTION,
+    epilog=_EPILOG,
+    arguments=_arguments,
+    run=add_command,
+)
 
 
 async def _add(
     args: argparse.Namespace,
     entry: satchel.MemoryEntry,
     embedder: satchel.Embedder,
-    provider: TracerProvider | None,
+    telemetry: Telemetry,
 ) -> satchel.MemoryRef:
-    store = await open_store(args, existing=False, tracer_provider=provider)
-    async with satchel.open_runtime(
-        store=store, embedder=embedder, tracer_provider=provider
-    ) as runtime:
+    async with open_command_runtime(args, embedder, telemetry, existing=False) as runtime:
         try:
             [ref] = await runtime.add_memories(args.scope, [entry])
         except satchel.InvalidRequestError as exc:  # named as in a batch: entries[0].text

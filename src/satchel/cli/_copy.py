@@ -7,7 +7,6 @@ Nothing here reaches below the public API: ``satchel.stores.copy_store`` does th
 
 from __future__ import annotations
 
-import argparse
 import sys
 from functools import partial
 from pathlib import Path
@@ -15,15 +14,16 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 import satchel
-from satchel.embedders import SPEC_HELP, check_spec
+from satchel.embedders import SPEC_HELP
 
 from .._otlp import tracer_provider_from_env
-from ._commands import CommandError, _stop_on_signals, make_embedder, run_async
-from ._options import command as _command
+from . import _options as options
 from ._progress import ProgressBar
+from ._running import CommandError, make_embedder, run_async, stop_on_signals
 from ._verify import verify
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable
 
     from opentelemetry.trace import TracerProvider
@@ -77,14 +77,7 @@ examples:
 IN_MEMORY: Final = ("memory",)
 
 
-def add_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    command = _command(
-        commands,
-        "copy",
-        summary="copy every record of one store into another (resumable, verifiable)",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-    )
+def _arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("source", metavar="SOURCE", help="store URL or SQLite file to read")
     command.add_argument("target", metavar="TARGET", help="store URL or SQLite file to write")
     command.add_argument(
@@ -101,7 +94,7 @@ def add_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     command.add_argument(
         "--embedder",
-        type=_spec,
+        type=options.embedder_spec,
         default=None,
         metavar=SPEC_HELP,
         help=(
@@ -111,14 +104,6 @@ def add_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             " built-in embedder each store recorded)"
         ),
     )
-    command.set_defaults(run=copy_command)
-
-
-def _spec(text: str) -> str:
-    try:
-        return check_spec(text)
-    except satchel.InvalidRequestError:
-        raise argparse.ArgumentTypeError(f"expected {SPEC_HELP}, not {text!r}") from None
 
 
 def copy_command(args: argparse.Namespace) -> int:
@@ -130,7 +115,7 @@ def copy_command(args: argparse.Namespace) -> int:
     embedder = None if args.embedder is None else make_embedder(args.embedder)
     shown = (satchel.stores.redact(source), satchel.stores.redact(target))
     bar = ProgressBar(0, sys.stderr, label="copying")
-    with _stop_on_signals() as stopping, tracer_provider_from_env() as provider:
+    with stop_on_signals() as stopping, tracer_provider_from_env() as provider:
 
         def progress(done: int, total: int) -> None:
             bar.total = total
@@ -163,6 +148,16 @@ def copy_command(args: argparse.Namespace) -> int:
     if found.problems:
         raise CommandError(f"--verify found {len(found.problems)} difference(s) (see above)")
     return 0
+
+
+COMMAND: Final = options.Command(
+    "copy",
+    summary="copy every record of one store into another (resumable, verifiable)",
+    description=_DESCRIPTION,
+    epilog=_EPILOG,
+    arguments=_arguments,
+    run=copy_command,
+)
 
 
 class _Stopped(Exception):

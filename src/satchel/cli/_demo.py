@@ -27,11 +27,25 @@ from .._workload import (
     read_entries,
     read_queries,
 )
-from ._commands import CommandError, run_async
+from . import _options as options
+from ._running import CommandError, run_async
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Mapping, Sequence
+
+_DESCRIPTION = """\
+Load a small bundled sample (a fictional team's project memory: memories in
+two scopes, experiences, topic memories, resources and a profile) into a
+throwaway store, prepare four context packs with different queries and byte
+budgets, and print each one under a header line. The store is deleted
+afterwards; nothing is written outside a temporary directory."""
+
+_EPILOG = """\
+examples:
+  satchel demo
+  satchel demo --backend trio
+"""
 
 
 @attrs.frozen
@@ -84,6 +98,15 @@ def demo_command(args: argparse.Namespace) -> int:
     print("Next, your own memory: satchel ingest WORKLOAD_DIR --db my.db")
     print("                       satchel prepare --db my.db --scope SCOPE QUERY")
     return 0
+
+
+COMMAND: Final = options.Command(
+    "demo",
+    summary="show satchel on a bundled sample: four context packs in a few seconds",
+    description=_DESCRIPTION,
+    epilog=_EPILOG,
+    run=demo_command,
+)
 
 
 def load_sample() -> tuple[list[WorkloadEntry], dict[str, WorkloadQuery]]:

@@ -22,7 +22,13 @@ import attrs
 
 from .._otlp import telemetry_from_env
 from . import _options as options
-from ._commands import CommandError, make_embedder, observed_runtime, run_async, store_label
+from ._running import (
+    CommandError,
+    make_embedder,
+    open_command_runtime,
+    run_async,
+    store_label,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -30,8 +36,6 @@ if TYPE_CHECKING:
     import satchel
 
     from .._otlp import Telemetry
-
-    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 #: Beside ``satchel serve``'s 8765, so both can run on one machine.
 DEFAULT_PORT: Final = 8766
@@ -79,15 +83,7 @@ or, with 'satchel mcp --http' running:
 """
 
 
-def add_mcp(commands: SubParsers) -> None:
-    """Add ``satchel mcp`` to the subcommands."""
-    parser = options.command(
-        commands,
-        "mcp",
-        summary="serve the memory to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-    )
+def _arguments(parser: argparse.ArgumentParser) -> None:
     options.serving_options(parser)
     parser.add_argument(
         "--http",
@@ -106,7 +102,6 @@ def add_mcp(commands: SubParsers) -> None:
         action="store_true",
         help="add the erase_memory tool, which erases every version of an entry (default: off)",
     )
-    parser.set_defaults(run=mcp_command)
 
 
 def _mcp_port(text: str) -> int:
@@ -132,6 +127,16 @@ def mcp_command(args: argparse.Namespace) -> int:
     # Ctrl-C is an interruption, as a shell counts it; SIGTERM, like a host closing
     # stdin, asks for the normal end of a server ('satchel serve' exits 0 on both).
     return 130 if stopped_by == signal.SIGINT else 0
+
+
+COMMAND: Final = options.Command(
+    "mcp",
+    summary="serve the memory to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP",
+    description=_DESCRIPTION,
+    epilog=_EPILOG,
+    arguments=_arguments,
+    run=mcp_command,
+)
 
 
 @attrs.define
@@ -187,7 +192,7 @@ async def _serve(
 ) -> None:
     from satchel.mcp import HTTP_PATH, serve_http, serve_stdio
 
-    async with observed_runtime(
+    async with open_command_runtime(
         args, embedder, telemetry, existing=False, gate=args.gate, dedup_turns=args.dedup_turns
     ) as runtime:
         where = store_label(args)

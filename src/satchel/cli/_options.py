@@ -1,44 +1,80 @@
-"""Options the subcommands share: the subcommand with ``--backend``, ``--db PATH`` or
-``--store URL``, ``--embedder``, the serving commands' ``--gate`` and ``--dedup-turns``,
-and the argument types that check numbers. ``_main``, ``_serve`` and ``_mcp`` build
-their parsers with them."""
+"""How a ``satchel`` subcommand is declared, and the options the subcommands share.
+
+Every command is a :class:`Command` value that its own module declares (named
+``COMMAND``, or after the command when a module holds a small group of them), and
+``_main.COMMANDS`` lists them in the order ``satchel --help`` shows: its name, its help
+texts, the function that adds its arguments and the handler that runs it. Here too:
+``--db PATH`` or ``--store URL``, ``--embedder``, the serving commands' ``--gate`` and
+``--dedup-turns``, and the argument types that check what a user typed. Nothing here
+opens a store or runs a command (``_running`` does).
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+import attrs
 
 import satchel
 from satchel.embedders import SPEC_HELP, check_spec
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    *,
-    summary: str,
-    description: str,
-    epilog: str,
-) -> argparse.ArgumentParser:
-    command = commands.add_parser(
-        name,
-        help=summary,
-        description=description,
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    command.add_argument(
-        "--backend",
-        choices=("asyncio", "trio"),
-        default="asyncio",
-        help="the async library to run on (default: asyncio; trio needs satchel[trio])",
-    )
-    return command
+    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def _no_arguments(command: argparse.ArgumentParser) -> None:
+    """A command that takes nothing but ``--backend``."""
+
+
+@attrs.frozen
+class Command:
+    """One ``satchel`` subcommand: what ``--help`` says of it, its arguments and its handler.
+
+    Attributes:
+        name: the word after ``satchel``.
+        summary: its line in ``satchel --help``.
+        description: the text of ``satchel NAME --help`` (line breaks kept as written).
+        epilog: the examples after the options.
+        arguments: adds the command's own arguments, after ``--backend``, in the order
+            ``--help`` lists them.
+        run: the handler: takes the parsed arguments and returns the exit code (0 done,
+            1 could not do its work, 2 bad input), raising ``_running.CommandError`` to
+            stop with a message.
+    """
+
+    name: str
+    summary: str
+    description: str
+    epilog: str
+    run: Callable[[argparse.Namespace], int]
+    arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
+
+    def add_to(self, commands: SubParsers) -> None:
+        """Add the command's parser to ``satchel``'s subcommands."""
+        parser = commands.add_parser(
+            self.name,
+            help=self.summary,
+            description=self.description,
+            epilog=self.epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        parser.add_argument(
+            "--backend",
+            choices=("asyncio", "trio"),
+            default="asyncio",
+            help="the async library to run on (default: asyncio; trio needs satchel[trio])",
+        )
+        self.arguments(parser)
+        parser.set_defaults(run=self.run)
 
 
 def embedder_option(command: argparse.ArgumentParser, *, required: bool = False) -> None:
     command.add_argument(
         "--embedder",
-        type=_embedder,
+        type=embedder_spec,
         default=None if required else "static",
         required=required,
         metavar=SPEC_HELP,
@@ -66,7 +102,8 @@ def where_option(command: argparse.ArgumentParser, db_help: str) -> None:
     )
 
 
-def _embedder(text: str) -> str:
+def embedder_spec(text: str) -> str:
+    """An ``--embedder`` choice: static, hashing or ``st:PATH``."""
     try:
         return check_spec(text)
     except satchel.InvalidRequestError:
@@ -138,3 +175,10 @@ def seconds(text: str) -> float:
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
     return value
+
+
+def nonblank(text: str) -> str:
+    """Printable text that is not blank (a scope or an id)."""
+    if not text.strip() or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"must be printable and not blank, not {text!r}")
+    return text

@@ -6,8 +6,7 @@ the socket, says where it listens (one line on stderr, never a store password) a
 serves until SIGINT or SIGTERM, then exits 0 after a graceful shutdown.
 
 ``satchel.http`` (Starlette, Hypercorn: the ``service`` extra) is imported only when the
-command runs, so the rest of the CLI works without it. ``add_serve`` is handed
-``_main``'s option helpers rather than importing them (an import back would be a cycle).
+command runs, so the rest of the CLI works without it.
 """
 
 from __future__ import annotations
@@ -29,7 +28,13 @@ import satchel
 from .._otlp import telemetry_from_env
 from . import _options as options
 from . import _workers
-from ._commands import CommandError, make_embedder, observed_runtime, run_async, store_label
+from ._running import (
+    CommandError,
+    make_embedder,
+    open_command_runtime,
+    run_async,
+    store_label,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -39,8 +44,6 @@ if TYPE_CHECKING:
     from satchel.http import TokenGrant
 
     from .._otlp import Telemetry
-
-    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8765
@@ -109,15 +112,7 @@ then, for example:
 """
 
 
-def add_serve(commands: SubParsers) -> None:
-    """Add ``satchel serve`` to the subcommands."""
-    parser = options.command(
-        commands,
-        "serve",
-        summary="serve the memory over HTTP: prepare, add, get and forget as JSON endpoints",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-    )
+def _arguments(parser: argparse.ArgumentParser) -> None:
     options.serving_options(parser)
     parser.add_argument(
         "--host",
@@ -192,7 +187,6 @@ def add_serve(commands: SubParsers) -> None:
         metavar="N",
         help="the largest request body; a larger one gets 413 (default: 1048576)",
     )
-    parser.set_defaults(run=serve_command)
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -225,6 +219,16 @@ def serve_command(args: argparse.Namespace) -> int:
         run = partial(_serve, args, embedder, tokens, hosts, telemetry)
         run_async(run, args.backend)
     return 0
+
+
+COMMAND: Final = options.Command(
+    "serve",
+    summary="serve the memory over HTTP: prepare, add, get and forget as JSON endpoints",
+    description=_DESCRIPTION,
+    epilog=_EPILOG,
+    arguments=_arguments,
+    run=serve_command,
+)
 
 
 def _check_workers(args: argparse.Namespace) -> None:
@@ -278,7 +282,7 @@ async def _serve(
             async for _ in signals:
                 return
 
-        async with observed_runtime(
+        async with open_command_runtime(
             args,
             embedder,
             telemetry,

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Final
 
 import anyio.to_thread
 
-from ._commands import CommandError
+from ._running import CommandError
 
 if TYPE_CHECKING:
     import socket
