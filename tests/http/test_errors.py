@@ -17,7 +17,7 @@ from ._service import add, error_of, memory_path, prepare, serving
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
 
-    from satchel.stores import Family, MemoryRecord, MemoryRef, Pool, PoolRequest
+    from satchel.stores import Family, MemoryRecord, MemoryRef, Pool, PoolRequest, Ref
 
 pytestmark = pytest.mark.anyio
 
@@ -427,7 +427,7 @@ class UnavailableStore(satchel.MemoryStore):
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
         raise satchel.StoreUnavailableError("engine at db.internal:2881 stopped")
 
-    async def add_memories(self, *args: Any, **kwargs: Any) -> list[MemoryRef]:
+    async def write(self, *args: Any, **kwargs: Any) -> list[Ref]:
         raise satchel.StoreUnavailableError("engine at db.internal:2881 stopped")
 
     async def forget_memory(self, ref: MemoryRef) -> bool:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from starlette.applications import Starlette
 
-    from satchel.stores import Family, Pool, PoolRequest
+    from satchel.stores import Family, Pool, PoolRequest, Ref
 
 pytestmark = pytest.mark.anyio
 
@@ -372,7 +372,7 @@ class FaultyStore(satchel.MemoryStore):
     """A store whose writes find the disk full and whose searches find the file damaged,
     raising as the SQLite store does (a StoreError from the sqlite3 error)."""
 
-    async def add_memories(self, *args: Any, **kwargs: Any) -> list[satchel.MemoryRef]:
+    async def write(self, *args: Any, **kwargs: Any) -> list[Ref]:
         cause = _disk_full()
         raise satchel.StoreError(f"write failed: {cause}") from cause
 
