@@ -174,9 +174,7 @@ class OceanBaseStore:
         records: Sequence[Record],
         vectors: Vectors | None = None,
     ) -> list[Ref]:
-        """Write records of one family in one transaction, as the record rules place
-        each (unchanged, a new version, or new): one reference each, in order; a profile
-        replaces the scope's."""
+        """``RecordStore.write``, in one transaction."""
         family_rules = _rules.check_write(family, records, vectors)
         kept = [family_rules.columns_of(record) for record in records]
         if family_rules.named_by == "scope":

@@ -221,9 +221,7 @@ class SqliteStore:
         records: Sequence[Record],
         vectors: Vectors | None = None,
     ) -> list[Ref]:
-        """Write records of one family in one transaction, as the record rules place
-        each (unchanged, a new version, or new): one reference each, in order; a profile
-        replaces the scope's."""
+        """``RecordStore.write``, in one transaction."""
         family_rules = _rules.check_write(family, records, vectors)
         if family_rules.named_by == "scope":
             return await self._replace(family_rules, scope_id, records[0])
