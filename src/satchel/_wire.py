@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import satchel
+from satchel.vocabulary import DEFAULT_MAX_BYTES
 from satchel.vocabulary._refs import compact_id as compact_id
 from satchel.vocabulary._refs import full_id as full_id
 
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
 ENTRY_FIELDS: Final = ("text", "kind", "tags", "created_at", "thread", "key")
 SECTION_FIELDS: Final = ("family", "limit")
 CITATION_FIELDS: Final = ("family", "scope", "id", "version", "entry_id", "uri", "revision")
-#: ``max_bytes`` when a request leaves it out (``PrepareContextRequest``'s default).
-DEFAULT_MAX_BYTES: Final = 8000
 _ID_NAMES: Final = ("id", "entry_id", "uri")
 _VERSION_NAMES: Final = ("version", "revision")
 _MOMENT: Final = "an ISO 8601 date-time with a UTC offset, e.g. 2024-03-04T09:00:00+00:00"

@@ -76,8 +76,12 @@ async def test_explain_must_be_a_boolean() -> None:
 
 def test_the_schema_spells_satchels_channels_causes_and_bound() -> None:
     """The output schema's channel names, causes and omission bound are satchel's."""
-    assert _schemas.CHANNELS == _receipts.CHANNELS
-    assert _schemas.OMISSION_CAUSES == _receipts.OMISSION_CAUSES
-    assert _schemas.MAX_OMISSIONS == _receipts.MAX_OMISSIONS
+    output = _schemas.PREPARE_CONTEXT_OUTPUT["properties"]
+    omission = output["omitted"]["items"]["properties"]
+    assert tuple(omission["channels"]["properties"]) == _receipts.CHANNELS
+    assert tuple(omission["cause"]["enum"]) == _receipts.OMISSION_CAUSES
+    assert output["omitted"]["maxItems"] == _receipts.MAX_OMISSIONS
+    receipt = output["receipts"]["items"]["properties"]
+    assert tuple(receipt["channels"]["properties"]) == _receipts.CHANNELS
     Draft202012Validator.check_schema(_schemas.PREPARE_CONTEXT_INPUT)
     Draft202012Validator.check_schema(_schemas.PREPARE_CONTEXT_OUTPUT)

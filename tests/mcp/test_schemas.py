@@ -73,28 +73,32 @@ async def test_tools_list_shows_four_tools_with_their_schemas() -> None:
 
 
 def test_bounds_are_satchel_validation_bounds() -> None:
-    """Every bound a schema states is the one satchel's validation applies."""
-    assert _schemas.MIN_MAX_BYTES == _requests.MIN_MAX_BYTES
-    assert _schemas.MAX_MAX_BYTES == _requests.MAX_MAX_BYTES
-    assert _schemas.MAX_QUERY_CHARS == _requests.MAX_QUERY_CHARS
-    assert _schemas.MAX_SCOPE_CHARS == _requests.MAX_SCOPE_CHARS
-    assert _schemas.MAX_REFERENCES == _requests.MAX_REFERENCES
-    assert _schemas.MAX_SECTION_LIMIT == _requests.MAX_SECTION_LIMIT
-    assert _schemas.SCHEMA_ID == _requests.SCHEMA
-    assert _schemas.MAX_KEY_CHARS == _requests.MAX_KEY_CHARS
-    assert _schemas.MAX_VERSION == _requests.MAX_VERSION
-    assert _schemas.FAMILIES == _families.FAMILIES
-    assert _schemas.TIERS == _families.TIERS
+    """Every bound a schema states is the constant satchel's validation applies."""
+    prepare = properties(_schemas.PREPARE_CONTEXT_INPUT)
+    assert prepare["max_bytes"]["minimum"] == _requests.MIN_MAX_BYTES
+    assert prepare["max_bytes"]["maximum"] == _requests.MAX_MAX_BYTES
+    assert prepare["max_bytes"]["default"] == _requests.DEFAULT_MAX_BYTES
+    assert prepare["query"]["maxLength"] == _requests.MAX_QUERY_CHARS
+    assert prepare["scope_id"]["maxLength"] == _requests.MAX_SCOPE_CHARS
+    assert prepare["references"]["maxItems"] == _requests.MAX_REFERENCES
+    sections = bare(prepare["sections"])
+    assert sections["maxItems"] == len(_families.FAMILIES)
+    assert str(_requests.MAX_SECTION_LIMIT) in sections["description"]
+    section = properties(sections["items"])
+    assert section["family"]["enum"] == list(_families.FAMILIES)
     limits = {family: _families.rules(family).max_section_limit for family in _families.FAMILIES}
-    assert limits == {
-        family: _schemas.MAX_EXPERIENCE_SECTION_LIMIT
-        if family == "experience"
-        else _schemas.MAX_SECTION_LIMIT
-        for family in _families.FAMILIES
-    }
-    assert _requests.PrepareContextRequest(scope_id=S, query="q").max_bytes == (
-        _schemas.DEFAULT_MAX_BYTES
-    )
+    assert section["limit"]["maximum"] == max(limits.values())
+    for family, limit in limits.items():
+        if limit < max(limits.values()):
+            assert f"{family}: 1..{limit}" in section["limit"]["description"]
+    detail = bare(prepare["detail"])["anyOf"]
+    assert detail[0]["enum"] == list(_families.TIERS)
+    assert tuple(properties(detail[1])) == _families.FAMILIES
+    output = properties(_schemas.PREPARE_CONTEXT_OUTPUT)
+    assert output["schema"]["const"] == _requests.SCHEMA
+    key = bare(properties(_schemas.ENTRY)["key"])
+    assert key["maxLength"] == _requests.MAX_KEY_CHARS
+    assert properties(_schemas.MEMORY_REF_INPUT)["version"]["maximum"] == _requests.MAX_VERSION
 
 
 ALL_SCHEMAS = [
@@ -232,5 +236,3 @@ def test_nested_objects_have_the_fields_the_shared_reader_accepts() -> None:
     assert tuple(properties(_schemas.ENTRY)) == _wire.ENTRY_FIELDS
     assert tuple(properties(_schemas.SECTION)) == _wire.SECTION_FIELDS
     assert tuple(properties(_schemas.CITATION)) == _wire.CITATION_FIELDS
-    assert _schemas.DEFAULT_MAX_BYTES == _wire.DEFAULT_MAX_BYTES
-    assert satchel.PrepareContextRequest(scope_id=S, query="q").max_bytes == _wire.DEFAULT_MAX_BYTES

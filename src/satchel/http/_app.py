@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
     from starlette.requests import Request
 
+    from .._contract import ErrorType
+
     Handler = Callable[[Request, TokenGrant], Awaitable[Response]]
     Endpoint = Callable[[Request], Awaitable[Response]]
 
@@ -371,7 +373,7 @@ async def _openapi(request: Request, grant: TokenGrant) -> Response:
     return JSONResponse(OPENAPI)
 
 
-_ROUTING_KINDS: Final = {404: "not_found", 405: "method_not_allowed"}
+_ROUTING_KINDS: Final[dict[int, ErrorType]] = {404: "not_found", 405: "method_not_allowed"}
 
 
 async def _routing_error(request: Request, exc: Exception) -> Response:

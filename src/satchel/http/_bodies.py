@@ -13,6 +13,7 @@ import json
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Final
 
+from .. import _contract as contract
 from .. import _wire as wire
 from ._errors import HttpError, invalid
 
@@ -23,12 +24,9 @@ if TYPE_CHECKING:
 
     import satchel
 
-#: The fields of each body and of its nested objects, in the order messages list them.
-PREPARE_FIELDS: Final = (
-    "scope_id", "query", "max_bytes", "assembly", "references", "session_id", "detail",
-    "exclude",
-)  # fmt: skip
-ADD_FIELDS: Final = ("scope_id", "entries")
+#: The fields of each body, in the order messages list them (the wire contract's).
+PREPARE_FIELDS: Final = tuple(contract.PREPARE_REQUEST.fields)
+ADD_FIELDS: Final = tuple(contract.ADD_MEMORIES.fields)
 
 
 # ------------------------------------------------------------------------------ reading

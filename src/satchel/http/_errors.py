@@ -27,6 +27,8 @@ import satchel
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
+    from .._contract import ErrorType
+
 logger: Final = logging.getLogger("satchel.http")
 
 #: Headers every API response carries: memory is private and never cached.
@@ -45,7 +47,7 @@ class HttpError(Exception):
     def __init__(
         self,
         status: int,
-        kind: str,
+        kind: ErrorType,
         message: str,
         field: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -63,7 +65,7 @@ class HttpError(Exception):
 
 def error_response(
     status: int,
-    kind: str,
+    kind: ErrorType,
     message: str,
     field: str | None = None,
     headers: Mapping[str, str] | None = None,
@@ -123,8 +125,9 @@ def from_satchel(error: satchel.SatchelError, fields: Collection[str]) -> HttpEr
 def store_failed(fault: satchel.StoreError) -> HttpError:
     """A 503 (507 when the disk is full) carrying the store's own message."""
     logger.error("store fault while serving a request: %s", fault, exc_info=fault)
-    status, kind = (507, "insufficient_storage") if _disk_full(fault) else (503, "store_error")
-    return HttpError(status, kind, f"{type(fault).__name__}: {fault}")
+    if _disk_full(fault):
+        return HttpError(507, "insufficient_storage", f"{type(fault).__name__}: {fault}")
+    return HttpError(503, "store_error", f"{type(fault).__name__}: {fault}")
 
 
 def _store_fault(error: satchel.SatchelError) -> satchel.StoreError | None:

@@ -1,7 +1,12 @@
 """The service's OpenAPI 3.1 document, served at ``GET /openapi.json``.
 
-A plain dict beside the routes it describes, its bounds and names taken from satchel's
-one wire contract (``satchel._contract``), never restated. Its generated copy is
+The routes' own words (paths, parameters, status codes) are written here, beside the
+routes they describe; every body is a shape of satchel's one wire contract
+(``satchel._contract``), rendered into the document's components, so no bound, name or
+field is restated. The OpenAPI spelling: each named shape is a component the document
+refers to, a request is closed to unknown members and an answer is open (a client must
+ignore a member it does not know), and a value that may be null is ``type: [T, "null"]``
+(``oneOf`` with null, for a union or a component). Its generated copy is
 ``docs/openapi.json`` (``python scripts/contract.py``); a test regenerates it and
 compares, and checks that the app's routes and the document's paths are the same.
 """
@@ -10,38 +15,18 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .._contract import (
-    CHANNELS,
-    FAMILIES,
-    MAX_KEY_CHARS,
-    MAX_MAX_BYTES,
-    MAX_OMISSIONS,
-    MAX_QUERY_CHARS,
-    MAX_REFERENCES,
-    MAX_ROUND,
-    MAX_SCOPE_CHARS,
-    MAX_SECTION_LIMIT,
-    MIN_MAX_BYTES,
-    OMISSION_CAUSES,
-    SCHEMA_ID,
-    STATUSES,
-    TIERS,
-)
+from .. import _contract as contract
+from .._contract import NO_DEFAULT, Field, Schema, Shape
 
-_FAMILIES: Final = list(FAMILIES)
-_TIERS: Final = list(TIERS)
+_NULL: Final = {"type": "null"}
 
 
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _json_body(name: str) -> dict[str, Any]:
-    return {"content": {"application/json": {"schema": _ref(name)}}}
+def _json_body(shape: Shape) -> dict[str, Any]:
+    return {"content": {"application/json": {"schema": shape}}}
 
 
 def _error(description: str) -> dict[str, Any]:
-    return {"description": description, **_json_body("Error")}
+    return {"description": description, **_json_body(contract.ERROR)}
 
 
 _ERRORS: Final = {
@@ -110,16 +95,7 @@ _DELETE_PARAMETERS: Final = [
         "schema": {"type": "string", "enum": ["true", "false"], "default": "false"},
     },
 ]
-_SCOPE: Final = {"type": "string", "minLength": 1, "maxLength": MAX_SCOPE_CHARS}
-_CHANNEL_RANKS: Final = {
-    "type": "object",
-    "propertyNames": {"enum": list(CHANNELS)},
-    "additionalProperties": {"type": "integer", "minimum": 1},
-    "description": "each channel that ranked it and its rank there, from 1 (in the round"
-    " that committed it; below the floor, in what the channel retrieved)",
-}
-
-OPENAPI: Final[dict[str, Any]] = {
+_DOCUMENT: Final[dict[str, Any]] = {
     "openapi": "3.1.0",
     "info": {
         "title": "satchel",
@@ -135,9 +111,9 @@ OPENAPI: Final[dict[str, Any]] = {
             "post": {
                 "operationId": "prepareContext",
                 "summary": "Prepare a bounded, cited context pack for a query",
-                "requestBody": {"required": True, **_json_body("PrepareContextRequest")},
+                "requestBody": {"required": True, **_json_body(contract.PREPARE_REQUEST)},
                 "responses": {
-                    "200": {"description": "the pack", **_json_body("PreparedContext")},
+                    "200": {"description": "the pack", **_json_body(contract.PREPARED_CONTEXT)},
                     **_BODY_ERRORS,
                     **_ERRORS,
                     "504": _error("the prepare did not finish before its deadline"),
@@ -152,11 +128,11 @@ OPENAPI: Final[dict[str, Any]] = {
                     " session), with why each item is in it and why the best candidates"
                     " left out are not"
                 ),
-                "requestBody": {"required": True, **_json_body("PrepareContextRequest")},
+                "requestBody": {"required": True, **_json_body(contract.PREPARE_REQUEST)},
                 "responses": {
                     "200": {
                         "description": "the pack, its receipts and its omissions",
-                        **_json_body("ExplainedContext"),
+                        **_json_body(contract.EXPLAINED_CONTEXT),
                     },
                     **_BODY_ERRORS,
                     **_ERRORS,
@@ -168,9 +144,9 @@ OPENAPI: Final[dict[str, Any]] = {
             "post": {
                 "operationId": "contextDeadline",
                 "summary": "How long a prepare of this body may take (a client's timeout)",
-                "requestBody": {"required": True, **_json_body("PrepareContextRequest")},
+                "requestBody": {"required": True, **_json_body(contract.PREPARE_REQUEST)},
                 "responses": {
-                    "200": {"description": "the deadline", **_json_body("Deadline")},
+                    "200": {"description": "the deadline", **_json_body(contract.DEADLINE)},
                     **_BODY_ERRORS,
                     **_ERRORS,
                 },
@@ -180,11 +156,11 @@ OPENAPI: Final[dict[str, Any]] = {
             "post": {
                 "operationId": "addMemories",
                 "summary": "Write memory entries to one scope, all or nothing",
-                "requestBody": {"required": True, **_json_body("AddMemoriesRequest")},
+                "requestBody": {"required": True, **_json_body(contract.ADD_MEMORIES)},
                 "responses": {
                     "200": {
                         "description": "one reference per entry, in input order",
-                        **_json_body("AddMemoriesResponse"),
+                        **_json_body(contract.ADDED_MEMORIES),
                     },
                     **_BODY_ERRORS,
                     **_ERRORS,
@@ -198,7 +174,7 @@ OPENAPI: Final[dict[str, Any]] = {
                 "summary": "Read exactly the memory version a citation names",
                 "parameters": [_VERSION_PARAMETER],
                 "responses": {
-                    "200": {"description": "the version", **_json_body("MemoryRecord")},
+                    "200": {"description": "the version", **_json_body(contract.MEMORY_RECORD)},
                     "404": _error("no such entry or version"),
                     **_ERRORS,
                 },
@@ -214,7 +190,7 @@ OPENAPI: Final[dict[str, Any]] = {
                     "200": {
                         "description": "erased (erase=true): how many versions; 0 when none"
                         " was held (never written, or erased already)",
-                        **_json_body("ErasedVersions"),
+                        **_json_body(contract.ERASED_VERSIONS),
                     },
                     "204": {"description": "forgotten (or already forgotten)"},
                     "404": _error("forget only: no such entry or version"),
@@ -231,7 +207,7 @@ OPENAPI: Final[dict[str, Any]] = {
                     "200": {
                         "description": "how many records were erased; 0 for a scope that"
                         " holds nothing",
-                        **_json_body("ErasedRecords"),
+                        **_json_body(contract.ERASED_RECORDS),
                     },
                     **_ERRORS,
                 },
@@ -280,311 +256,64 @@ OPENAPI: Final[dict[str, Any]] = {
                 "description": "a token from the service's token file (when it has one)",
             }
         },
-        "schemas": {
-            "PrepareContextRequest": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["scope_id", "query"],
-                "properties": {
-                    "scope_id": {**_SCOPE, "description": "the scope to search"},
-                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
-                    "max_bytes": {
-                        "type": "integer",
-                        "minimum": MIN_MAX_BYTES,
-                        "maximum": MAX_MAX_BYTES,
-                        "default": 8000,
-                        "description": "the pack's byte budget",
-                    },
-                    "assembly": {"oneOf": [_ref("Assembly"), {"type": "null"}]},
-                    "references": {
-                        "type": "array",
-                        "items": _SCOPE,
-                        "maxItems": MAX_REFERENCES,
-                        "description": "more scopes to search (the token must read each)",
-                    },
-                    "session_id": {"type": ["string", "null"], "minLength": 1},
-                    "detail": {
-                        "description": "a tier for every family, or per family",
-                        "oneOf": [
-                            {"enum": _TIERS},
-                            {
-                                "type": "object",
-                                "propertyNames": {"enum": _FAMILIES},
-                                "additionalProperties": {"enum": _TIERS},
-                            },
-                            {"type": "null"},
-                        ],
-                    },
-                    "exclude": {
-                        "type": "array",
-                        "items": _ref("Citation"),
-                        "description": "citations never to deliver again",
-                    },
-                },
-            },
-            "Assembly": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["sections"],
-                "properties": {
-                    "sections": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "required": ["family", "limit"],
-                            "properties": {
-                                "family": {"enum": _FAMILIES},
-                                "limit": {
-                                    "type": "integer",
-                                    "minimum": 1,
-                                    "maximum": MAX_SECTION_LIMIT,
-                                },
-                            },
-                        },
-                    }
-                },
-            },
-            "Citation": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["family", "scope"],
-                "description": (
-                    "as a pack cites it: id (or entry_id, uri) and version (or revision)"
-                ),
-                "properties": {
-                    "family": {"enum": _FAMILIES},
-                    "scope": {"type": "string"},
-                    "id": {"type": ["string", "null"]},
-                    "entry_id": {"type": "string"},
-                    "uri": {"type": "string"},
-                    "version": {"type": ["integer", "null"]},
-                    "revision": {"type": "integer"},
-                },
-            },
-            "Deadline": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["deadline_seconds"],
-                "properties": {
-                    "deadline_seconds": {
-                        "description": "seconds; null when the prepare is unbounded",
-                        "anyOf": [{"type": "number", "minimum": 0}, {"type": "null"}],
-                    }
-                },
-            },
-            "PreparedContext": {
-                "type": "object",
-                "required": ["schema", "status", "content", "content_bytes"],
-                "properties": {
-                    "schema": {"const": SCHEMA_ID},
-                    "status": {"enum": list(STATUSES)},
-                    "content": {
-                        "type": ["string", "null"],
-                        "description": "the rendered pack, null when nothing fits",
-                    },
-                    "content_bytes": {"type": "integer", "minimum": 0},
-                },
-            },
-            "ExplainedContext": {
-                "type": "object",
-                "required": [
-                    "schema",
-                    "status",
-                    "content",
-                    "content_bytes",
-                    "receipts",
-                    "omitted",
-                ],
-                "description": "the pack's four fields (as PreparedContext), then its receipts"
-                " and omissions",
-                "properties": {
-                    "schema": {"const": SCHEMA_ID},
-                    "status": {"enum": list(STATUSES)},
-                    "content": {"type": ["string", "null"]},
-                    "content_bytes": {"type": "integer", "minimum": 0},
-                    "receipts": {
-                        "type": "array",
-                        "items": _ref("Receipt"),
-                        "description": "one per delivered item, in pack order",
-                    },
-                    "omitted": {
-                        "type": "array",
-                        "items": _ref("Omission"),
-                        "maxItems": MAX_OMISSIONS,
-                        "description": "the best candidates not delivered, best first",
-                    },
-                },
-            },
-            "Receipt": {
-                "type": "object",
-                "required": ["citation", "channels", "score", "round", "tier", "truncated"],
-                "properties": {
-                    "citation": _ref("CitedRecord"),
-                    "channels": _CHANNEL_RANKS,
-                    "score": {
-                        "type": ["number", "null"],
-                        "description": "the fused score its search ranked it by; null for a"
-                        " profile",
-                    },
-                    "round": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "maximum": MAX_ROUND,
-                        "description": "the round that committed it",
-                    },
-                    "tier": {"enum": _TIERS},
-                    "truncated": {"type": "boolean"},
-                },
-            },
-            "Omission": {
-                "type": "object",
-                "required": ["citation", "cause", "channels", "score"],
-                "properties": {
-                    "citation": _ref("CitedRecord"),
-                    "cause": {
-                        "enum": list(OMISSION_CAUSES),
-                        "description": "budget: no room in the pack's bytes, item limits or"
-                        " candidate ceiling; held-back: the session delivered it lately;"
-                        " excluded: the request's exclude names it; duplicate: its text repeats"
-                        " a candidate offered before it; floor: below the admission floor (or"
-                        " the prepare abstained: no evidence of relevance)",
-                    },
-                    "channels": _CHANNEL_RANKS,
-                    "score": {
-                        "type": ["number", "null"],
-                        "description": "its fused score; null below the floor",
-                    },
-                },
-            },
-            "CitedRecord": {
-                "type": "object",
-                "required": ["family", "scope", "id", "version"],
-                "description": "a citation, as parse_context reads it off the pack (exclude"
-                " takes it as it is)",
-                "properties": {
-                    "family": {"enum": _FAMILIES},
-                    "scope": {"type": "string"},
-                    "id": {"type": ["string", "null"]},
-                    "version": {"type": ["integer", "null"]},
-                },
-            },
-            "MemoryEntry": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["text"],
-                "properties": {
-                    "text": {"type": "string", "minLength": 1},
-                    "kind": {"type": "string", "minLength": 1, "default": "fact"},
-                    "tags": {"type": "array", "items": {"type": "string", "minLength": 1}},
-                    "created_at": {
-                        "type": ["string", "null"],
-                        "format": "date-time",
-                        "description": "ISO 8601 with a UTC offset",
-                    },
-                    "thread": {"type": ["string", "null"], "minLength": 1},
-                    "key": {
-                        "type": ["string", "null"],
-                        "minLength": 1,
-                        "maxLength": MAX_KEY_CHARS,
-                        "description": "idempotency key, unique per scope",
-                    },
-                },
-            },
-            "AddMemoriesRequest": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["scope_id", "entries"],
-                "properties": {
-                    "scope_id": _SCOPE,
-                    "entries": {"type": "array", "items": _ref("MemoryEntry")},
-                },
-            },
-            "MemoryRef": {
-                "type": "object",
-                "required": ["scope_id", "entry_id", "version"],
-                "properties": {
-                    "scope_id": {"type": "string"},
-                    "entry_id": {"type": "string"},
-                    "version": {"type": "integer", "minimum": 1},
-                },
-            },
-            "AddMemoriesResponse": {
-                "type": "object",
-                "required": ["refs"],
-                "properties": {"refs": {"type": "array", "items": _ref("MemoryRef")}},
-            },
-            "MemoryRecord": {
-                "type": "object",
-                "required": ["ref", "text", "kind", "tags", "created_at", "thread", "key"],
-                "properties": {
-                    "ref": _ref("MemoryRef"),
-                    "text": {"type": "string"},
-                    "kind": {"type": "string"},
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "created_at": {"type": ["string", "null"], "format": "date-time"},
-                    "thread": {"type": ["string", "null"]},
-                    "key": {"type": ["string", "null"]},
-                },
-            },
-            "ErasedVersions": {
-                "type": "object",
-                "required": ["scope_id", "entry_id", "erased_versions"],
-                "properties": {
-                    "scope_id": {"type": "string"},
-                    "entry_id": {"type": "string", "description": "the full entry id"},
-                    "erased_versions": {"type": "integer", "minimum": 0},
-                },
-            },
-            "ErasedRecords": {
-                "type": "object",
-                "required": ["scope_id", "erased_records"],
-                "properties": {
-                    "scope_id": {"type": "string"},
-                    "erased_records": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "description": "records of every family (a record counts once"
-                        " whatever its versions; a profile is one)",
-                    },
-                },
-            },
-            "Error": {
-                "type": "object",
-                "required": ["error"],
-                "properties": {
-                    "error": {
-                        "type": "object",
-                        "required": ["type", "message", "field"],
-                        "properties": {
-                            "type": {
-                                "enum": [
-                                    "bad_request",
-                                    "unauthorized",
-                                    "forbidden",
-                                    "not_found",
-                                    "method_not_allowed",
-                                    "misdirected_request",
-                                    "payload_too_large",
-                                    "unsupported_media_type",
-                                    "invalid_request",
-                                    "internal",
-                                    "store_unavailable",
-                                    "store_error",
-                                    "timeout",
-                                    "request_timeout",
-                                    "insufficient_storage",
-                                ]
-                            },
-                            "message": {"type": "string"},
-                            "field": {
-                                "type": ["string", "null"],
-                                "description": "the request field at fault, if one is",
-                            },
-                        },
-                    }
-                },
-            },
-        },
     },
 }
+
+
+def _document(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with every shape in it a reference to its component, and the
+    components it refers to (those they refer to included) under
+    ``components.schemas``."""
+    components: dict[str, Schema] = {}
+    rendered: dict[str, Any] = _rendered(document, components)
+    rendered["components"]["schemas"] = components
+    return rendered
+
+
+def _rendered(value: Any, components: dict[str, Schema]) -> Any:
+    if isinstance(value, Shape):
+        if value.name is None:
+            return _object(value, components)
+        if value.name not in components:
+            components[value.name] = {}  # taken, while its own members are rendered
+            components[value.name] = _object(value, components)
+        return {"$ref": f"#/components/schemas/{value.name}"}
+    if isinstance(value, dict):
+        return {key: _rendered(item, components) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rendered(item, components) for item in value]
+    return value
+
+
+def _object(shape: Shape, components: dict[str, Schema]) -> Schema:
+    schema: Schema = {"type": "object"}
+    if not shape.answer:
+        schema["additionalProperties"] = False
+    schema["required"] = shape.required
+    if shape.doc:
+        schema["description"] = shape.doc
+    schema["properties"] = {
+        name: _member(field, components) for name, field in shape.fields.items()
+    }
+    return schema
+
+
+def _member(field: Field, components: dict[str, Schema]) -> Schema:
+    value: Schema = _rendered(field.value, components)
+    if field.nullable:
+        value = _or_null(value)
+    if field.default is not NO_DEFAULT:
+        value = {**value, "default": field.default}
+    doc = field.http_doc or field.doc
+    return {**value, "description": doc} if doc else value
+
+
+def _or_null(schema: Schema) -> Schema:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {**schema, "type": [kind, "null"]}
+    branches = schema["anyOf"] if set(schema) == {"anyOf"} else [schema]
+    return {"oneOf": [*branches, _NULL]}
+
+
+OPENAPI: Final = _document(_DOCUMENT)

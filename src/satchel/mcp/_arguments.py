@@ -24,6 +24,7 @@ from jsonschema.exceptions import ValidationError, best_match
 import satchel
 
 from .. import _wire as wire
+from .._contract import NOT_BLANK
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -44,8 +45,6 @@ _TYPE_WORDS: Final = {
     "object": "an object",
     "null": "null",
 }
-#: The schemas' pattern for "not blank" (``_schemas._NOT_BLANK``).
-_NOT_BLANK: Final = r"\S"
 
 
 def validator(schema: Schema) -> Draft202012Validator:
@@ -198,7 +197,7 @@ def _bounds(keyword: str, schema: Schema) -> str:
     """What a bound (``minimum``, ``maxLength``, ``pattern``, ...) asks, in words."""
     bound = schema[keyword]
     if keyword == "pattern":
-        return "a non-empty string" if bound == _NOT_BLANK else f"a string matching {bound}"
+        return "a non-empty string" if bound == NOT_BLANK else f"a string matching {bound}"
     if keyword == "minLength":
         return "a non-empty string" if bound == 1 else f"at least {bound} characters"
     if keyword == "maxLength":

@@ -66,6 +66,7 @@ from ._requests import MAX_KEY_CHARS as MAX_KEY_CHARS
 from ._requests import MAX_MAX_BYTES as MAX_MAX_BYTES
 from ._requests import MAX_QUERY_CHARS as MAX_QUERY_CHARS
 from ._requests import MAX_REFERENCES as MAX_REFERENCES
+from ._requests import MAX_SECTION_LIMIT as MAX_SECTION_LIMIT
 from ._requests import MAX_SCOPE_CHARS as MAX_SCOPE_CHARS
 from ._requests import MAX_VERSION as MAX_VERSION
 from ._requests import MIN_MAX_BYTES as MIN_MAX_BYTES
@@ -75,6 +76,7 @@ from ._requests import PrepareContextRequest as PrepareContextRequest
 from ._requests import PreparedContext as PreparedContext
 from ._requests import ResolvedRequest as ResolvedRequest
 from ._requests import Section as Section
+from ._requests import Status as Status
 from ._requests import validate_request as validate_request
 from ._requests import validate_scope as validate_scope
 from ._requests import validate_session_owner as validate_session_owner
@@ -105,6 +107,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_REFERENCES",
     "MAX_SCOPE_CHARS",
+    "MAX_SECTION_LIMIT",
     "MAX_VERSION",
     "MIN_MAX_BYTES",
     "OMISSION_CAUSES",
@@ -154,6 +157,7 @@ __all__ = [
     "Resource",
     "SatchelError",
     "Section",
+    "Status",
     "StoreError",
     "StoreUnavailableError",
     "TermSelection",

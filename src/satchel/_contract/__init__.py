@@ -1,0 +1,138 @@
+"""satchel's wire contract, defined once: every request and answer the HTTP service and
+the MCP server exchange, with the bounds, names and meanings their schemas state.
+
+The shapes (``_shapes``) are written once, in the terms of ``_model``: a :class:`Shape` is
+a JSON object, a :class:`Field` one of its members. Every bound and name in them is read
+from the constant satchel's own validation applies (``satchel.vocabulary``, and the
+recall policy's bound on expansion rounds; ``_bounds``), never restated, so a schema a
+client follows is never refused and a bound changed in satchel changes every schema with
+it. The servers render the shapes their own way: the OpenAPI document
+(``http/_openapi.py``: named components, open answers, ``type: [T, "null"]``) and the MCP
+tools' JSON Schemas (``mcp/_schemas.py``: inline, closed, null as an ``anyOf`` branch).
+Their generated copies are committed as ``docs/openapi.json`` and ``docs/mcp-tools.json``
+(``python scripts/contract.py`` writes them; a test regenerates both and compares, so
+neither drifts unseen).
+
+It sits above the public facade, beside ``_wire`` (which reads and writes the values these
+shapes describe), and imports only the vocabulary and the recall policy: the servers
+import it, nothing below them does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from satchel.vocabulary import CHANNELS as CHANNELS
+from satchel.vocabulary import DEFAULT_FAMILIES as DEFAULT_FAMILIES
+from satchel.vocabulary import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES
+from satchel.vocabulary import FAMILIES as FAMILIES
+from satchel.vocabulary import MAX_KEY_CHARS as MAX_KEY_CHARS
+from satchel.vocabulary import MAX_MAX_BYTES as MAX_MAX_BYTES
+from satchel.vocabulary import MAX_OMISSIONS as MAX_OMISSIONS
+from satchel.vocabulary import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+from satchel.vocabulary import MAX_REFERENCES as MAX_REFERENCES
+from satchel.vocabulary import MAX_SCOPE_CHARS as MAX_SCOPE_CHARS
+from satchel.vocabulary import MAX_SECTION_LIMIT as MAX_SECTION_LIMIT
+from satchel.vocabulary import MAX_VERSION as MAX_VERSION
+from satchel.vocabulary import MIN_MAX_BYTES as MIN_MAX_BYTES
+from satchel.vocabulary import OMISSION_CAUSES as OMISSION_CAUSES
+from satchel.vocabulary import TIERS as TIERS
+
+from ._bounds import DEFAULT_KIND as DEFAULT_KIND
+from ._bounds import ERROR_TYPES as ERROR_TYPES
+from ._bounds import MAX_ROUND as MAX_ROUND
+from ._bounds import MAX_SECTION_ITEMS as MAX_SECTION_ITEMS
+from ._bounds import NOT_BLANK as NOT_BLANK
+from ._bounds import SCHEMA_ID as SCHEMA_ID
+from ._bounds import SECTION_LIMITS as SECTION_LIMITS
+from ._bounds import STATUSES as STATUSES
+from ._bounds import ErrorType as ErrorType
+from ._model import NO_DEFAULT as NO_DEFAULT
+from ._model import Field as Field
+from ._model import Schema as Schema
+from ._model import Shape as Shape
+from ._shapes import ADD_MEMORIES as ADD_MEMORIES
+from ._shapes import ADDED_MEMORIES as ADDED_MEMORIES
+from ._shapes import ASSEMBLY as ASSEMBLY
+from ._shapes import CITATION as CITATION
+from ._shapes import CITED_RECORD as CITED_RECORD
+from ._shapes import DEADLINE as DEADLINE
+from ._shapes import ENTRY as ENTRY
+from ._shapes import ERASED_RECORDS as ERASED_RECORDS
+from ._shapes import ERASED_VERSIONS as ERASED_VERSIONS
+from ._shapes import ERROR as ERROR
+from ._shapes import EXPLAINED_CONTEXT as EXPLAINED_CONTEXT
+from ._shapes import FORGOTTEN as FORGOTTEN
+from ._shapes import MEMORY_ENTRY as MEMORY_ENTRY
+from ._shapes import MEMORY_RECORD as MEMORY_RECORD
+from ._shapes import MEMORY_RECORD_FLAT as MEMORY_RECORD_FLAT
+from ._shapes import MEMORY_REF as MEMORY_REF
+from ._shapes import OMISSION as OMISSION
+from ._shapes import PREPARE_ARGUMENTS as PREPARE_ARGUMENTS
+from ._shapes import PREPARE_REQUEST as PREPARE_REQUEST
+from ._shapes import PREPARED as PREPARED
+from ._shapes import PREPARED_CONTEXT as PREPARED_CONTEXT
+from ._shapes import RECEIPT as RECEIPT
+from ._shapes import SECTION as SECTION
+
+__all__ = [
+    "ADDED_MEMORIES",
+    "ADD_MEMORIES",
+    "ASSEMBLY",
+    "CHANNELS",
+    "CITATION",
+    "CITED_RECORD",
+    "DEADLINE",
+    "DEFAULT_FAMILIES",
+    "DEFAULT_KIND",
+    "DEFAULT_MAX_BYTES",
+    "ENTRY",
+    "ERASED_RECORDS",
+    "ERASED_VERSIONS",
+    "ERROR",
+    "ERROR_TYPES",
+    "EXPLAINED_CONTEXT",
+    "FAMILIES",
+    "FORGOTTEN",
+    "MAX_KEY_CHARS",
+    "MAX_MAX_BYTES",
+    "MAX_OMISSIONS",
+    "MAX_QUERY_CHARS",
+    "MAX_REFERENCES",
+    "MAX_ROUND",
+    "MAX_SCOPE_CHARS",
+    "MAX_SECTION_ITEMS",
+    "MAX_SECTION_LIMIT",
+    "MAX_VERSION",
+    "MEMORY_ENTRY",
+    "MEMORY_RECORD",
+    "MEMORY_RECORD_FLAT",
+    "MEMORY_REF",
+    "MIN_MAX_BYTES",
+    "NOT_BLANK",
+    "NO_DEFAULT",
+    "OMISSION",
+    "OMISSION_CAUSES",
+    "PREPARED",
+    "PREPARED_CONTEXT",
+    "PREPARE_ARGUMENTS",
+    "PREPARE_REQUEST",
+    "RECEIPT",
+    "SCHEMA_ID",
+    "SECTION",
+    "SECTION_LIMITS",
+    "STATUSES",
+    "TIERS",
+    "ErrorType",
+    "Field",
+    "Schema",
+    "Shape",
+    "dumped",
+]
+
+
+def dumped(document: Any) -> str:
+    """A generated document as it is committed: JSON, keys sorted, two-space indents,
+    one final newline (so a regenerated copy compares byte for byte)."""
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,54 @@
+"""The bounds and names the wire contract states, each read from where satchel defines it.
+
+Nothing here is a new literal but the service's error types (the service's own
+vocabulary, which ``satchel.http`` raises by these names and nowhere else defines): every
+bound is the constant satchel's validation applies, every name list the one it checks
+against, so a schema stating them can neither refuse what satchel accepts nor promise
+what it refuses.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, TypeAlias, get_args
+
+import attrs
+
+from satchel.recall import MAX_EXPANSIONS
+from satchel.vocabulary import FAMILY_RULES, SCHEMA, MemoryEntry, Status
+
+#: The pack format's id, as a prepared context names it.
+SCHEMA_ID: Final = SCHEMA
+#: A prepared context's statuses.
+STATUSES: Final[tuple[str, ...]] = get_args(Status)
+#: The last round a receipt may name (round 0, then at most this many expansions).
+MAX_ROUND: Final = MAX_EXPANSIONS
+#: The most items an assembly section of each family may ask for (``MAX_SECTION_LIMIT``
+#: bounds their sum), and the largest of them.
+SECTION_LIMITS: Final = {family: rules.max_section_limit for family, rules in FAMILY_RULES.items()}
+MAX_SECTION_ITEMS: Final = max(SECTION_LIMITS.values())
+#: A memory entry's kind when it names none.
+DEFAULT_KIND: Final = str(attrs.fields(MemoryEntry).kind.default)
+#: A string holding at least one character that is not whitespace: satchel refuses a
+#: blank scope, query, session, text, kind, tag, thread, key or entry id.
+NOT_BLANK: Final = r"\S"
+
+#: What went wrong, as an HTTP error answer's ``error.type`` says it (the service
+#: types every error it raises with this alias, so a new kind is stated here first).
+ErrorType: TypeAlias = Literal[
+    "bad_request",
+    "unauthorized",
+    "forbidden",
+    "not_found",
+    "method_not_allowed",
+    "misdirected_request",
+    "payload_too_large",
+    "unsupported_media_type",
+    "invalid_request",
+    "internal",
+    "store_unavailable",
+    "store_error",
+    "timeout",
+    "request_timeout",
+    "insufficient_storage",
+]
+ERROR_TYPES: Final[tuple[str, ...]] = get_args(ErrorType)
