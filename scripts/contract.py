@@ -2,7 +2,7 @@
 
 ``python scripts/contract.py`` writes ``docs/openapi.json`` (the service's OpenAPI
 document, as ``GET /openapi.json`` serves it) and ``docs/mcp-tools.json`` (every MCP
-tool as a host lists it), both built from ``satchel._contract``'s bounds and names;
+tool as a host lists it), both rendered from the shapes of ``satchel._contract``;
 ``python scripts/contract.py --check`` exits 1, naming the file, when a committed copy
 differs from what the code generates. ``tests/test_contract.py`` runs the same check.
 """
