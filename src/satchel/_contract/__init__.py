@@ -1,17 +1,17 @@
 """satchel's wire contract, defined once: every request and answer the HTTP service and
 the MCP server exchange, with the bounds, names and meanings their schemas state.
 
-The shapes (``_shapes``) are written once, in the terms of ``_model``: a :class:`Shape` is
-a JSON object, a :class:`Field` one of its members. Every bound and name in them is read
-from the constant satchel's own validation applies (``satchel.vocabulary``, and the
-recall policy's bound on expansion rounds; ``_bounds``), never restated, so a schema a
-client follows is never refused and a bound changed in satchel changes every schema with
-it. The servers render the shapes their own way: the OpenAPI document
-(``http/_openapi.py``: named components, open answers, ``type: [T, "null"]``) and the MCP
-tools' JSON Schemas (``mcp/_schemas.py``: inline, closed, null as an ``anyOf`` branch).
-Their generated copies are committed as ``docs/openapi.json`` and ``docs/mcp-tools.json``
-(``python scripts/contract.py`` writes them; a test regenerates both and compares, so
-neither drifts unseen).
+The shapes (``_prepare``, ``_memories``, ``_errors``) are written once, in the terms of
+``_model``: a :class:`Shape` is a JSON object, a :class:`Field` one of its members. Every
+bound and name in them is read from the constant satchel's own validation applies
+(``satchel.vocabulary``, and the recall policy's bound on expansion rounds; ``_bounds``),
+never restated, so a schema a client follows is never refused and a bound changed in
+satchel changes every schema with it. The servers render the shapes their own way: the
+OpenAPI document (``http/_openapi.py``: named components, open answers, ``type: [T,
+"null"]``) and the MCP tools' JSON Schemas (``mcp/_schemas.py``: inline, closed, null as
+an ``anyOf`` branch). Their generated copies are committed as ``docs/openapi.json`` and
+``docs/mcp-tools.json`` (``python scripts/contract.py`` writes them; a test regenerates
+both and compares, so neither drifts unseen).
 
 It sits above the public facade, beside ``_wire`` (which reads and writes the values these
 shapes describe), and imports only the vocabulary and the recall policy: the servers
@@ -40,41 +40,41 @@ from satchel.vocabulary import OMISSION_CAUSES as OMISSION_CAUSES
 from satchel.vocabulary import TIERS as TIERS
 
 from ._bounds import DEFAULT_KIND as DEFAULT_KIND
-from ._bounds import ERROR_TYPES as ERROR_TYPES
 from ._bounds import MAX_ROUND as MAX_ROUND
 from ._bounds import MAX_SECTION_ITEMS as MAX_SECTION_ITEMS
 from ._bounds import NOT_BLANK as NOT_BLANK
 from ._bounds import SCHEMA_ID as SCHEMA_ID
 from ._bounds import SECTION_LIMITS as SECTION_LIMITS
 from ._bounds import STATUSES as STATUSES
-from ._bounds import ErrorType as ErrorType
+from ._errors import ERROR as ERROR
+from ._errors import ERROR_TYPES as ERROR_TYPES
+from ._errors import ErrorType as ErrorType
+from ._memories import ADD_MEMORIES as ADD_MEMORIES
+from ._memories import ADDED_MEMORIES as ADDED_MEMORIES
+from ._memories import ENTRY as ENTRY
+from ._memories import ERASED_RECORDS as ERASED_RECORDS
+from ._memories import ERASED_VERSIONS as ERASED_VERSIONS
+from ._memories import FORGOTTEN as FORGOTTEN
+from ._memories import MEMORY_ENTRY as MEMORY_ENTRY
+from ._memories import MEMORY_RECORD as MEMORY_RECORD
+from ._memories import MEMORY_RECORD_FLAT as MEMORY_RECORD_FLAT
+from ._memories import MEMORY_REF as MEMORY_REF
 from ._model import NO_DEFAULT as NO_DEFAULT
 from ._model import Field as Field
 from ._model import Schema as Schema
 from ._model import Shape as Shape
-from ._shapes import ADD_MEMORIES as ADD_MEMORIES
-from ._shapes import ADDED_MEMORIES as ADDED_MEMORIES
-from ._shapes import ASSEMBLY as ASSEMBLY
-from ._shapes import CITATION as CITATION
-from ._shapes import CITED_RECORD as CITED_RECORD
-from ._shapes import DEADLINE as DEADLINE
-from ._shapes import ENTRY as ENTRY
-from ._shapes import ERASED_RECORDS as ERASED_RECORDS
-from ._shapes import ERASED_VERSIONS as ERASED_VERSIONS
-from ._shapes import ERROR as ERROR
-from ._shapes import EXPLAINED_CONTEXT as EXPLAINED_CONTEXT
-from ._shapes import FORGOTTEN as FORGOTTEN
-from ._shapes import MEMORY_ENTRY as MEMORY_ENTRY
-from ._shapes import MEMORY_RECORD as MEMORY_RECORD
-from ._shapes import MEMORY_RECORD_FLAT as MEMORY_RECORD_FLAT
-from ._shapes import MEMORY_REF as MEMORY_REF
-from ._shapes import OMISSION as OMISSION
-from ._shapes import PREPARE_ARGUMENTS as PREPARE_ARGUMENTS
-from ._shapes import PREPARE_REQUEST as PREPARE_REQUEST
-from ._shapes import PREPARED as PREPARED
-from ._shapes import PREPARED_CONTEXT as PREPARED_CONTEXT
-from ._shapes import RECEIPT as RECEIPT
-from ._shapes import SECTION as SECTION
+from ._prepare import ASSEMBLY as ASSEMBLY
+from ._prepare import CITATION as CITATION
+from ._prepare import CITED_RECORD as CITED_RECORD
+from ._prepare import DEADLINE as DEADLINE
+from ._prepare import EXPLAINED_CONTEXT as EXPLAINED_CONTEXT
+from ._prepare import OMISSION as OMISSION
+from ._prepare import PREPARE_ARGUMENTS as PREPARE_ARGUMENTS
+from ._prepare import PREPARE_REQUEST as PREPARE_REQUEST
+from ._prepare import PREPARED as PREPARED
+from ._prepare import PREPARED_CONTEXT as PREPARED_CONTEXT
+from ._prepare import RECEIPT as RECEIPT
+from ._prepare import SECTION as SECTION
 
 __all__ = [
     "ADDED_MEMORIES",

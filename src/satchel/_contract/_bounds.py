@@ -1,15 +1,13 @@
 """The bounds and names the wire contract states, each read from where satchel defines it.
 
-Nothing here is a new literal but the service's error types (the service's own
-vocabulary, which ``satchel.http`` raises by these names and nowhere else defines): every
-bound is the constant satchel's validation applies, every name list the one it checks
-against, so a schema stating them can neither refuse what satchel accepts nor promise
-what it refuses.
+Nothing here is a new literal: every bound is the constant satchel's validation applies,
+every name list the one it checks against, so a schema stating them can neither refuse
+what satchel accepts nor promise what it refuses.
 """
 
 from __future__ import annotations
 
-from typing import Final, Literal, TypeAlias, get_args
+from typing import Final, get_args
 
 import attrs
 
@@ -31,24 +29,3 @@ DEFAULT_KIND: Final = str(attrs.fields(MemoryEntry).kind.default)
 #: A string holding at least one character that is not whitespace: satchel refuses a
 #: blank scope, query, session, text, kind, tag, thread, key or entry id.
 NOT_BLANK: Final = r"\S"
-
-#: What went wrong, as an HTTP error answer's ``error.type`` says it (the service
-#: types every error it raises with this alias, so a new kind is stated here first).
-ErrorType: TypeAlias = Literal[
-    "bad_request",
-    "unauthorized",
-    "forbidden",
-    "not_found",
-    "method_not_allowed",
-    "misdirected_request",
-    "payload_too_large",
-    "unsupported_media_type",
-    "invalid_request",
-    "internal",
-    "store_unavailable",
-    "store_error",
-    "timeout",
-    "request_timeout",
-    "insufficient_storage",
-]
-ERROR_TYPES: Final[tuple[str, ...]] = get_args(ErrorType)

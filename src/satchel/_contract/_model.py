@@ -77,6 +77,10 @@ class Shape:
         return [name for name, field in self.fields.items() if field.required]
 
 
+#: Any string (an answer's text, which satchel checked when it was written).
+STRING: Final[Schema] = {"type": "string"}
+
+
 def text(*, max_length: int | None = None) -> Schema:
     """A string of at least one character that is not whitespace (at most ``max_length``
     characters)."""

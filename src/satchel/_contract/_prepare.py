@@ -1,10 +1,9 @@
-"""Every request and answer the HTTP service and the MCP tools exchange, written once.
+"""The prepare call's requests and answers: a citation, an assembly, a request, a pack
+and its explanation.
 
-The service and the tools share their values (a citation, a memory entry, a ref, a
-receipt) and differ only where their calls do: the service takes an ``assembly`` object
-and explains on a route of its own, a tool takes ``sections`` and an ``explain`` flag;
-the service nests a record's ref, ``get_memory`` lists its fields flat. Each such shape is
-built here from the same fields, so a bound, a name or a meaning is stated once.
+The service and the ``prepare_context`` tool take the same fields but for two: the
+service takes an ``assembly`` object and explains on a route of its own; the tool takes
+``sections`` as a list and an ``explain`` flag, and answers both ways with one shape.
 """
 
 from __future__ import annotations
@@ -18,36 +17,22 @@ from satchel.vocabulary import (
     DEFAULT_FAMILIES,
     DEFAULT_MAX_BYTES,
     FAMILIES,
-    MAX_KEY_CHARS,
     MAX_MAX_BYTES,
     MAX_OMISSIONS,
     MAX_QUERY_CHARS,
     MAX_REFERENCES,
-    MAX_SCOPE_CHARS,
     MAX_SECTION_LIMIT,
-    MAX_VERSION,
     MIN_MAX_BYTES,
     OMISSION_CAUSES,
     TIERS,
 )
 
-from ._bounds import (
-    DEFAULT_KIND,
-    ERROR_TYPES,
-    MAX_ROUND,
-    MAX_SECTION_ITEMS,
-    SCHEMA_ID,
-    SECTION_LIMITS,
-    STATUSES,
-)
-from ._model import Field, Schema, Shape, described, text
+from ._bounds import MAX_ROUND, MAX_SECTION_ITEMS, SCHEMA_ID, SECTION_LIMITS, STATUSES
+from ._memories import SCOPE, SCOPE_ID
+from ._model import STRING, Field, Schema, Shape, described, text
 
-_STRING: Final[Schema] = {"type": "string"}
 _FAMILY: Final[Schema] = {"enum": list(FAMILIES)}
 _TIER: Final[Schema] = {"enum": list(TIERS)}
-_SCOPE: Final = text(max_length=MAX_SCOPE_CHARS)
-_VERSION: Final[Schema] = {"type": "integer", "minimum": 1, "maximum": MAX_VERSION}
-_COUNT: Final[Schema] = {"type": "integer", "minimum": 0}
 
 
 def _listed(names: tuple[str, ...]) -> str:
@@ -55,43 +40,15 @@ def _listed(names: tuple[str, ...]) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else names[0]
 
 
-# ------------------------------------------------------------------------ references
-
-SCOPE_ID: Final = Field(
-    _SCOPE,
-    "The scope (namespace) of the memory, any string such as 'project:demo' or 'user:ana';"
-    f" 1..{MAX_SCOPE_CHARS} printable characters.",
-    required=True,
-)
-ENTRY_ID: Final = Field(
-    text(),
-    "The entry id a citation or an add_memories ref names.",
-    required=True,
-    http_doc="The entry id a citation or a ref names (as satchel minted it or as a pack"
-    " writes it).",
-)
-
-MEMORY_REF: Final = Shape(
-    "MemoryRef",
-    {
-        "scope_id": SCOPE_ID,
-        "entry_id": ENTRY_ID,
-        "version": Field(
-            _VERSION,
-            "The exact version of the entry (versions are immutable; 1 is the first).",
-            required=True,
-        ),
-    },
-    answer=True,
-)
+# ------------------------------------------------------------------------- citations
 
 CITATION: Final = Shape(
     "Citation",
     {
         "family": Field(_FAMILY, "The cited record's family.", required=True),
-        "scope": Field(_STRING, "The scope the record was read from.", required=True),
+        "scope": Field(STRING, "The scope the record was read from.", required=True),
         "id": Field(
-            _STRING,
+            STRING,
             "The entry id (memory), record id (experience, topic-memory) or URI (resource);"
             " null for a profile. A pack's own spelling (entry_id, uri) is accepted.",
             nullable=True,
@@ -102,8 +59,8 @@ CITATION: Final = Shape(
             " or profile. A pack's own spelling (revision) is accepted.",
             nullable=True,
         ),
-        "entry_id": Field(_STRING, "id, as a memory citation spells it."),
-        "uri": Field(_STRING, "id, as a resource citation spells it."),
+        "entry_id": Field(STRING, "id, as a memory citation spells it."),
+        "uri": Field(STRING, "id, as a resource citation spells it."),
         "revision": Field(
             {"type": "integer", "minimum": 1},
             "version, as an experience or topic-memory citation spells it.",
@@ -117,8 +74,8 @@ CITED_RECORD: Final = Shape(
     "CitedRecord",
     {
         "family": Field(_FAMILY, required=True),
-        "scope": Field(_STRING, required=True),
-        "id": Field(_STRING, required=True, nullable=True),
+        "scope": Field(STRING, required=True),
+        "id": Field(STRING, required=True, nullable=True),
         "version": Field({"type": "integer"}, required=True, nullable=True),
     },
     "The record version, as the pack cites it (exclude takes it as it is).",
@@ -176,7 +133,7 @@ _PREPARE: Final = {
     "references": Field(
         {
             "type": "array",
-            "items": described(_SCOPE, "Another scope to search as well."),
+            "items": described(SCOPE, "Another scope to search as well."),
             "maxItems": MAX_REFERENCES,
         },
         f"Other scopes to search besides scope_id (at most {MAX_REFERENCES}).",
@@ -326,7 +283,7 @@ _PACK: Final = {
     "schema": Field({"type": "string", "const": SCHEMA_ID}, required=True),
     "status": Field({"enum": list(STATUSES)}, "empty: nothing relevant fits.", required=True),
     "content": Field(
-        _STRING,
+        STRING,
         "The rendered pack (null when empty): untrusted data between the"
         " BEGIN_SATCHEL_CONTEXT_V2 and END_SATCHEL_CONTEXT_V2 markers, each item cited.",
         required=True,
@@ -373,129 +330,6 @@ PREPARED: Final = Shape(
     answer=True,
 )
 
-# ------------------------------------------------------------------------- memories
-
-MEMORY_ENTRY: Final = Shape(
-    "MemoryEntry",
-    {
-        "text": Field(text(), "What to remember.", required=True),
-        "kind": Field(
-            text(), "What sort of thing it is: fact, dialog, decision...", default=DEFAULT_KIND
-        ),
-        "tags": Field(
-            {"type": "array", "items": described(text(), "A tag.")},
-            "Labels kept with the entry.",
-            default=[],
-        ),
-        "created_at": Field(
-            {"type": "string", "format": "date-time"},
-            "When it was said or observed: ISO-8601 with a UTC offset, e.g."
-            " 2024-03-04T09:00:00+00:00 or 2024-03-04T09:00:00Z. Lets queries that name a date"
-            " find it.",
-            nullable=True,
-            default=None,
-        ),
-        "thread": Field(
-            text(),
-            "The conversation it belongs to: the turns just before and after a hit in the"
-            " same thread join the candidates.",
-            nullable=True,
-            default=None,
-        ),
-        "key": Field(
-            text(max_length=MAX_KEY_CHARS),
-            "An idempotency key, unique per scope: the same key with the same content writes"
-            " nothing and returns the existing ref (a forgotten entry stays forgotten); with"
-            " new content, a new live version.",
-            nullable=True,
-            default=None,
-        ),
-    },
-)
-
-#: ``POST /v1/memories``, and the ``add_memories`` tool's arguments.
-ADD_MEMORIES: Final = Shape(
-    "AddMemoriesRequest",
-    {
-        "scope_id": SCOPE_ID,
-        "entries": Field(
-            {"type": "array", "items": MEMORY_ENTRY},
-            "The entries to write, all or nothing: one bad entry writes none.",
-            required=True,
-        ),
-    },
-)
-ADDED_MEMORIES: Final = Shape(
-    "AddMemoriesResponse",
-    {
-        "refs": Field(
-            {"type": "array", "items": MEMORY_REF},
-            "One ref per entry, in input order: the exact version written.",
-            required=True,
-        )
-    },
-    answer=True,
-)
-
-_RECORD: Final = {
-    "text": Field(_STRING, required=True),
-    "kind": Field(_STRING, required=True),
-    "tags": Field({"type": "array", "items": _STRING}, required=True),
-    "created_at": Field(
-        {"type": "string", "format": "date-time"},
-        "ISO-8601, or null.",
-        required=True,
-        nullable=True,
-    ),
-    "thread": Field(_STRING, required=True, nullable=True),
-    "key": Field(_STRING, "The idempotency key, or null.", required=True, nullable=True),
-}
-#: ``GET /v1/memories/{scope}/{entry_id}``'s answer: the ref, then the entry.
-MEMORY_RECORD: Final = Shape(
-    "MemoryRecord", {"ref": Field(MEMORY_REF, required=True), **_RECORD}, answer=True
-)
-#: The ``get_memory`` tool's answer: the ref's fields, then the entry's, flat.
-MEMORY_RECORD_FLAT: Final = Shape(None, {**MEMORY_REF.fields, **_RECORD}, answer=True)
-#: The ``forget_memory`` tool's answer.
-FORGOTTEN: Final = Shape(
-    None,
-    {**MEMORY_REF.fields, "forgotten": Field({"type": "boolean", "const": True}, required=True)},
-    answer=True,
-)
-#: The ``erase_memory`` tool's arguments: an entry, no version (an erase takes them all).
-ENTRY: Final = Shape(None, {"scope_id": SCOPE_ID, "entry_id": ENTRY_ID})
-#: ``DELETE /v1/memories/{scope}/{entry_id}?erase=true``'s answer, and ``erase_memory``'s.
-ERASED_VERSIONS: Final = Shape(
-    "ErasedVersions",
-    {
-        "scope_id": SCOPE_ID,
-        "entry_id": ENTRY_ID,
-        "erased_versions": Field(
-            _COUNT,
-            "How many versions were erased: 0 when none was held (never written, or erased"
-            " already).",
-            required=True,
-        ),
-    },
-    answer=True,
-)
-
-# --------------------------------------------------------------- the service's own
-
-#: ``DELETE /v1/scopes/{scope}``'s answer.
-ERASED_RECORDS: Final = Shape(
-    "ErasedRecords",
-    {
-        "scope_id": SCOPE_ID,
-        "erased_records": Field(
-            _COUNT,
-            "How many records were erased, of every family (a record counts once whatever"
-            " its versions; a profile is one).",
-            required=True,
-        ),
-    },
-    answer=True,
-)
 #: ``POST /v1/context/deadline``'s answer.
 DEADLINE: Final = Shape(
     "Deadline",
@@ -505,30 +339,6 @@ DEADLINE: Final = Shape(
             "Seconds; null when the prepare is unbounded.",
             required=True,
             nullable=True,
-        )
-    },
-    answer=True,
-)
-#: Every error answer of the service.
-ERROR: Final = Shape(
-    "Error",
-    {
-        "error": Field(
-            Shape(
-                None,
-                {
-                    "type": Field({"enum": list(ERROR_TYPES)}, required=True),
-                    "message": Field(_STRING, required=True),
-                    "field": Field(
-                        _STRING,
-                        "The request field at fault, if one is.",
-                        required=True,
-                        nullable=True,
-                    ),
-                },
-                answer=True,
-            ),
-            required=True,
         )
     },
     answer=True,
