@@ -66,8 +66,8 @@ from ._requests import MAX_KEY_CHARS as MAX_KEY_CHARS
 from ._requests import MAX_MAX_BYTES as MAX_MAX_BYTES
 from ._requests import MAX_QUERY_CHARS as MAX_QUERY_CHARS
 from ._requests import MAX_REFERENCES as MAX_REFERENCES
-from ._requests import MAX_SECTION_LIMIT as MAX_SECTION_LIMIT
 from ._requests import MAX_SCOPE_CHARS as MAX_SCOPE_CHARS
+from ._requests import MAX_SECTION_LIMIT as MAX_SECTION_LIMIT
 from ._requests import MAX_VERSION as MAX_VERSION
 from ._requests import MIN_MAX_BYTES as MIN_MAX_BYTES
 from ._requests import SCHEMA as SCHEMA
