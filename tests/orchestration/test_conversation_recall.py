@@ -48,8 +48,9 @@ def chat() -> list[satchel.MemoryEntry]:
     ]
 
 
-#: Round 0 without its neighbour channel: a runtime setting, as all of round 0 is.
-NO_NEIGHBOURS = FusionWeights(neighbour_share=0.0)
+#: Round 0 without its thread: neither the neighbour channel nor turns ranked by their
+#: passage (a runtime setting, as all of round 0 is).
+NO_NEIGHBOURS = FusionWeights(neighbour_share=0.0, thread_context=0.0)
 
 
 async def prepare(rt: satchel.Runtime, query: str, scope: str = "chat", **kw: Any) -> str | None:
@@ -59,9 +60,25 @@ async def prepare(rt: satchel.Runtime, query: str, scope: str = "chat", **kw: An
 
 async def test_a_reply_sharing_no_word_joins_as_its_questions_neighbour() -> None:
     """Round 0's neighbour channel delivers the reply just after the question it answers
-    (beside the turn before it); without the channel the reply is not found."""
+    (beside the turn before it); without the thread the reply is not found."""
     embedder = satchel.HashingEmbedder()
     async with satchel.open_runtime(embedder=embedder) as rt:
+        await rt.add_memories("chat", chat())
+        delivered = contents(await prepare(rt, ASK))
+        assert delivered[0] == QUESTION
+        assert REPLY in delivered[1:3]
+    async with satchel.open_runtime(embedder=embedder, fusion=NO_NEIGHBOURS) as rt:
+        await rt.add_memories("chat", chat())
+        assert REPLY not in contents(await prepare(rt, ASK))
+
+
+async def test_a_reply_sharing_no_word_ranks_by_its_passage() -> None:
+    """Without the neighbour channel, the reply still joins: the full-text channel ranks
+    turns by their passage, and the question just before it holds the query's words.
+    Ranked turn by turn (``thread_context=0``) it is not found."""
+    embedder = satchel.HashingEmbedder()
+    by_passage = FusionWeights(neighbour_share=0.0)
+    async with satchel.open_runtime(embedder=embedder, fusion=by_passage) as rt:
         await rt.add_memories("chat", chat())
         delivered = contents(await prepare(rt, ASK))
         assert delivered[0] == QUESTION
@@ -236,8 +253,11 @@ async def test_neighbours_are_counted_on_spans_never_in_content() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    # Turn by turn, so the two turns around the hit join as its neighbours (ranked by
+    # passage, they would be full-text candidates already).
+    by_turn = FusionWeights(thread_context=0.0)
     async with satchel.open_runtime(
-        embedder=satchel.HashingEmbedder(), tracer_provider=provider
+        embedder=satchel.HashingEmbedder(), tracer_provider=provider, fusion=by_turn
     ) as rt:
         await rt.add_memories("chat", chat()[:4])
         content = await prepare(rt, THIN)

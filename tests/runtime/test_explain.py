@@ -278,15 +278,17 @@ async def test_an_abstaining_prepare_omits_its_candidates_as_below_the_floor() -
 async def test_a_thread_neighbour_and_a_date_are_explained_by_their_channels(
     store_file: Path,
 ) -> None:
-    """A reply that shares no word with the question is delivered through the neighbour
-    channel alone; an entry said on the day a query names ranks in the time channel."""
+    """A reply that shares no word with the question is delivered through its thread:
+    the neighbour channel and the full-text channel, which ranks it by its passage (the
+    question before it holds the query's words), never the vector channel; an entry
+    said on the day a query names ranks in the time channel."""
     reply = "with systemctl, after draining the queue"
     async with runtime(store_file) as rt:
         asked = await rt.explain_context(request(query="how do I restart the dispatcher?"))
         dated = await rt.explain_context(request(query="kestrel outage on 2024-03-04"))
     texts = {item.citation: item.text for item in satchel.parse_context(asked.context.content)}
     [joined] = [receipt for receipt in asked.receipts if texts[receipt.citation] == reply]
-    assert set(joined.channels) == {"neighbour"}
+    assert set(joined.channels) == {"lexical", "neighbour"}
     assert any("time" in receipt.channels for receipt in dated.receipts)
 
 

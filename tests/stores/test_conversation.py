@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import satchel
-from satchel.stores import PoolRequest, SqliteStore
+from satchel.stores import PoolRequest, SqliteStore, ThreadNeighbours
 from satchel.stores.testing import memories
 from satchel.vocabulary._analysis import analyse_query
 
@@ -147,10 +147,14 @@ async def test_neighbours_stay_in_their_thread_and_scope() -> None:
     rows = await rows_of(store, "c", refs)
     first, other, third, second, lone, fourth = rows
     around = await store.neighbours("memory", "c", [second, first, lone, fourth])
-    assert around == {second: (first, third), first: (second,), fourth: (third,)}
+    assert around == {
+        second: ThreadNeighbours((first,), (third,)),
+        first: ThreadNeighbours((), (second,)),
+        fourth: ThreadNeighbours((third,), ()),
+    }
     await store.forget_memory(refs[2])  # "third"
     around = await store.neighbours("memory", "c", [second])
-    assert around == {second: (first, fourth)}
+    assert around == {second: ThreadNeighbours((first,), (fourth,))}
     assert other not in around
     await store.aclose()
 
@@ -162,7 +166,7 @@ async def test_turns_without_a_time_order_by_insertion_in_their_thread() -> None
     refs = await add(store, "c", plain)
     rows = await rows_of(store, "c", refs)
     around = await store.neighbours("memory", "c", [rows[1]])
-    assert around == {rows[1]: (rows[0], rows[2])}
+    assert around == {rows[1]: ThreadNeighbours((rows[0],), (rows[2],))}
     await store.aclose()
 
 

@@ -373,11 +373,20 @@ async def test_reads_by_row_look_rows_up_by_key(tmp_path: Path, count: int) -> N
     async with satchel.open_runtime(str(path)) as rt:
         await rt.add_memories("s", [satchel.MemoryEntry(text="one", thread="t")])
     arguments = [*range(1, count + 1), "memory", 1]
-    statements = [sql.fetch_statement(count), sql.threaded_rows(count)]
     with sqlite3.connect(path) as conn:
-        for statement in statements:
-            plan = [step[3] for step in conn.execute(f"EXPLAIN QUERY PLAN {statement}", arguments)]
-            assert plan == ["SEARCH records USING INTEGER PRIMARY KEY (rowid=?)"], plan
+
+        def plan(statement: str, arguments: list[object]) -> list[str]:
+            return [step[3] for step in conn.execute(f"EXPLAIN QUERY PLAN {statement}", arguments)]
+
+        by_key = "USING INTEGER PRIMARY KEY (rowid=?)"
+        assert plan(sql.fetch_statement(count), arguments) == [f"SEARCH records {by_key}"]
+        # Each hit by key, then two range reads of its thread in the thread index.
+        steps = plan(sql.neighbours_statement(count), [2, *arguments])
+        assert steps[0] == f"SEARCH hit {by_key}", steps
+        ranges = [step for step in steps if step.startswith("SEARCH near")]
+        assert len(ranges) == 2, steps
+        assert all("USING INDEX records_thread" in step for step in ranges), steps
+        assert not any(step.startswith("SCAN") and "subquery" not in step for step in steps)
 
 
 async def test_a_read_thread_lets_the_loop_in_between_evidence_rows(

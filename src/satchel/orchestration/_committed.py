@@ -170,6 +170,7 @@ class Recall:
             0, "search", rules.round_zero,
             {family: rules.limits.ceiling(family) for family in request.families},
             weights=rules.weights, offer_neighbours=rules.weights.neighbour_share > 0,
+            in_context=rules.weights.thread_context > 0,
         )  # fmt: skip
         delays = {
             spec: rules.reference_penalty

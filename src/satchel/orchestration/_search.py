@@ -30,12 +30,15 @@ import attrs
 from .._loop import loop_turn
 from ..builder import needs_body
 from ..recall import (
+    CONTEXT_REACH,
     NEIGHBOURS,
     FamilySearch,
     FusionWeights,
     admit,
     by_named_speaker,
+    context_hits,
     fuse,
+    in_context,
     trace_search,
     with_neighbours,
 )
@@ -53,7 +56,7 @@ if TYPE_CHECKING:
 
     from ..recall import AdmissionFloor, SearchTrace
     from ..stores import Store
-    from ..vocabulary import Evidence, Family, Limits, Pool, Tier
+    from ..vocabulary import Evidence, Family, Limits, Pool, ThreadNeighbours, Tier
     from ._locks import ScopeGuards
     from ._state import PrepareState, SearchSpec
 
@@ -80,7 +83,8 @@ class RoundSettings:
     never reads again; ``room`` how many new candidates each family can still take.
     With ``offer_neighbours`` a search's best hits bring their thread neighbours: fused
     in round 0, or, for the ``"neighbours"`` expansion action, offered after the
-    committed candidates.
+    committed candidates. With ``in_context`` (round 0) a conversation's full-text
+    channel ranks its turns by passage (``satchel.recall.in_context``).
     """
 
     index: int
@@ -91,6 +95,7 @@ class RoundSettings:
     known: Mapping[SearchSpec, frozenset[int]] = attrs.Factory(dict)
     weights: FusionWeights = attrs.Factory(FusionWeights)
     offer_neighbours: bool = False
+    in_context: bool = False
 
 
 @attrs.frozen
@@ -312,11 +317,14 @@ class Searcher:
             )
             pool = await self._store.retrieve(spec.family, spec.scope_id, request)
         terms = pool.counted_terms(len(state.queries[spec.query].terms))
+        around = await self._thread_context(spec, settings, pool)
         async with loop_turn():
             admitted = admit(pool, terms, settings.floor)
+            if around:
+                admitted = in_context(admitted, pool, around, settings.weights.thread_context)
             search = fuse(admitted, terms, settings.weights)
         known = settings.known.get(spec, frozenset())
-        order = await self._with_neighbours(spec, settings, search, known)
+        order = await self._with_neighbours(spec, settings, search, known, around)
         fresh = tuple(key for key in order.ranked if key not in known)
         trace = None
         if state.explain:  # receipts cost a plain prepare nothing
@@ -430,19 +438,35 @@ class Searcher:
             for item in evidence
         )
 
+    async def _thread_context(
+        self, spec: SearchSpec, settings: RoundSettings, pool: Pool
+    ) -> Mapping[int, ThreadNeighbours]:
+        """The thread neighbours of the pool's best full-text candidates, for a ranking
+        by passage: read in round 0 of a conversation family, else none."""
+        if not (settings.in_context and rules(spec.family).neighbour_channel):
+            return {}
+        hits = context_hits(pool)
+        if not hits:
+            return {}
+        return await self._store.neighbours(
+            spec.family, spec.scope_id, hits, reach=CONTEXT_REACH
+        )
+
     async def _with_neighbours(
         self,
         spec: SearchSpec,
         settings: RoundSettings,
         search: FamilySearch,
         known: frozenset[int],
+        read: Mapping[int, ThreadNeighbours],
     ) -> _Neighboured:
         """The search's order with its best hits' thread neighbours, those neighbours,
         the neighbours of each hit that brought its own, and each key's score.
 
         In round 0 they are fused in, a channel like any other; the ``"neighbours"``
         action offers only them, after the committed candidates, so it never displaces
-        one (and that order is not by score).
+        one (and that order is not by score). Neighbours already ``read`` (for the
+        thread context) are not read again.
         """
         if not (settings.offer_neighbours and rules(spec.family).neighbour_channel):
             return _Neighboured(search.ranked, frozenset(), {})
@@ -452,7 +476,13 @@ class Searcher:
         offered_after = settings.action == NEIGHBOURS  # else fused in, as in round 0
         if offered_after:
             hits = tuple(key for key in search.ranked if key in known)[:NEIGHBOUR_HITS]
-        around = await self._store.neighbours(spec.family, spec.scope_id, hits)
+        unread = [key for key in hits if key not in read]
+        found = await self._store.neighbours(spec.family, spec.scope_id, unread) if unread else {}
+        around = {
+            key: near.within(1)
+            for key in hits
+            if (near := read.get(key) or found.get(key)) is not None
+        }
         joined = frozenset(key for near in around.values() for key in near) - set(search.ranked)
         if offered_after:
             offered = tuple(key for hit in hits for key in around.get(hit, ()))

@@ -10,6 +10,9 @@ from ._admission import required_matches as required_matches
 from ._allocation import allocate as allocate
 from ._allocation import check_ceiling as check_ceiling
 from ._allocation import takes as takes
+from ._context import CONTEXT_REACH as CONTEXT_REACH
+from ._context import context_hits as context_hits
+from ._context import in_context as in_context
 from ._effort import RecallEffort as RecallEffort
 from ._effort import RecallEffortSink as RecallEffortSink
 from ._fusion import FamilySearch as FamilySearch
@@ -49,6 +52,7 @@ from ._views import reachable as reachable
 
 __all__ = [
     "AT_MAX_ROUNDS",
+    "CONTEXT_REACH",
     "DISTINCTIVE",
     "EXPANSION_FAILED",
     "EXPANSION_TIMEOUT",
@@ -80,9 +84,11 @@ __all__ = [
     "by_named_speaker",
     "calibrate",
     "check_ceiling",
+    "context_hits",
     "evidence_of_relevance",
     "family_view",
     "fuse",
+    "in_context",
     "lowest_floor",
     "merge_rounds",
     "neighbour_scores",

@@ -97,6 +97,9 @@ class Admitted:
     time_keys: npt.NDArray[np.int64] = attrs.field(
         factory=lambda: np.empty(0, dtype=np.int64), eq=False
     )
+    #: The full-text channel ranked by passage (``in_context``), which fusion ranks by
+    #: in its place; None: turn by turn.
+    context_keys: npt.NDArray[np.int64] | None = attrs.field(default=None, eq=False)
 
 
 def admit(pool: Pool, term_count: int, floor: AdmissionFloor) -> Admitted:

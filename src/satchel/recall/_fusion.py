@@ -43,6 +43,12 @@ class FusionWeights:
     1.0 places every neighbour beside its hit, which costs the small budgets more (-0.03
     at 2000, -0.06 classic).
 
+    A conversation turn ranks in the full-text channel by its passage: its BM25 plus 0.8
+    of each adjacent candidate's and 0.4 of those two turns away (``thread_context``).
+    On LoCoMo, real long conversations, 0.5 / 0.25 gave the same recall at 8,000 bytes
+    and 0.003-0.012 less at 2,000 bytes and with classic limits; one turn each way at
+    0.8 gave 0.020 less at 8,000 bytes (docs/benchmarks.md).
+
     A conversation turn said by a person the query names scores ``1 + named_speaker``
     times its fused score: in a chat of two a name is held by half the turns, so full
     text cannot rank by it, yet a question about a person is most often answered by
@@ -58,6 +64,10 @@ class FusionWeights:
             sits next to, for round 0's neighbour channel; 0 turns that channel off.
         named_speaker: how much more a turn said by a person the query names scores,
             as a share of its fused score; 0 turns it off.
+        thread_context: in round 0, the share of a full-text candidate's BM25 that the
+            turns just before and after it in its thread add to theirs (half of it two
+            turns away), so conversation turns rank by their passage; 0 ranks them
+            turn by turn.
     """
 
     lexical: float = attrs.field(default=1.0, validator=_weight)
@@ -65,6 +75,7 @@ class FusionWeights:
     time: float = attrs.field(default=2.0, validator=_weight)
     neighbour_share: float = attrs.field(default=0.8, validator=_weight)
     named_speaker: float = attrs.field(default=0.5, validator=_weight)
+    thread_context: float = attrs.field(default=0.8, validator=_weight)
 
 
 @attrs.frozen
@@ -94,8 +105,9 @@ def fuse(
     (k + rank)`` per channel, rank from 1); ties keep lexical-first, then retrieval order.
     """
     weights = weights or FusionWeights()
+    lexical = admitted.lexical_keys if admitted.context_keys is None else admitted.context_keys
     channels = (
-        (admitted.lexical_keys, weights.lexical),
+        (lexical, weights.lexical),
         (admitted.vector_keys, weights.vector),
         (admitted.time_keys, weights.time),
     )

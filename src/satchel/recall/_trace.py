@@ -56,8 +56,11 @@ def trace_search(
     ``ranked``, where ``around`` holds the thread neighbours of the hits that brought
     theirs (empty: none) at ``share`` of their hit's score."""
     channels: dict[int, Ranks] = {}
+    # A conversation's full-text channel ranks by passage: a turn's rank there is its
+    # passage's, which it may hold without a query word of its own.
+    lexical = admitted.lexical_keys if admitted.context_keys is None else admitted.context_keys
     lists: list[tuple[str, Iterable[int]]] = [
-        ("lexical", admitted.lexical_keys.tolist()),
+        ("lexical", lexical.tolist()),
         ("vector", admitted.vector_keys.tolist()),
         ("time", admitted.time_keys.tolist()),
         ("neighbour", dict.fromkeys(key for near in around.values() for key in near)),

@@ -23,6 +23,7 @@ from ..vocabulary._errors import StoreError as StoreError
 from ..vocabulary._errors import StoreUnavailableError as StoreUnavailableError
 from ..vocabulary._evidence import Evidence as Evidence
 from ..vocabulary._evidence import Pool as Pool
+from ..vocabulary._evidence import ThreadNeighbours as ThreadNeighbours
 from ..vocabulary._families import FAMILY_RULES as FAMILY_RULES
 from ..vocabulary._families import Family as Family
 from ..vocabulary._families import FamilyRules as FamilyRules
@@ -93,6 +94,7 @@ __all__ = [
     "StoreUnavailableError",
     "StoredVersion",
     "TermSelection",
+    "ThreadNeighbours",
     "TimeHits",
     "TimeWindow",
     "TopicMemory",

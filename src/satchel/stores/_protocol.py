@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..vocabulary._evidence import Evidence, Pool
+    from ..vocabulary._evidence import Evidence, Pool, ThreadNeighbours
     from ..vocabulary._families import Family
     from ..vocabulary._records import MemoryEntry, MemoryRecord, MemoryRef, Record, Ref
     from ..vocabulary._retrieval import PoolRequest
@@ -239,11 +239,12 @@ class SearchStore(Protocol):
         ...
 
     async def neighbours(
-        self, family: Family, scope_id: str, keys: Sequence[int]
-    ) -> Mapping[int, tuple[int, ...]]:
-        """Per key, the searchable keys just before and just after it in its thread
-        (ordered by ``created_at``, then insertion). Keys without a thread, or no longer
-        searchable, are absent. Never crosses a thread, a scope or a family."""
+        self, family: Family, scope_id: str, keys: Sequence[int], *, reach: int = 1
+    ) -> Mapping[int, ThreadNeighbours]:
+        """Per key, the searchable keys up to ``reach`` places before and after it in
+        its thread (ordered by ``created_at``, then insertion), nearest first on each
+        side. Keys without a thread, or no longer searchable, are absent. Never crosses
+        a thread, a scope or a family."""
         ...
 
     async def evidence(

@@ -36,7 +36,7 @@ import numpy as np
 from ..embedders import HashingEmbedder
 from ..vocabulary._analysis import analyse_query
 from ..vocabulary._errors import NotFoundError, StoreError
-from ..vocabulary._evidence import Evidence
+from ..vocabulary._evidence import Evidence, ThreadNeighbours
 from ..vocabulary._records import (
     Experience,
     MemoryEntry,
@@ -267,7 +267,7 @@ async def check_forget_leaves_every_channel_and_keeps_versions_readable(store: S
     assert await store.evidence("memory", "s", [rowing]) == {}
     neighbours = await store.neighbours("memory", "s", [*every_key_of(after), rowing])
     assert rowing not in neighbours
-    assert all(rowing not in near for near in neighbours.values())
+    assert all(rowing not in near.within(2) for near in neighbours.values())
     assert (await store.get_memory(refs[1])).text == "kestrel yesterday I went sailing"
     assert (await store.get_memory(v2)).text == "kestrel yesterday I went rowing"
     assert await store.forget_memory(v2) is False  # already forgotten: nothing changes
@@ -561,7 +561,7 @@ async def check_scopes_never_see_each_other(store: Store) -> None:
         found = await texts(store, keys_of(channel), scope="a")
         assert sorted(map(str, found)) == [f"kestrel note {n} in a" for n in range(3)]
     around = await store.neighbours("memory", "a", keys_of(pool.lexical_keys))
-    held = {key for near in around.values() for key in near}
+    held = {key for near in around.values() for key in near.within(1)}
     assert held <= set(keys_of(pool.lexical_keys))
     assert len(held) == 3
     assert await store.get_profile("a") is None
@@ -911,8 +911,9 @@ async def check_a_record_naming_the_day_is_found_days_later(store: Store) -> Non
 
 async def check_neighbours_stay_in_their_thread(store: Store) -> None:
     """A record's neighbours are the records just before and after it in its own
-    thread, by created_at then insertion; other threads, families and forgotten
-    records never appear; a record without a thread has none."""
+    thread (up to ``reach`` on each side, nearest first), by created_at then
+    insertion; other threads, families and forgotten records never appear; a record
+    without a thread has none."""
     refs = await remember(
         store,
         "s",
@@ -933,16 +934,24 @@ async def check_neighbours_stay_in_their_thread(store: Store) -> None:
         "memory", "s", [key["second"], key["first"], key["no thread"], key["fourth"]]
     )
     assert around == {
-        key["second"]: (key["first"], key["third"]),
-        key["first"]: (key["second"],),
-        key["fourth"]: (key["third"],),
+        key["second"]: ThreadNeighbours((key["first"],), (key["third"],)),
+        key["first"]: ThreadNeighbours((), (key["second"],)),
+        key["fourth"]: ThreadNeighbours((key["third"],), ()),
     }
-    assert (await store.neighbours("memory", "s", [key["undated"]]))[key["undated"]] == (
-        key["undated too"],
-    )
+    assert (await store.neighbours("memory", "s", [key["undated"]]))[
+        key["undated"]
+    ] == ThreadNeighbours((), (key["undated too"],))
+    # Two places each way, nearest first; a thread's edge gives fewer.
+    around = await store.neighbours("memory", "s", [key["second"], key["fourth"]], reach=2)
+    assert around == {
+        key["second"]: ThreadNeighbours((key["first"],), (key["third"], key["fourth"])),
+        key["fourth"]: ThreadNeighbours((key["third"], key["second"]), ()),
+    }
     await store.forget_memory(refs[2])  # "third"
     around = await store.neighbours("memory", "s", [key["second"], key["third"]])
-    assert around == {key["second"]: (key["first"], key["fourth"])}
+    assert around == {key["second"]: ThreadNeighbours((key["first"],), (key["fourth"],))}
+    around = await store.neighbours("memory", "s", [key["first"]], reach=3)
+    assert around == {key["first"]: ThreadNeighbours((), (key["second"], key["fourth"]))}
     assert await store.neighbours("experience", "s", [key["second"]]) == {}
 
 
@@ -970,7 +979,7 @@ async def check_erase_removes_every_version_of_an_entry(store: Store) -> None:
     assert pool.scope_rows == 1
     assert set(await store.evidence("memory", "s", [*keys, *old_key])) <= set(every_key_of(pool))
     assert await store.neighbours("memory", "s", keys) == {
-        key: () for key in keys if key in every_key_of(pool)
+        key: ThreadNeighbours() for key in keys if key in every_key_of(pool)
     }
     assert (await store.get_memory(other)).text == kept.text
     assert await store.scope_counts() == {"s": {"memory": 1}}

@@ -30,6 +30,7 @@ from ._errors import StoreError as StoreError
 from ._errors import StoreUnavailableError as StoreUnavailableError
 from ._evidence import Evidence as Evidence
 from ._evidence import Pool as Pool
+from ._evidence import ThreadNeighbours as ThreadNeighbours
 from ._families import DEFAULT_FAMILIES as DEFAULT_FAMILIES
 from ._families import FAMILIES as FAMILIES
 from ._families import FAMILY_RULES as FAMILY_RULES
@@ -162,6 +163,7 @@ __all__ = [
     "StoreUnavailableError",
     "TermSelection",
     "Tier",
+    "ThreadNeighbours",
     "TimeHits",
     "TimeWindow",
     "TopicMemory",

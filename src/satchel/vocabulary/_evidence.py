@@ -60,6 +60,23 @@ class Evidence:
         return cls(family, scope_id, identity, cited, **content)
 
 
+@attrs.frozen
+class ThreadNeighbours:
+    """The searchable records around one record in its thread, by key, nearest first on
+    each side: ``before[0]`` was said just before it, ``after[0]`` just after."""
+
+    before: tuple[int, ...] = ()
+    after: tuple[int, ...] = ()
+
+    def within(self, distance: int) -> tuple[int, ...]:
+        """The keys at most ``distance`` places away: those before, then those after."""
+        return self.before[:distance] + self.after[:distance]
+
+    def at(self, distance: int) -> tuple[int, ...]:
+        """The keys exactly ``distance`` places away (none, one or two)."""
+        return self.before[distance - 1 : distance] + self.after[distance - 1 : distance]
+
+
 def _keys(value: object) -> npt.NDArray[np.int64]:
     return np.asarray(value, dtype=np.int64)
 

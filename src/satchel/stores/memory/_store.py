@@ -32,7 +32,7 @@ import anyio.lowlevel
 import attrs
 
 from ...vocabulary._errors import StoreError
-from ...vocabulary._evidence import Evidence, Pool
+from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._records import MemoryRef
 from .. import _rules
@@ -367,8 +367,8 @@ class MemoryStore:
         )  # fmt: skip
 
     async def neighbours(
-        self, family: Family, scope_id: str, keys: Sequence[int]
-    ) -> Mapping[int, tuple[int, ...]]:
+        self, family: Family, scope_id: str, keys: Sequence[int], *, reach: int = 1
+    ) -> Mapping[int, ThreadNeighbours]:
         await self._enter()
         scope = self._scopes.get(scope_id)
         live = {} if scope is None else scope.searchable(family)
@@ -378,15 +378,17 @@ class MemoryStore:
                 threads.setdefault(stored.thread, []).append(stored)
         for thread in threads.values():
             thread.sort(key=thread_order)
-        around: dict[int, tuple[int, ...]] = {}
+        around: dict[int, ThreadNeighbours] = {}
         for key in keys:
             hit = live.get(key)
             if hit is None or hit.thread is None:
                 continue
             thread = threads[hit.thread]
             at = thread.index(hit)
-            around[key] = tuple(
-                near.key for near in thread[max(at - 1, 0) : at + 2] if near.key != key
+            before = thread[max(at - reach, 0) : at]
+            after = thread[at + 1 : at + 1 + reach]
+            around[key] = ThreadNeighbours(
+                tuple(near.key for near in reversed(before)), tuple(near.key for near in after)
             )
         return around
 

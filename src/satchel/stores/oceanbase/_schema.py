@@ -234,18 +234,16 @@ MENTIONING: Final = (
     " WHERE m.scope = %s AND m.family = %s AND m.low >= %s AND m.low < %s AND m.high > %s"
     " AND m.high - m.low <= %s AND r.live = 1"
 )
-BEFORE: Final = (
-    "SELECT k FROM satchel_records WHERE scope = %s AND family = %s"
-    " AND thread = CAST(%s AS BINARY) AND live = 1"
-    " AND (created_ts < %s OR (created_ts = %s AND k < %s))"
-    " ORDER BY created_ts DESC, k DESC LIMIT 1"
+#: The rows up to ``LIMIT`` places before (``side`` 0) and after (1) one row of a thread,
+#: with what orders them; a neighbour read is one ``UNION ALL`` of these, a pair per row.
+NEAR: Final = (
+    "(SELECT %s AS hit, {side} AS side, k, created_ts FROM satchel_records"
+    " WHERE scope = %s AND family = %s AND thread = CAST(%s AS BINARY) AND live = 1"
+    " AND (created_ts {cmp} %s OR (created_ts = %s AND k {cmp} %s))"
+    " ORDER BY created_ts {order}, k {order} LIMIT %s)"
 )
-AFTER: Final = (
-    "SELECT k FROM satchel_records WHERE scope = %s AND family = %s"
-    " AND thread = CAST(%s AS BINARY) AND live = 1"
-    " AND (created_ts > %s OR (created_ts = %s AND k > %s))"
-    " ORDER BY created_ts ASC, k ASC LIMIT 1"
-)
+BEFORE: Final = NEAR.format(side=0, cmp="<", order="DESC")
+AFTER: Final = NEAR.format(side=1, cmp=">", order="ASC")
 
 #: Each scope's searchable records per family and its profile.
 SCOPE_COUNTS: Final = (

@@ -27,7 +27,7 @@ from opentelemetry.trace import SpanKind
 
 from ...vocabulary import _telemetry as tracing
 from ...vocabulary._errors import NotFoundError, StoreError, StoreUnavailableError
-from ...vocabulary._evidence import Evidence, Pool
+from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._records import MemoryRecord, MemoryRef
 from .. import _rules
@@ -426,29 +426,39 @@ class OceanBaseStore:
         return await self._call("retrieve", work)
 
     async def neighbours(
-        self, family: Family, scope_id: str, keys: Sequence[int]
-    ) -> Mapping[int, tuple[int, ...]]:
+        self, family: Family, scope_id: str, keys: Sequence[int], *, reach: int = 1
+    ) -> Mapping[int, ThreadNeighbours]:
         self._check_open()
         if not keys:
             return {}
 
-        async def work(cur: Any) -> dict[int, tuple[int, ...]]:
+        async def work(cur: Any) -> dict[int, ThreadNeighbours]:
             marks = ",".join(["%s"] * len(keys))
             await cur.execute(
                 "SELECT k, thread, created_ts FROM satchel_records WHERE scope = %s"
                 f" AND family = %s AND live = 1 AND thread IS NOT NULL AND k IN ({marks})",
                 (scope_id, family, *keys),
             )
-            around: dict[int, tuple[int, ...]] = {}
-            for key, thread, at in await cur.fetchall():
-                near = []
+            threaded = await cur.fetchall()
+            if not threaded:
+                return {}
+            # Every key's two sides in one round trip, not two per key.
+            statements, parameters = [], []
+            for key, thread, at in threaded:
                 for statement in (sql.BEFORE, sql.AFTER):
-                    await cur.execute(statement, (scope_id, family, thread, at, at, key))
-                    found = await cur.fetchone()
-                    if found is not None:
-                        near.append(int(found[0]))
-                around[int(key)] = tuple(near)
-            return around
+                    statements.append(statement)
+                    parameters += [key, scope_id, family, thread, at, at, key, reach]
+            await cur.execute(" UNION ALL ".join(statements), parameters)
+            sides: dict[tuple[int, int], list[tuple[float, int]]] = {}
+            for hit, side, near, at in await cur.fetchall():
+                sides.setdefault((int(hit), int(side)), []).append((float(at), int(near)))
+            return {
+                int(key): ThreadNeighbours(
+                    tuple(near for _, near in sorted(sides.get((int(key), 0), []), reverse=True)),
+                    tuple(near for _, near in sorted(sides.get((int(key), 1), []))),
+                )
+                for key, _, _ in threaded
+            }
 
         return await self._call("neighbours", work)
 

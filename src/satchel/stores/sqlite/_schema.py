@@ -173,16 +173,26 @@ INSERT_MENTION: Final = (
     "INSERT INTO mentioned_days (row, family, scope_key, start_ts, end_ts) VALUES (?, ?, ?, ?, ?)"
 )
 #: The records just before and just after one record in its thread.
-BEFORE: Final = """
-SELECT row FROM records
-WHERE family = ? AND scope_key = ? AND thread = ? AND live = 1 AND (created_ts, row) < (?, ?)
-ORDER BY created_ts DESC, row DESC LIMIT 1
-"""
-AFTER: Final = """
-SELECT row FROM records
-WHERE family = ? AND scope_key = ? AND thread = ? AND live = 1 AND (created_ts, row) > (?, ?)
-ORDER BY created_ts, row LIMIT 1
-"""
+def neighbours_statement(count: int) -> str:
+    """Those of ``count`` rows (``rows_in``, from ``?2``) that are live and in a thread,
+    each with the live rows up to ``?1`` places before and after it in that thread,
+    nearest first, as one JSON row (:func:`as_one_row`); two range reads of the
+    ``records_thread`` index per row, in one statement."""
+    side = (
+        "(SELECT json_group_array(row) FROM (SELECT near.row FROM records near"
+        " WHERE near.family = hit.family AND near.scope_key = hit.scope_key"
+        " AND near.thread = hit.thread AND near.live = 1"
+        " AND (near.created_ts, near.row) {cmp} (hit.created_ts, hit.row)"
+        " ORDER BY near.created_ts {order}, near.row {order} LIMIT ?1))"
+    )
+    before = side.format(cmp="<", order="DESC")
+    after = side.format(cmp=">", order="ASC")
+    return as_one_row(
+        # A subquery's JSON comes out as text: json() makes each side an array again.
+        "row, json(before), json(after)",
+        f"SELECT hit.row AS row, {before} AS before, {after} AS after FROM records hit"
+        f" WHERE {rows_in(count)} AND hit.live = 1 AND hit.thread IS NOT NULL",
+    )
 
 
 def embedder_of(conn: sqlite3.Connection) -> str | None:
@@ -258,15 +268,6 @@ def fetch_statement(count: int) -> str:
     :func:`as_one_row`)."""
     return as_one_row(
         EVIDENCE_COLUMNS, f"SELECT {EVIDENCE_COLUMNS} FROM records WHERE {rows_in(count)}"
-    )
-
-
-def threaded_rows(count: int) -> str:
-    """The thread and time of those of ``count`` rows (``rows_in``) that are live and in
-    a thread."""
-    return (
-        f"SELECT row, thread, created_ts FROM records WHERE {rows_in(count)}"
-        " AND live = 1 AND thread IS NOT NULL"
     )
 
 

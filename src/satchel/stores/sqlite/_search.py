@@ -13,6 +13,7 @@ import numpy as np
 
 from ...vocabulary._analysis import match_expression
 from ...vocabulary._families import FAMILY_RULES
+from ...vocabulary._evidence import ThreadNeighbours
 from ...vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
 from ...vocabulary._turns import let_loop_in
 from .._rules import columns_from
@@ -145,19 +146,15 @@ def time_hits(
 
 
 def thread_neighbours(
-    conn: sqlite3.Connection, family: Family, scope_key: int, rows: Sequence[int]
-) -> dict[int, tuple[int, ...]]:
-    """The live records just before and after each of ``rows`` in its own thread; two
-    range reads of the ``records_thread`` index per row."""
-    found = conn.execute(sql.threaded_rows(len(rows)), (*rows, family, scope_key)).fetchall()
-    around: dict[int, tuple[int, ...]] = {}
-    for row, thread, at in found:
-        near = (
-            conn.execute(statement, (family, scope_key, thread, at, row)).fetchone()
-            for statement in (sql.BEFORE, sql.AFTER)
-        )
-        around[row] = tuple(hit[0] for hit in near if hit is not None)
-    return around
+    conn: sqlite3.Connection, family: Family, scope_key: int, rows: Sequence[int], reach: int
+) -> dict[int, ThreadNeighbours]:
+    """The live records up to ``reach`` places before and after each of ``rows`` in its
+    own thread, nearest first; one statement."""
+    parameters = (reach, *rows, family, scope_key)
+    return {
+        row: ThreadNeighbours(tuple(before), tuple(after))
+        for row, before, after in one_row(conn, sql.neighbours_statement(len(rows)), parameters)
+    }
 
 
 def fetch(

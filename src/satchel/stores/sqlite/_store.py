@@ -21,7 +21,7 @@ from ..._loop import loop_turn
 from ...embedders import checked_vectors, fingerprint_of
 from ...vocabulary import _telemetry as tracing
 from ...vocabulary._errors import InvalidRequestError, StoreError
-from ...vocabulary._evidence import Evidence, Pool
+from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._records import MemoryRef
 from .. import _rules
@@ -51,6 +51,10 @@ SCOPE_COUNTS = (
 #: reads) run on the calling thread; larger ones in a worker thread. Measured: see
 #: docs/benchmarks.md, "Measurements behind the embedded store's constants".
 INLINE_ROWS = 4096
+
+#: Neighbour reads of at most this many keys (round 0's best hits) run on the calling
+#: thread; more (a full-text channel's thread context) in a worker thread.
+INLINE_NEIGHBOURS = 64
 
 #: What a refused embedder's message advises.
 REMEDY = "Open it with the same embedder, or rebuild its vectors with `satchel reembed`."
@@ -504,20 +508,24 @@ class SqliteStore:
             self._vectors.threaded_searches -= 1
 
     async def neighbours(
-        self, family: Family, scope_id: str, keys: Sequence[int]
-    ) -> Mapping[int, tuple[int, ...]]:
-        """For each key, the searchable records just before and just after it in its
-        thread (ordered by ``created_at``, then insertion); keys without a thread, or no
-        longer searchable, are absent. Never crosses a thread, a scope or a family."""
+        self, family: Family, scope_id: str, keys: Sequence[int], *, reach: int = 1
+    ) -> Mapping[int, ThreadNeighbours]:
+        """For each key, the searchable records up to ``reach`` places before and after
+        it in its thread (ordered by ``created_at``, then insertion), nearest first; keys
+        without a thread, or no longer searchable, are absent. Never crosses a thread, a
+        scope or a family."""
         self._check_open()
         scope_key = self._scope_keys.get(scope_id)
         if scope_key is None or not keys or scope_key not in self._threaded:
             return {}  # no entry of the scope has a thread: no I/O at all
 
-        def work(conn: sqlite3.Connection) -> dict[int, tuple[int, ...]]:
-            return search.thread_neighbours(conn, family, scope_key, keys)
+        def work(conn: sqlite3.Connection) -> dict[int, ThreadNeighbours]:
+            return search.thread_neighbours(conn, family, scope_key, keys, reach)
 
-        return await self._read("neighbours", work, inline=True)
+        # A few keys take microseconds; the many of a full-text channel's thread context
+        # go to a worker thread, so the host's loop never waits on them.
+        inline = len(keys) <= INLINE_NEIGHBOURS
+        return await self._read("neighbours", work, inline=inline)
 
     async def evidence(
         self, family: Family, scope_id: str, keys: Sequence[int]
