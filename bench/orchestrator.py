@@ -80,9 +80,9 @@ class OneSearchAtATime(SqliteStore):
         async with self._lock():
             return await super().retrieve(*args)
 
-    async def neighbours(self, *args: Any) -> Any:
+    async def neighbours(self, *args: Any, **kwargs: Any) -> Any:
         async with self._lock():
-            return await super().neighbours(*args)
+            return await super().neighbours(*args, **kwargs)
 
     async def evidence(self, *args: Any) -> Any:
         async with self._lock():

@@ -448,9 +448,7 @@ class Searcher:
         hits = context_hits(pool)
         if not hits:
             return {}
-        return await self._store.neighbours(
-            spec.family, spec.scope_id, hits, reach=CONTEXT_REACH
-        )
+        return await self._store.neighbours(spec.family, spec.scope_id, hits, reach=CONTEXT_REACH)
 
     async def _with_neighbours(
         self,

@@ -172,7 +172,8 @@ WHERE d.family = ? AND d.scope_key = ? AND d.start_ts >= ? AND d.start_ts < ? AN
 INSERT_MENTION: Final = (
     "INSERT INTO mentioned_days (row, family, scope_key, start_ts, end_ts) VALUES (?, ?, ?, ?, ?)"
 )
-#: The records just before and just after one record in its thread.
+
+
 def neighbours_statement(count: int) -> str:
     """Those of ``count`` rows (``rows_in``, from ``?2``) that are live and in a thread,
     each with the live rows up to ``?1`` places before and after it in that thread,

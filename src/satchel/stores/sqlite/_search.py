@@ -12,8 +12,8 @@ import attrs
 import numpy as np
 
 from ...vocabulary._analysis import match_expression
-from ...vocabulary._families import FAMILY_RULES
 from ...vocabulary._evidence import ThreadNeighbours
+from ...vocabulary._families import FAMILY_RULES
 from ...vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
 from ...vocabulary._turns import let_loop_in
 from .._rules import columns_from
