@@ -17,7 +17,8 @@ adversarial, has no evidence to recall) through the public API with the bundled 
 embedder, each at 2,000 / 4,000 / 8,000 bytes with the default limits and at 8,000 bytes
 with ``Limits.classic()``, gate off and on, in a rotating order on one store.
 
-Reported per setting: evidence recall overall and per category, and prepare p50 (ms).
+Reported per setting: evidence recall overall and per category, prepare p50 (ms) and
+the process's CPU time per prepare (us; user + system, steadier than wall time).
 Then, at 8,000 bytes with the gate on, where the missed evidence went, from
 ``explain_context``: *budget* (retrieved and committed, but left out for room), *floor*
 (retrieved below the admission floor), or *unranked* (not among the best candidates left
@@ -209,6 +210,7 @@ async def evaluate(
     queries = [q for q in read_queries(folder / "queries.jsonl")[0] if q.expected]
     plan = settings()
     seconds: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    cpu: dict[str, list[float]] = defaultdict(list)
     recall: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     store = await SqliteStore.open(str(db))
     async with AsyncExitStack() as stack:
@@ -217,11 +219,13 @@ async def evaluate(
         for rep, query, order in rotations(queries, plan, repeat):
             for setting in order:
                 rt = runtimes[setting.gate, setting.classic]
+                started = time.process_time()
                 elapsed, context = await orchestrator.timed(
                     rt, orchestrator.request(query, setting.max_bytes)
                 )
                 if rep:  # pass 0 warms every runtime up
                     seconds[setting.name][query.id].append(elapsed)
+                    cpu[setting.name].append(time.process_time() - started)
                 if rep == 1:
                     value = _recall(query, owners, context.content)
                     for category in ("all", query.category):
@@ -235,6 +239,9 @@ async def evaluate(
                     statistics.median(v) for v in seconds[setting.name].values()
                 )
                 * 1e3,
+                # The process's CPU time (user + system) per prepare: the machine's
+                # other work moves it far less than wall time.
+                "cpu_us": statistics.fmean(cpu[setting.name]) * 1e6,
             }
             for setting in plan
         },
@@ -320,12 +327,12 @@ def report(result: Mapping[str, Any]) -> str:
     rows = result["settings"]
     categories = list(next(iter(rows.values()))["recall"])
     lines = [
-        "| setting | " + " | ".join(categories) + " | p50 ms |",
-        "|---|" + "---:|" * (len(categories) + 1),
+        "| setting | " + " | ".join(categories) + " | p50 ms | CPU us |",
+        "|---|" + "---:|" * (len(categories) + 2),
     ]
     for name, values in rows.items():
         cells = " | ".join(f"{values['recall'].get(c, float('nan')):.3f}" for c in categories)
-        lines.append(f"| {name} | {cells} | {values['p50_ms']:.2f} |")
+        lines.append(f"| {name} | {cells} | {values['p50_ms']:.2f} | {values['cpu_us']:.0f} |")
     misses = dict(result["misses_8000_gate_on"])
     evidence = misses.pop("evidence")
     missed = sum(misses.values())

@@ -78,13 +78,14 @@ def test_a_path_without_conversations_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_evaluation_reports_recall_and_where_misses_went(tmp_path: Path) -> None:
-    """End to end on the sample: every setting has a recall per category and a p50, and
-    the missed evidence is accounted for by cause."""
+    """End to end on the sample: every setting has a recall per category, a p50 and the
+    CPU time per prepare, and the missed evidence is accounted for by cause."""
     result = anyio.run(locomo.run, forms(tmp_path)["zip"], None, 1)
     assert set(result["settings"]) == {setting.name for setting in locomo.settings()}
     for values in result["settings"].values():
         assert set(values["recall"]) == {"all", "temporal", "multi-hop"}
         assert values["p50_ms"] > 0
+        assert values["cpu_us"] > 0
     misses = result["misses_8000_gate_on"]
     assert misses["evidence"] == 3
     assert sum(v for k, v in misses.items() if k != "evidence") <= 3
