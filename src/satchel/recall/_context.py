@@ -49,16 +49,18 @@ def in_context(
     """``admitted`` with its full-text channel ranked by passage (``context_keys``).
 
     Every full-text candidate of ``pool`` counts, admitted or not: a turn that holds
-    one query word is weak evidence alone and strong beside two more. ``around`` holds
-    the thread neighbours (at least :data:`CONTEXT_REACH` places) of the candidates
-    that lend their strength; a turn scores its own strength plus ``share`` of each
-    adjacent candidate's and ``share / 2`` of each one two places away. Equal scores
-    keep the pool's order, then the order neighbours joined in.
+    one query word is weak evidence alone and strong beside two more. The best
+    :data:`CONTEXT_HITS` (:func:`context_hits`) lend their strength to the turns
+    around them, whose keys ``around`` holds (:data:`CONTEXT_REACH` places each way):
+    a turn scores its own strength plus ``share`` of each adjacent candidate's and
+    ``share / 2`` of each one two places away. Equal scores keep the pool's order,
+    then the order neighbours joined in.
     """
     keys = pool.lexical_keys.tolist()
     strengths = np.maximum(-pool.lexical_scores, 0.0).tolist()
     passage: dict[int, float] = dict(zip(keys, strengths, strict=True))
-    for key, strength in zip(keys, strengths, strict=True):
+    lending = min(len(keys), CONTEXT_HITS)  # the neighbours read are those of the best
+    for key, strength in zip(keys[:lending], strengths[:lending], strict=True):
         near = around.get(key)
         if near is None:
             continue
