@@ -314,6 +314,40 @@ async def test_large_scopes_search_approximately_and_find_a_fresh_insert(
     await store.aclose()
 
 
+async def test_neighbours_of_long_threads_are_read_around_each_key(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A neighbour read takes the keys' threads whole while they are short, and reads
+    around each key once they hold more than ``THREAD_ROWS`` rows: both give the same
+    neighbours, nearest first, a forgotten turn skipped and another thread untouched."""
+    from satchel.stores.oceanbase import _search
+
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    turns = [
+        satchel.MemoryEntry(
+            text=f"turn {n}", thread="a" if n % 5 else "b", created_at=start + timedelta(minutes=n)
+        )
+        for n in range(20)
+    ]
+    refs = await memories(store, "s", turns, np.ones((20, 4), dtype=np.float32))
+    await store.forget_memory(refs[7])
+    pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("turn"), None, 32))
+    keys = pool.lexical_keys.tolist()
+    whole = await store.neighbours("memory", "s", keys, reach=2)
+    monkeypatch.setattr(_search, "THREAD_ROWS", 3)
+    assert await store.neighbours("memory", "s", keys, reach=2) == whole
+    text = {key: item.text for key, item in (await store.evidence("memory", "s", keys)).items()}
+    by_text = {text[key]: near for key, near in whole.items()}
+    key_of = {value: key for key, value in text.items()}
+    assert by_text["turn 8"].before == (key_of["turn 6"], key_of["turn 4"])
+    assert by_text["turn 8"].after == (key_of["turn 9"], key_of["turn 11"])
+    assert by_text["turn 10"].before == (key_of["turn 5"], key_of["turn 0"])
+    assert by_text["turn 10"].after == (key_of["turn 15"],)
+    await store.aclose()
+
+
 async def test_terms_under_three_letters_still_count_as_matches(
     oceanbase: Callable[..., OceanBaseStore],
 ) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import numpy as np
 
+from ...vocabulary._evidence import ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._retrieval import POSTINGS_BUDGET, RARE_POSTINGS, WINDOW_SCAN, TimeHits, bm25
 from . import _schema as sql
@@ -231,3 +232,80 @@ async def similarities(
     )
     found = {int(k): 1.0 - float(d) for k, d in await cur.fetchall() if d is not None}
     return np.array([found.get(key, -1.0) for key in keys], dtype=np.float32)
+
+
+#: The most rows of the hits' threads a neighbour read takes whole; threads longer than
+#: that (one thread per user, say) are read around each hit instead.
+THREAD_ROWS: Final = 4096
+
+
+async def thread_neighbours(
+    cur: Any, scope_id: str, family: Family, keys: Sequence[int], reach: int
+) -> dict[int, ThreadNeighbours]:
+    """The live records up to ``reach`` places before and after each of ``keys`` in its
+    own thread, nearest first.
+
+    Two round trips: the keys' threads, then those threads whole (conversation sessions
+    are tens of turns), ordered here. Threads holding more than ``THREAD_ROWS`` rows
+    between them are read around each key instead, in one ``UNION ALL`` of two range
+    reads per key (measured on seekdb: 9 ms for 32 keys, where the threads whole took
+    about a tenth of that).
+    """
+    marks = ",".join(["%s"] * len(keys))
+    await cur.execute(
+        "SELECT k, thread, created_ts FROM satchel_records WHERE scope = %s"
+        f" AND family = %s AND live = 1 AND thread IS NOT NULL AND k IN ({marks})",
+        (scope_id, family, *keys),
+    )
+    threaded = [(int(key), thread, float(at)) for key, thread, at in await cur.fetchall()]
+    if not threaded:
+        return {}
+    threads = sorted({thread for _, thread, _ in threaded})
+    marks = ",".join(["CAST(%s AS BINARY)"] * len(threads))
+    await cur.execute(
+        "SELECT thread, created_ts, k FROM satchel_records WHERE scope = %s AND family = %s"
+        f" AND live = 1 AND thread IN ({marks}) LIMIT %s",
+        (scope_id, family, *threads, THREAD_ROWS + 1),
+    )
+    rows = await cur.fetchall()
+    if len(rows) > THREAD_ROWS:
+        return await _around_each(cur, scope_id, family, threaded, reach)
+    ordered: dict[Any, list[tuple[float, int]]] = {}
+    for thread, at, key in rows:
+        ordered.setdefault(thread, []).append((float(at), int(key)))
+    places: dict[int, tuple[list[int], int]] = {}
+    for members in ordered.values():
+        members.sort()
+        keys_in_order = [key for _, key in members]
+        for place, key in enumerate(keys_in_order):
+            places[key] = (keys_in_order, place)
+    around = {}
+    for key, _, _ in threaded:
+        line, at = places[key]
+        before = line[max(at - reach, 0) : at]
+        around[key] = ThreadNeighbours(
+            tuple(reversed(before)), tuple(line[at + 1 : at + 1 + reach])
+        )
+    return around
+
+
+async def _around_each(
+    cur: Any, scope_id: str, family: Family, threaded: list[tuple[int, Any, float]], reach: int
+) -> dict[int, ThreadNeighbours]:
+    """:func:`thread_neighbours` for long threads: two range reads per key, one trip."""
+    statements, parameters = [], []
+    for key, thread, at in threaded:
+        for statement in (sql.BEFORE, sql.AFTER):
+            statements.append(statement)
+            parameters += [key, scope_id, family, thread, at, at, key, reach]
+    await cur.execute(" UNION ALL ".join(statements), parameters)
+    sides: dict[tuple[int, int], list[tuple[float, int]]] = {}
+    for hit, side, near, at in await cur.fetchall():
+        sides.setdefault((int(hit), int(side)), []).append((float(at), int(near)))
+    return {
+        key: ThreadNeighbours(
+            tuple(near for _, near in sorted(sides.get((key, 0), []), reverse=True)),
+            tuple(near for _, near in sorted(sides.get((key, 1), []))),
+        )
+        for key, _, _ in threaded
+    }

@@ -433,32 +433,7 @@ class OceanBaseStore:
             return {}
 
         async def work(cur: Any) -> dict[int, ThreadNeighbours]:
-            marks = ",".join(["%s"] * len(keys))
-            await cur.execute(
-                "SELECT k, thread, created_ts FROM satchel_records WHERE scope = %s"
-                f" AND family = %s AND live = 1 AND thread IS NOT NULL AND k IN ({marks})",
-                (scope_id, family, *keys),
-            )
-            threaded = await cur.fetchall()
-            if not threaded:
-                return {}
-            # Every key's two sides in one round trip, not two per key.
-            statements, parameters = [], []
-            for key, thread, at in threaded:
-                for statement in (sql.BEFORE, sql.AFTER):
-                    statements.append(statement)
-                    parameters += [key, scope_id, family, thread, at, at, key, reach]
-            await cur.execute(" UNION ALL ".join(statements), parameters)
-            sides: dict[tuple[int, int], list[tuple[float, int]]] = {}
-            for hit, side, near, at in await cur.fetchall():
-                sides.setdefault((int(hit), int(side)), []).append((float(at), int(near)))
-            return {
-                int(key): ThreadNeighbours(
-                    tuple(near for _, near in sorted(sides.get((int(key), 0), []), reverse=True)),
-                    tuple(near for _, near in sorted(sides.get((int(key), 1), []))),
-                )
-                for key, _, _ in threaded
-            }
+            return await search.thread_neighbours(cur, scope_id, family, keys, reach)
 
         return await self._call("neighbours", work)
 
