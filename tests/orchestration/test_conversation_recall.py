@@ -13,6 +13,7 @@ import pytest
 import satchel
 from satchel.recall._fusion import FusionWeights
 from satchel.recall._policy import RecallExpander
+from satchel.stores import MemoryStore
 from satchel.vocabulary._errors import InvalidRequestError
 from tests._envelope import citations, contents
 
@@ -86,6 +87,36 @@ async def test_a_reply_sharing_no_word_ranks_by_its_passage() -> None:
     async with satchel.open_runtime(embedder=embedder, fusion=NO_NEIGHBOURS) as rt:
         await rt.add_memories("chat", chat())
         assert REPLY not in contents(await prepare(rt, ASK))
+
+
+class _CountingStore(MemoryStore):
+    """A memory store noting how far each neighbour read reaches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reaches: list[int] = []
+
+    async def neighbours(self, *args: Any, reach: int = 1) -> Any:
+        self.reaches.append(reach)
+        return await super().neighbours(*args, reach=reach)
+
+
+@pytest.mark.parametrize(
+    ("query", "by_passage"),
+    [(ASK, True), ("What did Bob ask about the Dolomites on 8 May 2023?", False)],
+    ids=["undated", "dated"],
+)
+async def test_a_question_naming_a_day_ranks_turn_by_turn(query: str, by_passage: bool) -> None:
+    """A question naming a day the scope has turns of is answered by what was said
+    then (the time channel): its full text is not ranked by passage, so no passage
+    pushes those turns out of a small pack; an undated one reads the turns around its
+    best full-text candidates, two places each way, in one call."""
+    store = _CountingStore()
+    async with satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder()) as rt:
+        await rt.add_memories("chat", chat())
+        assert await prepare(rt, query) is not None
+    assert (2 in store.reaches) is by_passage
+    assert store.reaches.count(2) == (1 if by_passage else 0)
 
 
 async def test_neighbours_never_cross_threads_or_scopes() -> None:

@@ -93,3 +93,14 @@ def test_fusion_ranks_the_full_text_channel_by_passage() -> None:
     assert fuse(admitted, 2, FusionWeights()).ranked == (12,)
     passage = in_context(admitted, pool, around(12), 0.8)
     assert fuse(passage, 2, FusionWeights()).ranked == (12, 11, 13, 10, 14)
+
+
+def test_a_candidate_holding_only_common_terms_neither_lends_nor_ranks() -> None:
+    """A full-text candidate whose only query terms are common in the scope (0 counted
+    matches: a chat participant's name) is no evidence of a passage: it lends nothing
+    and does not rank in the passage order."""
+    pool = full_text((12, 3.0, 0), (16, 1.0, 1))
+    assert context_hits(pool) == [16]
+    passage = in_context(admit(pool, 1, AdmissionFloor()), pool, around(12, 16), 0.8)
+    assert passage.context_keys is not None
+    assert passage.context_keys.tolist() == [16, 15, 17, 14, 18]

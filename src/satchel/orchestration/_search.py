@@ -442,8 +442,15 @@ class Searcher:
         self, spec: SearchSpec, settings: RoundSettings, pool: Pool
     ) -> Mapping[int, ThreadNeighbours]:
         """The thread neighbours of the pool's best full-text candidates, for a ranking
-        by passage: read in round 0 of a conversation family, else none."""
+        by passage: read in round 0 of a conversation family, else none.
+
+        Not when the query names a date the scope has records of: what was said then is
+        the evidence (the time channel), and passages of the query's other words pushed
+        it out of small packs (classic limits: 0.75 -> 0.46 of the dated questions of
+        ``bench channels``; 0.75 again without them, LoCoMo within 0.003)."""
         if not (settings.in_context and rules(spec.family).neighbour_channel):
+            return {}
+        if len(pool.time_candidates):
             return {}
         hits = context_hits(pool)
         if not hits:

@@ -40,7 +40,8 @@ CONTEXT_REACH: Final = 2
 
 def context_hits(pool: Pool) -> list[int]:
     """The full-text candidates whose thread neighbours a context ranking reads."""
-    return pool.lexical_keys[:CONTEXT_HITS].tolist()  # type: ignore[no-any-return]
+    holding = pool.lexical_keys[pool.lexical_matches > 0]
+    return holding[:CONTEXT_HITS].tolist()  # type: ignore[no-any-return]
 
 
 def in_context(
@@ -48,16 +49,19 @@ def in_context(
 ) -> Admitted:
     """``admitted`` with its full-text channel ranked by passage (``context_keys``).
 
-    Every full-text candidate of ``pool`` counts, admitted or not: a turn that holds
-    one query word is weak evidence alone and strong beside two more. The best
+    Every full-text candidate of ``pool`` holding a counted query term counts, admitted
+    or not: a turn that holds one query word is weak evidence alone and strong beside
+    two more (one holding only terms common in the scope, a participant's name, is no
+    evidence of a passage). The best
     :data:`CONTEXT_HITS` (:func:`context_hits`) lend their strength to the turns
     around them, whose keys ``around`` holds (:data:`CONTEXT_REACH` places each way):
     a turn scores its own strength plus ``share`` of each adjacent candidate's and
     ``share / 2`` of each one two places away. Equal scores keep the pool's order,
     then the order neighbours joined in.
     """
-    keys = pool.lexical_keys.tolist()
-    strengths = np.maximum(-pool.lexical_scores, 0.0).tolist()
+    holding = pool.lexical_matches > 0  # a counted term, not only the scope's common ones
+    keys = pool.lexical_keys[holding].tolist()
+    strengths = np.maximum(-pool.lexical_scores[holding], 0.0).tolist()
     passage: dict[int, float] = dict(zip(keys, strengths, strict=True))
     lending = min(len(keys), CONTEXT_HITS)  # the neighbours read are those of the best
     for key, strength in zip(keys[:lending], strengths[:lending], strict=True):
