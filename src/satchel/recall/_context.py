@@ -10,8 +10,8 @@ passage, the sum of what it holds and what its neighbours hold, and a turn that 
 no query word joins when the turns around it do.
 
 Measured on LoCoMo (real long conversations, gate on; 8,000 / 2,000 bytes / classic
-limits) against ranking turn by turn: 0.821 / 0.675 / 0.675 became 0.873 / 0.700 /
-0.703 evidence recall, and on the hard synthetic conversations 0.708 became 0.746 at
+limits) against ranking turn by turn: 0.821 / 0.675 / 0.675 became 0.872 / 0.706 /
+0.701 evidence recall, and on the hard synthetic conversations 0.708 became 0.738 at
 8,000 bytes (docs/benchmarks.md, "Turns ranked by their passage").
 """
 
@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
 #: How many of a pool's best full-text candidates lend their strength to their thread
 #: neighbours: the neighbour read is one store call for these. On LoCoMo all of them
-#: (up to 256) and the best 64 gave the same recall (0.873 / 0.872 at 8,000 bytes);
-#: the best 32 lost 0.005.
+#: (up to 256), the best 64 and the best 32 gave the same recall at 8,000 bytes
+#: (0.873 / 0.872 / 0.873), the best 32 the best at 2,000 (0.709 against 0.700).
 CONTEXT_HITS: Final = 32
 #: How far a candidate's strength reaches along its thread, in turns on each side.
 #: Two places (at half the share) against one: +0.020 on LoCoMo at 8,000 bytes.
