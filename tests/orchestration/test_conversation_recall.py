@@ -59,27 +59,19 @@ async def prepare(rt: satchel.Runtime, query: str, scope: str = "chat", **kw: An
     return (await rt.prepare_context(request)).content
 
 
-async def test_a_reply_sharing_no_word_joins_as_its_questions_neighbour() -> None:
-    """Round 0's neighbour channel delivers the reply just after the question it answers
-    (beside the turn before it); without the thread the reply is not found."""
+@pytest.mark.parametrize(
+    "fusion",
+    [FusionWeights(thread_context=0.0), FusionWeights(neighbour_share=0.0)],
+    ids=["neighbour-channel", "passage"],
+)
+async def test_a_reply_sharing_no_word_joins_through_its_thread(fusion: FusionWeights) -> None:
+    """The reply just after the question it answers is delivered beside it (the turn
+    before it too) by either of round 0's thread rankings alone: the neighbour channel
+    (the best hits' neighbours fused in) or the full-text channel ranking turns by
+    their passage (the question just before the reply holds the query's words).
+    Without both, turn by turn, the reply is not found."""
     embedder = satchel.HashingEmbedder()
-    async with satchel.open_runtime(embedder=embedder) as rt:
-        await rt.add_memories("chat", chat())
-        delivered = contents(await prepare(rt, ASK))
-        assert delivered[0] == QUESTION
-        assert REPLY in delivered[1:3]
-    async with satchel.open_runtime(embedder=embedder, fusion=NO_NEIGHBOURS) as rt:
-        await rt.add_memories("chat", chat())
-        assert REPLY not in contents(await prepare(rt, ASK))
-
-
-async def test_a_reply_sharing_no_word_ranks_by_its_passage() -> None:
-    """Without the neighbour channel, the reply still joins: the full-text channel ranks
-    turns by their passage, and the question just before it holds the query's words.
-    Ranked turn by turn (``thread_context=0``) it is not found."""
-    embedder = satchel.HashingEmbedder()
-    by_passage = FusionWeights(neighbour_share=0.0)
-    async with satchel.open_runtime(embedder=embedder, fusion=by_passage) as rt:
+    async with satchel.open_runtime(embedder=embedder, fusion=fusion) as rt:
         await rt.add_memories("chat", chat())
         delivered = contents(await prepare(rt, ASK))
         assert delivered[0] == QUESTION
