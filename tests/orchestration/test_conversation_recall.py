@@ -378,6 +378,28 @@ async def test_a_turn_said_by_the_person_the_query_names_ranks_higher() -> None:
         assert contents(await prepare(rt, about_maya))[:2] == [LEO_HIKES, MAYA_HIKES]
 
 
+@pytest.mark.parametrize(
+    ("label", "asked", "lifted"),
+    [("Katherine", "Kath", True), ("Kat", "Katherine", True), ("Cal", "Ca", False)],
+)
+async def test_a_short_form_of_a_speakers_name_names_them(
+    label: str, asked: str, lifted: bool
+) -> None:
+    """A chat labels a person as its app knows them, a question says the name its asker
+    uses: a proper name that is the start of a speaker's name (or whose start the
+    speaker's name is), three letters at least, names that speaker, and their turn
+    comes first; two letters start too many names."""
+    entries = [
+        attrs.evolve(entry, text=entry.text.replace("Maya:", f"{label}:"))
+        for entry in two_speakers()
+    ]
+    hers = MAYA_HIKES.replace("Maya:", f"{label}:")
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        await rt.add_memories("chat", entries)
+        found = contents(await prepare(rt, f"Would {asked} enjoy hiking in the mountains?"))
+    assert found[:2] == ([hers, LEO_HIKES] if lifted else [LEO_HIKES, hers])
+
+
 async def test_the_lift_reads_past_the_room_for_a_named_turn_that_can_enter() -> None:
     """With room for one candidate, the named speaker's turn ranked second is read too
     and takes the room."""

@@ -42,7 +42,7 @@ from ..recall import (
     trace_search,
     with_neighbours,
 )
-from ..vocabulary import PoolRequest, rules, speaker_terms
+from ..vocabulary import PoolRequest, rules, said_by, speaker_terms
 from ._shares import fair_shares, whole_room
 from ._telemetry import PrepareMetrics, current
 
@@ -369,7 +369,8 @@ class Searcher:
             keys, evidence = await self._fresh_evidence(
                 spec, excluded, ranked.fresh, wanted + more, passed
             )
-            named = frozenset(state.queries[spec.query].terms)
+            query = state.queries[spec.query]
+            named = (frozenset(query.terms), frozenset(query.names))
             keys, evidence, lifted = _named_first(
                 ranked, scores, (keys, evidence), (named, lift), wanted
             )
@@ -513,7 +514,7 @@ def _named_first(
     ranked: _Ranked,
     scores: Mapping[int, float],
     read: tuple[tuple[int, ...], tuple[Evidence, ...]],
-    naming: tuple[frozenset[str], float],
+    naming: tuple[tuple[frozenset[str], frozenset[str]], float],
     wanted: int,
 ) -> tuple[tuple[int, ...], tuple[Evidence, ...], dict[int, float]]:
     """The best ``wanted`` of the ``read`` candidates (in score order, with the
@@ -522,9 +523,11 @@ def _named_first(
     ranked, when no read turn was said by a person the query names. Last, the read
     keys' scores as lifted (empty when nothing was)."""
     keys, evidence = read
-    named, lift = naming
+    (terms, names), lift = naming
     said = {
-        key for key, item in zip(keys, evidence, strict=True) if speaker_terms(item.text) & named
+        key
+        for key, item in zip(keys, evidence, strict=True)
+        if said_by(speaker_terms(item.text), terms, names)
     }
     if not said:
         return keys[:wanted], evidence[:wanted], {}

@@ -89,6 +89,7 @@ from ._retrieval import TermSelection as TermSelection
 from ._retrieval import TimeHits as TimeHits
 from ._retrieval import TimeWindow as TimeWindow
 from ._retrieval import lightly_named as lightly_named
+from ._speakers import said_by as said_by
 from ._speakers import speaker_terms as speaker_terms
 from ._telemetry import check_provider as check_provider
 from ._telemetry import error_type as error_type
@@ -179,6 +180,7 @@ __all__ = [
     "mentioned_days",
     "rules",
     "satchel_version",
+    "said_by",
     "speaker_terms",
     "tracer",
     "validate_request",

@@ -19,6 +19,9 @@ from ._analysis import analyse
 MAX_SPEAKER_CHARS: Final = 40
 #: The most words a speaker prefix holds ("Dr Ana Lima").
 MAX_SPEAKER_WORDS: Final = 3
+#: The shortest start of a name taken as a short form of it ("Cal" for "Calvin", "Jon"
+#: for "Jonathan"); two letters start too many words and names.
+MIN_SHORT_NAME: Final = 3
 
 _NOBODY: Final[frozenset[str]] = frozenset()
 
@@ -56,3 +59,21 @@ def _named(head: str) -> frozenset[str]:
     if any(c.isdigit() for c in prefix):
         return _NOBODY
     return frozenset(analyse(prefix))
+
+
+def said_by(speaker: frozenset[str], terms: frozenset[str], names: frozenset[str]) -> bool:
+    """Whether a turn whose speaker's name analyses to ``speaker`` (:func:`speaker_terms`)
+    was said by a person a query names: one of the query's ``terms`` is a term of the
+    speaker's name, or one of the proper names it says (``names``, analysed) is a
+    short form of one, or one a short form of it: the start of the other, at least
+    ``MIN_SHORT_NAME`` letters ("Cal" asked of a chat where Calvin speaks, "Katherine"
+    of one where Kath does). A chat labels people as its app knows them, and a question
+    says the name its asker uses."""
+    if speaker & terms:
+        return True
+    return any(_short_for(name, said) for name in names for said in speaker)
+
+
+def _short_for(one: str, other: str) -> bool:
+    shorter, longer = (one, other) if len(one) <= len(other) else (other, one)
+    return len(shorter) >= MIN_SHORT_NAME and longer.startswith(shorter)
