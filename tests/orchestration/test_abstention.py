@@ -113,6 +113,43 @@ async def test_a_paraphrase_sharing_no_word_still_gets_its_evidence(
     assert CELLO in contents((await ask(rt, query)).content)
 
 
+#: A chat of two where Maya says most turns: her name is common in it (a participant's).
+TWO = tuple(
+    f"{'Omar' if n % 3 == 0 else 'Maya'}: {text}"
+    for n, text in enumerate(
+        (
+            *(line.split(": ", 1)[1] for line in TEAM),
+            "the river walk after work was lovely",
+            "I think the build is fine now",
+            *(f"lunch plan number {n}" for n in range(6)),
+        )
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "abstains"),
+    [
+        ("According to Maya, which river flows through Khartoum?", True),
+        ("What does Maya think of the Sistine Chapel?", True),
+        ("What did Maya say about the noodle place?", False),
+    ],
+)
+async def test_a_named_question_about_what_the_scope_never_mentions_abstains(
+    query: str, abstains: bool
+) -> None:
+    """A participant's name is evidence a question is about their chat, unless the
+    question also says a proper name the chat never holds (Khartoum, the Sistine
+    Chapel): then it asks that person about something else, and abstains, though the
+    chat holds some of its everyday words ("river", "think")."""
+    efforts = Efforts()
+    async with satchel.open_runtime(recall_effort_sink=efforts) as rt:
+        await rt.add_memories("team", [satchel.MemoryEntry(text=text) for text in TWO])
+        context = await ask(rt, query)
+    assert (context == EMPTY) is abstains
+    assert (efforts.last.assessment == "no-relevant") is abstains
+
+
 START = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 QUESTION = "Bob: any tips for my hiking trip to the Dolomites?"
 REPLY = "Alice: bring layers and start before sunrise, afternoon storms are brutal."

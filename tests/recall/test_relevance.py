@@ -67,6 +67,28 @@ def test_each_signal_alone_is_evidence(change: dict[str, Any], kind: str) -> Non
     assert judge((attrs.evolve(NOISE, **change), 4)) == kind
 
 
+@pytest.mark.parametrize(
+    ("change", "kind"),
+    [
+        ({"common_terms": 1}, None),
+        ({"held_terms": 3}, None),
+        ({"common_terms": 1, "held_terms": 3}, None),
+        ({"common_terms": 1, "lexical_matches": [2, 1, 1]}, LEXICAL),
+        ({"common_terms": 1, "vector_similarities": [0.5, 0.40, 0.31]}, VECTOR),
+        ({"common_terms": 1, "time_keys": [9], "time_matched": 1, "scope_rows": 100}, TIME),
+    ],
+    ids=["scope-term", "vocabulary", "both", "two-terms", "top-hit", "time"],
+)
+def test_a_name_the_scope_never_holds_leaves_only_the_candidates_evidence(
+    change: dict[str, Any], kind: str | None
+) -> None:
+    """A question saying a proper name no record of the scope holds ("According to
+    Caroline, what is the capital of Mongolia?") is about what the scope never
+    mentions: the participant's name common in the scope and a vocabulary the scope
+    knows are no evidence then; a candidate that is evidence itself still is."""
+    assert judge((attrs.evolve(NOISE, unheld_names=1, **change), 4)) == kind
+
+
 TENTH_AT = [0.47, 0.40, 0.35, 0.30, 0.29, 0.28, 0.27, 0.26, 0.25]
 
 

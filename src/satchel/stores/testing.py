@@ -728,6 +728,18 @@ async def check_a_pool_counts_the_query_terms_the_scope_holds(store: Store) -> N
     assert (none.held_terms, len(none.lexical_keys)) == (0, 0)
 
 
+async def check_a_pool_counts_the_names_the_scope_never_holds(store: Store) -> None:
+    """``unheld_names``: how many of the proper names the query says no record of the
+    scope holds, with or without a vector; names the scope holds count nothing."""
+    await remember(store, "s", [f"Ana: note {n} about Lisbon" for n in range(3)])
+    for vector in (True, False):
+        asked = await search(store, "According to Ana, where is Mongolia?", vector=vector)
+        assert asked.unheld_names == 1
+        held = await search(store, "What did Ana say about Lisbon?", vector=vector)
+        assert held.unheld_names == 0
+    assert (await search(store, "where is the lunch note")).unheld_names == 0
+
+
 async def check_bm25_uses_the_scopes_own_term_statistics(store: Store) -> None:
     """A term common in another, larger scope still counts as rare in this one."""
     await remember(store, "big", [f"lantern festival note {n}" for n in range(100)])

@@ -146,6 +146,9 @@ class Pool:
     #: How many of those held terms are rare in the language (``TermSelection.distinctive``):
     #: a codename the scope holds is evidence a question is about it.
     distinctive_terms: int = 0
+    #: How many of the proper names the query says no record of the scope holds
+    #: (``PoolRequest.unheld_names``): a question about what the scope never mentions.
+    unheld_names: int = 0
 
     def counted_terms(self, query_terms: int) -> int:
         """The query terms the minimum-match rule counts in this pool: those of a query

@@ -231,6 +231,14 @@ class PoolRequest:
             return self.unnamed_vector
         return self.vector
 
+    def unheld_names(self, frequencies: Mapping[str, int] | None) -> int:
+        """How many of the proper names the query says no record of the scope holds,
+        given how many hold each query term (None: not read, which a store may skip
+        when the query names nothing)."""
+        if frequencies is None:
+            return 0
+        return sum(not frequencies.get(name, 0) for name in self.query.names)
+
     @property
     def needs_reference(self) -> bool:
         """Whether a date of the query is relative and there is a clock to see it from:

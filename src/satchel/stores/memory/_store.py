@@ -364,6 +364,7 @@ class MemoryStore:
             vector_keys=vector_keys, vector_similarities=similarities,
             time_keys=time_keys, time_matched=matched, common_terms=common,
             held_terms=held, distinctive_terms=distinctive,
+            unheld_names=request.unheld_names(held_by),
         )  # fmt: skip
 
     async def neighbours(

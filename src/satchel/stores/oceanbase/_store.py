@@ -384,10 +384,11 @@ class OceanBaseStore:
                 return Pool(family, scope_id, state.version)
 
             # Which vector to rank by depends on the names the scope is about
-            # (PoolRequest.vector_for): read the query terms' frequencies first then.
+            # (PoolRequest.vector_for), and which names it never holds is evidence
+            # (Pool.unheld_names): read the query terms' frequencies first then.
             frequencies = None
             vector = request.vector
-            if request.unnamed_vector is not None:
+            if request.query.names:
                 frequencies = await search.term_frequencies(
                     cur, family, scope_id, request.query.terms
                 )
@@ -421,6 +422,7 @@ class OceanBaseStore:
                 vector_keys=near, vector_similarities=similarities,
                 time_keys=timed, time_matched=matched, common_terms=common,
                 held_terms=held, distinctive_terms=distinctive,
+                unheld_names=request.unheld_names(frequencies),
             )  # fmt: skip
 
         return await self._call("retrieve", work)

@@ -492,6 +492,7 @@ class SqliteStore:
                 common_terms=lexical.common,
                 held_terms=lexical.held,
                 distinctive_terms=lexical.distinctive,
+                unheld_names=request.unheld_names(frequencies),
             )
 
         inline = scope_rows <= self._inline_rows and (
