@@ -42,6 +42,7 @@ from ._families import Tier as Tier
 from ._families import citation as citation
 from ._families import rules as rules
 from ._limits import Limits as Limits
+from ._listing import DEFAULT_PAGE as DEFAULT_PAGE
 from ._listing import MAX_PAGE as MAX_PAGE
 from ._listing import ListedRecord as ListedRecord
 from ._listing import RecordPage as RecordPage
@@ -103,6 +104,7 @@ __all__ = [
     "CHANNELS",
     "DEFAULT_FAMILIES",
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_PAGE",
     "FAMILIES",
     "FAMILY_RULES",
     "INTERLEAVE_ORDER",
