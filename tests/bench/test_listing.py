@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 
+import satchel
 from bench import listing
 
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ def test_a_page_past_the_last_is_refused() -> None:
     """Asking for a page the scope does not have stops the benchmark with a message."""
 
     async def run() -> None:
-        async with listing.satchel.open_runtime(embedder=listing.embedder()) as rt:
-            await rt.add_memories(listing.SCOPE, [listing.satchel.MemoryEntry("one")])
+        async with satchel.open_runtime(embedder=listing.embedder()) as rt:
+            await rt.add_memories(listing.SCOPE, [satchel.MemoryEntry("one")])
             await listing.cursor_of_page(rt, 3, limit=1)
 
     with pytest.raises(SystemExit, match="fewer than 3 pages"):
