@@ -1,11 +1,12 @@
 """Listing a large scope: how long ``Runtime.list_records`` takes for a page, near the
 newest records and deep in the scope.
 
-One SQLite store holds ``--size`` memory entries in one scope (default 100,000: real-word
-notes from ``_corpus.english_texts``, written through ``rt.add_memories`` in batches of
-2,000 with the hashing embedder, since listing reads no vector), of which 1% were then
-updated (a second version each) and 1% forgotten, so that a page joins records to their
-newest versions and skips forgotten ones as a real scope makes it. It is built once into
+One SQLite store holds ``--size`` searchable memory entries in one scope (default
+100,000: real-word notes from ``_corpus.english_texts``, written through
+``rt.add_memories`` in batches of 2,000 with the hashing embedder, since listing reads no
+vector), 1% of them then updated (a second version each), and 1% more entries written and
+forgotten, so that a page joins records to their newest versions and skips forgotten ones
+as a real scope makes it. It is built once into
 ``bench/.cache/listing-{N}.db`` and reused.
 
 Measured on that store through the public API, after ``--warmup`` unmeasured calls:
@@ -58,23 +59,25 @@ def embedder() -> satchel.Embedder:
 
 
 async def build_store(path: Path, size: int) -> float:
-    """Write ``size`` entries (1% then updated, 1% forgotten) into a new store at
-    ``path``, under a temporary name renamed when complete; returns entries/s."""
+    """Write ``size`` searchable entries (1% of them updated) and 1% more forgotten into
+    a new store at ``path``, under a temporary name renamed when complete; returns the
+    entries written per second."""
     partial = path.with_suffix(".partial")
     for stale in path.parent.glob(f"{partial.name}*"):
         stale.unlink()
-    texts = _corpus.english_texts(size, function_head=True)
+    forgotten = size // CHANGE_EVERY
+    texts = _corpus.english_texts(size + forgotten, function_head=True)
     started = time.perf_counter()
     async with satchel.open_runtime(str(partial), embedder=embedder()) as rt:
         refs: list[satchel.MemoryRef] = []
-        for start in range(0, size, BATCH):
+        for start in range(0, len(texts), BATCH):
             batch = [satchel.MemoryEntry(text=t) for t in texts[start : start + BATCH]]
             refs += await rt.add_memories(SCOPE, batch)
         for ref in refs[::CHANGE_EVERY]:
             await rt.update_memory(ref, satchel.MemoryEntry(text=f"updated: {ref.entry_id}"))
-        for ref in refs[CHANGE_EVERY // 2 :: CHANGE_EVERY]:
+        for ref in refs[CHANGE_EVERY // 2 :: CHANGE_EVERY][:forgotten]:
             await rt.forget_memory(ref)
-    rate = size / (time.perf_counter() - started)
+    rate = len(texts) / (time.perf_counter() - started)
     partial.rename(path)
     return rate
 

@@ -22,22 +22,22 @@ def test_summary_gives_p50_p95_and_max() -> None:
 
 
 def test_a_small_run_walks_every_record_once_and_tabulates(tmp_path: Path) -> None:
-    """300 entries (3 updated, 3 forgotten) in pages of 10: the walk lists the 297
-    searchable records once each over 30 pages; every arm has page 1 and page 20 with its
+    """300 searchable entries (3 updated) and 3 forgotten, in pages of 10: the walk
+    lists the 300 searchable records once each over 30 pages; every arm has page 1 and page 20 with its
     ratio, and the table names them."""
     path = tmp_path / "listing-300.db"
     anyio.run(listing.build_store, path, 300)
     results = anyio.run(listing.measure, path, 10, [20], 3, 1)
-    assert results["records"] == {"memory": 297}
+    assert results["records"] == {"memory": 300}
     walked = results["walk"]
-    assert (walked["pages"], walked["records"], walked["distinct"]) == (30, 297, 297)
+    assert (walked["pages"], walked["records"], walked["distinct"]) == (30, 300, 300)
     for arm in ("default", "family=memory", "include_forgotten"):
         assert set(results[arm]) == {"page 1", "page 20"}
         assert results[arm]["page 20"]["over_page_1"] > 0
         assert results[arm]["page 1"]["calls"] == 3
     text = listing.table(results)
     assert "| include_forgotten | 20 |" in text
-    assert "Whole walk: 30 pages, 297 records (297 distinct)" in text
+    assert "Whole walk: 30 pages, 300 records (300 distinct)" in text
 
 
 def test_a_page_past_the_last_is_refused() -> None:
