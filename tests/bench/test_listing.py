@@ -23,8 +23,8 @@ def test_summary_gives_p50_p95_and_max() -> None:
 
 def test_a_small_run_walks_every_record_once_and_tabulates(tmp_path: Path) -> None:
     """300 searchable entries (3 updated) and 3 forgotten, in pages of 10: the walk
-    lists the 300 searchable records once each over 30 pages; every arm has page 1 and page 20 with its
-    ratio, and the table names them."""
+    lists the 300 searchable records once each over 30 pages; every arm has page 1 and
+    page 20 with its ratio, and the table names them."""
     path = tmp_path / "listing-300.db"
     anyio.run(listing.build_store, path, 300)
     results = anyio.run(listing.measure, path, 10, [20], 3, 1)
