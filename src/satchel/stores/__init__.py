@@ -27,6 +27,7 @@ from ..vocabulary._evidence import ThreadNeighbours as ThreadNeighbours
 from ..vocabulary._families import FAMILY_RULES as FAMILY_RULES
 from ..vocabulary._families import Family as Family
 from ..vocabulary._families import FamilyRules as FamilyRules
+from ..vocabulary._listing import ListedRecord as ListedRecord
 from ..vocabulary._records import Columns as Columns
 from ..vocabulary._records import Experience as Experience
 from ..vocabulary._records import MemoryEntry as MemoryEntry
@@ -72,6 +73,7 @@ __all__ = [
     "Experience",
     "Family",
     "FamilyRules",
+    "ListedRecord",
     "MemoryEntry",
     "MemoryRecord",
     "MemoryRef",
