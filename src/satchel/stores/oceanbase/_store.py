@@ -3,8 +3,9 @@
 It speaks the MySQL protocol (asyncmy) to OceanBase or seekdb. One table holds every
 record version, keyed ``(scope, family, key)``; a FULLTEXT index on satchel's analysed
 text serves the full-text channel and a VECTOR column with an HNSW index the vector
-channel. Nothing searchable is cached in the process: every read goes to the database,
-and the per-scope write version lives in a table, so processes sharing one database see
+channel. The per-scope write version lives in a table, and every retrieve reads it
+first: nothing is served from the process that this write version has not confirmed
+(a scope's vectors held here, ``_vector_cache``), so processes sharing one database see
 each other's writes and forgets on their next call. Sessions (``SessionStore``) live in
 tables of their own (``_sessions``) and never move a write version.
 
@@ -43,6 +44,8 @@ from . import _search as search
 from . import _sessions as sessions
 from ._bridge import LoopThread
 from ._connections import MIGRATION_TRX, QUERY_TIMEOUT, Connections, unavailable_errors
+from ._vector_cache import CACHE_BYTES, ScopeVectors, VectorCache
+from ._vector_cache import parse as parse_vectors
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -84,8 +87,11 @@ class OceanBaseStore:
             is created when missing.
         unix_socket: a local socket path instead of ``host``/``port`` (embedded seekdb).
         pool_size: most connections open at once.
-        exact_rows: largest scope (searchable records of one family) searched exactly
-            by vector; larger ones go through the HNSW index.
+        exact_rows: largest scope (searchable records of one family) the engine
+            searches exactly by vector; larger ones go through the HNSW index (a scope
+            whose vectors the process holds is searched there, exactly).
+        vector_cache_bytes: most bytes of vectors held in the process across scopes
+            (``_vector_cache``; 256 MiB by default, 0 holds none).
         tracer_provider: where the store's DB spans go (the global provider if None).
         on_close: called once when the store closes (an embedded engine's shutdown).
     """
@@ -101,6 +107,7 @@ class OceanBaseStore:
         unix_socket: str | None = None,
         pool_size: int = 8,
         exact_rows: int = EXACT_ROWS,
+        vector_cache_bytes: int = CACHE_BYTES,
         tracer_provider: TracerProvider | None = None,
         on_close: Callable[[], object] | None = None,
     ) -> None:
@@ -117,6 +124,9 @@ class OceanBaseStore:
         self._conns = Connections(options, pool_size)
         self._exact_rows = exact_rows
         self._vector_index = search.VectorIndex()
+        if vector_cache_bytes < 0:
+            raise StoreError(f"vector_cache_bytes must be 0 or more, not {vector_cache_bytes}")
+        self._vector_cache = VectorCache(vector_cache_bytes)
         self._bridge = LoopThread("satchel-oceanbase")
         self._tracer = tracing.tracer(tracer_provider)
         self._on_close = on_close
@@ -371,9 +381,21 @@ class OceanBaseStore:
     # -- search ---------------------------------------------------------------------
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
+        """One snapshot of the scope (``sql.SNAPSHOT``): its state, then the full text
+        in the engine beside the vector product over the scope's vectors held in the
+        process (``_vector_cache``, confirmed by the state's write version) in a worker
+        thread, then the time channel. Every channel sees the same commits."""
         self._check_open()
 
         async def work(cur: Any) -> Pool:
+            for statement in sql.SNAPSHOT:
+                await cur.execute(statement)
+            try:
+                return await search_snapshot(cur)
+            finally:
+                await cur.execute("COMMIT")
+
+        async def search_snapshot(cur: Any) -> Pool:
             await cur.execute(sql.STATE, (family, scope_id))
             found = await cur.fetchone()
             if found is None:
@@ -392,38 +414,76 @@ class OceanBaseStore:
                     cur, family, scope_id, request.query.terms
                 )
                 vector = request.vector_for(frequencies, state.rows)
+            stored = self._dimension is not None
+            held = None
+            if stored and vector is not None and rules(family).vector_channel:
+                _rules.check_query_vector(vector, self._dimension)
+                held = await self._held_vectors(cur, family, scope_id, state)
 
-            async def vector_and_time() -> tuple[Any, Any]:
-                # Beside the full-text statements, on a second connection: the engine
-                # runs both at once.
-                async with self._conns.connection(extra=True) as conn, conn.cursor() as other:
-                    vectors = self._dimension is not None
-                    nearest: Any = ([], [])
-                    if vectors and vector is not None:
-                        _rules.check_query_vector(vector, self._dimension)
-                        nearest = await search.nearest(
-                            other, family, scope_id, request, vector, state,
-                            self._exact_rows, self._vector_index,
-                        )  # fmt: skip
-                    timed = await search.time_channel(
-                        other, family, scope_id, request, vector, vectors=vectors
-                    )
-                    return nearest, timed
+            async def vector_channel() -> tuple[list[int], list[float]]:
+                if not stored or vector is None:
+                    return [], []
+                if held is not None:  # off the store's loop, beside the full text
+                    return await _in_thread(held.nearest, vector, request.size)
+                return await search.nearest(
+                    cur, family, scope_id, request, vector, state,
+                    self._exact_rows, self._vector_index,
+                )  # fmt: skip
 
-            lexical, ((near, similarities), (timed, matched)) = await asyncio.gather(
-                search.lexical(cur, family, scope_id, request, state, frequencies),
-                vector_and_time(),
+            if held is None:  # the engine searches: one statement at a time
+                near, similarities = await vector_channel()
+                lexical = await search.lexical(cur, family, scope_id, request, state, frequencies)
+            else:
+                lexical, (near, similarities) = await asyncio.gather(
+                    search.lexical(cur, family, scope_id, request, state, frequencies),
+                    vector_channel(),
+                )
+            timed, matched = await search.time_channel(
+                cur, family, scope_id, request, vector, vectors=stored, held=held
             )
-            keys, scores, matches, common, held, distinctive = lexical
+            keys, scores, matches, common, held_terms, distinctive = lexical
             return Pool(
                 family, scope_id, state.version, scope_rows=state.rows,
                 lexical_keys=keys, lexical_scores=scores, lexical_matches=matches,
                 vector_keys=near, vector_similarities=similarities,
                 time_keys=timed, time_matched=matched, common_terms=common,
-                held_terms=held, distinctive_terms=distinctive,
+                held_terms=held_terms, distinctive_terms=distinctive,
             )  # fmt: skip
 
         return await self._call("retrieve", work)
+
+    async def _held_vectors(
+        self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
+    ) -> ScopeVectors | None:
+        """The scope's vectors as of ``state`` (read in the retrieve's snapshot), from the
+        process when its write version confirms them (``_vector_cache``), patched with
+        the keys handed out since or read again; None when the engine must search (the
+        scope is too large to hold, or this process holds a newer version)."""
+        assert self._dimension is not None
+        cached = self._vector_cache.get(family, scope_id)
+        if cached is not None:
+            if cached.version == state.version:
+                return cached
+            if cached.version > state.version:
+                return None
+            if state.removed_at <= cached.version:
+                await cur.execute(
+                    sql.VECTORS_BETWEEN, (scope_id, family, cached.next_key, state.next_key)
+                )
+                keys, matrix = parse_vectors(await cur.fetchall(), self._dimension)
+                fresh = cached.extended(state.version, state.next_key, keys, matrix)
+                self._vector_cache.put(family, scope_id, fresh)
+                return fresh
+        if state.rows * self._dimension * 4 > self._vector_cache.max_bytes:
+            return None
+        await cur.execute(sql.VECTORS_BETWEEN, (scope_id, family, 0, state.next_key))
+        found = await cur.fetchall()
+        keys, matrix = await _in_thread(parse_vectors, found, self._dimension)
+        loaded = ScopeVectors.of(state.version, state.next_key, keys, matrix)
+        latest = self._vector_cache.get(family, scope_id)
+        if latest is None or latest.version < loaded.version:
+            self._vector_cache.put(family, scope_id, loaded)
+        return loaded
 
     async def neighbours(
         self, family: Family, scope_id: str, keys: Sequence[int]
@@ -592,6 +652,8 @@ class OceanBaseStore:
                     )
                 await write.flush(cur)
                 await rows.apply_counts(cur, write)
+                if write.removed:  # held vectors of the scope are read again
+                    await cur.execute(sql.REMOVED, (write_version, scope_id))
                 await cur.execute("COMMIT")
             except BaseException as exc:
                 with contextlib.suppress(Exception):
@@ -666,7 +728,7 @@ class OceanBaseStore:
             )
         for version in range(current + 1, sql.SCHEMA_VERSION + 1):
             for statement in sql.MIGRATIONS[version]:
-                await cur.execute(statement)
+                await _idempotent(cur, statement)
             for table, statement in sql.MIGRATIONS_IF_MADE.get(version, {}).items():
                 if table in existing:
                     await cur.execute(statement)
@@ -715,6 +777,23 @@ class OceanBaseStore:
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError(_rules.CLOSED)
+
+
+async def _in_thread(work: Callable[..., T], *args: Any) -> T:
+    """``work(*args)`` in a worker thread, awaited on the store's loop (whose context
+    may name the host's backend: anyio's threads would look for a trio loop there)."""
+    return await asyncio.get_running_loop().run_in_executor(None, work, *args)
+
+
+async def _idempotent(cur: Any, statement: str) -> None:
+    """Run a migration's statement; a column another process added first is no fault."""
+    import asyncmy.errors
+
+    try:
+        await cur.execute(statement)
+    except asyncmy.errors.MySQLError as exc:
+        if not exc.args or exc.args[0] != sql.DUPLICATE_COLUMN:
+            raise
 
 
 async def _once_known(cur: Any, create: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
