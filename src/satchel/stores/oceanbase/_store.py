@@ -199,7 +199,9 @@ class OceanBaseStore:
 
         async def work(cur: Any, write: rows.Write) -> list[Ref]:
             refs: list[Ref] = []
-            placer = rows.Placer(cur, write)
+            keys = [columns.key for columns in kept if columns.key is not None]
+            known = await rows.known_keys(cur, write, keys) if len(keys) > 1 else None
+            placer = rows.Placer(cur, write, known)
             for columns, vector in zip(kept, paired, strict=True):
                 decision = await place_async(family, columns, placer)
                 if decision.writes:
