@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 import satchel
-from satchel.stores import OceanBaseStore
 from satchel.stores.testing import memories
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from satchel.stores import OceanBaseStore
 
 pytestmark = pytest.mark.anyio
 
