@@ -289,6 +289,8 @@ VECTORS_BETWEEN: Final = (
     "SELECT k, embedding FROM satchel_vectors WHERE scope = %s AND family = %s"
     " AND k >= %s AND k < %s ORDER BY k"
 )
+#: The keys below ``%s`` of the scope's searchable vectors of one family.
+VECTOR_KEYS: Final = "SELECT k FROM satchel_vectors WHERE scope = %s AND family = %s AND k < %s"
 REMOVED: Final = "UPDATE satchel_scopes SET removed_at = %s WHERE scope = %s"
 INSERT_VECTOR: Final = (
     "INSERT INTO satchel_vectors (scope, family, k, embedding) VALUES (%s, %s, %s, %s)"

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
+import numpy as np
 from opentelemetry.trace import SpanKind
 
 from ...vocabulary import _telemetry as tracing
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping, Sequence
     from contextlib import AbstractContextManager
 
-    import numpy as np
     import numpy.typing as npt
     from opentelemetry.trace import Span, TracerProvider
 
@@ -459,7 +459,7 @@ class OceanBaseStore:
     ) -> ScopeVectors | None:
         """The scope's vectors as of ``state`` (read in the retrieve's snapshot), from the
         process when its write version confirms them (``_vector_cache``), patched with
-        the keys handed out since or read again; None when the engine must search (the
+        the keys handed out and removed since, or read whole; None when the engine must search (the
         scope is too large to hold, or this process holds a newer version)."""
         assert self._dimension is not None
         cached = self._vector_cache.get(family, scope_id)
@@ -468,14 +468,17 @@ class OceanBaseStore:
                 return cached
             if cached.version > state.version:
                 return None
-            if state.removed_at <= cached.version:
-                await cur.execute(
-                    sql.VECTORS_BETWEEN, (scope_id, family, cached.next_key, state.next_key)
-                )
-                keys, matrix = parse_vectors(await cur.fetchall(), self._dimension)
-                fresh = cached.extended(state.version, state.next_key, keys, matrix)
-                self._vector_cache.put(family, scope_id, fresh)
-                return fresh
+            if state.removed_at > cached.version:  # keep the rows still searchable
+                await cur.execute(sql.VECTOR_KEYS, (scope_id, family, cached.next_key))
+                live = np.fromiter((int(k) for (k,) in await cur.fetchall()), np.int64)
+                cached = await _in_thread(cached.kept, live)
+            await cur.execute(
+                sql.VECTORS_BETWEEN, (scope_id, family, cached.next_key, state.next_key)
+            )
+            keys, matrix = await _in_thread(parse_vectors, await cur.fetchall(), self._dimension)
+            fresh = cached.extended(state.version, state.next_key, keys, matrix)
+            self._vector_cache.put(family, scope_id, fresh)
+            return fresh
         if state.rows * self._dimension * 4 > self._vector_cache.max_bytes:
             return None
         await cur.execute(sql.VECTORS_BETWEEN, (scope_id, family, 0, state.next_key))

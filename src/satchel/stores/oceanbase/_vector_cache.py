@@ -7,10 +7,11 @@ snapshot of ``_store.OceanBaseStore.retrieve``): its write version, its next key
 vectors carries the version it was read at:
 
 - the same version: served as it is;
-- a newer version that removed nothing since (``removed_at`` at most the held one): the
-  held set is patched with the vectors of the keys handed out since (keys only grow),
-  read in the same snapshot;
-- a version that removed a vector since: read again whole;
+- a newer version: the held set is patched with the vectors of the keys handed out
+  since (keys only grow), read in the same snapshot; when that version also removed a
+  vector (``removed_at`` above the held version), the keys still searchable are read
+  first (keys only, no vectors) and the others' rows dropped;
+- nothing held: the scope's vectors are read whole;
 - an older version (another retrieve of this process already read a newer one): the
   engine searches, as it does for a scope too large to hold.
 
@@ -102,6 +103,15 @@ class ScopeVectors:
         buffer.filled = end
         return ScopeVectors(version, next_key, buffer, end)
 
+    def kept(self, keys: Keys) -> ScopeVectors:
+        """These vectors but those of keys not in ``keys`` (the ones still searchable),
+        in a buffer of their own. A key's vector never changes (a new version of a
+        record is a new key), so what remains is exact."""
+        held = self.buffer.keys[: self.count]
+        mask = np.isin(held, keys)
+        matrix = self.buffer.matrix[: self.count][mask]
+        return ScopeVectors.of(self.version, self.next_key, held[mask], matrix)
+
     def nearest(self, query: Matrix, k: int) -> tuple[list[int], list[float]]:
         """The ``k`` keys most similar to ``query``, best first, and their cosine
         similarities (one product over this set's rows)."""
@@ -139,9 +149,9 @@ def parse(found: Sequence[tuple[int, str]], dimension: int) -> tuple[Keys, Matri
     """Keys and unit vectors from ``(k, embedding)`` rows as the engine shows a vector
     (``[x,y,...]``); a zero vector is left out (the engine gives it no distance)."""
     keys = np.fromiter((int(key) for key, _ in found), np.int64, len(found))
-    text = ",".join(shown.strip("[]") for _, shown in found)
-    values = np.array(text.split(",") if found else [], dtype=np.float32)
-    matrix = values.reshape(len(found), dimension)
+    matrix = np.empty((len(found), dimension), dtype=np.float32)
+    for row, (_, shown) in enumerate(found):  # a row per call: the GIL is let go between
+        matrix[row] = np.fromstring(shown.strip("[]"), dtype=np.float32, sep=",")
     norms = np.linalg.norm(matrix, axis=1)
     kept = norms > 0
     return keys[kept], matrix[kept] / norms[kept, None]
