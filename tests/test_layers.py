@@ -473,6 +473,13 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
     "loop (LoopThread), never on the host's loop, and end before the call returns",
     (
         "satchel.stores.oceanbase._store",
+        "OceanBaseStore._load_later",
+        ".create_task",
+    ): "a large scope's vectors read in the background on the store's own bridge loop, "
+    "so that a first search does not wait for them; one per scope, cancelled and awaited "
+    "when the store closes",
+    (
+        "satchel.stores.oceanbase._store",
         "_in_thread",
         ".run_in_executor",
     ): "a vector product or a parse of a scope's vectors, off the store's bridge loop and "

@@ -14,7 +14,7 @@ import pytest
 import satchel
 from satchel.stores import OceanBaseStore, PoolRequest
 from satchel.stores.oceanbase import _search
-from satchel.stores.oceanbase._vector_cache import ScopeVectors, VectorCache
+from satchel.stores.oceanbase._vector_cache import ScopeVectors, VectorCache, parse
 from satchel.stores.testing import memories
 from satchel.vocabulary import analyse_query
 
@@ -186,3 +186,39 @@ def test_the_cache_drops_the_least_recently_used_over_its_bound() -> None:
     cache.put("memory", "a", huge)  # larger than the bound: not held, the old set dropped
     assert cache.get("memory", "a") is None
     assert cache.nbytes == one.nbytes
+
+
+async def test_a_large_scope_is_searched_by_the_engine_while_its_vectors_are_read(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope above ``_load_now_rows`` whose vectors are not held: the search does not
+    wait for them (the engine answers) while a background read holds them for the next
+    search, which answers the same."""
+    from satchel.stores.oceanbase import _store
+
+    writer, reader = oceanbase(), oceanbase()
+    reader._load_now_rows = 2
+    release = threading.Event()
+
+    def parse_when_released(*args: Any) -> Any:
+        release.wait()
+        return parse(*args)
+
+    monkeypatch.setattr(_store, "parse_vectors", parse_when_released)
+    try:
+        entries = [satchel.MemoryEntry(text=f"note {n}") for n in range(3)]
+        await memories(writer, "s", entries, AXES[:3])
+        first = await reader.retrieve("memory", "s", _request("note", 1))
+        assert await _vector_texts(reader, "s", first) == ["note 1", "note 0", "note 2"]
+        assert _held(reader, "s") is None  # still being read
+        release.set()
+        await reader._bridge.run(reader._loads_done)
+        held = _held(reader, "s")
+        assert held is not None
+        assert (held.version, len(held)) == (first.version, 3)
+        again = await reader.retrieve("memory", "s", _request("note", 1))
+        assert list(again.vector_keys) == list(first.vector_keys)
+    finally:
+        release.set()
+        await writer.aclose()
+        await reader.aclose()

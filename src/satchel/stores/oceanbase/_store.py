@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     Vectors = npt.NDArray[np.float32]
 
 T = TypeVar("T")
+logger = logging.getLogger("satchel")
 
 #: The engine's errors for a database or a table it does not know (MySQL's
 #: ER_BAD_DB_ERROR, ER_NO_SUCH_TABLE): also what it says of one that another process has
@@ -72,6 +74,11 @@ NOT_KNOWN: Final = frozenset({1049, 1146})
 #: known here, and the pause between two tries.
 NEW_SCHEMA_WAIT: Final = 30.0
 NEW_SCHEMA_PAUSE: Final = 0.05
+
+#: Above this many searchable records of a family in a scope, a search that holds none of
+#: its vectors lets the engine search and reads them in the background (about 1 s per
+#: 10,000 vectors: a first prepare must not wait for it).
+LOAD_NOW_ROWS: Final = 2_000
 
 #: Above this many searchable records of a family in a scope, vector search goes through
 #: the HNSW index; at or below, an exact scan (measured on seekdb: ~1.3 ms per 1,000
@@ -127,6 +134,9 @@ class OceanBaseStore:
         if vector_cache_bytes < 0:
             raise StoreError(f"vector_cache_bytes must be 0 or more, not {vector_cache_bytes}")
         self._vector_cache = VectorCache(vector_cache_bytes)
+        #: A scope of more searchable records has its vectors read in the background.
+        self._load_now_rows = LOAD_NOW_ROWS
+        self._loading: dict[tuple[Family, str], asyncio.Task[None]] = {}
         self._bridge = LoopThread("satchel-oceanbase")
         self._tracer = tracing.tracer(tracer_provider)
         self._on_close = on_close
@@ -148,6 +158,9 @@ class OceanBaseStore:
         self._closed = True
 
         async def close() -> None:
+            for task in self._loading.values():
+                task.cancel()
+            await self._loads_done()
             self._conns.discard_idle()
 
         try:
@@ -481,6 +494,17 @@ class OceanBaseStore:
             return fresh
         if state.rows * self._dimension * 4 > self._vector_cache.max_bytes:
             return None
+        if state.rows > self._load_now_rows:  # the engine searches until they are read
+            self._load_later(family, scope_id)
+            return None
+        return await self._read_whole(cur, family, scope_id, state)
+
+    async def _read_whole(
+        self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
+    ) -> ScopeVectors:
+        """Read the scope's vectors as of ``state`` and hold them (unless a newer set is
+        held already)."""
+        assert self._dimension is not None
         await cur.execute(sql.VECTORS_BETWEEN, (scope_id, family, 0, state.next_key))
         found = await cur.fetchall()
         keys, matrix = await _in_thread(parse_vectors, found, self._dimension)
@@ -489,6 +513,41 @@ class OceanBaseStore:
         if latest is None or latest.version < loaded.version:
             self._vector_cache.put(family, scope_id, loaded)
         return loaded
+
+    def _load_later(self, family: Family, scope_id: str) -> None:
+        """Read a large scope's vectors in a task of the store's loop, on a connection
+        and in a snapshot of its own (one at a time per scope); meanwhile the engine
+        searches. A failed read is logged, and the next search asks again."""
+        job = (family, scope_id)
+        if job in self._loading:
+            return
+        task = asyncio.get_running_loop().create_task(self._load_scope(family, scope_id))
+        self._loading[job] = task
+        task.add_done_callback(lambda _: self._loading.pop(job, None))
+
+    async def _load_scope(self, family: Family, scope_id: str) -> None:
+        try:
+            async with self._conns.connection(extra=True) as conn, conn.cursor() as cur:
+                for statement in sql.SNAPSHOT:
+                    await cur.execute(statement)
+                try:
+                    await cur.execute(sql.STATE, (family, scope_id))
+                    found = await cur.fetchone()
+                    if found is not None:
+                        state = search.ScopeState(*(int(value or 0) for value in found))
+                        await self._read_whole(cur, family, scope_id, state)
+                finally:
+                    await cur.execute("COMMIT")
+        except Exception:
+            logger.warning(
+                "reading the vectors of %s scope %r failed", family, scope_id, exc_info=True
+            )
+
+    async def _loads_done(self) -> None:
+        """Wait, on the store's loop, for the vector reads running now to end."""
+        for task in list(self._loading.values()):
+            with contextlib.suppress(asyncio.CancelledError):  # cancelled by the close
+                await task
 
     async def neighbours(
         self, family: Family, scope_id: str, keys: Sequence[int]
