@@ -7,12 +7,16 @@ batches of 512, the bundled static embedder): a SQLite file (``sqlite:///TMP/sto
 and an embedded seekdb engine (``seekdb:///TMP/seekdb``, an ``OceanBaseStore``), both in
 a temporary directory removed after the size. On each store two runtimes share the one
 store object, gate off (``recall_policy=None``) and gate on
-(``RecallSufficiencyPolicy()``); after the warm-up queries on both arms, every query
-(3-6 words of a random entry) runs ``prepare_context`` with an 8000-byte budget on both
-arms, interleaved, the first arm alternating from query to query.
+(``RecallSufficiencyPolicy()``). Both stores stay open for the size: after the
+warm-up queries on each, every query (3-6 words of a random entry) runs
+``prepare_context`` with an 8000-byte budget on both arms of both stores, interleaved,
+the order reversed from query to query, so that the machine's other load falls on both
+stores alike.
 
-Reported per size and store: ingest entries/s, the first (cold) prepare, and p50/p95 per
-gate arm; per size and arm: OceanBase p50 / SQLite p50, the share of queries whose packs
+Reported per size and store: ingest entries/s, the first (cold) prepare (on seekdb it
+reads the scope's vectors into the process), p50/p95 per gate arm, the median scope
+listing (``scope_counts``, what ``satchel scopes`` reads) and the store's bytes on disk;
+per size and arm: OceanBase p50 / SQLite p50, the share of queries whose packs
 cite the same entries in the same order on both stores, the share citing the same set of
 entries, and the mean overlap (Jaccard) of the cited sets. The two stores score with
 different numerics (adjacent near-ties can swap), and above 10,000 records per scope
@@ -27,6 +31,7 @@ ingest takes a few minutes; progress goes to stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
@@ -68,6 +73,9 @@ class StoreRun:
     latency: dict[str, list[float]] = field(default_factory=lambda: {arm: [] for arm in ARMS})
     #: The corpus indices each timed query's pack cites, in order (-1: not a corpus entry).
     cited: dict[str, list[list[int]]] = field(default_factory=lambda: {arm: [] for arm in ARMS})
+    #: The median scope listing (``scope_counts``), and the store's bytes on disk.
+    listing_s: float = 0.0
+    folder_bytes: int = 0
 
 
 def percentile_ms(seconds: list[float], q: float) -> float:
@@ -104,47 +112,79 @@ async def ingest(
     return len(texts) / (time.perf_counter() - started), owners
 
 
-async def measure_store(
-    url: str, label: str, texts: list[str], queries: list[str], embedder: satchel.Embedder
-) -> StoreRun:
-    """Ingest ``texts`` into the store ``url`` names, then time ``queries`` gate off and on."""
-    store = await open_store(url)
-    # Both arms search one store object (the runtimes close it once, on exit).
-    async with (
-        satchel.open_runtime(store=store, embedder=embedder) as off,
-        satchel.open_runtime(
-            store=store, embedder=embedder, recall_policy=satchel.RecallSufficiencyPolicy()
-        ) as on,
-    ):
-        rate, owners = await ingest(off, texts, label)
-        arms = {"off": off, "on": on}
-        warmup, timed = queries[:WARMUP], queries[WARMUP:]
-        cold = [(await prepare(arms[arm], query))[0] for query in warmup for arm in ARMS]
-        run = StoreRun(ingest_entries_per_s=rate, first_call_s=cold[0])
-        print(f"  {label}: {len(timed)} queries x {len(ARMS)} arms", file=sys.stderr)
-        for number, query in enumerate(timed):
-            for arm in ARMS if number % 2 == 0 else ARMS[::-1]:
-                seconds, context = await prepare(arms[arm], query)
-                run.latency[arm].append(seconds)
-                run.cited[arm].append(
-                    [owners.get(citation_key(c), -1) for c in delivered_citations(context.content)]
-                )
-    return run
-
-
 async def measure_size(
     size: int, query_count: int, embedder: satchel.Embedder, directory: Path
 ) -> dict[str, Any]:
+    """Ingest the size's entries into each store, then time its queries on both stores
+    interleaved: query by query, every store and arm, the first store and the first arm
+    alternating, so that the machine's other load falls on both alike."""
     texts = _corpus.english_texts(size, function_head=True)
     queries = _corpus.queries(texts, WARMUP + query_count)
     runs: dict[str, StoreRun] = {}
-    for scheme, name in STORES.items():
-        label = f"{name} {size:,}"
-        print(f"{label}: ingesting", file=sys.stderr)
-        runs[scheme] = await measure_store(
-            store_url(scheme, directory), label, texts, queries, embedder
+    owners: dict[str, dict[CitationKey, int]] = {}
+    async with contextlib.AsyncExitStack() as stack:
+        arms: dict[str, dict[str, satchel.Runtime]] = {}
+        for scheme, name in STORES.items():
+            label = f"{name} {size:,}"
+            print(f"{label}: ingesting", file=sys.stderr)
+            store = await open_store(store_url(scheme, directory))
+            # Both arms search one store object (the runtimes close it once, on exit).
+            off = await stack.enter_async_context(
+                satchel.open_runtime(store=store, embedder=embedder)
+            )
+            on = await stack.enter_async_context(
+                satchel.open_runtime(
+                    store=store, embedder=embedder, recall_policy=satchel.RecallSufficiencyPolicy()
+                )
+            )
+            arms[scheme] = {"off": off, "on": on}
+            rate, owners[scheme] = await ingest(off, texts, label)
+            warmup = queries[:WARMUP]
+            cold = [
+                (await prepare(arms[scheme][arm], query))[0] for query in warmup for arm in ARMS
+            ]
+            runs[scheme] = StoreRun(ingest_entries_per_s=rate, first_call_s=cold[0])
+            runs[scheme].listing_s = await listing_seconds(store)
+            runs[scheme].folder_bytes = folder_bytes(directory, scheme)
+        timed = queries[WARMUP:]
+        print(
+            f"{size:,}: {len(timed)} queries x {len(ARMS)} arms x {len(STORES)} stores",
+            file=sys.stderr,
         )
+        order = [(scheme, arm) for scheme in STORES for arm in ARMS]
+        for number, query in enumerate(timed):
+            turn = order if number % 2 == 0 else order[::-1]
+            for scheme, arm in turn:
+                seconds, context = await prepare(arms[scheme][arm], query)
+                runs[scheme].latency[arm].append(seconds)
+                runs[scheme].cited[arm].append(
+                    [
+                        owners[scheme].get(citation_key(c), -1)
+                        for c in delivered_citations(context.content)
+                    ]
+                )
     return summarise(size, query_count, runs)
+
+
+async def listing_seconds(store: Any, repeat: int = 20) -> float:
+    """The median time of the store's scope listing (``scope_counts``, what ``satchel
+    scopes`` reads)."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        await store.scope_counts()
+        times.append(time.perf_counter() - started)
+    return float(np.median(times))
+
+
+def folder_bytes(directory: Path, scheme: str) -> int:
+    """Bytes the store's files take on disk (the SQLite file and its sidecars, or the
+    seekdb engine's folder)."""
+    if scheme == "sqlite":
+        files = [path for path in directory.iterdir() if path.name.startswith("stores.db")]
+    else:
+        files = [path for path in (directory / "seekdb").rglob("*") if path.is_file()]
+    return sum(path.stat().st_blocks * 512 for path in files if not path.is_symlink())
 
 
 def summarise(size: int, query_count: int, runs: dict[str, StoreRun]) -> dict[str, Any]:
@@ -152,6 +192,8 @@ def summarise(size: int, query_count: int, runs: dict[str, StoreRun]) -> dict[st
         scheme: {
             "ingest_entries_per_s": round(run.ingest_entries_per_s),
             "first_call_ms": run.first_call_s * 1e3,
+            "scope_listing_ms": run.listing_s * 1e3,
+            "folder_mb": run.folder_bytes / 1e6,
             **{
                 f"{arm}_p{q}_ms": percentile_ms(run.latency[arm], q)
                 for arm in ARMS
@@ -193,8 +235,8 @@ def jaccard(first: list[int], second: list[int]) -> float:
 def report(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| entries | store | ingest entries/s | first call ms | gate off p50 ms"
-        " | gate off p95 ms | gate on p50 ms | gate on p95 ms |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
+        " | gate off p95 ms | gate on p50 ms | gate on p95 ms | scope listing ms | folder MB |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         for scheme, name in STORES.items():
@@ -202,7 +244,8 @@ def report(rows: list[dict[str, Any]]) -> str:
             lines.append(
                 f"| {row['entries']:,} | {name} | {s['ingest_entries_per_s']:,}"
                 f" | {s['first_call_ms']:.1f} | {s['off_p50_ms']:.2f} | {s['off_p95_ms']:.2f}"
-                f" | {s['on_p50_ms']:.2f} | {s['on_p95_ms']:.2f} |"
+                f" | {s['on_p50_ms']:.2f} | {s['on_p95_ms']:.2f}"
+                f" | {s['scope_listing_ms']:.2f} | {s['folder_mb']:.0f} |"
             )
     lines += [
         "",

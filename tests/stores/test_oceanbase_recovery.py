@@ -297,8 +297,9 @@ async def test_a_loading_index_is_searched_exactly_until_it_answers(
     """Above ``exact_rows``, an approximate search that runs out of time (the HNSW index
     still loading after a restart; injected here with a 1 microsecond limit) gives way
     to an exact scan with the same answer; searches stay exact, never asking the index,
-    until ``INDEX_RETRY`` seconds later, when the index answers again."""
-    store = oceanbase(exact_rows=4)
+    until ``INDEX_RETRY`` seconds later, when the index answers again. (No vectors held
+    in the process: the engine searches.)"""
+    store = oceanbase(exact_rows=4, vector_cache_bytes=0)
     await store.bind_embedder("test", 8)
     vectors = np.random.default_rng(5).normal(size=(9, 8)).astype(np.float32)
     await memories(store, "s", [satchel.MemoryEntry(text=f"note {n}") for n in range(9)], vectors)

@@ -85,6 +85,8 @@ class Write:
     records: list[tuple[Any, ...]] = attrs.Factory(list)
     vectors: list[tuple[Any, ...]] = attrs.Factory(list)
     mentions: list[tuple[Any, ...]] = attrs.Factory(list)
+    #: Whether it took a vector out of search (the scope's ``removed_at`` moves).
+    removed: bool = False
 
     @property
     def record_family(self) -> Family:
@@ -311,6 +313,7 @@ async def retire(cur: Any, write: Write, key: int) -> None:
         await cur.execute(
             "DELETE FROM satchel_vectors WHERE scope = %s AND family = %s AND k = %s", where
         )
+        write.removed = True
     analysed = sql.stored_terms(indexed)
     write.live_delta -= 1
     write.threaded_delta -= thread is not None
@@ -326,11 +329,23 @@ class Placer:
 
     cur: Any
     write: Write
+    #: The latest row holding each key of the batch, read in one statement before it
+    #: is placed (:func:`known_keys`); a key missing from it holds nothing.
+    known: dict[str, tuple[Any, ...] | None] | None = None
 
     async def key_holder(self, key: str) -> Live[int] | None:
         """The latest version of the family in the scope that holds the key: a live
         one, or a forgotten record's last one with every version the key wrote (a
-        version a newer one of its record replaced counts as none)."""
+        version a newer one of its record replaced counts as none). Answered from
+        ``known`` for a key's first record in the batch when it holds nothing or a live
+        version; else read (after the pending inserts go)."""
+        if self.known is not None and key in self.known:
+            row = self.known.pop(key)  # a later record with this key reads the table
+            if row is None:
+                return None
+            row_key, rid, revision, stored, live = row
+            if live:
+                return Live(row_key, rid, int(revision), stored, True, {})
         cur, write = self.cur, self.write
         await write.flush(cur)
         await cur.execute(
@@ -378,7 +393,34 @@ class Placer:
         return int(latest or 0)
 
     async def retire(self, handle: int) -> None:
+        if self.known is not None:  # the rows read may have changed: read the table
+            self.known.clear()
         await retire(self.cur, self.write, handle)
+
+
+#: Keys per statement of :func:`known_keys`.
+KNOWN_KEYS_PAGE: Final = 512
+
+
+async def known_keys(cur: Any, write: Write, keys: list[str]) -> dict[str, tuple[Any, ...] | None]:
+    """The latest row (key, record id, revision, content hash, live) of the family in
+    the scope holding each of ``keys``, None for a key no row holds: one statement per
+    :data:`KNOWN_KEYS_PAGE` keys instead of one per record."""
+    known: dict[str, tuple[Any, ...] | None] = dict.fromkeys(keys)
+    unique = list(known)
+    for start in range(0, len(unique), KNOWN_KEYS_PAGE):
+        page = unique[start : start + KNOWN_KEYS_PAGE]
+        marks = ",".join(["CAST(%s AS BINARY)"] * len(page))
+        await cur.execute(
+            "SELECT caller_key, k, rid, revision, content_hash, live FROM satchel_records"
+            f" WHERE scope = %s AND family = %s AND caller_key IN ({marks})",
+            (write.scope_id, write.record_family, *page),
+        )
+        for caller_key, *row in await cur.fetchall():
+            held = known.get(caller_key)
+            if caller_key in known and (held is None or int(row[0]) > int(held[0])):
+                known[caller_key] = tuple(row)
+    return known
 
 
 async def live_memory(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 #: The version :data:`MIGRATIONS` brings a database to.
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 #: Longest resource URI the ``rid`` column holds (bytes of an index key are bounded).
 MAX_RID_CHARS: Final = 2048
 
@@ -133,7 +133,16 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     # Memory content hashed with its time as an instant: no new table, the hashes are
     # computed again (``_rows.STEPS``).
     4: (),
+    # The version of the scope's last write that took a vector out of search: a
+    # process's held vectors (``_vector_cache``) are patched with new keys up to it, and
+    # read again past it. Run twice, the second says the column exists
+    # (:data:`DUPLICATE_COLUMN`, ignored).
+    5: ("ALTER TABLE satchel_scopes ADD COLUMN removed_at BIGINT NOT NULL DEFAULT 0",),
 }
+
+#: The engine's error for a column added twice (ER_DUP_FIELDNAME): a migration another
+#: process ran first.
+DUPLICATE_COLUMN: Final = 1060
 
 #: Statements of a version's step that run only on a table that exists (the vectors
 #: table is made with the first vectors).
@@ -193,7 +202,7 @@ def stored_terms(indexed: str) -> list[str]:
 EVIDENCE_COLUMNS: Final = "k, rid, revision, text, created_at, thread, abstract, overview"
 
 STATE: Final = (
-    "SELECT s.version, s.next_key, c.live_rows, c.term_total FROM satchel_scopes s"
+    "SELECT s.version, s.next_key, c.live_rows, c.term_total, s.removed_at FROM satchel_scopes s"
     " LEFT JOIN satchel_counts c ON c.scope = s.scope AND c.family = %s WHERE s.scope = %s"
 )
 
@@ -271,6 +280,16 @@ INSERT_RECORD: Final = (
     " overview, body, terms) VALUES"
     " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
+#: Read-only statements in one snapshot: a retrieve's every read sees the same commits.
+SNAPSHOT: Final = ("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION READ ONLY")
+#: The scope's vectors of one family with keys in ``[%s, %s)``, as the engine shows them.
+VECTORS_BETWEEN: Final = (
+    "SELECT k, embedding FROM satchel_vectors WHERE scope = %s AND family = %s"
+    " AND k >= %s AND k < %s ORDER BY k"
+)
+#: The keys below ``%s`` of the scope's searchable vectors of one family.
+VECTOR_KEYS: Final = "SELECT k FROM satchel_vectors WHERE scope = %s AND family = %s AND k < %s"
+REMOVED: Final = "UPDATE satchel_scopes SET removed_at = %s WHERE scope = %s"
 INSERT_VECTOR: Final = (
     "INSERT INTO satchel_vectors (scope, family, k, embedding) VALUES (%s, %s, %s, %s)"
 )

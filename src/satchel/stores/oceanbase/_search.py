@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from ...vocabulary._families import Family
     from ...vocabulary._retrieval import PoolRequest
+    from ._vector_cache import ScopeVectors
 
     Vectors = npt.NDArray[np.float32]
 
@@ -38,13 +39,15 @@ STATEMENT_TIMEOUT: Final = 4012
 
 @attrs.frozen
 class ScopeState:
-    """What a retrieve reads of a scope first: its write version, next key, and the
-    family's searchable records and their total term count."""
+    """What a retrieve reads of a scope first: its write version, next key, the
+    family's searchable records and their total term count, and the version of the last
+    write that took a vector out (``_vector_cache``)."""
 
     version: int
     next_key: int
     rows: int
     term_total: int
+    removed_at: int = 0
 
 
 async def term_frequencies(
@@ -189,9 +192,11 @@ async def time_channel(
     vector: Vectors | None,
     *,
     vectors: bool,
+    held: ScopeVectors | None = None,
 ) -> tuple[Any, int]:
     """The time channel's keys and how many records the windows held, ranked by
-    similarity to ``vector``; ``vectors``: the database holds vectors to rank them by."""
+    similarity to ``vector``; ``vectors``: the database holds vectors to rank them by,
+    ``held``: the scope's vectors held in the process, which rank them instead."""
     size = request.time_size
     if not request.query.dates or not rules(family).time_channel or size <= 0:
         return [], 0
@@ -216,7 +221,10 @@ async def time_channel(
         return [], 0
     similar = None
     if vector is not None and rules(family).vector_channel and vectors:
-        similar = await similarities(cur, family, scope_id, vector, hits.keys)
+        if held is not None:
+            similar = held.similarities(hits.keys, vector)
+        else:
+            similar = await similarities(cur, family, scope_id, vector, hits.keys)
     return hits.ranked(size, similar), len(hits)
 
 

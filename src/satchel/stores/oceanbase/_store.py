@@ -3,8 +3,9 @@
 It speaks the MySQL protocol (asyncmy) to OceanBase or seekdb. One table holds every
 record version, keyed ``(scope, family, key)``; a FULLTEXT index on satchel's analysed
 text serves the full-text channel and a VECTOR column with an HNSW index the vector
-channel. Nothing searchable is cached in the process: every read goes to the database,
-and the per-scope write version lives in a table, so processes sharing one database see
+channel. The per-scope write version lives in a table, and every retrieve reads it
+first: nothing is served from the process that this write version has not confirmed
+(a scope's vectors held here, ``_vector_cache``), so processes sharing one database see
 each other's writes and forgets on their next call. Sessions (``SessionStore``) live in
 tables of their own (``_sessions``) and never move a write version.
 
@@ -18,11 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
+import numpy as np
 from opentelemetry.trace import SpanKind
 
 from ...vocabulary import _telemetry as tracing
@@ -44,12 +47,13 @@ from . import _search as search
 from . import _sessions as sessions
 from ._bridge import LoopThread
 from ._connections import MIGRATION_TRX, QUERY_TIMEOUT, Connections, unavailable_errors
+from ._vector_cache import CACHE_BYTES, ScopeVectors, VectorCache
+from ._vector_cache import parse as parse_vectors
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping, Sequence
     from contextlib import AbstractContextManager
 
-    import numpy as np
     import numpy.typing as npt
     from opentelemetry.trace import Span, TracerProvider
 
@@ -62,6 +66,7 @@ if TYPE_CHECKING:
     Vectors = npt.NDArray[np.float32]
 
 T = TypeVar("T")
+logger = logging.getLogger("satchel")
 
 #: The engine's errors for a database or a table it does not know (MySQL's
 #: ER_BAD_DB_ERROR, ER_NO_SUCH_TABLE): also what it says of one that another process has
@@ -71,6 +76,11 @@ NOT_KNOWN: Final = frozenset({1049, 1146})
 #: known here, and the pause between two tries.
 NEW_SCHEMA_WAIT: Final = 30.0
 NEW_SCHEMA_PAUSE: Final = 0.05
+
+#: Above this many searchable records of a family in a scope, a search that holds none of
+#: its vectors lets the engine search and reads them in the background (about 1 s per
+#: 10,000 vectors: a first prepare must not wait for it).
+LOAD_NOW_ROWS: Final = 2_000
 
 #: Above this many searchable records of a family in a scope, vector search goes through
 #: the HNSW index; at or below, an exact scan (measured on seekdb: ~1.3 ms per 1,000
@@ -86,8 +96,11 @@ class OceanBaseStore:
             is created when missing.
         unix_socket: a local socket path instead of ``host``/``port`` (embedded seekdb).
         pool_size: most connections open at once.
-        exact_rows: largest scope (searchable records of one family) searched exactly
-            by vector; larger ones go through the HNSW index.
+        exact_rows: largest scope (searchable records of one family) the engine
+            searches exactly by vector; larger ones go through the HNSW index (a scope
+            whose vectors the process holds is searched there, exactly).
+        vector_cache_bytes: most bytes of vectors held in the process across scopes
+            (``_vector_cache``; 256 MiB by default, 0 holds none).
         tracer_provider: where the store's DB spans go (the global provider if None).
         on_close: called once when the store closes (an embedded engine's shutdown).
     """
@@ -103,6 +116,7 @@ class OceanBaseStore:
         unix_socket: str | None = None,
         pool_size: int = 8,
         exact_rows: int = EXACT_ROWS,
+        vector_cache_bytes: int = CACHE_BYTES,
         tracer_provider: TracerProvider | None = None,
         on_close: Callable[[], object] | None = None,
     ) -> None:
@@ -119,6 +133,12 @@ class OceanBaseStore:
         self._conns = Connections(options, pool_size)
         self._exact_rows = exact_rows
         self._vector_index = search.VectorIndex()
+        if vector_cache_bytes < 0:
+            raise StoreError(f"vector_cache_bytes must be 0 or more, not {vector_cache_bytes}")
+        self._vector_cache = VectorCache(vector_cache_bytes)
+        #: A scope of more searchable records has its vectors read in the background.
+        self._load_now_rows = LOAD_NOW_ROWS
+        self._loading: dict[tuple[Family, str], asyncio.Task[None]] = {}
         self._bridge = LoopThread("satchel-oceanbase")
         self._tracer = tracing.tracer(tracer_provider)
         self._on_close = on_close
@@ -140,6 +160,9 @@ class OceanBaseStore:
         self._closed = True
 
         async def close() -> None:
+            for task in self._loading.values():
+                task.cancel()
+            await self._loads_done()
             self._conns.discard_idle()
 
         try:
@@ -191,7 +214,9 @@ class OceanBaseStore:
 
         async def work(cur: Any, write: rows.Write) -> list[Ref]:
             refs: list[Ref] = []
-            placer = rows.Placer(cur, write)
+            keys = [columns.key for columns in kept if columns.key is not None]
+            known = await rows.known_keys(cur, write, keys) if len(keys) > 1 else None
+            placer = rows.Placer(cur, write, known)
             for columns, vector in zip(kept, paired, strict=True):
                 decision = await place_async(family, columns, placer)
                 if decision.writes:
@@ -393,9 +418,21 @@ class OceanBaseStore:
     # -- search ---------------------------------------------------------------------
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
+        """One snapshot of the scope (``sql.SNAPSHOT``): its state, then the full text
+        in the engine beside the vector product over the scope's vectors held in the
+        process (``_vector_cache``, confirmed by the state's write version) in a worker
+        thread, then the time channel. Every channel sees the same commits."""
         self._check_open()
 
         async def work(cur: Any) -> Pool:
+            for statement in sql.SNAPSHOT:
+                await cur.execute(statement)
+            try:
+                return await search_snapshot(cur)
+            finally:
+                await cur.execute("COMMIT")
+
+        async def search_snapshot(cur: Any) -> Pool:
             await cur.execute(sql.STATE, (family, scope_id))
             found = await cur.fetchone()
             if found is None:
@@ -415,39 +452,126 @@ class OceanBaseStore:
                     cur, family, scope_id, request.query.terms
                 )
                 vector = request.vector_for(frequencies, state.rows)
+            stored = self._dimension is not None
+            held = None
+            if stored and vector is not None and rules(family).vector_channel:
+                _rules.check_query_vector(vector, self._dimension)
+                held = await self._held_vectors(cur, family, scope_id, state)
 
-            async def vector_and_time() -> tuple[Any, Any]:
-                # Beside the full-text statements, on a second connection: the engine
-                # runs both at once.
-                async with self._conns.connection(extra=True) as conn, conn.cursor() as other:
-                    vectors = self._dimension is not None
-                    nearest: Any = ([], [])
-                    if vectors and vector is not None:
-                        _rules.check_query_vector(vector, self._dimension)
-                        nearest = await search.nearest(
-                            other, family, scope_id, request, vector, state,
-                            self._exact_rows, self._vector_index,
-                        )  # fmt: skip
-                    timed = await search.time_channel(
-                        other, family, scope_id, request, vector, vectors=vectors
-                    )
-                    return nearest, timed
+            async def vector_channel() -> tuple[list[int], list[float]]:
+                if not stored or vector is None:
+                    return [], []
+                if held is not None:  # off the store's loop, beside the full text
+                    return await _in_thread(held.nearest, vector, request.size)
+                return await search.nearest(
+                    cur, family, scope_id, request, vector, state,
+                    self._exact_rows, self._vector_index,
+                )  # fmt: skip
 
-            lexical, ((near, similarities), (timed, matched)) = await asyncio.gather(
-                search.lexical(cur, family, scope_id, request, state, frequencies),
-                vector_and_time(),
+            if held is None:  # the engine searches: one statement at a time
+                near, similarities = await vector_channel()
+                lexical = await search.lexical(cur, family, scope_id, request, state, frequencies)
+            else:
+                lexical, (near, similarities) = await asyncio.gather(
+                    search.lexical(cur, family, scope_id, request, state, frequencies),
+                    vector_channel(),
+                )
+            timed, matched = await search.time_channel(
+                cur, family, scope_id, request, vector, vectors=stored, held=held
             )
-            keys, scores, matches, common, held, distinctive = lexical
+            keys, scores, matches, common, held_terms, distinctive = lexical
             return Pool(
                 family, scope_id, state.version, scope_rows=state.rows,
                 lexical_keys=keys, lexical_scores=scores, lexical_matches=matches,
                 vector_keys=near, vector_similarities=similarities,
                 time_keys=timed, time_matched=matched, common_terms=common,
-                held_terms=held, distinctive_terms=distinctive,
+                held_terms=held_terms, distinctive_terms=distinctive,
                 unheld_names=request.unheld_names(frequencies),
             )  # fmt: skip
 
         return await self._call("retrieve", work)
+
+    async def _held_vectors(
+        self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
+    ) -> ScopeVectors | None:
+        """The scope's vectors as of ``state`` (read in the retrieve's snapshot), from the
+        process when its write version confirms them (``_vector_cache``), patched with
+        the keys handed out and removed since, or read whole; None when the engine must search (the
+        scope is too large to hold, or this process holds a newer version)."""
+        assert self._dimension is not None
+        cached = self._vector_cache.get(family, scope_id)
+        if cached is not None:
+            if cached.version == state.version:
+                return cached
+            if cached.version > state.version:
+                return None
+            if state.removed_at > cached.version:  # keep the rows still searchable
+                await cur.execute(sql.VECTOR_KEYS, (scope_id, family, cached.next_key))
+                live = np.fromiter((int(k) for (k,) in await cur.fetchall()), np.int64)
+                cached = await _in_thread(cached.kept, live)
+            await cur.execute(
+                sql.VECTORS_BETWEEN, (scope_id, family, cached.next_key, state.next_key)
+            )
+            keys, matrix = await _in_thread(parse_vectors, await cur.fetchall(), self._dimension)
+            fresh = cached.extended(state.version, state.next_key, keys, matrix)
+            self._vector_cache.put(family, scope_id, fresh)
+            return fresh
+        if state.rows * self._dimension * 4 > self._vector_cache.max_bytes:
+            return None
+        if state.rows > self._load_now_rows:  # the engine searches until they are read
+            self._load_later(family, scope_id)
+            return None
+        return await self._read_whole(cur, family, scope_id, state)
+
+    async def _read_whole(
+        self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
+    ) -> ScopeVectors:
+        """Read the scope's vectors as of ``state`` and hold them (unless a newer set is
+        held already)."""
+        assert self._dimension is not None
+        await cur.execute(sql.VECTORS_BETWEEN, (scope_id, family, 0, state.next_key))
+        found = await cur.fetchall()
+        keys, matrix = await _in_thread(parse_vectors, found, self._dimension)
+        loaded = ScopeVectors.of(state.version, state.next_key, keys, matrix)
+        latest = self._vector_cache.get(family, scope_id)
+        if latest is None or latest.version < loaded.version:
+            self._vector_cache.put(family, scope_id, loaded)
+        return loaded
+
+    def _load_later(self, family: Family, scope_id: str) -> None:
+        """Read a large scope's vectors in a task of the store's loop, on a connection
+        and in a snapshot of its own (one at a time per scope); meanwhile the engine
+        searches. A failed read is logged, and the next search asks again."""
+        job = (family, scope_id)
+        if job in self._loading:
+            return
+        task = asyncio.get_running_loop().create_task(self._load_scope(family, scope_id))
+        self._loading[job] = task
+        task.add_done_callback(lambda _: self._loading.pop(job, None))
+
+    async def _load_scope(self, family: Family, scope_id: str) -> None:
+        try:
+            async with self._conns.connection(extra=True) as conn, conn.cursor() as cur:
+                for statement in sql.SNAPSHOT:
+                    await cur.execute(statement)
+                try:
+                    await cur.execute(sql.STATE, (family, scope_id))
+                    found = await cur.fetchone()
+                    if found is not None:
+                        state = search.ScopeState(*(int(value or 0) for value in found))
+                        await self._read_whole(cur, family, scope_id, state)
+                finally:
+                    await cur.execute("COMMIT")
+        except Exception:
+            logger.warning(
+                "reading the vectors of %s scope %r failed", family, scope_id, exc_info=True
+            )
+
+    async def _loads_done(self) -> None:
+        """Wait, on the store's loop, for the vector reads running now to end."""
+        for task in list(self._loading.values()):
+            with contextlib.suppress(asyncio.CancelledError):  # cancelled by the close
+                await task
 
     async def neighbours(
         self, family: Family, scope_id: str, keys: Sequence[int], *, reach: int = 1
@@ -605,6 +729,8 @@ class OceanBaseStore:
                     )
                 await write.flush(cur)
                 await rows.apply_counts(cur, write)
+                if write.removed:  # held vectors of the scope are read again
+                    await cur.execute(sql.REMOVED, (write_version, scope_id))
                 await cur.execute("COMMIT")
             except BaseException as exc:
                 with contextlib.suppress(Exception):
@@ -679,7 +805,7 @@ class OceanBaseStore:
             )
         for version in range(current + 1, sql.SCHEMA_VERSION + 1):
             for statement in sql.MIGRATIONS[version]:
-                await cur.execute(statement)
+                await _idempotent(cur, statement)
             for table, statement in sql.MIGRATIONS_IF_MADE.get(version, {}).items():
                 if table in existing:
                     await cur.execute(statement)
@@ -728,6 +854,23 @@ class OceanBaseStore:
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError(_rules.CLOSED)
+
+
+async def _in_thread(work: Callable[..., T], *args: Any) -> T:
+    """``work(*args)`` in a worker thread, awaited on the store's loop (whose context
+    may name the host's backend: anyio's threads would look for a trio loop there)."""
+    return await asyncio.get_running_loop().run_in_executor(None, work, *args)
+
+
+async def _idempotent(cur: Any, statement: str) -> None:
+    """Run a migration's statement; a column another process added first is no fault."""
+    import asyncmy.errors
+
+    try:
+        await cur.execute(statement)
+    except asyncmy.errors.MySQLError as exc:
+        if not exc.args or exc.args[0] != sql.DUPLICATE_COLUMN:
+            raise
 
 
 async def _once_known(cur: Any, create: Callable[[Any], Coroutine[Any, Any, None]]) -> None:

@@ -1,0 +1,198 @@
+"""The OceanBase store's vectors held in the process, per (family, scope), and never
+served unless the scope's write version in the database confirms them.
+
+Every retrieve reads the scope's state first (``_schema.STATE``, inside the read
+snapshot of ``_store.OceanBaseStore.retrieve``): its write version, its next key and
+``removed_at``, the version of the last write that took a vector out. A held set of
+vectors carries the version it was read at:
+
+- the same version: served as it is;
+- a newer version: the held set is patched with the vectors of the keys handed out
+  since (keys only grow), read in the same snapshot; when that version also removed a
+  vector (``removed_at`` above the held version), the keys still searchable are read
+  first (keys only, no vectors) and the others' rows dropped;
+- nothing held: the scope's vectors are read whole;
+- an older version (another retrieve of this process already read a newer one): the
+  engine searches, as it does for a scope too large to hold.
+
+So nothing is served from the process that the store's write version has not confirmed,
+and a write, forget or erase from any process is seen on the next call here.
+
+Held sets are bounded together by bytes (least recently used dropped first). Only the
+store's loop thread reads and changes the cache; a search's product runs in a worker
+thread over a set it holds, which a patch never changes (it appends past the set's end,
+or copies).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Final
+
+import attrs
+import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+    from ...vocabulary._families import Family
+
+    Matrix = npt.NDArray[np.float32]
+    Keys = npt.NDArray[np.int64]
+
+#: Bytes of vectors held in the process across every scope, by default: 256 MiB, the
+#: vectors of about 170,000 records of 384 dimensions (a scope larger than the bound is
+#: searched by the engine).
+CACHE_BYTES: Final = 256 * 1024 * 1024
+
+
+@attrs.define
+class _Buffer:
+    """Rows of vectors with room to grow; ``filled`` rows are written. Sets share a
+    buffer while each is a prefix of it."""
+
+    keys: Keys
+    matrix: Matrix
+    filled: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.matrix.nbytes)
+
+
+@attrs.frozen
+class ScopeVectors:
+    """A scope's searchable vectors of one family as of write ``version``: the first
+    ``count`` rows of a buffer, each of unit length, and the keys below ``next_key``."""
+
+    version: int
+    next_key: int
+    buffer: _Buffer
+    count: int
+
+    @classmethod
+    def of(cls, version: int, next_key: int, keys: Keys, matrix: Matrix) -> ScopeVectors:
+        return cls(version, next_key, _Buffer(keys, matrix, len(keys)), len(keys))
+
+    def __len__(self) -> int:
+        return self.count
+
+    @property
+    def nbytes(self) -> int:
+        return self.buffer.nbytes
+
+    def extended(self, version: int, next_key: int, keys: Keys, matrix: Matrix) -> ScopeVectors:
+        """These vectors and ``keys``' (new keys, all at or above ``next_key``) as of
+        ``version``. Appends in place when this set ends the buffer, doubling it when
+        full; else copies. Either way this set's own rows stay as they are."""
+        buffer, count, end = self.buffer, self.count, self.count + len(keys)
+        if buffer.filled != count or end > len(buffer.keys):
+            capacity = max(end, 2 * count, 64) if buffer.filled == count else end
+            grown = _Buffer(
+                np.empty(capacity, dtype=np.int64),
+                np.empty((capacity, buffer.matrix.shape[1]), dtype=np.float32),
+                count,
+            )
+            grown.keys[:count] = buffer.keys[:count]
+            grown.matrix[:count] = buffer.matrix[:count]
+            buffer = grown
+        buffer.keys[count:end] = keys
+        buffer.matrix[count:end] = matrix
+        buffer.filled = end
+        return ScopeVectors(version, next_key, buffer, end)
+
+    def kept(self, keys: Keys) -> ScopeVectors:
+        """These vectors but those of keys not in ``keys`` (the ones still searchable),
+        in a buffer of their own. A key's vector never changes (a new version of a
+        record is a new key), so what remains is exact."""
+        held = self.buffer.keys[: self.count]
+        mask = np.isin(held, keys)
+        matrix = self.buffer.matrix[: self.count][mask]
+        return ScopeVectors.of(self.version, self.next_key, held[mask], matrix)
+
+    def nearest(self, query: Matrix, k: int) -> tuple[list[int], list[float]]:
+        """The ``k`` keys most similar to ``query``, best first, and their cosine
+        similarities (one product over this set's rows)."""
+        count = self.count
+        if count == 0 or k <= 0:
+            return [], []
+        scores = self.buffer.matrix[:count] @ _unit(query)
+        top = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
+        order = top[np.argsort(-scores[top], kind="stable")]
+        return self.buffer.keys[:count][order].tolist(), scores[order].tolist()
+
+    def similarities(self, keys: Sequence[int], query: Matrix) -> npt.NDArray[np.float32]:
+        """Each of ``keys``' cosine similarity to ``query`` (-1 for a key without a
+        vector here)."""
+        held = self.buffer.keys[: self.count]
+        order = np.argsort(held, kind="stable")
+        wanted = np.asarray(keys, dtype=np.int64)
+        at = np.minimum(np.searchsorted(held[order], wanted), max(self.count - 1, 0))
+        scores = np.full(len(wanted), -1.0, dtype=np.float32)
+        if self.count == 0:
+            return scores
+        slots = order[at]
+        present = held[slots] == wanted
+        scores[present] = self.buffer.matrix[slots[present]] @ _unit(query)
+        return scores
+
+
+def _unit(query: Matrix) -> Matrix:
+    query = np.asarray(query, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(query))
+    return query / norm if norm > 0 else query
+
+
+def parse(found: Sequence[tuple[int, str]], dimension: int) -> tuple[Keys, Matrix]:
+    """Keys and unit vectors from ``(k, embedding)`` rows as the engine shows a vector
+    (``[x,y,...]``); a zero vector is left out (the engine gives it no distance)."""
+    keys = np.fromiter((int(key) for key, _ in found), np.int64, len(found))
+    matrix = np.empty((len(found), dimension), dtype=np.float32)
+    for row, (_, shown) in enumerate(found):  # a row per call: the GIL is let go between
+        matrix[row] = np.fromstring(shown.strip("[]"), dtype=np.float32, sep=",")
+    norms = np.linalg.norm(matrix, axis=1)
+    kept = norms > 0
+    return keys[kept], matrix[kept] / norms[kept, None]
+
+
+class VectorCache:
+    """The held sets of one store, least recently used first, at most ``max_bytes``
+    together."""
+
+    def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._held: OrderedDict[tuple[Family, str], ScopeVectors] = OrderedDict()
+        self._bytes = 0
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held now (never above ``max_bytes``)."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def get(self, family: Family, scope_id: str) -> ScopeVectors | None:
+        found = self._held.get((family, scope_id))
+        if found is not None:
+            self._held.move_to_end((family, scope_id))
+        return found
+
+    def put(self, family: Family, scope_id: str, vectors: ScopeVectors) -> None:
+        """Hold ``vectors`` (instead of the scope's older set), dropping the least
+        recently used sets over the bound; a set larger than the bound is not held."""
+        self.drop(family, scope_id)
+        if vectors.nbytes > self.max_bytes:
+            return
+        self._held[(family, scope_id)] = vectors
+        self._bytes += vectors.nbytes
+        while self._bytes > self.max_bytes:
+            _, dropped = self._held.popitem(last=False)
+            self._bytes -= dropped.nbytes
+
+    def drop(self, family: Family, scope_id: str) -> None:
+        old = self._held.pop((family, scope_id), None)
+        if old is not None:
+            self._bytes -= old.nbytes
