@@ -58,7 +58,10 @@ async def _seed(database: Path) -> None:
     async with satchel.open_runtime(str(database), embedder=satchel.HashingEmbedder()) as rt:
         await rt.add_memories(
             "project:big",
-            [satchel.MemoryEntry(text=f"note {n:03d} about the nightly backups") for n in range(PAGED)],
+            [
+                satchel.MemoryEntry(text=f"note {n:03d} about the nightly backups")
+                for n in range(PAGED)
+            ],
         )
         await rt.add_experiences(
             "project:big",
@@ -138,12 +141,19 @@ def shot(page: Page, name: str) -> None:
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
 
 
+def expect(locator: Any) -> Any:
+    from playwright.sync_api import expect
+
+    return expect(locator)
+
+
 def log_in(page: Page, token: str) -> None:
     page.goto("/ui/")
     assert page.url.endswith("/ui/login")  # no session: the login form
     page.get_by_label("Token").fill(token)
-    page.get_by_role("button", name="Log in").click()
-    assert page.url.endswith("/ui/")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(re.compile(r"/ui/$"))
     assert token not in page.url
 
 
@@ -177,7 +187,7 @@ def test_log_in_open_a_scope_and_page_past_the_first_page(page: Page) -> None:
     shot(page, "login")
     page.get_by_label("Token").fill("not-a-token-of-this-service")
     page.get_by_role("button", name="Log in").click()
-    assert page.locator("#login-error").is_visible()
+    expect(page.locator("#login-error")).to_be_visible()
     log_in(page, WRITER)
     cookies = page.context.cookies()
     assert [(c["name"], c["httpOnly"], c["sameSite"]) for c in cookies] == [

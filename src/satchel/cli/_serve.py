@@ -292,16 +292,19 @@ async def _serve(
             async for _ in signals:
                 return
 
-        async with open_command_runtime(
-            args,
-            embedder,
-            telemetry,
-            existing=False,
-            gate=args.gate,
-            dedup_turns=args.dedup_turns,
-            shared_sessions=args.shared_sessions,
-            prepare_timeout=args.timeout,
-        ) as runtime, _playground(args, embedder, telemetry, runtime) as playground:
+        async with (
+            open_command_runtime(
+                args,
+                embedder,
+                telemetry,
+                existing=False,
+                gate=args.gate,
+                dedup_turns=args.dedup_turns,
+                shared_sessions=args.shared_sessions,
+                prepare_timeout=args.timeout,
+            ) as runtime,
+            _playground(args, embedder, telemetry, runtime) as playground,
+        ):
             app = http.create_app(
                 runtime,
                 tokens=tokens,

@@ -24,6 +24,7 @@ from starlette.routing import Route
 import satchel
 
 from ..._wire import full_id
+from .._errors import logger
 from . import _views as views
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ SECURITY_HEADERS: Final = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 #: The largest form a POST may send.
@@ -138,6 +139,9 @@ class Inspector:
                 response = await self.render(
                     request, session, "error.html", {"message": _not_found().message}, 404
                 )
+            except Exception:
+                logger.exception("unexpected error in the inspector: %s", request.url.path)
+                response = _plain(500, "The inspector failed on this page (the log says why).")
             if session.fresh and "set-cookie" not in response.headers:
                 self.sessions.set_cookie(response, session, secure=_secure(request))
             response.headers.update(SECURITY_HEADERS)
@@ -165,6 +169,7 @@ class Inspector:
         grant = session.grant
         shared = {
             "csrf": session.csrf,
+            "signed_in": grant is not None,
             "logged_in": grant is not None and not self.sessions.open,
             "who": "" if grant is None else (grant.name or ""),
             "may_write_somewhere": grant is not None and grant.write,
