@@ -90,17 +90,19 @@ async def test_without_tokens_a_write_still_needs_the_csrf_token() -> None:
 )
 async def test_a_forged_or_expired_session_is_sent_to_the_login(cookie: str) -> None:
     tokens = {TOKEN: TokenGrant(scopes=("*",), write=True, name="ops")}
-    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
-        async with open_client(runtime, tokens=tokens) as client:
-            (grant, key) = next(iter(_check_keys(tokens)))
-            past = int(time.time()) - 1
-            nonce = "n" * 24
-            mac = _sessions._mac(key, f"s1.{past}.{nonce}")
-            value = cookie.format(past=past, nonce=nonce, mac=mac, token=TOKEN)
-            client.cookies.set(_sessions.COOKIE, value, path="/ui/")
-            page = await client.get("/ui/")
-            assert page.status_code == 303
-            assert page.headers["location"] == "/ui/login"
+    async with (
+        satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime,
+        open_client(runtime, tokens=tokens) as client,
+    ):
+        (_grant, key) = next(iter(_check_keys(tokens)))
+        past = int(time.time()) - 1
+        nonce = "n" * 24
+        mac = _sessions._mac(key, f"s1.{past}.{nonce}")
+        value = cookie.format(past=past, nonce=nonce, mac=mac, token=TOKEN)
+        client.cookies.set(_sessions.COOKIE, value, path="/ui/")
+        page = await client.get("/ui/")
+        assert page.status_code == 303
+        assert page.headers["location"] == "/ui/login"
 
 
 def _check_keys(tokens: Mapping[str, TokenGrant]) -> list[tuple[TokenGrant, bytes]]:
@@ -111,30 +113,34 @@ def _check_keys(tokens: Mapping[str, TokenGrant]) -> list[tuple[TokenGrant, byte
 
 async def test_a_login_session_is_signed_and_logs_out() -> None:
     tokens = {TOKEN: TokenGrant(scopes=("*",), name="ops")}
-    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
-        async with open_client(runtime, tokens=tokens) as client:
-            form = await client.get("/ui/login")
-            wrong = await client.post("/ui/login", data={"token": "x" * 20, "csrf": csrf_of(form)})
-            assert wrong.status_code == 401
-            done = await client.post("/ui/login", data={"token": TOKEN, "csrf": csrf_of(form)})
-            assert done.status_code == 303
-            cookie = done.headers["set-cookie"]
-            assert "HttpOnly" in cookie
-            assert "SameSite=strict" in cookie
-            assert TOKEN not in cookie
-            home = await client.get("/ui/")
-            assert home.status_code == 200
-            assert "signed in as ops" in home.text
-            out = await client.post("/ui/logout", data={"csrf": csrf_of(home)})
-            assert out.status_code == 303
-            assert (await client.get("/ui/")).status_code == 303
+    async with (
+        satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime,
+        open_client(runtime, tokens=tokens) as client,
+    ):
+        form = await client.get("/ui/login")
+        wrong = await client.post("/ui/login", data={"token": "x" * 20, "csrf": csrf_of(form)})
+        assert wrong.status_code == 401
+        done = await client.post("/ui/login", data={"token": TOKEN, "csrf": csrf_of(form)})
+        assert done.status_code == 303
+        cookie = done.headers["set-cookie"]
+        assert "HttpOnly" in cookie
+        assert "SameSite=strict" in cookie
+        assert TOKEN not in cookie
+        home = await client.get("/ui/")
+        assert home.status_code == 200
+        assert "signed in as ops" in home.text
+        out = await client.post("/ui/logout", data={"csrf": csrf_of(home)})
+        assert out.status_code == 303
+        assert (await client.get("/ui/")).status_code == 303
 
 
 async def test_ui_false_serves_no_page() -> None:
-    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
-        async with open_client(runtime, ui=False) as client:
-            assert (await client.get("/ui/")).status_code == 404
-            assert (await client.get("/healthz")).status_code == 200
+    async with (
+        satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime,
+        open_client(runtime, ui=False) as client,
+    ):
+        assert (await client.get("/ui/")).status_code == 404
+        assert (await client.get("/healthz")).status_code == 200
 
 
 async def test_the_gate_switch_prepares_with_the_runtime_it_names() -> None:

@@ -26,7 +26,7 @@ from .._processes import STARTUP_SECONDS, announced
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Dialog, Page
 
 CHROMIUM: Final = Path(os.environ.get("SATCHEL_CHROMIUM", "/usr/bin/chromium"))
 WRITER: Final = "writer-token-0123456789abcdef"
@@ -127,7 +127,12 @@ def page(browser: Browser, service: str) -> Iterator[Page]:
     context = browser.new_context(base_url=service, viewport={"width": 1280, "height": 900})
     opened = context.new_page()
     dialogs: list[str] = []
-    opened.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def seen(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    opened.on("dialog", seen)
     yield opened
     context.close()
     assert dialogs == [], "a page opened a dialog: stored text ran as script"
@@ -301,7 +306,7 @@ def test_a_reader_sees_no_write_buttons_and_a_forged_post_is_refused(page: Page)
     page.goto(record_link(page, "Backups run nightly"))
     assert page.get_by_role("link", name=re.compile("Forget|Erase")).count() == 0
     entry = page.url.split("id=")[1]
-    form = {"scope": "project:demo", "family": "memory", "id": entry, "v": "1"}
+    form: dict[str, Any] = {"scope": "project:demo", "family": "memory", "id": entry, "v": "1"}
     forged = page.request.post("/ui/forget", form=form)  # the session's cookie, no CSRF token
     assert forged.status == 403
     csrf = page.locator("input[name=csrf]").first.get_attribute("value")
