@@ -172,7 +172,8 @@ class RecordStore(Protocol):
         """At most ``limit`` records of ``families`` in the scope, newest first, each
         as its newest version (a :class:`~satchel.stores.ListedRecord`); writes nothing.
 
-        A record's ``place`` is the key of its first version, so it never moves: a
+        A record's ``place`` is the key of its first version (version or revision 1,
+        which every record keeps until it is erased), so it never moves: a
         new version, a forget or another record's erase leaves it where it was, and a
         record written later takes a higher place. Records are ordered by place,
         highest first; with ``before``, only records placed below it are listed (a

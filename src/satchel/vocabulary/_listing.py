@@ -6,11 +6,12 @@ A listing shows each record once, as its newest version: a memory entry by its l
 version (forgotten when no version of it is searchable), an experience or topic memory
 by its latest revision, a resource by its current revision, the profile as itself.
 Records come newest first by their *place*: the store's key of the record's first
-version. A place never changes (a new version, a forget or an erase of another record
-leaves it where it was) and a new record takes a place above every one a walk has seen,
-so a cursor, which is the place of the last record listed, resumes exactly after it:
-no record is skipped nor listed twice, however the scope changes between pages. The
-profile has no place in the write order; it comes last (place 0).
+version (version or revision 1, kept until the record is erased). A place never changes
+(a new version, a forget or an erase of another record leaves it where it was) and a
+new record takes a place above every one a walk has seen, so a cursor, which is the
+place of the last record listed, resumes exactly after it: no record is skipped nor
+listed twice, however the scope changes between pages. The profile has no place in the
+write order; it comes last (place 0).
 
 Pure values and validation: no I/O.
 """

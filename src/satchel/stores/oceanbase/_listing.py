@@ -1,10 +1,10 @@
 """The OceanBase store's listing (``RecordStore.list_records`` and ``scope_writes``).
 
-A record is listed as its newest version, placed by its first version's key (a scope's
-keys only grow: ``satchel_scopes.next_key`` outlives every erase). A page reads, per
-family, the primary key ``(scope, family, k)`` downwards from the cursor (a keyset:
-page 1,000 costs what page 1 does), keeping the rows that are their record's first
-version and joining each to its record's newest version (``by_rid`` probes); the
+A record is listed as its newest version, placed by its first version's key (revision 1;
+a scope's keys only grow: ``satchel_scopes.next_key`` outlives every erase). A page
+reads, per family, the primary key ``(scope, family, k)`` downwards from the cursor (a
+keyset: page 1,000 costs what page 1 does), keeping the first versions and joining each
+to its record's newest version (``by_rid`` probes); the
 families' pages are merged by key. A scope's last write time is a ``satchel_meta`` row
 named by a digest of the scope, stamped inside every write's transaction.
 
@@ -39,10 +39,7 @@ FROM satchel_records f
 JOIN satchel_records n ON n.scope = f.scope AND n.family = f.family AND n.rid = f.rid
  AND n.revision = (SELECT max(m.revision) FROM satchel_records m
                    WHERE m.scope = f.scope AND m.family = f.family AND m.rid = f.rid)
-WHERE f.scope = %s AND f.family = %s AND f.k < %s
-  AND NOT EXISTS (SELECT 1 FROM satchel_records e
-                  WHERE e.scope = f.scope AND e.family = f.family AND e.rid = f.rid
-                    AND e.revision < f.revision)
+WHERE f.scope = %s AND f.family = %s AND f.k < %s AND f.revision = 1
   {live}
 ORDER BY f.k DESC LIMIT %s
 """

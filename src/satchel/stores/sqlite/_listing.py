@@ -1,13 +1,14 @@
 """The embedded store's listing (``RecordStore.list_records`` and ``scope_writes``).
 
-A record is listed as its newest version, placed by its first version's row (rows only
-grow, and an erase never frees one for reuse: ``_schema.INSERT_RECORD``). A page walks
-the index ``records_place`` (``_schema.INDEXES``; ``records_family_place`` for one
-family) downwards from the cursor: a keyset, so page 1,000 costs what page 1 does.
-Each row the walk meets is kept when it is its record's first version (one probe of
-the unique ``(family, scope_key, rid, revision)`` index), and joined to its record's
-newest version (another probe). A scope's last write time is a ``meta`` row
-(``written:`` and its key), stamped in every transaction that changes the scope.
+A record is listed as its newest version, placed by the row of its first version
+(revision 1: rows only grow, and an erase never frees one for reuse,
+``_schema.INSERT_RECORD``). A page walks the partial index ``records_first`` (``scope_key,
+row`` of first versions only; ``records_family_first`` for one family) downwards from
+the cursor: a keyset, so page 1,000 costs what page 1 does, and the rows of later
+versions (an update's, a revision's) are not in the index for a page to step over. Each
+first version is joined to its record's newest version (a probe of the unique
+``(family, scope_key, rid, revision)`` index). A scope's last write time is a ``meta``
+row (``written:`` and its key), stamped in every transaction that changes the scope.
 
 Runs on a connection a worker thread holds; reads only, but :func:`stamp`.
 """
@@ -40,10 +41,7 @@ FROM records f INDEXED BY {index}
 JOIN records n ON n.family = f.family AND n.scope_key = f.scope_key AND n.rid = f.rid
  AND n.revision = (SELECT max(m.revision) FROM records m
                    WHERE m.family = f.family AND m.scope_key = f.scope_key AND m.rid = f.rid)
-WHERE {families} f.scope_key = :scope AND f.row < :before
-  AND NOT EXISTS (SELECT 1 FROM records e
-                  WHERE e.family = f.family AND e.scope_key = f.scope_key AND e.rid = f.rid
-                    AND e.revision < f.revision)
+WHERE {families} f.scope_key = :scope AND f.row < :before AND f.revision = 1
   {live}
 ORDER BY f.row DESC LIMIT :limit
 """
@@ -107,14 +105,14 @@ def _page(versioned: list[Family], include_forgotten: bool) -> tuple[str, dict[s
     live = "" if include_forgotten else "AND n.live = 1"
     if len(versioned) == 1:
         statement = _PAGE.format(
-            index="records_family_place", families="f.family = :family AND", live=live
+            index="records_family_first", families="f.family = :family AND", live=live
         )
         return statement, {"family": versioned[0]}
     if len(versioned) == len(VERSIONED):
-        return _PAGE.format(index="records_place", families="", live=live), {}
+        return _PAGE.format(index="records_first", families="", live=live), {}
     marks = ", ".join(f":f{n}" for n in range(len(versioned)))
     statement = _PAGE.format(
-        index="records_place", families=f"f.family IN ({marks}) AND", live=live
+        index="records_first", families=f"f.family IN ({marks}) AND", live=live
     )
     return statement, {f"f{n}": family for n, family in enumerate(versioned)}
 
