@@ -87,7 +87,7 @@ async def pages(rt: satchel.Runtime, deep: int) -> dict[str, tuple[str, str]]:
         "scope, family and forgotten": (
             "/ui/scope",
             urlencode({**scope, "family": "memory", "forgotten": "on"}),
-        ),  # fmt: skip
+        ),
         "text filter, rare": ("/ui/scope", urlencode({**scope, "q": "updated:"})),
         "record": ("/ui/record", urlencode({**scope, "id": newest.id})),
     }
