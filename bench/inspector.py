@@ -14,7 +14,7 @@ Measured after ``--warmup`` unmeasured calls, ``--repeat`` times each, interleav
 - ``scope page 1000``: the same 1,000 pages deep (by the cursor a walk found);
 - ``scope, family and forgotten``: page 1 with ``family=memory&forgotten=on``;
 - ``text filter, rare``: page 1 with a text filter that matches 1 in 100 records, so
-  the page reads up to 5,000 records (the filter's bound) to fill itself;
+  the page reads up to 2,000 records (the filter's bound) to fill itself;
 - ``record``: one entry's page (``get_memory`` of each version).
 
 The goal is at most 100 ms p50 for a scope page. JSON goes to

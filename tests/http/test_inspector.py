@@ -181,3 +181,26 @@ async def test_a_playground_without_both_settings_is_refused() -> None:
     async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
         with pytest.raises(satchel.InvalidRequestError, match="playground"):
             create_app(runtime, playground={"on": runtime})
+
+
+async def test_a_text_filter_walks_every_match_once() -> None:
+    """A filtered page reads on until it has a page of matches (or its bound), and its
+    next page resumes after what it read: walked to the end, every matching record shows
+    exactly once, whatever the reads' sizes."""
+    entries = [
+        satchel.MemoryEntry(text=f"{'needle' if n % 9 == 0 else 'hay'} {n}") for n in range(2500)
+    ]
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
+        await runtime.add_memories("demo", entries)
+        async with open_client(runtime) as client:
+            shown: list[str] = []
+            path: str | None = "/ui/scope?scope=demo&q=NEEDLE"
+            while path is not None:
+                page = await client.get(path.replace("&amp;", "&"))
+                assert page.status_code == 200
+                shown += re.findall(r'<td class="text">(needle \d+)</td>', page.text)
+                assert 'class="text">hay' not in page.text
+                found = re.search(r'<a href="([^"]+)" id="next-page"', page.text)
+                path = None if found is None else found.group(1)
+    expected = [f"needle {n}" for n in reversed(range(0, 2500, 9))]
+    assert shown == expected

@@ -339,3 +339,27 @@ def test_a_second_token_never_sees_the_first_ones_scopes(page: Page) -> None:
     page.goto("/ui/prepare")
     options = page.locator("#scope option").all_inner_texts()
     assert options == ["other:secret"]
+
+
+def test_the_pages_work_from_the_keyboard(page: Page) -> None:
+    """Log in, open a scope and its next page with the keyboard alone: the skip link
+    comes first, and every link and field is reached with Tab."""
+    page.goto("/ui/login")
+    expect(page.locator("#token")).to_be_focused()  # the form's field has the focus
+    page.keyboard.type(WRITER)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"/ui/$"))
+    page.keyboard.press("Tab")
+    expect(page.locator(":focus")).to_have_text("Skip to content")
+    for _ in range(30):  # Tab to the scope's link, then follow it
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.textContent") == "project:big":
+            break
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    expect(page.locator("h1")).to_have_text("Scope project:big")
+    page.locator("#next-page").focus()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    expect(page.locator("#first-page")).to_be_visible()
