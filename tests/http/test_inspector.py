@@ -204,3 +204,25 @@ async def test_a_text_filter_walks_every_match_once() -> None:
                 path = None if found is None else found.group(1)
     expected = [f"needle {n}" for n in reversed(range(0, 2500, 9))]
     assert shown == expected
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/ui/record?scope=demo&id=",
+        "/ui/scope?scope=demo&cursor=not-a-cursor",
+        "/ui/scope?scope=demo&family=colour",
+        "/ui/confirm?action=erase&scope=demo&family=memory&id=x&v=-1",
+    ],
+)
+async def test_a_malformed_address_is_a_page_naming_what_is_wrong(path: str) -> None:
+    """A mangled id, cursor, family or version is a 422 page saying so, never a 500."""
+    async with (
+        satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime,
+        open_client(runtime) as client,
+    ):
+        await runtime.add_memories("demo", [satchel.MemoryEntry(text="backups at 02:00")])
+        page = await client.get(path)
+        assert page.status_code == 422, page.text
+        assert 'class="error"' in page.text
+        assert "Traceback" not in page.text

@@ -139,6 +139,15 @@ class Inspector:
                 response = await self.render(
                     request, session, "error.html", {"message": _not_found().message}, 404
                 )
+            except satchel.InvalidRequestError as exc:  # a malformed id, cursor, version
+                response = await self.render(
+                    request, session, "error.html", {"message": str(exc)}, 422
+                )
+            except satchel.SatchelError as exc:  # the store failed: say which kind, no more
+                message = f"satchel could not answer ({type(exc).__name__}); try again."
+                response = await self.render(
+                    request, session, "error.html", {"message": message}, 503
+                )
             except Exception:
                 logger.exception("unexpected error in the inspector: %s", request.url.path)
                 response = _plain(500, "The inspector failed on this page (the log says why).")
