@@ -26,6 +26,15 @@ import satchel
 from ..._wire import full_id
 from .._errors import logger
 from . import _views as views
+from ._forms import (
+    PageError,
+    citation_of,
+    grant_of,
+    not_found,
+    prepare_request,
+    readable,
+    writable,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection
@@ -58,20 +67,6 @@ NOTICES: Final = {
     "erased": "Erased: every version of the record is gone from the store.",
 }
 _STYLESHEET: Final = (HERE / "static" / "inspector.css").read_bytes()
-
-
-class PageError(Exception):
-    """A page's refusal: its status and what it tells the user."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _not_found() -> PageError:
-    # One answer whether the scope does not exist or the session may not read it.
-    return PageError(404, "No such scope or record (or this login may not read it).")
 
 
 class Inspector:
@@ -137,7 +132,7 @@ class Inspector:
                 )
             except satchel.NotFoundError:
                 response = await self.render(
-                    request, session, "error.html", {"message": _not_found().message}, 404
+                    request, session, "error.html", {"message": not_found().message}, 404
                 )
             except satchel.InvalidRequestError as exc:  # a malformed id, cursor, version
                 response = await self.render(
@@ -241,14 +236,14 @@ class Inspector:
     # ------------------------------------------------------------------ reading
 
     async def scopes(self, request: Request, session: Session) -> Response:
-        grant = _grant(session)
+        grant = grant_of(session)
         rows = views.scope_rows(await views.readable_scopes(self.runtime, grant))
         return await self.render(request, session, "scopes.html", {"scopes": rows})
 
     async def scope(self, request: Request, session: Session) -> Response:
-        grant = _grant(session)
+        grant = grant_of(session)
         params = request.query_params
-        scope = _readable(grant, params.get("scope", ""))
+        scope = readable(grant, params.get("scope", ""))
         family = params.get("family") or None
         if family is not None and family not in views.FAMILIES:
             raise PageError(422, f"family must be one of {', '.join(views.FAMILIES)}.")
@@ -278,12 +273,12 @@ class Inspector:
         return await self.render(request, session, "scope.html", context)
 
     async def record(self, request: Request, session: Session) -> Response:
-        grant = _grant(session)
-        scope = _readable(grant, request.query_params.get("scope", ""))
+        grant = grant_of(session)
+        scope = readable(grant, request.query_params.get("scope", ""))
         entry_id = full_id(request.query_params.get("id", ""))
         found = await views.versions(self.runtime, scope, entry_id)
         if not found:
-            raise _not_found()
+            raise not_found()
         latest = satchel.Citation("memory", scope, entry_id, found[-1].ref.version)
         context = {
             "scope": scope,
@@ -298,17 +293,17 @@ class Inspector:
     # ------------------------------------------------------------------ playground
 
     async def prepare_form(self, request: Request, session: Session) -> Response:
-        grant = _grant(session)
+        grant = grant_of(session)
         chosen = request.query_params.get("scope", "")
         return await self.render_playground(request, session, grant, {"scope": chosen}, None)
 
     async def prepare(self, request: Request, session: Session) -> Response:
-        grant = _grant(session)
+        grant = grant_of(session)
         form = await self.form(request, session)
         try:
-            prepare = _prepare_request(form)
+            prepare = prepare_request(form)
             if not grant.may_read(prepare.scope_id):
-                raise _not_found()
+                raise not_found()
             runtime = self._playground_runtime(form.get("gate", ""))
             deadline = runtime.deadline_for(prepare)
             with anyio.fail_after(None if math.isinf(deadline) else deadline):
@@ -363,13 +358,13 @@ class Inspector:
     # ------------------------------------------------------------------ writes
 
     async def confirm(self, request: Request, session: Session) -> Response:
-        grant = _grant(session)
+        grant = grant_of(session)
         params = request.query_params
         action = params.get("action", "")
         if action not in ("forget", "erase"):
             raise PageError(422, "action must be forget or erase.")
-        citation = _citation(dict(params))
-        _writable(grant, citation.scope)
+        citation = citation_of(dict(params))
+        writable(grant, citation.scope)
         preview = ""
         if citation.family == "memory" and citation.id is not None:
             ref = satchel.MemoryRef(citation.scope, citation.id, citation.version or 1)
@@ -389,10 +384,10 @@ class Inspector:
         return await self.render(request, session, "confirm.html", context)
 
     async def forget(self, request: Request, session: Session) -> Response:
-        grant = _grant(session)
+        grant = grant_of(session)
         form = await self.form(request, session)
-        citation = _citation(form)
-        _writable(grant, citation.scope)
+        citation = citation_of(form)
+        writable(grant, citation.scope)
         if citation.family != "memory" or citation.id is None:
             raise PageError(422, "Only a memory entry can be forgotten (erase removes any record).")
         ref = satchel.MemoryRef(citation.scope, citation.id, citation.version or 1)
@@ -400,71 +395,12 @@ class Inspector:
         return RedirectResponse(views.url("scope", scope=citation.scope, notice="forgotten"), 303)
 
     async def erase(self, request: Request, session: Session) -> Response:
-        grant = _grant(session)
+        grant = grant_of(session)
         form = await self.form(request, session)
-        citation = _citation(form)
-        _writable(grant, citation.scope)
+        citation = citation_of(form)
+        writable(grant, citation.scope)
         await self.runtime.erase(citation)
         return RedirectResponse(views.url("scope", scope=citation.scope, notice="erased"), 303)
-
-
-def _grant(session: Session) -> TokenGrant:
-    assert session.grant is not None  # ``Inspector.page`` lets no visitor through
-    return session.grant
-
-
-def _readable(grant: TokenGrant, scope: str) -> str:
-    if not scope or not grant.may_read(scope):
-        raise _not_found()
-    return scope
-
-
-def _writable(grant: TokenGrant, scope: str) -> None:
-    if not grant.may_read(scope):
-        raise _not_found()
-    if not grant.may_write(scope):
-        raise PageError(403, "This login may read this scope but not change it.")
-
-
-def _citation(fields: dict[str, str]) -> satchel.Citation:
-    """The record a confirmation or write form names (``scope``, ``family``, ``id`` as a
-    pack spells it, ``v``)."""
-    version = fields.get("v", "")
-    if version and not (version.isascii() and version.isdigit() and len(version) < 19):
-        raise PageError(422, "v must be a version number.")
-    record_id = fields.get("id") or None
-    try:
-        return satchel.Citation(
-            fields.get("family", ""),
-            fields.get("scope", ""),
-            None if record_id is None else full_id(record_id),
-            int(version) if version else None,
-        )
-    except satchel.InvalidRequestError as exc:
-        raise PageError(422, str(exc)) from None
-
-
-def _prepare_request(form: dict[str, str]) -> satchel.PrepareContextRequest:
-    """The request the playground's form spells; satchel validates every field (its
-    message names the one at fault)."""
-    max_bytes = form.get("max_bytes", "").strip()
-    if not max_bytes.isdigit() or len(max_bytes) > 6:
-        raise satchel.InvalidRequestError("max_bytes must be an integer 512..32768")
-    sections = []
-    for family in views.FAMILIES:
-        if f"family-{family}" not in form:
-            continue
-        limit = form.get(f"limit-{family}", "").strip() or "1"
-        if not limit.isdigit() or len(limit) > 3:
-            raise satchel.InvalidRequestError(f"the {family} limit must be an integer 1..8")
-        sections.append(satchel.Section(family, int(limit)))
-    return satchel.PrepareContextRequest(
-        scope_id=form.get("scope", ""),
-        query=form.get("query", ""),
-        max_bytes=int(max_bytes),
-        assembly=satchel.Assembly(tuple(sections)) if sections else None,
-        session_id=form.get("session_id", "").strip() or None,
-    )
 
 
 def _secure(request: Request) -> bool:
