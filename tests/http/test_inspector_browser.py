@@ -8,6 +8,7 @@ each page they visit into DIR (``docs/inspector/`` holds the ones the docs show)
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -47,11 +48,18 @@ pytestmark = pytest.mark.slow
 
 
 def _need_chromium() -> None:
-    if CHROMIUM.exists():
+    """Chromium and Playwright, or a skip; in CI (which installs both) their absence
+    is a failure."""
+    missing = None
+    if not CHROMIUM.exists():
+        missing = f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    elif importlib.util.find_spec("playwright") is None:
+        missing = "no Playwright (the dev extra installs it)"
+    if missing is None:
         return
-    if os.environ.get("CI"):  # .ci/run installs it: its absence there is a failure
-        pytest.fail(f"{CHROMIUM} is missing (.ci/run installs Debian's chromium)")
-    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    if os.environ.get("CI"):
+        pytest.fail(f"{missing}: .ci/run installs it")
+    pytest.skip(missing)
 
 
 async def _seed(database: Path) -> None:
