@@ -371,3 +371,16 @@ def test_the_pages_work_from_the_keyboard(page: Page) -> None:
     with page.expect_navigation():
         page.keyboard.press("Enter")
     expect(page.locator("#first-page")).to_be_visible()
+
+
+def test_a_dark_theme_when_the_system_asks_for_one(page: Page) -> None:
+    """The stylesheet follows ``prefers-color-scheme``: dark text on light by default,
+    light on dark when the system is dark."""
+    log_in(page, WRITER)
+    background = "getComputedStyle(document.body).backgroundColor"
+    page.emulate_media(color_scheme="light")
+    assert page.evaluate(background) == "rgb(253, 253, 252)"
+    page.emulate_media(color_scheme="dark")
+    assert page.evaluate(background) == "rgb(22, 24, 27)"
+    prepare(page, "project:demo", "when do the backups run?")
+    shot(page, "prepare-dark")
