@@ -28,6 +28,9 @@ Commands:
                           of 100 near the newest and 10/100/1,000 pages deep (p50/p95, the
                           deep page over the first), and a whole walk by cursors
                           (bench/listing.py)
+  inspector               the inspector's pages (satchel serve's /ui/) on one SQLite scope of
+                          100k entries: the server's time for the scopes page, a scope's
+                          page 1 and 1,000 deep, filtered pages and a record (bench/inspector.py)
   stores                  SQLite vs OceanBase (embedded seekdb) on one scope of 10k and 100k
                           entries: ingest entries/s, prepare p50/p95 gate off and on, and
                           whether both deliver the same citations (bench/stores.py)
@@ -81,6 +84,7 @@ from bench import (
     crash,
     embedders,
     hostile,
+    inspector,
     latency,
     listing,
     locomo,
@@ -170,6 +174,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "locomo": locomo.main,
     "scale": lambda argv: _run_module_main(scale.main, argv),
     "listing": lambda argv: _run_module_main(listing.main, argv),
+    "inspector": lambda argv: _run_module_main(inspector.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
     "service": lambda argv: _run_module_main(service.main, argv),
     "replicas": lambda argv: _run_module_main(replicas.main, argv),

@@ -96,6 +96,8 @@ def test_help_explains_the_service(capsys: pytest.CaptureFixture[str]) -> None:
         "--insecure",
         "Percent-encode",
         "SIGTERM",
+        "/ui/",
+        "--no-ui",
         "examples:",
     ):
         assert needed in out, needed
@@ -207,6 +209,12 @@ def test_satchel_serve_answers_over_real_http_and_stops_cleanly(
             else:  # a loopback service without tokens answers only loopback Host names
                 refused = client.get("/healthz", headers={"Host": "rebound.example"})
                 assert refused.status_code == 421
+                rebound = client.get("/ui/", headers={"Host": "rebound.example"})
+                assert rebound.status_code == 421
+            inspector = client.get("/ui/")  # a login form first with tokens, else the page
+            assert inspector.status_code == (303 if tokens else 200)
+            if not tokens:
+                assert "project:demo" in inspector.text
         server.send_signal(stop)
         _, err = server.communicate(timeout=STARTUP_SECONDS)
     finally:
@@ -287,3 +295,25 @@ async def test_hypercorn_listens_with_the_same_backlog(monkeypatch: pytest.Monke
     (config,) = seen
     os.close(int(config.bind[0].removeprefix("fd://")))  # the detached socket
     assert config.backlog == _server.BACKLOG
+
+
+def test_no_ui_serves_the_api_without_the_inspector(tmp_path: Path) -> None:
+    """``--no-ui``: ``/ui/`` is an unknown path (404), the API answers as before."""
+    command = [
+        sys.executable, "-m", "satchel", "serve", "--db", str(tmp_path / "agent.db"),
+        "--embedder", "hashing", "--port", "0", "--no-ui",
+    ]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        url = start_line(server).split(" at ")[1].split(" ")[0]
+        with httpx.Client(base_url=url, timeout=30) as client:
+            wait_until_healthy(client, server)
+            assert client.get("/ui/").status_code == 404
+            assert client.get("/openapi.json").status_code == 200
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=STARTUP_SECONDS)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.communicate()
+    assert server.returncode == 0

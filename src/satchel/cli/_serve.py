@@ -12,6 +12,7 @@ command runs, so the rest of the CLI works without it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import signal
 import socket
@@ -37,7 +38,7 @@ from ._running import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
     from starlette.types import ASGIApp
 
@@ -62,6 +63,9 @@ Serve the memory in --db (or --store) over HTTP, as JSON:
   DELETE /v1/memories/SCOPE/ENTRY?version=N  take an entry out of search
   GET    /healthz                            liveness (no token needed)
   GET    /openapi.json                       the OpenAPI 3.1 document (no token needed)
+  GET    /ui/                                the inspector: a web page to browse scopes and
+                                             records, try prepares, forget and erase
+                                             (--no-ui: not served)
 
 Percent-encode SCOPE in a URL (it may hold ':' and '/'). The database at --db is
 created if it does not exist. One line on stderr says where the service listens;
@@ -136,6 +140,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help="JSON file of bearer tokens and the scopes each may read and write (see above)",
     )
     parser.add_argument(
+        "--no-ui",
+        dest="ui",
+        action="store_false",
+        help="do not serve the inspector, the web page at /ui/ (default: served)",
+    )
+    parser.add_argument(
         "--insecure",
         action="store_true",
         help="allow a non-loopback --host without --token-file: every caller may do anything",
@@ -191,7 +201,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 def serve_command(args: argparse.Namespace) -> int:
     """``satchel serve``: serve until SIGINT or SIGTERM, then exit 0."""
-    for module in ("starlette", "hypercorn"):
+    for module in ("starlette", "hypercorn", "jinja2"):
         if importlib.util.find_spec(module) is None:
             raise CommandError("satchel serve needs pip install 'satchel[service]'", code=2)
     from satchel import http
@@ -282,16 +292,19 @@ async def _serve(
             async for _ in signals:
                 return
 
-        async with open_command_runtime(
-            args,
-            embedder,
-            telemetry,
-            existing=False,
-            gate=args.gate,
-            dedup_turns=args.dedup_turns,
-            shared_sessions=args.shared_sessions,
-            prepare_timeout=args.timeout,
-        ) as runtime:
+        async with (
+            open_command_runtime(
+                args,
+                embedder,
+                telemetry,
+                existing=False,
+                gate=args.gate,
+                dedup_turns=args.dedup_turns,
+                shared_sessions=args.shared_sessions,
+                prepare_timeout=args.timeout,
+            ) as runtime,
+            _playground(args, embedder, telemetry, runtime) as playground,
+        ):
             app = http.create_app(
                 runtime,
                 tokens=tokens,
@@ -299,12 +312,42 @@ async def _serve(
                 tracer_provider=provider,
                 allowed_hosts=hosts,
                 read_timeout=args.read_timeout,
+                ui=args.ui,
+                playground=playground,
             )
             if args.listen_fd is not None:  # a worker of the first process (--workers)
                 await _serve_as_worker(args, app, stopped)
             else:
                 await _serve_first(args, app, stopped, store_label(args), _auth_of(tokens))
     print("satchel serve: stopped", file=sys.stderr, flush=True)
+
+
+@contextlib.asynccontextmanager
+async def _playground(
+    args: argparse.Namespace,
+    embedder: satchel.Embedder,
+    telemetry: Telemetry,
+    runtime: satchel.Runtime,
+) -> AsyncIterator[dict[str, satchel.Runtime] | None]:
+    """The runtimes of the inspector playground's gate switch: ``runtime`` and one
+    more over the same store with the gate the other way. Only a store that several
+    connections share has a second (a database file or a server, not ``:memory:``),
+    and only when the inspector is served."""
+    in_memory = args.db == ":memory:" or (args.store or "").startswith("memory:")
+    if not args.ui or in_memory:
+        yield None
+        return
+    async with open_command_runtime(
+        args,
+        embedder,
+        telemetry,
+        existing=False,
+        gate=not args.gate,
+        dedup_turns=args.dedup_turns,
+        shared_sessions=args.shared_sessions,
+        prepare_timeout=args.timeout,
+    ) as other:
+        yield {"on": runtime, "off": other} if args.gate else {"on": other, "off": runtime}
 
 
 def _auth_of(tokens: Mapping[str, TokenGrant] | None) -> str:

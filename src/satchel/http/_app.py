@@ -16,6 +16,7 @@ Routes (``docs/service.md`` and ``GET /openapi.json`` describe them in full):
 ``DELETE /v1/scopes/{scope}``              ``Runtime.erase_scope``
 ``GET /healthz``                           liveness, no authentication
 ``GET /openapi.json``                      the OpenAPI 3.1 document, no authentication
+``/ui/``                                   the inspector's pages (``ui=False``: none)
 =========================================  =============================================
 
 A request goes through, in order: the Host check (when ``allowed_hosts`` is given), the
@@ -53,6 +54,7 @@ from ._errors import (
     logger,
     timed_out,
 )
+from ._inspector import inspector_routes
 from ._openapi import OPENAPI
 from ._reading import DEFAULT_READ_TIMEOUT, RequestReading, checked_read_timeout
 from ._spans import ServerSpans
@@ -104,6 +106,8 @@ def create_app(
     tracer_provider: TracerProvider | None = None,
     allowed_hosts: Collection[str] | None = None,
     read_timeout: float = DEFAULT_READ_TIMEOUT,
+    ui: bool = True,
+    playground: Mapping[str, satchel.Runtime] | None = None,
 ) -> Starlette:
     """An ASGI app serving ``runtime`` over HTTP (on asyncio or trio: Starlette runs on
     anyio). The app does not own the runtime: open it before serving, close it after.
@@ -122,6 +126,12 @@ def create_app(
             a web page cannot reach it through DNS rebinding.
         read_timeout: seconds a request's body may take to arrive once its headers
             have: past it the answer is 408 and the connection is closed.
+        ui: serve the inspector, a web page over the same runtime and tokens, at
+            ``/ui/`` (``docs/inspector.md``).
+        playground: the runtimes the inspector's prepare playground switches between
+            by its gate switch, under ``"on"`` (the recall gate on) and ``"off"``; each
+            over the same store as ``runtime``. None: no switch, the playground
+            prepares with ``runtime``.
 
     Raises:
         InvalidRequestError: an argument is malformed (the message names it).
@@ -136,6 +146,13 @@ def create_app(
     checked = None if tokens is None else Tokens(check_tokens(tokens))
     hosts = None if allowed_hosts is None else _host_names(allowed_hosts)
     service = _Service(runtime, checked, max_body_bytes, hosts)
+    if playground is not None and (
+        set(playground) != {"on", "off"}
+        or not all(isinstance(value, satchel.Runtime) for value in playground.values())
+    ):
+        raise satchel.InvalidRequestError(
+            'playground must map "on" and "off" to a satchel.Runtime each'
+        )
     routes = [
         Route(
             "/v1/context/prepare",
@@ -172,6 +189,8 @@ def create_app(
         Route("/healthz", service.endpoint(_health, (), public=True), methods=["GET"]),
         Route("/openapi.json", service.endpoint(_openapi, (), public=True), methods=["GET"]),
     ]
+    if ui:
+        routes += inspector_routes(runtime, checked, hosts, playground)
     return Starlette(
         routes=routes,
         middleware=[

@@ -104,6 +104,26 @@ class Tokens:
                 found = grant
         return found
 
+    def key_for(self, presented: bytes) -> tuple[TokenGrant, bytes] | None:
+        """The grant of the token ``presented`` (the token itself, not a header) and a
+        secret derived from it, for signing what the inspector's session cookie holds;
+        None for an unknown token. Every configured token is compared."""
+        digest = _digest(presented)
+        found = None
+        for secret, grant in self._digests:
+            if hmac.compare_digest(digest, secret):
+                found = (grant, _session_key(secret))
+        return found
+
+    def session_keys(self) -> list[tuple[TokenGrant, bytes]]:
+        """Each configured grant with its session-signing secret (:meth:`key_for`)."""
+        return [(grant, _session_key(secret)) for secret, grant in self._digests]
+
+
+def _session_key(digest: bytes) -> bytes:
+    # A secret of its own, so that nothing signed for a session is a token's digest.
+    return hmac.new(digest, b"satchel inspector session", hashlib.sha256).digest()
+
 
 def _named(grants: list[TokenGrant]) -> list[TokenGrant]:
     """``grants`` with a name each: an unnamed one is labelled by its place, with a label
