@@ -28,6 +28,8 @@ The package is layered; each layer imports only the layers below it (a test pins
 docs/architecture.md walks through the pipeline and the contracts each layer keeps.
 """
 
+import typing as _typing
+
 from . import stores as stores
 from .builder import parse_context as parse_context
 from .embedders import Embedder as Embedder
@@ -85,6 +87,7 @@ __all__ = [
     "BudgetView",
     "Calibration",
     "Citation",
+    "Client",
     "ContextItem",
     "Embedder",
     "Experience",
@@ -129,3 +132,22 @@ __all__ = [
     "parse_context",
     "stores",
 ]
+
+if _typing.TYPE_CHECKING:
+    from .client import Client as Client
+
+
+def __getattr__(name: str) -> object:
+    """``satchel.Client``, loaded when first named: the client sits above the facade
+    (it speaks the service's JSON) and needs httpx, the ``satchel[client]`` extra, which
+    ``import satchel`` must not."""
+    if name == "Client":
+        import importlib
+
+        client: object = importlib.import_module("satchel.client").Client
+        return client
+    raise AttributeError(f"module 'satchel' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "Client"})

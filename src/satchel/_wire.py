@@ -233,3 +233,102 @@ def explanation_json(explanation: satchel.Explanation) -> dict[str, Any]:
         for omission in explanation.omitted
     ]
     return {**context_json(explanation.context), "receipts": receipts, "omitted": omitted}
+
+
+# ------------------------------------------------------------------ a client's side
+#
+# The inverses of the readers and answers above, for satchel's own client of the
+# service (:mod:`satchel.client`): a value it sends spelled as the service reads it,
+# an answer read back into the value the Runtime returns.
+
+
+def entry_json(entry: satchel.MemoryEntry) -> dict[str, Any]:
+    """A memory entry as :func:`memory_entry` reads it back."""
+    created = None if entry.created_at is None else entry.created_at.isoformat()
+    return {
+        "text": entry.text,
+        "kind": entry.kind,
+        "tags": list(entry.tags),
+        "created_at": created,
+        "thread": entry.thread,
+        "key": entry.key,
+    }
+
+
+def request_json(request: satchel.PrepareContextRequest) -> dict[str, Any]:
+    """A prepare request as the service's ``POST /v1/context/prepare`` body spells it."""
+    body: dict[str, Any] = {
+        "scope_id": request.scope_id,
+        "query": request.query,
+        "max_bytes": request.max_bytes,
+        "references": list(request.references),
+        "session_id": request.session_id,
+        "detail": dict(request.detail) if isinstance(request.detail, dict) else request.detail,
+        "exclude": [citation_json(cited) for cited in request.exclude],
+    }
+    if request.assembly is not None:
+        sections = [
+            {"family": section.family, "limit": section.limit}
+            for section in request.assembly.sections
+        ]
+        body["assembly"] = {"sections": sections}
+    return body
+
+
+def ref_of(value: Mapping[str, Any]) -> satchel.MemoryRef:
+    """The ref :func:`ref_json` spelled."""
+    return satchel.MemoryRef(value["scope_id"], value["entry_id"], value["version"])
+
+
+def record_of(value: Mapping[str, Any]) -> satchel.MemoryRecord:
+    """The record :func:`record_json` spelled."""
+    created = value["created_at"]
+    return satchel.MemoryRecord(
+        ref=ref_of(value["ref"]),
+        text=value["text"],
+        kind=value["kind"],
+        tags=tuple(value["tags"]),
+        created_at=None if created is None else datetime.fromisoformat(created),
+        thread=value["thread"],
+        key=value.get("key"),
+    )
+
+
+def context_of(value: Mapping[str, Any]) -> satchel.PreparedContext:
+    """The pack :func:`context_json` spelled."""
+    return satchel.PreparedContext(
+        schema=value["schema"],
+        status=value["status"],
+        content=value["content"],
+        content_bytes=value["content_bytes"],
+    )
+
+
+def citation_of(value: Mapping[str, Any]) -> satchel.Citation:
+    """The citation :func:`citation_json` spelled."""
+    return satchel.Citation(value["family"], value["scope"], value["id"], value["version"])
+
+
+def explanation_of(value: Mapping[str, Any]) -> satchel.Explanation:
+    """The explanation :func:`explanation_json` spelled."""
+    receipts = tuple(
+        satchel.Receipt(
+            citation=citation_of(receipt["citation"]),
+            channels=dict(receipt["channels"]),
+            score=receipt["score"],
+            round=receipt["round"],
+            tier=receipt["tier"],
+            truncated=receipt["truncated"],
+        )
+        for receipt in value["receipts"]
+    )
+    omitted = tuple(
+        satchel.Omission(
+            citation=citation_of(omission["citation"]),
+            cause=omission["cause"],
+            channels=dict(omission["channels"]),
+            score=omission["score"],
+        )
+        for omission in value["omitted"]
+    )
+    return satchel.Explanation(context_of(value), receipts, omitted)
