@@ -256,3 +256,22 @@ async def test_an_unknown_entry_is_not_found(sides: Sides) -> None:
         await sides.api.get_memory(satchel.MemoryRef(scope_id, "0" * 32, 1))
     with pytest.raises(satchel.InvalidRequestError, match=r"must be a satchel\.MemoryRef"):
         await sides.api.get_memory("not a ref")  # type: ignore[arg-type]
+
+
+async def test_update_memory_makes_a_new_version(sides: Sides) -> None:
+    """update_memory keeps the entry id, the old version readable, the new one served."""
+    scope_id = scope()
+    refs = await sides.api.add_memories(scope_id, ENTRIES[:1])
+    changed = satchel.MemoryEntry(text="The nightly backup moved to 04:00 UTC", tags=("ops",))
+    new = await sides.api.update_memory(refs[0], changed)
+    assert (new.scope_id, new.entry_id, new.version) == (scope_id, refs[0].entry_id, 2)
+    assert (await sides.api.get_memory(refs[0])).text == ENTRIES[0].text
+    assert (await sides.api.get_memory(new)).tags == ("ops",)
+    context = await sides.prepare(request_for(scope_id, "when does the nightly backup run"))
+    assert context.content is not None
+    assert "04:00" in context.content
+    assert "02:00" not in context.content
+    with pytest.raises(satchel.InvalidRequestError, match=r"^entry\.text"):
+        await sides.api.update_memory(new, satchel.MemoryEntry(text=""))
+    with pytest.raises(satchel.NotFoundError):
+        await sides.api.update_memory(attrs.evolve(new, version=9), changed)

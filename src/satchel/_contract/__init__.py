@@ -59,6 +59,7 @@ from ._memories import MEMORY_ENTRY as MEMORY_ENTRY
 from ._memories import MEMORY_RECORD as MEMORY_RECORD
 from ._memories import MEMORY_RECORD_FLAT as MEMORY_RECORD_FLAT
 from ._memories import MEMORY_REF as MEMORY_REF
+from ._memories import UPDATE_MEMORY as UPDATE_MEMORY
 from ._model import NO_DEFAULT as NO_DEFAULT
 from ._model import Field as Field
 from ._model import Schema as Schema
@@ -124,6 +125,7 @@ __all__ = [
     "SECTION_LIMITS",
     "STATUSES",
     "TIERS",
+    "UPDATE_MEMORY",
     "ErrorType",
     "Field",
     "Schema",

@@ -59,6 +59,7 @@ Serve the memory in --db (or --store) over HTTP, as JSON:
   POST   /v1/context/prepare                 a bounded, cited context pack for a query
   POST   /v1/memories                        write memory entries to a scope, all or nothing
   GET    /v1/memories/SCOPE/ENTRY?version=N  read exactly the version a citation names
+  PUT    /v1/memories/SCOPE/ENTRY?version=N  write a new version of an entry
   DELETE /v1/memories/SCOPE/ENTRY?version=N  take an entry out of search
   GET    /healthz                            liveness (no token needed)
   GET    /openapi.json                       the OpenAPI 3.1 document (no token needed)

@@ -201,6 +201,23 @@ class Client:
         body = await self._call("GET", _memory_path(ref), params=params, retry=True)
         return wire.record_of(body)
 
+    async def update_memory(
+        self, ref: satchel.MemoryRef, entry: satchel.MemoryEntry
+    ) -> satchel.MemoryRef:
+        """:meth:`satchel.Runtime.update_memory`: a new version of the entry. Not
+        retried: each update is a version."""
+        ref = _memory_ref(ref)
+        if not isinstance(entry, satchel.MemoryEntry):
+            raise satchel.InvalidRequestError("entry must be a satchel.MemoryEntry")
+        body = await self._call(
+            "PUT",
+            _memory_path(ref),
+            params={"version": str(ref.version)},
+            json={"entry": wire.entry_json(entry)},
+            retry=False,
+        )
+        return wire.ref_of(body)
+
     async def forget_memory(self, ref: satchel.MemoryRef) -> None:
         """:meth:`satchel.Runtime.forget_memory` (idempotent: retried)."""
         ref = _memory_ref(ref)

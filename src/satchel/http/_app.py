@@ -8,6 +8,7 @@ Routes (``docs/service.md`` and ``GET /openapi.json`` describe them in full):
 ``POST /v1/context/deadline``              ``Runtime.deadline_for`` (same body as prepare)
 ``POST /v1/memories``                      ``Runtime.add_memories`` (all or nothing)
 ``GET /v1/memories/{scope}/{entry_id}``    ``Runtime.get_memory`` (``?version=N``)
+``PUT /v1/memories/{scope}/{entry_id}``    ``Runtime.update_memory`` (``?version=N``)
 ``DELETE /v1/memories/{scope}/{entry_id}`` ``Runtime.forget_memory`` (``?version=N``), or
                                            ``Runtime.erase`` (``?erase=true``)
 ``DELETE /v1/scopes/{scope}``              ``Runtime.erase_scope``
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_BODY_BYTES: Final = 1_048_576
 #: The top-level fields each route's satchel errors may name.
-_REF_FIELDS: Final = ("scope", "entry_id", "version")
+_REF_FIELDS: Final = ("scope", "entry_id", "version", *bodies.UPDATE_FIELDS)
 #: The longest ``version`` a query string may spell (versions fit in 63 bits).
 _MAX_VERSION_DIGITS: Final = 19
 
@@ -150,7 +151,7 @@ def create_app(
         Route(
             "/v1/memories/{scope:path}/{entry_id}",
             service.endpoint(service.memory, _REF_FIELDS),
-            methods=["GET", "DELETE"],
+            methods=["GET", "PUT", "DELETE"],
         ),
         Route(
             "/v1/scopes/{scope:path}",
@@ -279,6 +280,8 @@ class _Service:
     async def memory(self, request: Request, grant: TokenGrant) -> Response:
         if request.method == "GET":
             return await self.get(request, grant)
+        if request.method == "PUT":
+            return await self.update(request, grant)
         if _erasing(request):
             return await self.erase(request, grant)
         return await self.forget(request, grant)
@@ -288,6 +291,14 @@ class _Service:
         if not grant.may_read(ref.scope_id):
             raise _may_not_read()
         return _json(wire.record_json(await self.runtime.get_memory(ref)))
+
+    async def update(self, request: Request, grant: TokenGrant) -> Response:
+        """A new version of the entry the URL names (its version, the one replaced)."""
+        ref = _memory_ref(request)
+        entry = bodies.updated_entry(await bodies.read_json(request, self.max_body_bytes))
+        if not grant.may_write(ref.scope_id):
+            raise _may_not_write()
+        return _json(wire.ref_json(await self.runtime.update_memory(ref, entry)))
 
     async def forget(self, request: Request, grant: TokenGrant) -> Response:
         ref = _memory_ref(request)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 #: The fields of each body, in the order messages list them (the wire contract's).
 PREPARE_FIELDS: Final = tuple(contract.PREPARE_REQUEST.fields)
 ADD_FIELDS: Final = tuple(contract.ADD_MEMORIES.fields)
+UPDATE_FIELDS: Final = tuple(contract.UPDATE_MEMORY.fields)
 
 
 # ------------------------------------------------------------------------------ reading
@@ -139,3 +140,9 @@ def memory_batch(body: Mapping[str, Any]) -> tuple[str, list[satchel.MemoryEntry
     return scope_id, [
         wire.memory_entry(item, f"entries[{index}]") for index, item in enumerate(items)
     ]
+
+
+def updated_entry(body: Mapping[str, Any]) -> satchel.MemoryEntry:
+    """The entry a ``PUT /v1/memories/{scope}/{entry_id}`` body spells."""
+    known(body, UPDATE_FIELDS)
+    return wire.memory_entry(wire.required(body, "entry"), "entry")

@@ -179,6 +179,21 @@ _DOCUMENT: Final[dict[str, Any]] = {
                     **_ERRORS,
                 },
             },
+            "put": {
+                "operationId": "updateMemory",
+                "summary": (
+                    "Write a new version of an entry; the version the URL names stays"
+                    " readable by its ref"
+                ),
+                "parameters": [{**_VERSION_PARAMETER, "description": "the version replaced"}],
+                "requestBody": {"required": True, **_json_body(contract.UPDATE_MEMORY)},
+                "responses": {
+                    "200": {"description": "the new version", **_json_body(contract.MEMORY_REF)},
+                    "404": _error("no such entry or version"),
+                    **_BODY_ERRORS,
+                    **_ERRORS,
+                },
+            },
             "delete": {
                 "operationId": "forgetMemory",
                 "summary": (
