@@ -18,7 +18,9 @@ public API.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+
+import attrs
 
 import satchel
 from satchel.vocabulary import DEFAULT_MAX_BYTES
@@ -27,6 +29,8 @@ from satchel.vocabulary._refs import full_id as full_id
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+RecordT = TypeVar("RecordT")
 
 #: The fields of a memory entry, of an assembly's section and of a citation. A citation
 #: is read as the servers' schemas spell it (``id``, ``version``) or with its family's
@@ -154,6 +158,39 @@ def memory_entry(value: object, field: str) -> satchel.MemoryEntry:
         thread=entry.get("thread"),
         key=entry.get("key"),
     )
+
+
+#: The record types of the families written in batches besides memory, by the name the
+#: Runtime's write method gives its argument (``add_experiences(scope_id, experiences)``).
+RECORD_TYPES: Final[
+    dict[str, type[satchel.Experience | satchel.TopicMemory | satchel.Resource]]
+] = {
+    "experiences": satchel.Experience,
+    "topics": satchel.TopicMemory,
+    "resources": satchel.Resource,
+}
+
+
+def family_record(kind: type[RecordT], value: object, field: str) -> RecordT:
+    """The record of type ``kind`` (an experience, topic memory, resource or profile)
+    that an object of its fields spells; a field without a default is required."""
+    fields = attrs.fields(cast("Any", kind))
+    names = tuple(attribute.name for attribute in fields)
+    spelled = as_object(value, field, names)
+    given = {
+        attribute.name: required(spelled, attribute.name, f"{field}.")
+        if attribute.default is attrs.NOTHING
+        else spelled.get(attribute.name, attribute.default)
+        for attribute in fields
+    }
+    return kind(**given)
+
+
+def fields_json(
+    record: satchel.Experience | satchel.TopicMemory | satchel.Resource | satchel.Profile,
+) -> dict[str, Any]:
+    """An experience, topic memory, resource or profile as :func:`family_record` reads it."""
+    return attrs.asdict(record)
 
 
 def moment(value: object, field: str) -> datetime | None:
@@ -332,3 +369,12 @@ def explanation_of(value: Mapping[str, Any]) -> satchel.Explanation:
         for omission in value["omitted"]
     )
     return satchel.Explanation(context_of(value), receipts, omitted)
+
+
+def record_ref_json(ref: satchel.RecordRef) -> dict[str, Any]:
+    return {"family": ref.family, "scope_id": ref.scope_id, "id": ref.id, "revision": ref.revision}
+
+
+def record_ref_of(value: Mapping[str, Any]) -> satchel.RecordRef:
+    """The ref :func:`record_ref_json` spelled."""
+    return satchel.RecordRef(value["family"], value["scope_id"], value["id"], value["revision"])

@@ -287,11 +287,21 @@ async def test_session_owner_is_the_tokens() -> None:
             await client.prepare_context(REQUEST, session_owner="ana")
 
 
-async def test_only_memory_citations_are_erased() -> None:
-    """The service erases memory entries; another family's citation is refused."""
-    async with mocked(lambda request: httpx.Response(500)) as client:
-        with pytest.raises(satchel.InvalidRequestError, match=r"^target\.family"):
-            await client.erase(satchel.Citation("profile", "s", None, None))
+async def test_a_memory_ref_and_a_citation_take_their_routes() -> None:
+    """A MemoryRef is erased at its entry's URL, a citation through POST /v1/erase;
+    anything else is refused before anything is sent."""
+    seen: list[tuple[str, str]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, request.url.path))
+        return httpx.Response(200, json={"erased_versions": 1})
+
+    async with mocked(handler) as client:
+        assert await client.erase(REF) == 1
+        assert await client.erase(satchel.Citation("profile", "a/b", None, None)) == 1
+        with pytest.raises(satchel.InvalidRequestError, match=r"^target must be"):
+            await client.erase("s")  # type: ignore[arg-type]
+    assert seen == [("DELETE", f"/v1/memories/s/{'e' * 32}"), ("POST", "/v1/erase")]
 
 
 async def test_an_answer_that_is_not_json_is_a_satchel_error() -> None:

@@ -275,3 +275,89 @@ async def test_update_memory_makes_a_new_version(sides: Sides) -> None:
         await sides.api.update_memory(new, satchel.MemoryEntry(text=""))
     with pytest.raises(satchel.NotFoundError):
         await sides.api.update_memory(attrs.evolve(new, version=9), changed)
+
+
+EXPERIENCE = satchel.Experience(
+    situation="The east cluster backup failed at night",
+    action="Re-ran the backup by hand",
+    outcome="It finished in twenty minutes",
+    lesson="Check the backup disk before the nightly run",
+    key="backup-failure",
+)
+TOPIC = satchel.TopicMemory(
+    title="Backups", text="East cluster backups run nightly, kept thirty days"
+)
+RESOURCE = satchel.Resource(
+    uri="docs://runbooks/backup",
+    body="Step one: stop the writers. Step two: snapshot.",
+    abstract="The backup runbook",
+    overview="How to take and restore a backup of the east cluster",
+)
+EVERY_FAMILY = satchel.Assembly(
+    tuple(
+        satchel.Section(family, limit)
+        for family, limit in (
+            ("profile", 1),
+            ("memory", 2),
+            ("experience", 1),
+            ("topic-memory", 2),
+            ("resource", 2),
+        )
+    )
+)
+
+
+async def test_every_family_is_written_and_served_alike(sides: Sides) -> None:
+    """Experiences, topic memories, resources and the profile are written through
+    the API and delivered in the same pack as the Runtime's."""
+    scope_id = scope()
+    [experience] = await sides.api.add_experiences(scope_id, [EXPERIENCE])
+    [topic] = await sides.api.add_topic_memories(scope_id, [TOPIC])
+    [resource] = await sides.api.add_resources(scope_id, [RESOURCE])
+    await sides.api.set_profile(scope_id, satchel.Profile(text="Ana runs the east cluster"))
+    assert (experience.family, experience.revision) == ("experience", 1)
+    assert (topic.family, resource.family, resource.id) == (
+        "topic-memory",
+        "resource",
+        RESOURCE.uri,
+    )
+    assert await sides.api.add_experiences(scope_id, [EXPERIENCE]) == [experience]
+    assert (await sides.api.add_topic_memories(scope_id, [TOPIC]))[0].revision == 2
+    request = request_for(scope_id, "east cluster backup", assembly=EVERY_FAMILY)
+    context = await sides.prepare(request)
+    assert context.content is not None
+    families = {item.citation.family for item in satchel.parse_context(context.content)}
+    assert families == {"profile", "experience", "topic-memory", "resource"}
+    assert "Ana runs the east cluster" in context.content
+
+
+async def test_any_record_is_erased_by_its_citation(sides: Sides) -> None:
+    """erase takes a citation of any family, the profile's included."""
+    scope_id = scope()
+    await sides.api.add_experiences(scope_id, [EXPERIENCE])
+    await sides.api.set_profile(scope_id, satchel.Profile(text="Ana runs the east cluster"))
+    request = request_for(scope_id, "east cluster backup", assembly=EVERY_FAMILY)
+    context = await sides.prepare(request)
+    assert context.content is not None
+    for item in satchel.parse_context(context.content):
+        assert await sides.api.erase(item.citation) == 1
+    assert (await sides.prepare(request)).status == "empty"
+    assert await sides.api.erase(satchel.Citation("profile", scope_id, None, None)) == 0
+
+
+async def test_bad_records_are_refused_naming_the_field(sides: Sides) -> None:
+    """Each family's malformed record is an InvalidRequestError naming its field,
+    as the Runtime names it, and nothing is written."""
+    scope_id = scope()
+    with pytest.raises(satchel.InvalidRequestError, match=r"^experiences\[1\]\.lesson"):
+        await sides.api.add_experiences(scope_id, [EXPERIENCE, attrs.evolve(EXPERIENCE, lesson="")])
+    with pytest.raises(satchel.InvalidRequestError, match=r"^topics\[0\]\.title"):
+        await sides.api.add_topic_memories(scope_id, [attrs.evolve(TOPIC, title=" ")])
+    with pytest.raises(satchel.InvalidRequestError, match=r"^resources\[1\]\.uri"):
+        await sides.api.add_resources(scope_id, [RESOURCE, RESOURCE])
+    with pytest.raises(satchel.InvalidRequestError, match=r"^profile\.text"):
+        await sides.api.set_profile(scope_id, satchel.Profile(text=""))
+    with pytest.raises(satchel.InvalidRequestError, match=r"^target\.family"):
+        await sides.api.erase(satchel.Citation("diary", scope_id, "x", 1))
+    request = request_for(scope_id, "east cluster backup", assembly=EVERY_FAMILY)
+    assert (await sides.prepare(request)).status == "empty"

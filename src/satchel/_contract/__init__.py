@@ -76,10 +76,26 @@ from ._prepare import PREPARED as PREPARED
 from ._prepare import PREPARED_CONTEXT as PREPARED_CONTEXT
 from ._prepare import RECEIPT as RECEIPT
 from ._prepare import SECTION as SECTION
+from ._records import ADD_EXPERIENCES as ADD_EXPERIENCES
+from ._records import ADD_RESOURCES as ADD_RESOURCES
+from ._records import ADD_TOPIC_MEMORIES as ADD_TOPIC_MEMORIES
+from ._records import ADDED_RECORDS as ADDED_RECORDS
+from ._records import ERASE as ERASE
+from ._records import ERASED as ERASED
+from ._records import EXPERIENCE as EXPERIENCE
+from ._records import PROFILE as PROFILE
+from ._records import RECORD_REF as RECORD_REF
+from ._records import RESOURCE as RESOURCE
+from ._records import SET_PROFILE as SET_PROFILE
+from ._records import TOPIC_MEMORY as TOPIC_MEMORY
 
 __all__ = [
     "ADDED_MEMORIES",
+    "ADDED_RECORDS",
+    "ADD_EXPERIENCES",
     "ADD_MEMORIES",
+    "ADD_RESOURCES",
+    "ADD_TOPIC_MEMORIES",
     "ASSEMBLY",
     "CHANNELS",
     "CITATION",
@@ -89,10 +105,13 @@ __all__ = [
     "DEFAULT_KIND",
     "DEFAULT_MAX_BYTES",
     "ENTRY",
+    "ERASE",
+    "ERASED",
     "ERASED_RECORDS",
     "ERASED_VERSIONS",
     "ERROR",
     "ERROR_TYPES",
+    "EXPERIENCE",
     "EXPLAINED_CONTEXT",
     "FAMILIES",
     "FORGOTTEN",
@@ -119,12 +138,17 @@ __all__ = [
     "PREPARED_CONTEXT",
     "PREPARE_ARGUMENTS",
     "PREPARE_REQUEST",
+    "PROFILE",
     "RECEIPT",
+    "RECORD_REF",
+    "RESOURCE",
     "SCHEMA_ID",
     "SECTION",
     "SECTION_LIMITS",
+    "SET_PROFILE",
     "STATUSES",
     "TIERS",
+    "TOPIC_MEMORY",
     "UPDATE_MEMORY",
     "ErrorType",
     "Field",

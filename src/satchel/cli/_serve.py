@@ -60,7 +60,10 @@ Serve the memory in --db (or --store) over HTTP, as JSON:
   POST   /v1/memories                        write memory entries to a scope, all or nothing
   GET    /v1/memories/SCOPE/ENTRY?version=N  read exactly the version a citation names
   PUT    /v1/memories/SCOPE/ENTRY?version=N  write a new version of an entry
-  DELETE /v1/memories/SCOPE/ENTRY?version=N  take an entry out of search
+  DELETE /v1/memories/SCOPE/ENTRY?version=N  take an entry out of search (?erase=true: erase it)
+  POST   /v1/experiences, /v1/topic-memories, /v1/resources  write the other families
+  PUT    /v1/profiles/SCOPE                  replace the scope's profile
+  POST   /v1/erase                           erase any record by its citation
   GET    /healthz                            liveness (no token needed)
   GET    /openapi.json                       the OpenAPI 3.1 document (no token needed)
 

@@ -225,21 +225,25 @@ class Client:
         await self._call("DELETE", _memory_path(ref), params=params, retry=True)
 
     async def erase(self, target: satchel.Citation | satchel.MemoryRef) -> int:
-        """:meth:`satchel.Runtime.erase` of a memory entry (the service erases memory
-        entries; a citation of another family is refused). Not retried: a repeated
-        erase answers 0, and the count of the first would be lost.
+        """:meth:`satchel.Runtime.erase`: every version of the record ``target`` names.
+        Not retried: a repeated erase answers 0, and the first one's count would be
+        lost.
 
         Returns:
-            How many versions were erased.
+            How many versions were erased (a profile is one).
         """
-        if isinstance(target, satchel.Citation):
-            if target.family != "memory" or not isinstance(target.id, str):
-                raise satchel.InvalidRequestError(
-                    "target.family must be memory: the service erases memory entries"
-                )
-            target = satchel.MemoryRef(target.scope, target.id, target.version or 1)
-        ref = _memory_ref(target, "target")
-        body = await self._call("DELETE", _memory_path(ref), params={"erase": "true"}, retry=False)
+        if isinstance(target, satchel.MemoryRef):
+            ref = _memory_ref(target, "target")
+            body = await self._call(
+                "DELETE", _memory_path(ref), params={"erase": "true"}, retry=False
+            )
+            return int(body["erased_versions"])
+        if not isinstance(target, satchel.Citation):
+            raise satchel.InvalidRequestError(
+                "target must be a satchel.Citation or a satchel.MemoryRef"
+            )
+        cited = wire.citation_json(target)
+        body = await self._call("POST", "/v1/erase", json={"target": cited}, retry=False)
         return int(body["erased_versions"])
 
     async def erase_scope(self, scope_id: str) -> int:
@@ -248,6 +252,56 @@ class Client:
             raise satchel.InvalidRequestError("scope_id must be a non-empty string")
         body = await self._call("DELETE", f"/v1/scopes/{quote(scope_id, safe='')}", retry=False)
         return int(body["erased_records"])
+
+    # -- the other families -----------------------------------------------------------
+
+    async def add_experiences(
+        self, scope_id: str, experiences: Sequence[satchel.Experience]
+    ) -> list[satchel.RecordRef]:
+        """:meth:`satchel.Runtime.add_experiences` (retried only when every one has a key)."""
+        return await self._batch("/v1/experiences", "experiences", scope_id, experiences)
+
+    async def add_topic_memories(
+        self, scope_id: str, topics: Sequence[satchel.TopicMemory]
+    ) -> list[satchel.RecordRef]:
+        """:meth:`satchel.Runtime.add_topic_memories` (retried only when every one has a
+        key)."""
+        return await self._batch("/v1/topic-memories", "topics", scope_id, topics)
+
+    async def add_resources(
+        self, scope_id: str, resources: Sequence[satchel.Resource]
+    ) -> list[satchel.RecordRef]:
+        """:meth:`satchel.Runtime.add_resources` (retried only when every one has a key)."""
+        return await self._batch("/v1/resources", "resources", scope_id, resources)
+
+    async def set_profile(self, scope_id: str, profile: satchel.Profile) -> None:
+        """:meth:`satchel.Runtime.set_profile` (idempotent, latest wins: retried)."""
+        if not isinstance(scope_id, str) or not scope_id:
+            raise satchel.InvalidRequestError("scope_id must be a non-empty string")
+        if not isinstance(profile, satchel.Profile):
+            raise satchel.InvalidRequestError("profile must be a satchel.Profile")
+        path = f"/v1/profiles/{quote(scope_id, safe='')}"
+        await self._call("PUT", path, json={"profile": wire.fields_json(profile)}, retry=True)
+
+    async def _batch(
+        self, path: str, argument: str, scope_id: str, records: Sequence[Any]
+    ) -> list[satchel.RecordRef]:
+        kind = wire.RECORD_TYPES[argument]
+        if not _is_sequence(records):
+            raise satchel.InvalidRequestError(
+                f"{argument} must be a sequence of satchel.{kind.__name__}"
+            )
+        for index, record in enumerate(records):
+            if not isinstance(record, kind):
+                raise satchel.InvalidRequestError(
+                    f"{argument}[{index}] must be a satchel.{kind.__name__}"
+                )
+        spelled = [wire.fields_json(record) for record in records]
+        keyed = all(record.key is not None for record in records)
+        body = await self._call(
+            "POST", path, json={"scope_id": scope_id, argument: spelled}, retry=keyed
+        )
+        return [wire.record_ref_of(ref) for ref in body["refs"]]
 
     # -- the wire -------------------------------------------------------------------
 
