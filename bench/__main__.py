@@ -24,6 +24,10 @@ Commands:
                           and on, p50, and where missed evidence went (bench/locomo.py)
   scale                   prepare latency, cold first call and peak RSS of one scope of
                           10k, 100k and 1M entries, each in a fresh subprocess (bench/scale.py)
+  listing                 Runtime.list_records on one SQLite scope of 100k entries: a page
+                          of 100 near the newest and 10/100/1,000 pages deep (p50/p95, the
+                          deep page over the first), and a whole walk by cursors
+                          (bench/listing.py)
   stores                  SQLite vs OceanBase (embedded seekdb) on one scope of 10k and 100k
                           entries: ingest entries/s, prepare p50/p95 gate off and on, and
                           whether both deliver the same citations (bench/stores.py)
@@ -78,6 +82,7 @@ from bench import (
     embedders,
     hostile,
     latency,
+    listing,
     locomo,
     loop,
     offtopic,
@@ -164,6 +169,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "recall": recall.main,
     "locomo": locomo.main,
     "scale": lambda argv: _run_module_main(scale.main, argv),
+    "listing": lambda argv: _run_module_main(listing.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
     "service": lambda argv: _run_module_main(service.main, argv),
     "replicas": lambda argv: _run_module_main(replicas.main, argv),

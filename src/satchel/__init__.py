@@ -72,10 +72,13 @@ from .vocabulary import PrepareFailedError as PrepareFailedError
 from .vocabulary import PrepareTimeoutError as PrepareTimeoutError
 from .vocabulary import Profile as Profile
 from .vocabulary import Receipt as Receipt
+from .vocabulary import RecordPage as RecordPage
 from .vocabulary import RecordRef as RecordRef
 from .vocabulary import Resource as Resource
 from .vocabulary import SatchelError as SatchelError
+from .vocabulary import ScopeSummary as ScopeSummary
 from .vocabulary import Section as Section
+from .vocabulary import StoredRecord as StoredRecord
 from .vocabulary import StoreError as StoreError
 from .vocabulary import StoreUnavailableError as StoreUnavailableError
 from .vocabulary import TopicMemory as TopicMemory
@@ -115,10 +118,12 @@ __all__ = [
     "RecallSufficiencyGate",
     "RecallSufficiencyPolicy",
     "Receipt",
+    "RecordPage",
     "RecordRef",
     "Resource",
     "Runtime",
     "SatchelError",
+    "ScopeSummary",
     "SearchPlan",
     "Section",
     "SentenceTransformerEmbedder",
@@ -127,6 +132,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreUnavailableError",
+    "StoredRecord",
     "TopicMemory",
     "open_runtime",
     "parse_context",

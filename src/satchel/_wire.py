@@ -247,6 +247,33 @@ def citation_json(citation: satchel.Citation) -> dict[str, Any]:
     }
 
 
+def scope_summary_json(summary: satchel.ScopeSummary) -> dict[str, Any]:
+    updated = None if summary.updated_at is None else summary.updated_at.isoformat()
+    return {
+        "scope_id": summary.scope_id,
+        "records": dict(summary.records),
+        "updated_at": updated,
+    }
+
+
+def record_page_json(page: satchel.RecordPage) -> dict[str, Any]:
+    """A page of records: each record's citation (the four fields), text, time, key and
+    whether it is forgotten, then the next page's cursor."""
+    return {
+        "records": [
+            {
+                "citation": citation_json(record.citation),
+                "text": record.text,
+                "created_at": None if record.created_at is None else record.created_at.isoformat(),
+                "key": record.key,
+                "forgotten": record.forgotten,
+            }
+            for record in page.records
+        ],
+        "cursor": page.cursor,
+    }
+
+
 def explanation_json(explanation: satchel.Explanation) -> dict[str, Any]:
     """The pack's four fields, then its ``receipts`` and its ``omitted`` candidates."""
     receipts = [

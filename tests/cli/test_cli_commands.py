@@ -27,6 +27,7 @@ OWN_RUNTIME: Final = {
     "_running": "the helper itself",
     "_demo": "a throwaway store it creates itself; exports nothing",
     "_verify": "surveys both stores afresh after a copy; exports nothing",
+    "_list": "over the store on_store opened, naming its embedder: it embeds nothing",
 }
 
 

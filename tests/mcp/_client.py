@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 S: Final = "project:demo"
-TOOLS: Final = ("prepare_context", "add_memories", "get_memory", "forget_memory")
+TOOLS: Final = ("prepare_context", "add_memories", "get_memory", "forget_memory", "list_memories")
 
 
 def text(result: types.CallToolResult) -> str:

@@ -45,7 +45,7 @@ async def add(client: Client, *texts: str, key: str | None = None) -> list[dict[
 
 
 async def test_erase_memory_is_not_a_tool_by_default() -> None:
-    """Without allow_erase, tools/list has the four tools and a call to erase_memory is
+    """Without allow_erase, tools/list has the five tools and a call to erase_memory is
     an unknown tool: nothing is erased."""
     async with connected(allow_erase=False) as (client, runtime):
         listed = [tool.name for tool in (await client.list_tools()).tools]
@@ -58,7 +58,7 @@ async def test_erase_memory_is_not_a_tool_by_default() -> None:
 
 
 async def test_with_allow_erase_it_is_listed_as_destructive() -> None:
-    """The fifth tool, after the four: scope_id and entry_id (no version), destructive
+    """The sixth tool, after the five: scope_id and entry_id (no version), destructive
     and idempotent hints, its schemas valid JSON Schema."""
     async with connected(allow_erase=True) as (client, _):
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}

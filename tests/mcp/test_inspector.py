@@ -41,7 +41,7 @@ def inspector() -> list[str]:
 
 @pytest.mark.slow
 def test_the_inspector_lists_the_tools_with_portable_schemas(tmp_path: Path) -> None:
-    """tools/list through the Inspector names the four tools, and no input or output
+    """tools/list through the Inspector names the five tools, and no input or output
     schema spells a union as a list of types."""
     server = [sys.executable, "-m", "satchel", "mcp", "--db", str(tmp_path / "agent.db")]
     command = [*inspector(), *server, "--embedder", "hashing", "--method", "tools/list"]

@@ -32,8 +32,8 @@ def bare(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-async def test_tools_list_shows_four_tools_with_their_schemas() -> None:
-    """tools/list names the four tools, in order, each with its input and output schema,
+async def test_tools_list_shows_five_tools_with_their_schemas() -> None:
+    """tools/list names the five tools, in order, each with its input and output schema,
     the required arguments, descriptions and hints."""
     async with connected() as (client, _):
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -44,6 +44,7 @@ async def test_tools_list_shows_four_tools_with_their_schemas() -> None:
         "add_memories": ["scope_id", "entries"],
         "get_memory": ["scope_id", "entry_id", "version"],
         "forget_memory": ["scope_id", "entry_id", "version"],
+        "list_memories": ["scope_id"],
     }
     for tool in listed.values():
         assert tool.description
@@ -60,6 +61,11 @@ async def test_tools_list_shows_four_tools_with_their_schemas() -> None:
     assert listed["get_memory"].annotations.read_only_hint is True
     assert listed["forget_memory"].annotations is not None
     assert listed["forget_memory"].annotations.destructive_hint is True
+    assert listed["list_memories"].annotations is not None
+    assert listed["list_memories"].annotations.read_only_hint is True
+    listing = properties(listed["list_memories"].input_schema)
+    assert (listing["limit"]["minimum"], listing["limit"]["maximum"]) == (1, 1000)
+    assert listing["limit"]["default"] == 100
     prepare = properties(listed["prepare_context"].input_schema)
     assert prepare["query"]["minLength"] == 1
     assert prepare["query"]["maxLength"] == 8192
@@ -124,7 +130,7 @@ async def test_every_union_with_null_is_spelled_portably() -> None:
         f"{name} input": tool.input_schema for name, tool in tools.items()
     }
     schemas |= {f"{name} output": tool.output_schema for name, tool in tools.items()}
-    assert len(tools) == 5
+    assert len(tools) == 6
     unions = {name: listed_types(schema) for name, schema in schemas.items()}
     assert {name: where for name, where in unions.items() if where} == {}
     output = tools["prepare_context"].output_schema

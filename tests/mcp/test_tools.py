@@ -1,4 +1,4 @@
-"""The four tools, called in-process through the SDK's own client (``mcp.Client``) on a
+"""The tools, called in-process through the SDK's own client (``mcp.Client``) on a
 server that ``satchel.mcp.create_server`` built over an in-memory runtime."""
 
 from __future__ import annotations

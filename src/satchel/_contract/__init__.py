@@ -1,9 +1,9 @@
 """satchel's wire contract, defined once: every request and answer the HTTP service and
 the MCP server exchange, with the bounds, names and meanings their schemas state.
 
-The shapes (``_prepare``, ``_memories``, ``_errors``) are written once, in the terms of
-``_model``: a :class:`Shape` is a JSON object, a :class:`Field` one of its members. Every
-bound and name in them is read from the constant satchel's own validation applies
+The shapes (``_prepare``, ``_memories``, ``_listing``, ``_errors``) are written once, in
+the terms of ``_model``: a :class:`Shape` is a JSON object, a :class:`Field` one of its
+members. Every bound and name in them is read from the constant satchel's own validation applies
 (``satchel.vocabulary``, and the recall policy's bound on expansion rounds; ``_bounds``),
 never restated, so a schema a client follows is never refused and a bound changed in
 satchel changes every schema with it. The servers render the shapes their own way: the
@@ -26,10 +26,12 @@ from typing import Any
 from satchel.vocabulary import CHANNELS as CHANNELS
 from satchel.vocabulary import DEFAULT_FAMILIES as DEFAULT_FAMILIES
 from satchel.vocabulary import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES
+from satchel.vocabulary import DEFAULT_PAGE as DEFAULT_PAGE
 from satchel.vocabulary import FAMILIES as FAMILIES
 from satchel.vocabulary import MAX_KEY_CHARS as MAX_KEY_CHARS
 from satchel.vocabulary import MAX_MAX_BYTES as MAX_MAX_BYTES
 from satchel.vocabulary import MAX_OMISSIONS as MAX_OMISSIONS
+from satchel.vocabulary import MAX_PAGE as MAX_PAGE
 from satchel.vocabulary import MAX_QUERY_CHARS as MAX_QUERY_CHARS
 from satchel.vocabulary import MAX_REFERENCES as MAX_REFERENCES
 from satchel.vocabulary import MAX_SCOPE_CHARS as MAX_SCOPE_CHARS
@@ -49,6 +51,15 @@ from ._bounds import STATUSES as STATUSES
 from ._errors import ERROR as ERROR
 from ._errors import ERROR_TYPES as ERROR_TYPES
 from ._errors import ErrorType as ErrorType
+from ._listing import CURSOR_DOC as CURSOR_DOC
+from ._listing import FAMILY_DOC as FAMILY_DOC
+from ._listing import FORGOTTEN_DOC as FORGOTTEN_DOC
+from ._listing import LIMIT_DOC as LIMIT_DOC
+from ._listing import LIST_RECORDS as LIST_RECORDS
+from ._listing import RECORD_PAGE as RECORD_PAGE
+from ._listing import SCOPE_SUMMARY as SCOPE_SUMMARY
+from ._listing import SCOPES as SCOPES
+from ._listing import STORED_RECORD as STORED_RECORD
 from ._memories import ADD_MEMORIES as ADD_MEMORIES
 from ._memories import ADDED_MEMORIES as ADDED_MEMORIES
 from ._memories import ENTRY as ENTRY
@@ -100,10 +111,12 @@ __all__ = [
     "CHANNELS",
     "CITATION",
     "CITED_RECORD",
+    "CURSOR_DOC",
     "DEADLINE",
     "DEFAULT_FAMILIES",
     "DEFAULT_KIND",
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_PAGE",
     "ENTRY",
     "ERASE",
     "ERASED",
@@ -114,10 +127,15 @@ __all__ = [
     "EXPERIENCE",
     "EXPLAINED_CONTEXT",
     "FAMILIES",
+    "FAMILY_DOC",
     "FORGOTTEN",
+    "FORGOTTEN_DOC",
+    "LIMIT_DOC",
+    "LIST_RECORDS",
     "MAX_KEY_CHARS",
     "MAX_MAX_BYTES",
     "MAX_OMISSIONS",
+    "MAX_PAGE",
     "MAX_QUERY_CHARS",
     "MAX_REFERENCES",
     "MAX_ROUND",
@@ -140,13 +158,17 @@ __all__ = [
     "PREPARE_REQUEST",
     "PROFILE",
     "RECEIPT",
+    "RECORD_PAGE",
     "RECORD_REF",
     "RESOURCE",
     "SCHEMA_ID",
+    "SCOPES",
+    "SCOPE_SUMMARY",
     "SECTION",
     "SECTION_LIMITS",
     "SET_PROFILE",
     "STATUSES",
+    "STORED_RECORD",
     "TIERS",
     "TOPIC_MEMORY",
     "UPDATE_MEMORY",

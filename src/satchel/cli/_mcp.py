@@ -42,14 +42,15 @@ DEFAULT_PORT: Final = 8766
 
 _DESCRIPTION = """\
 Serve the memory in --db (or --store) to an MCP host (Claude Code, Claude Desktop,
-Cursor, or any Model Context Protocol client) as four tools:
+Cursor, or any Model Context Protocol client) as five tools:
 
   prepare_context  a bounded, cited context pack for a query (as 'satchel prepare')
   add_memories     write memory entries, all or nothing; returns their refs
   get_memory       read exactly the version a citation names
   forget_memory    take an entry out of search (its versions stay readable)
+  list_memories    a page of a scope's records, newest first (as 'satchel list')
 
---allow-erase adds a fifth, erase_memory, which erases every version of an entry so
+--allow-erase adds a sixth, erase_memory, which erases every version of an entry so
 that nothing of it stays readable ('satchel erase --help'). It is off by default: an
 agent should not be able to erase by accident.
 

@@ -11,6 +11,9 @@ Routes (``docs/service.md`` and ``GET /openapi.json`` describe them in full):
 ``PUT /v1/memories/{scope}/{entry_id}``    ``Runtime.update_memory`` (``?version=N``)
 ``DELETE /v1/memories/{scope}/{entry_id}`` ``Runtime.forget_memory`` (``?version=N``), or
                                            ``Runtime.erase`` (``?erase=true``)
+``GET /v1/scopes``                         ``Runtime.list_scopes`` (those the token may read)
+``GET /v1/scopes/{scope}/records``         ``Runtime.list_records`` (``?family=&forgotten=``
+                                           ``&cursor=&limit=``)
 ``DELETE /v1/scopes/{scope}``              ``Runtime.erase_scope``
 ``POST /v1/experiences``                   ``Runtime.add_experiences``
 ``POST /v1/topic-memories``                ``Runtime.add_topic_memories``
@@ -43,6 +46,7 @@ from starlette.routing import Route
 import satchel
 
 from .. import _wire as wire
+from .._contract import DEFAULT_PAGE, MAX_PAGE
 from . import _bodies as bodies
 from ._auth import EVERYTHING, TokenGrant, Tokens, check_tokens
 from ._errors import (
@@ -73,6 +77,8 @@ if TYPE_CHECKING:
 DEFAULT_MAX_BODY_BYTES: Final = 1_048_576
 #: The top-level fields each route's satchel errors may name.
 _REF_FIELDS: Final = ("scope", "entry_id", "version", *bodies.UPDATE_FIELDS)
+#: The query fields of a page of records, then the path's scope.
+_LIST_FIELDS: Final = ("family", "forgotten", "cursor", "limit", "scope")
 #: The batch routes of the families besides memory, and the Runtime argument each carries.
 _BATCHES: Final = {
     "/v1/experiences": "experiences",
@@ -163,6 +169,12 @@ def create_app(
             "/v1/memories/{scope:path}/{entry_id}",
             service.endpoint(service.memory, _REF_FIELDS),
             methods=["GET", "PUT", "DELETE"],
+        ),
+        Route("/v1/scopes", service.endpoint(service.scopes, ()), methods=["GET"]),
+        Route(
+            "/v1/scopes/{scope:path}/records",
+            service.endpoint(service.records, _LIST_FIELDS),
+            methods=["GET"],
         ),
         Route(
             "/v1/scopes/{scope:path}",
@@ -389,6 +401,37 @@ class _Service:
             {"scope_id": ref.scope_id, "entry_id": ref.entry_id, "erased_versions": erased}
         )
 
+    async def scopes(self, request: Request, grant: TokenGrant) -> Response:
+        """The scopes the token may read; the others are never named."""
+        bodies.known(request.query_params, ())
+        summaries = await self.runtime.list_scopes()
+        listed = [wire.scope_summary_json(s) for s in summaries if grant.may_read(s.scope_id)]
+        return _json({"scopes": listed})
+
+    async def records(self, request: Request, grant: TokenGrant) -> Response:
+        params = request.query_params
+        bodies.known(params, _LIST_FIELDS[:-1])
+        scope: str = request.path_params["scope"]
+        if not grant.may_read(scope):
+            raise _may_not_read()
+        forgotten = _once(request, "forgotten")
+        if forgotten not in (None, "true", "false"):
+            raise invalid("forgotten must be true or false", "forgotten")
+        limit = _once(request, "limit")
+        if limit is not None and not (limit.isascii() and limit.isdigit() and len(limit) < 9):
+            raise invalid(f"limit must be an integer 1..{MAX_PAGE}", "limit")
+        try:
+            page = await self.runtime.list_records(
+                scope, _once(request, "family"), include_forgotten=forgotten == "true",
+                cursor=_once(request, "cursor"),
+                limit=DEFAULT_PAGE if limit is None else int(limit),
+            )  # fmt: skip
+        except satchel.InvalidRequestError as exc:  # satchel calls it scope_id, the URL scope
+            if str(exc).startswith("scope_id"):
+                raise invalid(str(exc).replace("scope_id", "scope", 1), "scope") from None
+            raise
+        return _json(wire.record_page_json(page))
+
     async def erase_scope(self, request: Request, grant: TokenGrant) -> Response:
         unknown = next(iter(request.query_params), None)
         if unknown is not None:
@@ -420,6 +463,14 @@ def _erasing(request: Request) -> bool:
     if spelled and spelled[0] not in ("true", "false"):
         raise invalid("erase must be true or false", "erase")
     return spelled == ["true"]
+
+
+def _once(request: Request, name: str) -> str | None:
+    """The query field ``name``, which may appear at most once (None: absent)."""
+    spelled = request.query_params.getlist(name)
+    if len(spelled) > 1:
+        raise invalid(f"{name} appears twice", name)
+    return spelled[0] if spelled else None
 
 
 def _memory_ref(request: Request, *, erasing: bool = False) -> satchel.MemoryRef:

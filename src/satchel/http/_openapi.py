@@ -95,6 +95,41 @@ _DELETE_PARAMETERS: Final = [
         "schema": {"type": "string", "enum": ["true", "false"], "default": "false"},
     },
 ]
+_LIST_PARAMETERS: Final = [
+    {
+        "name": "family",
+        "in": "query",
+        "required": False,
+        "description": contract.FAMILY_DOC,
+        "schema": {"enum": list(contract.FAMILIES)},
+    },
+    {
+        "name": "forgotten",
+        "in": "query",
+        "required": False,
+        "description": contract.FORGOTTEN_DOC,
+        "schema": {"type": "string", "enum": ["true", "false"], "default": "false"},
+    },
+    {
+        "name": "cursor",
+        "in": "query",
+        "required": False,
+        "description": contract.CURSOR_DOC,
+        "schema": {"type": "string"},
+    },
+    {
+        "name": "limit",
+        "in": "query",
+        "required": False,
+        "description": contract.LIMIT_DOC,
+        "schema": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": contract.MAX_PAGE,
+            "default": contract.DEFAULT_PAGE,
+        },
+    },
+]
 _DOCUMENT: Final[dict[str, Any]] = {
     "openapi": "3.1.0",
     "info": {
@@ -209,6 +244,34 @@ _DOCUMENT: Final[dict[str, Any]] = {
                     },
                     "204": {"description": "forgotten (or already forgotten)"},
                     "404": _error("forget only: no such entry or version"),
+                    **_ERRORS,
+                },
+            },
+        },
+        "/v1/scopes": {
+            "get": {
+                "operationId": "listScopes",
+                "summary": (
+                    "The scopes the token may read that hold anything, with their searchable"
+                    " records per family and their last write"
+                ),
+                "responses": {
+                    "200": {"description": "the scopes", **_json_body(contract.SCOPES)},
+                    **_ERRORS,
+                },
+            }
+        },
+        "/v1/scopes/{scope}/records": {
+            "parameters": [{**_SCOPE_PARAMETER, "description": "the scope; percent-encode it"}],
+            "get": {
+                "operationId": "listRecords",
+                "summary": (
+                    "One page of the scope's records, newest first, each once as its newest"
+                    " version; writes nothing"
+                ),
+                "parameters": _LIST_PARAMETERS,
+                "responses": {
+                    "200": {"description": "the page", **_json_body(contract.RECORD_PAGE)},
                     **_ERRORS,
                 },
             },

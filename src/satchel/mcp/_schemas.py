@@ -32,6 +32,8 @@ __all__ = [
     "ERASE_MEMORY_OUTPUT",
     "FORGET_MEMORY_OUTPUT",
     "GET_MEMORY_OUTPUT",
+    "LIST_MEMORIES_INPUT",
+    "LIST_MEMORIES_OUTPUT",
     "MEMORY_REF_INPUT",
     "PREPARE_CONTEXT_INPUT",
     "PREPARE_CONTEXT_OUTPUT",
@@ -93,6 +95,8 @@ ADD_MEMORIES_OUTPUT: Final = schema_of(contract.ADDED_MEMORIES)
 MEMORY_REF_INPUT: Final = schema_of(contract.MEMORY_REF)
 GET_MEMORY_OUTPUT: Final = schema_of(contract.MEMORY_RECORD_FLAT)
 FORGET_MEMORY_OUTPUT: Final = schema_of(contract.FORGOTTEN)
+LIST_MEMORIES_INPUT: Final = schema_of(contract.LIST_RECORDS)
+LIST_MEMORIES_OUTPUT: Final = schema_of(contract.RECORD_PAGE)
 #: ``erase_memory`` (served with ``satchel mcp --allow-erase`` only): an entry, no version,
 #: since an erase takes every version.
 ERASE_MEMORY_INPUT: Final = schema_of(contract.ENTRY)

@@ -1,5 +1,5 @@
-"""``create_server``: the four satchel tools on the MCP SDK's low-level server, and the
-fifth, ``erase_memory``, when the caller allows it.
+"""``create_server``: the five satchel tools on the MCP SDK's low-level server, and the
+sixth, ``erase_memory``, when the caller allows it.
 
 The low-level :class:`mcp.server.Server` is used rather than ``MCPServer`` so that each
 tool's input and output schema is exactly the one in :mod:`._schemas` (bounds and
@@ -49,7 +49,7 @@ group's scope, the id as written and the version are the citation: get_memory re
 exactly that version, and exclude takes {family, scope, id, version}. Write what is
 worth remembering with add_memories (created_at and thread help later questions about
 dates and conversations), and forget_memory takes an entry out of search (its versions
-stay readable)."""
+stay readable). list_memories pages through what a scope holds, newest first."""
 
 
 @attrs.frozen
@@ -64,8 +64,9 @@ class _Tool:
 
 
 def create_server(runtime: satchel.Runtime, *, allow_erase: bool = False) -> Server[Any]:
-    """An MCP server exposing ``runtime`` as four tools: ``prepare_context``,
-    ``add_memories``, ``get_memory`` and ``forget_memory``; with ``allow_erase``, a fifth,
+    """An MCP server exposing ``runtime`` as five tools: ``prepare_context``,
+    ``add_memories``, ``get_memory``, ``forget_memory`` and ``list_memories``; with
+    ``allow_erase``, a sixth,
     ``erase_memory``, which erases every version of an entry (``Runtime.erase``). It is
     off by default so that an agent cannot erase by accident: nothing of an erased entry
     stays readable.
@@ -223,6 +224,16 @@ async def _forget_memory(runtime: satchel.Runtime, ref: satchel.MemoryRef) -> ty
     return _result({**wire.ref_json(ref), "forgotten": True}, text)
 
 
+def _read_listing(runtime: satchel.Runtime, args: dict[str, Any]) -> dict[str, Any]:
+    # The schema bounds every argument; the runtime checks them again (and the cursor).
+    return {name: args[name] for name in schemas.LIST_MEMORIES_INPUT["properties"] if name in args}
+
+
+async def _list_memories(runtime: satchel.Runtime, args: dict[str, Any]) -> types.CallToolResult:
+    page = await runtime.list_records(**args)
+    return _result(wire.record_page_json(page))
+
+
 def _read_entry(runtime: satchel.Runtime, args: dict[str, Any]) -> satchel.MemoryRef:
     # An erase takes every version: the ref's version (1) does not narrow it.
     entry_id = wire.full_id(wire.as_string(args["entry_id"], "entry_id"))
@@ -316,6 +327,20 @@ _TOOLS: Final = (
         ),
         _read_ref,
         _forget_memory,
+    ),
+    _tool(
+        "list_memories",
+        "List memories",
+        "List one page of what scope_id holds, newest first: each record once as its newest"
+        " version, with its citation (what get_memory, exclude and erase_memory take), text,"
+        " created_at, idempotency key and whether it is forgotten (listed only with"
+        " include_forgotten). Pass the page's cursor back for the next page (null: the"
+        " last). Writes nothing.",
+        schemas.LIST_MEMORIES_INPUT,
+        schemas.LIST_MEMORIES_OUTPUT,
+        types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        _read_listing,
+        _list_memories,
     ),
 )
 

@@ -48,6 +48,16 @@ from ..vocabulary import (
 )
 from ..vocabulary._analysis import warm_up
 from ..vocabulary._families import rules
+from ..vocabulary._listing import (
+    DEFAULT_PAGE,
+    RecordPage,
+    ScopeSummary,
+    listed_families,
+    page_of,
+    place_of,
+    validate_flag,
+    validate_limit,
+)
 from . import _writes
 
 if TYPE_CHECKING:
@@ -191,6 +201,66 @@ class Runtime:
             NotFoundError: the entry or the version does not exist, or was erased.
         """
         return await self._store.get_memory(_writes.memory_ref(ref))
+
+    # -- listing --------------------------------------------------------------------
+
+    async def list_scopes(self) -> tuple[ScopeSummary, ...]:
+        """Every scope that holds anything, sorted by id, with its searchable records
+        per family and when it was last written. Writes nothing.
+
+        A scope whose every entry was forgotten is listed with no records counted (its
+        entries are still readable, and listed with ``include_forgotten``); an erased
+        scope is not listed.
+        """
+        counts = await self._store.scope_counts()
+        writes = await self._store.scope_writes()
+        return tuple(
+            ScopeSummary(scope_id, counts.get(scope_id, {}), writes.get(scope_id))
+            for scope_id in sorted({*counts, *writes})
+        )
+
+    async def list_records(
+        self,
+        scope_id: str,
+        family: str | None = None,
+        *,
+        include_forgotten: bool = False,
+        cursor: str | None = None,
+        limit: int = DEFAULT_PAGE,
+    ) -> RecordPage:
+        """One page of the scope's records, newest first, each as its newest version.
+        Writes nothing.
+
+        Records are paged by a keyset: ``cursor`` (the one the previous page returned)
+        resumes right after that page's last record, so a walk through every page lists
+        each record that stays in the scope exactly once, whatever is written, forgotten
+        or erased meanwhile; records written after the walk began are not in it (they
+        are newer than its first page). An erased record never appears.
+
+        Args:
+            scope_id: the scope listed.
+            family: one family (``memory``, ``experience``, ``topic-memory``,
+                ``profile``, ``resource``), or None for all of them (the profile last).
+            include_forgotten: list forgotten memory entries too (``forgotten`` set).
+            cursor: the previous page's cursor; None for the first page.
+            limit: the most records on the page, 1..1000.
+
+        Returns:
+            The page; its ``cursor`` is None when no record follows.
+
+        Raises:
+            InvalidRequestError: an argument is malformed (the message names it).
+        """
+        scope_id = validate_scope(scope_id, "scope_id")
+        families = listed_families(family)
+        include_forgotten = validate_flag(include_forgotten, "include_forgotten")
+        limit = validate_limit(limit)
+        before = place_of(cursor)
+        listed = await self._store.list_records(
+            scope_id, families, include_forgotten=include_forgotten, before=before,
+            limit=limit + 1,  # one more says whether another page follows
+        )  # fmt: skip
+        return page_of(scope_id, listed, limit)
 
     async def add_experiences(
         self, scope_id: str, experiences: Sequence[Experience]

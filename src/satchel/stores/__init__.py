@@ -26,6 +26,7 @@ from ..vocabulary._evidence import Pool as Pool
 from ..vocabulary._families import FAMILY_RULES as FAMILY_RULES
 from ..vocabulary._families import Family as Family
 from ..vocabulary._families import FamilyRules as FamilyRules
+from ..vocabulary._listing import ListedRecord as ListedRecord
 from ..vocabulary._records import Columns as Columns
 from ..vocabulary._records import Experience as Experience
 from ..vocabulary._records import MemoryEntry as MemoryEntry
@@ -71,6 +72,7 @@ __all__ = [
     "Experience",
     "Family",
     "FamilyRules",
+    "ListedRecord",
     "MemoryEntry",
     "MemoryRecord",
     "MemoryRef",

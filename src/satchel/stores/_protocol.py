@@ -30,12 +30,14 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from datetime import datetime
 
     import numpy as np
     import numpy.typing as npt
 
     from ..vocabulary._evidence import Evidence, Pool
     from ..vocabulary._families import Family
+    from ..vocabulary._listing import ListedRecord
     from ..vocabulary._records import MemoryEntry, MemoryRecord, MemoryRef, Record, Ref
     from ..vocabulary._retrieval import PoolRequest
 
@@ -147,6 +149,45 @@ class RecordStore(Protocol):
         A scope holding neither a searchable record nor a profile (everything in it
         forgotten or replaced) is absent. Like every read, it sees what other
         processes sharing the store committed before the call.
+        """
+        ...
+
+    async def scope_writes(self) -> Mapping[str, datetime | None]:
+        """Every scope that holds anything (a record version, searchable or forgotten,
+        or a profile), with when it was last written: the time (UTC) of the last write,
+        update or forget that changed it, or None when the store recorded none (a
+        scope written by an older version of the store). An erased scope is absent.
+        Writes nothing."""
+        ...
+
+    async def list_records(
+        self,
+        scope_id: str,
+        families: Sequence[Family],
+        *,
+        include_forgotten: bool,
+        before: int | None,
+        limit: int,
+    ) -> Sequence[ListedRecord]:
+        """At most ``limit`` records of ``families`` in the scope, newest first, each
+        as its newest version (a :class:`~satchel.stores.ListedRecord`); writes nothing.
+
+        A record's ``place`` is the key of its first version, so it never moves: a
+        new version, a forget or another record's erase leaves it where it was, and a
+        record written later takes a higher place. Records are ordered by place,
+        highest first; with ``before``, only records placed below it are listed (a
+        keyset, never an offset: a page deep in a large scope costs what the first
+        does). The scope's profile, when ``families`` holds ``profile``, is listed
+        last, at place 0. An erased record never appears; a forgotten memory entry
+        (no version searchable) only with ``include_forgotten``, as its latest
+        version with ``forgotten`` set. A scope holding nothing lists nothing.
+
+        Args:
+            scope_id: the scope.
+            families: the families listed (at least one).
+            include_forgotten: list forgotten entries too.
+            before: list only records placed below this (None: from the newest).
+            limit: the most records returned.
         """
         ...
 

@@ -37,6 +37,7 @@ from ..embedders import HashingEmbedder
 from ..vocabulary._analysis import analyse_query
 from ..vocabulary._errors import NotFoundError, StoreError
 from ..vocabulary._evidence import Evidence
+from ..vocabulary._families import FAMILIES
 from ..vocabulary._records import (
     Experience,
     MemoryEntry,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 
     from ..vocabulary._evidence import Pool
     from ..vocabulary._families import Family
+    from ..vocabulary._listing import ListedRecord
     from ..vocabulary._records import Record
     from ._protocol import Store
 
@@ -1105,6 +1107,154 @@ async def check_erased_keys_are_never_given_again(store: Store) -> None:
 # -- write versions, embedders, closing -------------------------------------------------
 
 
+# -- listing ----------------------------------------------------------------------------
+
+
+async def listed(
+    store: Store,
+    scope: str = "s",
+    families: Sequence[Family] = FAMILIES,
+    *,
+    include_forgotten: bool = False,
+    before: int | None = None,
+    limit: int = 1000,
+) -> list[ListedRecord]:
+    """One page of ``store.list_records``, checked to be newest first."""
+    page = list(
+        await store.list_records(
+            scope, families, include_forgotten=include_forgotten, before=before, limit=limit
+        )
+    )
+    assert len(page) <= limit, f"{len(page)} records on a page of {limit}"
+    places = [record.place for record in page]
+    assert places == sorted(places, reverse=True), f"not newest first: {places}"
+    assert len(set(places)) == len(places), f"a place twice: {places}"
+    return page
+
+
+def named(page: Sequence[ListedRecord]) -> list[tuple[str, str | None, int | None]]:
+    """Each listed record's family, id and version, in page order."""
+    return [(record.family, record.record_id, record.version) for record in page]
+
+
+async def check_a_listing_shows_each_record_once_as_its_newest_version(store: Store) -> None:
+    """Every record of every family once, as its newest version, newest record first
+    (an update keeps a record's place), the profile last; each family's columns as
+    written; a scope holding nothing lists nothing."""
+    vectors = await EMBEDDER.embed(["x"])
+    said = MAY_8 + timedelta(hours=1)
+    first, second = await remember(
+        store, "s", [MemoryEntry("kestrel", tags=("bird",), created_at=said, key="k1"), "owl"]
+    )
+    (lesson,) = await records(store, "experience", "s", [Experience("a", "b", "c", "d")])
+    (note,) = await records(store, "topic-memory", "s", [TopicMemory("birds", "one")], vectors)
+    await records(store, "topic-memory", "s", [TopicMemory("birds", "two")], vectors)
+    await records(store, "resource", "s", [Resource("u", "body", "abstract", "overview")], vectors)
+    await records(store, "resource", "s", [Resource("u", "body two", "abstract two")], vectors)
+    await set_profile(store, "s", Profile("the profile"))
+    newer = await store.update_memory(first, MemoryEntry("kestrel two"), vectors)
+    page = await listed(store)
+    assert named(page) == [
+        ("resource", "u", 2), ("topic-memory", note.id, 2), ("experience", lesson.id, 1),
+        ("memory", second.entry_id, 1), ("memory", first.entry_id, newer.version),
+        ("profile", None, None),
+    ], named(page)  # fmt: skip
+    resource, topic, experience, owl, kestrel, profile = page
+    assert (resource.columns.uri, resource.columns.abstract) == ("u", "abstract two")
+    assert resource.columns.overview is None
+    assert topic.columns.text == topic_text(TopicMemory("birds", "two"))
+    assert experience.columns.text == experience_text(Experience("a", "b", "c", "d"))
+    assert (owl.columns.text, owl.columns.key) == ("owl", None)
+    assert (kestrel.columns.text, kestrel.columns.key) == ("kestrel two", "k1")
+    assert profile.columns.text == "the profile"
+    assert profile.place == 0 < kestrel.place
+    assert not any(record.forgotten for record in page)
+    (old,) = await listed(store, families=["memory"], before=owl.place)
+    assert old.place == kestrel.place
+    await remember(store, "t", [MemoryEntry("dated", tags=("x", "y"), created_at=said)])
+    (dated,) = await listed(store, "t")
+    assert (dated.columns.created_at, dated.columns.tags) == (said, ("x", "y"))
+    assert await listed(store, "nowhere") == []
+
+
+async def check_a_listing_filters_by_family_and_shows_forgotten_only_when_asked(
+    store: Store,
+) -> None:
+    """One family lists only its records; a forgotten entry appears, marked, only with
+    include_forgotten; an erased record never appears; neither does another scope's."""
+    vectors = await EMBEDDER.embed(["x"])
+    kept, gone, erased = await remember(store, "s", ["kept", "forgotten", "erased"])
+    await records(store, "topic-memory", "s", [TopicMemory("t", "x")], vectors)
+    await remember(store, "other", ["elsewhere"])
+    await store.forget_memory(gone)
+    await store.erase("memory", "s", erased.entry_id)
+    assert named(await listed(store, families=["memory"])) == [("memory", kept.entry_id, 1)]
+    with_forgotten = await listed(store, families=["memory"], include_forgotten=True)
+    assert named(with_forgotten) == [("memory", gone.entry_id, 1), ("memory", kept.entry_id, 1)]
+    assert [record.forgotten for record in with_forgotten] == [True, False]
+    assert [record.family for record in await listed(store)] == ["topic-memory", "memory"]
+    assert await listed(store, families=["profile"]) == []
+    everything = await listed(store, include_forgotten=True)
+    assert erased.entry_id not in [record.record_id for record in everything]
+
+
+async def check_a_cursor_walk_neither_skips_nor_repeats_a_record(store: Store) -> None:
+    """Paging by the last place seen while records are written, updated, forgotten and
+    erased between pages lists every record that stays exactly once and none written
+    after the walk began; pages beyond the last are empty."""
+    vectors = await EMBEDDER.embed(["x"])
+    refs = await remember(store, "s", [f"entry {n}" for n in range(24)])
+    by_id = {ref.entry_id: ref for ref in refs}
+    seen: list[str] = []
+    erased: set[str] = set()
+    written_later: set[str] = set()
+    before: int | None = None
+    for step in range(100):
+        page = await listed(store, include_forgotten=True, before=before, limit=5)
+        if not page:
+            break
+        seen.extend(str(record.record_id) for record in page)
+        before = page[-1].place
+        unseen = [ref for ref in refs if ref.entry_id not in {*seen, *erased}]
+        later = await remember(store, "s", [f"later {step}"])
+        written_later.update(ref.entry_id for ref in later)
+        if len(unseen) > 3:
+            await store.update_memory(unseen[0], MemoryEntry(f"updated {step}"), vectors)
+            await store.forget_memory(unseen[1])
+            await store.erase("memory", "s", unseen[2].entry_id)
+            erased.add(unseen[2].entry_id)
+        await store.erase("memory", "s", seen[-1])  # one already listed: no effect
+        erased.add(seen[-1])
+    assert len(seen) == len(set(seen)), "a record was listed twice"
+    assert not written_later & set(seen), "a record written during the walk was listed"
+    stayed = [ref.entry_id for ref in refs if ref.entry_id not in erased]
+    assert set(stayed) <= set(seen), "a record that stayed was skipped"
+    assert set(seen) <= set(by_id)
+    assert [by_id[entry_id] for entry_id in seen] == sorted(
+        (by_id[entry_id] for entry_id in seen), key=refs.index, reverse=True
+    )
+
+
+async def check_scope_writes_date_every_scope_that_holds_anything(store: Store) -> None:
+    """A scope is dated by its last write (UTC, between the write's start and end),
+    stays listed when every entry in it is forgotten, and leaves with erase_scope."""
+    assert dict(await store.scope_writes()) == {}
+    start = datetime.now(UTC)
+    (ref,) = await remember(store, "s", ["kestrel"])
+    await set_profile(store, "p", Profile("only a profile"))
+    written = await store.scope_writes()
+    assert set(written) == {"s", "p"}
+    when = written["s"]
+    assert when is not None
+    assert start <= when <= datetime.now(UTC), when
+    await store.forget_memory(ref)
+    after = (await store.scope_writes())["s"]
+    assert after is not None
+    assert after >= when
+    await store.erase_scope("p")
+    assert set(await store.scope_writes()) == {"s"}
+
+
 async def check_every_write_moves_the_scope_version_and_reads_do_not(store: Store) -> None:
     """Each write method changes its scope's version (and no other scope's); reads and
     searches leave it; a pool carries the version it was read at."""
@@ -1143,6 +1293,8 @@ async def check_every_write_moves_the_scope_version_and_reads_do_not(store: Stor
     await store.evidence("topic-memory", "s", keys_of(pool.vector_keys))
     await store.neighbours("memory", "s", [1, 2])
     await store.scope_counts()
+    await store.scope_writes()
+    await store.list_records("s", FAMILIES, include_forgotten=True, before=None, limit=10)
     assert store.scope_version("s") == seen[-1]
     assert store.scope_version("t") == other
 
@@ -1186,6 +1338,8 @@ async def check_calls_after_aclose_raise_store_error(store: Store) -> None:
         lambda: store.evidence("memory", "s", keys),
         lambda: store.bind_embedder("hashing-v1/64", 64),
         lambda: store.scope_counts(),
+        lambda: store.scope_writes(),
+        lambda: store.list_records("s", FAMILIES, include_forgotten=True, before=None, limit=9),
         lambda: store.erase("memory", "s", ref.entry_id),
         lambda: store.erase_scope("s"),
     ]

@@ -42,6 +42,12 @@ from ._families import Tier as Tier
 from ._families import citation as citation
 from ._families import rules as rules
 from ._limits import Limits as Limits
+from ._listing import DEFAULT_PAGE as DEFAULT_PAGE
+from ._listing import MAX_PAGE as MAX_PAGE
+from ._listing import ListedRecord as ListedRecord
+from ._listing import RecordPage as RecordPage
+from ._listing import ScopeSummary as ScopeSummary
+from ._listing import StoredRecord as StoredRecord
 from ._receipts import CHANNELS as CHANNELS
 from ._receipts import MAX_OMISSIONS as MAX_OMISSIONS
 from ._receipts import OMISSION_CAUSES as OMISSION_CAUSES
@@ -98,12 +104,14 @@ __all__ = [
     "CHANNELS",
     "DEFAULT_FAMILIES",
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_PAGE",
     "FAMILIES",
     "FAMILY_RULES",
     "INTERLEAVE_ORDER",
     "MAX_KEY_CHARS",
     "MAX_MAX_BYTES",
     "MAX_OMISSIONS",
+    "MAX_PAGE",
     "MAX_QUERY_CHARS",
     "MAX_REFERENCES",
     "MAX_SCOPE_CHARS",
@@ -133,6 +141,7 @@ __all__ = [
     "InvalidRequestError",
     "InvariantError",
     "Limits",
+    "ListedRecord",
     "MalformedLineError",
     "MemoryEntry",
     "MemoryRecord",
@@ -151,15 +160,18 @@ __all__ = [
     "Profile",
     "Receipt",
     "Record",
+    "RecordPage",
     "RecordRef",
     "Ref",
     "ResolvedRequest",
     "Resource",
     "SatchelError",
+    "ScopeSummary",
     "Section",
     "Status",
     "StoreError",
     "StoreUnavailableError",
+    "StoredRecord",
     "TermSelection",
     "Tier",
     "TimeHits",

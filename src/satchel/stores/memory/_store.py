@@ -25,6 +25,7 @@ It never does I/O and never sees the gate, the orchestration or the Builder.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from typing import TYPE_CHECKING
 
@@ -46,11 +47,13 @@ from ._stored import Placer, Scope, Stored, thread_order
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from datetime import datetime
 
     import numpy as np
     import numpy.typing as npt
 
     from ...vocabulary._families import Family
+    from ...vocabulary._listing import ListedRecord
     from ...vocabulary._records import Columns, MemoryEntry, MemoryRecord, Record, Ref
     from ...vocabulary._retrieval import PoolRequest
     from .._copy_protocol import StoredVersion
@@ -118,7 +121,7 @@ class MemoryStore:
                 if decision.writes:
                     self._keep_version(scope, scope_id, family, decision, columns, vector)
                 refs.append(_rules.ref_of(family, scope_id, decision))
-        scope.write_version += 1
+        scope.moved()
         return refs
 
     async def update_memory(self, ref: MemoryRef, entry: MemoryEntry, vector: Vectors) -> MemoryRef:
@@ -135,7 +138,7 @@ class MemoryStore:
         decision = _rules.WriteDecision("new-version", ref.entry_id, latest.version + 1)
         columns = rules("memory").columns_of(entry)
         self._keep_version(scope, ref.scope_id, "memory", decision, columns, vector[0])
-        scope.write_version += 1
+        scope.moved()
         return MemoryRef(ref.scope_id, ref.entry_id, decision.version)
 
     async def forget_memory(self, ref: MemoryRef) -> bool:
@@ -144,7 +147,7 @@ class MemoryStore:
         latest = _latest_memory(scope, ref)
         live = latest.key in scope.searchable("memory")  # else forgotten: nothing to do
         scope.retire(latest)
-        scope.write_version += 1
+        scope.moved()
         return live
 
     async def erase(self, family: Family, scope_id: str, record_id: str | None) -> int:
@@ -160,7 +163,7 @@ class MemoryStore:
             if family == "memory" and erased:
                 self._tombstones.add(_rules.tombstone(scope_id, record_id))
         if erased:
-            scope.write_version += 1
+            scope.moved()
             self._sessions.forget(erased_identities(family, scope_id, record_id))
         return erased
 
@@ -247,6 +250,32 @@ class MemoryStore:
                 counts[scope_id] = held
         return counts
 
+    async def scope_writes(self) -> Mapping[str, datetime | None]:
+        await self._enter()
+        return {
+            scope_id: scope.written_at
+            for scope_id, scope in self._scopes.items()
+            if scope.history or scope.profile is not None
+        }
+
+    async def list_records(
+        self,
+        scope_id: str,
+        families: Sequence[Family],
+        *,
+        include_forgotten: bool,
+        before: int | None,
+        limit: int,
+    ) -> Sequence[ListedRecord]:
+        await self._enter()
+        scope = self._scopes.get(scope_id)
+        if scope is None:
+            return []
+        listed = scope.listed(families, include_forgotten)
+        if before is not None:
+            listed = [record for record in listed if record.place < before]
+        return heapq.nlargest(limit, listed, key=lambda record: record.place)
+
     # -- copying (``CopySource``, ``CopyTarget``; ``_copy``) ---------------------------
 
     async def copy_scopes(self) -> list[str]:
@@ -309,7 +338,7 @@ class MemoryStore:
             scope.keep(stored)
             if not version.live:
                 scope.retire(stored)
-        scope.write_version += 1
+        scope.moved()
         return len(new)
 
     async def retire_versions(
@@ -326,7 +355,8 @@ class MemoryStore:
         ]
         for stored in found:
             scope.retire(stored)
-        scope.write_version += bool(found)
+        if found:
+            scope.moved()
         return len(found)
 
     async def keep_tombstones(self, tombstones: Sequence[str]) -> int:

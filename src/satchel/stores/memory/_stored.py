@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import attrs
@@ -18,17 +18,17 @@ from ...vocabulary._analysis import analyse
 from ...vocabulary._dates import mentioned_days
 from ...vocabulary._evidence import Evidence
 from ...vocabulary._families import rules
-from ...vocabulary._records import MemoryRecord, MemoryRef
+from ...vocabulary._listing import PROFILE_PLACE, ListedRecord
+from ...vocabulary._records import Columns, MemoryRecord, MemoryRef
 from .._rules import Live, content_hash_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     import numpy as np
     import numpy.typing as npt
 
     from ...vocabulary._families import Family
-    from ...vocabulary._records import Columns
 
     Vectors = npt.NDArray[np.float32]
 
@@ -113,6 +113,8 @@ class Scope:
     """One scope's records, profile and write version."""
 
     write_version: int = 0
+    #: When the write version last moved (UTC); None while nothing was written.
+    written_at: datetime | None = None
     profile: str | None = None
     #: Each family's searchable versions by key, in the order they were written.
     live: dict[Family, dict[int, Stored]] = attrs.Factory(dict)
@@ -123,6 +125,11 @@ class Scope:
 
     def searchable(self, family: Family) -> dict[int, Stored]:
         return self.live.setdefault(family, {})
+
+    def moved(self) -> None:
+        """Count one change of the scope: its write version moves, dated now."""
+        self.write_version += 1
+        self.written_at = datetime.now(UTC)
 
     def find(self, family: Family, test: Callable[[Stored], bool]) -> Live[Stored] | None:
         """The first searchable version of ``family`` that passes ``test``."""
@@ -139,6 +146,23 @@ class Scope:
     def versions(self, ref: MemoryRef) -> list[Stored]:
         """Every version of ``ref``'s entry, oldest first (version n at n - 1)."""
         return self.history.get(("memory", ref.entry_id), [])
+
+    def listed(self, families: Sequence[Family], include_forgotten: bool) -> list[ListedRecord]:
+        """Every record of ``families`` as a listing shows it (its newest version,
+        placed by its first version's key), the profile at place 0; unordered."""
+        listed = [
+            ListedRecord(
+                versions[0].key, family, record_id, versions[-1].version,
+                versions[-1].columns, forgotten=versions[-1].key not in self.searchable(family),
+            )
+            for (family, record_id), versions in self.history.items()
+            if family in families and versions
+        ]  # fmt: skip
+        if "profile" in families and self.profile is not None:
+            listed.append(
+                ListedRecord(PROFILE_PLACE, "profile", None, None, Columns(text=self.profile))
+            )
+        return [record for record in listed if include_forgotten or not record.forgotten]
 
     def keep(self, stored: Stored) -> None:
         """Make a new version searchable and readable."""

@@ -36,6 +36,7 @@ from .._placing import place_async
 from .._sessions import erased_identities, session_key
 from . import _copy as copying
 from . import _erase as erasing
+from . import _listing as listing
 from . import _locks as locks
 from . import _rows as rows
 from . import _schema as sql
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, TracerProvider
 
     from ...vocabulary._families import Family, FamilyRules
+    from ...vocabulary._listing import ListedRecord
     from ...vocabulary._records import MemoryEntry, Record, Ref
     from ...vocabulary._retrieval import PoolRequest
     from .._copy_protocol import StoredVersion, VectorOrigin
@@ -368,6 +370,26 @@ class OceanBaseStore:
 
         return await self._call("scope_counts", work)
 
+    async def scope_writes(self) -> Mapping[str, datetime | None]:
+        return await self._call("scope_writes", listing.scope_writes)
+
+    async def list_records(
+        self,
+        scope_id: str,
+        families: Sequence[Family],
+        *,
+        include_forgotten: bool,
+        before: int | None,
+        limit: int,
+    ) -> Sequence[ListedRecord]:
+        async def work(cur: Any) -> list[ListedRecord]:
+            return await listing.list_records(
+                cur, scope_id, families, include_forgotten=include_forgotten,
+                before=before, limit=limit,
+            )  # fmt: skip
+
+        return await self._call("list_records", work)
+
     # -- search ---------------------------------------------------------------------
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
@@ -585,6 +607,10 @@ class OceanBaseStore:
                     scope_id, family, self._dimension is not None, first_key=next_key - new_keys
                 )
                 result = await work(cur, write)
+                if operation == "erase_scope":  # it holds nothing: no time to list
+                    await listing.unstamp(cur, scope_id)
+                else:
+                    await listing.stamp(cur, scope_id)
                 if write.vectors and self._embedder is not None:
                     await cur.execute(
                         "INSERT IGNORE INTO satchel_meta (name, value) VALUES ('embedder', %s)",

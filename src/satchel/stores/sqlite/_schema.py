@@ -112,6 +112,8 @@ CREATE INDEX IF NOT EXISTS records_thread ON records (family, scope_key, thread,
 DROP INDEX IF EXISTS records_caller_key;
 CREATE INDEX IF NOT EXISTS records_caller_key_all ON records (family, scope_key, caller_key)
     WHERE caller_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_place ON records (scope_key, row);
+CREATE INDEX IF NOT EXISTS records_family_place ON records (family, scope_key, row);
 """
 
 FTS_DDL: Final = """

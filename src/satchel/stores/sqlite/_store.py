@@ -30,6 +30,7 @@ from .._placing import place
 from .._sessions import erased_identities, session_key
 from . import _copy as copying
 from . import _erase as erasing
+from . import _listing as listing
 from . import _rows as rows
 from . import _schema as sql
 from . import _search as search
@@ -60,12 +61,14 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from contextlib import AbstractContextManager
+    from datetime import datetime
 
     import numpy.typing as npt
     from opentelemetry.trace import Span, TracerProvider
 
     from ...embedders import Embedder
     from ...vocabulary._families import Family, FamilyRules
+    from ...vocabulary._listing import ListedRecord
     from ...vocabulary._records import Columns, MemoryEntry, MemoryRecord, Record, Ref
     from ...vocabulary._retrieval import PoolRequest
     from .._copy_protocol import StoredVersion, VectorOrigin
@@ -299,7 +302,10 @@ class SqliteStore:
 
         def work(conn: sqlite3.Connection) -> erasing.Erasure:
             sessions.forget(conn, erased_identities(family, scope_id, record_id))
-            return erasing.erase_record(conn, scope_id, family, record_id)
+            erasure = erasing.erase_record(conn, scope_id, family, record_id)
+            if erasure.erased and erasure.scope_key is not None:
+                listing.stamp(conn, erasure.scope_key)
+            return erasure
 
         return (await self._erase("erase", work)).erased
 
@@ -308,7 +314,10 @@ class SqliteStore:
 
         def work(conn: sqlite3.Connection) -> erasing.Erasure:
             sessions.forget(conn, erased_identities(None, scope_id, None))
-            return erasing.erase_scope(conn, scope_id)
+            erasure = erasing.erase_scope(conn, scope_id)
+            if erasure.scope_key is not None:
+                listing.unstamp(conn, erasure.scope_key)
+            return erasure
 
         return (await self._erase("erase_scope", work)).erased
 
@@ -455,6 +464,32 @@ class SqliteStore:
         for scope, family, count in await self._read("scope_counts", work, inline=True):
             counts.setdefault(scope, {})[family] = int(count)
         return counts
+
+    async def scope_writes(self) -> Mapping[str, datetime | None]:
+        """Read from the tables (every process's commits), like :meth:`scope_counts`."""
+        return await self._read("scope_writes", listing.scope_writes, inline=False)
+
+    async def list_records(
+        self,
+        scope_id: str,
+        families: Sequence[Family],
+        *,
+        include_forgotten: bool,
+        before: int | None,
+        limit: int,
+    ) -> Sequence[ListedRecord]:
+        """A keyset page read in a worker thread (``_listing``), from the tables."""
+
+        def work(conn: sqlite3.Connection) -> list[ListedRecord]:
+            scope_key = erasing.scope_key_of(conn, scope_id)
+            if scope_key is None:
+                return []
+            return listing.list_records(
+                conn, scope_key, families, include_forgotten=include_forgotten,
+                before=before, limit=limit,
+            )  # fmt: skip
+
+        return await self._read("list_records", work, inline=False)
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
         self._check_open()
@@ -704,6 +739,8 @@ class SqliteStore:
 
         def recorded(conn: sqlite3.Connection) -> rows.Write:
             written = work(conn)
+            if written.family is None or written.added_rows or written.removed_rows:
+                listing.stamp(conn, written.scope_key)
             if vectors is not None and self._embedder is not None:
                 rows.record_embedder(conn, self._embedder)
             return written
