@@ -405,3 +405,30 @@ def record_ref_json(ref: satchel.RecordRef) -> dict[str, Any]:
 def record_ref_of(value: Mapping[str, Any]) -> satchel.RecordRef:
     """The ref :func:`record_ref_json` spelled."""
     return satchel.RecordRef(value["family"], value["scope_id"], value["id"], value["revision"])
+
+
+def scope_summary_of(value: Mapping[str, Any]) -> satchel.ScopeSummary:
+    """The summary :func:`scope_summary_json` spelled."""
+    updated = value["updated_at"]
+    return satchel.ScopeSummary(
+        value["scope_id"],
+        dict(value["records"]),
+        None if updated is None else datetime.fromisoformat(updated),
+    )
+
+
+def record_page_of(value: Mapping[str, Any]) -> satchel.RecordPage:
+    """The page :func:`record_page_json` spelled."""
+    records = tuple(
+        satchel.StoredRecord(
+            citation=citation_of(record["citation"]),
+            text=record["text"],
+            created_at=None
+            if record["created_at"] is None
+            else datetime.fromisoformat(record["created_at"]),
+            key=record["key"],
+            forgotten=record["forgotten"],
+        )
+        for record in value["records"]
+    )
+    return satchel.RecordPage(records, value["cursor"])

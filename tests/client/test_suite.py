@@ -361,3 +361,38 @@ async def test_bad_records_are_refused_naming_the_field(sides: Sides) -> None:
         await sides.api.erase(satchel.Citation("diary", scope_id, "x", 1))
     request = request_for(scope_id, "east cluster backup", assembly=EVERY_FAMILY)
     assert (await sides.prepare(request)).status == "empty"
+
+
+async def test_listing_pages_through_a_scope(sides: Sides) -> None:
+    """list_scopes counts a scope's records; list_records pages them newest first by
+    cursor, forgotten entries only when asked, the same on both."""
+    scope_id = scope()
+    refs = await sides.api.add_memories(scope_id, ENTRIES)
+    await sides.api.add_experiences(scope_id, [EXPERIENCE])
+    await sides.api.forget_memory(refs[2])
+    [summary] = [s for s in await sides.api.list_scopes() if s.scope_id == scope_id]
+    assert dict(summary.records) == {"memory": 2, "experience": 1}
+    assert summary in await sides.twin.list_scopes()
+    seen: list[satchel.StoredRecord] = []
+    cursor = None
+    while True:
+        page = await sides.api.list_records(scope_id, "memory", cursor=cursor, limit=1)
+        assert page == await sides.twin.list_records(scope_id, "memory", cursor=cursor, limit=1)
+        seen.extend(page.records)
+        if (cursor := page.cursor) is None:
+            break
+    assert [record.citation.id for record in seen] == [refs[1].entry_id, refs[0].entry_id]
+    assert seen[1].key == "backup"
+    assert seen[1].created_at == AT
+    every = await sides.api.list_records(scope_id, include_forgotten=True)
+    assert [record.forgotten for record in every.records if record.citation.family == "memory"] == [
+        True,
+        False,
+        False,
+    ]
+    with pytest.raises(satchel.InvalidRequestError, match=r"^limit"):
+        await sides.api.list_records(scope_id, limit=0)
+    with pytest.raises(satchel.InvalidRequestError, match=r"^family"):
+        await sides.api.list_records(scope_id, "diary")
+    with pytest.raises(satchel.InvalidRequestError, match=r"^cursor"):
+        await sides.api.list_records(scope_id, cursor="nope")

@@ -18,7 +18,8 @@ import anyio
 import satchel
 
 from .. import _wire as wire
-from ..vocabulary import validate_request
+from ..vocabulary import DEFAULT_PAGE, validate_request, validate_scope
+from ..vocabulary._listing import listed_families, place_of, validate_flag, validate_limit
 
 try:
     import httpx
@@ -248,10 +249,40 @@ class Client:
 
     async def erase_scope(self, scope_id: str) -> int:
         """:meth:`satchel.Runtime.erase_scope`. Not retried (see :meth:`erase`)."""
-        if not isinstance(scope_id, str) or not scope_id:
-            raise satchel.InvalidRequestError("scope_id must be a non-empty string")
+        validate_scope(scope_id, "scope_id")
         body = await self._call("DELETE", f"/v1/scopes/{quote(scope_id, safe='')}", retry=False)
         return int(body["erased_records"])
+
+    # -- listing --------------------------------------------------------------------
+
+    async def list_scopes(self) -> tuple[satchel.ScopeSummary, ...]:
+        """:meth:`satchel.Runtime.list_scopes`: the scopes the token may read."""
+        body = await self._call("GET", "/v1/scopes", retry=True)
+        return tuple(wire.scope_summary_of(summary) for summary in body["scopes"])
+
+    async def list_records(
+        self,
+        scope_id: str,
+        family: str | None = None,
+        *,
+        include_forgotten: bool = False,
+        cursor: str | None = None,
+        limit: int = DEFAULT_PAGE,
+    ) -> satchel.RecordPage:
+        """:meth:`satchel.Runtime.list_records`: one keyset page, newest first."""
+        # Checked as the Runtime checks them: the same errors, before sending.
+        validate_scope(scope_id, "scope_id")
+        listed_families(family)
+        validate_flag(include_forgotten, "include_forgotten")
+        validate_limit(limit)
+        place_of(cursor)
+        params = {"forgotten": "true" if include_forgotten else "false", "limit": str(limit)}
+        if family is not None:
+            params["family"] = family
+        if cursor is not None:
+            params["cursor"] = cursor
+        path = f"/v1/scopes/{quote(scope_id, safe='')}/records"
+        return wire.record_page_of(await self._call("GET", path, params=params, retry=True))
 
     # -- the other families -----------------------------------------------------------
 
@@ -276,8 +307,7 @@ class Client:
 
     async def set_profile(self, scope_id: str, profile: satchel.Profile) -> None:
         """:meth:`satchel.Runtime.set_profile` (idempotent, latest wins: retried)."""
-        if not isinstance(scope_id, str) or not scope_id:
-            raise satchel.InvalidRequestError("scope_id must be a non-empty string")
+        validate_scope(scope_id, "scope_id")
         if not isinstance(profile, satchel.Profile):
             raise satchel.InvalidRequestError("profile must be a satchel.Profile")
         path = f"/v1/profiles/{quote(scope_id, safe='')}"
