@@ -7,6 +7,9 @@ The package is layered; each layer imports only the layers below it (a test pins
   and which use only the vocabulary's plain values), the OTLP set-up (``_otlp``) and
   the servers (``http``, ``mcp``), which in turn call the public API, the JSON
   spellings (``_wire``) and the wire contract (``_contract``).
+- ``client`` (``satchel.Client``, loaded when first named, so ``import satchel`` needs no
+  httpx) and ``integrations`` (``SatchelStore`` for LangGraph) sit beside the servers:
+  the public API over the service, and the public API behind other frameworks.
 - ``runtime``: ``open_runtime`` and ``Runtime``, the public API; the only layer that
   wires the others together.
 - ``orchestration``: the only layer that runs a prepare's tasks. One prepare goes
