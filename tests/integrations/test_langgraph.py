@@ -252,3 +252,14 @@ async def test_the_sync_methods_run_from_a_worker_thread(store: SatchelStore) ->
     assert gone is None
     with pytest.raises(RuntimeError, match="would block the event loop"):
         store.get((top,), "k")
+
+
+async def test_a_query_search_returns_up_to_its_limit(store: SatchelStore) -> None:
+    """A search with a query is not capped below LangGraph's default limit of 10: the
+    pack's budget, not a section limit, bounds it."""
+    top = root()
+    for index in range(14):
+        await store.aput((top,), f"n{index}", {"text": f"note {index} about the nightly backup"})
+    found = await store.asearch((top,), query="nightly backup note", limit=12)
+    assert len(found) == 12
+    assert len({item.key for item in found}) == 12

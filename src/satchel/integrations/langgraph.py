@@ -275,7 +275,6 @@ class SatchelStore(BaseStore):
             query=query,
             max_bytes=32768,
             references=tuple(scopes[1:]),
-            assembly=satchel.Assembly((satchel.Section("memory", 8),)),
         )
         explained = await self._memory.explain_context(request)
         ranked = []
