@@ -24,6 +24,10 @@ Commands:
                           and on, p50, and where missed evidence went (bench/locomo.py)
   scale                   prepare latency, cold first call and peak RSS of one scope of
                           10k, 100k and 1M entries, each in a fresh subprocess (bench/scale.py)
+  client                  satchel.Client over satchel serve against a Runtime over the same
+                          file, asyncio and trio: prepare, get, keyed add, SatchelStore
+                          get and search, p50/p95 and the Client's p50 over the
+                          Runtime's, packs compared byte for byte (bench/client.py)
   listing                 Runtime.list_records on one SQLite scope of 100k entries: a page
                           of 100 near the newest and 10/100/1,000 pages deep (p50/p95, the
                           deep page over the first), and a whole walk by cursors
@@ -81,6 +85,7 @@ from bench import (
     _plots,
     calibrate,
     channels,
+    client,
     crash,
     embedders,
     hostile,
@@ -173,6 +178,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "recall": recall.main,
     "locomo": locomo.main,
     "scale": lambda argv: _run_module_main(scale.main, argv),
+    "client": lambda argv: _run_module_main(client.main, argv),
     "listing": lambda argv: _run_module_main(listing.main, argv),
     "inspector": lambda argv: _run_module_main(inspector.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),

@@ -42,6 +42,8 @@ LAYER: Final = {
     "_contract": 6,
     "http": 7,
     "mcp": 7,
+    "client": 7,
+    "integrations": 7,
     "cli": 8,
     "__main__": 9,
 }
@@ -56,6 +58,10 @@ CLIENT_IMPORTS: Final = {
     "_contract": {"vocabulary", "recall"},
     "http": {"__init__", "embedders", "_otlp", "_wire", "_contract"},
     "mcp": {"__init__", "embedders", "_otlp", "_wire", "_contract"},
+    # The service's client checks a prepare request as the Runtime does, before sending.
+    "client": {"__init__", "vocabulary", "_wire"},
+    # Adapters to other frameworks: the public API only, over a Runtime or a Client.
+    "integrations": {"__init__"},
     "cli": {"__init__", "embedders", "_workload", "_otlp", "_wire", "http", "mcp"},
     "__main__": {"cli"},
 }
@@ -127,15 +133,42 @@ def part_of(module: str) -> str | None:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
+#: Arrows that run up on purpose, and why: each is taken only when the name is first
+#: used (a module ``__getattr__``; for the type checker, a TYPE_CHECKING import), so
+#: importing the lower module never loads the higher one.
+LAZY_ARROWS: Final = {
+    # satchel.Client: the facade names the client, which sits above it (it speaks the
+    # service's JSON) and needs httpx, an extra that ``import satchel`` must not need.
+    ("satchel", "satchel.client"),
+}
+
+
 @functools.cache
 def graph() -> dict[str, frozenset[str]]:
-    """Module -> the satchel modules it imports (names that are not modules dropped)."""
+    """Module -> the satchel modules it imports (names that are not modules dropped;
+    the lazy arrows left out)."""
     return {
         name: frozenset(
-            target for target in imports_of(name) if target in MODULES and target != name
+            target
+            for target in imports_of(name)
+            if target in MODULES and target != name and (name, target) not in LAZY_ARROWS
         )
         for name in MODULES
     }
+
+
+def test_the_lazy_arrows_are_lazy() -> None:
+    """Importing satchel loads no module a lazy arrow points at (nor httpx)."""
+    import subprocess
+    import sys
+
+    targets = sorted({target for _, target in LAZY_ARROWS} | {"httpx"})
+    probe = f"import sys, satchel; print(sorted(set({targets!r}) & set(sys.modules)))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+    assert all(target in MODULES for _, target in LAZY_ARROWS)
 
 
 def test_every_part_has_a_layer() -> None:
@@ -404,6 +437,12 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
         "anyio.to_thread.run_sync",
     ): "a page of a hundred records takes Jinja2 more than a millisecond to render: it "
     "renders on a worker thread so the service's loop keeps answering; the page awaits it",
+    (
+        "satchel.integrations.langgraph",
+        "SatchelStore.batch",
+        "anyio.from_thread.run",
+    ): "LangGraph calls a store's sync methods from a worker thread (a sync node): they "
+    "run the async batch on the store's event loop and wait for it there",
     (
         "satchel.embedders._offload",
         "embed_nearby",

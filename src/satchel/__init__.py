@@ -7,6 +7,9 @@ The package is layered; each layer imports only the layers below it (a test pins
   and which use only the vocabulary's plain values), the OTLP set-up (``_otlp``) and
   the servers (``http``, ``mcp``), which in turn call the public API, the JSON
   spellings (``_wire``) and the wire contract (``_contract``).
+- ``client`` (``satchel.Client``, loaded when first named, so ``import satchel`` needs no
+  httpx) and ``integrations`` (``SatchelStore`` for LangGraph) sit beside the servers:
+  the public API over the service, and the public API behind other frameworks.
 - ``runtime``: ``open_runtime`` and ``Runtime``, the public API; the only layer that
   wires the others together.
 - ``orchestration``: the only layer that runs a prepare's tasks. One prepare goes
@@ -27,6 +30,8 @@ The package is layered; each layer imports only the layers below it (a test pins
 
 docs/architecture.md walks through the pipeline and the contracts each layer keeps.
 """
+
+import typing as _typing
 
 from . import stores as stores
 from .builder import parse_context as parse_context
@@ -88,6 +93,7 @@ __all__ = [
     "BudgetView",
     "Calibration",
     "Citation",
+    "Client",
     "ContextItem",
     "Embedder",
     "Experience",
@@ -135,3 +141,22 @@ __all__ = [
     "parse_context",
     "stores",
 ]
+
+if _typing.TYPE_CHECKING:
+    from .client import Client as Client
+
+
+def __getattr__(name: str) -> object:
+    """``satchel.Client``, loaded when first named: the client sits above the facade
+    (it speaks the service's JSON) and needs httpx, the ``satchel[client]`` extra, which
+    ``import satchel`` must not."""
+    if name == "Client":
+        import importlib
+
+        client: object = importlib.import_module("satchel.client").Client
+        return client
+    raise AttributeError(f"module 'satchel' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "Client"})

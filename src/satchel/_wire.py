@@ -18,7 +18,9 @@ public API.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+
+import attrs
 
 import satchel
 from satchel.vocabulary import DEFAULT_MAX_BYTES
@@ -27,6 +29,8 @@ from satchel.vocabulary._refs import full_id as full_id
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+RecordT = TypeVar("RecordT")
 
 #: The fields of a memory entry, of an assembly's section and of a citation. A citation
 #: is read as the servers' schemas spell it (``id``, ``version``) or with its family's
@@ -156,6 +160,39 @@ def memory_entry(value: object, field: str) -> satchel.MemoryEntry:
     )
 
 
+#: The record types of the families written in batches besides memory, by the name the
+#: Runtime's write method gives its argument (``add_experiences(scope_id, experiences)``).
+RECORD_TYPES: Final[
+    dict[str, type[satchel.Experience | satchel.TopicMemory | satchel.Resource]]
+] = {
+    "experiences": satchel.Experience,
+    "topics": satchel.TopicMemory,
+    "resources": satchel.Resource,
+}
+
+
+def family_record(kind: type[RecordT], value: object, field: str) -> RecordT:
+    """The record of type ``kind`` (an experience, topic memory, resource or profile)
+    that an object of its fields spells; a field without a default is required."""
+    fields = attrs.fields(cast("Any", kind))
+    names = tuple(attribute.name for attribute in fields)
+    spelled = as_object(value, field, names)
+    given = {
+        attribute.name: required(spelled, attribute.name, f"{field}.")
+        if attribute.default is attrs.NOTHING
+        else spelled.get(attribute.name, attribute.default)
+        for attribute in fields
+    }
+    return kind(**given)
+
+
+def fields_json(
+    record: satchel.Experience | satchel.TopicMemory | satchel.Resource | satchel.Profile,
+) -> dict[str, Any]:
+    """An experience, topic memory, resource or profile as :func:`family_record` reads it."""
+    return attrs.asdict(record)
+
+
 def moment(value: object, field: str) -> datetime | None:
     """An ISO 8601 date-time with its UTC offset, or None for null."""
     if value is None:
@@ -260,3 +297,138 @@ def explanation_json(explanation: satchel.Explanation) -> dict[str, Any]:
         for omission in explanation.omitted
     ]
     return {**context_json(explanation.context), "receipts": receipts, "omitted": omitted}
+
+
+# ------------------------------------------------------------------ a client's side
+#
+# The inverses of the readers and answers above, for satchel's own client of the
+# service (:mod:`satchel.client`): a value it sends spelled as the service reads it,
+# an answer read back into the value the Runtime returns.
+
+
+def entry_json(entry: satchel.MemoryEntry) -> dict[str, Any]:
+    """A memory entry as :func:`memory_entry` reads it back."""
+    created = None if entry.created_at is None else entry.created_at.isoformat()
+    return {
+        "text": entry.text,
+        "kind": entry.kind,
+        "tags": list(entry.tags),
+        "created_at": created,
+        "thread": entry.thread,
+        "key": entry.key,
+    }
+
+
+def request_json(request: satchel.PrepareContextRequest) -> dict[str, Any]:
+    """A prepare request as the service's ``POST /v1/context/prepare`` body spells it."""
+    body: dict[str, Any] = {
+        "scope_id": request.scope_id,
+        "query": request.query,
+        "max_bytes": request.max_bytes,
+        "references": list(request.references),
+        "session_id": request.session_id,
+        "detail": dict(request.detail) if isinstance(request.detail, dict) else request.detail,
+        "exclude": [citation_json(cited) for cited in request.exclude],
+    }
+    if request.assembly is not None:
+        sections = [
+            {"family": section.family, "limit": section.limit}
+            for section in request.assembly.sections
+        ]
+        body["assembly"] = {"sections": sections}
+    return body
+
+
+def ref_of(value: Mapping[str, Any]) -> satchel.MemoryRef:
+    """The ref :func:`ref_json` spelled."""
+    return satchel.MemoryRef(value["scope_id"], value["entry_id"], value["version"])
+
+
+def record_of(value: Mapping[str, Any]) -> satchel.MemoryRecord:
+    """The record :func:`record_json` spelled."""
+    created = value["created_at"]
+    return satchel.MemoryRecord(
+        ref=ref_of(value["ref"]),
+        text=value["text"],
+        kind=value["kind"],
+        tags=tuple(value["tags"]),
+        created_at=None if created is None else datetime.fromisoformat(created),
+        thread=value["thread"],
+        key=value.get("key"),
+    )
+
+
+def context_of(value: Mapping[str, Any]) -> satchel.PreparedContext:
+    """The pack :func:`context_json` spelled."""
+    return satchel.PreparedContext(
+        schema=value["schema"],
+        status=value["status"],
+        content=value["content"],
+        content_bytes=value["content_bytes"],
+    )
+
+
+def citation_of(value: Mapping[str, Any]) -> satchel.Citation:
+    """The citation :func:`citation_json` spelled."""
+    return satchel.Citation(value["family"], value["scope"], value["id"], value["version"])
+
+
+def explanation_of(value: Mapping[str, Any]) -> satchel.Explanation:
+    """The explanation :func:`explanation_json` spelled."""
+    receipts = tuple(
+        satchel.Receipt(
+            citation=citation_of(receipt["citation"]),
+            channels=dict(receipt["channels"]),
+            score=receipt["score"],
+            round=receipt["round"],
+            tier=receipt["tier"],
+            truncated=receipt["truncated"],
+        )
+        for receipt in value["receipts"]
+    )
+    omitted = tuple(
+        satchel.Omission(
+            citation=citation_of(omission["citation"]),
+            cause=omission["cause"],
+            channels=dict(omission["channels"]),
+            score=omission["score"],
+        )
+        for omission in value["omitted"]
+    )
+    return satchel.Explanation(context_of(value), receipts, omitted)
+
+
+def record_ref_json(ref: satchel.RecordRef) -> dict[str, Any]:
+    return {"family": ref.family, "scope_id": ref.scope_id, "id": ref.id, "revision": ref.revision}
+
+
+def record_ref_of(value: Mapping[str, Any]) -> satchel.RecordRef:
+    """The ref :func:`record_ref_json` spelled."""
+    return satchel.RecordRef(value["family"], value["scope_id"], value["id"], value["revision"])
+
+
+def scope_summary_of(value: Mapping[str, Any]) -> satchel.ScopeSummary:
+    """The summary :func:`scope_summary_json` spelled."""
+    updated = value["updated_at"]
+    return satchel.ScopeSummary(
+        value["scope_id"],
+        dict(value["records"]),
+        None if updated is None else datetime.fromisoformat(updated),
+    )
+
+
+def record_page_of(value: Mapping[str, Any]) -> satchel.RecordPage:
+    """The page :func:`record_page_json` spelled."""
+    records = tuple(
+        satchel.StoredRecord(
+            citation=citation_of(record["citation"]),
+            text=record["text"],
+            created_at=None
+            if record["created_at"] is None
+            else datetime.fromisoformat(record["created_at"]),
+            key=record["key"],
+            forgotten=record["forgotten"],
+        )
+        for record in value["records"]
+    )
+    return satchel.RecordPage(records, value["cursor"])

@@ -1,6 +1,7 @@
-"""``examples/langgraph_agent.py``: the graph's ``recall`` node puts satchel's pack for
-the user's message into the chat model's input as a system message, and its ``remember``
-node stores the turn, where later turns find it. Offline: the model is langchain-core's
+"""``examples/langgraph_agent.py``: a graph compiled with ``SatchelStore``; its ``recall``
+node puts what the store recalls for the user's message into the chat model's input as a
+system message, and its ``remember`` node stores the turn there, where later turns find
+it. Offline: the model is langchain-core's
 ``GenericFakeChatModel``, its input recorded by a callback handler. LangGraph runs a
 graph's async API on asyncio only: trio is skipped, saying why."""
 
@@ -19,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 import langgraph_agent
 import satchel
+from satchel.integrations.langgraph import SatchelStore
 
 from . import EXAMPLES
 
@@ -29,7 +31,7 @@ pytestmark = pytest.mark.anyio
 
 FACT: Final = "Deploys happen on Thursdays after the stand-up"
 QUESTION: Final = "When do we deploy?"
-SCOPE: Final = "user:ana"
+USER: Final = ("user", "ana")
 #: Why the graph's tests do not run on trio.
 ASYNCIO_ONLY: Final = (
     "LangGraph runs a graph's async API on asyncio only: ainvoke asks for the running "
@@ -77,88 +79,76 @@ def fake_model(inputs: Inputs, *answers: str) -> GenericFakeChatModel:
     return GenericFakeChatModel(messages=iter(AIMessage(a) for a in answers), callbacks=[inputs])
 
 
-async def pack_for(runtime: satchel.Runtime, message: str) -> str | None:
-    """The pack satchel prepares for ``message`` now, as the ``recall`` node asks for it."""
-    request = satchel.PrepareContextRequest(
-        scope_id=SCOPE, query=message, max_bytes=langgraph_agent.MAX_BYTES
+async def recalled(store: SatchelStore, message: str) -> str | None:
+    """What the ``recall`` node puts in the system message for ``message`` now."""
+    return await langgraph_agent.recalled(
+        store, langgraph_agent.Memory(USER, conversation="probe"), message
     )
-    return (await runtime.prepare_context(request)).content
 
 
-def cited(item: satchel.ContextItem) -> satchel.MemoryRef:
-    """The memory version a pack's item cites."""
-    citation = item.citation
-    assert citation.family == "memory"
-    assert citation.id is not None
-    assert citation.version is not None
-    return satchel.MemoryRef(citation.scope, citation.id, citation.version)
-
-
-async def test_the_pack_reaches_the_model_as_a_system_message() -> None:
-    """The model's input is one system message, the instructions and then satchel's pack
-    for the user's message (byte for byte what prepare_context renders, citing the
-    fact), and the message; the state keeps the pack and the answer, not the system
-    message."""
+async def test_recalled_memory_reaches_the_model_as_a_system_message() -> None:
+    """The model's input is one system message, the instructions and then what the store
+    recalls for the user's message (the fact, by satchel's recall), and the message; the
+    state keeps the recalled memory and the answer, not the system message."""
     inputs = Inputs()
-    graph = langgraph_agent.build_graph(fake_model(inputs, "Thursdays."))
     async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
-        (fact,) = await runtime.add_memories(SCOPE, [satchel.MemoryEntry(text=FACT)])
-        expected = await pack_for(runtime, QUESTION)
-        memory = langgraph_agent.Memory(runtime, scope=SCOPE, conversation="c-1")
+        store = SatchelStore(runtime)
+        graph = langgraph_agent.build_graph(fake_model(inputs, "Thursdays."), store)
+        await store.aput(USER, "deploys", {"text": FACT})
+        expected = await recalled(store, QUESTION)
+        memory = langgraph_agent.Memory(USER, conversation="c-1")
         state = await graph.ainvoke(langgraph_agent.turn_input(QUESTION), context=memory)
-    assert expected is not None
+    assert expected == f"- {FACT}"
     ((system, asked),) = inputs.calls
     assert isinstance(system, SystemMessage)
     assert system.content == f"{langgraph_agent.SYSTEM_PROMPT}\n\n{expected}"
     assert isinstance(asked, HumanMessage)
     assert asked.content == QUESTION
-    (item,) = satchel.parse_context(expected)
-    assert (item.text, item.citation.id) == (FACT, fact.entry_id)
     assert state["context"] == expected
     assert [type(m) for m in state["messages"]] == [HumanMessage, AIMessage]
 
 
 async def test_the_turn_is_stored_and_a_later_turn_finds_it() -> None:
-    """After a turn, satchel holds it as two dialog memories in the conversation's
-    thread (a prepare finds them, get reads them back); a turn in another conversation
-    of the scope gets the user's words in its system message."""
+    """After a turn, the store holds it as two items of the user's namespace (satchel
+    memory entries of its scope); a turn in another conversation gets the user's words
+    in its system message."""
     inputs = Inputs()
-    graph = langgraph_agent.build_graph(fake_model(inputs, "Noted: kestrel.", "kestrel"))
     told = "Our staging server is called kestrel."
     async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
-        first = langgraph_agent.Memory(runtime, scope=SCOPE, conversation="c-1")
+        store = SatchelStore(runtime)
+        model = fake_model(inputs, "Noted: kestrel.", "kestrel")
+        graph = langgraph_agent.build_graph(model, store)
+        first = langgraph_agent.Memory(USER, conversation="c-1")
         await graph.ainvoke(langgraph_agent.turn_input(told), context=first)
-        found = satchel.parse_context(await pack_for(runtime, "staging server kestrel noted"))
-        stored = [await runtime.get_memory(cited(item)) for item in found]
-        second = langgraph_agent.Memory(runtime, scope=SCOPE, conversation="c-2")
+        stored = await store.asearch(USER)
+        second = langgraph_agent.Memory(USER, conversation="c-2")
         asked = "What is the staging server called?"
         await graph.ainvoke(langgraph_agent.turn_input(asked), context=second)
-    assert sorted((r.text, r.kind, r.thread) for r in stored) == [
-        ("Assistant: Noted: kestrel.", "dialog", "c-1"),
-        (f"User: {told}", "dialog", "c-1"),
+    assert sorted((item.value["text"], item.value["conversation"]) for item in stored) == [
+        ("Assistant: Noted: kestrel.", "c-1"),
+        (f"User: {told}", "c-1"),
     ]
     assert inputs.calls[0][0].content == langgraph_agent.SYSTEM_PROMPT  # no memory yet
     system = inputs.calls[1][0]
     assert isinstance(system, SystemMessage)
-    texts = [item.text for item in satchel.parse_context(str(system.content))]
-    assert f"User: {told}" in texts
+    assert f"- User: {told}" in str(system.content).split("\n")
 
 
-async def test_a_checkpointed_conversation_keeps_its_messages_and_gets_a_new_pack() -> None:
+async def test_a_checkpointed_conversation_keeps_its_messages_and_recalls_anew() -> None:
     """With a checkpointer, the second turn's model gets the first turn's messages and
-    one system message, holding the pack of the new message (the first turn in it) and
-    no earlier pack."""
+    one system message, holding what is recalled for the new message (the first turn
+    among it) and nothing recalled before."""
     inputs = Inputs()
-    graph = langgraph_agent.build_graph(
-        fake_model(inputs, "Thursdays.", "Priya does."), checkpointer=InMemorySaver()
-    )
     follow_up = "And who runs the deploy stand-up?"
     async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
-        await runtime.add_memories(SCOPE, [satchel.MemoryEntry(text=FACT)])
-        memory = langgraph_agent.Memory(runtime, scope=SCOPE, conversation="c-1")
+        store = SatchelStore(runtime)
+        model = fake_model(inputs, "Thursdays.", "Priya does.")
+        graph = langgraph_agent.build_graph(model, store, checkpointer=InMemorySaver())
+        await store.aput(USER, "deploys", {"text": FACT})
+        memory = langgraph_agent.Memory(USER, conversation="c-1")
         config = langgraph_agent.conversation_config(memory)
         await graph.ainvoke(langgraph_agent.turn_input(QUESTION), config, context=memory)
-        expected = await pack_for(runtime, follow_up)
+        expected = await recalled(store, follow_up)
         state = await graph.ainvoke(langgraph_agent.turn_input(follow_up), config, context=memory)
     assert expected is not None
     system, *conversation = inputs.calls[1]
@@ -168,19 +158,21 @@ async def test_a_checkpointed_conversation_keeps_its_messages_and_gets_a_new_pac
         (AIMessage, "Thursdays."),
         (HumanMessage, follow_up),
     ]
-    assert f"User: {QUESTION}" in [item.text for item in satchel.parse_context(expected)]
+    assert f"- {FACT}" in expected.split("\n")
     assert not any(isinstance(m, SystemMessage) for m in state["messages"])
 
 
 async def test_without_memory_the_turn_goes_on() -> None:
-    """The store is gone (closed under the graph): the model gets the instructions alone
-    and answers; the turn that cannot be stored is logged, not raised."""
+    """The store is gone (satchel's, closed under the graph): the model gets the
+    instructions alone and answers; the turn that cannot be stored is logged, not
+    raised."""
     inputs = Inputs()
-    graph = langgraph_agent.build_graph(fake_model(inputs, "Thursdays, I think."))
     async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
-        await runtime.add_memories(SCOPE, [satchel.MemoryEntry(text=FACT)])
+        store = SatchelStore(runtime)
+        graph = langgraph_agent.build_graph(fake_model(inputs, "Thursdays, I think."), store)
+        await store.aput(USER, "deploys", {"text": FACT})
         await runtime.store.aclose()
-        memory = langgraph_agent.Memory(runtime, scope=SCOPE, conversation="c-1")
+        memory = langgraph_agent.Memory(USER, conversation="c-1")
         state = await graph.ainvoke(langgraph_agent.turn_input(QUESTION), context=memory)
     assert [m.content for m in inputs.calls[0]] == [langgraph_agent.SYSTEM_PROMPT, QUESTION]
     assert state["context"] is None

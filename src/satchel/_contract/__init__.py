@@ -70,6 +70,7 @@ from ._memories import MEMORY_ENTRY as MEMORY_ENTRY
 from ._memories import MEMORY_RECORD as MEMORY_RECORD
 from ._memories import MEMORY_RECORD_FLAT as MEMORY_RECORD_FLAT
 from ._memories import MEMORY_REF as MEMORY_REF
+from ._memories import UPDATE_MEMORY as UPDATE_MEMORY
 from ._model import NO_DEFAULT as NO_DEFAULT
 from ._model import Field as Field
 from ._model import Schema as Schema
@@ -86,10 +87,26 @@ from ._prepare import PREPARED as PREPARED
 from ._prepare import PREPARED_CONTEXT as PREPARED_CONTEXT
 from ._prepare import RECEIPT as RECEIPT
 from ._prepare import SECTION as SECTION
+from ._records import ADD_EXPERIENCES as ADD_EXPERIENCES
+from ._records import ADD_RESOURCES as ADD_RESOURCES
+from ._records import ADD_TOPIC_MEMORIES as ADD_TOPIC_MEMORIES
+from ._records import ADDED_RECORDS as ADDED_RECORDS
+from ._records import ERASE as ERASE
+from ._records import ERASED as ERASED
+from ._records import EXPERIENCE as EXPERIENCE
+from ._records import PROFILE as PROFILE
+from ._records import RECORD_REF as RECORD_REF
+from ._records import RESOURCE as RESOURCE
+from ._records import SET_PROFILE as SET_PROFILE
+from ._records import TOPIC_MEMORY as TOPIC_MEMORY
 
 __all__ = [
     "ADDED_MEMORIES",
+    "ADDED_RECORDS",
+    "ADD_EXPERIENCES",
     "ADD_MEMORIES",
+    "ADD_RESOURCES",
+    "ADD_TOPIC_MEMORIES",
     "ASSEMBLY",
     "CHANNELS",
     "CITATION",
@@ -101,10 +118,13 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_PAGE",
     "ENTRY",
+    "ERASE",
+    "ERASED",
     "ERASED_RECORDS",
     "ERASED_VERSIONS",
     "ERROR",
     "ERROR_TYPES",
+    "EXPERIENCE",
     "EXPLAINED_CONTEXT",
     "FAMILIES",
     "FAMILY_DOC",
@@ -136,16 +156,22 @@ __all__ = [
     "PREPARED_CONTEXT",
     "PREPARE_ARGUMENTS",
     "PREPARE_REQUEST",
+    "PROFILE",
     "RECEIPT",
     "RECORD_PAGE",
+    "RECORD_REF",
+    "RESOURCE",
     "SCHEMA_ID",
     "SCOPES",
     "SCOPE_SUMMARY",
     "SECTION",
     "SECTION_LIMITS",
+    "SET_PROFILE",
     "STATUSES",
     "STORED_RECORD",
     "TIERS",
+    "TOPIC_MEMORY",
+    "UPDATE_MEMORY",
     "ErrorType",
     "Field",
     "Schema",

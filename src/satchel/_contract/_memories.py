@@ -110,6 +110,19 @@ ADDED_MEMORIES: Final = Shape(
     answer=True,
 )
 
+#: ``PUT /v1/memories/{scope}/{entry_id}?version=N``: a new version of the entry.
+UPDATE_MEMORY: Final = Shape(
+    "UpdateMemoryRequest",
+    {
+        "entry": Field(
+            MEMORY_ENTRY,
+            "The new version's content: the entry keeps its id, the version the URL names"
+            " stays readable by its ref, and the new version is the one served.",
+            required=True,
+        )
+    },
+)
+
 _RECORD: Final = {
     "text": Field(STRING, required=True),
     "kind": Field(STRING, required=True),

@@ -60,7 +60,11 @@ Serve the memory in --db (or --store) over HTTP, as JSON:
   POST   /v1/context/prepare                 a bounded, cited context pack for a query
   POST   /v1/memories                        write memory entries to a scope, all or nothing
   GET    /v1/memories/SCOPE/ENTRY?version=N  read exactly the version a citation names
-  DELETE /v1/memories/SCOPE/ENTRY?version=N  take an entry out of search
+  PUT    /v1/memories/SCOPE/ENTRY?version=N  write a new version of an entry
+  DELETE /v1/memories/SCOPE/ENTRY?version=N  take an entry out of search (?erase=true: erase it)
+  POST   /v1/experiences, /v1/topic-memories, /v1/resources  write the other families
+  PUT    /v1/profiles/SCOPE                  replace the scope's profile
+  POST   /v1/erase                           erase any record by its citation
   GET    /healthz                            liveness (no token needed)
   GET    /openapi.json                       the OpenAPI 3.1 document (no token needed)
   GET    /ui/                                the inspector: a web page to browse scopes and

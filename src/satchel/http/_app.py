@@ -8,12 +8,18 @@ Routes (``docs/service.md`` and ``GET /openapi.json`` describe them in full):
 ``POST /v1/context/deadline``              ``Runtime.deadline_for`` (same body as prepare)
 ``POST /v1/memories``                      ``Runtime.add_memories`` (all or nothing)
 ``GET /v1/memories/{scope}/{entry_id}``    ``Runtime.get_memory`` (``?version=N``)
+``PUT /v1/memories/{scope}/{entry_id}``    ``Runtime.update_memory`` (``?version=N``)
 ``DELETE /v1/memories/{scope}/{entry_id}`` ``Runtime.forget_memory`` (``?version=N``), or
                                            ``Runtime.erase`` (``?erase=true``)
 ``GET /v1/scopes``                         ``Runtime.list_scopes`` (those the token may read)
 ``GET /v1/scopes/{scope}/records``         ``Runtime.list_records`` (``?family=&forgotten=``
                                            ``&cursor=&limit=``)
 ``DELETE /v1/scopes/{scope}``              ``Runtime.erase_scope``
+``POST /v1/experiences``                   ``Runtime.add_experiences``
+``POST /v1/topic-memories``                ``Runtime.add_topic_memories``
+``POST /v1/resources``                     ``Runtime.add_resources``
+``PUT /v1/profiles/{scope}``               ``Runtime.set_profile``
+``POST /v1/erase``                         ``Runtime.erase`` of any record, by citation
 ``GET /healthz``                           liveness, no authentication
 ``GET /openapi.json``                      the OpenAPI 3.1 document, no authentication
 ``/ui/``                                   the inspector's pages (``ui=False``: none)
@@ -72,9 +78,15 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_BODY_BYTES: Final = 1_048_576
 #: The top-level fields each route's satchel errors may name.
-_REF_FIELDS: Final = ("scope", "entry_id", "version")
+_REF_FIELDS: Final = ("scope", "entry_id", "version", *bodies.UPDATE_FIELDS)
 #: The query fields of a page of records, then the path's scope.
 _LIST_FIELDS: Final = ("family", "forgotten", "cursor", "limit", "scope")
+#: The batch routes of the families besides memory, and the Runtime argument each carries.
+_BATCHES: Final = {
+    "/v1/experiences": "experiences",
+    "/v1/topic-memories": "topics",
+    "/v1/resources": "resources",
+}
 #: The longest ``version`` a query string may spell (versions fit in 63 bits).
 _MAX_VERSION_DIGITS: Final = 19
 
@@ -173,7 +185,7 @@ def create_app(
         Route(
             "/v1/memories/{scope:path}/{entry_id}",
             service.endpoint(service.memory, _REF_FIELDS),
-            methods=["GET", "DELETE"],
+            methods=["GET", "PUT", "DELETE"],
         ),
         Route("/v1/scopes", service.endpoint(service.scopes, ()), methods=["GET"]),
         Route(
@@ -185,6 +197,24 @@ def create_app(
             "/v1/scopes/{scope:path}",
             service.endpoint(service.erase_scope, ("scope",)),
             methods=["DELETE"],
+        ),
+        *(
+            Route(
+                path,
+                service.endpoint(service.batch(argument), bodies.BATCH_FIELDS[argument]),
+                methods=["POST"],
+            )
+            for path, argument in _BATCHES.items()
+        ),
+        Route(
+            "/v1/profiles/{scope:path}",
+            service.endpoint(service.set_profile, ("scope", *bodies.PROFILE_FIELDS)),
+            methods=["PUT"],
+        ),
+        Route(
+            "/v1/erase",
+            service.endpoint(service.erase_record, bodies.ERASE_FIELDS),
+            methods=["POST"],
         ),
         Route("/healthz", service.endpoint(_health, (), public=True), methods=["GET"]),
         Route("/openapi.json", service.endpoint(_openapi, (), public=True), methods=["GET"]),
@@ -307,9 +337,53 @@ class _Service:
         refs = await self.runtime.add_memories(scope_id, entries)
         return _json({"refs": [wire.ref_json(ref) for ref in refs]})
 
+    def batch(self, argument: str) -> Handler:
+        """The handler of a batch of experiences, topic memories or resources: one
+        ``Runtime.add_*`` call, all or nothing."""
+        writes: dict[str, Callable[[str, Any], Awaitable[list[satchel.RecordRef]]]] = {
+            "experiences": self.runtime.add_experiences,
+            "topics": self.runtime.add_topic_memories,
+            "resources": self.runtime.add_resources,
+        }
+        write = writes[argument]
+
+        async def add(request: Request, grant: TokenGrant) -> Response:
+            body = await bodies.read_json(request, self.max_body_bytes)
+            scope_id, records = bodies.record_batch(argument, body)
+            if not grant.may_write(scope_id):
+                raise _may_not_write()
+            refs = await write(scope_id, records)
+            return _json({"refs": [wire.record_ref_json(ref) for ref in refs]})
+
+        add.__name__ = f"add_{argument}"
+        return add
+
+    async def set_profile(self, request: Request, grant: TokenGrant) -> Response:
+        scope: str = request.path_params["scope"]
+        profile = bodies.profile(await bodies.read_json(request, self.max_body_bytes))
+        if not grant.may_write(scope):
+            raise _may_not_write()
+        try:
+            await self.runtime.set_profile(scope, profile)
+        except satchel.InvalidRequestError as exc:  # satchel calls it scope_id, the URL scope
+            if not str(exc).startswith("scope_id"):
+                raise
+            raise invalid(str(exc).replace("scope_id", "scope", 1), "scope") from None
+        return Response(status_code=204, headers=NO_STORE)
+
+    async def erase_record(self, request: Request, grant: TokenGrant) -> Response:
+        """Erase any record by its citation (every version); 0 when none is held, so
+        that a client may retry."""
+        target = bodies.erase_target(await bodies.read_json(request, self.max_body_bytes))
+        if not grant.may_write(target.scope):
+            raise _may_not_write()
+        return _json({"erased_versions": await self.runtime.erase(target)})
+
     async def memory(self, request: Request, grant: TokenGrant) -> Response:
         if request.method == "GET":
             return await self.get(request, grant)
+        if request.method == "PUT":
+            return await self.update(request, grant)
         if _erasing(request):
             return await self.erase(request, grant)
         return await self.forget(request, grant)
@@ -319,6 +393,14 @@ class _Service:
         if not grant.may_read(ref.scope_id):
             raise _may_not_read()
         return _json(wire.record_json(await self.runtime.get_memory(ref)))
+
+    async def update(self, request: Request, grant: TokenGrant) -> Response:
+        """A new version of the entry the URL names (its version, the one replaced)."""
+        ref = _memory_ref(request)
+        entry = bodies.updated_entry(await bodies.read_json(request, self.max_body_bytes))
+        if not grant.may_write(ref.scope_id):
+            raise _may_not_write()
+        return _json(wire.ref_json(await self.runtime.update_memory(ref, entry)))
 
     async def forget(self, request: Request, grant: TokenGrant) -> Response:
         ref = _memory_ref(request)

@@ -13,6 +13,8 @@ import json
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Final
 
+import satchel
+
 from .. import _contract as contract
 from .. import _wire as wire
 from ._errors import HttpError, invalid
@@ -22,11 +24,18 @@ if TYPE_CHECKING:
 
     from starlette.requests import Request
 
-    import satchel
-
 #: The fields of each body, in the order messages list them (the wire contract's).
 PREPARE_FIELDS: Final = tuple(contract.PREPARE_REQUEST.fields)
 ADD_FIELDS: Final = tuple(contract.ADD_MEMORIES.fields)
+UPDATE_FIELDS: Final = tuple(contract.UPDATE_MEMORY.fields)
+PROFILE_FIELDS: Final = tuple(contract.SET_PROFILE.fields)
+ERASE_FIELDS: Final = tuple(contract.ERASE.fields)
+#: Each batch route's fields, by the Runtime argument it carries.
+BATCH_FIELDS: Final = {
+    "experiences": tuple(contract.ADD_EXPERIENCES.fields),
+    "topics": tuple(contract.ADD_TOPIC_MEMORIES.fields),
+    "resources": tuple(contract.ADD_RESOURCES.fields),
+}
 
 
 # ------------------------------------------------------------------------------ reading
@@ -139,3 +148,33 @@ def memory_batch(body: Mapping[str, Any]) -> tuple[str, list[satchel.MemoryEntry
     return scope_id, [
         wire.memory_entry(item, f"entries[{index}]") for index, item in enumerate(items)
     ]
+
+
+def updated_entry(body: Mapping[str, Any]) -> satchel.MemoryEntry:
+    """The entry a ``PUT /v1/memories/{scope}/{entry_id}`` body spells."""
+    known(body, UPDATE_FIELDS)
+    return wire.memory_entry(wire.required(body, "entry"), "entry")
+
+
+def record_batch(argument: str, body: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """The scope and the records a ``POST /v1/experiences`` (``topic-memories``,
+    ``resources``) body spells, under the Runtime argument's name ``argument``."""
+    known(body, BATCH_FIELDS[argument])
+    scope_id = wire.as_string(wire.required(body, "scope_id"), "scope_id")
+    items = wire.as_list(wire.required(body, argument), argument, "record objects")
+    kind = wire.RECORD_TYPES[argument]
+    return scope_id, [
+        wire.family_record(kind, item, f"{argument}[{index}]") for index, item in enumerate(items)
+    ]
+
+
+def profile(body: Mapping[str, Any]) -> satchel.Profile:
+    """The profile a ``PUT /v1/profiles/{scope}`` body spells."""
+    known(body, PROFILE_FIELDS)
+    return wire.family_record(satchel.Profile, wire.required(body, "profile"), "profile")
+
+
+def erase_target(body: Mapping[str, Any]) -> satchel.Citation:
+    """The citation a ``POST /v1/erase`` body names."""
+    known(body, ERASE_FIELDS)
+    return wire.citation(wire.required(body, "target"), "target")

@@ -214,6 +214,21 @@ _DOCUMENT: Final[dict[str, Any]] = {
                     **_ERRORS,
                 },
             },
+            "put": {
+                "operationId": "updateMemory",
+                "summary": (
+                    "Write a new version of an entry; the version the URL names stays"
+                    " readable by its ref"
+                ),
+                "parameters": [{**_VERSION_PARAMETER, "description": "the version replaced"}],
+                "requestBody": {"required": True, **_json_body(contract.UPDATE_MEMORY)},
+                "responses": {
+                    "200": {"description": "the new version", **_json_body(contract.MEMORY_REF)},
+                    "404": _error("no such entry or version"),
+                    **_BODY_ERRORS,
+                    **_ERRORS,
+                },
+            },
             "delete": {
                 "operationId": "forgetMemory",
                 "summary": (
@@ -275,6 +290,69 @@ _DOCUMENT: Final[dict[str, Any]] = {
                     **_ERRORS,
                 },
             },
+        },
+        **{
+            path: {
+                "post": {
+                    "operationId": operation,
+                    "summary": f"Write {what} to one scope, all or nothing",
+                    "requestBody": {"required": True, **_json_body(shape)},
+                    "responses": {
+                        "200": {
+                            "description": "one reference per record, in input order",
+                            **_json_body(contract.ADDED_RECORDS),
+                        },
+                        **_BODY_ERRORS,
+                        **_ERRORS,
+                    },
+                }
+            }
+            for path, operation, what, shape in (
+                ("/v1/experiences", "addExperiences", "experiences", contract.ADD_EXPERIENCES),
+                (
+                    "/v1/topic-memories",
+                    "addTopicMemories",
+                    "topic memories (a title written again is a new revision)",
+                    contract.ADD_TOPIC_MEMORIES,
+                ),
+                (
+                    "/v1/resources",
+                    "addResources",
+                    "resources (a URI written again is a new revision)",
+                    contract.ADD_RESOURCES,
+                ),
+            )
+        },
+        "/v1/profiles/{scope}": {
+            "parameters": [{**_SCOPE_PARAMETER, "description": "the scope; percent-encode it"}],
+            "put": {
+                "operationId": "setProfile",
+                "summary": "Replace the scope's profile (read whole by requests that select it)",
+                "requestBody": {"required": True, **_json_body(contract.SET_PROFILE)},
+                "responses": {
+                    "204": {"description": "the profile is set"},
+                    **_BODY_ERRORS,
+                    **_ERRORS,
+                },
+            },
+        },
+        "/v1/erase": {
+            "post": {
+                "operationId": "eraseRecord",
+                "summary": (
+                    "Erase any record a citation names, every version of it, from every"
+                    " place the store keeps it"
+                ),
+                "requestBody": {"required": True, **_json_body(contract.ERASE)},
+                "responses": {
+                    "200": {
+                        "description": "how many versions were erased; 0 when none was held",
+                        **_json_body(contract.ERASED),
+                    },
+                    **_BODY_ERRORS,
+                    **_ERRORS,
+                },
+            }
         },
         "/healthz": {
             "get": {
