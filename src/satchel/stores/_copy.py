@@ -39,7 +39,7 @@ from ..vocabulary._records import Profile
 from ._copy_protocol import VERSIONED, CopySource, CopyTarget, StoredVersion, VectorOrigin
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+    from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 
     from ..embedders import Embedder
     from ..vocabulary._families import Family
@@ -252,7 +252,7 @@ class Batch:
     profile: str | None = None
 
 
-async def read_records(source: CopySource, scopes: Sequence[str]) -> AsyncIterator[Batch]:
+async def read_records(source: CopySource, scopes: Sequence[str]) -> AsyncGenerator[Batch]:
     """Every version of every versioned family of each scope, a page at a time in the
     order the source wrote them, then the scope's profile: what a copy and an archive
     carry, in the order they carry it. Holds one page at a time. Iterate it under
