@@ -24,6 +24,7 @@ from ._verify import verify
 
 if TYPE_CHECKING:
     import argparse
+    import threading
     from collections.abc import Callable
 
     from opentelemetry.trace import TracerProvider
@@ -111,22 +112,16 @@ def copy_command(args: argparse.Namespace) -> int:
     source, target = store_url(args.source, "SOURCE"), store_url(args.target, "TARGET")
     if source == target:
         raise CommandError("SOURCE and TARGET name the same store", code=2)
-    _refuse_missing(source)
+    refuse_missing(source, "SOURCE")
     embedder = None if args.embedder is None else make_embedder(args.embedder)
     shown = (satchel.stores.redact(source), satchel.stores.redact(target))
     bar = ProgressBar(0, sys.stderr, label="copying")
     with stop_on_signals() as stopping, tracer_provider_from_env() as provider:
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done)
-            if stopping.is_set():
-                raise _Stopped
-
+        progress = stopping_progress(bar, stopping)
         run = partial(_copy, source, target, args.scope, progress, embedder, provider)
         try:
             report = run_async(run, args.backend)
-        except _Stopped:
+        except Stopped:
             bar.finish()
             print(
                 f"satchel copy: interrupted after {bar.done:,} of {bar.total:,} records;"
@@ -135,7 +130,7 @@ def copy_command(args: argparse.Namespace) -> int:
             )
             return 130
         except satchel.InvalidRequestError as exc:
-            raise CommandError(_option_named(str(exc)), code=2) from exc
+            raise CommandError(option_named(str(exc)), code=2) from exc
     bar.finish()
     print_report(report, *shown)
     if not args.verify:
@@ -160,8 +155,21 @@ COMMAND: Final = options.Command(
 )
 
 
-class _Stopped(Exception):
-    """SIGINT or SIGTERM arrived: the copy stops after the page it wrote."""
+class Stopped(Exception):
+    """SIGINT or SIGTERM arrived: the copy (export, import) stops after the page it wrote."""
+
+
+def stopping_progress(bar: ProgressBar, stopping: threading.Event) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` that moves ``bar`` and raises :class:`Stopped` once
+    ``stopping`` is set (``stop_on_signals``)."""
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done)
+        if stopping.is_set():
+            raise Stopped
+
+    return progress
 
 
 def store_url(text: str, name: str) -> str:
@@ -179,14 +187,14 @@ def store_url(text: str, name: str) -> str:
     return text
 
 
-def _refuse_missing(source: str) -> None:
-    """A SQLite SOURCE must exist: reading never creates one."""
+def refuse_missing(source: str, name: str) -> None:
+    """A SQLite store read from must exist: reading never creates one."""
     parts = urlsplit(source)
     if parts.scheme == "sqlite" and not Path(parts.path).is_file():
-        raise CommandError(f"no database at {parts.path} (SOURCE)", code=2)
+        raise CommandError(f"no database at {parts.path} ({name})", code=2)
 
 
-def _option_named(message: str) -> str:
+def option_named(message: str) -> str:
     """A library message as the command's options name it."""
     if message.startswith("embedder:"):
         return "--" + message.replace(" (embedder=...)", " (--embedder)")
@@ -214,11 +222,13 @@ async def _copy(
         )
 
 
-def print_report(report: satchel.stores.CopyReport, source: str, target: str) -> None:
-    """What was copied, per family, on stdout."""
+def print_report(
+    report: satchel.stores.CopyReport, source: str, target: str, *, verb: str = "copied"
+) -> None:
+    """What was copied (exported, imported), per family, on stdout."""
     skipped = sum(report.skipped.values())
     print(
-        f"copied {report.written:,} versions and profiles of {len(report.scopes):,} scopes"
+        f"{verb} {report.written:,} versions and profiles of {len(report.scopes):,} scopes"
         f" from {source} into {target} ({skipped:,} were there already)"
     )
     families = [f for f in satchel.stores.FAMILY_RULES if f in {*report.versions, *report.skipped}]
