@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+import satchel
+
 from .. import _processes
 from ._driver import run
 from .test_cli_copy import _ingested, _satchel, _workload
@@ -68,11 +70,15 @@ def test_export_and_import_through_seekdb(tmp_path: Path, seekdb: str) -> None:
         assert done.returncode == 0, done.stderr
     pack = _pack(f"sqlite://{source}")
     assert _pack(f"sqlite://{tmp_path / 'c.db'}") == pack
-    for line in pack.splitlines():
-        if line.startswith("{") and '"id"' in line:
-            ident = json.loads(line)["id"]
-            got = _satchel("get", "--store", url, "--scope", "chat-0", "--id", ident)
-            assert got.returncode == 0, got.stderr
+    cited = [item.citation for item in satchel.parse_context(pack)]
+    memories = [citation for citation in cited if citation.family == "memory"]
+    assert memories
+    for citation in memories:
+        ref = ("--scope", citation.scope, "--id", str(citation.id),
+               "--version", str(citation.version or 1))  # fmt: skip
+        there = _satchel("get", "--store", url, *ref)
+        assert there.returncode == 0, there.stderr
+        assert there.stdout == _satchel("get", "--store", f"sqlite://{source}", *ref).stdout
 
 
 @pytest.mark.slow
