@@ -55,6 +55,9 @@ Commands:
                           conversations' 29-turn chats: the share of each prompt that is a
                           byte-stable prefix of the last, prompt bytes, evidence recall
                           (bench/prompt_cache.py)
+  archive                 export + import of an archive against copy_store on 10k and 100k
+                          entries: seconds of each, their ratio, the archive's size and each
+                          step's peak memory under tracemalloc (bench/archive.py)
   plots                   PNG figures of the results in bench/results (needs the bench
                           extra: pip install -e ".[bench]")
 """
@@ -72,6 +75,7 @@ import threadpoolctl
 
 from bench import (
     _plots,
+    archive,
     calibrate,
     channels,
     crash,
@@ -165,6 +169,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "locomo": locomo.main,
     "scale": lambda argv: _run_module_main(scale.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
+    "archive": lambda argv: _run_module_main(archive.main, argv),
     "service": lambda argv: _run_module_main(service.main, argv),
     "replicas": lambda argv: _run_module_main(replicas.main, argv),
     "peer": lambda argv: _run_module_main(peer.main, argv),

@@ -510,6 +510,32 @@ def test_get_of_a_missing_version_fails_by_name(
     assert "no memory entry 'nope'" in err or "no version 1" in err
 
 
+def test_a_prepare_past_its_timeout_says_so(
+    capsys: pytest.CaptureFixture[str], database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prepare that overruns --timeout exits 1 with a message that names the deadline,
+    never an empty "error: " line."""
+    import anyio
+
+    async def forever(*args: object, **kwargs: object) -> None:
+        await anyio.sleep_forever()
+
+    monkeypatch.setattr(satchel.Runtime, "prepare_context", forever)
+    code, _, err = run(
+        capsys, "prepare", "--db", database, "--scope", S, "--timeout", "0.001", "Lisbon"
+    )
+    assert code == 1
+    assert "did not finish before its deadline (--timeout 0.001 s)" in err
+
+
+def test_an_error_without_a_message_is_named() -> None:
+    """Every CLI error prints a message: one raised without any is named by its kind."""
+    from satchel.cli import _main
+
+    assert _main._said(TimeoutError()) == "Timeout expired."
+    assert _main._said(OSError("disk full")) == "disk full"
+
+
 def test_prepare_takes_a_timeout(capsys: pytest.CaptureFixture[str], database: str) -> None:
     """--timeout bounds the prepare (a generous one changes nothing); a bad one exits 2."""
     code, out, _ = run(

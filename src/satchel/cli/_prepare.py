@@ -234,6 +234,10 @@ async def _prepare(
                     prepared = await runtime.prepare_context(request)
         except satchel.InvalidRequestError as exc:
             raise CommandError(str(exc), code=2) from exc
+        except TimeoutError as exc:  # fail_after's own, which says nothing
+            raise CommandError(
+                f"the prepare did not finish before its deadline (--timeout {args.timeout:g} s)"
+            ) from exc
         context = prepared.context if isinstance(prepared, satchel.Explanation) else prepared
         if context.status == "empty":
             held = await runtime.store.scope_counts()
