@@ -129,3 +129,16 @@ __all__ = [
     "parse_context",
     "stores",
 ]
+
+
+def __getattr__(name: str) -> str:
+    """``satchel.__version__``: the installed distribution's version, read on first use
+    (reading package metadata at import would slow every ``import satchel``)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'satchel' has no attribute {name!r}")
+    from importlib import metadata
+
+    try:
+        return metadata.version("satchel")
+    except metadata.PackageNotFoundError:  # run from a source tree
+        return "0+unknown"
