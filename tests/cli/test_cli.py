@@ -497,6 +497,10 @@ def test_get_maps_a_citation_back_to_its_record_and_key(
     assert code == 0
     record = json.loads(out)
     assert (record["key"], record["text"], record["version"]) == ("m2", item.text, cited.version)
+    code, out, _ = run(capsys, *args)  # a citation naming no version means version 1
+    assert code == 0
+    assert cited.version == 1
+    assert json.loads(out) == record
 
 
 def test_get_of_a_missing_version_fails_by_name(

@@ -19,14 +19,15 @@ Read exactly one version of one memory entry, as a pack's citation names it
 (scope, entry_id, version), and print it as one JSON object: the citation,
 its key (the workload id it was ingested under, or the caller's key), text,
 kind, tags, created_at and thread. A forgotten entry's versions stay readable.
---id takes the id as a pack prints it (22 characters) or the full entry id.
+--id takes the id as a pack prints it (22 characters) or the full entry id;
+--version defaults to 1, as a pack omits version 1 from its citations.
 
 Exits 1 when no such entry or version exists, 2 for bad input (no database
 at --db or --store: get never creates one)."""
 
 _EPILOG = """\
 examples:
-  satchel get --db team.db --scope chat-1 --id cl8WCM5gQQyj74nwc5mGcQ --version 1
+  satchel get --db team.db --scope chat-1 --id cl8WCM5gQQyj74nwc5mGcQ
   satchel get --db team.db --scope chat-1 --id 3f2a... --version 2 --pretty
 """
 
@@ -38,7 +39,11 @@ def _arguments(command: argparse.ArgumentParser) -> None:
         "--id", required=True, metavar="ENTRY_ID", help="its id, as a pack prints it or in full"
     )
     command.add_argument(
-        "--version", required=True, type=options.positive, metavar="N", help="its version"
+        "--version",
+        type=options.positive,
+        default=1,
+        metavar="N",
+        help="its version (default: 1, the version a pack's citation means when it names none)",
     )
     command.add_argument("--pretty", action="store_true", help="indent the JSON")
 
