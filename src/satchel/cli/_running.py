@@ -16,6 +16,7 @@ import signal
 import threading
 from functools import partial
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
@@ -137,7 +138,7 @@ async def open_store(
     """The store ``--db`` or ``--store`` names; ``existing``: a --db file must exist.
     ``tracer_provider`` receives its DB spans (the global provider's, if any, when None)."""
     if args.store is None:
-        database = existing_database(args.db) if existing else args.db
+        database = existing_database(args.db) if existing else new_or_existing(args.db)
         return await satchel.SqliteStore.open(database, tracer_provider=tracer_provider)
     try:
         return await satchel.stores.open_store(
@@ -164,6 +165,41 @@ def existing_database(path: str) -> str:
         if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
             raise CommandError(f"{path} is not a satchel database (not an SQLite file)", code=2)
     return path
+
+
+def new_or_existing(path: str) -> str:
+    """The path of a database to write: a file, or none yet; a directory is bad input."""
+    if Path(path).is_dir():
+        raise CommandError(f"--db {path} is a directory, not a database file", code=2)
+    return path
+
+
+def missing_store(args: argparse.Namespace) -> str | None:
+    """The file or directory ``--db`` or ``--store`` names when no store is there yet;
+    None when one is, or when the store is not a local one (OceanBase, in memory)."""
+    scheme, path = "sqlite", args.db
+    if args.store is not None:
+        parts = urlsplit(args.store)
+        scheme, path = parts.scheme, unquote(parts.netloc + parts.path)
+    if scheme not in ("sqlite", "seekdb") or path in ("", ":memory:", "/:memory:"):
+        return None
+    there = Path(path) / "store" if scheme == "seekdb" else Path(path)
+    return None if there.exists() else path
+
+
+def refuse_missing_store(args: argparse.Namespace, command: str) -> str | None:
+    """A server's store must exist unless ``--create`` is given (a mistyped path would
+    serve an empty store, and every prepare would come back empty); the path it will
+    create, if any."""
+    missing = missing_store(args)
+    if missing is not None and not args.create:
+        option = "--db" if args.store is None else "--store"
+        raise CommandError(
+            f"{option}: no store at {missing}; pass --create to {command} a new, empty one"
+            " there (or check the path)",
+            code=2,
+        )
+    return missing
 
 
 def refuse_in_memory(args: argparse.Namespace, command: str) -> None:

@@ -32,6 +32,7 @@ from ._running import (
     CommandError,
     make_embedder,
     open_command_runtime,
+    refuse_missing_store,
     run_async,
     store_label,
 )
@@ -63,8 +64,9 @@ Serve the memory in --db (or --store) over HTTP, as JSON:
   GET    /healthz                            liveness (no token needed)
   GET    /openapi.json                       the OpenAPI 3.1 document (no token needed)
 
-Percent-encode SCOPE in a URL (it may hold ':' and '/'). The database at --db is
-created if it does not exist. One line on stderr says where the service listens;
+Percent-encode SCOPE in a URL (it may hold ':' and '/'). The store at --db or
+--store must exist (a mistyped path is refused) unless --create is given; then the
+start line says it was created. One line on stderr says where the service listens;
 SIGINT (Ctrl-C) or SIGTERM stops it gracefully and it exits 0.
 
 Authentication: with --token-file, every API request needs 'Authorization: Bearer
@@ -276,6 +278,7 @@ async def _serve(
 
     # Signals are caught from the start: one that arrives while the store opens stops
     # the service, cleanly, as soon as it serves.
+    created = refuse_missing_store(args, "serve")
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
 
         async def stopped() -> None:
@@ -303,7 +306,8 @@ async def _serve(
             if args.listen_fd is not None:  # a worker of the first process (--workers)
                 await _serve_as_worker(args, app, stopped)
             else:
-                await _serve_first(args, app, stopped, store_label(args), _auth_of(tokens))
+                label = store_label(args) + ("" if created is None else " (created now)")
+                await _serve_first(args, app, stopped, label, _auth_of(tokens))
     print("satchel serve: stopped", file=sys.stderr, flush=True)
 
 
