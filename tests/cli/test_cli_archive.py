@@ -144,3 +144,36 @@ def test_bad_input_exits_2_naming_it(
     code, _, err = run(capsys, *(arg.format(tmp=tmp_path) for arg in args))
     assert code == 2, err
     assert message in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["copy", "{tmp}/a.db", "seekdb:///{tmp}/s"],
+        ["export", "--store", "seekdb:///{tmp}/s", "{tmp}/x.satchel"],
+        ["import", "--store", "seekdb:///{tmp}/s", "{tmp}/x.satchel"],
+        ["serve", "--create", "--store", "seekdb:///{tmp}/s"],
+        ["mcp", "--create", "--store", "seekdb:///{tmp}/s"],
+        ["scopes", "--store", "oceanbase://root@localhost/db"],
+    ],
+)
+def test_a_missing_extra_exits_2_naming_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+) -> None:
+    """A store whose packages are not installed exits 2 in every command, naming the
+    extra that installs them, as a missing extra of serve and mcp always did."""
+    import importlib.util
+
+    (tmp_path / "a.db").write_bytes(b"SQLite format 3\x00")
+    find_spec = importlib.util.find_spec
+
+    def without(name: str, package: str | None = None) -> object:
+        return None if name in ("asyncmy", "pylibseekdb") else find_spec(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without)
+    code, _, err = run(capsys, *(arg.format(tmp=tmp_path) for arg in argv))
+    assert code == 2, err
+    assert "pip install 'satchel[seekdb]'" in err or "pip install 'satchel[oceanbase]'" in err

@@ -19,7 +19,13 @@ from satchel.embedders import SPEC_HELP
 from .._otlp import tracer_provider_from_env
 from . import _options as options
 from ._progress import ProgressBar
-from ._running import CommandError, make_embedder, run_async, stop_on_signals
+from ._running import (
+    CommandError,
+    make_embedder,
+    refuse_missing_extra,
+    run_async,
+    stop_on_signals,
+)
 from ._verify import verify
 
 if TYPE_CHECKING:
@@ -113,6 +119,8 @@ def copy_command(args: argparse.Namespace) -> int:
     if source == target:
         raise CommandError("SOURCE and TARGET name the same store", code=2)
     refuse_missing(source, "SOURCE")
+    refuse_missing_extra(source, "SOURCE")
+    refuse_missing_extra(target, "TARGET")
     embedder = None if args.embedder is None else make_embedder(args.embedder)
     shown = (satchel.stores.redact(source), satchel.stores.redact(target))
     bar = ProgressBar(0, sys.stderr, label="copying")

@@ -18,7 +18,7 @@ from .._otlp import tracer_provider_from_env
 from . import _options as options
 from ._copy import Stopped, print_report, refuse_missing, stopping_progress, store_url
 from ._progress import ProgressBar
-from ._running import CommandError, run_async, stop_on_signals
+from ._running import CommandError, refuse_missing_extra, run_async, stop_on_signals
 
 if TYPE_CHECKING:
     import argparse
@@ -77,6 +77,7 @@ def export_command(args: argparse.Namespace) -> int:
     """``satchel export``: write the archive, then say what it holds."""
     source = store_url(args.store, "--store")
     refuse_missing(source, "--store")
+    refuse_missing_extra(source, "--store")
     bar = ProgressBar(0, sys.stderr, label="exporting")
     with stop_on_signals() as stopping, tracer_provider_from_env() as provider:
         progress = stopping_progress(bar, stopping)

@@ -19,7 +19,13 @@ from .._otlp import tracer_provider_from_env
 from . import _options as options
 from ._copy import Stopped, option_named, print_report, stopping_progress, store_url
 from ._progress import ProgressBar
-from ._running import CommandError, make_embedder, run_async, stop_on_signals
+from ._running import (
+    CommandError,
+    make_embedder,
+    refuse_missing_extra,
+    run_async,
+    stop_on_signals,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -79,6 +85,7 @@ def _arguments(command: argparse.ArgumentParser) -> None:
 def import_command(args: argparse.Namespace) -> int:
     """``satchel import``: read the archive into the store, then say what was written."""
     target = store_url(args.store, "--store")
+    refuse_missing_extra(target, "--store")
     embedder = None if args.embedder is None else make_embedder(args.embedder)
     bar = ProgressBar(0, sys.stderr, label="importing")
     with stop_on_signals() as stopping, tracer_provider_from_env() as provider:

@@ -16,8 +16,8 @@ import signal
 import threading
 from functools import partial
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 from typing import TYPE_CHECKING, Any, Final, TypeVar
+from urllib.parse import unquote, urlsplit
 
 import anyio
 
@@ -140,6 +140,7 @@ async def open_store(
     if args.store is None:
         database = existing_database(args.db) if existing else new_or_existing(args.db)
         return await satchel.SqliteStore.open(database, tracer_provider=tracer_provider)
+    refuse_missing_extra(args.store, "--store")
     try:
         return await satchel.stores.open_store(
             args.store, create=not existing, tracer_provider=tracer_provider
@@ -172,6 +173,27 @@ def new_or_existing(path: str) -> str:
     if Path(path).is_dir():
         raise CommandError(f"--db {path} is a directory, not a database file", code=2)
     return path
+
+
+#: The packages a store URL's scheme needs, and the extra that installs them.
+STORE_EXTRAS: Final = {
+    "seekdb": (("asyncmy", "pylibseekdb"), "seekdb"),
+    "oceanbase": (("asyncmy",), "oceanbase"),
+}
+
+
+def refuse_missing_extra(url: str, option: str) -> None:
+    """A store whose packages are not installed is bad input (exit 2, as every missing
+    extra of every command), naming the extra that installs them."""
+    scheme = urlsplit(url).scheme
+    needed, extra = STORE_EXTRAS.get(scheme, ((), ""))
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise CommandError(
+            f"{option}: a {scheme}:// store needs {', '.join(missing)}:"
+            f" pip install 'satchel[{extra}]'",
+            code=2,
+        )
 
 
 def missing_store(args: argparse.Namespace) -> str | None:
