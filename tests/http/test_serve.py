@@ -101,6 +101,18 @@ def test_help_explains_the_service(capsys: pytest.CaptureFixture[str]) -> None:
         assert needed in out, needed
 
 
+def test_help_lists_every_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
+    """``serve --help`` lists every method and path of the OpenAPI document."""
+    from satchel.http import OPENAPI
+
+    code, out, _ = run(capsys, "serve", "--help")
+    assert code == 0
+    for path, methods in OPENAPI["paths"].items():
+        shown = path.replace("{scope}", "SCOPE").replace("{entry_id}", "ENTRY")
+        for method in set(methods) & {"get", "post", "delete"}:
+            assert f"{method.upper():<6} {shown}" in out, (method, path)
+
+
 @pytest.mark.parametrize("value", ["-1", "65536", "http"])
 def test_a_bad_port_is_a_usage_error(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "serve", "--db", "x.db", "--port", value)

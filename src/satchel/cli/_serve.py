@@ -57,12 +57,16 @@ LOOPBACK_HOST_NAMES: Final = ("127.0.0.1", "localhost", "::1")
 _DESCRIPTION = """\
 Serve the memory in --db (or --store) over HTTP, as JSON:
 
-  POST   /v1/context/prepare                 a bounded, cited context pack for a query
-  POST   /v1/memories                        write memory entries to a scope, all or nothing
-  GET    /v1/memories/SCOPE/ENTRY?version=N  read exactly the version a citation names
-  DELETE /v1/memories/SCOPE/ENTRY?version=N  take an entry out of search
-  GET    /healthz                            liveness (no token needed)
-  GET    /openapi.json                       the OpenAPI 3.1 document (no token needed)
+  POST   /v1/context/prepare                  a bounded, cited context pack for a query
+  POST   /v1/context/explain                  the pack with its receipts and omissions
+  POST   /v1/context/deadline                 the seconds a prepare of a request may take
+  POST   /v1/memories                         write memory entries to a scope, all or nothing
+  GET    /v1/memories/SCOPE/ENTRY?version=N   read exactly the version a citation names
+  DELETE /v1/memories/SCOPE/ENTRY?version=N   take an entry out of search
+  DELETE /v1/memories/SCOPE/ENTRY?erase=true  erase an entry: no version stays readable
+  DELETE /v1/scopes/SCOPE                     erase every record of a scope
+  GET    /healthz                             liveness (no token needed)
+  GET    /openapi.json                        the OpenAPI 3.1 document (no token needed)
 
 Percent-encode SCOPE in a URL (it may hold ':' and '/'). The store at --db or
 --store must exist (a mistyped path is refused) unless --create is given; then the
