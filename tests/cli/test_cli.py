@@ -343,7 +343,7 @@ def test_prepare_of_an_empty_scope_prints_nothing(
 def test_prepare_with_sections_renders_an_assembly(
     capsys: pytest.CaptureFixture[str], database: str
 ) -> None:
-    """--section FAMILY=LIMIT asks for an assembly: Markdown sections, profile included."""
+    """--section FAMILY=LIMIT asks for an assembly: its families as groups of JSON lines, profile included."""
     code, out, _ = run(
         capsys,
         "prepare",
@@ -552,3 +552,22 @@ def test_prepare_takes_a_timeout(capsys: pytest.CaptureFixture[str], database: s
     )
     assert code == 2
     assert "--timeout" in err
+
+
+def test_the_sections_are_described_as_the_pack_format_is(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--section`` help and the MCP ``sections`` schema describe the v2 pack (groups of
+    JSON lines), not the Markdown sections of an older format."""
+    import re
+
+    from satchel._contract import _prepare
+
+    code, out, _ = run(capsys, "prepare", "--help")
+    assert code == 0
+    said = " ".join(out.split())
+    assert "groups of the pack's JSON lines" in said
+    assert _prepare._SECTIONS_DOC.startswith("Deliver each family's items as their own groups")
+    mcp_doc = (Path(__file__).parents[2] / "docs" / "mcp.md").read_text()
+    for text in (said, _prepare._SECTIONS_DOC, mcp_doc):
+        assert not re.search(r"Markdown section", text)

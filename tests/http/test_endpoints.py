@@ -153,7 +153,7 @@ async def test_a_prepare_over_an_empty_scope_is_empty() -> None:
 
 
 async def test_references_assembly_detail_and_session_are_honoured() -> None:
-    """references search another scope; an assembly delivers Markdown sections within
+    """references search another scope; an assembly delivers its families as groups within
     its limits; a detail pin and a session are accepted as the runtime takes them."""
     async with serving(dedup_turns=2) as (client, _):
         await add(client, "team", BACKUPS)

@@ -136,7 +136,7 @@ async def test_exclude_takes_a_pack_citation_verbatim() -> None:
 
 
 async def test_sections_references_detail_and_session() -> None:
-    """The optional arguments reach the prepare: an assembly's Markdown sections, a
+    """The optional arguments reach the prepare: an assembly's family groups, a
     reference scope searched too, a detail pin, and a session that holds back what an
     earlier turn delivered (with the runtime's dedup_turns)."""
     async with connected(dedup_turns=2) as (client, _):

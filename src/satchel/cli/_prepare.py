@@ -109,9 +109,10 @@ def _arguments(command: argparse.ArgumentParser) -> None:
         type=_section,
         metavar="FAMILY=LIMIT",
         help=(
-            "deliver an assembly: one Markdown section per family, in the order given "
-            "(memory, experience, topic-memory, profile, resource; repeatable; limits "
-            "1..8, experience at most 2, at most 8 in all)"
+            "deliver an assembly: each family's items as their own groups of the pack's"
+            " JSON lines, in the order given (memory, experience, topic-memory, profile,"
+            " resource; repeatable; limits 1..8, experience at most 2, at most 8 in all;"
+            " docs/pack-format.md)"
         ),
     )
     command.add_argument(
