@@ -343,7 +343,7 @@ def test_prepare_of_an_empty_scope_prints_nothing(
 def test_prepare_with_sections_renders_an_assembly(
     capsys: pytest.CaptureFixture[str], database: str
 ) -> None:
-    """--section FAMILY=LIMIT asks for an assembly: its families as groups of JSON lines, profile included."""
+    """--section FAMILY=LIMIT asks for an assembly: its families as groups, profile included."""
     code, out, _ = run(
         capsys,
         "prepare",
