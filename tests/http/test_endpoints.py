@@ -229,6 +229,24 @@ async def test_get_reads_exactly_the_version_named() -> None:
     assert two.json()["ref"] == second
 
 
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [
+        ("2023-07-10", "2023-07-10T00:00:00+00:00"),
+        ("2023-07-10T09:30", "2023-07-10T09:30:00+00:00"),
+        ("2023-07-10T09:30:00Z", "2023-07-10T09:30:00+00:00"),
+    ],
+)
+async def test_created_at_without_an_offset_is_utc(given: str, read: str) -> None:
+    """A created_at without a UTC offset is read as UTC, as ``satchel add --at`` and
+    ``satchel ingest`` read it (it was refused with a 422)."""
+    async with serving() as (client, _):
+        (ref,) = await add(client, "s", {**BACKUPS, "created_at": given})
+        got = await client.get(memory_path("s", ref["entry_id"]), params={"version": 1})
+    assert got.status_code == 200
+    assert got.json()["created_at"] == read
+
+
 async def test_an_id_as_the_pack_writes_it_reads_and_excludes_the_same_entry() -> None:
     """A host that reads a pack's lines gets each id in its short spelling; get, delete
     and exclude take it as they take the full id."""
