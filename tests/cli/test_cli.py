@@ -14,6 +14,7 @@ from bench._citations import citation_key, delivered_citations, read_id_map
 
 import satchel
 from satchel.cli._progress import ProgressBar
+from satchel.vocabulary._refs import compact_id
 
 from ._driver import run, write_workload
 
@@ -497,6 +498,8 @@ def test_get_maps_a_citation_back_to_its_record_and_key(
     assert code == 0
     record = json.loads(out)
     assert (record["key"], record["text"], record["version"]) == ("m2", item.text, cited.version)
+    assert record["entry_id"] == compact_id(str(cited.id))  # the id as the pack spells it
+    assert len(record["entry_id"]) == 22
     code, out, _ = run(capsys, *args)  # a citation naming no version means version 1
     assert code == 0
     assert cited.version == 1
