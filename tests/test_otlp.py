@@ -650,8 +650,10 @@ def test_a_service_says_at_its_first_failed_export_that_the_collector_is_down(
     failures say nothing more, and none waits for the exporter's retries."""
     no_otel_variables.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{closed_port()}")
     stream = io.StringIO()
+    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+
     with telemetry_from_env(stderr=stream) as telemetry:
-        assert telemetry.tracer_provider is not None
+        assert isinstance(telemetry.tracer_provider, SdkTracerProvider)
         tracer = telemetry.tracer_provider.get_tracer("probe")
         for _ in range(2):
             with tracer.start_as_current_span("request"):
