@@ -71,15 +71,15 @@ docs/mcp.md lists every tool's arguments and results."""
 
 _EPILOG = """\
 examples:
-  satchel mcp --db ~/.satchel/agent.db
+  satchel mcp --db ~/.satchel/agent.db --create     # a new agent's memory
   satchel mcp --db team.db --gate --dedup-turns 3 --backend trio
   satchel mcp --db team.db --http --port 8766
 
 register it with Claude Code (stdio; use absolute paths):
-  claude mcp add satchel -- satchel mcp --db /home/me/.satchel/agent.db
+  claude mcp add satchel -- satchel mcp --db /home/me/.satchel/agent.db --create
 or commit a project's .mcp.json:
   {"mcpServers": {"satchel": {"command": "satchel",
-                            "args": ["mcp", "--db", "/home/me/.satchel/agent.db"]}}}
+                            "args": ["mcp", "--db", "/home/me/.satchel/agent.db", "--create"]}}}
 or, with 'satchel mcp --http' running:
   claude mcp add --transport http satchel http://127.0.0.1:8766/mcp
 """
