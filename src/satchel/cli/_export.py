@@ -16,7 +16,7 @@ import satchel
 
 from .._otlp import tracer_provider_from_env
 from . import _options as options
-from ._copy import Stopped, print_report, refuse_missing, stopping_progress, store_url
+from ._moving import Stopped, print_report, refuse_missing, stopping_progress, store_url
 from ._progress import ProgressBar
 from ._running import CommandError, refuse_missing_extra, run_async, stop_on_signals
 

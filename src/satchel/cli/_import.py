@@ -17,7 +17,7 @@ from satchel.embedders import SPEC_HELP
 
 from .._otlp import tracer_provider_from_env
 from . import _options as options
-from ._copy import Stopped, option_named, print_report, stopping_progress, store_url
+from ._moving import Stopped, option_named, print_report, stopping_progress, store_url
 from ._progress import ProgressBar
 from ._running import (
     CommandError,

@@ -175,10 +175,10 @@ def new_or_existing(path: str) -> str:
     return path
 
 
-#: The packages a store URL's scheme needs, and the extra that installs them.
+#: The packages a store URL's scheme needs, and the line that installs them.
 STORE_EXTRAS: Final = {
-    "seekdb": (("asyncmy", "pylibseekdb"), "seekdb"),
-    "oceanbase": (("asyncmy",), "oceanbase"),
+    "seekdb": (("asyncmy", "pylibseekdb"), "pip install 'satchel[seekdb]'"),
+    "oceanbase": (("asyncmy",), "pip install 'satchel[oceanbase]'"),
 }
 
 
@@ -186,12 +186,11 @@ def refuse_missing_extra(url: str, option: str) -> None:
     """A store whose packages are not installed is bad input (exit 2, as every missing
     extra of every command), naming the extra that installs them."""
     scheme = urlsplit(url).scheme
-    needed, extra = STORE_EXTRAS.get(scheme, ((), ""))
+    needed, install = STORE_EXTRAS.get(scheme, ((), ""))
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise CommandError(
-            f"{option}: a {scheme}:// store needs {', '.join(missing)}:"
-            f" pip install 'satchel[{extra}]'",
+            f"{option}: a {scheme}:// store needs {', '.join(missing)}: {install}",
             code=2,
         )
 

@@ -26,7 +26,7 @@ from contextlib import aclosing
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final, cast
+from typing import IO, TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import anyio
 import attrs
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
     from ..embedders import Embedder
     from ..vocabulary._families import Family
+
+T = TypeVar("T")
 
 #: The archive format this satchel writes, and the newest it reads.
 FORMAT: Final = 1
@@ -306,7 +308,7 @@ class _ArchiveFile:
 
     async def open_for_writing(self) -> None:
         self._partial = self.path.with_name(self.path.name + ".partial")
-        self._stream = await anyio.to_thread.run_sync(self._open_partial, self._partial)
+        self._stream = await _in_thread(self._open_partial, self._partial)
 
     @staticmethod
     def _open_partial(partial: Path) -> IO[bytes]:
@@ -315,24 +317,24 @@ class _ArchiveFile:
     async def write(self, lines: list[dict[str, Any]]) -> None:
         encoded = b"".join(_encoded(line) for line in lines)
         assert self._stream is not None
-        await anyio.to_thread.run_sync(self._stream.write, encoded)
+        await _in_thread(self._stream.write, encoded)
 
     async def commit(self) -> None:
         """Close the file and put it in place: the archive is whole."""
         assert self._stream is not None
         assert self._partial is not None
         stream, partial, self._stream, self._partial = self._stream, self._partial, None, None
-        await anyio.to_thread.run_sync(_closed_and_moved, stream, partial, self.path)
+        await _in_thread(_closed_and_moved, stream, partial, self.path)
 
     async def discard(self) -> None:
         """Remove what an export that did not finish wrote."""
         stream, partial, self._stream, self._partial = self._stream, self._partial, None, None
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(_closed_and_removed, stream, partial)
+            await _in_thread(_closed_and_removed, stream, partial)
 
     async def open_for_reading(self) -> None:
         try:
-            self._stream = await anyio.to_thread.run_sync(_opened, self.path)
+            self._stream = await _in_thread(_opened, self.path)
         except FileNotFoundError:
             raise InvalidRequestError(f"{self.path}: no such archive") from None
 
@@ -340,7 +342,7 @@ class _ArchiveFile:
         """Up to ``count`` lines, decoded; an empty list at the end of the file."""
         assert self._stream is not None
         try:
-            raw = await anyio.to_thread.run_sync(_read_lines, self._stream, count)
+            raw = await _in_thread(_read_lines, self._stream, count)
         except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
             raise self.damaged(f"it is not a whole gzip file ({exc})") from None
         decoded = []
@@ -369,7 +371,13 @@ class _ArchiveFile:
         stream, self._stream = self._stream, None
         if stream is not None:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(stream.close)
+                await _in_thread(stream.close)
+
+
+async def _in_thread(call: Callable[..., T], *args: Any) -> T:
+    """``call(*args)`` on a worker thread: every read and write of the file (gzip,
+    blocking) goes through here, never on the event loop."""
+    return await anyio.to_thread.run_sync(call, *args)
 
 
 def _opened(path: Path) -> IO[bytes]:
