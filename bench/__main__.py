@@ -66,6 +66,9 @@ Commands:
                           conversations' 29-turn chats: the share of each prompt that is a
                           byte-stable prefix of the last, prompt bytes, evidence recall
                           (bench/prompt_cache.py)
+  archive                 export + import of an archive against copy_store on 10k and 100k
+                          entries: seconds of each, their ratio, the archive's size and each
+                          step's peak memory under tracemalloc (bench/archive.py)
   plots                   PNG figures of the results in bench/results (needs the bench
                           extra: pip install -e ".[bench]")
 """
@@ -83,6 +86,7 @@ import threadpoolctl
 
 from bench import (
     _plots,
+    archive,
     calibrate,
     channels,
     client,
@@ -182,6 +186,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "listing": lambda argv: _run_module_main(listing.main, argv),
     "inspector": lambda argv: _run_module_main(inspector.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
+    "archive": lambda argv: _run_module_main(archive.main, argv),
     "service": lambda argv: _run_module_main(service.main, argv),
     "replicas": lambda argv: _run_module_main(replicas.main, argv),
     "peer": lambda argv: _run_module_main(peer.main, argv),

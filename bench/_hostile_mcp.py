@@ -340,7 +340,15 @@ async def run_mcp_probes(
     held: Counter[str] = Counter()
     with tempfile.TemporaryDirectory(prefix="satchel-hostile-mcp-") as directory:
         folder = Path(directory)
-        command = [sys.executable, "-m", "satchel", "mcp", "--db", str(folder / "hostile.db")]
+        command = [
+            sys.executable,
+            "-m",
+            "satchel",
+            "mcp",
+            "--create",
+            "--db",
+            str(folder / "hostile.db"),
+        ]
         command += ["--embedder", "hashing", "--backend", backend]
         with (folder / "stderr.log").open("wb") as errlog:
             process = await anyio.open_process(command, stderr=errlog, cwd=folder)

@@ -56,7 +56,7 @@ def running_server(
             write past it fails as on a full disk. Python ignores ``SIGXFSZ``, so the
             server lives on.
     """
-    command = [sys.executable, "-m", "satchel", "serve", "--db", str(db), "--port", "0"]
+    command = [sys.executable, "-m", "satchel", "serve", "--create", "--db", str(db), "--port", "0"]
     with log.open("wb") as sink:
         process = subprocess.Popen([*command, "--backend", backend, *options], stderr=sink)
     try:

@@ -384,7 +384,7 @@ def replicas(
     """``count`` ``satchel serve`` processes over ``url``, started at once; SIGTERM on
     exit."""
     command = [
-        sys.executable, "-m", "satchel", "serve", "--store", url, "--port", "0",
+        sys.executable, "-m", "satchel", "serve", "--create", "--store", url, "--port", "0",
         "--token-file", str(tokens), "--dedup-turns", str(dedup_turns), "--shared-sessions",
     ]  # fmt: skip
     processes: list[subprocess.Popen[bytes]] = []

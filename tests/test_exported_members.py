@@ -40,3 +40,26 @@ def test_optional_embedder_is_public_but_its_library_loads_lazily() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_the_version_is_the_installed_distributions() -> None:
+    """``satchel.__version__`` is the version ``satchel --version`` prints (the package
+    metadata's), and any other missing attribute is still an AttributeError."""
+    from importlib import metadata
+
+    import pytest
+
+    assert satchel.__version__ == metadata.version("satchel")
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        satchel.nope  # noqa: B018
+
+
+def test_the_package_metadata_names_the_project_urls() -> None:
+    """The distribution's metadata links the project, its docs, changelog and issues."""
+    from importlib import metadata
+
+    urls = dict(
+        entry.split(", ", 1) for entry in metadata.metadata("satchel").get_all("Project-URL") or []
+    )
+    assert set(urls) >= {"Homepage", "Documentation", "Changelog", "Issues"}
+    assert all(url.startswith("https://") for url in urls.values())

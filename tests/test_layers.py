@@ -471,6 +471,11 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
         "anyio.to_thread.run_sync",
     ): "opening (and creating or migrating) the SQLite file is blocking I/O",
     (
+        "satchel.stores._archive",
+        "_in_thread",
+        "anyio.to_thread.run_sync",
+    ): "an archive's file is read and written through gzip, blocking I/O",
+    (
         "satchel.stores.sqlite._connections",
         "Connections.read",
         "anyio.to_thread.run_sync",

@@ -149,12 +149,21 @@ if _typing.TYPE_CHECKING:
 def __getattr__(name: str) -> object:
     """``satchel.Client``, loaded when first named: the client sits above the facade
     (it speaks the service's JSON) and needs httpx, the ``satchel[client]`` extra, which
-    ``import satchel`` must not."""
+    ``import satchel`` must not. ``satchel.__version__``: the installed distribution's
+    version, read on first use (reading package metadata at import would slow every
+    ``import satchel``)."""
     if name == "Client":
         import importlib
 
         client: object = importlib.import_module("satchel.client").Client
         return client
+    if name == "__version__":
+        from importlib import metadata
+
+        try:
+            return metadata.version("satchel")
+        except metadata.PackageNotFoundError:  # run from a source tree
+            return "0+unknown"
     raise AttributeError(f"module 'satchel' has no attribute {name!r}")
 
 

@@ -17,7 +17,7 @@ public API.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import attrs
@@ -42,7 +42,9 @@ SECTION_FIELDS: Final = ("family", "limit")
 CITATION_FIELDS: Final = ("family", "scope", "id", "version", "entry_id", "uri", "revision")
 _ID_NAMES: Final = ("id", "entry_id", "uri")
 _VERSION_NAMES: Final = ("version", "revision")
-_MOMENT: Final = "an ISO 8601 date-time with a UTC offset, e.g. 2024-03-04T09:00:00+00:00"
+_MOMENT: Final = (
+    "an ISO 8601 date or date-time (UTC when it carries no offset), e.g. 2024-03-04T09:00:00+00:00"
+)
 
 
 def refuse(message: str) -> satchel.InvalidRequestError:
@@ -194,7 +196,8 @@ def fields_json(
 
 
 def moment(value: object, field: str) -> datetime | None:
-    """An ISO 8601 date-time with its UTC offset, or None for null."""
+    """An ISO 8601 date-time, or None for null; one without a UTC offset is UTC, as
+    ``satchel add --at`` and ``satchel ingest`` read it."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -203,9 +206,7 @@ def moment(value: object, field: str) -> datetime | None:
         when = datetime.fromisoformat(value)
     except ValueError:
         raise refuse(f"{field} must be {_MOMENT}, not {value!r}") from None
-    if when.utcoffset() is None:
-        raise refuse(f"{field} must carry a UTC offset (e.g. +00:00 or Z)")
-    return when
+    return when if when.utcoffset() is not None else when.replace(tzinfo=UTC)
 
 
 # ---------------------------------------------------------------------------- answers

@@ -14,6 +14,7 @@ from bench._citations import citation_key, delivered_citations, read_id_map
 
 import satchel
 from satchel.cli._progress import ProgressBar
+from satchel.vocabulary._refs import compact_id
 
 from ._driver import run, write_workload
 
@@ -343,7 +344,7 @@ def test_prepare_of_an_empty_scope_prints_nothing(
 def test_prepare_with_sections_renders_an_assembly(
     capsys: pytest.CaptureFixture[str], database: str
 ) -> None:
-    """--section FAMILY=LIMIT asks for an assembly: Markdown sections, profile included."""
+    """--section FAMILY=LIMIT asks for an assembly: its families as groups, profile included."""
     code, out, _ = run(
         capsys,
         "prepare",
@@ -497,6 +498,12 @@ def test_get_maps_a_citation_back_to_its_record_and_key(
     assert code == 0
     record = json.loads(out)
     assert (record["key"], record["text"], record["version"]) == ("m2", item.text, cited.version)
+    assert record["entry_id"] == compact_id(str(cited.id))  # the id as the pack spells it
+    assert len(record["entry_id"]) == 22
+    code, out, _ = run(capsys, *args)  # a citation naming no version means version 1
+    assert code == 0
+    assert cited.version == 1
+    assert json.loads(out) == record
 
 
 def test_get_of_a_missing_version_fails_by_name(
@@ -508,6 +515,32 @@ def test_get_of_a_missing_version_fails_by_name(
     )
     assert code == 1
     assert "no memory entry 'nope'" in err or "no version 1" in err
+
+
+def test_a_prepare_past_its_timeout_says_so(
+    capsys: pytest.CaptureFixture[str], database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prepare that overruns --timeout exits 1 with a message that names the deadline,
+    never an empty "error: " line."""
+    import anyio
+
+    async def forever(*args: object, **kwargs: object) -> None:
+        await anyio.sleep_forever()
+
+    monkeypatch.setattr(satchel.Runtime, "prepare_context", forever)
+    code, _, err = run(
+        capsys, "prepare", "--db", database, "--scope", S, "--timeout", "0.001", "Lisbon"
+    )
+    assert code == 1
+    assert "did not finish before its deadline (--timeout 0.001 s)" in err
+
+
+def test_an_error_without_a_message_is_named() -> None:
+    """Every CLI error prints a message: one raised without any is named by its kind."""
+    from satchel.cli import _main
+
+    assert _main._said(TimeoutError()) == "Timeout expired."
+    assert _main._said(OSError("disk full")) == "disk full"
 
 
 def test_prepare_takes_a_timeout(capsys: pytest.CaptureFixture[str], database: str) -> None:
@@ -522,3 +555,22 @@ def test_prepare_takes_a_timeout(capsys: pytest.CaptureFixture[str], database: s
     )
     assert code == 2
     assert "--timeout" in err
+
+
+def test_the_sections_are_described_as_the_pack_format_is(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--section`` help and the MCP ``sections`` schema describe the v2 pack (groups of
+    JSON lines), not the Markdown sections of an older format."""
+    import re
+
+    from satchel._contract import _prepare
+
+    code, out, _ = run(capsys, "prepare", "--help")
+    assert code == 0
+    said = " ".join(out.split())
+    assert "groups of the pack's JSON lines" in said
+    assert _prepare._SECTIONS_DOC.startswith("Deliver each family's items as their own groups")
+    mcp_doc = (Path(__file__).parents[2] / "docs" / "mcp.md").read_text()
+    for text in (said, _prepare._SECTIONS_DOC, mcp_doc):
+        assert not re.search(r"Markdown section", text)

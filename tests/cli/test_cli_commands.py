@@ -21,7 +21,9 @@ ROOT: Final = Path(__file__).resolve().parents[2]
 CLI: Final = ROOT / "src" / "satchel" / "cli"
 #: Modules of the CLI that hold no command: what the commands share, and the helpers
 #: of one command each (prepare's receipts tables, copy's verification, serve's workers).
-SHARED: Final = {"_running", "_options", "_progress", "_table", "_explain", "_verify", "_workers"}
+SHARED: Final = {
+    "_running", "_options", "_progress", "_table", "_explain", "_verify", "_workers", "_moving",
+}  # fmt: skip
 #: Modules that open a runtime without the one helper, and why.
 OWN_RUNTIME: Final = {
     "_running": "the helper itself",

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from satchel.vocabulary._refs import compact_id
+
 from ._driver import run, write_workload
 
 if TYPE_CHECKING:
@@ -85,7 +87,7 @@ def test_erase_by_id_with_yes_then_get_says_erased(
     done = satchel("erase", "--db", database, "--scope", "ops", "--id", full, "--yes")
     assert (done.returncode, done.stdout) == (0, ""), done.stderr
     assert done.stderr == (
-        f"satchel erase: erased 1 version of memory entry {full!r} in scope 'ops';"
+        f"satchel erase: erased 1 version of memory entry {compact_id(full)!r} in scope 'ops';"
         " nothing of them stays readable\n"
     )
     got = satchel("get", "--db", database, "--scope", "ops", "--id", full, "--version", "1")
@@ -165,7 +167,8 @@ def test_the_id_a_pack_prints_erases_the_entry(
     where = ["--db", database, "--scope", "ops"]
     code, _, err = run(capsys, "erase", *where, "--id", short, "--yes")
     assert code == 0, err
-    assert repr(full) in err
+    assert repr(short) in err  # the id as the pack spelled it
+    assert compact_id(full) == short
     code, _, err = run(capsys, "get", *where, "--id", full, "--version", "1")
     assert code == 1
     assert "was erased" in err
@@ -180,7 +183,7 @@ def test_nothing_to_erase_exits_1(capsys: pytest.CaptureFixture[str], database: 
         code, out, err = run(capsys, *argv)
         assert (code, out) == (1, "")
         assert err.startswith("satchel erase: error: nothing erased: no memory entry ")
-        assert repr(entry) in err
+        assert repr(compact_id(entry)) in err
         assert repr(scope) in err
 
 
@@ -202,7 +205,8 @@ def test_on_a_terminal_it_asks_first(
     code, out, err = run(capsys, "erase", "--db", database, "--scope", "ops", "--id", full)
     assert out == ""
     assert err.startswith(
-        f"satchel erase: erase every version of memory entry {full!r} in scope 'ops' in"
+        f"satchel erase: erase every version of memory entry {compact_id(full)!r} in scope"
+        " 'ops' in"
         f" {database}? It cannot be undone. [y/N] "
     )
     assert code == (0 if erased else 1)

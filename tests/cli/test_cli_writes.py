@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ._driver import satchel, write_workload
+from ._driver import run, satchel, write_workload
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -131,3 +131,12 @@ def test_add_refuses_bad_input_with_exit_2(tmp_path: Path) -> None:
     when = satchel("add", "--db", str(db), "--scope", S, "--at", "soon", "Backups at 02:00")
     assert when.returncode == 2
     assert "expected an ISO 8601 date-time" in when.stderr
+
+
+def test_add_into_a_directory_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``add --db DIRECTORY`` exits 2 (bad input, as --help says), naming the directory."""
+    code, _, err = run(capsys, "add", "--db", str(tmp_path), "--scope", "s", "hello")
+    assert code == 2
+    assert f"--db {tmp_path} is a directory, not a database file" in err

@@ -112,7 +112,8 @@ def satchel_serve(db: Path, *options: str) -> Iterator[str]:
     """A ``satchel serve`` subprocess over ``db`` on a free loopback port, answering; its
     URL. Stopped with SIGTERM on exit."""
     command = [
-        sys.executable, "-m", "satchel", "serve", "--db", str(db), "--embedder", "hashing",
+        sys.executable, "-m", "satchel", "serve", "--create", "--db", str(db),
+        "--embedder", "hashing",
         "--port", "0", *options,
     ]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

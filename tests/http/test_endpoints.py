@@ -153,7 +153,7 @@ async def test_a_prepare_over_an_empty_scope_is_empty() -> None:
 
 
 async def test_references_assembly_detail_and_session_are_honoured() -> None:
-    """references search another scope; an assembly delivers Markdown sections within
+    """references search another scope; an assembly delivers its families as groups within
     its limits; a detail pin and a session are accepted as the runtime takes them."""
     async with serving(dedup_turns=2) as (client, _):
         await add(client, "team", BACKUPS)
@@ -227,6 +227,24 @@ async def test_get_reads_exactly_the_version_named() -> None:
     }
     assert two.json()["text"] == "Deploys moved to Fridays"
     assert two.json()["ref"] == second
+
+
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [
+        ("2023-07-10", "2023-07-10T00:00:00+00:00"),
+        ("2023-07-10T09:30", "2023-07-10T09:30:00+00:00"),
+        ("2023-07-10T09:30:00Z", "2023-07-10T09:30:00+00:00"),
+    ],
+)
+async def test_created_at_without_an_offset_is_utc(given: str, read: str) -> None:
+    """A created_at without a UTC offset is read as UTC, as ``satchel add --at`` and
+    ``satchel ingest`` read it (it was refused with a 422)."""
+    async with serving() as (client, _):
+        (ref,) = await add(client, "s", {**BACKUPS, "created_at": given})
+        got = await client.get(memory_path("s", ref["entry_id"]), params={"version": 1})
+    assert got.status_code == 200
+    assert got.json()["created_at"] == read
 
 
 async def test_an_id_as_the_pack_writes_it_reads_and_excludes_the_same_entry() -> None:

@@ -255,9 +255,9 @@ ADD_CASES: list[tuple[dict[str, Any], str]] = [
         "entries[0].created_at",
     ),
     (
-        {"scope_id": "s", "entries": [{"text": "a", "created_at": "2024-03-04T09:00:00"}]},
+        {"scope_id": "s", "entries": [{"text": "a", "created_at": "2024-03-04T09:00 am"}]},
         "entries[0].created_at",
-    ),
+    ),  # without an offset a time is UTC (test_endpoints); this is no ISO 8601 time
     ({"scope_id": "s", "entries": [{"text": 5}]}, "entries[0].text"),
     ({"scope_id": "s", "entries": [{"text": "a", "kind": ""}]}, "entries[0].kind"),
     ({"scope_id": "s", "entries": [{"text": "a", "thread": 3}]}, "entries[0].thread"),

@@ -103,6 +103,18 @@ def test_help_explains_the_service(capsys: pytest.CaptureFixture[str]) -> None:
         assert needed in out, needed
 
 
+def test_help_lists_every_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
+    """``serve --help`` lists every method and path of the OpenAPI document."""
+    from satchel.http import OPENAPI
+
+    code, out, _ = run(capsys, "serve", "--help")
+    assert code == 0
+    for path, methods in OPENAPI["paths"].items():
+        shown = path.replace("{scope}", "SCOPE").replace("{entry_id}", "ENTRY")
+        for method in set(methods) & {"get", "post", "delete"}:
+            assert f"{method.upper():<6} {shown}" in out, (method, path)
+
+
 @pytest.mark.parametrize("value", ["-1", "65536", "http"])
 def test_a_bad_port_is_a_usage_error(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "serve", "--db", "x.db", "--port", value)
@@ -135,6 +147,26 @@ def wait_until_healthy(client: httpx.Client, server: subprocess.Popen[bytes]) ->
         return
 
 
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+@pytest.mark.parametrize("where", ["--db", "--store"])
+def test_a_store_that_does_not_exist_is_refused_without_create(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, where: str
+) -> None:
+    """``serve`` and ``mcp`` refuse a --db file or a --store that does not exist (a
+    mistyped path would serve an empty store), naming it and --create; nothing is made."""
+    db = tmp_path / "tem.db"
+    target = str(db) if where == "--db" else f"sqlite://{db}"
+    code, out, err = run(capsys, command, where, target, "--embedder", "hashing")
+    assert code == 2
+    assert f"{where}: no store at {db}; pass --create" in err
+    assert out == ""
+    assert not db.exists()
+    seekdb = tmp_path / "seekdb"
+    code, _, err = run(capsys, command, "--store", f"seekdb://{seekdb}")
+    assert code == 2
+    assert f"no store at {seekdb}" in err
+
+
 @pytest.mark.parametrize(
     ("backend", "tokens", "stop"),
     [
@@ -151,7 +183,8 @@ def test_satchel_serve_answers_over_real_http_and_stops_cleanly(
 ) -> None:
     db = tmp_path / "agent.db"
     command = [
-        sys.executable, "-m", "satchel", "serve", "--db", str(db), "--embedder", "hashing",
+        sys.executable, "-m", "satchel", "serve", "--create", "--db", str(db),
+        "--embedder", "hashing",
         "--port", "0", "--backend", backend,
     ]  # fmt: skip
     headers = {}
@@ -167,7 +200,7 @@ def test_satchel_serve_answers_over_real_http_and_stops_cleanly(
         line = start_line(server)
         url = line.split(" at ")[1].split(" ")[0]
         assert url.startswith("http://127.0.0.1:")
-        assert str(db) in line
+        assert f"{db} (created now)" in line
         assert ("1 token, 1 may write" if tokens else "no authentication") in line
         with httpx.Client(base_url=url, timeout=30) as client:
             wait_until_healthy(client, server)
@@ -239,7 +272,8 @@ def test_insecure_or_tokens_allow_a_non_loopback_host(
         tokens.chmod(0o600)
         extra.append(str(tokens))
     db = tmp_path / "team.db"
-    args = ["serve", "--db", str(db), "--embedder", "hashing", "--host", "192.0.2.1", *extra]
+    args = ["serve", "--create", "--db", str(db), "--embedder", "hashing", "--host", "192.0.2.1"]
+    args += extra
     code, _, err = run(capsys, *args)
     assert code == 1
     assert "refusing" not in err

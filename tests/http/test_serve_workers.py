@@ -46,7 +46,8 @@ def wait_gone(pid: int) -> None:
 @contextlib.contextmanager
 def serving(db: Path, backend: str, workers: int = 2) -> Iterator[subprocess.Popen[bytes]]:
     command = [
-        sys.executable, "-m", "satchel", "serve", "--db", str(db), "--embedder", "hashing",
+        sys.executable, "-m", "satchel", "serve", "--create", "--db", str(db),
+        "--embedder", "hashing",
         "--port", "0", "--backend", backend, "--workers", str(workers),
     ]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

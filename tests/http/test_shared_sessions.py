@@ -40,7 +40,8 @@ def replica(db: Path, backend: str) -> Iterator[httpx.Client]:
     """A ``satchel serve --dedup-turns 2 --shared-sessions`` process on ``db`` and a
     client of it; stopped with SIGTERM at the end, which must exit 0."""
     command = [
-        sys.executable, "-m", "satchel", "serve", "--db", str(db), "--embedder", "hashing",
+        sys.executable, "-m", "satchel", "serve", "--create", "--db", str(db),
+        "--embedder", "hashing",
         "--port", "0", "--backend", backend, "--dedup-turns", "2", "--shared-sessions",
     ]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

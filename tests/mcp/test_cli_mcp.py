@@ -57,6 +57,7 @@ def test_the_mcp_json_snippet_in_the_help_is_valid_json(
     server = snippet["mcpServers"]["satchel"]
     assert server["command"] == "satchel"
     assert server["args"][:2] == ["mcp", "--db"]
+    assert server["args"][-1] == "--create"  # a first launch makes the database
 
 
 def test_the_top_level_help_lists_mcp(capsys: pytest.CaptureFixture[str]) -> None:

@@ -149,7 +149,7 @@ async def test_satchel_mcp_allow_erase_over_stdio(tmp_path: Path, anyio_backend_
     """`satchel mcp --allow-erase`, spawned as a host spawns it, lists erase_memory and
     erases with it."""
     database = tmp_path / "agent.db"
-    args = ["-m", "satchel", "mcp", "--db", str(database), "--embedder", "hashing"]
+    args = ["-m", "satchel", "mcp", "--create", "--db", str(database), "--embedder", "hashing"]
     args += ["--backend", anyio_backend_name, "--allow-erase"]
     params = StdioServerParameters(command=sys.executable, args=args, cwd=str(tmp_path))
     with (tmp_path / "stderr.log").open("w", encoding="utf-8") as errlog:

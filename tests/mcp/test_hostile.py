@@ -171,7 +171,15 @@ INITIALIZED: Final = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}
 async def raw_host(tmp_path: Path, backend: str) -> AsyncIterator[RawHost]:
     """A spawned ``satchel mcp`` past the handshake; on exit, stdin closes and the server
     must exit 0 with no traceback on stderr."""
-    command = [sys.executable, "-m", "satchel", "mcp", "--db", str(tmp_path / "agent.db")]
+    command = [
+        sys.executable,
+        "-m",
+        "satchel",
+        "mcp",
+        "--create",
+        "--db",
+        str(tmp_path / "agent.db"),
+    ]
     command += ["--embedder", "hashing", "--backend", backend]
     log = tmp_path / "stderr.log"
     with log.open("wb") as errlog:

@@ -50,9 +50,9 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The URL of a ``satchel mcp --http`` serving a fresh database; SIGINT stops it."""
     folder: Path = tmp_path_factory.mktemp("http")
     port = free_port()
-    args = ["--db", str(folder / "agent.db"), "--embedder", "hashing", "--http", "--port"]
+    args = ["--create", "--db", str(folder / "agent.db"), "--embedder", "hashing", "--http"]
     server = subprocess.Popen(
-        [sys.executable, "-m", "satchel", "mcp", *args, str(port)],
+        [sys.executable, "-m", "satchel", "mcp", *args, "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -65,7 +65,8 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.send_signal(signal.SIGINT)
         out, errors = server.communicate(timeout=60)
     assert server.returncode == 130, errors  # interrupted: the usual exit of a served server
-    assert f"satchel mcp: serving {folder / 'agent.db'} at http://127.0.0.1:{port}/mcp" in errors
+    created = f"{folder / 'agent.db'} (created now)"
+    assert f"satchel mcp: serving {created} at http://127.0.0.1:{port}/mcp" in errors
     assert out == ""
 
 

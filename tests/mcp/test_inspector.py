@@ -43,7 +43,15 @@ def inspector() -> list[str]:
 def test_the_inspector_lists_the_tools_with_portable_schemas(tmp_path: Path) -> None:
     """tools/list through the Inspector names the five tools, and no input or output
     schema spells a union as a list of types."""
-    server = [sys.executable, "-m", "satchel", "mcp", "--db", str(tmp_path / "agent.db")]
+    server = [
+        sys.executable,
+        "-m",
+        "satchel",
+        "mcp",
+        "--create",
+        "--db",
+        str(tmp_path / "agent.db"),
+    ]
     command = [*inspector(), *server, "--embedder", "hashing", "--method", "tools/list"]
     done = subprocess.run(
         command, capture_output=True, text=True, cwd=tmp_path, timeout=900, check=False

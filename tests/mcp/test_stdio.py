@@ -32,7 +32,17 @@ BACKUPS = "Backups run nightly at 02:00 UTC on the Kestrel cluster"
 
 def command(database: Path, *options: str) -> list[str]:
     """The arguments after the interpreter: the hashing embedder keeps start-up quick."""
-    return ["-m", "satchel", "mcp", "--db", str(database), "--embedder", "hashing", *options]
+    return [
+        "-m",
+        "satchel",
+        "mcp",
+        "--create",
+        "--db",
+        str(database),
+        "--embedder",
+        "hashing",
+        *options,
+    ]
 
 
 @asynccontextmanager
@@ -89,7 +99,7 @@ async def test_a_host_session_end_to_end(tmp_path: Path, anyio_backend_name: str
         assert structured(gone)["status"] == "empty"
     assert database.is_file()
     errors = log.read_text(encoding="utf-8")
-    assert f"satchel mcp: serving {database} over stdio" in errors
+    assert f"satchel mcp: serving {database} (created now) over stdio" in errors
     assert "Traceback" not in errors
 
 

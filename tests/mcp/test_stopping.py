@@ -51,7 +51,15 @@ def test_a_signal_stops_the_server_and_says_so(
     exit code is 130 for SIGINT and 0 for SIGTERM, stdout carries nothing, and stdin was
     never closed (a host that has not hung up does not keep the server alive)."""
     log, out = tmp_path / "stderr.log", tmp_path / "stdout.log"
-    command = [sys.executable, "-m", "satchel", "mcp", "--db", str(tmp_path / "agent.db")]
+    command = [
+        sys.executable,
+        "-m",
+        "satchel",
+        "mcp",
+        "--create",
+        "--db",
+        str(tmp_path / "agent.db"),
+    ]
     command += ["--embedder", "hashing"]
     port = free_port()
     if transport == "http":

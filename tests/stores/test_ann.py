@@ -344,3 +344,32 @@ async def test_small_scopes_and_memory_databases_stay_exact(
     assert isinstance(loaded(memory), VectorMatrix)
     assert not sidecar_folder(":memory:").exists()
     await memory.aclose()
+
+
+async def test_without_usearch_a_large_scope_is_searched_exactly_and_says_so(
+    tmp_path: Path, template: Template, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    """Without the ``satchel[ann]`` extra a scope large enough for an index is searched
+    exactly (the same rows as with it), and the store says once which extra builds it."""
+    from satchel.stores.sqlite import _ann
+
+    monkeypatch.setattr(_ann, "usearch_installed", lambda: False)
+    path = tmp_path / "h.db"
+    store, _ = await filled(path, template)
+    vectors = corpus()
+    with caplog.at_level("WARNING", logger="satchel"):
+        first = await search(store, vectors[0])
+        await search(store, vectors[1])
+    await built(store)
+    assert store._vectors.builds == 0
+    assert isinstance(loaded(store), VectorMatrix)
+    assert not sidecar_folder(str(path)).exists()
+    said = [
+        record.getMessage() for record in caplog.records if "satchel[ann]" in record.getMessage()
+    ]
+    assert len(said) == 1
+    assert "searched exactly" in said[0]
+    await store.aclose()
+    rows = rows_of(template.refs, store)
+    assert first[0] == exact(vectors, rows, vectors[0], 10)

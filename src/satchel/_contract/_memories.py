@@ -62,9 +62,9 @@ MEMORY_ENTRY: Final = Shape(
         ),
         "created_at": Field(
             {"type": "string", "format": "date-time"},
-            "When it was said or observed: ISO-8601 with a UTC offset, e.g."
-            " 2024-03-04T09:00:00+00:00 or 2024-03-04T09:00:00Z. Lets queries that name a date"
-            " find it.",
+            "When it was said or observed: ISO-8601, e.g. 2024-03-04T09:00:00+00:00 or"
+            " 2024-03-04T09:00:00Z; without an offset (2024-03-04, 2024-03-04T09:00) it is UTC."
+            " Lets queries that name a date find it.",
             nullable=True,
             default=None,
         ),

@@ -102,7 +102,8 @@ SECTION: Final = Shape(
 #: Each family at most once (satchel refuses a repeated one).
 _SECTIONS: Final[Schema] = {"type": "array", "items": SECTION, "maxItems": len(FAMILIES)}
 _SECTIONS_DOC: Final = (
-    "Deliver one Markdown section per family, in this order, each family at most once; the"
+    "Deliver each family's items as their own groups of the pack's JSON lines (format v2),"
+    " the families in this order, each at most once; the"
     f" limits sum to at most {MAX_SECTION_LIMIT}."
 )
 ASSEMBLY: Final = Shape("Assembly", {"sections": Field(_SECTIONS, _SECTIONS_DOC, required=True)})

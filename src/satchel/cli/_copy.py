@@ -9,17 +9,29 @@ from __future__ import annotations
 
 import sys
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urlsplit
 
 import satchel
 from satchel.embedders import SPEC_HELP
 
 from .._otlp import tracer_provider_from_env
 from . import _options as options
+from ._moving import (
+    Stopped,
+    option_named,
+    print_report,
+    refuse_missing,
+    stopping_progress,
+    store_url,
+)
 from ._progress import ProgressBar
-from ._running import CommandError, make_embedder, run_async, stop_on_signals
+from ._running import (
+    CommandError,
+    make_embedder,
+    refuse_missing_extra,
+    run_async,
+    stop_on_signals,
+)
 from ._verify import verify
 
 if TYPE_CHECKING:
@@ -73,9 +85,6 @@ examples:
   satchel copy old.db new.db --embedder static     # new.db's vectors are static's
 """
 
-#: Schemes whose stores live in this process only: nothing to copy from, nothing kept.
-IN_MEMORY: Final = ("memory",)
-
 
 def _arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("source", metavar="SOURCE", help="store URL or SQLite file to read")
@@ -111,22 +120,18 @@ def copy_command(args: argparse.Namespace) -> int:
     source, target = store_url(args.source, "SOURCE"), store_url(args.target, "TARGET")
     if source == target:
         raise CommandError("SOURCE and TARGET name the same store", code=2)
-    _refuse_missing(source)
+    refuse_missing(source, "SOURCE")
+    refuse_missing_extra(source, "SOURCE")
+    refuse_missing_extra(target, "TARGET")
     embedder = None if args.embedder is None else make_embedder(args.embedder)
     shown = (satchel.stores.redact(source), satchel.stores.redact(target))
     bar = ProgressBar(0, sys.stderr, label="copying")
     with stop_on_signals() as stopping, tracer_provider_from_env() as provider:
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done)
-            if stopping.is_set():
-                raise _Stopped
-
+        progress = stopping_progress(bar, stopping)
         run = partial(_copy, source, target, args.scope, progress, embedder, provider)
         try:
             report = run_async(run, args.backend)
-        except _Stopped:
+        except Stopped:
             bar.finish()
             print(
                 f"satchel copy: interrupted after {bar.done:,} of {bar.total:,} records;"
@@ -135,7 +140,7 @@ def copy_command(args: argparse.Namespace) -> int:
             )
             return 130
         except satchel.InvalidRequestError as exc:
-            raise CommandError(_option_named(str(exc)), code=2) from exc
+            raise CommandError(option_named(str(exc)), code=2) from exc
     bar.finish()
     print_report(report, *shown)
     if not args.verify:
@@ -160,39 +165,6 @@ COMMAND: Final = options.Command(
 )
 
 
-class _Stopped(Exception):
-    """SIGINT or SIGTERM arrived: the copy stops after the page it wrote."""
-
-
-def store_url(text: str, name: str) -> str:
-    """A store URL as given, or the SQLite file a plain path names; never an in-memory
-    store (nothing to read from, nothing kept)."""
-    if "://" not in text:
-        return "sqlite://" + str(Path(text).resolve())
-    parts = urlsplit(text)
-    if parts.scheme in IN_MEMORY or (
-        parts.scheme == "sqlite" and parts.path in ("", "/", "/:memory:")
-    ):
-        raise CommandError(f"{name} must be a lasting store, not an in-memory one", code=2)
-    if parts.scheme == "sqlite":  # one spelling per file, so the same file is seen as such
-        return "sqlite://" + str(Path(parts.path).resolve())
-    return text
-
-
-def _refuse_missing(source: str) -> None:
-    """A SQLite SOURCE must exist: reading never creates one."""
-    parts = urlsplit(source)
-    if parts.scheme == "sqlite" and not Path(parts.path).is_file():
-        raise CommandError(f"no database at {parts.path} (SOURCE)", code=2)
-
-
-def _option_named(message: str) -> str:
-    """A library message as the command's options name it."""
-    if message.startswith("embedder:"):
-        return "--" + message.replace(" (embedder=...)", " (--embedder)")
-    return message.replace("scopes:", "--scope:", 1)
-
-
 async def _copy(
     source: str,
     target: str,
@@ -212,23 +184,3 @@ async def _copy(
         return await satchel.stores.copy_store(
             reading, writing, scopes=scopes, progress=progress, embedder=embedder
         )
-
-
-def print_report(report: satchel.stores.CopyReport, source: str, target: str) -> None:
-    """What was copied, per family, on stdout."""
-    skipped = sum(report.skipped.values())
-    print(
-        f"copied {report.written:,} versions and profiles of {len(report.scopes):,} scopes"
-        f" from {source} into {target} ({skipped:,} were there already)"
-    )
-    families = [f for f in satchel.stores.FAMILY_RULES if f in {*report.versions, *report.skipped}]
-    if families:
-        print(f"  {'family':<13} {'records':>8} {'versions':>9} {'skipped':>8}")
-    for family in families:
-        counts = (report.records.get(family, 0), report.versions.get(family, 0))
-        print(f"  {family:<13} {counts[0]:>8,} {counts[1]:>9,} {report.skipped.get(family, 0):>8,}")
-    print(
-        f"vectors: {report.vectors_copied:,} copied, {report.vectors_embedded:,} embedded again;"
-        f" {report.tombstones:,} tombstones of erased entries kept;"
-        f" {report.retired:,} versions taken out of search"
-    )

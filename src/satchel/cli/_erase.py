@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Final
 
-from .._wire import full_id
+from .._wire import compact_id, full_id
 from .._workload import IdMap
 from . import _options as options
 from ._running import ID_MAP_SUFFIX, CommandError, counted, existing_database, on_store, store_label
@@ -86,7 +86,7 @@ def erase_command(args: argparse.Namespace) -> int:
         erased = f"{counted(records, 'record')} of every family in scope {scope!r}"
     else:
         entry_id = full_id(args.id)  # as a pack prints it (22 characters) or in full
-        what = f"memory entry {entry_id!r} in scope {scope!r}"
+        what = f"memory entry {compact_id(entry_id)!r} in scope {scope!r}"
         _confirm(args, f"erase every version of {what} in {store_label(args)}")
         versions = on_store(args, lambda store: store.erase("memory", scope, entry_id))
         if not versions:

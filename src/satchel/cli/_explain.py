@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .._wire import explanation_json
+from .._wire import compact_id, explanation_json
 from ._table import print_table
 
 if TYPE_CHECKING:
@@ -73,10 +73,11 @@ def _omission_row(index: int, omission: satchel.Omission) -> list[str]:
 
 
 def _citation(citation: satchel.Citation) -> str:
-    """``family scope [id] [vN]``: what ``satchel get`` and ``exclude`` take."""
+    """``family scope [id] [vN]``: what ``satchel get`` and ``exclude`` take, the id
+    spelled as the pack spells it, so a row matches a pack line by eye."""
     parts = [citation.family, citation.scope]
     if citation.id is not None:
-        parts.append(citation.id)
+        parts.append(compact_id(citation.id))
     if citation.version is not None:
         parts.append(f"v{citation.version}")
     return " ".join(parts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
+from .._wire import compact_id
 from . import _options as options
 from ._running import on_memory_version
 
@@ -16,17 +17,19 @@ if TYPE_CHECKING:
 
 _DESCRIPTION = """\
 Read exactly one version of one memory entry, as a pack's citation names it
-(scope, entry_id, version), and print it as one JSON object: the citation,
+(scope, entry_id, version), and print it as one JSON object: the citation
+(its entry_id spelled as the pack spells it),
 its key (the workload id it was ingested under, or the caller's key), text,
 kind, tags, created_at and thread. A forgotten entry's versions stay readable.
---id takes the id as a pack prints it (22 characters) or the full entry id.
+--id takes the id as a pack prints it (22 characters) or the full entry id;
+--version defaults to 1, as a pack omits version 1 from its citations.
 
 Exits 1 when no such entry or version exists, 2 for bad input (no database
 at --db or --store: get never creates one)."""
 
 _EPILOG = """\
 examples:
-  satchel get --db team.db --scope chat-1 --id cl8WCM5gQQyj74nwc5mGcQ --version 1
+  satchel get --db team.db --scope chat-1 --id cl8WCM5gQQyj74nwc5mGcQ
   satchel get --db team.db --scope chat-1 --id 3f2a... --version 2 --pretty
 """
 
@@ -38,7 +41,11 @@ def _arguments(command: argparse.ArgumentParser) -> None:
         "--id", required=True, metavar="ENTRY_ID", help="its id, as a pack prints it or in full"
     )
     command.add_argument(
-        "--version", required=True, type=options.positive, metavar="N", help="its version"
+        "--version",
+        type=options.positive,
+        default=1,
+        metavar="N",
+        help="its version (default: 1, the version a pack's citation means when it names none)",
     )
     command.add_argument("--pretty", action="store_true", help="indent the JSON")
 
@@ -48,7 +55,7 @@ def get_command(args: argparse.Namespace) -> int:
     ref, record = on_memory_version(args, lambda store, ref: store.get_memory(ref))
     created = None if record.created_at is None else record.created_at.isoformat()
     fields = {
-        "scope": ref.scope_id, "entry_id": ref.entry_id, "version": ref.version,
+        "scope": ref.scope_id, "entry_id": compact_id(ref.entry_id), "version": ref.version,
         "key": record.key, "text": record.text, "kind": record.kind, "tags": list(record.tags),
         "created_at": created, "thread": record.thread,
     }  # fmt: skip

@@ -21,8 +21,10 @@ from . import (
     _copy,
     _demo,
     _erase,
+    _export,
     _forget,
     _get,
+    _import,
     _ingest,
     _list,
     _mcp,
@@ -71,6 +73,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _forget.COMMAND,
     _erase.COMMAND,
     _copy.COMMAND,
+    _export.COMMAND,
+    _import.COMMAND,
     _mcp.COMMAND,
     _serve.COMMAND,
 )
@@ -120,12 +124,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 1
     except (satchel.SatchelError, OSError) as exc:
-        print(f"satchel {args.command}: error: {exc}", file=sys.stderr)
+        print(f"satchel {args.command}: error: {_said(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"satchel {args.command}: interrupted", file=sys.stderr)
         return 130
     return code
+
+
+def _said(exc: BaseException) -> str:
+    """An error's message; one raised without any (``TimeoutError()``) is named by its
+    kind, so no error prints an empty line."""
+    return str(exc) or (exc.__doc__ or type(exc).__name__).strip().splitlines()[0]
 
 
 def _silence_stdout() -> None:

@@ -26,6 +26,7 @@ from ._running import (
     CommandError,
     make_embedder,
     open_command_runtime,
+    refuse_missing_store,
     run_async,
     store_label,
 )
@@ -58,7 +59,8 @@ By default it speaks MCP over stdin and stdout, as a host launches it: stdout ca
 nothing but the protocol and every log line goes to stderr. It serves until the host
 closes stdin, or until SIGTERM (exit 0) or Ctrl-C (SIGINT, exit 130) stops it; it then
 closes the store and says 'satchel mcp: stopped' on stderr. The database at --db is
-created if it does not exist. A bad tool argument is answered with a tool error naming
+created only with --create (a mistyped path is refused; the start line says when
+it created one). A bad tool argument is answered with a tool error naming
 the field; the server keeps serving.
 
 --http serves the same tools as a streamable-HTTP endpoint at
@@ -70,15 +72,15 @@ docs/mcp.md lists every tool's arguments and results."""
 
 _EPILOG = """\
 examples:
-  satchel mcp --db ~/.satchel/agent.db
+  satchel mcp --db ~/.satchel/agent.db --create     # a new agent's memory
   satchel mcp --db team.db --gate --dedup-turns 3 --backend trio
   satchel mcp --db team.db --http --port 8766
 
 register it with Claude Code (stdio; use absolute paths):
-  claude mcp add satchel -- satchel mcp --db /home/me/.satchel/agent.db
+  claude mcp add satchel -- satchel mcp --db /home/me/.satchel/agent.db --create
 or commit a project's .mcp.json:
   {"mcpServers": {"satchel": {"command": "satchel",
-                            "args": ["mcp", "--db", "/home/me/.satchel/agent.db"]}}}
+                            "args": ["mcp", "--db", "/home/me/.satchel/agent.db", "--create"]}}}
 or, with 'satchel mcp --http' running:
   claude mcp add --transport http satchel http://127.0.0.1:8766/mcp
 """
@@ -193,10 +195,11 @@ async def _serve(
 ) -> None:
     from satchel.mcp import HTTP_PATH, serve_http, serve_stdio
 
+    created = refuse_missing_store(args, "serve")
     async with open_command_runtime(
         args, embedder, telemetry, existing=False, gate=args.gate, dedup_turns=args.dedup_turns
     ) as runtime:
-        where = store_label(args)
+        where = store_label(args) + ("" if created is None else " (created now)")
         if args.http:
             port = DEFAULT_PORT if args.port is None else args.port
             url = f"http://127.0.0.1:{port}{HTTP_PATH}"

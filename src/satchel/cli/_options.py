@@ -111,9 +111,17 @@ def embedder_spec(text: str) -> str:
 
 
 def serving_options(command: argparse.ArgumentParser) -> None:
-    """What a server opens and runs: ``--db`` (created if needed) or ``--store``,
+    """What a server opens and runs: ``--db`` or ``--store`` (made only with ``--create``),
     ``--embedder``, and ``--gate`` and ``--dedup-turns N`` for every prepare it answers."""
-    where_option(command, "database file to serve (created if needed)")
+    where_option(command, "database file to serve (it must exist, unless --create)")
+    command.add_argument(
+        "--create",
+        action="store_true",
+        help=(
+            "create the store if it does not exist (without it a missing --db file or"
+            " --store is refused: a mistyped path would serve an empty store)"
+        ),
+    )
     embedder_option(command)
     command.add_argument(
         "--gate",

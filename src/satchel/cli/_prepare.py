@@ -109,9 +109,10 @@ def _arguments(command: argparse.ArgumentParser) -> None:
         type=_section,
         metavar="FAMILY=LIMIT",
         help=(
-            "deliver an assembly: one Markdown section per family, in the order given "
-            "(memory, experience, topic-memory, profile, resource; repeatable; limits "
-            "1..8, experience at most 2, at most 8 in all)"
+            "deliver an assembly: each family's items as their own groups of the pack's"
+            " JSON lines, in the order given (memory, experience, topic-memory, profile,"
+            " resource; repeatable; limits 1..8, experience at most 2, at most 8 in all;"
+            " docs/pack-format.md)"
         ),
     )
     command.add_argument(
@@ -234,6 +235,10 @@ async def _prepare(
                     prepared = await runtime.prepare_context(request)
         except satchel.InvalidRequestError as exc:
             raise CommandError(str(exc), code=2) from exc
+        except TimeoutError as exc:  # fail_after's own, which says nothing
+            raise CommandError(
+                f"the prepare did not finish before its deadline (--timeout {args.timeout:g} s)"
+            ) from exc
         context = prepared.context if isinstance(prepared, satchel.Explanation) else prepared
         if context.status == "empty":
             held = await runtime.store.scope_counts()

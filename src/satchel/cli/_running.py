@@ -17,6 +17,7 @@ import threading
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
+from urllib.parse import unquote, urlsplit
 
 import anyio
 
@@ -137,8 +138,9 @@ async def open_store(
     """The store ``--db`` or ``--store`` names; ``existing``: a --db file must exist.
     ``tracer_provider`` receives its DB spans (the global provider's, if any, when None)."""
     if args.store is None:
-        database = existing_database(args.db) if existing else args.db
+        database = existing_database(args.db) if existing else new_or_existing(args.db)
         return await satchel.SqliteStore.open(database, tracer_provider=tracer_provider)
+    refuse_missing_extra(args.store, "--store")
     try:
         return await satchel.stores.open_store(
             args.store, create=not existing, tracer_provider=tracer_provider
@@ -164,6 +166,61 @@ def existing_database(path: str) -> str:
         if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
             raise CommandError(f"{path} is not a satchel database (not an SQLite file)", code=2)
     return path
+
+
+def new_or_existing(path: str) -> str:
+    """The path of a database to write: a file, or none yet; a directory is bad input."""
+    if Path(path).is_dir():
+        raise CommandError(f"--db {path} is a directory, not a database file", code=2)
+    return path
+
+
+#: The packages a store URL's scheme needs, and the line that installs them.
+STORE_EXTRAS: Final = {
+    "seekdb": (("asyncmy", "pylibseekdb"), "pip install 'satchel[seekdb]'"),
+    "oceanbase": (("asyncmy",), "pip install 'satchel[oceanbase]'"),
+}
+
+
+def refuse_missing_extra(url: str, option: str) -> None:
+    """A store whose packages are not installed is bad input (exit 2, as every missing
+    extra of every command), naming the extra that installs them."""
+    scheme = urlsplit(url).scheme
+    needed, install = STORE_EXTRAS.get(scheme, ((), ""))
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise CommandError(
+            f"{option}: a {scheme}:// store needs {', '.join(missing)}: {install}",
+            code=2,
+        )
+
+
+def missing_store(args: argparse.Namespace) -> str | None:
+    """The file or directory ``--db`` or ``--store`` names when no store is there yet;
+    None when one is, or when the store is not a local one (OceanBase, in memory)."""
+    scheme, path = "sqlite", args.db
+    if args.store is not None:
+        parts = urlsplit(args.store)
+        scheme, path = parts.scheme, unquote(parts.netloc + parts.path)
+    if scheme not in ("sqlite", "seekdb") or path in ("", ":memory:", "/:memory:"):
+        return None
+    there = Path(path) / "store" if scheme == "seekdb" else Path(path)
+    return None if there.exists() else path
+
+
+def refuse_missing_store(args: argparse.Namespace, command: str) -> str | None:
+    """A server's store must exist unless ``--create`` is given (a mistyped path would
+    serve an empty store, and every prepare would come back empty); the path it will
+    create, if any."""
+    missing = missing_store(args)
+    if missing is not None and not args.create:
+        option = "--db" if args.store is None else "--store"
+        raise CommandError(
+            f"{option}: no store at {missing}; pass --create to {command} a new, empty one"
+            " there (or check the path)",
+            code=2,
+        )
+    return missing
 
 
 def refuse_in_memory(args: argparse.Namespace, command: str) -> None:

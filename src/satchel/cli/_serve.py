@@ -33,6 +33,7 @@ from ._running import (
     CommandError,
     make_embedder,
     open_command_runtime,
+    refuse_missing_store,
     run_async,
     store_label,
 )
@@ -57,22 +58,29 @@ LOOPBACK_HOST_NAMES: Final = ("127.0.0.1", "localhost", "::1")
 _DESCRIPTION = """\
 Serve the memory in --db (or --store) over HTTP, as JSON:
 
-  POST   /v1/context/prepare                 a bounded, cited context pack for a query
-  POST   /v1/memories                        write memory entries to a scope, all or nothing
-  GET    /v1/memories/SCOPE/ENTRY?version=N  read exactly the version a citation names
-  PUT    /v1/memories/SCOPE/ENTRY?version=N  write a new version of an entry
-  DELETE /v1/memories/SCOPE/ENTRY?version=N  take an entry out of search (?erase=true: erase it)
+  POST   /v1/context/prepare                  a bounded, cited context pack for a query
+  POST   /v1/context/explain                  the pack with its receipts and omissions
+  POST   /v1/context/deadline                 the seconds a prepare of a request may take
+  POST   /v1/memories                         write memory entries to a scope, all or nothing
+  GET    /v1/memories/SCOPE/ENTRY?version=N   read exactly the version a citation names
+  PUT    /v1/memories/SCOPE/ENTRY?version=N   write a new version of an entry
+  DELETE /v1/memories/SCOPE/ENTRY?version=N   take an entry out of search
+  DELETE /v1/memories/SCOPE/ENTRY?erase=true  erase an entry: no version stays readable
   POST   /v1/experiences, /v1/topic-memories, /v1/resources  write the other families
-  PUT    /v1/profiles/SCOPE                  replace the scope's profile
-  POST   /v1/erase                           erase any record by its citation
-  GET    /healthz                            liveness (no token needed)
-  GET    /openapi.json                       the OpenAPI 3.1 document (no token needed)
-  GET    /ui/                                the inspector: a web page to browse scopes and
-                                             records, try prepares, forget and erase
-                                             (--no-ui: not served)
+  PUT    /v1/profiles/SCOPE                   replace the scope's profile
+  POST   /v1/erase                            erase any record by its citation
+  GET    /v1/scopes                           the scopes the token may read
+  GET    /v1/scopes/SCOPE/records             a scope's records, newest first, paged
+  DELETE /v1/scopes/SCOPE                     erase every record of a scope
+  GET    /healthz                             liveness (no token needed)
+  GET    /openapi.json                        the OpenAPI 3.1 document (no token needed)
+  GET    /ui/                                 the inspector: a web page to browse scopes and
+                                              records, try prepares, forget and erase
+                                              (--no-ui: not served)
 
-Percent-encode SCOPE in a URL (it may hold ':' and '/'). The database at --db is
-created if it does not exist. One line on stderr says where the service listens;
+Percent-encode SCOPE in a URL (it may hold ':' and '/'). The store at --db or
+--store must exist (a mistyped path is refused) unless --create is given; then the
+start line says it was created. One line on stderr says where the service listens;
 SIGINT (Ctrl-C) or SIGTERM stops it gracefully and it exits 0.
 
 Authentication: with --token-file, every API request needs 'Authorization: Bearer
@@ -290,6 +298,7 @@ async def _serve(
 
     # Signals are caught from the start: one that arrives while the store opens stops
     # the service, cleanly, as soon as it serves.
+    created = refuse_missing_store(args, "serve")
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
 
         async def stopped() -> None:
@@ -322,7 +331,8 @@ async def _serve(
             if args.listen_fd is not None:  # a worker of the first process (--workers)
                 await _serve_as_worker(args, app, stopped)
             else:
-                await _serve_first(args, app, stopped, store_label(args), _auth_of(tokens))
+                label = store_label(args) + ("" if created is None else " (created now)")
+                await _serve_first(args, app, stopped, label, _auth_of(tokens))
     print("satchel serve: stopped", file=sys.stderr, flush=True)
 
 

@@ -8,7 +8,8 @@ reference implementation to read first, ``SqliteStore`` the embedded default.
 ``SessionStore`` is optional: a store keeping
 sessions lets runtimes share them (``shared_sessions``); the three stores here do.
 ``copy_store`` moves every record of a store into another through ``CopySource`` and
-``CopyTarget``, which the three stores implement and no search ever calls.
+``CopyTarget``, which the three stores implement and no search ever calls;
+``export_archive`` and ``import_archive`` move them through a file the same way.
 Stores write records and retrieve pools; they know nothing of the gate, the
 orchestration or the Builder, and use only the vocabulary (and an embedder's
 fingerprint).
@@ -44,6 +45,8 @@ from ..vocabulary._retrieval import PoolRequest as PoolRequest
 from ..vocabulary._retrieval import TermSelection as TermSelection
 from ..vocabulary._retrieval import TimeHits as TimeHits
 from ..vocabulary._retrieval import TimeWindow as TimeWindow
+from ._archive import export_archive as export_archive
+from ._archive import import_archive as import_archive
 from ._copy import CopyReport as CopyReport
 from ._copy import copy_store as copy_store
 from ._copy_protocol import CopySource as CopySource
@@ -102,6 +105,8 @@ __all__ = [
     "TopicMemory",
     "VectorOrigin",
     "copy_store",
+    "export_archive",
+    "import_archive",
     "index_text",
     "mentioned_days",
     "open_store",

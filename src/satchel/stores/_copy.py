@@ -27,6 +27,7 @@ and knows nothing of the runtime.
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -38,7 +39,7 @@ from ..vocabulary._records import Profile
 from ._copy_protocol import VERSIONED, CopySource, CopyTarget, StoredVersion, VectorOrigin
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 
     from ..embedders import Embedder
     from ..vocabulary._families import Family
@@ -122,17 +123,19 @@ async def copy_store(
     _check_stores(source, target)
     if progress is not None and not callable(progress):
         raise InvalidRequestError("progress must be a callable (done, total) or None")
-    if embedder is not None:
-        embedder = check_embedder(embedder, "embedder")
     chosen = await _chosen_scopes(source, scopes)
-    vectors = await _VectorPlan.between(source, target, embedder)
-    tally = _Tally(progress)
-    for scope_id in chosen:
-        tally.total += sum((await source.count_versions(scope_id)).values())
-    tally.tombstones = await target.keep_tombstones(await source.read_tombstones())
-    for scope_id in chosen:
-        await _copy_scope(source, target, scope_id, vectors, tally)
-    return tally.report(tuple(chosen))
+    writer = await RecordWriter.into(target, await source.vectors_built_by(), embedder, progress)
+    writer.expect(await count_versions(source, chosen))
+    await writer.keep_tombstones(await source.read_tombstones())
+    async with aclosing(read_records(source, chosen)) as batches:
+        async for batch in batches:
+            await writer.write(batch)
+    return writer.report(tuple(chosen))
+
+
+async def count_versions(source: CopySource, scopes: Sequence[str]) -> int:
+    """Every version and profile ``source`` holds in ``scopes``: a copy's total."""
+    return sum([sum((await source.count_versions(scope)).values()) for scope in scopes])
 
 
 def _check_stores(source: object, target: object) -> None:
@@ -167,12 +170,13 @@ class _VectorPlan:
     embedder: Embedder | None = None
 
     @classmethod
-    async def between(
-        cls, source: CopySource, target: CopyTarget, embedder: Embedder | None
+    def between(
+        cls, built: VectorOrigin, held: VectorOrigin, embedder: Embedder | None, origin: str
     ) -> _VectorPlan:
-        """The plan for these stores: the target's vectors keep one embedder (the one
-        that built them, else the ``embedder`` given, else the source's)."""
-        held, built = await target.vectors_built_by(), await source.vectors_built_by()
+        """The plan for versions whose vectors ``built`` made (``origin`` names where
+        they come from: "the source", "the archive"), written into a target whose
+        vectors ``held`` made: the target's vectors keep one embedder (the one that
+        built them, else the ``embedder`` given, else the versions')."""
         if embedder is not None:
             given = VectorOrigin(fingerprint_of(embedder), embedder.dimension)
             if not _may_join(held, given):
@@ -181,12 +185,12 @@ class _VectorPlan:
                     f" the embedder given ({_named(given)}); pass the target's embedder"
                 )
             return cls(built.dimension is None or built == given, given.fingerprint, embedder)
-        if built.dimension is None:  # the source holds no vector: nothing to embed
+        if built.dimension is None:  # no vector travels: nothing to embed
             return cls(True, held.fingerprint)
         if held == built or (held.dimension is None and _may_join(held, built)):
             return cls(True, built.fingerprint)
         raise InvalidRequestError(
-            f"embedder: the source's vectors were built by {_named(built)}, the target's"
+            f"embedder: {origin}'s vectors were built by {_named(built)}, the target's"
             f" by {_named(held)}; pass the target's embedder (embedder=...) to embed the"
             " copied records again"
         )
@@ -236,42 +240,118 @@ def _counts(counted: Counter[Family]) -> dict[Family, int]:
     return {family: counted[family] for family in FAMILY_RULES if counted[family]}
 
 
-async def _copy_scope(
-    source: CopySource, target: CopyTarget, scope_id: str, plan: _VectorPlan, tally: _Tally
-) -> None:
-    """Every family's missing versions of one scope, page by page, then its profile."""
-    for family in VERSIONED:
-        written: set[str] = set()
-        after = 0
-        while page := await source.read_versions(scope_id, family, after=after, limit=PAGE):
-            after = page[-1].position
-            written.update(await _copy_page(target, scope_id, family, page, plan, tally))
-            tally.advance(len(page))
-        tally.records[family] += len(written)
-    profile = await source.get_profile(scope_id)
-    if profile is not None:
-        kept = await target.get_profile(scope_id)
-        if kept is not None and kept.text == profile.text:
-            tally.skipped["profile"] += 1
-        else:
+@attrs.frozen
+class Batch:
+    """Records in transit, as :func:`read_records` reads them and :class:`RecordWriter`
+    writes them: a page of versions of one family of one scope, in the order the
+    source wrote them, or (``family`` "profile") a scope's profile text."""
+
+    scope_id: str
+    family: Family
+    versions: tuple[StoredVersion, ...] = ()
+    profile: str | None = None
+
+
+async def read_records(source: CopySource, scopes: Sequence[str]) -> AsyncGenerator[Batch]:
+    """Every version of every versioned family of each scope, a page at a time in the
+    order the source wrote them, then the scope's profile: what a copy and an archive
+    carry, in the order they carry it. Holds one page at a time. Iterate it under
+    ``contextlib.aclosing``, so a stop between pages closes it at once."""
+    for scope_id in scopes:
+        for family in VERSIONED:
+            after = 0
+            while page := await source.read_versions(scope_id, family, after=after, limit=PAGE):
+                after = page[-1].position
+                yield Batch(scope_id, family, tuple(page))
+        profile = await source.get_profile(scope_id)
+        if profile is not None:
             assert profile.text is not None
-            await target.write("profile", scope_id, [Profile(profile.text)])
-            tally.versions["profile"] += 1
-            tally.records["profile"] += 1
-        tally.advance(1)
+            yield Batch(scope_id, "profile", profile=profile.text)
+
+
+@attrs.define
+class RecordWriter:
+    """Writes :class:`Batch` es into a target as a copy and an import do: what the target
+    holds of a page's records is read first and only what it lacks is written, so a
+    rerun after an interruption writes nothing twice; vectors are copied or embedded
+    again as the plan says. Counts what it does for the report and for ``progress``."""
+
+    target: CopyTarget
+    plan: _VectorPlan
+    tally: _Tally
+    _at: tuple[str, Family] | None = None
+    _written: set[str] = attrs.Factory(set)
+
+    @classmethod
+    async def into(
+        cls,
+        target: CopyTarget,
+        built: VectorOrigin,
+        embedder: Embedder | None,
+        progress: Callable[[int, int], object] | None,
+        *,
+        origin: str = "the source",
+    ) -> RecordWriter:
+        """A writer into ``target`` of versions whose vectors ``built`` made.
+
+        Raises:
+            InvalidRequestError: the vectors need embedding again and no ``embedder``
+                (or one the target refuses) was given.
+        """
+        if embedder is not None:
+            embedder = check_embedder(embedder, "embedder")
+        held = await target.vectors_built_by()
+        return cls(target, _VectorPlan.between(built, held, embedder, origin), _Tally(progress))
+
+    def expect(self, total: int) -> None:
+        """Set the total that ``progress`` counts up to."""
+        self.tally.total = total
+
+    async def keep_tombstones(self, tombstones: Sequence[str]) -> None:
+        """Keep tombstones of erased entries in the target (those it lacks are new)."""
+        self.tally.tombstones += await self.target.keep_tombstones(tombstones)
+
+    async def write(self, batch: Batch) -> None:
+        """Write what the target lacks of one batch, then report progress."""
+        if (batch.scope_id, batch.family) != self._at:
+            self._count_records()
+            self._at = (batch.scope_id, batch.family)
+        if batch.profile is not None:
+            await self._write_profile(batch.scope_id, batch.profile)
+            self.tally.advance(1)
+        elif batch.versions:
+            page = batch.versions
+            self._written.update(await _copy_page(self.target, batch, self.plan, self.tally))
+            self.tally.advance(len(page))
+
+    def report(self, scopes: tuple[str, ...]) -> CopyReport:
+        """What it wrote and skipped, once every batch was written."""
+        self._count_records()
+        self._at = None
+        return self.tally.report(scopes)
+
+    def _count_records(self) -> None:
+        if self._at is not None:
+            self.tally.records[self._at[1]] += len(self._written)
+        self._written.clear()
+
+    async def _write_profile(self, scope_id: str, text: str) -> None:
+        kept = await self.target.get_profile(scope_id)
+        if kept is not None and kept.text == text:
+            self.tally.skipped["profile"] += 1
+            return
+        await self.target.write("profile", scope_id, [Profile(text)])
+        self.tally.versions["profile"] += 1
+        self.tally.records["profile"] += 1
 
 
 async def _copy_page(
-    target: CopyTarget,
-    scope_id: str,
-    family: Family,
-    page: Sequence[StoredVersion],
-    plan: _VectorPlan,
-    tally: _Tally,
+    target: CopyTarget, batch: Batch, plan: _VectorPlan, tally: _Tally
 ) -> set[str]:
     """One page: what the target holds searchable and the source no longer does leaves
     search; what it lacks is written, its vectors copied or embedded again. Returns the
     ids of the records it wrote a version of."""
+    scope_id, family, page = batch.scope_id, batch.family, batch.versions
     records = sorted({version.record_id for version in page})
     held = await target.held_versions(scope_id, family, records)
     stale = [(v.record_id, v.version) for v in page if held.get(_id(v)) and not v.live]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -97,6 +98,11 @@ CHUNK: Final = (
     "SELECT row, embedding FROM records WHERE row > ? AND row <= ? AND +family = ?"
     " AND +scope_key = ? AND live = 1 AND embedding IS NOT NULL ORDER BY row LIMIT ?"
 )
+
+
+def usearch_installed() -> bool:
+    """Whether usearch (the ``satchel[ann]`` extra) can be imported."""
+    return importlib.util.find_spec("usearch") is not None
 
 
 def import_usearch() -> Any:

@@ -76,6 +76,10 @@ class ScopeMatrices:
         self.builds = 0
         self.mapped = 0
         self._database: str | None = None
+        #: usearch is not installed: no index is built or read (said once, when a scope
+        #: is large enough for one).
+        self.ann_missing = False
+        self._ann_said = False
         self._pending: set[tuple[Family, int]] = set()
         self._failed: set[tuple[Family, int]] = set()
         # The build running now, and those an erase is stopping (see :meth:`erase`).
@@ -98,10 +102,16 @@ class ScopeMatrices:
     def persist_beside(self, database: str) -> None:
         """Keep the indexes of large scopes in files beside ``database`` (a path; a
         ``:memory:`` database never gets one). Imports usearch: call it in a worker
-        thread, as the store's open does."""
-        if database != MEMORY:
-            _ann.import_usearch()
-            self._database = database
+        thread, as the store's open does. Without usearch (the ``satchel[ann]`` extra)
+        every scope is searched exactly, and a scope large enough for an index says
+        so once (:meth:`_consider_index`)."""
+        if database == MEMORY:
+            return
+        if not _ann.usearch_installed():
+            self.ann_missing = True
+            return
+        _ann.import_usearch()
+        self._database = database
 
     def loaded(self, family: Family, scope_key: int) -> VectorMatrix | AnnMatrix | None:
         """The scope's vectors if a search has loaded them."""
@@ -215,9 +225,17 @@ class ScopeMatrices:
     ) -> None:
         """Queue an index build for a large exact matrix or a stale index (once at a time,
         never again after a failure). Holds ``_load_lock``."""
+        large = len(matrix) >= self.ann_rows
+        if self.ann_missing and large and not self._ann_said:
+            self._ann_said = True
+            logger.warning(
+                "%s scope %d holds %d vectors, enough for a vector index, but usearch is"
+                " not installed: it is searched exactly (slower); pip install 'satchel[ann]'"
+                " for the index",
+                family, scope_key, len(matrix),
+            )  # fmt: skip
         if self._database is None or self._closed:
             return
-        large = len(matrix) >= self.ann_rows
         wanted = matrix.stale() if isinstance(matrix, AnnMatrix) else large
         job = (family, scope_key)
         if not wanted or job in self._pending or job in self._failed:
