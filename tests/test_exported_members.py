@@ -52,14 +52,3 @@ def test_the_version_is_the_installed_distributions() -> None:
     assert satchel.__version__ == metadata.version("satchel")
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         satchel.nope  # noqa: B018
-
-
-def test_the_package_metadata_names_the_project_urls() -> None:
-    """The distribution's metadata links the project, its docs, changelog and issues."""
-    from importlib import metadata
-
-    urls = dict(
-        entry.split(", ", 1) for entry in metadata.metadata("satchel").get_all("Project-URL") or []
-    )
-    assert set(urls) >= {"Homepage", "Documentation", "Changelog", "Issues"}
-    assert all(url.startswith("https://") for url in urls.values())
