@@ -334,7 +334,7 @@ async def test_hypercorn_listens_with_the_same_backlog(monkeypatch: pytest.Monke
 def test_no_ui_serves_the_api_without_the_inspector(tmp_path: Path) -> None:
     """``--no-ui``: ``/ui/`` is an unknown path (404), the API answers as before."""
     command = [
-        sys.executable, "-m", "satchel", "serve", "--db", str(tmp_path / "agent.db"),
+        sys.executable, "-m", "satchel", "serve", "--create", "--db", str(tmp_path / "agent.db"),
         "--embedder", "hashing", "--port", "0", "--no-ui",
     ]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

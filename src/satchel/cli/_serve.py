@@ -66,7 +66,9 @@ Serve the memory in --db (or --store) over HTTP, as JSON:
   PUT    /v1/memories/SCOPE/ENTRY?version=N   write a new version of an entry
   DELETE /v1/memories/SCOPE/ENTRY?version=N   take an entry out of search
   DELETE /v1/memories/SCOPE/ENTRY?erase=true  erase an entry: no version stays readable
-  POST   /v1/experiences, /v1/topic-memories, /v1/resources  write the other families
+  POST   /v1/experiences                      write experiences to a scope
+  POST   /v1/topic-memories                   write topic memories to a scope
+  POST   /v1/resources                        write resources to a scope
   PUT    /v1/profiles/SCOPE                   replace the scope's profile
   POST   /v1/erase                            erase any record by its citation
   GET    /v1/scopes                           the scopes the token may read
