@@ -50,7 +50,8 @@ def running_server(folder: Path) -> Iterator[Server]:
     tokens.chmod(0o600)
     command = [
         sys.executable, "-m", "satchel", "serve", "--create", "--db", str(db),
-        "--embedder", "hashing", "--port", "0", "--token-file", str(tokens), "--timeout", str(PREPARE_TIMEOUT),
+        "--embedder", "hashing", "--port", "0", "--token-file", str(tokens),
+        "--timeout", str(PREPARE_TIMEOUT),
     ]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
