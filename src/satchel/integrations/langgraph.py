@@ -129,13 +129,13 @@ class SatchelStore(BaseStore):
 
     supports_ttl = False
 
-    def __init__(self, runtime_or_client: satchel.Runtime | satchel.Client) -> None:
+    def __init__(self, runtime_or_client: _Memory) -> None:
         names = ("add_memories", "get_memory", "erase", "explain_context", "list_records")
         if not all(callable(getattr(runtime_or_client, name, None)) for name in names):
             raise satchel.InvalidRequestError(
                 "runtime_or_client must be a satchel.Runtime or a satchel.Client"
             )
-        self._memory: _Memory = runtime_or_client
+        self._memory = runtime_or_client
         self._token: object | None = None
         self._loop_thread: int | None = None
         with contextlib.suppress(RuntimeError):  # outside a loop: the first async call sets it
