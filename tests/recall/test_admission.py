@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 import pytest
@@ -99,6 +101,16 @@ def test_fusion_weights_decide_between_channels() -> None:
     assert fuse(admitted, 2, FusionWeights(time=0.0)).ranked[:2] == (1, 2)
 
 
+def test_a_candidate_holding_more_of_the_query_rises_by_its_term_share() -> None:
+    """Key 1 holds one of the query's two terms and BM25 ranks it first; key 2 holds
+    both: 1/62 * e^0.5 beats 1/61 * e^0.25. Without the term share, rank decides."""
+    admitted = admit(pool(lexical=[(1, 1), (2, 2)]), 2, AdmissionFloor())
+    search = fuse(admitted, 2)
+    assert search.ranked == (2, 1)
+    assert search.scores == pytest.approx((math.exp(0.5) / 62, math.exp(0.25) / 61))
+    assert fuse(admitted, 2, FusionWeights(term_share=0.0)).ranked == (1, 2)
+
+
 def test_a_neighbour_ranks_below_its_hit_and_keeps_its_own_higher_score() -> None:
     """A neighbour scores its weight times its hit's fused score, unless it ranks higher
     by itself; every fused hit stays."""
@@ -133,7 +145,9 @@ def test_fusion_equals_the_per_key_definition(seed: int, size: int) -> None:
     timed = rng.permutation(size)[: rng.integers(0, size // 4)].tolist()
     retrieved = pool(lexical=[(key, 2) for key in lexical], vector=[(key, 0.9) for key in vector])
     retrieved = attrs.evolve(retrieved, time_keys=timed)
-    weights = FusionWeights(lexical=1.0, vector=float(rng.choice([0.5, 1.0])), time=2.0)
+    weights = FusionWeights(
+        lexical=1.0, vector=float(rng.choice([0.5, 1.0])), time=2.0, term_share=0.0
+    )
     search = fuse(admit(retrieved, 2, AdmissionFloor()), 2, weights)
     expected = reference_fusion(
         [(lexical, weights.lexical), (vector, weights.vector), (timed, weights.time)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from satchel.recall import by_named_speaker
 
 SCORES = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.7}
@@ -30,3 +32,23 @@ def test_a_neighbour_said_by_the_named_person_stays_below_an_unnamed_hit() -> No
     outrank that question, only tie it (the question keeps its place)."""
     scores = {1: 1.0, 2: 0.8}
     assert by_named_speaker([1, 2], scores, {2}, ({1: (2,)}, {2}), 0.5, 2)[0] == [0, 1]
+
+
+def test_a_named_hits_neighbour_said_by_someone_else_keeps_its_score() -> None:
+    """The other person's reply beside a named hit is not lifted with it: 4 (joined as
+    1's neighbour, said by someone else) stays at 0.95, below 2's 1.1."""
+    scores = {1: 1.0, 2: 1.1, 3: 0.8, 4: 0.95}
+    order, lifted = by_named_speaker([2, 1, 4, 3], scores, {1}, ({1: (4,)}, {4}), 0.5, 4)
+    assert order == [1, 0, 2, 3]
+    assert lifted == [1.1, 1.5, 0.95, 0.8]
+
+
+def test_the_reply_to_a_named_turn_shares_its_lift_and_stays_below_it() -> None:
+    """4 is the turn just after named 1 (its reply, said by someone else): lifted with
+    it to min(0.95 * 1.5, 1.5), past 2's 1.1; 3, the turn before 1, is not."""
+    scores = {1: 1.0, 2: 1.1, 3: 0.9, 4: 0.95}
+    order, lifted = by_named_speaker(
+        [2, 1, 4, 3], scores, {1}, ({1: (3, 4)}, {3, 4}), 0.5, 4, replies={1: 4}
+    )
+    assert order == [1, 2, 0, 3]
+    assert lifted == [1.1, 1.5, pytest.approx(1.425), 0.9]

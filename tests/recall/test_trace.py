@@ -3,6 +3,8 @@ channel that admitted it, its fused score, and what the floor kept out."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from satchel.recall import AdmissionFloor, admit, below_floor, fuse, trace_search, with_neighbours
@@ -28,7 +30,8 @@ def test_a_trace_ranks_each_key_in_every_admitting_channel_from_one() -> None:
         5: {"vector": 2},
     }
     assert trace.scores == dict(zip(search.ranked, search.scores, strict=True))
-    assert trace.scores[3] == pytest.approx(1 / 63 + 0.5 / 61)
+    # 3 holds both query terms: its fused score times exp(term_share * 1).
+    assert trace.scores[3] == pytest.approx((1 / 63 + 0.5 / 61) * math.exp(0.5))
     assert trace.passed_over == ()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from satchel.vocabulary import analyse_query, speaker_terms
+from satchel.vocabulary import analyse_query, asks_question, speaker_terms
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,18 @@ def test_a_speaker_meets_the_query_that_names_them() -> None:
     query = analyse_query("What did MAYA's sister study?")
     assert speaker_terms("Maya: she studies law") <= set(query.terms)
     assert not speaker_terms("Leo: she studies law") & set(query.terms)
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Ben: Did you see the match?", True),
+        ("Ben: Did you see the match?  \n", True),
+        ("Ben: Which one? The red one, obviously.", False),
+        ("Ben: I saw it.", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_a_turn_asks_when_it_ends_with_a_question_mark(text: str | None, asks: bool) -> None:
+    assert asks_question(text) is asks

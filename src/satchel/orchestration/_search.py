@@ -42,7 +42,7 @@ from ..recall import (
     trace_search,
     with_neighbours,
 )
-from ..vocabulary import PoolRequest, rules, said_by, speaker_terms
+from ..vocabulary import PoolRequest, asks_question, rules, said_by, speaker_terms
 from ._shares import fair_shares, whole_room
 from ._telemetry import PrepareMetrics, current
 
@@ -139,6 +139,8 @@ class _Ranked:
     by_score: bool
     neighboured_scores: Mapping[int, float] | None
     trace: SearchTrace | None = None
+    #: The turn just after each hit of ``around`` that has one (its reply).
+    replies: Mapping[int, int] = attrs.field(factory=dict)
 
     def scores(self) -> Mapping[int, float]:
         """Each ranked key's score: the fused one, or with the neighbours fused in."""
@@ -160,6 +162,7 @@ class _Neighboured:
     around: Mapping[int, tuple[int, ...]]
     by_score: bool = True
     neighboured_scores: Mapping[int, float] | None = None
+    replies: Mapping[int, int] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -340,6 +343,7 @@ class Searcher:
             order.by_score,
             order.neighboured_scores,
             trace,
+            order.replies,
         )
 
     async def _read(
@@ -355,8 +359,9 @@ class Searcher:
         excluded = state.exclusions.excluded
         passed: list[tuple[int, Evidence]] | None = None if ranked.trace is None else []
         lift = settings.weights.named_speaker
+        asking = settings.weights.question
         lifted: dict[int, float] = {}
-        if not (lift and ranked.by_score and rules(spec.family).speakers):
+        if not ((lift or asking) and ranked.by_score and rules(spec.family).speakers):
             keys, evidence = await self._fresh_evidence(
                 spec, excluded, ranked.fresh, wanted, passed
             )
@@ -372,7 +377,7 @@ class Searcher:
             query = state.queries[spec.query]
             named = (frozenset(query.terms), frozenset(query.names))
             keys, evidence, lifted = _named_first(
-                ranked, scores, (keys, evidence), (named, lift), wanted
+                ranked, scores, (keys, evidence), (named, lift, asking), wanted
             )
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         joined = sum(key in ranked.joined for key in keys)
@@ -484,17 +489,17 @@ class Searcher:
             hits = tuple(key for key in search.ranked if key in known)[:NEIGHBOUR_HITS]
         unread = [key for key in hits if key not in read]
         found = await self._store.neighbours(spec.family, spec.scope_id, unread) if unread else {}
-        around = {
-            key: near.within(1)
-            for key in hits
-            if (near := read.get(key) or found.get(key)) is not None
+        nearby = {
+            key: near for key in hits if (near := read.get(key) or found.get(key)) is not None
         }
+        around = {key: near.within(1) for key, near in nearby.items()}
         joined = frozenset(key for near in around.values() for key in near) - set(search.ranked)
         if offered_after:
             offered = tuple(key for hit in hits for key in around.get(hit, ()))
             return _Neighboured(offered, joined, around, by_score=False)
         ranked, scores = with_neighbours(search, around, settings.weights.neighbour_share)
-        return _Neighboured(ranked, joined, around, neighboured_scores=scores)
+        replies = {key: near.after[0] for key, near in nearby.items() if near.after}
+        return _Neighboured(ranked, joined, around, neighboured_scores=scores, replies=replies)
 
 
 def _reach(fresh: tuple[int, ...], scores: Mapping[int, float], wanted: int, lift: float) -> int:
@@ -514,25 +519,35 @@ def _named_first(
     ranked: _Ranked,
     scores: Mapping[int, float],
     read: tuple[tuple[int, ...], tuple[Evidence, ...]],
-    naming: tuple[tuple[frozenset[str], frozenset[str]], float],
+    naming: tuple[tuple[frozenset[str], frozenset[str]], float, float],
     wanted: int,
 ) -> tuple[tuple[int, ...], tuple[Evidence, ...], dict[int, float]]:
     """The best ``wanted`` of the ``read`` candidates (in score order, with the
-    :func:`_reach` past them), the turns said by a person the query names and their
-    thread neighbours lifted (``FusionWeights.named_speaker``); the first ``wanted``, as
-    ranked, when no read turn was said by a person the query names. Last, the read
-    keys' scores as lifted (empty when nothing was)."""
+    :func:`_reach` past them) once what a read tells has counted: a turn that asks a
+    question scores ``1 - asking`` times its score (``FusionWeights.question``), and
+    the turns said by a person the query names, with the replies to them, are lifted
+    (``FusionWeights.named_speaker``). The first ``wanted``, as ranked, when no read
+    turn does either. Last, the read keys' scores as counted (empty when none moved)."""
     keys, evidence = read
-    (terms, names), lift = naming
+    (terms, names), lift, asking = naming
     said = {
         key
         for key, item in zip(keys, evidence, strict=True)
-        if said_by(speaker_terms(item.text), terms, names)
+        if lift and said_by(speaker_terms(item.text), terms, names)
     }
-    if not said:
+    asks = (
+        [key for key, item in zip(keys, evidence, strict=True) if asks_question(item.text)]
+        if asking
+        else []
+    )
+    if not (said or asks):
         return keys[:wanted], evidence[:wanted], {}
+    if asks:
+        scores = {**scores, **{key: scores[key] * (1.0 - asking) for key in asks}}
     neighbours = (ranked.around, ranked.joined)
-    best, lifted = by_named_speaker(keys, scores, said, neighbours, lift, wanted)
+    best, lifted = by_named_speaker(
+        keys, scores, said, neighbours, lift, wanted, replies=ranked.replies
+    )
     chosen = tuple(keys[at] for at in best)
     return chosen, tuple(evidence[at] for at in best), dict(zip(keys, lifted, strict=True))
 

@@ -95,6 +95,7 @@ from ._retrieval import TermSelection as TermSelection
 from ._retrieval import TimeHits as TimeHits
 from ._retrieval import TimeWindow as TimeWindow
 from ._retrieval import lightly_named as lightly_named
+from ._speakers import asks_question as asks_question
 from ._speakers import said_by as said_by
 from ._speakers import speaker_terms as speaker_terms
 from ._telemetry import check_provider as check_provider
@@ -182,6 +183,7 @@ __all__ = [
     "TopicMemory",
     "analyse",
     "analyse_query",
+    "asks_question",
     "check_provider",
     "citation",
     "error_type",

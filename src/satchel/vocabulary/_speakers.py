@@ -74,6 +74,12 @@ def said_by(speaker: frozenset[str], terms: frozenset[str], names: frozenset[str
     return any(_short_for(name, said) for name in names for said in speaker)
 
 
+def asks_question(text: str | None) -> bool:
+    """Whether a conversation turn asks a question: its text ends with a question mark.
+    A chat's questions echo a topic's words; its answers hold the facts."""
+    return bool(text) and text.rstrip().endswith("?")  # type: ignore[union-attr]
+
+
 def _short_for(one: str, other: str) -> bool:
     shorter, longer = (one, other) if len(one) <= len(other) else (other, one)
     return len(shorter) >= MIN_SHORT_NAME and longer.startswith(shorter)

@@ -1,0 +1,73 @@
+"""The named-speaker lift in a chat: a question about a person lifts what they said
+and the replies they got, not the turns said just before theirs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import satchel
+
+pytestmark = pytest.mark.anyio
+
+START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
+ASK = "Ana: Any tips for the Dolomites? I've never done proper mountains before."
+REPLY = "Ben: Pack layers and set off before sunrise, the storms there roll in fast."
+#: Said just before Ana's turn on the documentary (a hit on "Dolomites"), by Ben.
+BEFORE = "Ben: My work trip got cancelled, honestly I'm relieved."
+CHAT = (
+    "Ana: Morning! Coffee later?",
+    "Ben: Sure, after my call. Did you see the match last night?",
+    ASK,
+    REPLY,
+    "Ana: Noted, thank you!",
+    BEFORE,
+    "Ana: I watched a documentary about the Dolomites, the cliffs looked fake.",
+    "Ben: The kitchen tap is dripping again.",
+    "Ana: Ugh, landlords.",
+    "Ben: Mountains are not my thing, I prefer the beach.",
+)
+QUERY = "What advice did Ana get about the trip to the Dolomites?"
+
+
+async def _scores(weights: satchel.FusionWeights) -> dict[str | None, float | None]:
+    entries = [
+        satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread="chat")
+        for n, text in enumerate(CHAT)
+    ]
+    async with satchel.open_runtime(
+        ":memory:", embedder=satchel.StaticEmbedder(), fusion=weights
+    ) as rt:
+        await rt.add_memories("chat", entries)
+        request = satchel.PrepareContextRequest(scope_id="chat", query=QUERY, max_bytes=4000)
+        explained = await rt.explain_context(request)
+    items = satchel.parse_context(explained.context.content)
+    return {
+        item.text: receipt.score for receipt, item in zip(explained.receipts, items, strict=True)
+    }
+
+
+async def test_the_reply_to_a_named_turn_is_lifted_and_the_turn_before_it_is_not() -> None:
+    lifted = await _scores(satchel.FusionWeights())
+    plain = await _scores(satchel.FusionWeights(named_speaker=0.0))
+    assert lifted[ASK] == pytest.approx(1.5 * plain[ASK])  # type: ignore[operator]
+    assert lifted[REPLY] == pytest.approx(1.5 * plain[REPLY])  # type: ignore[operator]
+    assert lifted[BEFORE] == plain[BEFORE]
+
+
+async def test_a_turn_that_asks_scores_less_once_read() -> None:
+    """A chat's questions repeat a topic's words and its answers hold the facts: a read
+    turn ending with a question mark scores 0.8 of its score, any other keeps it."""
+    asked = await _scores(satchel.FusionWeights())
+    plain = await _scores(satchel.FusionWeights(question=0.0))
+    question = "Ben: Sure, after my call. Did you see the match last night?"
+    assert asked[question] == pytest.approx(0.8 * plain[question])  # type: ignore[operator]
+    assert asked[REPLY] == plain[REPLY]
+    assert asked[BEFORE] == plain[BEFORE]
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.0, True])
+def test_the_question_weight_is_a_share_below_one(value: object) -> None:
+    with pytest.raises(satchel.InvalidRequestError, match=r"FusionWeights\.question"):
+        satchel.FusionWeights(question=value)  # type: ignore[arg-type]
