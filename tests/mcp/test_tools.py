@@ -10,6 +10,7 @@ import pytest
 from mcp import MCPError
 
 import satchel
+from satchel._wire import full_id
 from satchel.mcp import INSTRUCTIONS
 
 from ._client import S, connected, pack_items, structured, text, tool_error
@@ -67,7 +68,9 @@ async def test_add_prepare_get_forget_end_to_end(mode: str) -> None:
         assert text(ready) == fields["content"]  # the text result is the pack itself
         assert fields["content_bytes"] == len(fields["content"].encode()) <= 8000
         [item] = [i for i in satchel.parse_context(fields["content"]) if i.text == BACKUPS]
-        assert item.citation == satchel.Citation("memory", S, backups["entry_id"], 1)
+        assert item.citation == satchel.Citation("memory", S, full_id(backups["entry_id"]), 1)
+        written = [i["citation"]["id"] for i in pack_items(fields["content"])]
+        assert backups["entry_id"] in written  # the ref spells its id as the pack writes it
 
         record = structured(await client.call_tool("get_memory", backups))
         assert record == {
