@@ -128,6 +128,23 @@ async def test_a_created_at_without_an_offset_is_utc() -> None:
     assert record["created_at"] == "2024-03-04T09:00:00+00:00"
 
 
+async def test_an_id_in_either_spelling_reads_and_forgets_the_same_entry() -> None:
+    """add_memories answers the id as a pack writes it (22 characters); get_memory and
+    forget_memory take it, or its full 32 hex digits, and answer the pack's spelling."""
+    async with connected() as (client, _):
+        (ref,) = await add(client, {"text": BACKUPS})
+        full = {**ref, "entry_id": full_id(ref["entry_id"])}
+        by_short = structured(await client.call_tool("get_memory", ref))
+        by_full = structured(await client.call_tool("get_memory", full))
+        forgotten = await client.call_tool("forget_memory", full)
+    assert len(ref["entry_id"]) == 22
+    assert len(full["entry_id"]) == 32
+    assert by_short == by_full
+    assert by_full["entry_id"] == ref["entry_id"]
+    assert structured(forgotten)["entry_id"] == ref["entry_id"]
+    assert repr(ref["entry_id"]) in text(forgotten)
+
+
 async def test_exclude_takes_a_pack_citation_verbatim() -> None:
     """A citation read off a pack's lines ({family, scope, id as the pack writes it,
     version}) or spelled with the full entry id is never delivered again."""
