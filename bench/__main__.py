@@ -69,6 +69,10 @@ Commands:
   archive                 export + import of an archive against copy_store on 10k and 100k
                           entries: seconds of each, their ratio, the archive's size and each
                           step's peak memory under tracemalloc (bench/archive.py)
+  imports                 what import satchel costs (cold, median of fresh interpreters) and
+                          what a core install weighs, now and at an earlier commit (by
+                          default the last before usearch left the core dependencies)
+                          (bench/imports.py)
   plots                   PNG figures of the results in bench/results (needs the bench
                           extra: pip install -e ".[bench]")
 """
@@ -93,6 +97,7 @@ from bench import (
     crash,
     embedders,
     hostile,
+    imports,
     inspector,
     latency,
     listing,
@@ -187,6 +192,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "inspector": lambda argv: _run_module_main(inspector.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
     "archive": lambda argv: _run_module_main(archive.main, argv),
+    "imports": lambda argv: _run_module_main(imports.main, argv),
     "service": lambda argv: _run_module_main(service.main, argv),
     "replicas": lambda argv: _run_module_main(replicas.main, argv),
     "peer": lambda argv: _run_module_main(peer.main, argv),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import satchel
+from satchel._workload import key_of
 from satchel.vocabulary import FAMILY_RULES
 from satchel.vocabulary._families import citation
 
@@ -95,4 +96,4 @@ def _id_map_line(line: str, number: int) -> tuple[str, CitationKey]:
         raise ValueError(f"id map line {number} is not an id-map record") from None
     if not isinstance(workload_id, str) or not isinstance(key, list):
         raise ValueError(f"id map line {number} is not an id-map record")
-    return workload_id, tuple(key)
+    return workload_id, key_of(key)

@@ -213,7 +213,18 @@ def moment(value: object, field: str) -> datetime | None:
 
 
 def ref_json(ref: satchel.MemoryRef) -> dict[str, Any]:
-    return {"scope_id": ref.scope_id, "entry_id": ref.entry_id, "version": ref.version}
+    """A ref, its entry id spelled as a pack prints it (:func:`compact_id`)."""
+    return {"scope_id": ref.scope_id, "entry_id": compact_id(ref.entry_id), "version": ref.version}
+
+
+def erased_entry_json(ref: satchel.MemoryRef, erased: int) -> dict[str, Any]:
+    """What erasing the memory entry ``ref`` names answers: the entry and the versions
+    erased."""
+    return {
+        "scope_id": ref.scope_id,
+        "entry_id": compact_id(ref.entry_id),
+        "erased_versions": erased,
+    }
 
 
 def record_json(record: satchel.MemoryRecord) -> dict[str, Any]:
@@ -239,11 +250,12 @@ def context_json(context: satchel.PreparedContext) -> dict[str, Any]:
 
 
 def citation_json(citation: satchel.Citation) -> dict[str, Any]:
-    """A citation as requests spell it (``exclude`` takes it back as it is)."""
+    """A citation as requests spell it (``exclude`` takes it back as it is), its id as
+    a pack prints it (:func:`compact_id`)."""
     return {
         "family": citation.family,
         "scope": citation.scope,
-        "id": citation.id,
+        "id": None if citation.id is None else compact_id(citation.id),
         "version": citation.version,
     }
 
@@ -342,7 +354,7 @@ def request_json(request: satchel.PrepareContextRequest) -> dict[str, Any]:
 
 def ref_of(value: Mapping[str, Any]) -> satchel.MemoryRef:
     """The ref :func:`ref_json` spelled."""
-    return satchel.MemoryRef(value["scope_id"], value["entry_id"], value["version"])
+    return satchel.MemoryRef(value["scope_id"], full_id(value["entry_id"]), value["version"])
 
 
 def record_of(value: Mapping[str, Any]) -> satchel.MemoryRecord:
@@ -371,7 +383,13 @@ def context_of(value: Mapping[str, Any]) -> satchel.PreparedContext:
 
 def citation_of(value: Mapping[str, Any]) -> satchel.Citation:
     """The citation :func:`citation_json` spelled."""
-    return satchel.Citation(value["family"], value["scope"], value["id"], value["version"])
+    record_id = value["id"]
+    return satchel.Citation(
+        value["family"],
+        value["scope"],
+        None if record_id is None else full_id(record_id),
+        value["version"],
+    )
 
 
 def explanation_of(value: Mapping[str, Any]) -> satchel.Explanation:
@@ -400,12 +418,20 @@ def explanation_of(value: Mapping[str, Any]) -> satchel.Explanation:
 
 
 def record_ref_json(ref: satchel.RecordRef) -> dict[str, Any]:
-    return {"family": ref.family, "scope_id": ref.scope_id, "id": ref.id, "revision": ref.revision}
+    """A record's ref, its id spelled as a pack prints it (:func:`compact_id`)."""
+    return {
+        "family": ref.family,
+        "scope_id": ref.scope_id,
+        "id": compact_id(ref.id),
+        "revision": ref.revision,
+    }
 
 
 def record_ref_of(value: Mapping[str, Any]) -> satchel.RecordRef:
     """The ref :func:`record_ref_json` spelled."""
-    return satchel.RecordRef(value["family"], value["scope_id"], value["id"], value["revision"])
+    return satchel.RecordRef(
+        value["family"], value["scope_id"], full_id(value["id"]), value["revision"]
+    )
 
 
 def scope_summary_of(value: Mapping[str, Any]) -> satchel.ScopeSummary:

@@ -320,6 +320,20 @@ def test_prepare_prints_the_cited_pack(
     assert "Alice moved to Lisbon last May." in out
 
 
+def test_an_id_a_pack_prints_greps_in_the_id_map(
+    capsys: pytest.CaptureFixture[str], database: str
+) -> None:
+    """The id an item line of a pack carries is found verbatim on its workload id's line
+    of DB.ids.jsonl (both spell it in 22 characters)."""
+    code, out, _ = run(capsys, "prepare", "--db", database, "--scope", S, "Where did Alice move?")
+    assert code == 0
+    line = next(line for line in out.splitlines() if "Alice moved to Lisbon" in line)
+    printed = json.loads(line)[2]
+    assert len(printed) == 22
+    id_map = Path(database + ".ids.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(found)["id"] for found in id_map if printed in found] == ["m2"]
+
+
 def test_prepare_json_prints_the_four_fields(
     capsys: pytest.CaptureFixture[str], database: str
 ) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from satchel.vocabulary._refs import compact_id
+from satchel.vocabulary._refs import compact_id, full_id
 
 from ._driver import run, write_workload
 
@@ -52,7 +52,7 @@ def entry_id(database: str, workload_id: str) -> str:
         for line in lines:
             mapped = json.loads(line)
             if mapped["id"] == workload_id:
-                return str(mapped["key"][2])
+                return full_id(mapped["key"][2])  # the map spells it as a pack does
     raise AssertionError(f"{workload_id} is not in the id map")
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+import attrs
 import pytest
 
 import satchel
-from satchel.vocabulary._refs import compact_id
+from satchel.vocabulary._refs import compact_id, full_id
 
 from ._driver import run, write_workload
 
@@ -85,7 +86,11 @@ def test_json_holds_the_pack_its_receipts_and_omissions(
     assert list(explained) == [*plain, "receipts", "omitted"]
     assert {name: explained[name] for name in plain} == plain
     cited = [satchel.Citation(**receipt["citation"]) for receipt in explained["receipts"]]
-    assert cited == [item.citation for item in satchel.parse_context(plain["content"])]
+    items = satchel.parse_context(plain["content"])
+    assert [attrs.evolve(c, id=full_id(str(c.id))) for c in cited] == [i.citation for i in items]
+    for receipt in cited:  # each receipt's id is found verbatim in the pack
+        assert len(str(receipt.id)) == 22
+        assert f'"{receipt.id}"' in plain["content"]
 
 
 def test_an_empty_pack_is_explained_on_stdout_too(

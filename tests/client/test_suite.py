@@ -14,6 +14,7 @@ import attrs
 import pytest
 
 import satchel
+from satchel._wire import compact_id
 
 from ._serving import PREPARE_TIMEOUT, TOKEN, Server, running_server, twin_runtime
 
@@ -130,6 +131,36 @@ async def test_explain_matches_prepare(sides: Sides) -> None:
     assert explained.context == await sides.prepare(request)
     assert explained.receipts
     assert all(isinstance(receipt, satchel.Receipt) for receipt in explained.receipts)
+
+
+async def test_a_receipts_citation_is_the_packs(sides: Sides) -> None:
+    """Each receipt cites exactly what the pack's item cites, id included, and that id
+    is the one the pack's line writes."""
+    scope_id = scope()
+    await sides.api.add_memories(scope_id, ENTRIES)
+    explained = await sides.api.explain_context(request_for(scope_id, "east cluster backup"))
+    assert explained.context.content is not None
+    items = satchel.parse_context(explained.context.content)
+    assert [receipt.citation for receipt in explained.receipts] == [i.citation for i in items]
+    for item in items:
+        assert f'"{compact_id(str(item.citation.id))}"' in explained.context.content
+
+
+async def test_an_id_as_a_pack_prints_it_names_the_same_entry(sides: Sides) -> None:
+    """A ref or citation holding the 22-character id a pack prints reads, forgets and
+    erases the entry its full id names; what comes back holds the full id, and a
+    not-found message spells the id as the pack does."""
+    scope_id = scope()
+    [ref, other] = await sides.api.add_memories(scope_id, ENTRIES[:2])
+    short = attrs.evolve(ref, entry_id=compact_id(ref.entry_id))
+    assert len(short.entry_id) == 22
+    assert (await sides.api.get_memory(short)).ref == ref
+    await sides.api.forget_memory(short)
+    cited = satchel.Citation("memory", scope_id, compact_id(other.entry_id), 1)
+    assert await sides.api.erase(cited) == 1
+    assert await sides.api.erase(short) == 1
+    with pytest.raises(satchel.NotFoundError, match=repr(short.entry_id)):
+        await sides.api.get_memory(ref)
 
 
 async def test_an_empty_scope_is_the_empty_pack(sides: Sides) -> None:

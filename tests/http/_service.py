@@ -10,9 +10,11 @@ import contextlib
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
+import attrs
 import httpx
 
 import satchel
+from satchel._wire import compact_id
 from satchel.http import create_app
 
 if TYPE_CHECKING:
@@ -102,5 +104,13 @@ async def prepare(
 
 
 def cited(context: Mapping[str, Any]) -> list[satchel.Citation]:
-    """The citations of a prepared context's JSON, in delivery order."""
-    return [item.citation for item in satchel.parse_context(context["content"])]
+    """The citations of a prepared context's JSON, in delivery order, each id spelled as
+    the pack writes it (the spelling of every answer of the service)."""
+    return [pack_spelled(item.citation) for item in satchel.parse_context(context["content"])]
+
+
+def pack_spelled(citation: satchel.Citation) -> satchel.Citation:
+    """``citation`` with its id as a pack writes it."""
+    if citation.id is None:
+        return citation
+    return attrs.evolve(citation, id=compact_id(citation.id))

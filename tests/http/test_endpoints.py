@@ -10,6 +10,7 @@ import pytest
 from starlette.routing import Route
 
 import satchel
+from satchel._wire import full_id
 from satchel.http import OPENAPI, create_app, route_template
 
 from ._service import add, cited, error_of, memory_path, prepare, serving
@@ -247,22 +248,34 @@ async def test_created_at_without_an_offset_is_utc(given: str, read: str) -> Non
     assert got.json()["created_at"] == read
 
 
-async def test_an_id_as_the_pack_writes_it_reads_and_excludes_the_same_entry() -> None:
-    """A host that reads a pack's lines gets each id in its short spelling; get, delete
-    and exclude take it as they take the full id."""
+async def test_an_id_is_spelled_as_the_pack_writes_it_and_read_in_either_spelling() -> None:
+    """The ref a write answers spells its id as a pack's line does (22 characters), so a
+    host matches the two by eye; get, delete and exclude take that spelling and the full
+    32-hex one alike."""
     async with serving() as (client, _):
         (ref,) = await add(client, "s", BACKUPS)
         content = (await prepare(client, "s", "backups")).json()["content"]
         item = json.loads(content.split("\n")[3])  # preamble, BEGIN, group line, item
         short = item[2]
-        assert len(short) == 22
-        assert short != ref["entry_id"]
-        got = await client.get(memory_path("s", short), params={"version": 1})
-        cited = {"family": "memory", "scope": "s", "id": short, "version": 1}
-        excluded = await prepare(client, "s", "backups", exclude=[cited])
-    assert got.status_code == 200, got.text
-    assert got.json()["ref"] == ref
-    assert excluded.json()["status"] == "empty"
+        full = full_id(short)
+        got = {
+            spelled: await client.get(memory_path("s", spelled), params={"version": 1})
+            for spelled in (short, full)
+        }
+        excluded = [
+            await prepare(
+                client, "s", "backups",
+                exclude=[{"family": "memory", "scope": "s", "id": spelled, "version": 1}],
+            )
+            for spelled in (short, full)
+        ]  # fmt: skip
+    assert len(short) == 22
+    assert len(full) == 32
+    assert ref["entry_id"] == short
+    for response in got.values():
+        assert response.status_code == 200, response.text
+        assert response.json()["ref"] == ref
+    assert [response.json()["status"] for response in excluded] == ["empty", "empty"]
 
 
 async def test_writing_the_same_keyed_batch_twice_writes_nothing_twice() -> None:

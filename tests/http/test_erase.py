@@ -10,6 +10,7 @@ from urllib.parse import quote
 import pytest
 
 import satchel
+from satchel._wire import compact_id, full_id
 from satchel.http import TokenGrant
 
 from ._service import add, cited, error_of, memory_path, prepare, serving
@@ -66,17 +67,19 @@ async def test_erase_takes_every_version_and_get_says_it_was_erased() -> None:
     assert [citation.id for citation in cited(after.json())] == [restore["entry_id"]]
 
 
-async def test_an_id_as_the_pack_writes_it_erases_the_same_entry() -> None:
-    """The 22-character id a pack prints names the entry an erase takes; the answer
-    gives its full id."""
+@pytest.mark.parametrize("spelling", ["pack", "full"])
+async def test_an_id_in_either_spelling_erases_the_same_entry(spelling: str) -> None:
+    """The 22-character id a pack prints, or its full 32-hex spelling, names the entry an
+    erase takes; the answer spells it as the pack does."""
     async with serving() as (client, _):
         (ref,) = await add(client, "s", BACKUPS)
         content = (await prepare(client, "s", "backups")).json()["content"]
         short = json.loads(content.split("\n")[3])[2]  # preamble, BEGIN, group line, item
         assert len(short) == 22
-        answer = await erase(client, "s", short)
+        answer = await erase(client, "s", short if spelling == "pack" else full_id(short))
         after = await prepare(client, "s", "backups")
-    assert answer == {"scope_id": "s", "entry_id": ref["entry_id"], "erased_versions": 1}
+    assert answer == {"scope_id": "s", "entry_id": short, "erased_versions": 1}
+    assert ref["entry_id"] == short
     assert after.json()["status"] == "empty"
 
 
@@ -88,7 +91,9 @@ async def test_erasing_again_or_erasing_nothing_answers_zero() -> None:
         again = await erase(client, "s", ref["entry_id"])
         nowhere = await erase(client, "nowhere", "0" * 32)
     assert (once["erased_versions"], again["erased_versions"]) == (1, 0)
-    assert nowhere == {"scope_id": "nowhere", "entry_id": "0" * 32, "erased_versions": 0}
+    assert nowhere == {
+        "scope_id": "nowhere", "entry_id": compact_id("0" * 32), "erased_versions": 0
+    }  # fmt: skip
 
 
 async def test_a_version_does_not_narrow_an_erase_and_need_not_exist() -> None:

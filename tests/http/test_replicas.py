@@ -29,6 +29,7 @@ import httpx
 import pytest
 
 import satchel
+from satchel._wire import compact_id
 
 from .._processes import STARTUP_SECONDS
 from .test_serve import start_line, wait_until_healthy
@@ -156,7 +157,11 @@ def cited(
 
 
 def cited_ids(replica: Replica, scope: str, query: str) -> list[str | None]:
-    return [citation.id for citation in cited(replica, scope, query)]
+    """The ids a prepare's pack cites, spelled as the pack (and every answer) writes them."""
+    return [
+        None if citation.id is None else compact_id(citation.id)
+        for citation in cited(replica, scope, query)
+    ]
 
 
 def memory_path(scope: str, entry_id: str) -> str:

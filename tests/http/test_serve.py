@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 import satchel
+from satchel._wire import full_id
 from satchel.http import is_loopback
 
 from .._processes import STARTUP_SECONDS, announced
@@ -227,7 +228,7 @@ def test_satchel_serve_answers_over_real_http_and_stops_cleanly(
             assert context["status"] == "ready"
             assert "Backups run nightly at 02:00 UTC" in context["content"]
             cited = [item.citation.id for item in satchel.parse_context(context["content"])]
-            assert refs[0]["entry_id"] in cited
+            assert full_id(refs[0]["entry_id"]) in cited
             got = client.get(
                 f"/v1/memories/project%3Ademo/{refs[0]['entry_id']}",
                 params={"version": 1},

@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 import satchel
+from satchel._wire import full_id
 from satchel.cli import main
 
 from .._processes import STARTUP_SECONDS, alive, announced
@@ -88,7 +89,7 @@ def test_a_worker_serves_the_same_address_while_the_first_process_is_stopped(
             os.kill(server.pid, signal.SIGCONT)
         assert prepared.status_code == 200, prepared.text
         cited = [item.citation.id for item in satchel.parse_context(prepared.json()["content"])]
-        assert cited == [added.json()["refs"][0]["entry_id"]]
+        assert cited == [full_id(added.json()["refs"][0]["entry_id"])]
         server.send_signal(signal.SIGTERM)
         _, err = server.communicate(timeout=STARTUP_SECONDS)
         wait_gone(worker)

@@ -6,6 +6,7 @@ offset, search, TTL), in satchel's words, over a Runtime and over a Client of a 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -263,3 +264,127 @@ async def test_a_query_search_returns_up_to_its_limit(store: SatchelStore) -> No
     found = await store.asearch((top,), query="nightly backup note", limit=12)
     assert len(found) == 12
     assert len({item.key for item in found}) == 12
+
+
+# ------------------------------------------------------------------ reading by key
+
+
+class Counted:
+    """A Runtime or Client whose methods count the calls a SatchelStore makes of them."""
+
+    def __init__(self, api: satchel.Runtime | satchel.Client) -> None:
+        self.api = api
+        self.calls: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.api, name)
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            return await method(*args, **kwargs)
+
+        return counted
+
+
+@pytest.fixture(params=["runtime", "client"])
+async def api(
+    request: pytest.FixtureRequest, server: Server
+) -> AsyncIterator[satchel.Runtime | satchel.Client]:
+    if request.param == "runtime":
+        async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as runtime:
+            yield runtime
+        return
+    async with satchel.Client(server.url, token=TOKEN) as client:
+        yield client
+
+
+async def test_a_key_put_here_is_read_and_deleted_without_a_listing(
+    api: satchel.Runtime | satchel.Client,
+) -> None:
+    """A get of a key this store put reads its version and asks for the next (two
+    get_memory calls, no listing); a delete erases it in one call; a get afterwards
+    finds nothing, by a listing."""
+    counted = Counted(api)
+    store = SatchelStore(counted)
+    namespace = (root(), "ana")
+    for n in range(5):
+        await store.aput(namespace, f"k{n}", {"n": n})
+    counted.calls.clear()
+    item = await store.aget(namespace, "k2")
+    assert item is not None
+    assert item.value == {"n": 2}
+    assert counted.calls == Counter(get_memory=2)
+    counted.calls.clear()
+    await store.adelete(namespace, "k2")
+    assert counted.calls == Counter(erase=1)
+    assert await store.aget(namespace, "k2") is None
+    assert counted.calls["list_records"] == 1
+
+
+async def test_a_key_another_writer_changed_reads_as_it_is_now(
+    api: satchel.Runtime | satchel.Client,
+) -> None:
+    """Two stores over one satchel: a new version the other put is read by asking for
+    the next versions, no listing; once the other deleted the key and put it again (a
+    new entry), the remembered entry is gone and a listing finds the new one; a delete
+    then takes the new entry."""
+    counted = Counted(api)
+    mine, other = SatchelStore(counted), SatchelStore(api)
+    namespace = (root(),)
+    await mine.aput(namespace, "k", {"v": 1})
+    await other.aput(namespace, "k", {"v": 2})
+    await other.aput(namespace, "k", {"v": 3})
+    counted.calls.clear()
+    item = await mine.aget(namespace, "k")
+    assert item is not None
+    assert item.value == {"v": 3}
+    assert counted.calls["list_records"] == 0
+    await other.adelete(namespace, "k")
+    await other.aput(namespace, "k", {"v": 4})
+    counted.calls.clear()
+    again = await mine.aget(namespace, "k")
+    assert again is not None
+    assert again.value == {"v": 4}
+    assert counted.calls["list_records"] == 1
+    await mine.adelete(namespace, "k")
+    assert await other.aget(namespace, "k") is None
+
+
+async def test_a_key_never_seen_is_found_once_by_a_listing(
+    api: satchel.Runtime | satchel.Client,
+) -> None:
+    """A store that did not put a key finds it by walking the namespace's listing,
+    which remembers every key it passed: the next gets need no listing."""
+    namespace = (root(),)
+    writer = SatchelStore(api)
+    for n in range(3):
+        await writer.aput(namespace, f"k{n}", {"n": n})
+    counted = Counted(api)
+    reader = SatchelStore(counted)
+    assert [(await reader.aget(namespace, f"k{n}")).value for n in (0, 1, 2)] == [  # type: ignore[union-attr]
+        {"n": 0},
+        {"n": 1},
+        {"n": 2},
+    ]
+    assert counted.calls["list_records"] == 1
+
+
+async def test_a_repeated_search_reads_each_version_once(
+    api: satchel.Runtime | satchel.Client,
+) -> None:
+    """A search with a query reads each delivered item's version once; the same search
+    again reads none (a version never changes), and finds the same items."""
+    counted = Counted(api)
+    store = SatchelStore(counted)
+    top = root()
+    await store.aput((top,), "tea", {"text": "Ana drinks green tea every morning"})
+    await store.aput((top,), "coffee", {"text": "Ben drinks black coffee every morning"})
+    counted.calls.clear()
+    first = await store.asearch((top,), query="what do they drink every morning")
+    assert first
+    assert counted.calls["get_memory"] == len(first)
+    counted.calls.clear()
+    second = await store.asearch((top,), query="what do they drink every morning")
+    assert [item.key for item in second] == [item.key for item in first]
+    assert counted.calls["get_memory"] == 0
+    assert counted.calls["explain_context"] == 1

@@ -6,14 +6,16 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import pytest
 from jsonschema import Draft202012Validator
 
 import satchel
+from satchel._wire import compact_id
 from satchel.mcp import _schemas
 from satchel.vocabulary import _receipts
 
-from ._client import S, connected, structured, text
+from ._client import S, connected, pack_items, structured, text
 
 if TYPE_CHECKING:
     import mcp.types as types
@@ -44,7 +46,12 @@ async def test_explain_adds_receipts_and_omissions_to_the_same_pack(mode: str) -
     assert {name: explained[name] for name in plain} == plain
     items = satchel.parse_context(explained["content"])
     receipts = explained["receipts"]
-    assert [satchel.Citation(**r["citation"]) for r in receipts] == [i.citation for i in items]
+    # a receipt's id is the one the pack's line writes
+    written = [item["citation"] for item in pack_items(explained["content"])]
+    assert [r["citation"]["id"] for r in receipts] == [cited["id"] for cited in written]
+    assert [satchel.Citation(**r["citation"]) for r in receipts] == [
+        attrs.evolve(i.citation, id=compact_id(i.citation.id or "")) for i in items
+    ]
     assert explained["omitted"]
     assert {omission["cause"] for omission in explained["omitted"]} == {"budget"}
     pack, why = text(result).rsplit("\n", 1)

@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 
 import satchel
+from satchel._wire import compact_id
 
 from ._client import TOOLS, S, structured, tool_error
 
@@ -84,7 +85,8 @@ async def test_the_tools_over_streamable_http(endpoint: str, anyio_backend_name:
         [ref] = structured(added)["refs"]
         ready = await client.call_tool("prepare_context", {"scope_id": scope, "query": "backups"})
         (item,) = satchel.parse_context(structured(ready)["content"])
-        assert item.citation.id == ref["entry_id"]
+        assert item.citation.id is not None
+        assert compact_id(item.citation.id) == ref["entry_id"]  # as the pack writes it
         bad = await client.call_tool("prepare_context", {"scope_id": scope, "max_bytes": 1})
         assert "query is required" in tool_error(bad)
         record = structured(await client.call_tool("get_memory", ref))

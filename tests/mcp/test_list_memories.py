@@ -10,6 +10,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 import satchel
+from satchel._wire import compact_id
 from satchel.mcp import _schemas, create_server
 
 from ._client import S, structured, text, tool_error
@@ -50,7 +51,12 @@ async def test_pages_follow_the_cursor_newest_first(
     assert [r["text"] for r in second["records"]] == ["entry 0"]
     assert second["cursor"] is None
     cited = second["records"][0]["citation"]
-    assert cited == {"family": "memory", "scope": S, "id": refs[0].entry_id, "version": 1}
+    assert cited == {
+        "family": "memory",
+        "scope": S,
+        "id": compact_id(refs[0].entry_id),
+        "version": 1,
+    }
     got = await client.call_tool(
         "get_memory", {"scope_id": S, "entry_id": cited["id"], "version": cited["version"]}
     )

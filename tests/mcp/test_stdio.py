@@ -18,8 +18,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 import satchel
+from satchel._wire import full_id
 
-from ._client import TOOLS, S, structured, text, tool_error
+from ._client import TOOLS, S, pack_items, structured, text, tool_error
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -84,7 +85,10 @@ async def test_a_host_session_end_to_end(tmp_path: Path, anyio_backend_name: str
         ready = await client.call_tool("prepare_context", {"scope_id": S, "query": "backups?"})
         assert structured(ready)["status"] == "ready"
         [item] = satchel.parse_context(text(ready))
-        assert item.citation == satchel.Citation("memory", S, ref["entry_id"], ref["version"])
+        assert item.citation == satchel.Citation(
+            "memory", S, full_id(ref["entry_id"]), ref["version"]
+        )
+        assert pack_items(text(ready))[0]["citation"]["id"] == ref["entry_id"]  # as written
 
         bad = await client.call_tool("prepare_context", {"scope_id": S, "query": "x" * 8193})
         assert "query must be 1..8192 characters" in tool_error(bad)

@@ -10,6 +10,7 @@ import pytest
 from mcp import MCPError
 
 import satchel
+from satchel._wire import full_id
 from satchel.mcp import INSTRUCTIONS
 
 from ._client import S, connected, pack_items, structured, text, tool_error
@@ -67,7 +68,9 @@ async def test_add_prepare_get_forget_end_to_end(mode: str) -> None:
         assert text(ready) == fields["content"]  # the text result is the pack itself
         assert fields["content_bytes"] == len(fields["content"].encode()) <= 8000
         [item] = [i for i in satchel.parse_context(fields["content"]) if i.text == BACKUPS]
-        assert item.citation == satchel.Citation("memory", S, backups["entry_id"], 1)
+        assert item.citation == satchel.Citation("memory", S, full_id(backups["entry_id"]), 1)
+        written = [i["citation"]["id"] for i in pack_items(fields["content"])]
+        assert backups["entry_id"] in written  # the ref spells its id as the pack writes it
 
         record = structured(await client.call_tool("get_memory", backups))
         assert record == {
@@ -123,6 +126,23 @@ async def test_a_created_at_without_an_offset_is_utc() -> None:
         (ref,) = await add(client, {"text": BACKUPS, "created_at": "2024-03-04T09:00:00"})
         record = structured(await client.call_tool("get_memory", ref))
     assert record["created_at"] == "2024-03-04T09:00:00+00:00"
+
+
+async def test_an_id_in_either_spelling_reads_and_forgets_the_same_entry() -> None:
+    """add_memories answers the id as a pack writes it (22 characters); get_memory and
+    forget_memory take it, or its full 32 hex digits, and answer the pack's spelling."""
+    async with connected() as (client, _):
+        (ref,) = await add(client, {"text": BACKUPS})
+        full = {**ref, "entry_id": full_id(ref["entry_id"])}
+        by_short = structured(await client.call_tool("get_memory", ref))
+        by_full = structured(await client.call_tool("get_memory", full))
+        forgotten = await client.call_tool("forget_memory", full)
+    assert len(ref["entry_id"]) == 22
+    assert len(full["entry_id"]) == 32
+    assert by_short == by_full
+    assert by_full["entry_id"] == ref["entry_id"]
+    assert structured(forgotten)["entry_id"] == ref["entry_id"]
+    assert repr(ref["entry_id"]) in text(forgotten)
 
 
 async def test_exclude_takes_a_pack_citation_verbatim() -> None:

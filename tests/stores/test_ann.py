@@ -351,25 +351,34 @@ async def test_without_usearch_a_large_scope_is_searched_exactly_and_says_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:  # fmt: skip
     """Without the ``satchel[ann]`` extra a scope large enough for an index is searched
-    exactly (the same rows as with it), and the store says once which extra builds it."""
-    from satchel.stores.sqlite import _ann
+    exactly (the same rows as with it), and the process says once which extra builds it:
+    not again for another search, nor for another store."""
+    import threading
+
+    from satchel.stores.sqlite import _ann, _scope_matrices
 
     monkeypatch.setattr(_ann, "usearch_installed", lambda: False)
+    monkeypatch.setattr(_scope_matrices, "ANN_MISSING_SAID", threading.Event())
     path = tmp_path / "h.db"
     store, _ = await filled(path, template)
+    other, _ = await filled(tmp_path / "other.db", template)
     vectors = corpus()
     with caplog.at_level("WARNING", logger="satchel"):
         first = await search(store, vectors[0])
         await search(store, vectors[1])
+        await search(other, vectors[2])
     await built(store)
     assert store._vectors.builds == 0
     assert isinstance(loaded(store), VectorMatrix)
+    assert isinstance(loaded(other), VectorMatrix)
     assert not sidecar_folder(str(path)).exists()
     said = [
         record.getMessage() for record in caplog.records if "satchel[ann]" in record.getMessage()
     ]
     assert len(said) == 1
     assert "searched exactly" in said[0]
+    assert "pip install 'satchel[ann]'" in said[0]
+    await other.aclose()
     await store.aclose()
     rows = rows_of(template.refs, store)
     assert first[0] == exact(vectors, rows, vectors[0], 10)

@@ -24,6 +24,12 @@ MAX_ROUND: Final = MAX_EXPANSIONS
 #: bounds their sum), and the largest of them.
 SECTION_LIMITS: Final = {family: rules.max_section_limit for family, rules in FAMILY_RULES.items()}
 MAX_SECTION_ITEMS: Final = max(SECTION_LIMITS.values())
+#: How every answer spells a record id, and which spellings a request may use.
+ID_SPELLING: Final = (
+    "Answers spell an id as a pack writes it (one satchel minted in 22 characters, e.g."
+    " kP9B2Wm3Qfi9_NgtzOvWoQ); a request may give that spelling or a minted id's 32 hex"
+    " digits."
+)
 #: A memory entry's kind when it names none.
 DEFAULT_KIND: Final = str(attrs.fields(MemoryEntry).kind.default)
 #: A string holding at least one character that is not whitespace: satchel refuses a

@@ -10,7 +10,7 @@ from typing import Final
 
 from satchel.vocabulary import MAX_KEY_CHARS, MAX_SCOPE_CHARS, MAX_VERSION
 
-from ._bounds import DEFAULT_KIND
+from ._bounds import DEFAULT_KIND, ID_SPELLING
 from ._model import STRING, Field, Schema, Shape, described, text
 
 #: A scope id, wherever one is named.
@@ -26,10 +26,9 @@ SCOPE_ID: Final = Field(
 )
 ENTRY_ID: Final = Field(
     text(),
-    "The entry id a citation or an add_memories ref names.",
+    f"The entry id a citation or an add_memories ref names. {ID_SPELLING}",
     required=True,
-    http_doc="The entry id a citation or a ref names (as satchel minted it or as a pack"
-    " writes it).",
+    http_doc=f"The entry id a citation or a ref names. {ID_SPELLING}",
 )
 
 MEMORY_REF: Final = Shape(

@@ -27,7 +27,14 @@ from satchel.vocabulary import (
     TIERS,
 )
 
-from ._bounds import MAX_ROUND, MAX_SECTION_ITEMS, SCHEMA_ID, SECTION_LIMITS, STATUSES
+from ._bounds import (
+    ID_SPELLING,
+    MAX_ROUND,
+    MAX_SECTION_ITEMS,
+    SCHEMA_ID,
+    SECTION_LIMITS,
+    STATUSES,
+)
 from ._memories import SCOPE, SCOPE_ID
 from ._model import STRING, Field, Schema, Shape, described, text
 
@@ -50,7 +57,8 @@ CITATION: Final = Shape(
         "id": Field(
             STRING,
             "The entry id (memory), record id (experience, topic-memory) or URI (resource);"
-            " null for a profile. A pack's own spelling (entry_id, uri) is accepted.",
+            " null for a profile. A pack's own field names (entry_id, uri) are accepted."
+            f" {ID_SPELLING}",
             nullable=True,
         ),
         "version": Field(
@@ -75,7 +83,7 @@ CITED_RECORD: Final = Shape(
     {
         "family": Field(_FAMILY, required=True),
         "scope": Field(STRING, required=True),
-        "id": Field(STRING, required=True, nullable=True),
+        "id": Field(STRING, f"Null for a profile. {ID_SPELLING}", required=True, nullable=True),
         "version": Field({"type": "integer"}, required=True, nullable=True),
     },
     "The record version, as the pack cites it (exclude takes it as it is).",

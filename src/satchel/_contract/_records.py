@@ -13,6 +13,7 @@ from typing import Final
 
 from satchel.vocabulary import FAMILIES, MAX_KEY_CHARS
 
+from ._bounds import ID_SPELLING
 from ._memories import SCOPE_ID
 from ._model import STRING, Field, Shape, text
 from ._prepare import CITATION
@@ -90,7 +91,7 @@ RECORD_REF: Final = Shape(
     {
         "family": Field({"enum": list(FAMILIES)}, required=True),
         "scope_id": Field(STRING, required=True),
-        "id": Field(STRING, "The record id (a resource's: its URI).", required=True),
+        "id": Field(STRING, f"The record id (a resource's: its URI). {ID_SPELLING}", required=True),
         "revision": Field({"type": "integer", "minimum": 1}, required=True),
     },
     answer=True,

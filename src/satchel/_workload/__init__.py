@@ -13,6 +13,7 @@ from ._citations import Change as Change
 from ._citations import CitationKey as CitationKey
 from ._citations import IdMap as IdMap
 from ._citations import append_id_map as append_id_map
+from ._citations import key_of as key_of
 from ._ingest import IngestError as IngestError
 from ._ingest import IngestReport as IngestReport
 from ._ingest import RecordWriter as RecordWriter
@@ -44,6 +45,7 @@ __all__ = [
     "ingest",
     "iter_entries",
     "iter_queries",
+    "key_of",
     "read_entries",
     "read_queries",
 ]

@@ -5,6 +5,10 @@ id to the key of what it wrote and appends the mapping to ``DB.ids.jsonl`` as it
 so a pack's citations can be mapped back to workload ids. :class:`IdMap` keeps that file
 at one line per id across ingests, and says of each id written whether it is new, now
 cites a new version, or cites what it cited before.
+
+The file spells a record id as a pack prints it (22 characters for an id satchel
+minted), so an id copied off a pack is found in it by ``grep``; :func:`key_of` reads a
+line's key back, and takes the 32-hex spelling of files written before as well.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
 
+from ..vocabulary._refs import compact_id, full_id
+
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
 CitationKey: TypeAlias = tuple[str | int, ...]
 """What a delivered citation names: its family, its scope, then the family's identity."""
@@ -29,7 +35,8 @@ held already (the same content: the store wrote nothing)."""
 
 
 def append_id_map(path: str | Path, ids: Mapping[str, CitationKey]) -> None:
-    """Append ``{"id": ..., "key": [...]}`` lines, one per workload id, to ``path``.
+    """Append ``{"id": ..., "key": [...]}`` lines, one per workload id, to ``path``,
+    each key's record id spelled as a pack prints it.
 
     Nothing to append creates no file.
     """
@@ -37,8 +44,22 @@ def append_id_map(path: str | Path, ids: Mapping[str, CitationKey]) -> None:
         return
     with Path(path).open("a", encoding="utf-8") as out:
         for workload_id, key in ids.items():
-            out.write(json.dumps({"id": workload_id, "key": list(key)}, ensure_ascii=False))
+            line = {"id": workload_id, "key": _spelled(key, compact_id)}
+            out.write(json.dumps(line, ensure_ascii=False))
             out.write("\n")
+
+
+def key_of(spelled: list[str | int]) -> CitationKey:
+    """The citation key an id-map line's ``key`` spells (its record id in either
+    spelling: as a pack prints it, or in full)."""
+    return tuple(_spelled(spelled, full_id))
+
+
+def _spelled(key: Sequence[str | int], spell: Callable[[str], str]) -> list[str | int]:
+    # family, scope, then the record id (a profile has none), then the version
+    if len(key) > 2 and isinstance(key[2], str):
+        return [key[0], key[1], spell(key[2]), *key[3:]]
+    return list(key)
 
 
 @attrs.define
@@ -129,7 +150,7 @@ def _record(line: str) -> tuple[str, CitationKey] | None:
         return None
     if not isinstance(workload_id, str) or not isinstance(key, list):
         return None
-    return workload_id, tuple(key)
+    return workload_id, key_of(key)
 
 
 def _not_after(key: CitationKey, known: CitationKey) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Final
 
+from .._wire import compact_id
 from . import _options as options
 from ._running import on_memory_version
 
@@ -54,7 +55,7 @@ def _arguments(command: argparse.ArgumentParser) -> None:
 def forget_command(args: argparse.Namespace) -> int:
     """``satchel forget``: take the memory entry a citation names out of search."""
     ref, taken = on_memory_version(args, lambda store, ref: store.forget_memory(ref))
-    what = f"memory entry {args.id!r} in scope {ref.scope_id!r}"
+    what = f"memory entry {compact_id(ref.entry_id)!r} in scope {ref.scope_id!r}"
     if taken is False:  # a store of another make may answer None: it did forget
         done = f"{what} was forgotten already; nothing changed (every version"
     else:

@@ -111,7 +111,8 @@ def _cells(record: satchel.StoredRecord) -> list[str]:
         text = f"(forgotten) {text}"
     said = "" if record.created_at is None else record.created_at.isoformat()
     version = "" if cited.version is None else str(cited.version)
-    return [cited.family, cited.id or "", version, record.key or "", said, text]
+    shown_id = "" if cited.id is None else wire.compact_id(cited.id)
+    return [cited.family, shown_id, version, record.key or "", said, text]
 
 
 @attrs.frozen

@@ -22,6 +22,8 @@ import attrs
 import satchel
 from satchel.embedders import fingerprint_of, from_spec
 
+from .._wire import compact_id
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
@@ -248,7 +250,7 @@ def compare(
     for ref in sample.refs:
         if source.records.get(ref) != target.records.get(ref):
             found.problems.append(
-                f"memory entry {ref.entry_id!r} version {ref.version} in scope"
+                f"memory entry {compact_id(ref.entry_id)!r} version {ref.version} in scope"
                 f" {ref.scope_id!r} reads differently in TARGET"
             )
     found.checked.append(f"{len(sample.refs):,} memory versions read back")

@@ -416,9 +416,7 @@ class _Service:
         # Every version: the one a ref names does not narrow an erase. Erasing what is
         # gone already is 0, not a 404, so that a client may retry an erase.
         erased = await self.runtime.erase(ref)
-        return _json(
-            {"scope_id": ref.scope_id, "entry_id": ref.entry_id, "erased_versions": erased}
-        )
+        return _json(wire.erased_entry_json(ref, erased))
 
     async def scopes(self, request: Request, grant: TokenGrant) -> Response:
         """The scopes the token may read; the others are never named."""

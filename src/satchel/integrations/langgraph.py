@@ -18,6 +18,15 @@ A LangGraph item is one satchel memory entry:
   order, each scored by its receipt; ``filter``, ``offset`` and ``limit`` apply to that
   ranking. A query nothing in the store is relevant to finds nothing (satchel abstains).
   Without a query, items are listed newest first, namespace by namespace.
+- **get and delete read by key.** satchel's public API reads a memory entry by its ref,
+  not by its key, so a store remembers the ref of every key it put, or read on its way
+  (up to 4,096 keys, least recently used first out): a get of a remembered key reads
+  that version and asks for the next one (two ``get_memory`` calls, one step more per
+  version another writer added), and a delete erases the remembered entry at once. A
+  key it does not remember, or whose entry was erased meanwhile (the key may name
+  another entry now), is found by walking the namespace's listing (a thousand records
+  a page), which remembers every key it passes. Versions never change once written,
+  so the records a search reads are remembered by ref (4,096) and read once.
 - **delete erases** (``Runtime.erase``), it does not forget. A LangGraph delete means
   the item is gone, and a later put of the same key must bring it back: satchel's
   forget is forever for a key (the same key and content written again stays
@@ -38,9 +47,10 @@ import contextlib
 import json
 import math
 import threading
-from collections.abc import Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
 from urllib.parse import quote, unquote
 
 import anyio
@@ -79,6 +89,34 @@ SCOPE_PREFIX: Final = "langgraph:"
 ITEM_KIND: Final = "langgraph-item"
 #: The largest page a listing takes.
 _PAGE: Final = 1000
+#: How many keys' refs, and how many versions' records, a store remembers.
+REMEMBERED: Final = 4096
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class _Remembered(Generic[K, V]):
+    """At most ``size`` values by key, the least recently used dropped first."""
+
+    def __init__(self, size: int = REMEMBERED) -> None:
+        self._values: OrderedDict[K, V] = OrderedDict()
+        self._size = size
+
+    def get(self, key: K) -> V | None:
+        value = self._values.get(key)
+        if value is not None:
+            self._values.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._values[key] = value
+        self._values.move_to_end(key)
+        if len(self._values) > self._size:
+            self._values.popitem(last=False)
+
+    def drop(self, key: K) -> None:
+        self._values.pop(key, None)
 
 
 class _Memory(Protocol):
@@ -136,6 +174,10 @@ class SatchelStore(BaseStore):
                 "runtime_or_client must be a satchel.Runtime or a satchel.Client"
             )
         self._memory = runtime_or_client
+        #: (scope, key) -> the newest ref of the key's entry this store knows of.
+        self._refs: _Remembered[tuple[str, str], satchel.MemoryRef] = _Remembered()
+        #: ref -> its record: a version never changes once written.
+        self._versions: _Remembered[satchel.MemoryRef, satchel.MemoryRecord] = _Remembered()
         self._token: object | None = None
         self._loop_thread: int | None = None
         with contextlib.suppress(RuntimeError):  # outside a loop: the first async call sets it
@@ -179,7 +221,7 @@ class SatchelStore(BaseStore):
     # -- the ops --------------------------------------------------------------------
 
     async def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        found = await self._find(scope_of(namespace), key)
+        found = await self._latest(scope_of(namespace), key)
         return None if found is None else await self._item(found, Item)
 
     async def _put(self, op: PutOp) -> None:
@@ -190,9 +232,7 @@ class SatchelStore(BaseStore):
             )
         scope_id = scope_of(op.namespace)
         if op.value is None:
-            found = await self._find(scope_id, op.key)
-            if found is not None:
-                await self._memory.erase(found.citation)
+            await self._delete(scope_id, op.key)
             return
         entry = satchel.MemoryEntry(
             text=_text_of(op.value, op.key),
@@ -200,7 +240,20 @@ class SatchelStore(BaseStore):
             created_at=datetime.now(UTC),
             key=op.key,
         )
-        await self._memory.add_memories(scope_id, [entry])
+        [ref] = await self._memory.add_memories(scope_id, [entry])
+        self._refs.put((scope_id, op.key), ref)
+
+    async def _delete(self, scope_id: str, key: str) -> None:
+        """Erase the entry under ``key``. A remembered entry erased here held the key
+        (a key names one entry until that entry is erased), so nothing else can."""
+        remembered = self._refs.get((scope_id, key))
+        self._refs.drop((scope_id, key))
+        if remembered is not None and await self._memory.erase(remembered) > 0:
+            return
+        found = await self._walk(scope_id, key)
+        if found is not None:
+            self._refs.drop((scope_id, key))
+            await self._memory.erase(found.ref)
 
     async def _search(self, op: SearchOp) -> list[SearchItem]:
         scopes = [
@@ -245,30 +298,70 @@ class SatchelStore(BaseStore):
                 found.append((summary.scope_id, namespace))
         return sorted(found, key=lambda pair: pair[1])
 
-    async def _all(self, scope_id: str, key: str | None = None) -> list[satchel.StoredRecord]:
+    async def _all(self, scope_id: str, key: str | None = None) -> list[satchel.MemoryRecord]:
         """Every live item's record in the scope, newest first; with ``key``, only the
-        item under it (satchel has no lookup by key: a walk of the scope's listing, a
-        thousand records a page, that stops at the item)."""
+        item under it (a walk of the scope's listing, a thousand records a page, that
+        stops at the item). Every key passed on the way is remembered."""
         found = []
         cursor = None
         while True:
             page = await self._memory.list_records(scope_id, "memory", cursor=cursor, limit=_PAGE)
-            for record in page.records:
-                if record.key is not None and key in (None, record.key):
+            for stored in page.records:
+                if stored.key is None:
+                    continue
+                record = _record_of(stored)
+                self._refs.put((scope_id, stored.key), record.ref)
+                if key in (None, stored.key):
                     found.append(record)
                     if key is not None:
                         return found
             if (cursor := page.cursor) is None:
                 return found
 
-    async def _find(self, scope_id: str, key: str) -> satchel.StoredRecord | None:
-        """The live item under ``key``, if one is."""
+    async def _walk(self, scope_id: str, key: str) -> satchel.MemoryRecord | None:
+        """The live item under ``key``, found in the scope's listing."""
         found = await self._all(scope_id, key)
         return found[0] if found else None
 
+    async def _latest(self, scope_id: str, key: str) -> satchel.MemoryRecord | None:
+        """The live item under ``key``: its remembered entry's newest version, else
+        what the listing holds under it."""
+        remembered = self._refs.get((scope_id, key))
+        if remembered is not None:
+            newest = await self._newest(remembered)
+            if newest is not None:
+                self._refs.put((scope_id, key), newest.ref)
+                return newest
+            self._refs.drop((scope_id, key))
+        return await self._walk(scope_id, key)
+
+    async def _newest(self, ref: satchel.MemoryRef) -> satchel.MemoryRecord | None:
+        """The newest version of ``ref``'s entry from ``ref`` on, or None when the entry
+        was erased. ``ref`` itself is read from satchel (an erase must be seen), the
+        versions after it until one does not exist."""
+        try:
+            record = await self._memory.get_memory(ref)
+        except satchel.NotFoundError:
+            return None
+        self._versions.put(ref, record)
+        while True:
+            after = satchel.MemoryRef(ref.scope_id, ref.entry_id, record.ref.version + 1)
+            try:
+                record = await self._read(after)
+            except satchel.NotFoundError:
+                return record
+
+    async def _read(self, ref: satchel.MemoryRef) -> satchel.MemoryRecord:
+        """Exactly the version ``ref`` names (read once: a version never changes)."""
+        record = self._versions.get(ref)
+        if record is None:
+            record = await self._memory.get_memory(ref)
+            self._versions.put(ref, record)
+        return record
+
     async def _recalled(
         self, scopes: list[str], query: str
-    ) -> list[tuple[satchel.StoredRecord, float | None]]:
+    ) -> list[tuple[satchel.MemoryRecord, float | None]]:
         """The items satchel's recall delivers for ``query``, in the pack's order."""
         request = satchel.PrepareContextRequest(
             scope_id=scopes[0],
@@ -282,27 +375,22 @@ class SatchelStore(BaseStore):
             cited = receipt.citation
             if cited.family != "memory" or cited.id is None or cited.version is None:
                 continue
-            record = await self._memory.get_memory(
-                satchel.MemoryRef(cited.scope, cited.id, cited.version)
-            )
-            if record.key is None:
-                continue
-            stored = satchel.StoredRecord(cited, record.text, record.created_at, record.key, False)
-            ranked.append((stored, receipt.score))
+            record = await self._read(satchel.MemoryRef(cited.scope, cited.id, cited.version))
+            if record.key is not None:
+                ranked.append((record, receipt.score))
         return ranked
 
     async def _item(
-        self, record: satchel.StoredRecord, kind: Any, score: float | None = None
+        self, record: satchel.MemoryRecord, kind: Any, score: float | None = None
     ) -> Any:
         """The LangGraph item (``Item`` or ``SearchItem``) ``record`` is."""
-        cited = record.citation
-        namespace = namespace_of(cited.scope)
+        ref = record.ref
+        namespace = namespace_of(ref.scope_id)
         assert namespace is not None
-        assert cited.id is not None
         updated = record.created_at or datetime.fromtimestamp(0, UTC)
         created = updated
-        if cited.version not in (None, 1):
-            first = await self._memory.get_memory(satchel.MemoryRef(cited.scope, cited.id, 1))
+        if ref.version != 1:
+            first = await self._read(satchel.MemoryRef(ref.scope_id, ref.entry_id, 1))
             created = first.created_at or updated
         fields = {
             "namespace": namespace,
@@ -312,6 +400,21 @@ class SatchelStore(BaseStore):
             "updated_at": updated,
         }
         return kind(**fields) if kind is Item else kind(**fields, score=score)
+
+
+def _record_of(stored: satchel.StoredRecord) -> satchel.MemoryRecord:
+    """A listed item's record, as ``get_memory`` would read its version."""
+    cited = stored.citation
+    ref = satchel.MemoryRef(cited.scope, str(cited.id), int(cited.version or 1))
+    return satchel.MemoryRecord(
+        ref=ref,
+        text=stored.text,
+        kind=ITEM_KIND,
+        tags=(),
+        created_at=stored.created_at,
+        thread=None,
+        key=stored.key,
+    )
 
 
 def _text_of(value: Mapping[str, Any], key: str) -> str:

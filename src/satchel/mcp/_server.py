@@ -218,8 +218,8 @@ async def _get_memory(runtime: satchel.Runtime, ref: satchel.MemoryRef) -> types
 async def _forget_memory(runtime: satchel.Runtime, ref: satchel.MemoryRef) -> types.CallToolResult:
     await runtime.forget_memory(ref)
     text = (
-        f"forgot memory entry {ref.entry_id!r} of scope {ref.scope_id!r}: it is no longer"
-        " searched; every version stays readable with get_memory"
+        f"forgot memory entry {wire.compact_id(ref.entry_id)!r} of scope {ref.scope_id!r}:"
+        " it is no longer searched; every version stays readable with get_memory"
     )
     return _result({**wire.ref_json(ref), "forgotten": True}, text)
 
@@ -242,14 +242,13 @@ def _read_entry(runtime: satchel.Runtime, args: dict[str, Any]) -> satchel.Memor
 
 async def _erase_memory(runtime: satchel.Runtime, ref: satchel.MemoryRef) -> types.CallToolResult:
     erased = await runtime.erase(ref)
-    what = f"memory entry {ref.entry_id!r} of scope {ref.scope_id!r}"
+    what = f"memory entry {wire.compact_id(ref.entry_id)!r} of scope {ref.scope_id!r}"
     if erased:
         versions = "version" if erased == 1 else "versions"
         text = f"erased {erased} {versions} of {what}: nothing of it stays readable"
     else:
         text = f"nothing erased: no {what} (never written, or erased already)"
-    structured = {"scope_id": ref.scope_id, "entry_id": ref.entry_id, "erased_versions": erased}
-    return _result(structured, text)
+    return _result(wire.erased_entry_json(ref, erased), text)
 
 
 def _tool(

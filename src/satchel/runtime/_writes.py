@@ -20,6 +20,7 @@ from ..vocabulary._records import (
     Resource,
     TopicMemory,
 )
+from ..vocabulary._refs import full_id
 from ..vocabulary._requests import MAX_KEY_CHARS, MAX_VERSION, require_unicode, validate_scope
 
 if TYPE_CHECKING:
@@ -129,10 +130,14 @@ def erase_target(target: object) -> tuple[Family, str, str | None]:
     version = target.version
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise InvalidRequestError("target.version must be an integer or None")
-    return family, scope_id, cast("str", target.id)
+    record_id = cast("str", target.id)
+    if FAMILY_RULES[family].id_field != "uri":  # a minted id, maybe as a pack prints it
+        record_id = full_id(record_id)
+    return family, scope_id, record_id
 
 
 def memory_ref(ref: object) -> MemoryRef:
+    """``ref`` checked, its entry id in full when it was spelled as a pack prints it."""
     if not isinstance(ref, MemoryRef):
         raise InvalidRequestError("ref must be a satchel.MemoryRef")
     text(ref.scope_id, "ref.scope_id")
@@ -140,7 +145,8 @@ def memory_ref(ref: object) -> MemoryRef:
     version = ref.version
     if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= MAX_VERSION:
         raise InvalidRequestError("ref.version must be an integer in 1..2**63-1")
-    return ref
+    entry_id = full_id(ref.entry_id)
+    return ref if entry_id == ref.entry_id else attrs.evolve(ref, entry_id=entry_id)
 
 
 def _unique_key(key: object, where: str, seen: set[str]) -> None:

@@ -13,7 +13,13 @@ sessions lets runtimes share them (``shared_sessions``); the three stores here d
 Stores write records and retrieve pools; they know nothing of the gate, the
 orchestration or the Builder, and use only the vocabulary (and an embedder's
 fingerprint).
+
+``OceanBaseStore`` is loaded when first named (a module ``__getattr__``): its modules
+and the asyncio machinery they drive cost ``import satchel`` ~20 ms that a host of the
+embedded store need not pay.
 """
+
+import typing as _typing
 
 from ..vocabulary._analysis import AnalysedQuery as AnalysedQuery
 from ..vocabulary._analysis import index_text as index_text
@@ -60,8 +66,10 @@ from ._protocol import SearchStore as SearchStore
 from ._protocol import SessionStore as SessionStore
 from ._protocol import Store as Store
 from .memory import MemoryStore as MemoryStore
-from .oceanbase import OceanBaseStore as OceanBaseStore
 from .sqlite import SqliteStore as SqliteStore
+
+if _typing.TYPE_CHECKING:
+    from .oceanbase import OceanBaseStore as OceanBaseStore
 
 __all__ = [
     "FAMILY_RULES",
@@ -112,3 +120,17 @@ __all__ = [
     "open_store",
     "redact",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``OceanBaseStore``, imported on first use (see the module's docstring)."""
+    if name == "OceanBaseStore":
+        from .oceanbase import OceanBaseStore
+
+        globals()[name] = OceanBaseStore
+        return OceanBaseStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "OceanBaseStore"})

@@ -24,7 +24,6 @@ import gzip
 import json
 from contextlib import aclosing
 from datetime import datetime
-from importlib import metadata
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, TypeVar, cast
 
@@ -291,6 +290,8 @@ def _when(text: str | None) -> datetime | None:
 
 
 def _satchel_version() -> str:
+    from importlib import metadata  # on first use: importing it costs ~15 ms
+
     try:
         return metadata.version("satchel")
     except metadata.PackageNotFoundError:  # run from a source tree

@@ -36,6 +36,7 @@ from ..embedders import check_embedder, checked_vectors, fingerprint_of
 from ..vocabulary._errors import InvalidRequestError, StoreError
 from ..vocabulary._families import FAMILY_RULES
 from ..vocabulary._records import Profile
+from ..vocabulary._refs import compact_id
 from ._copy_protocol import VERSIONED, CopySource, CopyTarget, StoredVersion, VectorOrigin
 
 if TYPE_CHECKING:
@@ -387,8 +388,9 @@ async def _with_vectors(
     if again and plan.embedder is None:
         lacking = versions[again[0]]
         raise StoreError(
-            f"the source kept no vector of {lacking.family} {lacking.record_id!r} version"
-            f" {lacking.version}; pass an embedder to embed it again"
+            f"the source kept no vector of {lacking.family}"
+            f" {compact_id(lacking.record_id)!r} version {lacking.version}; pass an embedder"
+            " to embed it again"
         )
     result = [attrs.evolve(v, vector=None) if not (embeds and v.live) else v for v in versions]
     if again:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..vocabulary._errors import StoreError
 from ..vocabulary._families import FAMILY_RULES, rules
+from ..vocabulary._refs import compact_id
 from . import _rules
 
 if TYPE_CHECKING:
@@ -148,7 +149,8 @@ def searchable_vectors(family: Family, versions: Sequence[StoredVersion]) -> Vec
     lacking = next((version for version in live if version.vector is None), None)
     if lacking is not None:
         raise StoreError(
-            f"searchable {family} {lacking.record_id!r} version {lacking.version} has no vector"
+            f"searchable {family} {compact_id(lacking.record_id)!r} version {lacking.version}"
+            " has no vector"
         )
     return np.stack([np.asarray(version.vector, dtype=np.float32) for version in live])
 

@@ -30,8 +30,6 @@ import anyio.to_thread
 from ..vocabulary import _telemetry as tracing
 from ..vocabulary._errors import InvalidRequestError, StoreError
 from .memory import MemoryStore
-from .oceanbase import OceanBaseStore
-from .oceanbase._engine import EmbeddedEngine
 from .sqlite import SqliteStore
 
 if TYPE_CHECKING:
@@ -41,6 +39,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
     from ._protocol import Store
+    from .oceanbase import OceanBaseStore
 
 SCHEMES = ("sqlite", "memory", "seekdb", "oceanbase")
 #: What the seekdb engine keeps in its directory. A directory holding anything else is
@@ -190,6 +189,9 @@ async def _embedded_seekdb(
     await anyio.to_thread.run_sync(partial(_check_seekdb_directory, directory, create=create))
     if importlib.util.find_spec("pylibseekdb") is None:
         raise StoreError("seekdb:// needs the pylibseekdb package: pip install satchel[seekdb]")
+    from .oceanbase import OceanBaseStore  # imported when used: see satchel.stores
+    from .oceanbase._engine import EmbeddedEngine
+
     try:
         engine = await anyio.to_thread.run_sync(EmbeddedEngine.start, directory)
     except Exception as exc:
@@ -209,6 +211,8 @@ def _oceanbase(
     query: dict[str, str],
     tracer_provider: TracerProvider | None,
 ) -> OceanBaseStore:
+    from .oceanbase import OceanBaseStore  # imported when used: see satchel.stores
+
     database = unquote(parts.path.lstrip("/")) or "satchel"
     socket = query.get("unix_socket")
     if host is None and socket is None:

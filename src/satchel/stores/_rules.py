@@ -43,6 +43,7 @@ import attrs
 from ..vocabulary._errors import NotFoundError, StoreError
 from ..vocabulary._families import FAMILY_RULES, FamilyRules, rules
 from ..vocabulary._records import Columns, MemoryRecord
+from ..vocabulary._refs import compact_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -336,13 +337,14 @@ CLOSED = "the store is closed"
 def no_version(ref: MemoryRef) -> NotFoundError:
     """A memory version that does not exist (or a scope or entry that does not)."""
     return NotFoundError(
-        f"no version {ref.version} of memory entry {ref.entry_id!r} in scope {ref.scope_id!r}"
+        f"no version {ref.version} of memory entry {compact_id(ref.entry_id)!r} in scope"
+        f" {ref.scope_id!r}"
     )
 
 
 def forgotten(ref: MemoryRef) -> NotFoundError:
     """An entry that was forgotten, so it has no next version."""
-    return NotFoundError(f"memory entry {ref.entry_id!r} was forgotten")
+    return NotFoundError(f"memory entry {compact_id(ref.entry_id)!r} was forgotten")
 
 
 def no_scope(scope_id: str) -> NotFoundError:
@@ -353,7 +355,8 @@ def no_scope(scope_id: str) -> NotFoundError:
 def erased(ref: MemoryRef) -> NotFoundError:
     """A memory entry that was erased: none of its versions exists any more."""
     return NotFoundError(
-        f"memory entry {ref.entry_id!r} in scope {ref.scope_id!r} was erased; none of its"
+        f"memory entry {compact_id(ref.entry_id)!r} in scope {ref.scope_id!r} was erased;"
+        " none of its"
         " versions exists any more"
     )
 

@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     Vectors = npt.NDArray[np.float32]
 
 logger = logging.getLogger("satchel")
+#: Set once a store of this process said that a scope would be indexed with usearch
+#: installed: the user needs to hear it once, not once per store or per scope.
+ANN_MISSING_SAID: Final = threading.Event()
+_ann_saying = threading.Lock()
 
 #: Vector products over at least this many rows run beside the full-text query, on a
 #: thread of their own. Below it the two channels share the search's worker thread: two
@@ -79,7 +83,6 @@ class ScopeMatrices:
         #: usearch is not installed: no index is built or read (said once, when a scope
         #: is large enough for one).
         self.ann_missing = False
-        self._ann_said = False
         self._pending: set[tuple[Family, int]] = set()
         self._failed: set[tuple[Family, int]] = set()
         # The build running now, and those an erase is stopping (see :meth:`erase`).
@@ -226,14 +229,8 @@ class ScopeMatrices:
         """Queue an index build for a large exact matrix or a stale index (once at a time,
         never again after a failure). Holds ``_load_lock``."""
         large = len(matrix) >= self.ann_rows
-        if self.ann_missing and large and not self._ann_said:
-            self._ann_said = True
-            logger.warning(
-                "%s scope %d holds %d vectors, enough for a vector index, but usearch is"
-                " not installed: it is searched exactly (slower); pip install 'satchel[ann]'"
-                " for the index",
-                family, scope_key, len(matrix),
-            )  # fmt: skip
+        if self.ann_missing and large:
+            _say_ann_missing(family, scope_key, len(matrix))
         if self._database is None or self._closed:
             return
         wanted = matrix.stale() if isinstance(matrix, AnnMatrix) else large
@@ -318,3 +315,17 @@ class ScopeMatrices:
                 self._matrices[(family, scope_key)] = found
         finally:
             conn.close()
+
+
+def _say_ann_missing(family: Family, scope_key: int, rows: int) -> None:
+    """Warn, once per process, that a scope is searched exactly for want of usearch."""
+    with _ann_saying:
+        if ANN_MISSING_SAID.is_set():
+            return
+        ANN_MISSING_SAID.set()
+    logger.warning(
+        "%s scope %d holds %d vectors, enough for a vector index, but usearch is not"
+        " installed: it is searched exactly (slower); pip install 'satchel[ann]' for the"
+        " index (said once per process)",
+        family, scope_key, rows,
+    )  # fmt: skip
