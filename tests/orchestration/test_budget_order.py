@@ -72,8 +72,8 @@ async def test_a_question_about_a_participant_finds_what_they_said_in_other_word
     her short lines about nothing ("Deal.", "Morning! Did you see the rain?"), nearest
     by her name. Ranked by passage, the full-text channel counts every turn that holds
     a query word and the turns around it, and the pack holds her "favourite food is
-    grilled sardines" (no word of the question) instead, ahead of any line of hers
-    about nothing."""
+    grilled sardines" (no word of the question), ahead of any line of hers about
+    nothing."""
     entries = [
         satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread="chat")
         for n, text in enumerate(CHAT)
@@ -88,5 +88,6 @@ async def test_a_question_about_a_participant_finds_what_they_said_in_other_word
         )]  # fmt: skip
     sardines = "Alice: My favourite food is grilled sardines"
     assert sardines in delivered
-    assert "Alice: Deal." not in delivered
-    assert "Alice: Morning! Did you see the rain?" not in delivered[: delivered.index(sardines)]
+    ahead = delivered[: delivered.index(sardines)]
+    assert "Alice: Deal." not in ahead
+    assert "Alice: Morning! Did you see the rain?" not in ahead
