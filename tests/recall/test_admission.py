@@ -122,34 +122,49 @@ def test_a_neighbour_ranks_below_its_hit_and_keeps_its_own_higher_score() -> Non
 
 
 def reference_fusion(
-    channels: list[tuple[list[int], float]], k: int = 60
+    channels: list[tuple[list[int], float]],
+    k: int = 60,
+    factors: dict[int, float] | None = None,
 ) -> tuple[tuple[int, ...], tuple[float, ...]]:
-    """RRF as a per-key loop: the definition the vectorised fusion must match exactly."""
+    """RRF as a per-key loop, each key's sum then times its ``factors`` entry (the term
+    share): the definition the vectorised fusion must match exactly."""
     scores: dict[int, float] = {}
     for keys, weight in channels:
         for rank, key in enumerate(keys, start=1):
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    for key, factor in (factors or {}).items():
+        scores[key] *= factor
     order = sorted(scores, key=scores.__getitem__, reverse=True)
     return tuple(order), tuple(scores[key] for key in order)
 
 
+@pytest.mark.parametrize("term_share", [0.0, 0.5])
 @pytest.mark.parametrize("size", [40, 800])
 @pytest.mark.parametrize("seed", range(12))
-def test_fusion_equals_the_per_key_definition(seed: int, size: int) -> None:
+def test_fusion_equals_the_per_key_definition(seed: int, size: int, term_share: float) -> None:
     """Random channels with shared keys and tied ranks fuse to the same order and the same
-    scores, bit for bit, as the per-key loop (ties in order of first appearance): short
-    lists take the loop, long ones the array path."""
+    scores, bit for bit, as the per-key loop (ties in order of first appearance), the
+    full-text keys' sums times ``exp(term_share * share of the 3 query terms held)``:
+    short lists take the loop, long ones the array path."""
     rng = np.random.default_rng(seed)
     lexical = rng.permutation(size)[: rng.integers(0, size * 3 // 4)].tolist()
     vector = rng.permutation(size)[: rng.integers(0, size * 3 // 4)].tolist()
     timed = rng.permutation(size)[: rng.integers(0, size // 4)].tolist()
-    retrieved = pool(lexical=[(key, 2) for key in lexical], vector=[(key, 0.9) for key in vector])
+    held = rng.integers(1, 4, len(lexical)).tolist()
+    retrieved = pool(
+        lexical=list(zip(lexical, held, strict=True)), vector=[(key, 0.9) for key in vector]
+    )
     retrieved = attrs.evolve(retrieved, time_keys=timed)
     weights = FusionWeights(
-        lexical=1.0, vector=float(rng.choice([0.5, 1.0])), time=2.0, term_share=0.0
+        lexical=1.0, vector=float(rng.choice([0.5, 1.0])), time=2.0, term_share=term_share
     )
-    search = fuse(admit(retrieved, 2, AdmissionFloor()), 2, weights)
+    search = fuse(admit(retrieved, 1, AdmissionFloor()), 3, weights)
+    factors = {
+        key: float(np.exp(term_share * min(count / 3, 1.0)))
+        for key, count in zip(lexical, held, strict=True)
+    }
     expected = reference_fusion(
-        [(lexical, weights.lexical), (vector, weights.vector), (timed, weights.time)]
+        [(lexical, weights.lexical), (vector, weights.vector), (timed, weights.time)],
+        factors=factors if term_share else None,
     )
     assert (search.ranked, search.scores) == expected

@@ -138,12 +138,15 @@ def fuse(
         (admitted.vector_keys, weights.vector),
         (admitted.time_keys, weights.time),
     )
-    if sum(len(keys) for keys, _ in channels) < VECTORISED_FROM:
-        ranked, scores = _fused_by_key(channels, k)
-    else:
-        ranked, scores = _fused_by_array(channels, k)
+    shares = None
     if weights.term_share and term_count and len(admitted.lexical_keys):
-        ranked, scores = _by_term_share(ranked, scores, admitted, term_count, weights.term_share)
+        holding = admitted.lexical_matches > 0  # each one is fused (by passage too)
+        held = np.minimum(admitted.lexical_matches[holding] / term_count, 1.0)
+        shares = (admitted.lexical_keys[holding], np.exp(weights.term_share * held))
+    if sum(len(keys) for keys, _ in channels) < VECTORISED_FROM:
+        ranked, scores = _fused_by_key(channels, k, shares)
+    else:
+        ranked, scores = _fused_by_array(channels, k, shares)
     similarities = admitted.vector_similarities[:2].tolist()
     matches = admitted.lexical_matches
     counts = admitted.counts
@@ -165,15 +168,20 @@ def fuse(
 VECTORISED_FROM: Final = 320
 
 Channels = tuple[tuple["npt.NDArray[np.int64]", float], ...]
+#: The full-text keys and the factor each one's fused score is multiplied by.
+Shares = tuple["npt.NDArray[np.int64]", "npt.NDArray[np.float64]"]
 Fused = tuple[tuple[int, ...], tuple[float, ...]]
 
 
-def _fused_by_key(channels: Channels, k: int) -> Fused:
+def _fused_by_key(channels: Channels, k: int, shares: Shares | None = None) -> Fused:
     scores: dict[int, float] = {}
     get = scores.get
     for keys, weight in channels:
         for key, share in zip(keys.tolist(), _shares(weight, k, len(keys)), strict=False):
             scores[key] = get(key, 0.0) + share
+    if shares is not None:
+        for key, factor in zip(shares[0].tolist(), shares[1].tolist(), strict=True):
+            scores[key] *= factor
     order = sorted(scores, key=scores.__getitem__, reverse=True)  # stable: ties keep insertion
     return tuple(order), tuple(scores[key] for key in order)
 
@@ -190,7 +198,7 @@ def _shares(weight: float, k: int, count: int) -> list[float]:
     return shares
 
 
-def _fused_by_array(channels: Channels, k: int) -> Fused:
+def _fused_by_array(channels: Channels, k: int, shares: Shares | None = None) -> Fused:
     """The same sums as :func:`_fused_by_key`, bit for bit: ``bincount`` adds each key's
     contributions one by one in input order, which is channel order."""
     keys = np.concatenate([keys for keys, _ in channels])
@@ -201,30 +209,13 @@ def _fused_by_array(channels: Channels, k: int) -> Fused:
     slot = np.empty(len(keys), dtype=np.intp)
     slot[by_key] = np.cumsum(starts) - 1
     totals = np.bincount(slot, weights=np.concatenate(parts))
+    unique = sorted_keys[starts]
+    if shares is not None:  # every full-text key is among the fused ones
+        totals[np.searchsorted(unique, shares[0])] *= shares[1]
     # Best score first; equal scores in order of first appearance across the channels
     # (the stable sort puts each key's first appearance at the start of its group).
     order = np.lexsort((by_key[starts], -totals))
-    return tuple(sorted_keys[starts][order].tolist()), tuple(totals[order].tolist())
-
-
-def _by_term_share(
-    ranked: tuple[int, ...],
-    scores: tuple[float, ...],
-    admitted: Admitted,
-    term_count: int,
-    weight: float,
-) -> Fused:
-    """``ranked`` rescored: each full-text candidate's fused score times ``exp(weight *
-    share)``, ``share`` the part of the query's ``term_count`` counted terms it holds;
-    best first again, ties in the order of ``ranked``."""
-    shares = np.minimum(admitted.lexical_matches / term_count, 1.0)
-    factors = dict(
-        zip(admitted.lexical_keys.tolist(), np.exp(weight * shares).tolist(), strict=True)
-    )
-    get = factors.get
-    lifted = [score * get(key, 1.0) for key, score in zip(ranked, scores, strict=True)]
-    order = sorted(range(len(ranked)), key=lifted.__getitem__, reverse=True)
-    return tuple(ranked[at] for at in order), tuple(lifted[at] for at in order)
+    return tuple(unique[order].tolist()), tuple(totals[order].tolist())
 
 
 def with_neighbours(
