@@ -208,10 +208,11 @@ def _fused_by_array(channels: Channels, k: int, shares: Shares | None = None) ->
     starts = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
     slot = np.empty(len(keys), dtype=np.intp)
     slot[by_key] = np.cumsum(starts) - 1
-    totals = np.bincount(slot, weights=np.concatenate(parts))
+    totals: npt.NDArray[np.float64] = np.bincount(slot, weights=np.concatenate(parts))
     unique = sorted_keys[starts]
     if shares is not None:  # every full-text key is among the fused ones
-        totals[np.searchsorted(unique, shares[0])] *= shares[1]
+        at = np.searchsorted(unique, shares[0])
+        totals[at] = totals[at] * shares[1]
     # Best score first; equal scores in order of first appearance across the channels
     # (the stable sort puts each key's first appearance at the start of its group).
     order = np.lexsort((by_key[starts], -totals))
