@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 import attrs
 import numpy as np
@@ -208,7 +208,7 @@ def _fused_by_array(channels: Channels, k: int, shares: Shares | None = None) ->
     starts = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
     slot = np.empty(len(keys), dtype=np.intp)
     slot[by_key] = np.cumsum(starts) - 1
-    totals: npt.NDArray[np.float64] = np.bincount(slot, weights=np.concatenate(parts))
+    totals = cast("npt.NDArray[np.float64]", np.bincount(slot, weights=np.concatenate(parts)))
     unique = sorted_keys[starts]
     if shares is not None:  # every full-text key is among the fused ones
         at = np.searchsorted(unique, shares[0])
