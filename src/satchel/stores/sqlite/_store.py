@@ -558,7 +558,9 @@ class SqliteStore:
             return {}  # no entry of the scope has a thread: no I/O at all
 
         # Kept while the scope is unchanged (``_neighbour_cache``): most hits of a
-        # conversation's questions are the hits of its earlier questions.
+        # conversation's questions are the hits of its earlier questions. Another
+        # process's commit moves every scope's version, so it is looked for first.
+        self._conns.sync(self._reload)
         version = self._versions.get(scope_id, 0)
         found, missing = self._neighbours.split(family, scope_id, reach, version, keys)
         if not missing:
