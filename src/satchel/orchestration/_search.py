@@ -325,7 +325,8 @@ class Searcher:
             search = fuse(admitted, terms, settings.weights)
         known = settings.known.get(spec, frozenset())
         order = await self._with_neighbours(spec, settings, search, known, around)
-        fresh = tuple(key for key in order.ranked if key not in known)
+        # Round 0 knows nothing yet: its whole order is fresh, with no pass per key.
+        fresh = tuple(key for key in order.ranked if key not in known) if known else order.ranked
         trace = None
         if state.explain:  # receipts cost a plain prepare nothing
             share = settings.weights.neighbour_share
