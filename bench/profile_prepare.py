@@ -44,7 +44,7 @@ from bench import _lifelike_conversations as lifelike
 from bench import orchestrator, peer
 from satchel._workload import read_queries
 from satchel.builder import _build, _fitting
-from satchel.orchestration import _prepare, _search
+from satchel.orchestration import _packer, _prepare, _search
 from satchel.stores.sqlite import _connections
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ STAGES: Final = (
     ("admission and fusion", _search, "admit"),
     ("admission and fusion", _search, "fuse"),
     ("admission and fusion", _search, "with_neighbours"),
-    ("fitting", _build, "fit_pack"),
+    ("fitting", _packer.Packer, "pack"),
     ("of which repeated texts set aside", _fitting, "distinct"),
     ("rendering", _build, "_prepared"),
     ("query analysis", _prepare, "analyse_query"),
