@@ -61,6 +61,9 @@ Commands:
                           p50/p99/max beside 1 and 4 concurrent prepares on scopes of 2k,
                           20k and 100k entries, and beside writes of up to 5 MB, asyncio
                           and trio (bench/loop.py)
+  primitives              what a round's pieces cost alone, asyncio and trio: a task group,
+                          a memory stream, the loop's turn (a lock), a cancel scope, a
+                          checkpoint, a store read's commit check (bench/primitives.py)
   prompt-cache            a host's prompt cache: each turn's pack at the head of the prompt
                           against only its new items appended to the turn, over the hard
                           conversations' 29-turn chats: the share of each prompt that is a
@@ -106,6 +109,7 @@ from bench import (
     offtopic,
     orchestrator,
     peer,
+    primitives,
     prompt_cache,
     recall,
     replicas,
@@ -199,6 +203,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "hostile": lambda argv: _run_module_main(hostile.main, argv),
     "crash": lambda argv: _run_module_main(crash.main, argv),
     "loop": lambda argv: _run_module_main(loop.main, argv),
+    "primitives": primitives.main,
     "prompt-cache": prompt_cache.main,
     "plots": lambda argv: _run_module_main(_plots.main, argv),
 }

@@ -37,10 +37,11 @@ distance is what the probe brackets.
 
 Reported: the workload's measured shape (turn length, vocabulary, photos, question
 length, the share of a question's terms its evidence holds), prepare p50/p95 for both,
-once asked and repeated, the ratios PowerContext p50 / satchel p50, and evidence recall
-of the first pass (the share of each question's evidence turns delivered; PowerContext's
-cited artifact ids map back to turns by the id each create returned), overall and per
-category; the probe's p50s, recall and ratio; the load average. JSON goes to
+once asked and repeated, satchel's process CPU time (user + system) per prepare, the
+ratios PowerContext p50 / satchel p50, and evidence recall of the first pass (the share
+of each question's evidence turns delivered; PowerContext's cited artifact ids map back
+to turns by the id each create returned), overall and per category; the probe's p50s,
+recall and ratio; the load average. JSON goes to
 ``bench/results/peer.json``. Both stores are cached in ``bench/.cache``: a second run
 skips ingestion.
 """
@@ -93,11 +94,13 @@ PROBE_WORDS: Final = 8
 
 @dataclass(frozen=True)
 class Answer:
-    """One prepare: its time, the workload ids it cited in order, its size."""
+    """One prepare: its time, the workload ids it cited in order, its size, and (satchel,
+    which runs in this process) the process CPU time it took."""
 
     seconds: float
     cited: list[str]
     content_bytes: int
+    cpu_seconds: float | None = None
 
 
 if TYPE_CHECKING:
@@ -116,14 +119,18 @@ class Samples:
         default_factory=lambda: {arm: {} for arm in ARMS}
     )
     sizes: dict[str, list[int]] = field(default_factory=lambda: {arm: [] for arm in ARMS})
+    #: Process CPU time (user + system) per prepare, for the arm that runs in this process.
+    cpu: dict[str, list[float]] = field(default_factory=lambda: {arm: [] for arm in ARMS})
 
 
 async def ask_satchel(
     rt: satchel.Runtime, owners: Mapping[Any, str], query: WorkloadQuery, budget: int
 ) -> Answer:
+    cpu = time.process_time()
     seconds, context = await orchestrator.timed(rt, orchestrator.request(query, budget))
+    cpu = time.process_time() - cpu
     cited = [owners.get(citation_key(c), "?") for c in delivered_citations(context.content)]
-    return Answer(seconds, cited, context.content_bytes)
+    return Answer(seconds, cited, context.content_bytes, cpu)
 
 
 async def ask_peer(peer: Peer, ids: Mapping[str, Any], query: WorkloadQuery, budget: int) -> Answer:
@@ -221,6 +228,8 @@ async def measure(
                     samples.seconds[arm][query.id].append(answer.seconds)
                     samples.delivered[arm][query.id] = answer.cited
                     samples.sizes[arm].append(answer.content_bytes)
+                    if answer.cpu_seconds is not None:
+                        samples.cpu[arm].append(answer.cpu_seconds)
     return first, repeated
 
 
@@ -244,6 +253,8 @@ def summarise(
         arms[arm] = {
             "p50_ms": float(np.percentile(once, 50)),
             "p95_ms": float(np.percentile(once, 95)),
+            # Process CPU per prepare (None for the peer, which runs in its own process).
+            "cpu_us": float(np.mean(first.cpu[arm])) * 1e6 if first.cpu[arm] else None,
             "repeated_p50_ms": float(np.percentile(medians, 50)) if medians else None,
             "repeated_p95_ms": float(np.percentile(medians, 95)) if medians else None,
             "recall": {key: float(np.mean(v)) for key, v in sorted(recall.items())},
@@ -325,13 +336,14 @@ def report(result: dict[str, Any]) -> str:
     lines = [
         f"workload: {lifelike.describe(result['workload']['shape'])}",
         f"load average (1 min) at the start {load['start']:.1f}, at the end {load['end']:.1f}\n",
-        f"| | asked once: p50 ms | p95 ms | repeated ({repeat} more, median): p50 ms | p95 ms"
-        " | evidence recall | at recall 1.0 | mean bytes | mean items |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| | asked once: p50 ms | p95 ms | CPU us per prepare | repeated ({repeat} more,"
+        " median): p50 ms | p95 ms | evidence recall | at recall 1.0 | mean bytes | mean items |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, row in (("satchel", satchel_row), (f"PowerContext {VERSION}", peer_row)):
         lines.append(
-            f"| {name} | {row['p50_ms']:.2f} | {row['p95_ms']:.2f} | {_ms(row['repeated_p50_ms'])}"
+            f"| {name} | {row['p50_ms']:.2f} | {row['p95_ms']:.2f} | {_us(row.get('cpu_us'))}"
+            f" | {_ms(row['repeated_p50_ms'])}"
             f" | {_ms(row['repeated_p95_ms'])} | {row['recall']['all']:.3f}"
             f" | {row['full_recall_share']:.1%} | {row['mean_content_bytes']:.0f}"
             f" | {row['mean_items']:.1f} |"
@@ -364,6 +376,10 @@ def _probe_lines(probe: dict[str, Any] | None) -> list[str]:
         f"PowerContext p50 {peer_row['p50_ms']:.2f} ms, recall {peer_row['recall']['all']:.3f}; "
         f"ratio **{probe['ratio_p50']:.1f}x**\n"
     ]
+
+
+def _us(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
 
 
 def _ms(value: float | None) -> str:

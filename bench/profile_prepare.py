@@ -3,8 +3,8 @@
 ``python -m bench.profile_prepare`` asks satchel the questions of ``bench peer``'s
 headline pass (the same workload and store, each question once, the scopes interleaved,
 after the unmeasured warm-up questions; gate on, 8,000 bytes, the bundled static
-embedder), first unprofiled, for the wall time per prepare, then under ``cProfile``,
-and prints each prepare's time by part:
+embedder), first unprofiled, for the wall and process CPU time per prepare, then under
+``cProfile``, and prints each prepare's time by part:
 
 - *SQLite statements*: the time inside ``sqlite3``'s C methods (``execute``,
   ``fetchall``, ...);
@@ -44,7 +44,7 @@ from bench import _lifelike_conversations as lifelike
 from bench import orchestrator, peer
 from satchel._workload import read_queries
 from satchel.builder import _build, _fitting
-from satchel.orchestration import _prepare, _search
+from satchel.orchestration import _packer, _prepare, _search
 from satchel.stores.sqlite import _connections
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ STAGES: Final = (
     ("admission and fusion", _search, "admit"),
     ("admission and fusion", _search, "fuse"),
     ("admission and fusion", _search, "with_neighbours"),
-    ("fitting", _build, "fit_pack"),
+    ("fitting", _packer.Packer, "pack"),
     ("of which repeated texts set aside", _fitting, "distinct"),
     ("rendering", _build, "_prepared"),
     ("query analysis", _prepare, "analyse_query"),
@@ -187,19 +187,28 @@ async def ask_all(
 
 
 async def one_pass(
-    db: Path, queries: Sequence[WorkloadQuery], budget: int, profiler: Any = None
+    db: Path,
+    queries: Sequence[WorkloadQuery],
+    budget: int,
+    profiler: Any = None,
+    cpu: list[float] | None = None,
 ) -> list[float]:
     """Every question once on a fresh runtime (its caches empty) after the warm-up
-    questions, under ``profiler`` (``enable``/``disable``) when one is given."""
+    questions, under ``profiler`` (``enable``/``disable``) when one is given; each
+    prepare's wall time, and the pass's process CPU time (user + system) appended to
+    ``cpu`` when given."""
     async with satchel.open_runtime(
         str(db), embedder=satchel.StaticEmbedder(), recall_policy=satchel.RecallSufficiencyPolicy()
     ) as rt:
         await ask_all(rt, peer.warm_up(queries), budget)
         if profiler is not None:
             profiler.enable()
+        started = time.process_time()
         try:
             return await ask_all(rt, queries, budget)
         finally:
+            if cpu is not None:
+                cpu.append(time.process_time() - started)
             if profiler is not None:
                 profiler.disable()
 
@@ -211,11 +220,13 @@ async def run(workload: Path, budget: int, top: int) -> None:
     db = orchestrator.CACHE / f"peer-satchel-{workload.name}.db"
     await orchestrator.ingest_workload(db, workload, satchel.StaticEmbedder())
     count = len(queries)
-    times = await one_pass(db, queries, budget)
+    cpu: list[float] = []
+    times = await one_pass(db, queries, budget, cpu=cpu)
     with stage_timers() as spent:
         staged = await one_pass(db, queries, budget)
     print(f"{count} prepares, each question once, scopes interleaved; p50 / mean ms: "
-          f"{_ms(times, count)} plain, {_ms(staged, count)} with the stage timers")  # fmt: skip
+          f"{_ms(times, count)} plain (CPU {cpu[0] / count * 1e6:.0f} us per prepare),"
+          f" {_ms(staged, count)} with the stage timers")  # fmt: skip
     rest = sum(staged) - sum(v for k, v in spent.items() if not k.startswith("of which"))
     print(table("stage timers (wall clock)", {**spent, "the rest": rest}, count, sum(staged)))
     profiler = cProfile.Profile(time.process_time)

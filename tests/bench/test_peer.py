@@ -60,7 +60,9 @@ def test_the_headline_asks_each_question_once_then_the_repeats(
     def arm(name: str) -> peer.Ask:
         async def ask(query: WorkloadQuery) -> peer.Answer:
             calls.append((name, query.id))
-            return peer.Answer(0.001 if name == "satchel" else 0.01, list(query.expected), 100)
+            if name == "satchel":  # the arm in this process: its CPU time is measured
+                return peer.Answer(0.001, list(query.expected), 100, cpu_seconds=0.0008)
+            return peer.Answer(0.01, list(query.expected), 100)
 
         return ask
 
@@ -80,6 +82,8 @@ def test_the_headline_asks_each_question_once_then_the_repeats(
     assert result["ratio_p50"] == pytest.approx(10)
     assert result["repeated_ratio_p50"] == pytest.approx(10)
     assert result["arms"]["satchel"]["recall"]["all"] == 1.0
+    assert result["arms"]["satchel"]["cpu_us"] == pytest.approx(800)
+    assert result["arms"]["powercontext"]["cpu_us"] is None
 
 
 def test_the_probe_reuses_its_evidence_words(asked: list[WorkloadQuery], workload: Path) -> None:
@@ -103,6 +107,7 @@ def test_the_report_says_the_headline_the_repeats_the_probe_and_the_shape(
                 samples.seconds[name][query.id].append(seconds * scale)
                 samples.delivered[name][query.id] = list(query.expected)
                 samples.sizes[name].append(1000)
+            samples.cpu["satchel"].append(0.0007)
     result = peer.summarise(queries, first, repeated)
     result["probe"] = peer.summarise(queries, first, peer.Samples())
     result["probe"]["terms_in_evidence"] = 0.8
@@ -115,6 +120,8 @@ def test_the_report_says_the_headline_the_repeats_the_probe_and_the_shape(
     assert "ratio **15.0x**" in text
     assert "words per turn mean" in text
     assert "load average (1 min) at the start 1.0" in text
+    assert "| satchel | 2.00 | 2.00 | 700 |" in text  # CPU us per prepare beside p50
+    assert "| PowerContext 1.4.1 | 30.00 | 30.00 | - |" in text
 
 
 def test_the_cached_conversations_are_named_by_their_content(

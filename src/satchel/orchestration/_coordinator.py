@@ -4,8 +4,8 @@ gate's second looks, and every fit.
 An actor: the recall's state machine (``_committed.Recall``) says what it waits for, a
 round to search or candidates to fit, and decides everything else; the coordinator runs
 that effect and hands the result back. A round's searches run as tasks (``_search``: a
-ranking phase and a reading phase, one task group each) that send their outcomes
-through memory object streams; the coordinator receives them. Round 0 must succeed or
+ranking phase and a reading phase, one task group each) that hand back their outcomes
+once their group ended without an error; the coordinator receives them. Round 0 must succeed or
 the prepare fails. An expansion round that fails or overruns its deadline is discarded
 whole, and the committed result stands. Fitting goes through the prepare's
 :class:`~._packer.Packer`.

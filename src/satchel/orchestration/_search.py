@@ -10,19 +10,20 @@ evidence of its share of new candidates, under the guard again. Both phases read
 bodies the request pins, so every read a round needs happens inside its all-or-nothing
 stage.
 
-Every task sends its result through the phase's stream and never touches shared state
-or waits on another: it reads the prepare's :class:`~._state.PrepareState` and the
-round's :class:`RoundSettings`, and hands back a ranking or a :class:`SearchOutcome`.
+Every task hands back its result by writing its own key of the phase's results, and
+never touches other shared state or waits on another: it reads the prepare's
+:class:`~._state.PrepareState` and the round's :class:`RoundSettings`, and hands back a
+ranking or a :class:`SearchOutcome`. The results are read only once the phase's task
+group ended without an error, so a failed phase hands back nothing (a memory stream per
+phase did the same at ~2 checkpoints and a stream clone per task more).
 Each search's ``search_memory`` span is opened when the round starts and closed with
 its outcome.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import math
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 import anyio
 import attrs
@@ -47,10 +48,8 @@ from ._shares import fair_shares, whole_room
 from ._telemetry import PrepareMetrics, current
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping
+    from collections.abc import Mapping
 
-    from anyio.abc import TaskGroup
-    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from opentelemetry.trace import Span, Tracer
     from opentelemetry.util.types import AttributeValue
 
@@ -69,8 +68,9 @@ NEIGHBOUR_HITS: Final = 3
 #: on the hard conversations (docs/benchmarks.md, "Per-person evidence").
 MIN_REACH: Final = 4
 
-#: A phase's stream holds every result until the coordinator receives them.
-_STREAM: Final = math.inf
+#: What the tasks of a round's ranking phase hand back, each under its own search: a
+#: ranking, or the outcome of a search that read its family's whole room.
+_Results: TypeAlias = "dict[SearchSpec, _Ranked | SearchOutcome]"
 
 
 @attrs.frozen
@@ -221,9 +221,10 @@ class Searcher:
         try:
             ranked: dict[SearchSpec, _Ranked] = {}
             outcomes: dict[SearchSpec, SearchOutcome] = {}
-            async with _phase() as (group, send, received):
+            received: _Results = {}
+            async with anyio.create_task_group() as group:
                 for spec in round.specs:
-                    group.start_soon(self._rank, state, spec, round, spans[spec], send.clone())
+                    group.start_soon(self._rank, state, spec, round, spans[spec], received)
             for spec, got in received.items():
                 if isinstance(got, _Ranked):
                     ranked[spec] = got
@@ -237,12 +238,13 @@ class Searcher:
                     round.delays,
                     state.exclusions.excluded_per_place,
                 )
-                async with _phase() as (group, send, received):
+                read: dict[SearchSpec, SearchOutcome] = {}
+                async with anyio.create_task_group() as group:
                     for spec, got in ranked.items():
                         share = (got, wanted[spec])
                         group.start_soon(self._read_share, state, spec, share, settings,
-                                         spans[spec], send.clone())  # fmt: skip
-                outcomes.update(received)  # type: ignore[arg-type]  # a read sends outcomes
+                                         spans[spec], read)  # fmt: skip
+                outcomes.update(read)
             for spec, outcome in outcomes.items():
                 _report(spans[spec], outcome)
             return outcomes
@@ -269,21 +271,20 @@ class Searcher:
         spec: SearchSpec,
         round: Round,
         span: Span,
-        results: MemoryObjectSendStream[tuple[SearchSpec, _Ranked | SearchOutcome]],
+        results: _Results,
     ) -> None:
-        """Rank ``spec`` under the scope's read guard and send the ranking; read its
-        evidence too, and send the outcome instead, when it reads the family's whole
-        room."""
+        """Rank ``spec`` under the scope's read guard and hand back the ranking; read its
+        evidence too, and hand back the outcome instead, when it reads the family's
+        whole room."""
         settings = round.settings
         got: _Ranked | SearchOutcome
-        async with results:
-            with current(span), self._metrics.failures(span):
-                async with self._guards.reading(spec.scope_id):
-                    got = await self._ranked(state, spec, settings)
-                    if spec in round.whole:
-                        room = settings.room.get(spec.family, 0)
-                        got = await self._read(state, spec, got, room, settings)
-            await results.send((spec, got))
+        with current(span), self._metrics.failures(span):
+            async with self._guards.reading(spec.scope_id):
+                got = await self._ranked(state, spec, settings)
+                if spec in round.whole:
+                    room = settings.room.get(spec.family, 0)
+                    got = await self._read(state, spec, got, room, settings)
+        results[spec] = got
 
     async def _read_share(
         self,
@@ -292,16 +293,15 @@ class Searcher:
         share: tuple[_Ranked, int],
         settings: RoundSettings,
         span: Span,
-        results: MemoryObjectSendStream[tuple[SearchSpec, _Ranked | SearchOutcome]],
+        results: dict[SearchSpec, SearchOutcome],
     ) -> None:
         """Read the evidence of ``spec``'s share (its ranking, how many to read), under
-        the scope's read guard again, and send the outcome."""
+        the scope's read guard again, and hand back the outcome."""
         ranked, wanted = share
-        async with results:
-            with current(span), self._metrics.failures(span):
-                async with self._guards.reading(spec.scope_id):
-                    outcome = await self._read(state, spec, ranked, wanted, settings)
-            await results.send((spec, outcome))
+        with current(span), self._metrics.failures(span):
+            async with self._guards.reading(spec.scope_id):
+                outcome = await self._read(state, spec, ranked, wanted, settings)
+        results[spec] = outcome
 
     async def _ranked(
         self, state: PrepareState, spec: SearchSpec, settings: RoundSettings
@@ -328,7 +328,8 @@ class Searcher:
             search = fuse(admitted, terms, settings.weights)
         known = settings.known.get(spec, frozenset())
         order = await self._with_neighbours(spec, settings, search, known, around)
-        fresh = tuple(key for key in order.ranked if key not in known)
+        # Round 0 knows nothing yet: its whole order is fresh, with no pass per key.
+        fresh = tuple(key for key in order.ranked if key not in known) if known else order.ranked
         trace = None
         if state.explain:  # receipts cost a plain prepare nothing
             share = settings.weights.neighbour_share
@@ -558,29 +559,3 @@ def _report(span: Span, outcome: SearchOutcome) -> None:
     span.set_attribute("satchel.recall.retrieved_again", outcome.retrieved_again)
     span.set_attribute("satchel.recall.neighbours", outcome.joined_neighbours)
     span.set_attribute("gen_ai.memory.record.count", len(outcome.keys))
-
-
-@contextlib.asynccontextmanager
-async def _phase() -> AsyncIterator[
-    tuple[
-        TaskGroup,
-        MemoryObjectSendStream[tuple[SearchSpec, _Ranked | SearchOutcome]],
-        dict[SearchSpec, _Ranked | SearchOutcome],
-    ]
-]:
-    """One phase of a round: a task group whose tasks (started in the block, each with
-    a clone of the stream) send ``(spec, result)``; once the block ends, every result
-    is received into the mapping it yielded. The tasks share nothing.
-
-    Raises:
-        ExceptionGroup: a task failed; the group cancelled the others.
-    """
-    send: MemoryObjectSendStream[tuple[SearchSpec, _Ranked | SearchOutcome]]
-    receive: MemoryObjectReceiveStream[tuple[SearchSpec, _Ranked | SearchOutcome]]
-    send, receive = anyio.create_memory_object_stream(_STREAM)
-    received: dict[SearchSpec, _Ranked | SearchOutcome] = {}
-    async with anyio.create_task_group() as group:
-        async with send:
-            yield group, send, received
-        async with receive:
-            received.update({spec: got async for spec, got in receive})

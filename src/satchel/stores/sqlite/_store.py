@@ -37,6 +37,7 @@ from . import _search as search
 from . import _sessions as sessions
 from ._connections import Connections
 from ._evidence_cache import EvidenceCache
+from ._neighbour_cache import NeighbourCache
 from ._scope_matrices import NO_ROWS, NO_SIMILARITIES, ScopeMatrices
 
 #: Each scope's searchable records per family (the document count ``term_stats`` keeps
@@ -102,6 +103,7 @@ class SqliteStore:
         self._vectors = ScopeMatrices()
         self._tracer = tracing.tracer(None)
         self._evidence = EvidenceCache()
+        self._neighbours = NeighbourCache()
         self._embedder: str | None = None  # the fingerprint bound by the runtime
         self._copy_order = copying.RowOrder()  # the rows a copy reads (``_copy``)
         self._closed = False
@@ -555,13 +557,28 @@ class SqliteStore:
         if scope_key is None or not keys or scope_key not in self._threaded:
             return {}  # no entry of the scope has a thread: no I/O at all
 
+        # Kept while the scope is unchanged (``_neighbour_cache``): most hits of a
+        # conversation's questions are the hits of its earlier questions. Another
+        # process's commit moves every scope's version, so it is looked for first.
+        self._conns.sync(self._reload)
+        version = self._versions.get(scope_id, 0)
+        found, missing = self._neighbours.split(family, scope_id, reach, version, keys)
+        if not missing:
+            return found
+
         def work(conn: sqlite3.Connection) -> dict[int, ThreadNeighbours]:
-            return search.thread_neighbours(conn, family, scope_key, keys, reach)
+            return search.thread_neighbours(conn, family, scope_key, missing, reach)
 
         # A few keys take microseconds; the many of a full-text channel's thread context
         # go to a worker thread, so the host's loop never waits on them.
-        inline = len(keys) <= INLINE_NEIGHBOURS
-        return await self._read("neighbours", work, inline=inline)
+        inline = len(missing) <= INLINE_NEIGHBOURS
+        read = await self._read("neighbours", work, inline=inline)
+        if self._versions.get(scope_id, 0) == version:  # no write landed meanwhile
+            self._neighbours.remember(family, scope_id, reach, version, (missing, read))
+        if not found:
+            return read
+        found.update(read)
+        return {key: found[key] for key in keys if key in found}
 
     async def evidence(
         self, family: Family, scope_id: str, keys: Sequence[int]
