@@ -265,7 +265,9 @@ def counts(text: str) -> list[int]:
     try:
         values = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected counts like 100000,300000, not {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected counts like 100000,300000, not {text!r}"
+        ) from None
     if not values or min(values) < 1:
         raise argparse.ArgumentTypeError(f"expected positive counts, not {text!r}")
     return sorted(values)
