@@ -49,6 +49,7 @@ import threadpoolctl
 import satchel
 from bench import _corpus
 from satchel.stores import open_store
+from satchel.stores.oceanbase._schema import SCHEMA_VERSION
 
 CACHE: Final = Path(__file__).parent / ".cache" / "chat-scale"
 RESULTS: Final = Path(__file__).parent / "results"
@@ -242,6 +243,8 @@ class Run:
             "bench_process_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3,
             "folder_mb": folder_bytes(self.engine) / 1e6,
             "load_average": os.getloadavg()[0],
+            # The store's layout: schema 6 dropped the vectors' HNSW index.
+            "schema": SCHEMA_VERSION,
             "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
 

@@ -97,8 +97,14 @@ class OceanBaseStore:
         unix_socket: a local socket path instead of ``host``/``port`` (embedded seekdb).
         pool_size: most connections open at once.
         exact_rows: largest scope (searchable records of one family) the engine
-            searches exactly by vector; larger ones go through the HNSW index (a scope
-            whose vectors the process holds is searched there, exactly).
+            searches exactly by vector when the vectors table has an HNSW index;
+            larger ones go through the index (a scope whose vectors the process holds
+            is searched there, exactly). Without the index every search is exact.
+        vector_index: make the vectors table, when this store makes it, with an HNSW
+            index (off by default: its upkeep cut vector inserts tenfold on seekdb and
+            costs the engine 1.5 KB of memory per vector; it serves only scopes above
+            ``exact_rows`` whose vectors the process does not hold). A database made
+            before schema 6 loses its index when it migrates.
         vector_cache_bytes: most bytes of vectors held in the process across scopes
             (``_vector_cache``; 256 MiB by default, 0 holds none).
         tracer_provider: where the store's DB spans go (the global provider if None).
@@ -116,6 +122,7 @@ class OceanBaseStore:
         unix_socket: str | None = None,
         pool_size: int = 8,
         exact_rows: int = EXACT_ROWS,
+        vector_index: bool = False,
         vector_cache_bytes: int = CACHE_BYTES,
         tracer_provider: TracerProvider | None = None,
         on_close: Callable[[], object] | None = None,
@@ -133,6 +140,9 @@ class OceanBaseStore:
         self._conns = Connections(options, pool_size)
         self._exact_rows = exact_rows
         self._vector_index = search.VectorIndex()
+        self._make_index = vector_index
+        #: Whether the vectors table has the HNSW index (read once it is known).
+        self._indexed = False
         if vector_cache_bytes < 0:
             raise StoreError(f"vector_cache_bytes must be 0 or more, not {vector_cache_bytes}")
         self._vector_cache = VectorCache(vector_cache_bytes)
@@ -465,7 +475,7 @@ class OceanBaseStore:
                     return await _in_thread(held.nearest, vector, request.size)
                 return await search.nearest(
                     cur, family, scope_id, request, vector, state,
-                    self._exact_rows, self._vector_index,
+                    self._exact_rows, self._vector_index if self._indexed else None,
                 )  # fmt: skip
 
             if held is None:  # the engine searches: one statement at a time
@@ -759,7 +769,8 @@ class OceanBaseStore:
         if self._dimension is None and dimension is not None:
 
             async def vectors(cur: Any) -> None:
-                await cur.execute(sql.VECTORS_TABLE.format(dimension=dimension))
+                index = sql.VECTOR_INDEX if self._make_index else ""
+                await cur.execute(sql.VECTORS_TABLE.format(dimension=dimension, index=index))
                 await cur.execute(sql.KNOWN.format(table="satchel_vectors"))
                 await cur.execute(
                     "INSERT IGNORE INTO satchel_meta (name, value) VALUES ('dimension', %s)",
@@ -767,8 +778,13 @@ class OceanBaseStore:
                 )
                 await cur.execute("SELECT value FROM satchel_meta WHERE name = 'dimension'")
                 self._dimension = int((await cur.fetchone())[0])
+                await self._read_indexed(cur)
 
             await _once_known(cur, vectors)
+
+    async def _read_indexed(self, cur: Any) -> None:
+        await cur.execute(sql.HAS_VECTOR_INDEX, (self._database,))
+        self._indexed = await cur.fetchone() is not None
 
     async def _create(self, cur: Any) -> None:
         """The database and its tables, made (those missing) or migrated as needed (every
@@ -793,6 +809,7 @@ class OceanBaseStore:
         found = await cur.fetchone()
         if found is not None:
             self._dimension = int(found[0])
+            await self._read_indexed(cur)
 
     async def _migrate(self, cur: Any, existing: set[str]) -> None:
         await cur.execute("SELECT value FROM satchel_meta WHERE name = 'schema'")
@@ -808,7 +825,7 @@ class OceanBaseStore:
                 await _idempotent(cur, statement)
             for table, statement in sql.MIGRATIONS_IF_MADE.get(version, {}).items():
                 if table in existing:
-                    await cur.execute(statement)
+                    await _idempotent(cur, statement)
             if version in rows.STEPS:  # records the version in its own transaction
                 await cur.execute(MIGRATION_TRX)
                 await rows.migrate(cur, version)
@@ -863,13 +880,14 @@ async def _in_thread(work: Callable[..., T], *args: Any) -> T:
 
 
 async def _idempotent(cur: Any, statement: str) -> None:
-    """Run a migration's statement; a column another process added first is no fault."""
+    """Run a migration's statement; a column another process added first, or an index
+    it dropped first, is no fault."""
     import asyncmy.errors
 
     try:
         await cur.execute(statement)
     except asyncmy.errors.MySQLError as exc:
-        if not exc.args or exc.args[0] != sql.DUPLICATE_COLUMN:
+        if not exc.args or exc.args[0] not in (sql.DUPLICATE_COLUMN, sql.DROPPED_ALREADY):
             raise
 
 
