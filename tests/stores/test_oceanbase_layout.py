@@ -145,3 +145,49 @@ def test_a_vector_literal_gives_back_its_float32_values_exactly() -> None:
         back = np.array([float(part) for part in text[1:-1].split(",")], dtype=np.float32)
         assert back.tolist() == values.tolist()
     assert vector_literal([0.5, -1.0]) == "[0.5,-1]"
+
+
+async def test_a_family_the_scope_holds_nothing_of_is_answered_without_a_snapshot(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """A retrieve of a family with no searchable record in the scope (or of a scope
+    never written) is answered by the state's one statement: the snapshot's statements
+    are never sent, and the pool carries the scope's write version."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    await memories(store, "s", [satchel.MemoryEntry(text="kestrel survey")], BASIS[:1])
+    request = PoolRequest(analyse_query("kestrel"), BASIS[0], 8)
+    written = await store.retrieve("memory", "s", request)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_schema, "SNAPSHOT", ("not even SQL",))
+        empty = await store.retrieve("experience", "s", request)
+        never = await store.retrieve("memory", "never written", request)
+        with pytest.raises(StoreError, match="retrieve failed"):  # a family it holds
+            await store.retrieve("memory", "s", request)
+    assert len(written.lexical_keys) == 1
+    assert (empty.version, len(empty.lexical_keys), len(empty.vector_keys)) == (
+        written.version,
+        0,
+        0,
+    )
+    assert (never.version, never.scope_rows) == (0, 0)
+    await store.aclose()
+
+
+async def test_an_open_checks_every_table_in_one_statement(
+    new_oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An open reads every table the store uses in one statement, which still refuses a
+    database missing one of them, naming it."""
+    from satchel.stores.oceanbase import _store
+
+    store = new_oceanbase()
+    assert await store.scope_counts() == {}
+    await store.aclose()
+    assert _schema.ALL_KNOWN.count(" UNION ALL ") == len(_schema.TABLES) - 1
+    await admin(seekdb, f"DROP TABLE {store._database}.satchel_mentions")
+    monkeypatch.setattr(_store, "NEW_SCHEMA_WAIT", -1.0)
+    broken = new_oceanbase()
+    with pytest.raises(StoreError, match="satchel_mentions"):
+        await broken.scope_counts()
+    await broken.aclose()

@@ -431,10 +431,18 @@ class OceanBaseStore:
         """One snapshot of the scope (``sql.SNAPSHOT``): its state, then the full text
         in the engine beside the vector product over the scope's vectors held in the
         process (``_vector_cache``, confirmed by the state's write version) in a worker
-        thread, then the time channel. Every channel sees the same commits."""
+        thread, then the time channel. Every channel sees the same commits.
+
+        The state is read first on its own (one statement is a snapshot of its own): a
+        family with no searchable record in the scope is answered by it alone, without
+        the snapshot's three more round trips (two of a prepare's three families are
+        often empty)."""
         self._check_open()
 
         async def work(cur: Any) -> Pool:
+            state = await scope_state(cur)
+            if state is None or state.rows == 0:
+                return Pool(family, scope_id, 0 if state is None else state.version)
             for statement in sql.SNAPSHOT:
                 await cur.execute(statement)
             try:
@@ -442,15 +450,19 @@ class OceanBaseStore:
             finally:
                 await cur.execute("COMMIT")
 
-        async def search_snapshot(cur: Any) -> Pool:
+        async def scope_state(cur: Any) -> search.ScopeState | None:
             await cur.execute(sql.STATE, (family, scope_id))
             found = await cur.fetchone()
             if found is None:
-                return Pool(family, scope_id, 0)
+                return None
             state = search.ScopeState(*(int(value or 0) for value in found))
             self._versions[scope_id] = state.version
-            if state.rows == 0:
-                return Pool(family, scope_id, state.version)
+            return state
+
+        async def search_snapshot(cur: Any) -> Pool:
+            state = await scope_state(cur)  # again, in the snapshot every channel reads
+            if state is None or state.rows == 0:  # erased or emptied since
+                return Pool(family, scope_id, 0 if state is None else state.version)
 
             # Which vector to rank by depends on the names the scope is about
             # (PoolRequest.vector_for), and which names it never holds is evidence
@@ -803,8 +815,7 @@ class OceanBaseStore:
             if sql.created_table(statement) not in existing:
                 await cur.execute(statement)
         await self._migrate(cur, existing)
-        for table in sql.TABLES:
-            await cur.execute(sql.KNOWN.format(table=table))
+        await cur.execute(sql.ALL_KNOWN)
         await cur.execute("SELECT value FROM satchel_meta WHERE name = 'dimension'")
         found = await cur.fetchone()
         if found is not None:
