@@ -35,6 +35,13 @@ Commands:
   inspector               the inspector's pages (satchel serve's /ui/) on one SQLite scope of
                           100k entries: the server's time for the scopes page, a scope's
                           page 1 and 1,000 deep, filtered pages and a record (bench/inspector.py)
+  chat-scale              many users' chat scopes in one seekdb engine grown to 1M entries,
+                          resumable: ingest rate, prepare p50/p99 on a hot and on cold
+                          scopes, scope listing, engine RSS and disk (bench/chat_scale.py)
+  partitions              after chat-scale: its users' records copied into a table
+                          partitioned by scope and one not; bulk copy rows/s, a scoped
+                          full-text statement's p50 on each, ALTER ... PARTITION BY's
+                          time (bench/partitions.py)
   stores                  SQLite vs OceanBase (embedded seekdb) on one scope of 10k and 100k
                           entries: ingest entries/s, prepare p50/p95 gate off and on, and
                           whether both deliver the same citations (bench/stores.py)
@@ -96,6 +103,7 @@ from bench import (
     archive,
     calibrate,
     channels,
+    chat_scale,
     client,
     crash,
     embedders,
@@ -108,6 +116,7 @@ from bench import (
     loop,
     offtopic,
     orchestrator,
+    partitions,
     peer,
     primitives,
     prompt_cache,
@@ -194,6 +203,8 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "client": lambda argv: _run_module_main(client.main, argv),
     "listing": lambda argv: _run_module_main(listing.main, argv),
     "inspector": lambda argv: _run_module_main(inspector.main, argv),
+    "chat-scale": lambda argv: _run_module_main(chat_scale.main, argv),
+    "partitions": lambda argv: _run_module_main(partitions.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
     "archive": lambda argv: _run_module_main(archive.main, argv),
     "imports": lambda argv: _run_module_main(imports.main, argv),

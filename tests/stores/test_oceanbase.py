@@ -296,7 +296,7 @@ async def test_large_scopes_search_approximately_and_find_a_fresh_insert(
     """Above ``exact_rows`` the HNSW index serves the vector channel; a record written
     a moment ago is found at once (its key is among the freshest, scanned exactly), with
     no wait in the library."""
-    store = oceanbase(exact_rows=4)
+    store = oceanbase(exact_rows=4, vector_index=True)
     await store.bind_embedder("test", 4)
     basis = np.eye(4, dtype=np.float32)
     await memories(

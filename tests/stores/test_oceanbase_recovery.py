@@ -299,7 +299,7 @@ async def test_a_loading_index_is_searched_exactly_until_it_answers(
     to an exact scan with the same answer; searches stay exact, never asking the index,
     until ``INDEX_RETRY`` seconds later, when the index answers again. (No vectors held
     in the process: the engine searches.)"""
-    store = oceanbase(exact_rows=4, vector_cache_bytes=0)
+    store = oceanbase(exact_rows=4, vector_cache_bytes=0, vector_index=True)
     await store.bind_embedder("test", 8)
     vectors = np.random.default_rng(5).normal(size=(9, 8)).astype(np.float32)
     await memories(store, "s", [satchel.MemoryEntry(text=f"note {n}") for n in range(9)], vectors)

@@ -162,7 +162,13 @@ def _check_seekdb_directory(directory: str, *, create: bool) -> None:
     one it has not written yet."""
     folder = Path(directory)
     if not folder.exists():
-        if create:
+        if create:  # the engine makes its own folder, but not the folders above it
+            try:
+                folder.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InvalidRequestError(
+                    f"url names a seekdb directory whose parent cannot be made: {exc}"
+                ) from exc
             return
         raise InvalidRequestError(f"url names no store: there is no directory at {directory!r}")
     if not folder.is_dir():

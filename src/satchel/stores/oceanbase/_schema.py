@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 #: The version :data:`MIGRATIONS` brings a database to.
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 #: Longest resource URI the ``rid`` column holds (bytes of an index key are bounded).
 MAX_RID_CHARS: Final = 2048
 
@@ -138,16 +138,24 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     # read again past it. Run twice, the second says the column exists
     # (:data:`DUPLICATE_COLUMN`, ignored).
     5: ("ALTER TABLE satchel_scopes ADD COLUMN removed_at BIGINT NOT NULL DEFAULT 0",),
+    # No HNSW index on the vectors by default (:data:`VECTOR_INDEX`): its upkeep was
+    # nine tenths of a vector's insert (414 rows/s with it, 3,962 without, on seekdb)
+    # and 1.5 KB of the engine's memory per vector, for searches the process's held
+    # vectors (``_vector_cache``) or an exact scan serve. Dropped from the vectors
+    # table below (:data:`MIGRATIONS_IF_MADE`).
+    6: (),
 }
 
-#: The engine's error for a column added twice (ER_DUP_FIELDNAME): a migration another
-#: process ran first.
+#: The engine's errors for a column added twice (ER_DUP_FIELDNAME) and an index dropped
+#: twice (ER_CANT_DROP_FIELD_OR_KEY): a migration another process ran first.
 DUPLICATE_COLUMN: Final = 1060
+DROPPED_ALREADY: Final = 1091
 
 #: Statements of a version's step that run only on a table that exists (the vectors
 #: table is made with the first vectors).
 MIGRATIONS_IF_MADE: Final[dict[int, dict[str, str]]] = {
     3: {"satchel_vectors": f"ALTER TABLE satchel_vectors MODIFY scope {SCOPE} NOT NULL"},
+    6: {"satchel_vectors": "ALTER TABLE satchel_vectors DROP INDEX by_vector"},
 }
 
 
@@ -157,15 +165,24 @@ def name(value: bytes | str) -> str:
 
 
 #: The searchable versions' vectors (a version leaving search leaves this table), made
-#: once the first vector fixes the dimension.
+#: once the first vector fixes the dimension; ``{index}`` is empty or
+#: :data:`VECTOR_INDEX`.
 VECTORS_TABLE: Final = f"""CREATE TABLE IF NOT EXISTS satchel_vectors (
     scope {SCOPE} NOT NULL,
     family VARCHAR(16) NOT NULL,
     k BIGINT NOT NULL,
     embedding VECTOR({{dimension}}) NOT NULL,
-    PRIMARY KEY (scope, family, k),
-    VECTOR INDEX by_vector (embedding) WITH (distance = cosine, type = hnsw, lib = vsag)
+    PRIMARY KEY (scope, family, k){{index}}
 ) {BIN}"""
+#: The HNSW index a vectors table made with ``OceanBaseStore(vector_index=True)`` has.
+VECTOR_INDEX: Final = (
+    ",\n    VECTOR INDEX by_vector (embedding) WITH (distance = cosine, type = hnsw, lib = vsag)"
+)
+#: Whether database ``%s``'s vectors table has the HNSW index (a row if it has).
+HAS_VECTOR_INDEX: Final = (
+    "SELECT 1 FROM information_schema.statistics WHERE table_schema = %s"
+    " AND table_name = 'satchel_vectors' AND index_name = 'by_vector' LIMIT 1"
+)
 
 #: Every table the store reads or writes but the vectors table (made with the first
 #: vectors), and a statement that fails unless the engine knows ``{table}``.
@@ -175,6 +192,9 @@ TABLES: Final = (
     "satchel_profiles", "satchel_records",
 )  # fmt: skip
 KNOWN: Final = "SELECT 1 FROM {table} LIMIT 0"
+#: :data:`KNOWN` of every one of :data:`TABLES` in one statement (one round trip of an
+#: open, not ten), which fails as soon as the engine does not know one of them.
+ALL_KNOWN: Final = " UNION ALL ".join(f"({KNOWN.format(table=table)})" for table in TABLES)
 #: The tables of database ``%s`` that exist.
 EXISTING: Final = "SELECT table_name FROM information_schema.tables WHERE table_schema = %s"
 
@@ -228,6 +248,13 @@ APPROXIMATE_NEAREST: Final = (
 HOLDERS: Final = (
     "SELECT k, terms FROM satchel_records WHERE scope = %s AND family = %s AND live = 1"
     " AND MATCH (terms) AGAINST (%s) ORDER BY MATCH (terms) AGAINST (%s) DESC LIMIT %s"
+)
+#: :data:`HOLDERS` in no order, for terms whose postings all fit the limit: satchel
+#: ranks every holder itself, and the engine then skips its own relevance and sort
+#: (measured at 100k records in a scope: a median 8 ms against 14-18 ms).
+EVERY_HOLDER: Final = (
+    "SELECT k, terms FROM satchel_records WHERE scope = %s AND family = %s AND live = 1"
+    " AND MATCH (terms) AGAINST (%s) LIMIT %s"
 )
 
 NEWEST: Final = (

@@ -93,9 +93,17 @@ async def lexical(
     async def ranked(words: tuple[str, ...], limit: int) -> list[tuple[float, int, int]]:
         against = " ".join(sql.indexed_term(word) for word in words)
         scan = max(limit, POSTINGS_BUDGET)
-        await cur.execute(sql.HOLDERS, (scope_id, family, against, against, scan))
+        holders = None
+        if sum(frequencies.get(word, 0) for word in words) <= scan:
+            # Every holder fits: read them unordered, unless the engine finds more
+            # than the scope's frequencies say (then its best ones, as below).
+            await cur.execute(sql.EVERY_HOLDER, (scope_id, family, against, scan + 1))
+            holders = await cur.fetchall()
+        if holders is None or len(holders) > scan:
+            await cur.execute(sql.HOLDERS, (scope_id, family, against, against, scan))
+            holders = await cur.fetchall()
         hits = []
-        for key, indexed in await cur.fetchall():
+        for key, indexed in holders:
             held = Counter(sql.stored_terms(indexed))
             score = bm25(held, sum(held.values()), words, frequencies, state.rows, average)
             hits.append((score, int(key), sum(term in held for term in counted)))
@@ -138,19 +146,19 @@ async def nearest(
     vector: Vectors | None,
     state: ScopeState,
     exact_rows: int,
-    index: VectorIndex,
+    index: VectorIndex | None,
 ) -> tuple[list[int], list[float]]:
     """The vector channel, most similar to ``vector`` (``PoolRequest.vector_for``): an
     exact scan up to ``exact_rows`` records, the HNSW index above (and the newest keys
     exactly, which the index may not hold yet); an exact scan too while the index is
-    loading."""
+    loading, and always when the vectors table has none (``index`` None)."""
     if vector is None or not rules(family).vector_channel:
         return [], []
     literal = vector_literal(vector)
     size = request.size
     found: dict[int, float] = {}
     approximate = None
-    if state.rows > exact_rows and index.ready():
+    if index is not None and state.rows > exact_rows and index.ready():
         approximate = await _approximate(cur, (literal, scope_id, family, size), index)
     if approximate is None:
         await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, 0, size))

@@ -97,8 +97,14 @@ class OceanBaseStore:
         unix_socket: a local socket path instead of ``host``/``port`` (embedded seekdb).
         pool_size: most connections open at once.
         exact_rows: largest scope (searchable records of one family) the engine
-            searches exactly by vector; larger ones go through the HNSW index (a scope
-            whose vectors the process holds is searched there, exactly).
+            searches exactly by vector when the vectors table has an HNSW index;
+            larger ones go through the index (a scope whose vectors the process holds
+            is searched there, exactly). Without the index every search is exact.
+        vector_index: make the vectors table, when this store makes it, with an HNSW
+            index (off by default: its upkeep cut vector inserts tenfold on seekdb and
+            costs the engine 1.5 KB of memory per vector; it serves only scopes above
+            ``exact_rows`` whose vectors the process does not hold). A database made
+            before schema 6 loses its index when it migrates.
         vector_cache_bytes: most bytes of vectors held in the process across scopes
             (``_vector_cache``; 256 MiB by default, 0 holds none).
         tracer_provider: where the store's DB spans go (the global provider if None).
@@ -116,6 +122,7 @@ class OceanBaseStore:
         unix_socket: str | None = None,
         pool_size: int = 8,
         exact_rows: int = EXACT_ROWS,
+        vector_index: bool = False,
         vector_cache_bytes: int = CACHE_BYTES,
         tracer_provider: TracerProvider | None = None,
         on_close: Callable[[], object] | None = None,
@@ -133,6 +140,9 @@ class OceanBaseStore:
         self._conns = Connections(options, pool_size)
         self._exact_rows = exact_rows
         self._vector_index = search.VectorIndex()
+        self._make_index = vector_index
+        #: Whether the vectors table has the HNSW index (read once it is known).
+        self._indexed = False
         if vector_cache_bytes < 0:
             raise StoreError(f"vector_cache_bytes must be 0 or more, not {vector_cache_bytes}")
         self._vector_cache = VectorCache(vector_cache_bytes)
@@ -421,10 +431,18 @@ class OceanBaseStore:
         """One snapshot of the scope (``sql.SNAPSHOT``): its state, then the full text
         in the engine beside the vector product over the scope's vectors held in the
         process (``_vector_cache``, confirmed by the state's write version) in a worker
-        thread, then the time channel. Every channel sees the same commits."""
+        thread, then the time channel. Every channel sees the same commits.
+
+        The state is read first on its own (one statement is a snapshot of its own): a
+        family with no searchable record in the scope is answered by it alone, without
+        the snapshot's three more round trips (two of a prepare's three families are
+        often empty)."""
         self._check_open()
 
         async def work(cur: Any) -> Pool:
+            state = await scope_state(cur)
+            if state is None or state.rows == 0:
+                return Pool(family, scope_id, 0 if state is None else state.version)
             for statement in sql.SNAPSHOT:
                 await cur.execute(statement)
             try:
@@ -432,15 +450,19 @@ class OceanBaseStore:
             finally:
                 await cur.execute("COMMIT")
 
-        async def search_snapshot(cur: Any) -> Pool:
+        async def scope_state(cur: Any) -> search.ScopeState | None:
             await cur.execute(sql.STATE, (family, scope_id))
             found = await cur.fetchone()
             if found is None:
-                return Pool(family, scope_id, 0)
+                return None
             state = search.ScopeState(*(int(value or 0) for value in found))
             self._versions[scope_id] = state.version
-            if state.rows == 0:
-                return Pool(family, scope_id, state.version)
+            return state
+
+        async def search_snapshot(cur: Any) -> Pool:
+            state = await scope_state(cur)  # again, in the snapshot every channel reads
+            if state is None or state.rows == 0:  # erased or emptied since
+                return Pool(family, scope_id, 0 if state is None else state.version)
 
             # Which vector to rank by depends on the names the scope is about
             # (PoolRequest.vector_for), and which names it never holds is evidence
@@ -465,7 +487,7 @@ class OceanBaseStore:
                     return await _in_thread(held.nearest, vector, request.size)
                 return await search.nearest(
                     cur, family, scope_id, request, vector, state,
-                    self._exact_rows, self._vector_index,
+                    self._exact_rows, self._vector_index if self._indexed else None,
                 )  # fmt: skip
 
             if held is None:  # the engine searches: one statement at a time
@@ -759,7 +781,8 @@ class OceanBaseStore:
         if self._dimension is None and dimension is not None:
 
             async def vectors(cur: Any) -> None:
-                await cur.execute(sql.VECTORS_TABLE.format(dimension=dimension))
+                index = sql.VECTOR_INDEX if self._make_index else ""
+                await cur.execute(sql.VECTORS_TABLE.format(dimension=dimension, index=index))
                 await cur.execute(sql.KNOWN.format(table="satchel_vectors"))
                 await cur.execute(
                     "INSERT IGNORE INTO satchel_meta (name, value) VALUES ('dimension', %s)",
@@ -767,8 +790,13 @@ class OceanBaseStore:
                 )
                 await cur.execute("SELECT value FROM satchel_meta WHERE name = 'dimension'")
                 self._dimension = int((await cur.fetchone())[0])
+                await self._read_indexed(cur)
 
             await _once_known(cur, vectors)
+
+    async def _read_indexed(self, cur: Any) -> None:
+        await cur.execute(sql.HAS_VECTOR_INDEX, (self._database,))
+        self._indexed = await cur.fetchone() is not None
 
     async def _create(self, cur: Any) -> None:
         """The database and its tables, made (those missing) or migrated as needed (every
@@ -787,12 +815,12 @@ class OceanBaseStore:
             if sql.created_table(statement) not in existing:
                 await cur.execute(statement)
         await self._migrate(cur, existing)
-        for table in sql.TABLES:
-            await cur.execute(sql.KNOWN.format(table=table))
+        await cur.execute(sql.ALL_KNOWN)
         await cur.execute("SELECT value FROM satchel_meta WHERE name = 'dimension'")
         found = await cur.fetchone()
         if found is not None:
             self._dimension = int(found[0])
+            await self._read_indexed(cur)
 
     async def _migrate(self, cur: Any, existing: set[str]) -> None:
         await cur.execute("SELECT value FROM satchel_meta WHERE name = 'schema'")
@@ -808,7 +836,7 @@ class OceanBaseStore:
                 await _idempotent(cur, statement)
             for table, statement in sql.MIGRATIONS_IF_MADE.get(version, {}).items():
                 if table in existing:
-                    await cur.execute(statement)
+                    await _idempotent(cur, statement)
             if version in rows.STEPS:  # records the version in its own transaction
                 await cur.execute(MIGRATION_TRX)
                 await rows.migrate(cur, version)
@@ -863,13 +891,14 @@ async def _in_thread(work: Callable[..., T], *args: Any) -> T:
 
 
 async def _idempotent(cur: Any, statement: str) -> None:
-    """Run a migration's statement; a column another process added first is no fault."""
+    """Run a migration's statement; a column another process added first, or an index
+    it dropped first, is no fault."""
     import asyncmy.errors
 
     try:
         await cur.execute(statement)
     except asyncmy.errors.MySQLError as exc:
-        if not exc.args or exc.args[0] != sql.DUPLICATE_COLUMN:
+        if not exc.args or exc.args[0] not in (sql.DUPLICATE_COLUMN, sql.DROPPED_ALREADY):
             raise
 
 

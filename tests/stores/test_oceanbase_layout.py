@@ -1,0 +1,193 @@
+"""The OceanBase store's layout since schema 6: vectors without an HNSW index unless asked
+for (and the migration that drops it), and the full-text channel reading a scope's
+holders unordered when their postings fit."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+
+import satchel
+from satchel.stores import OceanBaseStore, PoolRequest, StoreError
+from satchel.stores.oceanbase import _schema, _search
+from satchel.stores.testing import memories
+from satchel.vocabulary import analyse_query
+
+from .test_oceanbase import admin
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+pytestmark = pytest.mark.anyio
+
+BASIS = np.eye(4, dtype=np.float32)
+#: A statement the engine refuses, with the full-text statements' five parameters.
+BROKEN = "not even SQL %s %s %s %s %s"
+
+
+async def _indexes(seekdb: str, database: str) -> set[str]:
+    found = await admin(
+        seekdb,
+        "SELECT index_name FROM information_schema.statistics WHERE table_schema = %s"
+        " AND table_name = 'satchel_vectors'",
+        (database,),
+    )
+    return {name for (name,) in found}
+
+
+async def _nearest_texts(store: OceanBaseStore, scope: str, axis: int) -> list[str | None]:
+    pool = await store.retrieve("memory", scope, PoolRequest(analyse_query("x"), BASIS[axis], 4))
+    found = await store.evidence("memory", scope, pool.vector_keys[:1].tolist())
+    return [item.text for item in found.values()]
+
+
+async def _seed(store: OceanBaseStore) -> None:
+    """Eight notes along the first axis, then one along the last."""
+    await store.bind_embedder("test", 4)
+    notes = [satchel.MemoryEntry(text=f"note {n}") for n in range(8)]
+    await memories(store, "s", notes, np.repeat(BASIS[:1], 8, 0))
+    await memories(store, "s", [satchel.MemoryEntry(text="fresh")], BASIS[3:4])
+
+
+async def test_the_vectors_have_no_hnsw_index_and_large_scopes_are_scanned_exactly(
+    new_oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """By default the vectors table is made without the HNSW index; a scope above
+    ``exact_rows`` whose vectors the process does not hold is scanned exactly (the
+    approximate statement is never sent); ``vector_index=True`` makes the index."""
+    store = new_oceanbase(exact_rows=4, vector_cache_bytes=0)
+    await _seed(store)
+    assert await _indexes(seekdb, store._database) == {"PRIMARY"}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_schema, "APPROXIMATE_NEAREST", "not even SQL")
+        assert await _nearest_texts(store, "s", 3) == ["fresh"]
+    await store.aclose()
+
+    indexed = new_oceanbase(exact_rows=4, vector_index=True)
+    await admin(seekdb, f"DROP TABLE {indexed._database}.satchel_vectors")
+    await admin(seekdb, f"DELETE FROM {indexed._database}.satchel_meta WHERE name = 'dimension'")
+    await memories(indexed, "t", [satchel.MemoryEntry(text="kept")], BASIS[:1])
+    assert "by_vector" in await _indexes(seekdb, indexed._database)
+    await indexed.aclose()
+
+
+async def test_a_schema_5_database_loses_its_hnsw_index_and_keeps_its_vectors(
+    new_oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """A database at schema 5 (its vectors table with the HNSW index) opened by this
+    store: the index is dropped, the schema is 6, every vector still searches, and a
+    second open (another process that migrated too) finds nothing left to do."""
+    store = new_oceanbase(exact_rows=4, vector_index=True)
+    await _seed(store)
+    await store.aclose()
+    database = store._database
+    assert "by_vector" in await _indexes(seekdb, database)
+    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '5' WHERE name = 'schema'")
+
+    migrated = new_oceanbase(exact_rows=4, vector_cache_bytes=0)
+    assert await _nearest_texts(migrated, "s", 3) == ["fresh"]
+    assert await _nearest_texts(migrated, "s", 0) != ["fresh"]
+    await migrated.aclose()
+    assert await _indexes(seekdb, database) == {"PRIMARY"}
+    rows = await admin(seekdb, f"SELECT value FROM {database}.satchel_meta WHERE name = 'schema'")
+    assert rows == [(str(_schema.SCHEMA_VERSION),)]
+
+    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '5' WHERE name = 'schema'")
+    again = new_oceanbase(vector_cache_bytes=0)  # the index is gone already: no fault
+    assert await _nearest_texts(again, "s", 3) == ["fresh"]
+    await again.aclose()
+
+
+async def test_holders_whose_postings_fit_are_read_unordered_and_the_same(
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """A query whose terms' postings fit the scan is answered by the unordered statement
+    alone, and the pool is the same as the ordered statement's; when the scope's
+    frequencies understate what the engine holds, the ordered statement is sent."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    texts = [f"kestrel survey note {n}" for n in range(6)] + ["heron count"]
+    await memories(
+        store, "s", [satchel.MemoryEntry(text=t) for t in texts], np.ones((7, 4), dtype=np.float32)
+    )
+    request = PoolRequest(analyse_query("kestrel survey"), None, 8)
+    ordered = await store.retrieve("memory", "s", request)
+    assert len(ordered.lexical_keys) == 6
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_schema, "HOLDERS", BROKEN)
+        unordered = await store.retrieve("memory", "s", request)
+    assert unordered.lexical_keys.tolist() == ordered.lexical_keys.tolist()
+    assert unordered.lexical_scores.tolist() == ordered.lexical_scores.tolist()
+
+    await admin(seekdb, f"UPDATE {store._database}.satchel_terms SET df = 1")  # understated
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_search, "POSTINGS_BUDGET", 3)  # 6 holders > 3, though df says 1
+        patch.setattr(_schema, "HOLDERS", BROKEN)
+        with pytest.raises(StoreError, match="retrieve failed"):  # the ordered one was sent
+            await store.retrieve("memory", "s", PoolRequest(analyse_query("kestrel"), None, 2))
+    await store.aclose()
+
+
+def test_a_vector_literal_gives_back_its_float32_values_exactly() -> None:
+    """The engine's text of a vector holds each value to the 9 digits that determine
+    its float32: read back, every value is the one written, at any dimension."""
+    from satchel.stores.oceanbase._rows import vector_literal
+
+    rng = np.random.default_rng(5)
+    for dimension in (1, 4, 256):
+        values = (rng.standard_normal(dimension) * 10.0 ** rng.integers(-8, 8)).astype(np.float32)
+        text = vector_literal(values)
+        assert text.startswith("[")
+        assert text.endswith("]")
+        back = np.array([float(part) for part in text[1:-1].split(",")], dtype=np.float32)
+        assert back.tolist() == values.tolist()
+    assert vector_literal([0.5, -1.0]) == "[0.5,-1]"
+
+
+async def test_a_family_the_scope_holds_nothing_of_is_answered_without_a_snapshot(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """A retrieve of a family with no searchable record in the scope (or of a scope
+    never written) is answered by the state's one statement: the snapshot's statements
+    are never sent, and the pool carries the scope's write version."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    await memories(store, "s", [satchel.MemoryEntry(text="kestrel survey")], BASIS[:1])
+    request = PoolRequest(analyse_query("kestrel"), BASIS[0], 8)
+    written = await store.retrieve("memory", "s", request)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_schema, "SNAPSHOT", ("not even SQL",))
+        empty = await store.retrieve("experience", "s", request)
+        never = await store.retrieve("memory", "never written", request)
+        with pytest.raises(StoreError, match="retrieve failed"):  # a family it holds
+            await store.retrieve("memory", "s", request)
+    assert len(written.lexical_keys) == 1
+    assert (empty.version, len(empty.lexical_keys), len(empty.vector_keys)) == (
+        written.version,
+        0,
+        0,
+    )
+    assert (never.version, never.scope_rows) == (0, 0)
+    await store.aclose()
+
+
+async def test_an_open_checks_every_table_in_one_statement(
+    new_oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An open reads every table the store uses in one statement, which still refuses a
+    database missing one of them, naming it."""
+    from satchel.stores.oceanbase import _store
+
+    store = new_oceanbase()
+    assert await store.scope_counts() == {}
+    await store.aclose()
+    assert _schema.ALL_KNOWN.count(" UNION ALL ") == len(_schema.TABLES) - 1
+    await admin(seekdb, f"DROP TABLE {store._database}.satchel_mentions")
+    monkeypatch.setattr(_store, "NEW_SCHEMA_WAIT", -1.0)
+    broken = new_oceanbase()
+    with pytest.raises(StoreError, match="satchel_mentions"):
+        await broken.scope_counts()
+    await broken.aclose()
