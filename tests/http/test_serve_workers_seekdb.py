@@ -26,6 +26,7 @@ import httpx
 import pytest
 
 import satchel
+from satchel._wire import compact_id
 
 from .._processes import STARTUP_SECONDS
 from .test_serve import start_line, wait_until_healthy
@@ -81,7 +82,7 @@ class Workers:
     def cited(self, which: str, scope: str, query: str) -> list[str | None]:
         body = {"scope_id": scope, "query": query, "max_bytes": 2000}
         content = self.call(which, "POST", "/v1/context/prepare", json=body).json()["content"]
-        return [item.citation.id for item in satchel.parse_context(content)]
+        return [compact_id(item.citation.id or "") for item in satchel.parse_context(content)]
 
     def add(self, which: str, scope: str, *texts: str) -> list[str]:
         body = {"scope_id": scope, "entries": [{"text": text} for text in texts]}
