@@ -61,15 +61,15 @@ class FusionWeights:
     recall at every budget and no category lower; 1.0 gave the same or +0.007 (see
     docs/benchmarks.md, "Per-person evidence"). Only their turns and the replies to
     them: on LoCoMo 96% of the evidence of a question naming one of a chat's two people
-    is what that person said, and lifting the turn before theirs too cost 0.020 recall
-    at 2,000 bytes and with classic limits.
+    is what that person said, and lifting both turns around theirs, as before, gave
+    0.716 / 0.711 recall at 2,000 bytes and classic limits against 0.725 / 0.720.
 
     A full-text candidate scores ``exp(term_share * s)`` times its fused score, ``s``
     being the share of the query's counted terms it holds: rank fusion keeps a channel's
     order but not how much better its best is, and a turn holding three of a question's
     four words is stronger evidence than one holding one of them that BM25 ranks close
-    by its length. On LoCoMo 0.5 gave +0.013 recall at 2,000 bytes and with classic
-    limits (+0.034 and +0.032 with the named speaker's own turns), -0.002 at 8,000.
+    by its length. On LoCoMo 0.5 gave +0.011 recall at 2,000 bytes and with classic
+    limits, -0.002 at 8,000 (docs/benchmarks.md, "What a small pack holds").
 
     A conversation turn that asks a question (its text ends with "?") scores 0.8 of its
     score once read (``question``): a chat's questions repeat a topic's words, its
