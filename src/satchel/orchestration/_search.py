@@ -377,7 +377,7 @@ class Searcher:
             )
             query = state.queries[spec.query]
             named = (frozenset(query.terms), frozenset(query.names))
-            keys, evidence, lifted = _named_first(
+            keys, evidence, lifted = _ranked_as_read(
                 ranked, scores, (keys, evidence), (named, lift, asking), wanted
             )
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
@@ -516,11 +516,11 @@ def _reach(fresh: tuple[int, ...], scores: Mapping[int, float], wanted: int, lif
     return sum(1 for _ in itertools.takewhile(lambda key: scores[key] > floor, after))
 
 
-def _named_first(
+def _ranked_as_read(
     ranked: _Ranked,
     scores: Mapping[int, float],
     read: tuple[tuple[int, ...], tuple[Evidence, ...]],
-    naming: tuple[tuple[frozenset[str], frozenset[str]], float, float],
+    reading: tuple[tuple[frozenset[str], frozenset[str]], float, float],
     wanted: int,
 ) -> tuple[tuple[int, ...], tuple[Evidence, ...], dict[int, float]]:
     """The best ``wanted`` of the ``read`` candidates (in score order, with the
@@ -530,7 +530,7 @@ def _named_first(
     (``FusionWeights.named_speaker``). The first ``wanted``, as ranked, when no read
     turn does either. Last, the read keys' scores as counted (empty when none moved)."""
     keys, evidence = read
-    (terms, names), lift, asking = naming
+    (terms, names), lift, asking = reading
     said = {
         key
         for key, item in zip(keys, evidence, strict=True)
