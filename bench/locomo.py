@@ -14,8 +14,9 @@ Each conversation becomes a scope; each turn a memory entry ``"Speaker: text"`` 
 shared photo's caption appended as ``[photo: ...]``) said at its session's time plus a
 minute per turn, in a thread per session. Questions of categories 1-4 are asked (5,
 adversarial, has no evidence to recall) through the public API with the bundled static
-embedder, each at 2,000 / 4,000 / 8,000 bytes with the default limits and at 8,000 bytes
-with ``Limits.classic()``, gate off and on, in a rotating order on one store.
+embedder (or ``--embedder``'s), each at 2,000 / 4,000 / 8,000 bytes with the default
+limits and at 8,000 bytes with ``Limits.classic()``, gate off and on, in a rotating
+order on one store.
 
 Reported per setting: evidence recall overall and per category, prepare p50 (ms) and
 the process's CPU time per prepare (us; user + system, steadier than wall time).
@@ -51,6 +52,7 @@ from bench import orchestrator
 from bench._citations import citation_key, delivered_citations
 from bench.recall import rotations
 from satchel._workload import read_queries
+from satchel.embedders import SPEC_HELP, check_spec, from_spec
 from satchel.stores import SqliteStore
 from satchel.vocabulary._families import citation
 
@@ -205,6 +207,7 @@ async def evaluate(
     owners: Mapping[Any, str],
     repeat: int,
     fusion: satchel.FusionWeights | None = None,
+    embedder: satchel.Embedder | None = None,
 ) -> dict[str, Any]:
     """Every question in every setting, interleaved, on one store; then the misses."""
     queries = [q for q in read_queries(folder / "queries.jsonl")[0] if q.expected]
@@ -215,7 +218,9 @@ async def evaluate(
     store = await SqliteStore.open(str(db))
     async with AsyncExitStack() as stack:
         stack.push_async_callback(store.aclose)
-        runtimes = await _open(stack, store, fusion or satchel.FusionWeights())
+        runtimes = await _open(
+            stack, store, fusion or satchel.FusionWeights(), embedder or satchel.StaticEmbedder()
+        )
         for rep, query, order in rotations(queries, plan, repeat):
             for setting in order:
                 rt = runtimes[setting.gate, setting.classic]
@@ -251,10 +256,12 @@ async def evaluate(
 
 
 async def _open(
-    stack: AsyncExitStack, store: SqliteStore, fusion: satchel.FusionWeights
+    stack: AsyncExitStack,
+    store: SqliteStore,
+    fusion: satchel.FusionWeights,
+    embedder: satchel.Embedder,
 ) -> dict[tuple[bool, bool], satchel.Runtime]:
     runtimes = {}
-    embedder = satchel.StaticEmbedder()
     for gate in (False, True):
         for classic in (False, True):
             runtime = satchel.open_runtime(
@@ -310,14 +317,19 @@ def _ordered(values: Mapping[str, list[float]]) -> list[tuple[str, list[float]]]
 
 
 async def run(
-    path: Path, count: int | None, repeat: int, fusion: satchel.FusionWeights | None = None
+    path: Path,
+    count: int | None,
+    repeat: int,
+    fusion: satchel.FusionWeights | None = None,
+    embedder: str = "static",
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
+    model = from_spec(embedder)
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
         folder = workload(samples, Path(directory) / "workload")
         db = Path(directory) / "locomo.db"
-        owners = await orchestrator.ingest_workload(db, folder, satchel.StaticEmbedder())
-        result = await evaluate(db, folder, owners, repeat, fusion)
+        owners = await orchestrator.ingest_workload(db, folder, model)
+        result = await evaluate(db, folder, owners, repeat, fusion, model)
     result["conversations"] = len(samples)
     result["turns"] = len(owners)
     return result
@@ -366,6 +378,14 @@ def parser() -> argparse.ArgumentParser:
         help="round 0's fusion weights to try, as NAME=VALUE,... of satchel.FusionWeights"
         " (e.g. named_speaker=0,neighbour_share=0.5); default: the shipped weights",
     )
+    out.add_argument(
+        "--embedder",
+        type=_embedder,
+        default="static",
+        metavar=SPEC_HELP,
+        help="the embedder of the store and the questions (default: static, the bundled"
+        " model; st:PATH needs the sentence-transformers extra)",
+    )
     out.add_argument("--out", type=Path, default=RESULTS / "locomo.json", help="JSON results")
     return out
 
@@ -380,14 +400,24 @@ def _fusion(text: str) -> satchel.FusionWeights:
         ) from None
 
 
+def _embedder(text: str) -> str:
+    try:
+        return check_spec(text)
+    except satchel.InvalidRequestError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     if not args.path.exists():
         raise SystemExit(f"python -m bench locomo: {args.path} does not exist")
     started = time.perf_counter()
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        result = anyio.run(run, args.path, args.conversations, max(1, args.repeat), args.fusion)
+        result = anyio.run(
+            run, args.path, args.conversations, max(1, args.repeat), args.fusion, args.embedder
+        )
     result["fusion"] = attrs.asdict(args.fusion)
+    result["embedder"] = args.embedder
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -90,3 +90,26 @@ def test_the_evaluation_reports_recall_and_where_misses_went(tmp_path: Path) -> 
     assert misses["evidence"] == 3
     assert sum(v for k, v in misses.items() if k != "evidence") <= 3
     assert "| gate on / 8000 |" in locomo.report(result)
+
+
+def test_the_embedder_is_the_one_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--embedder builds the store and embeds the questions with that embedder; a spec
+    naming no embedder is a usage error naming the choices."""
+    used: list[object] = []
+    ingest = locomo.orchestrator.ingest_workload
+
+    async def spying(db: Path, folder: Path, embedder: object) -> object:
+        used.append(embedder)
+        return await ingest(db, folder, embedder)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(locomo.orchestrator, "ingest_workload", spying)
+    out = tmp_path / "out.json"
+    locomo.main([str(forms(tmp_path)["zip"]), "--embedder", "hashing", "--out", str(out)])
+    assert [type(e).__name__ for e in used] == ["HashingEmbedder"]
+    assert json.loads(out.read_text())["embedder"] == "hashing"
+    with pytest.raises(SystemExit) as exited:
+        locomo.main([str(tmp_path), "--embedder", "bert"])
+    assert exited.value.code == 2
+    assert "static|hashing|st:PATH" in capsys.readouterr().err
