@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 
-from bench import locomo
+from bench import locomo, orchestrator
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import satchel
 
 CONVERSATION: dict[str, Any] = {
     "speaker_a": "Caroline",
@@ -97,14 +99,14 @@ def test_the_embedder_is_the_one_asked_for(
 ) -> None:
     """--embedder builds the store and embeds the questions with that embedder; a spec
     naming no embedder is a usage error naming the choices."""
-    used: list[object] = []
-    ingest = locomo.orchestrator.ingest_workload
+    used: list[satchel.Embedder] = []
+    ingest = orchestrator.ingest_workload
 
-    async def spying(db: Path, folder: Path, embedder: object) -> object:
+    async def spying(db: Path, folder: Path, embedder: satchel.Embedder) -> object:
         used.append(embedder)
-        return await ingest(db, folder, embedder)  # type: ignore[arg-type]
+        return await ingest(db, folder, embedder)
 
-    monkeypatch.setattr(locomo.orchestrator, "ingest_workload", spying)
+    monkeypatch.setattr(orchestrator, "ingest_workload", spying)
     out = tmp_path / "out.json"
     locomo.main([str(forms(tmp_path)["zip"]), "--embedder", "hashing", "--out", str(out)])
     assert [type(e).__name__ for e in used] == ["HashingEmbedder"]
