@@ -88,6 +88,6 @@ async def test_a_question_about_a_participant_finds_what_they_said_in_other_word
         )]  # fmt: skip
     sardines = "Alice: My favourite food is grilled sardines"
     assert sardines in delivered
+    assert "Alice: Deal." not in delivered  # says nothing (FusionWeights.filler)
     ahead = delivered[: delivered.index(sardines)]
-    assert "Alice: Deal." not in ahead
     assert "Alice: Morning! Did you see the rain?" not in ahead

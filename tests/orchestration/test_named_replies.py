@@ -31,10 +31,12 @@ CHAT = (
 QUERY = "What advice did Ana get about the trip to the Dolomites?"
 
 
-async def _scores(weights: satchel.FusionWeights) -> dict[str | None, float | None]:
+async def _scores(
+    weights: satchel.FusionWeights, chat: tuple[str, ...] = CHAT
+) -> dict[str | None, float | None]:
     entries = [
         satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread="chat")
-        for n, text in enumerate(CHAT)
+        for n, text in enumerate(chat)
     ]
     async with satchel.open_runtime(
         ":memory:", embedder=satchel.StaticEmbedder(), fusion=weights
@@ -71,3 +73,24 @@ async def test_a_turn_that_asks_scores_less_once_read() -> None:
 def test_the_question_weight_is_a_share_below_one(value: object) -> None:
     with pytest.raises(satchel.InvalidRequestError, match=r"FusionWeights\.question"):
         satchel.FusionWeights(question=value)  # type: ignore[arg-type]
+
+
+async def test_a_turn_that_says_nothing_scores_a_tenth_once_read() -> None:
+    """A chat's fillers answer no question, yet beside a hit they rank as its
+    neighbours: once read, a turn that says nothing scores 0.1 of its score, and one
+    that also asks ("Thanks! What's up?") is damped once, as a filler."""
+    laugh, asking = "Ben: haha yeah", "Ana: Thanks! What's up with you?"
+    chat = (*CHAT[:4], laugh, asking, *CHAT[4:])
+    damped = await _scores(satchel.FusionWeights(), chat)
+    plain = await _scores(satchel.FusionWeights(filler=0.0), chat)
+    assert damped[laugh] == pytest.approx(0.1 * plain[laugh])  # type: ignore[operator]
+    unasked = await _scores(satchel.FusionWeights(filler=0.0, question=0.0), chat)
+    assert damped[asking] == pytest.approx(0.1 * unasked[asking])  # type: ignore[operator]
+    assert damped[REPLY] == plain[REPLY]
+    assert damped["Ana: Ugh, landlords."] == plain["Ana: Ugh, landlords."]
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.0, "0.5"])
+def test_the_filler_weight_is_a_share_below_one(value: object) -> None:
+    with pytest.raises(satchel.InvalidRequestError, match=r"FusionWeights\.filler"):
+        satchel.FusionWeights(filler=value)  # type: ignore[arg-type]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from satchel.vocabulary import analyse_query, asks_question, speaker_terms
+from satchel.vocabulary import analyse_query, asks_question, says_nothing, speaker_terms
 
 
 @pytest.mark.parametrize(
@@ -57,3 +57,34 @@ def test_a_speaker_meets_the_query_that_names_them() -> None:
 )
 def test_a_turn_asks_when_it_ends_with_a_question_mark(text: str | None, asks: bool) -> None:
     assert asks_question(text) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "nothing"),
+    [
+        ("Bob: lol", True),
+        ("Ana: Thanks!", True),
+        ("Alice: Deal.", True),
+        ("Ben: Haha yeah, same here!", True),
+        ("Kim: 😂😂", True),
+        ("ok", True),
+        ("", True),
+        (None, True),
+        ("Ana: Thanks! What have you been up to?", True),
+        ("Ana: Paris!", False),
+        ("Bob: The one near the station.", False),
+        ("Alice: She loved the pastries.", False),
+        ("Lol: kitten", False),  # a name is not what the turn says
+        ("At 10:30 we left", False),
+        ("Ana: " + "yeah " * 20, False),  # too long to read: taken to say something
+    ],
+)
+def test_a_turn_says_nothing_when_it_holds_only_fillers(text: str | None, nothing: bool) -> None:
+    """Past the speaker's name, only function words and chat fillers, or no word."""
+    assert says_nothing(text) is nothing
+
+
+@pytest.mark.parametrize("text", ["Ana: What's up?", "Ben: Oh, I didn't!", "Kim: it’s ok"])
+def test_contractions_say_nothing_by_themselves(text: str) -> None:
+    """A clitic is split off at its apostrophe, straight or curly, as the analysis does."""
+    assert says_nothing(text)

@@ -43,7 +43,14 @@ from ..recall import (
     trace_search,
     with_neighbours,
 )
-from ..vocabulary import PoolRequest, asks_question, rules, said_by, speaker_terms
+from ..vocabulary import (
+    PoolRequest,
+    asks_question,
+    rules,
+    said_by,
+    says_nothing,
+    speaker_terms,
+)
 from ._shares import fair_shares, whole_room
 from ._telemetry import PrepareMetrics, current
 
@@ -359,10 +366,10 @@ class Searcher:
         bodies the request pins."""
         excluded = state.exclusions.excluded
         passed: list[tuple[int, Evidence]] | None = None if ranked.trace is None else []
-        lift = settings.weights.named_speaker
-        asking = settings.weights.question
+        weights = settings.weights
+        lift, damped = weights.named_speaker, (weights.question, weights.filler)
         lifted: dict[int, float] = {}
-        if not ((lift or asking) and ranked.by_score and rules(spec.family).speakers):
+        if not ((lift or any(damped)) and ranked.by_score and rules(spec.family).speakers):
             keys, evidence = await self._fresh_evidence(
                 spec, excluded, ranked.fresh, wanted, passed
             )
@@ -378,7 +385,7 @@ class Searcher:
             query = state.queries[spec.query]
             named = (frozenset(query.terms), frozenset(query.names))
             keys, evidence, lifted = _ranked_as_read(
-                ranked, scores, (keys, evidence), (named, lift, asking), wanted
+                ranked, scores, (keys, evidence), (named, lift, damped), wanted
             )
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         joined = sum(key in ranked.joined for key in keys)
@@ -520,31 +527,34 @@ def _ranked_as_read(
     ranked: _Ranked,
     scores: Mapping[int, float],
     read: tuple[tuple[int, ...], tuple[Evidence, ...]],
-    reading: tuple[tuple[frozenset[str], frozenset[str]], float, float],
+    reading: tuple[tuple[frozenset[str], frozenset[str]], float, tuple[float, float]],
     wanted: int,
 ) -> tuple[tuple[int, ...], tuple[Evidence, ...], dict[int, float]]:
     """The best ``wanted`` of the ``read`` candidates (in score order, with the
-    :func:`_reach` past them) once what a read tells has counted: a turn that asks a
-    question scores ``1 - asking`` times its score (``FusionWeights.question``), and
-    the turns said by a person the query names, with the replies to them, are lifted
+    :func:`_reach` past them) once what a read tells has counted: a turn that says
+    nothing scores ``1 - filler`` times its score (``FusionWeights.filler``), another
+    that asks a question ``1 - asking`` times (``FusionWeights.question``), and the
+    turns said by a person the query names, with the replies to them, are lifted
     (``FusionWeights.named_speaker``). The first ``wanted``, as ranked, when no read
-    turn does either. Last, the read keys' scores as counted (empty when none moved)."""
+    turn does any of these. Last, the read keys' scores as counted (empty when none
+    moved)."""
     keys, evidence = read
-    (terms, names), lift, asking = reading
+    (terms, names), lift, (asking, filler) = reading
     said = {
         key
         for key, item in zip(keys, evidence, strict=True)
         if lift and said_by(speaker_terms(item.text), terms, names)
     }
-    asks = (
-        [key for key, item in zip(keys, evidence, strict=True) if asks_question(item.text)]
-        if asking
-        else []
-    )
-    if not (said or asks):
+    damped = {}
+    for key, item in zip(keys, evidence, strict=True):
+        if filler and says_nothing(item.text):
+            damped[key] = scores[key] * (1.0 - filler)
+        elif asking and asks_question(item.text):
+            damped[key] = scores[key] * (1.0 - asking)
+    if not (said or damped):
         return keys[:wanted], evidence[:wanted], {}
-    if asks:
-        scores = {**scores, **{key: scores[key] * (1.0 - asking) for key in asks}}
+    if damped:
+        scores = {**scores, **damped}
     neighbours = (ranked.around, ranked.joined)
     best, lifted = by_named_speaker(
         keys, scores, said, neighbours, lift, wanted, replies=ranked.replies

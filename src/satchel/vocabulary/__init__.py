@@ -97,6 +97,7 @@ from ._retrieval import TimeWindow as TimeWindow
 from ._retrieval import lightly_named as lightly_named
 from ._speakers import asks_question as asks_question
 from ._speakers import said_by as said_by
+from ._speakers import says_nothing as says_nothing
 from ._speakers import speaker_terms as speaker_terms
 from ._telemetry import check_provider as check_provider
 from ._telemetry import error_type as error_type
@@ -194,6 +195,7 @@ __all__ = [
     "mentioned_days",
     "rules",
     "said_by",
+    "says_nothing",
     "satchel_version",
     "speaker_terms",
     "tracer",

@@ -70,6 +70,11 @@ _STOPWORDS: Final = frozenset(
     """.split()  # noqa: SIM905
 )
 
+def function_word(word: str) -> bool:
+    """Whether a casefolded surface word is a function word, which carries no topic."""
+    return word in _STOPWORDS
+
+
 # English clitics dropped after an apostrophe; "n't" is handled apart because it
 # changes the word before it ("don't" -> "do", "can't" -> "can").
 _CLITICS: Final = frozenset({"d", "ll", "m", "re", "s", "ve"})

@@ -11,9 +11,10 @@ said by a person the query names from the rest.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
-from ._analysis import analyse
+from ._analysis import analyse, function_word
 
 #: The longest speaker prefix read: a name, not a sentence that happens to hold a colon.
 MAX_SPEAKER_CHARS: Final = 40
@@ -78,6 +79,46 @@ def asks_question(text: str | None) -> bool:
     """Whether a conversation turn asks a question: its text ends with a question mark.
     A chat's questions echo a topic's words; its answers hold the facts."""
     return bool(text) and text.rstrip().endswith("?")  # type: ignore[union-attr]
+
+
+#: What a chat says when it says nothing: acknowledgements, laughter, greetings and
+#: one-word reactions. With function words, all a turn that says nothing holds.
+CHAT_FILLERS: Final = frozenset(
+    """
+    ah aw aww bye cheers cool congrats deal gm gn great ha hah haha hahaha heh hehe hey
+    hi hm hmm hello idk ikr k kk lmao lmfao lol nah nice np ok okay omg oh rofl right
+    same sure thank thanks thx true ty ugh wow yay yeah yea yep yes yup awesome
+    """.split()  # noqa: SIM905
+)
+#: What is left of a negated auxiliary once its "n't" is split off at the apostrophe
+#: ("didn't" -> "didn", "t"): function words all the same.
+_NEGATED_AUXILIARIES: Final = frozenset(
+    "ain aren couldn didn doesn don hadn hasn haven isn mustn shan shouldn wasn weren won"
+    " wouldn".split()
+)
+#: The longest turn (past its speaker's name) :func:`says_nothing` reads: a longer one
+#: says something ("Thanks! What have you been up to lately?" is 40 characters).
+MAX_FILLER_CHARS: Final = 64
+#: A word, split at an apostrophe as the analysis splits clitics ("what's" -> "what", "s").
+_WORD: Final = re.compile(r"[^\W_]+")
+
+
+def says_nothing(text: str | None) -> bool:
+    """Whether a conversation turn says nothing a question could ask about: past its
+    speaker's name, every word is a function word or a chat filler (``CHAT_FILLERS``),
+    or it holds no word at all ("Bob: lol", "Ana: Thanks!", an emoji). A chat of short
+    messages holds many; placed beside a hit they would take a small pack's room. A
+    turn longer than ``MAX_FILLER_CHARS`` is taken to say something, unread."""
+    if not text:
+        return True
+    colon = text.find(": ", 0, MAX_SPEAKER_CHARS + 2)
+    body = text if colon < 0 else text[colon + 2 :]
+    if len(body) > MAX_FILLER_CHARS:
+        return False
+    return all(  # stops at the first word that says something
+        function_word(word) or word in CHAT_FILLERS or word in _NEGATED_AUXILIARIES
+        for word in (found.group().casefold() for found in _WORD.finditer(body))
+    )
 
 
 def _short_for(one: str, other: str) -> bool:
