@@ -70,6 +70,7 @@ _STOPWORDS: Final = frozenset(
     """.split()  # noqa: SIM905
 )
 
+
 def function_word(word: str) -> bool:
     """Whether a casefolded surface word is a function word, which carries no topic."""
     return word in _STOPWORDS
