@@ -94,7 +94,7 @@ CHAT_FILLERS: Final = frozenset(
 #: ("didn't" -> "didn", "t"): function words all the same.
 _NEGATED_AUXILIARIES: Final = frozenset(
     "ain aren couldn didn doesn don hadn hasn haven isn mustn shan shouldn wasn weren won"
-    " wouldn".split()
+    " wouldn".split()  # noqa: SIM905
 )
 #: The longest turn (past its speaker's name) :func:`says_nothing` reads: a longer one
 #: says something ("Thanks! What have you been up to lately?" is 40 characters).
