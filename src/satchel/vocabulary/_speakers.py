@@ -93,8 +93,10 @@ CHAT_FILLERS: Final = frozenset(
 #: What is left of a negated auxiliary once its "n't" is split off at the apostrophe
 #: ("didn't" -> "didn", "t"): function words all the same.
 _NEGATED_AUXILIARIES: Final = frozenset(
-    "ain aren couldn didn doesn don hadn hasn haven isn mustn shan shouldn wasn weren won"
-    " wouldn".split()  # noqa: SIM905
+    """
+    ain aren couldn didn doesn don hadn hasn haven isn mustn shan shouldn wasn weren won
+    wouldn
+    """.split()  # noqa: SIM905
 )
 #: The longest turn (past its speaker's name) :func:`says_nothing` reads: a longer one
 #: says something ("Thanks! What have you been up to lately?" is 40 characters).
