@@ -1,0 +1,296 @@
+"""A scope's full-text postings held in the process, so a full-text search of a scope
+that did not change runs no statement: FTS5's BM25 computed over numpy arrays, to the
+same numbers and in the same order as ``_schema.lexical_search``.
+
+FTS5's ``bm25()`` (SQLite's ``fts5_aux.c``), with ``k1 = 1.2`` and ``b = 0.75``, scores a
+row ``D`` for the query's phrases ``q`` (here one scoped term each, in the MATCH
+expression's order) as minus the sum, phrase by phrase, of::
+
+    idf(q) * f(q, D) * (k1 + 1) / (f(q, D) + k1 * (1 - b + b * |D| / avgdl))
+
+where ``f(q, D)`` is how often ``D`` holds the term, ``|D|`` its length in tokens,
+``avgdl`` the table's tokens over its rows (every scope's: the table's own totals),
+and ``idf(q) = log((N - n(q) + 0.5) / (n(q) + 0.5))`` (``1e-6`` when not positive), ``N``
+the table's rows and ``n(q)`` the rows holding the term (the scope's alone: its terms
+carry its prefix). The sums here run in the same order over the same doubles, so the
+scores are the same bits; ties keep FTS5's order, row ascending.
+
+A scope is held only while it is *plain*: every indexed token its scope's prefix and
+ASCII lowercase letters and digits, so splitting its text on spaces gives exactly the
+tokens FTS5's ``unicode61`` tokenizer makes (no case folding or separator can differ).
+A scope with any other token, and a query with any other term, keeps the statement.
+
+Kept per (family, scope) for one write version of the scope (``SqliteStore.scope_version``)
+and the table's totals for one write epoch of the store, as the vector matrices are: a
+write moves the version, and the next search reads the scope again. Held in numpy
+arrays and a dict of strings to ints, which the garbage collector never walks; the
+scopes together stay within ``CAPACITY_BYTES``, the least recently searched dropped
+first. Thread-safe: searches run in worker threads.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Final
+
+import attrs
+import numpy as np
+
+from ...vocabulary._turns import let_loop_in
+from . import _schema as sql
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+    from ...vocabulary._families import Family
+
+#: FTS5's BM25 constants (``fts5_aux.c``).
+K1: Final = 1.2
+B: Final = 0.75
+
+#: Bytes of postings held over every scope of a store.
+CAPACITY_BYTES: Final = 64 * 1024 * 1024
+
+#: Scopes of more records keep the statement: reading and splitting every text of a
+#: scope is Python in a worker thread, once per write version.
+MOST_ROWS: Final = 32768
+
+#: Texts split per stretch while building (the GIL is given up between stretches).
+BUILD_CHUNK: Final = 2048
+
+#: FTS5's id of the record holding the table's row count and token totals.
+_AVERAGES_ID: Final = 1
+
+#: A term as the statement-free search can take it: what ``unicode61`` leaves as is.
+_PLAIN_TERM: Final = re.compile(r"[a-z0-9]+")
+_PLAIN_TEXT: Final = re.compile(r"[a-z0-9 ]*")
+
+
+@attrs.frozen
+class Totals:
+    """What BM25 reads of the whole FTS5 table: its rows and their tokens."""
+
+    rows: int
+    tokens: int
+
+    @property
+    def average_length(self) -> float:
+        return float(self.tokens) / float(self.rows) if self.rows else 0.0
+
+
+@attrs.frozen(eq=False)
+class ScopePostings:
+    """One scope's FTS5 rows as postings: ``rows`` ascending, each one's length in
+    tokens, and for each scoped term (``terms``: its id) a run of ``starts[id]`` ..
+    ``starts[id + 1]`` in ``positions`` (into ``rows``, ascending) and ``counts``."""
+
+    rows: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.float64]
+    terms: dict[str, int]
+    starts: npt.NDArray[np.int64]
+    positions: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.float64]
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.rows, self.lengths, self.starts, self.positions, self.counts)
+        return sum(array.nbytes for array in arrays) + 96 * len(self.terms)
+
+    def holders(self, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The positions of the rows holding a scoped term, and how often each holds it."""
+        found = self.terms.get(term)
+        if found is None:
+            return self.positions[:0], self.counts[:0]
+        start, end = self.starts[found], self.starts[found + 1]
+        return self.positions[start:end], self.counts[start:end]
+
+    def ranked(
+        self, terms: Sequence[str], limit: int, totals: Totals
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The positions of the best ``limit`` rows holding any of the scoped ``terms``
+        and their BM25 (lower is better), as ``ORDER BY rank LIMIT`` gives them."""
+        average = totals.average_length
+        scores = np.zeros(len(self.rows))
+        touched = np.zeros(len(self.rows), dtype=bool)
+        for term in terms:
+            positions, counts = self.holders(term)
+            held = len(positions)
+            idf = math.log((totals.rows - held + 0.5) / (held + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            lengths = self.lengths[positions]
+            # The same operations, in the same order, as fts5_aux.c's fts5Bm25Function.
+            scores[positions] += idf * (
+                (counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * lengths / average))
+            )
+            touched[positions] = True
+        candidates = np.flatnonzero(touched)
+        order = np.argsort(-scores[candidates], kind="stable")[:limit]
+        best = candidates[order]
+        return best, -1.0 * scores[best]
+
+    def matched(self, positions: npt.NDArray[np.int64], terms: Sequence[str]) -> list[int]:
+        """How many of the scoped ``terms`` each row at ``positions`` holds."""
+        held = np.zeros(len(positions), dtype=np.int64)
+        for term in terms:
+            holding = self.holders(term)[0]
+            if len(holding):
+                places = np.minimum(np.searchsorted(holding, positions), len(holding) - 1)
+                held += holding[places] == positions
+        return held.tolist()
+
+
+class PostingsCache:
+    """The held postings of a store's scopes, and each family's table totals."""
+
+    def __init__(self, capacity: int = CAPACITY_BYTES, most_rows: int = MOST_ROWS) -> None:
+        self._scopes: OrderedDict[tuple[Family, int], tuple[int, ScopePostings | None]] = (
+            OrderedDict()
+        )
+        self._totals: dict[Family, tuple[int, Totals]] = {}
+        self._bytes = 0
+        self._capacity = capacity
+        self.most_rows = most_rows
+        self._lock = threading.Lock()
+        #: Scopes read from the database (for tests and benchmarks).
+        self.builds = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def ready(self, family: Family, scope_key: int, version: int) -> bool:
+        """Whether a search of the scope at ``version`` needs no build first."""
+        kept = self._scopes.get((family, scope_key))
+        return kept is not None and kept[0] == version
+
+    def postings(
+        self, conn: sqlite3.Connection, family: Family, scope_key: int, version: int
+    ) -> ScopePostings | None:
+        """The scope's postings at ``version``, read now if not held; None when the scope
+        is not plain (the statement searches it)."""
+        where = (family, scope_key)
+        with self._lock:
+            kept = self._scopes.get(where)
+            if kept is not None and kept[0] == version:
+                self._scopes.move_to_end(where)
+                return kept[1]
+        found = read_postings(conn, family, scope_key)
+        with self._lock:
+            self.builds += 1
+            kept = self._scopes.get(where)
+            if kept is not None and kept[0] >= version:
+                return found  # a newer read landed meanwhile: keep that one
+            self._drop(where)
+            self._scopes[where] = (version, found)
+            self._bytes += 0 if found is None else found.nbytes
+            self._evict(where)
+        return found
+
+    def totals(self, conn: sqlite3.Connection, family: Family, epoch: int) -> Totals:
+        """The family's FTS5 table totals at the store's write ``epoch``."""
+        kept = self._totals.get(family)
+        if kept is not None and kept[0] == epoch:
+            return kept[1]
+        found = read_totals(conn, family)
+        with self._lock:
+            kept = self._totals.get(family)
+            if kept is None or kept[0] <= epoch:
+                self._totals[family] = (epoch, found)
+        return found
+
+    def _drop(self, where: tuple[Family, int]) -> None:
+        kept = self._scopes.pop(where, None)
+        if kept is not None and kept[1] is not None:
+            self._bytes -= kept[1].nbytes
+
+    def _evict(self, newest: tuple[Family, int]) -> None:
+        """Drop the least recently searched scopes until within capacity (never the one
+        just read)."""
+        for where in list(self._scopes):
+            if self._bytes <= self._capacity:
+                break
+            if where != newest:
+                self._drop(where)
+
+
+def plain_terms(terms: Sequence[str]) -> bool:
+    """Whether every query term is one the statement-free search can take."""
+    return all(_PLAIN_TERM.fullmatch(term) for term in terms)
+
+
+def read_totals(conn: sqlite3.Connection, family: Family) -> Totals:
+    """The FTS5 table's row count and token total, from its averages record: SQLite
+    varints, the rows then each column's tokens (``fts5_index.c``)."""
+    table = sql.FTS_TABLES[family]
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = ?", (_AVERAGES_ID,)).fetchone()
+    if row is None or not row[0]:
+        return Totals(0, 0)
+    values = varints(bytes(row[0]))
+    return Totals(values[0], values[1] if len(values) > 1 else 0)
+
+
+def varints(blob: bytes) -> list[int]:
+    """SQLite's variable-length integers, one after another (``sqlite3GetVarint``):
+    big-endian seven-bit groups, the ninth byte whole."""
+    values: list[int] = []
+    place = 0
+    while place < len(blob):
+        value = 0
+        for _ in range(8):
+            byte = blob[place]
+            place += 1
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        else:
+            value = (value << 8) | blob[place]
+            place += 1
+        values.append(value)
+    return values
+
+
+def read_postings(conn: sqlite3.Connection, family: Family, scope_key: int) -> ScopePostings | None:
+    """The scope's FTS5 rows as postings, from the table's stored texts; None when a
+    text holds a token that is not plain."""
+    table = sql.FTS_TABLES[family]
+    prefix = sql.term_prefix(scope_key)
+    found = conn.execute(
+        f"SELECT c.id, c.c0 FROM {table}_content c JOIN records r ON r.row = c.id"
+        " WHERE r.family = ? AND r.scope_key = ? ORDER BY c.id",
+        (family, scope_key),
+    ).fetchall()
+    ids: dict[str, int] = {}
+    term_ids: list[int] = []
+    lengths: list[int] = []
+    for start in range(0, len(found), BUILD_CHUNK):
+        texts = [text for _, text in found[start : start + BUILD_CHUNK]]
+        joined = " ".join(texts)
+        tokens = joined.split()
+        if not _PLAIN_TEXT.fullmatch(joined) or (" " + joined).count(" " + prefix) != len(tokens):
+            return None
+        lengths.extend(len(text.split()) for text in texts)
+        term_ids.extend([ids.setdefault(token, len(ids)) for token in tokens])
+        let_loop_in()
+    count = len(found)
+    rows = np.fromiter((row for row, _ in found), dtype=np.int64, count=count)
+    length_array = np.asarray(lengths, dtype=np.int64)
+    documents = np.repeat(np.arange(count, dtype=np.int64), length_array)
+    keys, counts = np.unique(np.asarray(term_ids, dtype=np.int64) * max(count, 1) + documents,
+                             return_counts=True)  # fmt: skip
+    term_of = keys // max(count, 1)
+    starts = np.searchsorted(term_of, np.arange(len(ids) + 1))
+    return ScopePostings(
+        rows,
+        length_array.astype(np.float64),
+        ids,
+        starts.astype(np.int64),
+        keys % max(count, 1),
+        counts.astype(np.float64),
+    )

@@ -1,0 +1,248 @@
+"""Held postings: the embedded store's full-text search from numpy arrays gives FTS5's
+own rows, BM25 scores, order and matched-term counts, and is read again after a write."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+
+import satchel
+from satchel.stores import SqliteStore
+from satchel.stores.sqlite import _postings, _rows, _search
+from satchel.stores.sqlite import _schema as sql
+from satchel.stores.testing import EMBEDDER
+from satchel.vocabulary._analysis import analyse_query
+from satchel.vocabulary._retrieval import PoolRequest
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+#: Few words, so texts share terms (ties, common terms, repeated terms, the rescue).
+WORDS = [f"w{n}" for n in range(40)] + ["apple", "river", "stone", "lamp", "harbour"]
+
+
+def _database(seed: int, scopes: int = 3) -> sqlite3.Connection:
+    """A store's schema holding random memory texts in ``scopes`` scopes, written the
+    way the store writes them."""
+    conn = sqlite3.connect(":memory:")
+    _rows.create_schema(conn)
+    chance = random.Random(seed)
+    for scope in range(scopes):
+        scope_key = _rows.ensure_scope(conn, f"s{scope}")
+        for n in range(chance.choice([5, 40, 300])):
+            size = chance.choice([0, 1, 3, 8, 20, 60])
+            # Skewed: low words are frequent, so some terms are common in the scope.
+            words = [WORDS[min(int(chance.expovariate(0.15)), len(WORDS) - 1)] for _ in range(size)]
+            _rows.insert(conn, "memory", scope_key, f"r{n}", 1, " ".join(words))
+    conn.commit()  # FTS5 writes its totals at the commit
+    return conn
+
+
+def _hits(
+    conn: sqlite3.Connection, scope_key: int, query: str, size: int, held: bool
+) -> _search.LexicalHits:
+    request = PoolRequest(analyse_query(query), None, size)
+    rows = conn.execute(
+        "SELECT df FROM term_stats WHERE family = 'memory' AND scope_key = ? AND term = ''",
+        (scope_key,),
+    ).fetchone()[0]
+    frequencies = _search.term_frequencies(conn, "memory", scope_key, request.query.terms)
+    kept = None
+    if held:
+        postings = _postings.read_postings(conn, "memory", scope_key)
+        assert postings is not None
+        kept = (postings, _postings.read_totals(conn, "memory"))
+    return _search.lexical_hits(conn, "memory", scope_key, request, rows, frequencies, kept)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_held_postings_rank_as_fts5_does(seed: int) -> None:
+    """Random scopes and queries (ties, terms held by most of a scope, repeated terms,
+    a rare term's rescue, pools smaller and larger than the matches): the same rows in
+    the same order, the same scores to the bit, the same matched-term counts."""
+    conn = _database(seed)
+    chance = random.Random(1000 + seed)
+    compared = 0
+    for scope_key in (1, 2, 3):
+        for _ in range(25):
+            query = " ".join(chance.sample(WORDS, chance.choice([1, 2, 4, 7])))
+            size = chance.choice([1, 4, 16, 64, 400])
+            statement = _hits(conn, scope_key, query, size, held=False)
+            held = _hits(conn, scope_key, query, size, held=True)
+            assert held.rows == statement.rows, (scope_key, query, size)
+            assert held.matches == statement.matches
+            assert (held.common, held.held) == (statement.common, statement.held)
+            # The statement's scores cross SQLite's JSON at 15 digits; a pool keeps float32.
+            assert [float(f"{score:.15g}") for score in held.scores] == statement.scores
+            assert np.array_equal(
+                np.asarray(held.scores, np.float32), np.asarray(statement.scores, np.float32)
+            )
+            compared += len(statement.rows)
+            _same_ranks_to_the_bit(conn, scope_key, query, size)
+    assert compared > 100
+
+
+def _same_ranks_to_the_bit(conn: sqlite3.Connection, scope_key: int, query: str, size: int) -> None:
+    """FTS5's own ``rank`` doubles, not through JSON, against the held postings'."""
+    prefix = sql.term_prefix(scope_key)
+    terms = [prefix + term for term in analyse_query(query).terms]
+    expression = " OR ".join(f'"{term}"' for term in terms)
+    exact = conn.execute(
+        "SELECT rowid, rank FROM fts_memory WHERE fts_memory MATCH ? ORDER BY rank LIMIT ?",
+        (expression, size),
+    ).fetchall()
+    postings = _postings.read_postings(conn, "memory", scope_key)
+    assert postings is not None
+    positions, scores = postings.ranked(terms, size, _postings.read_totals(conn, "memory"))
+    assert list(zip(postings.rows[positions].tolist(), scores.tolist(), strict=True)) == exact
+
+
+def test_the_rescue_and_ties_are_compared() -> None:
+    """The random cases above reach the rescue query and tied scores (else they would
+    prove less than they say)."""
+    conn = _database(3)
+    rescued = tied = 0
+    chance = random.Random(7)
+    for scope_key in (1, 2, 3):
+        for _ in range(60):
+            query = " ".join(chance.sample(WORDS, chance.choice([2, 4, 7])))
+            request = PoolRequest(analyse_query(query), None, chance.choice([1, 4, 16]))
+            frequencies = _search.term_frequencies(conn, "memory", scope_key, request.query.terms)
+            live = "SELECT count(*) FROM records WHERE scope_key = ? AND live = 1"
+            (rows,) = conn.execute(live, (scope_key,)).fetchone()
+            rescued += request.select_terms(frequencies, rows).rescue is not None
+            hits = _search.lexical_hits(conn, "memory", scope_key, request, rows, frequencies)
+            tied += len(set(hits.scores)) < len(hits.scores)
+    assert rescued
+    assert tied
+
+
+def test_table_totals_are_the_rows_and_tokens_of_every_scope() -> None:
+    """The averages record FTS5 keeps decodes to the table's rows and tokens."""
+    conn = _database(5)
+    texts = [text for (text,) in conn.execute("SELECT terms FROM fts_memory")]
+    totals = _postings.read_totals(conn, "memory")
+    assert totals == _postings.Totals(len(texts), sum(len(text.split()) for text in texts))
+
+
+def test_sqlite_varints_decode_every_width() -> None:
+    """One to nine bytes, the ninth whole."""
+    assert _postings.varints(bytes([0x05, 0x81, 0x00, 0xFF, 0x7F])) == [5, 128, 0x3FFF]
+    nine = bytes([0xFF] * 8 + [0xFF])
+    assert _postings.varints(nine) == [2**64 - 1]
+
+
+def test_a_scope_with_a_token_fts5_might_split_or_fold_is_not_held() -> None:
+    """A text whose terms are not plain ASCII letters and digits keeps the statement."""
+    conn = sqlite3.connect(":memory:")
+    _rows.create_schema(conn)
+    plain, other = _rows.ensure_scope(conn, "plain"), _rows.ensure_scope(conn, "other")
+    _rows.insert(conn, "memory", plain, "a", 1, "cafe river")
+    _rows.insert(conn, "memory", other, "a", 1, "café river")
+    conn.commit()
+    assert _postings.read_postings(conn, "memory", plain) is not None
+    assert _postings.read_postings(conn, "memory", other) is None
+    assert _postings.plain_terms(["river", "w2"])
+    assert not _postings.plain_terms(["river", "café"])
+
+
+def test_a_full_cache_drops_the_least_recently_searched_scope() -> None:
+    """Within its byte capacity, the scope searched last stays and the oldest goes."""
+    conn = _database(1, scopes=3)
+    sizes = [_postings.read_postings(conn, "memory", key) for key in (1, 2, 3)]
+    biggest = max(held.nbytes for held in sizes if held is not None)
+    cache = _postings.PostingsCache(capacity=2 * biggest)
+    for key in (1, 2, 1, 3):
+        cache.postings(conn, "memory", key, 0)
+    assert cache.ready("memory", 1, 0)
+    assert cache.ready("memory", 3, 0)
+    assert not cache.ready("memory", 2, 0)
+    assert cache.nbytes <= 2 * biggest
+    assert not cache.ready("memory", 1, 1)  # another write version reads again
+
+
+# -- in the store -----------------------------------------------------------------------
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path) -> AsyncIterator[tuple[SqliteStore, satchel.Runtime]]:
+    store = await SqliteStore.open(str(tmp_path / "p.db"))
+    async with satchel.open_runtime(store=store, embedder=EMBEDDER) as rt:
+        texts = ["the river stone", "a lamp by the river", "harbour lights", "stone harbour"]
+        await rt.add_memories("s", [satchel.MemoryEntry(text=text) for text in texts])
+        await rt.add_memories("t", [satchel.MemoryEntry(text="river river river")])
+        yield store, rt
+
+
+def _lexical(pool: satchel.vocabulary.Pool) -> tuple[list[int], list[float], list[int]]:
+    return pool.lexical_keys.tolist(), pool.lexical_scores.tolist(), pool.lexical_matches.tolist()
+
+
+async def _by_statement(store: SqliteStore, request: PoolRequest) -> object:
+    """The same search by FTS5's statement, the held postings set aside."""
+    held = store._postings
+    store._postings = _postings.PostingsCache(most_rows=0)
+    try:
+        return _lexical(await store.retrieve("memory", "s", request))
+    finally:
+        store._postings = held
+
+
+@pytest.mark.anyio
+async def test_a_store_searches_held_postings_until_a_write_moves_the_scope(
+    runtime: tuple[SqliteStore, satchel.Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second search of a scope runs no full-text statement and finds what the
+    statement finds; a write to the scope reads it again, new row included."""
+    store, rt = runtime
+    request = PoolRequest(analyse_query("river stone"), None, 16)
+    first = _lexical(await store.retrieve("memory", "s", request))
+    statements: list[object] = []
+    real = sql.lexical_search
+
+    def counted(*args: object, **kwargs: object) -> str:
+        statements.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sql, "lexical_search", counted)
+    assert _lexical(await store.retrieve("memory", "s", request)) == first
+    assert statements == []
+    assert store._postings.builds == 1
+    assert first == await _by_statement(store, request)
+    assert len(statements) == 1
+    await rt.add_memories("s", [satchel.MemoryEntry(text="a stone in the river")])
+    after = _lexical(await store.retrieve("memory", "s", request))
+    assert store._postings.builds == 2
+    assert len(after[0]) == len(first[0]) + 1
+    assert after == await _by_statement(store, request)
+
+
+@pytest.mark.anyio
+async def test_totals_follow_a_write_to_another_scope(
+    runtime: tuple[SqliteStore, satchel.Runtime],
+) -> None:
+    """BM25's totals are the whole table's: a write to another scope changes a held
+    scope's scores as it changes FTS5's."""
+    store, rt = runtime
+    request = PoolRequest(analyse_query("river stone"), None, 16)
+    before = _lexical(await store.retrieve("memory", "s", request))
+    await rt.add_memories("t", [satchel.MemoryEntry(text=f"other words {n}") for n in range(30)])
+    held = _lexical(await store.retrieve("memory", "s", request))
+    assert held[0] == before[0]
+    assert held[1] != before[1]
+    assert await _by_statement(store, request) == held
+
+
+def test_lexical_hits_from_held_postings_are_numpy_free_lists() -> None:
+    """The hits are plain lists of Python numbers, as the statement's are."""
+    conn = _database(2)
+    hits = _hits(conn, 1, "w1 w2 apple", 16, held=True)
+    assert all(type(row) is int for row in hits.rows)
+    assert all(type(score) is float for score in hits.scores)
+    assert all(type(count) is int for count in hits.matches)
+    assert np.all(np.diff(hits.scores) >= 0)
