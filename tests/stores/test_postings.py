@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -19,11 +19,18 @@ from satchel.vocabulary._analysis import analyse_query
 from satchel.vocabulary._retrieval import PoolRequest
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
 #: Few words, so texts share terms (ties, common terms, repeated terms, the rescue).
-WORDS = [f"w{n}" for n in range(40)] + ["apple", "river", "stone", "lamp", "harbour"]
+WORDS = [f"w{n}" for n in range(40)] + ["apple", "river", "stone", "harbour", "café", "東京"]
+
+
+def _word(chance: random.Random) -> str:
+    """Skewed: low words are frequent, so some terms are common in a scope."""
+    if chance.random() < 0.01:
+        return chance.choice(["café", "東京"])
+    return WORDS[min(int(chance.expovariate(0.15)), len(WORDS) - 1)]
 
 
 def _database(seed: int, scopes: int = 3) -> sqlite3.Connection:
@@ -36,8 +43,7 @@ def _database(seed: int, scopes: int = 3) -> sqlite3.Connection:
         scope_key = _rows.ensure_scope(conn, f"s{scope}")
         for n in range(chance.choice([5, 40, 300])):
             size = chance.choice([0, 1, 3, 8, 20, 60])
-            # Skewed: low words are frequent, so some terms are common in the scope.
-            words = [WORDS[min(int(chance.expovariate(0.15)), len(WORDS) - 1)] for _ in range(size)]
+            words = [_word(chance) for _ in range(size)]
             _rows.insert(conn, "memory", scope_key, f"r{n}", 1, " ".join(words))
     conn.commit()  # FTS5 writes its totals at the commit
     return conn
@@ -72,6 +78,7 @@ def test_held_postings_rank_as_fts5_does(seed: int) -> None:
         for _ in range(25):
             query = " ".join(chance.sample(WORDS, chance.choice([1, 2, 4, 7])))
             size = chance.choice([1, 4, 16, 64, 400])
+            _same_frequencies(conn, scope_key, query)
             statement = _hits(conn, scope_key, query, size, held=False)
             held = _hits(conn, scope_key, query, size, held=True)
             assert held.rows == statement.rows, (scope_key, query, size)
@@ -85,6 +92,16 @@ def test_held_postings_rank_as_fts5_does(seed: int) -> None:
             compared += len(statement.rows)
             _same_ranks_to_the_bit(conn, scope_key, query, size)
     assert compared > 100
+
+
+def _same_frequencies(conn: sqlite3.Connection, scope_key: int, query: str) -> None:
+    """The held postings count each query term's rows as ``term_stats`` does."""
+    terms = analyse_query(query).terms
+    postings = _postings.read_postings(conn, "memory", scope_key)
+    assert postings is not None
+    counted = _search.term_frequencies(conn, "memory", scope_key, terms)
+    assert postings.frequencies(sql.term_prefix(scope_key), terms) == counted
+    assert list(postings.frequencies(sql.term_prefix(scope_key), terms)) == list(counted)
 
 
 def _same_ranks_to_the_bit(conn: sqlite3.Connection, scope_key: int, query: str, size: int) -> None:
@@ -102,10 +119,17 @@ def _same_ranks_to_the_bit(conn: sqlite3.Connection, scope_key: int, query: str,
     assert list(zip(postings.rows[positions].tolist(), scores.tolist(), strict=True)) == exact
 
 
-def test_the_rescue_and_ties_are_compared() -> None:
-    """The random cases above reach the rescue query and tied scores (else they would
-    prove less than they say)."""
+def test_the_rescue_ties_and_other_letters_are_compared() -> None:
+    """The random cases above reach the rescue query, tied scores and held scopes with
+    non-ASCII terms (else they would prove less than they say)."""
     conn = _database(3)
+    accented = [
+        key
+        for key in (1, 2, 3)
+        if (held := _postings.read_postings(conn, "memory", key)) is not None
+        and any(not term.isascii() for term in held.terms)
+    ]
+    assert accented
     rescued = tied = 0
     chance = random.Random(7)
     for scope_key in (1, 2, 3):
@@ -137,32 +161,45 @@ def test_sqlite_varints_decode_every_width() -> None:
     assert _postings.varints(nine) == [2**64 - 1]
 
 
-def test_a_scope_with_a_token_fts5_might_split_or_fold_is_not_held() -> None:
-    """A text whose terms are not plain ASCII letters and digits keeps the statement."""
+def test_a_scope_whose_tokens_fts5_folds_or_splits_is_not_held() -> None:
+    """Plain ASCII terms are held; other letters are held once the index is found to
+    hold the very same terms; a token FTS5 folds (an upper-case letter) or splits (a
+    separator inside it) keeps the statement."""
     conn = sqlite3.connect(":memory:")
     _rows.create_schema(conn)
-    plain, other = _rows.ensure_scope(conn, "plain"), _rows.ensure_scope(conn, "other")
-    _rows.insert(conn, "memory", plain, "a", 1, "cafe river")
-    _rows.insert(conn, "memory", other, "a", 1, "café river")
+    texts = {"plain": "cafe river", "accented": "café 東京 river", "folded": "Café river",
+             "split": "caf·e river"}  # fmt: skip
+    keys = {name: _rows.ensure_scope(conn, name) for name in texts}
+    for name, text in texts.items():
+        _rows.insert(conn, "memory", keys[name], "a", 1, text)
     conn.commit()
-    assert _postings.read_postings(conn, "memory", plain) is not None
-    assert _postings.read_postings(conn, "memory", other) is None
-    assert _postings.plain_terms(["river", "w2"])
-    assert not _postings.plain_terms(["river", "café"])
+    held = {name: _postings.read_postings(conn, "memory", key) for name, key in keys.items()}
+    assert held["plain"] is not None
+    assert held["accented"] is not None
+    assert sorted(held["accented"].terms) == ["s2xcafé", "s2xriver", "s2x東京"]
+    assert held["folded"] is None
+    assert held["split"] is None
+    prefix = sql.term_prefix(keys["plain"])
+    assert _postings.answers(held["plain"], prefix, ["river", "lamp"])
+    assert not _postings.answers(held["plain"], prefix, ["river", "lämp"])
+    assert _postings.answers(held["accented"], sql.term_prefix(keys["accented"]), ["café"])
 
 
 def test_a_full_cache_drops_the_least_recently_searched_scope() -> None:
     """Within its byte capacity, the scope searched last stays and the oldest goes."""
     conn = _database(1, scopes=3)
-    sizes = [_postings.read_postings(conn, "memory", key) for key in (1, 2, 3)]
-    biggest = max(held.nbytes for held in sizes if held is not None)
-    cache = _postings.PostingsCache(capacity=2 * biggest)
+    sizes = {}
+    for key in (1, 2, 3):
+        held = _postings.read_postings(conn, "memory", key)
+        assert held is not None
+        sizes[key] = held.nbytes
+    cache = _postings.PostingsCache(capacity=sizes[1] + sizes[3])
     for key in (1, 2, 1, 3):
         cache.postings(conn, "memory", key, 0)
     assert cache.ready("memory", 1, 0)
     assert cache.ready("memory", 3, 0)
     assert not cache.ready("memory", 2, 0)
-    assert cache.nbytes <= 2 * biggest
+    assert cache.nbytes == sizes[1] + sizes[3]
     assert not cache.ready("memory", 1, 1)  # another write version reads again
 
 
@@ -197,24 +234,29 @@ async def _by_statement(store: SqliteStore, request: PoolRequest) -> object:
 async def test_a_store_searches_held_postings_until_a_write_moves_the_scope(
     runtime: tuple[SqliteStore, satchel.Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The second search of a scope runs no full-text statement and finds what the
-    statement finds; a write to the scope reads it again, new row included."""
+    """The second search of a scope runs no full-text statement (nor reads its terms'
+    counts) and finds what the statement finds; a write to the scope reads it again,
+    new row included."""
     store, rt = runtime
     request = PoolRequest(analyse_query("river stone"), None, 16)
     first = _lexical(await store.retrieve("memory", "s", request))
-    statements: list[object] = []
-    real = sql.lexical_search
+    statements: list[str] = []
 
-    def counted(*args: object, **kwargs: object) -> str:
-        statements.append(args)
-        return real(*args, **kwargs)
+    def counted(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: object, **kwargs: object) -> object:
+            statements.append(name)
+            return real(*args, **kwargs)
 
-    monkeypatch.setattr(sql, "lexical_search", counted)
+        return run
+
+    monkeypatch.setattr(sql, "lexical_search", counted("lexical", sql.lexical_search))
+    frequencies = counted("frequencies", _search.term_frequencies)
+    monkeypatch.setattr(_search, "term_frequencies", frequencies)
     assert _lexical(await store.retrieve("memory", "s", request)) == first
     assert statements == []
     assert store._postings.builds == 1
     assert first == await _by_statement(store, request)
-    assert len(statements) == 1
+    assert statements == ["frequencies", "lexical"]
     await rt.add_memories("s", [satchel.MemoryEntry(text="a stone in the river")])
     after = _lexical(await store.retrieve("memory", "s", request))
     assert store._postings.builds == 2

@@ -15,10 +15,15 @@ the table's rows and ``n(q)`` the rows holding the term (the scope's alone: its 
 carry its prefix). The sums here run in the same order over the same doubles, so the
 scores are the same bits; ties keep FTS5's order, row ascending.
 
-A scope is held only while it is *plain*: every indexed token its scope's prefix and
-ASCII lowercase letters and digits, so splitting its text on spaces gives exactly the
-tokens FTS5's ``unicode61`` tokenizer makes (no case folding or separator can differ).
-A scope with any other token, and a query with any other term, keeps the statement.
+The postings are the texts split on spaces, which must be the tokens FTS5's
+``unicode61`` tokenizer made of them. A scope whose every token is ASCII letters and
+digits (lowercase, as analysis leaves them) is so by construction. A scope with any
+other token (``café``) is held only once its distinct terms are found to be the very
+terms FTS5's index holds under the scope's prefix (read through an ``fts5vocab`` table
+in the connection's temporary schema): a token the tokenizer folded or split would be
+a term of one set and not of the other, since a folded token is a fixed point of the
+folding. A scope that fails keeps the statement; so does a query term the postings do
+not hold that is not plain (FTS5 might fold it onto a held one).
 
 Kept per (family, scope) for one write version of the scope (``SqliteStore.scope_version``)
 and the table's totals for one write epoch of the store, as the vector matrices are: a
@@ -70,6 +75,8 @@ _AVERAGES_ID: Final = 1
 #: A term as the statement-free search can take it: what ``unicode61`` leaves as is.
 _PLAIN_TERM: Final = re.compile(r"[a-z0-9]+")
 _PLAIN_TEXT: Final = re.compile(r"[a-z0-9 ]*")
+#: The first character past a prefix's ``x``: a scope's terms are ``[prefix, prefix_end)``.
+_PAST_PREFIX: Final = "y"
 
 
 @attrs.frozen
@@ -109,6 +116,16 @@ class ScopePostings:
             return self.positions[:0], self.counts[:0]
         start, end = self.starts[found], self.starts[found + 1]
         return self.positions[start:end], self.counts[start:end]
+
+    def frequencies(self, prefix: str, terms: Sequence[str]) -> dict[str, int]:
+        """How many of the scope's rows hold each of ``terms`` (unscoped; absent terms
+        left out), as ``term_stats`` counts them: FTS5's document frequencies."""
+        found = {}
+        for term in terms:
+            held = self.terms.get(prefix + term)
+            if held is not None:
+                found[term] = int(self.starts[held + 1] - self.starts[held])
+        return found
 
     def ranked(
         self, terms: Sequence[str], limit: int, totals: Totals
@@ -220,9 +237,10 @@ class PostingsCache:
                 self._drop(where)
 
 
-def plain_terms(terms: Sequence[str]) -> bool:
-    """Whether every query term is one the statement-free search can take."""
-    return all(_PLAIN_TERM.fullmatch(term) for term in terms)
+def answers(postings: ScopePostings, prefix: str, terms: Sequence[str]) -> bool:
+    """Whether held postings search ``terms`` as FTS5 would: each one held, or plain
+    (a term no row holds matches nothing in either)."""
+    return all(prefix + term in postings.terms or _PLAIN_TERM.fullmatch(term) for term in terms)
 
 
 def read_totals(conn: sqlite3.Connection, family: Family) -> Totals:
@@ -256,6 +274,22 @@ def varints(blob: bytes) -> list[int]:
     return values
 
 
+def _indexed_as_split(
+    conn: sqlite3.Connection, table: str, prefix: str, terms: dict[str, int]
+) -> bool:
+    """Whether the FTS5 index holds exactly ``terms`` under ``prefix``."""
+    vocabulary = f"{table}_terms"
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocabulary}"
+        f" USING fts5vocab(main, {table}, 'row')"
+    )
+    indexed = conn.execute(
+        f"SELECT term FROM temp.{vocabulary} WHERE term >= ? AND term < ?",
+        (prefix, prefix[:-1] + _PAST_PREFIX),
+    ).fetchall()
+    return len(indexed) == len(terms) and all(term in terms for (term,) in indexed)
+
+
 def read_postings(conn: sqlite3.Connection, family: Family, scope_key: int) -> ScopePostings | None:
     """The scope's FTS5 rows as postings, from the table's stored texts; None when a
     text holds a token that is not plain."""
@@ -269,15 +303,19 @@ def read_postings(conn: sqlite3.Connection, family: Family, scope_key: int) -> S
     ids: dict[str, int] = {}
     term_ids: list[int] = []
     lengths: list[int] = []
+    plain = True
     for start in range(0, len(found), BUILD_CHUNK):
         texts = [text for _, text in found[start : start + BUILD_CHUNK]]
         joined = " ".join(texts)
         tokens = joined.split()
-        if not _PLAIN_TEXT.fullmatch(joined) or (" " + joined).count(" " + prefix) != len(tokens):
-            return None
+        if (" " + joined).count(" " + prefix) != len(tokens):
+            return None  # a token without the prefix: the tokenizer split one
+        plain = plain and _PLAIN_TEXT.fullmatch(joined) is not None
         lengths.extend(len(text.split()) for text in texts)
         term_ids.extend([ids.setdefault(token, len(ids)) for token in tokens])
         let_loop_in()
+    if not plain and not _indexed_as_split(conn, table, prefix, ids):
+        return None
     count = len(found)
     rows = np.fromiter((row for row, _ in found), dtype=np.int64, count=count)
     length_array = np.asarray(lengths, dtype=np.int64)

@@ -18,7 +18,7 @@ from ...vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
 from ...vocabulary._turns import let_loop_in
 from .._rules import columns_from
 from . import _schema as sql
-from ._postings import plain_terms
+from ._postings import answers
 from ._vectors import VectorMatrix, from_blobs
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def lexical_hits(
     request: PoolRequest,
     rows: int,
     frequencies: Mapping[str, int],
-    held: tuple[ScopePostings | None, Totals] | None = None,
+    held: tuple[ScopePostings, Totals] | None = None,
 ) -> LexicalHits:
     """The full-text search ``request.select_terms`` asks for, ranked by FTS5's BM25
     over the scope's own terms, given ``frequencies`` (:func:`term_frequencies`).
@@ -85,7 +85,8 @@ def lexical_hits(
     prefix = sql.term_prefix(scope_key)
     if held is not None:
         postings, totals = held
-        if postings is not None and plain_terms(request.query.terms):
+        searched = (*selection.terms, *(() if selection.rescue is None else (selection.rescue,)))
+        if answers(postings, prefix, searched):
             return _held_hits(postings, totals, prefix, selection, frequencies)
     match = match_expression([prefix + term for term in selection.terms])
     tokens = [f" {prefix}{term} " for term in frequencies if term not in selection.common]

@@ -518,10 +518,14 @@ class SqliteStore:
         held_rows = scope_rows <= self._postings.most_rows
 
         def work(conn: sqlite3.Connection) -> Pool:
-            frequencies = search.term_frequencies(conn, family, scope_key, request.query.terms)
+            held = self._held(conn, family, scope_key, (version, epoch)) if held_rows else None
+            terms = request.query.terms
+            if held is None:
+                frequencies = search.term_frequencies(conn, family, scope_key, terms)
+            else:  # the same counts: the held postings are the FTS5 table's
+                frequencies = held[0].frequencies(sql.term_prefix(scope_key), terms)
             ranking = request.vector_for(frequencies, scope_rows)
             nearest = self._start_nearest(conn, family, scope_key, ranking, request.size)
-            held = self._held(conn, family, scope_key, (version, epoch)) if held_rows else None
             lexical = search.lexical_hits(
                 conn, family, scope_key, request, scope_rows, frequencies, held
             )
@@ -811,7 +815,7 @@ class SqliteStore:
 
     def _held(
         self, conn: sqlite3.Connection, family: Family, scope_key: int, at: tuple[int, int]
-    ) -> tuple[ScopePostings | None, Totals] | None:
+    ) -> tuple[ScopePostings, Totals] | None:
         """The scope's held postings at its write version and the family's FTS5 totals
         at the store's write epoch (``at``), read first if not held; None when the
         scope is not plain."""
