@@ -6,9 +6,11 @@ import random
 import re
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from satchel.builder import _selection
 from satchel.builder._selection import KEY_CHARS, distinct, normalised
 from satchel.vocabulary._limits import Limits
 from satchel.vocabulary._requests import Section
@@ -165,3 +167,21 @@ def random_candidates(rng: random.Random) -> Candidates:
     ]
     experiences = [experience(f"x{n}", said(rng.choice(SAYINGS), rng)) for n in range(4)]
     return {"memory": memories, "experience": experiences}
+
+
+def test_a_text_is_normalised_once_and_the_kept_keys_stay_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fitting the same evidence again normalises none of it; past ``KEYS_KEPT`` texts
+    the oldest keys go, and a text normalised again gives the same key."""
+    calls: list[str] = []
+    monkeypatch.setattr(_selection, "_keys", {})
+    monkeypatch.setattr(_selection, "normalised", lambda text: calls.append(text) or text.lower())
+    assert _selection._key_of("Deploy is green") == "deploy is green"
+    assert _selection._key_of("Deploy is green") == "deploy is green"
+    assert calls == ["Deploy is green"]
+    for n in range(_selection.KEYS_KEPT + 1):
+        _selection._key_of(f"text {n}")
+    assert len(_selection._keys) <= _selection.KEYS_KEPT
+    assert "Deploy is green" not in _selection._keys
+    assert _selection._key_of("Deploy is green") == "deploy is green"
