@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 import re
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,6 +16,9 @@ from satchel.vocabulary._limits import Limits
 from satchel.vocabulary._requests import Section
 
 from .factories import Candidates, build, entry_ids, experience, memory, resource, topic
+
+if TYPE_CHECKING:
+    import pytest
 
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 #: Few distinct sayings, so random packs repeat them often.
