@@ -179,7 +179,12 @@ def test_a_text_is_normalised_once_and_the_kept_keys_stay_bounded(
     the oldest keys go, and a text normalised again gives the same key."""
     calls: list[str] = []
     monkeypatch.setattr(_selection, "_keys", {})
-    monkeypatch.setattr(_selection, "normalised", lambda text: calls.append(text) or text.lower())
+
+    def lowered(text: str) -> str:
+        calls.append(text)
+        return text.lower()
+
+    monkeypatch.setattr(_selection, "normalised", lowered)
     assert _selection._key_of("Deploy is green") == "deploy is green"
     assert _selection._key_of("Deploy is green") == "deploy is green"
     assert calls == ["Deploy is green"]
