@@ -132,35 +132,39 @@ class ScopePostings:
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """The positions of the best ``limit`` rows holding any of the scoped ``terms``
         and their BM25 (lower is better), as ``ORDER BY rank LIMIT`` gives them."""
+        held = [self.holders(term) for term in terms]
+        positions = np.concatenate([found for found, _ in held])
+        counts = np.concatenate([count for _, count in held])
+        idf = np.repeat([_idf(totals.rows, len(found)) for found, _ in held],
+                        [len(found) for found, _ in held])  # fmt: skip
+        lengths = self.lengths[positions]
+        # The same operations as fts5_aux.c's fts5Bm25Function, element by element; a
+        # row's terms add up in the query's order, as there (bincount adds in input
+        # order), from 0.0, and a term a row lacks adds nothing there either.
         average = totals.average_length
-        scores = np.zeros(len(self.rows))
-        touched = np.zeros(len(self.rows), dtype=bool)
-        for term in terms:
-            positions, counts = self.holders(term)
-            held = len(positions)
-            idf = math.log((totals.rows - held + 0.5) / (held + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            lengths = self.lengths[positions]
-            # The same operations, in the same order, as fts5_aux.c's fts5Bm25Function.
-            scores[positions] += idf * (
-                (counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * lengths / average))
-            )
-            touched[positions] = True
-        candidates = np.flatnonzero(touched)
+        terms_scores = idf * (
+            (counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * lengths / average))
+        )
+        scores = np.bincount(positions, terms_scores, minlength=len(self.rows))
+        candidates = np.unique(positions)
         order = np.argsort(-scores[candidates], kind="stable")[:limit]
         best = candidates[order]
         return best, -1.0 * scores[best]
 
     def matched(self, positions: npt.NDArray[np.int64], terms: Sequence[str]) -> list[int]:
         """How many of the scoped ``terms`` each row at ``positions`` holds."""
-        held = np.zeros(len(positions), dtype=np.int64)
-        for term in terms:
-            holding = self.holders(term)[0]
-            if len(holding):
-                places = np.minimum(np.searchsorted(holding, positions), len(holding) - 1)
-                held += holding[places] == positions
-        return held.tolist()
+        holding = [self.holders(term)[0] for term in terms]
+        if not holding:
+            return [0] * len(positions)
+        # A row is in a term's postings once, so counting its places counts its terms.
+        held = np.bincount(np.concatenate(holding), minlength=len(self.rows))
+        return held[positions].tolist()  # type: ignore[no-any-return]
+
+
+def _idf(rows: int, held: int) -> float:
+    """FTS5's IDF of a term ``held`` by that many of the table's ``rows``."""
+    idf = math.log((rows - held + 0.5) / (held + 0.5))
+    return 1e-6 if idf <= 0.0 else idf
 
 
 class PostingsCache:
