@@ -195,12 +195,32 @@ def test_a_full_cache_drops_the_least_recently_searched_scope() -> None:
         sizes[key] = held.nbytes
     cache = _postings.PostingsCache(capacity=sizes[1] + sizes[3])
     for key in (1, 2, 1, 3):
-        cache.postings(conn, "memory", key, 0)
-    assert cache.ready("memory", 1, 0)
-    assert cache.ready("memory", 3, 0)
-    assert not cache.ready("memory", 2, 0)
+        while cache.postings(conn, "memory", key, (0, 0)) is None:  # due at the 2nd search
+            pass
+    assert cache.ready("memory", 1, 0, 0)
+    assert cache.ready("memory", 3, 0, 0)
     assert cache.nbytes == sizes[1] + sizes[3]
-    assert not cache.ready("memory", 1, 1)  # another write version reads again
+    assert cache.postings(conn, "memory", 2, (0, 0)) is None  # dropped: counted again
+    assert not cache.ready("memory", 2, 0, 0)  # the next search reads it
+    assert cache.postings(conn, "memory", 1, (1, 0)) is None  # another write version
+
+
+def test_a_scope_is_read_once_searched_as_often_as_its_size_asks() -> None:
+    """A scope is read at its ``1 + rows // ROWS_PER_SEARCH``-th search at one write
+    version, counted afresh at each version: a scope written between every two
+    searches is never read."""
+    conn = _database(1, scopes=1)
+    cache = _postings.PostingsCache()
+    rows = 2 * _postings.ROWS_PER_SEARCH + 7  # three statement searches first
+    for version in (0, 1):
+        for _ in range(3):
+            assert cache.ready("memory", 1, version, rows)
+            assert cache.postings(conn, "memory", 1, (version, rows)) is None
+        assert not cache.ready("memory", 1, version, rows)
+    assert cache.builds == 0
+    assert cache.postings(conn, "memory", 1, (1, rows)) is not None
+    assert cache.ready("memory", 1, 1, rows)
+    assert cache.builds == 1
 
 
 # -- in the store -----------------------------------------------------------------------
@@ -220,7 +240,9 @@ def _lexical(pool: satchel.vocabulary.Pool) -> tuple[list[int], list[float], lis
     return pool.lexical_keys.tolist(), pool.lexical_scores.tolist(), pool.lexical_matches.tolist()
 
 
-async def _by_statement(store: SqliteStore, request: PoolRequest) -> object:
+async def _by_statement(
+    store: SqliteStore, request: PoolRequest
+) -> tuple[list[int], list[float], list[int]]:
     """The same search by FTS5's statement, the held postings set aside."""
     held = store._postings
     store._postings = _postings.PostingsCache(most_rows=0)
@@ -239,7 +261,7 @@ async def test_a_store_searches_held_postings_until_a_write_moves_the_scope(
     new row included."""
     store, rt = runtime
     request = PoolRequest(analyse_query("river stone"), None, 16)
-    first = _lexical(await store.retrieve("memory", "s", request))
+    first = await _by_statement(store, request)
     statements: list[str] = []
 
     def counted(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
@@ -252,16 +274,18 @@ async def test_a_store_searches_held_postings_until_a_write_moves_the_scope(
     monkeypatch.setattr(sql, "lexical_search", counted("lexical", sql.lexical_search))
     frequencies = counted("frequencies", _search.term_frequencies)
     monkeypatch.setattr(_search, "term_frequencies", frequencies)
-    assert _lexical(await store.retrieve("memory", "s", request)) == first
-    assert statements == []
-    assert store._postings.builds == 1
-    assert first == await _by_statement(store, request)
+    assert _lexical(await store.retrieve("memory", "s", request)) == first  # by statement
     assert statements == ["frequencies", "lexical"]
+    assert _lexical(await store.retrieve("memory", "s", request)) == first  # read, held
+    assert _lexical(await store.retrieve("memory", "s", request)) == first
+    assert statements == ["frequencies", "lexical"]
+    assert store._postings.builds == 1
     await rt.add_memories("s", [satchel.MemoryEntry(text="a stone in the river")])
-    after = _lexical(await store.retrieve("memory", "s", request))
-    assert store._postings.builds == 2
+    after = await _by_statement(store, request)
     assert len(after[0]) == len(first[0]) + 1
-    assert after == await _by_statement(store, request)
+    for _ in range(3):
+        assert _lexical(await store.retrieve("memory", "s", request)) == after
+    assert store._postings.builds == 2
 
 
 @pytest.mark.anyio
@@ -272,9 +296,12 @@ async def test_totals_follow_a_write_to_another_scope(
     scope's scores as it changes FTS5's."""
     store, rt = runtime
     request = PoolRequest(analyse_query("river stone"), None, 16)
-    before = _lexical(await store.retrieve("memory", "s", request))
+    for _ in range(3):
+        before = _lexical(await store.retrieve("memory", "s", request))
+    assert store._postings.builds == 1
     await rt.add_memories("t", [satchel.MemoryEntry(text=f"other words {n}") for n in range(30)])
     held = _lexical(await store.retrieve("memory", "s", request))
+    assert store._postings.builds == 1  # the scope's own version did not move
     assert held[0] == before[0]
     assert held[1] != before[1]
     assert await _by_statement(store, request) == held

@@ -66,8 +66,17 @@ CAPACITY_BYTES: Final = 64 * 1024 * 1024
 #: scope is Python in a worker thread, once per write version.
 MOST_ROWS: Final = 32768
 
-#: Texts split per stretch while building (the GIL is given up between stretches).
-BUILD_CHUNK: Final = 2048
+#: Texts split per stretch while building (the GIL is given up between stretches):
+#: about a millisecond of Python.
+BUILD_CHUNK: Final = 256
+
+#: Rows of a scope per search its postings must pay back: a scope is read into the
+#: process once it was searched ``1 + rows // ROWS_PER_SEARCH`` times by the statement
+#: at one write version. Reading costs about 4 us a row (40 ms at 10,000 rows); a
+#: search from held postings saves a few hundred microseconds to a millisecond. So a
+#: scope written between every two searches is never read, and a conversation's scope
+#: is read at its second search.
+ROWS_PER_SEARCH: Final = 512
 
 #: FTS5's id of the record holding the table's row count and token totals.
 _AVERAGES_ID: Final = 1
@@ -175,6 +184,8 @@ class PostingsCache:
             OrderedDict()
         )
         self._totals: dict[Family, tuple[int, Totals]] = {}
+        # Searches by the statement at a write version, per scope not held at it.
+        self._searched: dict[tuple[Family, int], tuple[int, int]] = {}
         self._bytes = 0
         self._capacity = capacity
         self.most_rows = most_rows
@@ -186,25 +197,35 @@ class PostingsCache:
     def nbytes(self) -> int:
         return self._bytes
 
-    def ready(self, family: Family, scope_key: int, version: int) -> bool:
-        """Whether a search of the scope at ``version`` needs no build first."""
-        kept = self._scopes.get((family, scope_key))
-        return kept is not None and kept[0] == version
+    def ready(self, family: Family, scope_key: int, version: int, rows: int) -> bool:
+        """Whether a search of the scope (of ``rows`` records) at ``version`` reads no
+        postings first: they are held, or not due yet."""
+        where = (family, scope_key)
+        kept = self._scopes.get(where)
+        return (kept is not None and kept[0] == version) or not self._due(where, version, rows)
 
     def postings(
-        self, conn: sqlite3.Connection, family: Family, scope_key: int, version: int
+        self, conn: sqlite3.Connection, family: Family, scope_key: int, at: tuple[int, int]
     ) -> ScopePostings | None:
-        """The scope's postings at ``version``, read now if not held; None when the scope
-        is not plain (the statement searches it)."""
+        """The scope's postings at its write version, read now if they are due
+        (``at``: the version and the scope's rows); None when they are not held (the
+        statement searches it)."""
         where = (family, scope_key)
+        version, rows = at
         with self._lock:
             kept = self._scopes.get(where)
             if kept is not None and kept[0] == version:
                 self._scopes.move_to_end(where)
                 return kept[1]
+            if not self._due(where, version, rows):
+                searched = self._searched.get(where)
+                done = searched[1] if searched is not None and searched[0] == version else 0
+                self._searched[where] = (version, done + 1)
+                return None
         found = read_postings(conn, family, scope_key)
         with self._lock:
             self.builds += 1
+            self._searched.pop(where, None)
             kept = self._scopes.get(where)
             if kept is not None and kept[0] >= version:
                 return found  # a newer read landed meanwhile: keep that one
@@ -225,6 +246,12 @@ class PostingsCache:
             if kept is None or kept[0] <= epoch:
                 self._totals[family] = (epoch, found)
         return found
+
+    def _due(self, where: tuple[Family, int], version: int, rows: int) -> bool:
+        """Whether the scope's postings are to be read at this search."""
+        searched = self._searched.get(where)
+        done = searched[1] if searched is not None and searched[0] == version else 0
+        return done >= 1 + rows // ROWS_PER_SEARCH
 
     def _drop(self, where: tuple[Family, int]) -> None:
         kept = self._scopes.pop(where, None)

@@ -518,7 +518,11 @@ class SqliteStore:
         held_rows = scope_rows <= self._postings.most_rows
 
         def work(conn: sqlite3.Connection) -> Pool:
-            held = self._held(conn, family, scope_key, (version, epoch)) if held_rows else None
+            held = (
+                self._held(conn, family, scope_key, (version, epoch, scope_rows))
+                if held_rows
+                else None
+            )
             terms = request.query.terms
             if held is None:
                 frequencies = search.term_frequencies(conn, family, scope_key, terms)
@@ -556,7 +560,7 @@ class SqliteStore:
                 or not rules(family).vector_channel
                 or self._vectors.loaded(family, scope_key)
             )
-            and (not held_rows or self._postings.ready(family, scope_key, version))
+            and (not held_rows or self._postings.ready(family, scope_key, version, scope_rows))
         )
         if inline:
             return await self._read("retrieve", work, inline=True)
@@ -814,13 +818,13 @@ class SqliteStore:
         return self._vectors.start_nearest(conn, family, scope_key, vector, k)
 
     def _held(
-        self, conn: sqlite3.Connection, family: Family, scope_key: int, at: tuple[int, int]
+        self, conn: sqlite3.Connection, family: Family, scope_key: int, at: tuple[int, int, int]
     ) -> tuple[ScopePostings, Totals] | None:
         """The scope's held postings at its write version and the family's FTS5 totals
-        at the store's write epoch (``at``), read first if not held; None when the
-        scope is not plain."""
-        version, epoch = at
-        postings = self._postings.postings(conn, family, scope_key, version)
+        at the store's write epoch (``at``, with the scope's rows), read first when due;
+        None when not held (``_postings``)."""
+        version, epoch, rows = at
+        postings = self._postings.postings(conn, family, scope_key, (version, rows))
         if postings is None:
             return None
         return postings, self._postings.totals(conn, family, epoch)
