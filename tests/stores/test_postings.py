@@ -223,6 +223,19 @@ def test_a_scope_is_read_once_searched_as_often_as_its_size_asks() -> None:
     assert cache.builds == 1
 
 
+def test_the_searches_counted_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``COUNTED_SCOPES`` scopes the counts start again."""
+    monkeypatch.setattr(_postings, "COUNTED_SCOPES", 3)
+    conn = _database(1, scopes=1)
+    cache = _postings.PostingsCache()
+    for key in range(3):
+        cache.postings(conn, "memory", key, (0, 0))
+    assert not cache.ready("memory", 2, 0, 0)
+    cache.postings(conn, "memory", 9, (0, 0))  # the fourth: counting starts again
+    assert cache.ready("memory", 2, 0, 0)
+    assert not cache.ready("memory", 9, 0, 0)
+
+
 # -- in the store -----------------------------------------------------------------------
 
 

@@ -78,6 +78,10 @@ BUILD_CHUNK: Final = 256
 #: is read at its second search.
 ROWS_PER_SEARCH: Final = 512
 
+#: Scopes whose statement searches are counted; past it the counts start again (a
+#: store of many scopes keeps no unbounded tally).
+COUNTED_SCOPES: Final = 65536
+
 #: FTS5's id of the record holding the table's row count and token totals.
 _AVERAGES_ID: Final = 1
 
@@ -220,6 +224,8 @@ class PostingsCache:
             if not self._due(where, version, rows):
                 searched = self._searched.get(where)
                 done = searched[1] if searched is not None and searched[0] == version else 0
+                if len(self._searched) >= COUNTED_SCOPES:
+                    self._searched.clear()
                 self._searched[where] = (version, done + 1)
                 return None
         found = read_postings(conn, family, scope_key)
