@@ -70,13 +70,15 @@ MOST_ROWS: Final = 32768
 #: about a millisecond of Python.
 BUILD_CHUNK: Final = 256
 
-#: Rows of a scope per search its postings must pay back: a scope is read into the
-#: process once it was searched ``1 + rows // ROWS_PER_SEARCH`` times by the statement
-#: at one write version. Reading costs about 4 us a row (40 ms at 10,000 rows); a
-#: search from held postings saves a few hundred microseconds to a millisecond. So a
-#: scope written between every two searches is never read, and a conversation's scope
-#: is read at its second search.
-ROWS_PER_SEARCH: Final = 512
+#: Rows of a scope per statement search before its postings are read: a scope is read
+#: once the statement searched it ``1 + rows // ROWS_PER_SEARCH`` times at one write
+#: version, when the
+#: statement has cost about what reading would (renting until the rent reaches the
+#: price: never more than twice the better choice's cost). Measured (CPU): reading
+#: costs 4-7 us a row (1.6-2.8 ms at 369-605 rows, 46 ms at 10,000) and a search by the
+#: statement 0.41-0.54 ms, by held postings 0.12-0.14 ms. A scope written between
+#: every two searches is never read.
+ROWS_PER_SEARCH: Final = 100
 
 #: Scopes whose statement searches are counted; past it the counts start again (a
 #: store of many scopes keeps no unbounded tally).
