@@ -779,10 +779,13 @@ class SqliteStore:
 
         def after(written: rows.Write) -> None:
             self._scope_keys[written.scope_id] = written.scope_key
-            self._versions[written.scope_id] = self._versions.get(written.scope_id, 0) + 1
+            before = self._versions.get(written.scope_id, 0)
+            self._versions[written.scope_id] = before + 1
             self._epoch += 1
             if written.family is None:
                 return
+            versions = (before, before + 1)
+            self._postings.follow(written.record_family, written.scope_key, versions, written)
             if written.removed_rows:
                 self._evidence.retire(written.removed_rows)
             count = (written.record_family, written.scope_key)
