@@ -25,12 +25,14 @@ a term of one set and not of the other, since a folded token is a fixed point of
 folding. A scope that fails keeps the statement; so does a query term the postings do
 not hold that is not plain (FTS5 might fold it onto a held one).
 
-Kept per (family, scope) for one write version of the scope (``SqliteStore.scope_version``)
-and the table's totals for one write epoch of the store, as the vector matrices are: a
-write moves the version, and the next search reads the scope again. Held in numpy
-arrays and a dict of strings to ints, which the garbage collector never walks; the
-scopes together stay within ``CAPACITY_BYTES``, the least recently searched dropped
-first. Thread-safe: searches run in worker threads.
+Kept per (family, scope) for one write version of the scope
+(``SqliteStore.scope_version``) and the table's totals for one write epoch of the
+store, as the vector matrices are: a write of this process to the scope patches the
+postings to its new version (:meth:`ScopePostings.patched`); any other change leaves
+them stale, and the statement searches until they are due again (``ROWS_PER_SEARCH``).
+Held in numpy arrays and a dict of strings to ints, which the garbage collector never
+walks; the scopes together stay within ``CAPACITY_BYTES``, the least recently searched
+dropped first. Thread-safe: searches run in worker threads, writes commit in another.
 """
 
 from __future__ import annotations
@@ -72,13 +74,13 @@ MOST_ROWS: Final = 32768
 BUILD_CHUNK: Final = 256
 
 #: Rows of a scope per statement search before its postings are read: a scope is read
-#: once the statement searched it ``1 + rows // ROWS_PER_SEARCH`` times at one write
-#: version, when the
-#: statement has cost about what reading would (renting until the rent reaches the
-#: price: never more than twice the better choice's cost). Measured (CPU): reading
-#: costs 4-7 us a row (1.6-2.8 ms at 369-605 rows, 46 ms at 10,000) and a search by the
-#: statement 0.41-0.54 ms, by held postings 0.12-0.14 ms. A scope written between
-#: every two searches is never read.
+#: once the statement searched it ``1 + rows // ROWS_PER_SEARCH`` times since its
+#: postings were last held, when the statement has cost about what reading would
+#: (renting until the rent reaches the price: never more than twice the better
+#: choice's cost). Held postings follow the process's own writes, so a scope written
+#: between searches is read once, not at every write. Measured (CPU): reading costs
+#: 4-7 us a row (1.6-2.8 ms at 369-605 rows, 46 ms at 10,000) and a search by the
+#: statement 0.41-0.54 ms, by held postings 0.12-0.14 ms.
 ROWS_PER_SEARCH: Final = 100
 
 #: Held postings of at most this many rows follow a write of their scope at once, on
@@ -239,8 +241,8 @@ class PostingsCache:
             OrderedDict()
         )
         self._totals: dict[Family, tuple[int, Totals]] = {}
-        # Searches by the statement at a write version, per scope not held at it.
-        self._searched: dict[tuple[Family, int], tuple[int, int]] = {}
+        # Searches by the statement since the scope's postings were last read or held.
+        self._searched: dict[tuple[Family, int], int] = {}
         self._bytes = 0
         self._capacity = capacity
         self.most_rows = most_rows
@@ -257,7 +259,7 @@ class PostingsCache:
         postings first: they are held, or not due yet."""
         where = (family, scope_key)
         kept = self._scopes.get(where)
-        return (kept is not None and kept[0] == version) or not self._due(where, version, rows)
+        return (kept is not None and kept[0] == version) or not self._due(where, rows)
 
     def postings(
         self, conn: sqlite3.Connection, family: Family, scope_key: int, at: tuple[int, int]
@@ -272,12 +274,10 @@ class PostingsCache:
             if kept is not None and kept[0] == version:
                 self._scopes.move_to_end(where)
                 return kept[1]
-            if not self._due(where, version, rows):
-                searched = self._searched.get(where)
-                done = searched[1] if searched is not None and searched[0] == version else 0
+            if not self._due(where, rows):
                 if len(self._searched) >= COUNTED_SCOPES:
                     self._searched.clear()
-                self._searched[where] = (version, done + 1)
+                self._searched[where] = self._searched.get(where, 0) + 1
                 return None
         found = read_postings(conn, family, scope_key)
         with self._lock:
@@ -330,11 +330,9 @@ class PostingsCache:
                 self._totals[family] = (epoch, found)
         return found
 
-    def _due(self, where: tuple[Family, int], version: int, rows: int) -> bool:
+    def _due(self, where: tuple[Family, int], rows: int) -> bool:
         """Whether the scope's postings are to be read at this search."""
-        searched = self._searched.get(where)
-        done = searched[1] if searched is not None and searched[0] == version else 0
-        return done >= 1 + rows // ROWS_PER_SEARCH
+        return self._searched.get(where, 0) >= 1 + rows // ROWS_PER_SEARCH
 
     def _drop(self, where: tuple[Family, int]) -> None:
         kept = self._scopes.pop(where, None)
