@@ -75,17 +75,18 @@ BUILD_CHUNK: Final = 256
 
 #: Rows of a scope per statement search before its postings are read: a scope is read
 #: once the statement searched it ``1 + rows // ROWS_PER_SEARCH`` times since its
-#: postings were last held, when the statement has cost about what reading would
-#: (renting until the rent reaches the price: never more than twice the better
-#: choice's cost). Held postings follow the process's own writes, so a scope written
-#: between searches is read once, not at every write. Measured (CPU): reading costs
-#: 4-7 us a row (1.6-2.8 ms at 369-605 rows, 46 ms at 10,000) and a search by the
-#: statement 0.41-0.54 ms, by held postings 0.12-0.14 ms.
-ROWS_PER_SEARCH: Final = 100
+#: postings were last held, about when the statement has cost what reading costs
+#: (renting until the rent reaches the price: never far from twice the better choice's
+#: cost). Held postings follow the process's own writes, so a scope written between
+#: searches is read once, not at every write. Measured (``python -m bench postings``,
+#: CPU): reading costs 4-6 us a row, as much as 4 statement searches at 400 rows, 9 at
+#: 2,000 and 35 at 10,000 (on LoCoMo's conversations, 3-7 at 369-605 rows).
+ROWS_PER_SEARCH: Final = 200
 
 #: Held postings of at most this many rows follow a write of their scope at once, on
-#: the thread that committed it (measured: 0.14 ms at 419 rows, 1.2 ms at 10,000,
-#: against 2.8 and 46 ms to read the scope again); larger ones are dropped.
+#: the thread that committed it (``python -m bench postings``: 0.16 ms at 400 rows,
+#: 2.1 ms at 10,000, against 2.0 and 56 ms to read the scope again); larger ones are
+#: dropped.
 PATCH_ROWS: Final = MOST_ROWS
 
 #: Scopes whose statement searches are counted; past it the counts start again (a
