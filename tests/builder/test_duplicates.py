@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from satchel.builder import _selection
+from satchel.builder._fitting import FitMemo
 from satchel.builder._selection import KEY_CHARS, distinct, normalised
 from satchel.vocabulary._limits import Limits
 from satchel.vocabulary._requests import Section
@@ -193,3 +194,11 @@ def test_a_text_is_normalised_once_and_the_kept_keys_stay_bounded(
     assert len(_selection._keys) <= _selection.KEYS_KEPT
     assert "Deploy is green" not in _selection._keys
     assert _selection._key_of("Deploy is green") == "deploy is green"
+
+
+def test_discarding_a_scope_s_encodings_drops_every_kept_key() -> None:
+    """After an erase no kept dedup key holds the erased text (keys are kept by text)."""
+    _selection._key_of("my secret plan")
+    assert "my secret plan" in _selection._keys
+    FitMemo(Limits()).discard("s")
+    assert "my secret plan" not in _selection._keys

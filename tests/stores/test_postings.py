@@ -408,3 +408,33 @@ async def test_a_write_of_a_held_scope_patches_its_postings(
             store, request
         )
     assert store._postings.builds == 2
+
+
+@pytest.mark.anyio
+async def test_an_erase_drops_the_scope_s_held_postings(
+    runtime: tuple[SqliteStore, satchel.Runtime],
+) -> None:
+    """No term of an erased record outlives the erase in held postings; the scope's
+    searches go on finding what the statement finds."""
+    store, rt = runtime
+    request = PoolRequest(analyse_query("river stone"), None, 16)
+    for _ in range(3):
+        await store.retrieve("memory", "s", request)
+    assert store._postings.nbytes > 0
+    refs = await rt.add_memories("s", [satchel.MemoryEntry(text="a secret river")])
+    assert any(term.endswith("secret") for term in _held_terms(store))
+    await rt.erase(refs[0])
+    assert store._postings.nbytes == 0
+    assert not any(term.endswith("secret") for term in _held_terms(store))
+    assert _lexical(await store.retrieve("memory", "s", request)) == await _by_statement(
+        store, request
+    )
+
+
+def _held_terms(store: SqliteStore) -> list[str]:
+    return [
+        term
+        for _, held in store._postings._scopes.values()
+        if held is not None
+        for term in held.terms
+    ]

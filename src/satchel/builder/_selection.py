@@ -169,6 +169,12 @@ def _key_of(text: str) -> str:
     return key
 
 
+def forget_keys() -> None:
+    """Drop every kept key, and with them the texts they are kept by (after an erase:
+    no copy of an erased text outlives it here)."""
+    _keys.clear()
+
+
 def _text_of(evidence: Evidence) -> str:
     return evidence.text if evidence.text is not None else evidence.abstract or ""
 

@@ -51,7 +51,7 @@ from . import _schema as sql
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     import numpy.typing as npt
 
@@ -318,6 +318,14 @@ class PostingsCache:
                 self._scopes[where] = (after, found)
                 self._bytes += found.nbytes
                 self._evict(where)
+
+    def erase(self, jobs: Iterable[tuple[Family, int]]) -> None:
+        """Drop the postings of (family, scope) pairs records were erased from: no term
+        of an erased record outlives the erase here."""
+        with self._lock:
+            for where in jobs:
+                self._drop(where)
+                self._searched.pop(where, None)
 
     def totals(self, conn: sqlite3.Connection, family: Family, epoch: int) -> Totals:
         """The family's FTS5 table totals at the store's write ``epoch``."""

@@ -66,9 +66,9 @@ def lexical_hits(
     """The full-text search ``request.select_terms`` asks for, ranked by FTS5's BM25
     over the scope's own terms, given ``frequencies`` (:func:`term_frequencies`).
 
-    With the scope's ``held`` postings and its table's totals (``_postings``), a plain
-    query is answered from them with no statement, to the same rows, scores and
-    counts; else by FTS5.
+    With the scope's ``held`` postings and its table's totals (``_postings``), the
+    search runs from them with no statement, to the same rows, scores and counts
+    (unless a searched term is neither held nor plain: ``_postings.answers``).
 
     Every indexed term carries its scope's prefix, so a term's postings, and with them
     BM25's document frequencies, are the scope's alone: a term common in one large scope

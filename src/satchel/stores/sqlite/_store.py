@@ -389,6 +389,7 @@ class SqliteStore:
             for family, live in erasure.live.items():
                 self._counts[(family, scope_key)] = self._counts.get((family, scope_key), 0) - live
             self._vectors.erase((family, scope_key) for family in erasure.rows)
+            self._postings.erase((family, scope_key) for family in erasure.rows)
 
         try:
             with self._span(operation):
