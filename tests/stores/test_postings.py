@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -438,3 +439,32 @@ def _held_terms(store: SqliteStore) -> list[str]:
         if held is not None
         for term in held.terms
     ]
+
+
+@pytest.mark.anyio
+async def test_postings_are_never_read_on_the_event_loop_s_thread(
+    runtime: tuple[SqliteStore, satchel.Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search judged to run inline (on the loop) does not read a scope's postings even
+    when another search made them due meanwhile (here: judged ready every time); the
+    read happens in a worker thread."""
+    store, _ = runtime
+    loop_thread = threading.current_thread()
+    reads: list[threading.Thread] = []
+    real = _postings.read_postings
+
+    def recorded(*args: Any) -> Any:
+        reads.append(threading.current_thread())
+        return real(*args)
+
+    monkeypatch.setattr(_postings, "read_postings", recorded)
+    request = PoolRequest(analyse_query("river stone"), None, 16)
+    monkeypatch.setattr(_postings.PostingsCache, "ready", lambda *_: True)
+    for _ in range(4):
+        await store.retrieve("memory", "s", request)
+    assert reads == []  # due since the second search, but every search ran inline
+    monkeypatch.undo()
+    monkeypatch.setattr(_postings, "read_postings", recorded)
+    await store.retrieve("memory", "s", request)
+    assert len(reads) == 1
+    assert reads[0] is not loop_thread

@@ -263,11 +263,18 @@ class PostingsCache:
         return (kept is not None and kept[0] == version) or not self._due(where, rows)
 
     def postings(
-        self, conn: sqlite3.Connection, family: Family, scope_key: int, at: tuple[int, int]
+        self,
+        conn: sqlite3.Connection,
+        family: Family,
+        scope_key: int,
+        at: tuple[int, int],
+        *,
+        may_read: bool = True,
     ) -> ScopePostings | None:
-        """The scope's postings at its write version, read now if they are due
-        (``at``: the version and the scope's rows); None when they are not held (the
-        statement searches it)."""
+        """The scope's postings at its write version, read now if they are due and
+        ``may_read`` (``at``: the version and the scope's rows); None when they are not
+        held (the statement searches it). A search on the event loop's thread may not
+        read: another search may have made them due since it was judged ``ready``."""
         where = (family, scope_key)
         version, rows = at
         with self._lock:
@@ -275,7 +282,7 @@ class PostingsCache:
             if kept is not None and kept[0] == version:
                 self._scopes.move_to_end(where)
                 return kept[1]
-            if not self._due(where, rows):
+            if not may_read or not self._due(where, rows):
                 if len(self._searched) >= COUNTED_SCOPES:
                     self._searched.clear()
                 self._searched[where] = self._searched.get(where, 0) + 1

@@ -517,12 +517,20 @@ class SqliteStore:
         vector = request.vector
         epoch = self._epoch
         held_rows = scope_rows <= self._postings.most_rows
+        inline = (
+            scope_rows <= self._inline_rows
+            and (
+                vector is None
+                or not rules(family).vector_channel
+                or self._vectors.loaded(family, scope_key)
+            )
+            and (not held_rows or self._postings.ready(family, scope_key, version, scope_rows))
+        )
+        at = (version, epoch, scope_rows)
 
         def work(conn: sqlite3.Connection) -> Pool:
             held = (
-                self._held(conn, family, scope_key, (version, epoch, scope_rows))
-                if held_rows
-                else None
+                self._held(conn, family, scope_key, at, may_read=not inline) if held_rows else None
             )
             terms = request.query.terms
             if held is None:
@@ -554,15 +562,6 @@ class SqliteStore:
                 unheld_names=request.unheld_names(frequencies),
             )
 
-        inline = (
-            scope_rows <= self._inline_rows
-            and (
-                vector is None
-                or not rules(family).vector_channel
-                or self._vectors.loaded(family, scope_key)
-            )
-            and (not held_rows or self._postings.ready(family, scope_key, version, scope_rows))
-        )
         if inline:
             return await self._read("retrieve", work, inline=True)
         self._vectors.threaded_searches += 1
@@ -822,13 +821,22 @@ class SqliteStore:
         return self._vectors.start_nearest(conn, family, scope_key, vector, k)
 
     def _held(
-        self, conn: sqlite3.Connection, family: Family, scope_key: int, at: tuple[int, int, int]
+        self,
+        conn: sqlite3.Connection,
+        family: Family,
+        scope_key: int,
+        at: tuple[int, int, int],
+        *,
+        may_read: bool,
     ) -> tuple[ScopePostings, Totals] | None:
         """The scope's held postings at its write version and the family's FTS5 totals
-        at the store's write epoch (``at``, with the scope's rows), read first when due;
-        None when not held (``_postings``)."""
+        at the store's write epoch (``at``, with the scope's rows), read first when due
+        and ``may_read`` (never on the event loop's thread); None when not held
+        (``_postings``)."""
         version, epoch, rows = at
-        postings = self._postings.postings(conn, family, scope_key, (version, rows))
+        postings = self._postings.postings(
+            conn, family, scope_key, (version, rows), may_read=may_read
+        )
         if postings is None:
             return None
         return postings, self._postings.totals(conn, family, epoch)
