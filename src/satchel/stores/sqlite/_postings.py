@@ -65,8 +65,9 @@ B: Final = 0.75
 #: Bytes of postings held over every scope of a store.
 CAPACITY_BYTES: Final = 64 * 1024 * 1024
 
-#: Scopes of more records keep the statement: reading and splitting every text of a
-#: scope is Python in a worker thread, once per write version.
+#: Scopes of more records keep the statement: reading one is about 0.2 s of Python in
+#: a worker thread (beside the host's loop) and 10 MB held, and any write another
+#: process makes, or one that cannot be followed, has it read again.
 MOST_ROWS: Final = 32768
 
 #: Texts split per stretch while building (the GIL is given up between stretches):
