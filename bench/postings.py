@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench import _corpus
-from satchel.stores.sqlite import _postings, _rows, _search
+from satchel.stores.sqlite import _postings, _postings_cache, _rows, _search
 from satchel.stores.sqlite import _schema as sql
 from satchel.vocabulary._analysis import analyse_query, index_text
 from satchel.vocabulary._retrieval import PoolRequest
@@ -109,7 +109,7 @@ def measure(size: int, queries: int, seed: int = 3) -> dict[str, Any]:
         "patch_ms": round(patch, 3),
         "pays_back": round(read * 1e3 / max(statement - from_held, 1e-9), 1),
         "read_over_statement": round(read * 1e3 / statement, 1),
-        "waits_for": 1 + size // _postings.ROWS_PER_SEARCH,
+        "waits_for": 1 + size // _postings_cache.ROWS_PER_SEARCH,
         "bytes": postings.nbytes,
     }
 

@@ -4,7 +4,7 @@ patching, measured per scope size, and the table naming each."""
 from __future__ import annotations
 
 from bench import postings
-from satchel.stores.sqlite import _postings
+from satchel.stores.sqlite import _postings_cache
 
 
 def test_a_small_scope_is_measured_and_held_postings_search_for_less() -> None:
@@ -15,7 +15,7 @@ def test_a_small_scope_is_measured_and_held_postings_search_for_less() -> None:
     for field in ("statement_us", "held_us", "read_ms", "patch_ms", "bytes"):
         assert measured[field] > 0, field
     assert measured["held_us"] < measured["statement_us"]
-    assert measured["waits_for"] == 1 + 120 // _postings.ROWS_PER_SEARCH
+    assert measured["waits_for"] == 1 + 120 // _postings_cache.ROWS_PER_SEARCH
 
 
 def test_the_table_has_a_row_per_size() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 import satchel
 from satchel.stores import SqliteStore
-from satchel.stores.sqlite import _postings, _rows, _search
+from satchel.stores.sqlite import _postings, _postings_cache, _rows, _search
 from satchel.stores.sqlite import _schema as sql
 from satchel.stores.testing import EMBEDDER
 from satchel.vocabulary._analysis import analyse_query
@@ -194,7 +194,7 @@ def test_a_full_cache_drops_the_least_recently_searched_scope() -> None:
         held = _postings.read_postings(conn, "memory", key)
         assert held is not None
         sizes[key] = held.nbytes
-    cache = _postings.PostingsCache(capacity=sizes[1] + sizes[3])
+    cache = _postings_cache.PostingsCache(capacity=sizes[1] + sizes[3])
     for key in (1, 2, 1, 3):
         while cache.postings(conn, "memory", key, (0, 0)) is None:  # due at the 2nd search
             pass
@@ -211,8 +211,8 @@ def test_a_scope_is_read_once_searched_as_often_as_its_size_asks() -> None:
     the statement, counted across write versions (held postings follow writes, so a
     scope written between searches is still worth reading once)."""
     conn = _database(1, scopes=1)
-    cache = _postings.PostingsCache()
-    rows = 2 * _postings.ROWS_PER_SEARCH + 7  # three statement searches first
+    cache = _postings_cache.PostingsCache()
+    rows = 2 * _postings_cache.ROWS_PER_SEARCH + 7  # three statement searches first
     for version in (0, 1, 2):
         assert cache.ready("memory", 1, version, rows)
         assert cache.postings(conn, "memory", 1, (version, rows)) is None
@@ -225,9 +225,9 @@ def test_a_scope_is_read_once_searched_as_often_as_its_size_asks() -> None:
 
 def test_the_searches_counted_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past ``COUNTED_SCOPES`` scopes the counts start again."""
-    monkeypatch.setattr(_postings, "COUNTED_SCOPES", 3)
+    monkeypatch.setattr(_postings_cache, "COUNTED_SCOPES", 3)
     conn = _database(1, scopes=1)
-    cache = _postings.PostingsCache()
+    cache = _postings_cache.PostingsCache()
     for key in range(3):
         cache.postings(conn, "memory", key, (0, 0))
     assert not cache.ready("memory", 2, 0, 0)
@@ -258,7 +258,7 @@ async def _by_statement(
 ) -> tuple[list[int], list[float], list[int]]:
     """The same search by FTS5's statement, the held postings set aside."""
     held = store._postings
-    store._postings = _postings.PostingsCache(most_rows=0)
+    store._postings = _postings_cache.PostingsCache(most_rows=0)
     try:
         return _lexical(await store.retrieve("memory", "s", request))
     finally:
@@ -459,7 +459,7 @@ async def test_postings_are_never_read_on_the_event_loop_s_thread(
 
     monkeypatch.setattr(_postings, "read_postings", recorded)
     request = PoolRequest(analyse_query("river stone"), None, 16)
-    monkeypatch.setattr(_postings.PostingsCache, "ready", lambda *_: True)
+    monkeypatch.setattr(_postings_cache.PostingsCache, "ready", lambda *_: True)
     for _ in range(4):
         await store.retrieve("memory", "s", request)
     assert reads == []  # due since the second search, but every search ran inline

@@ -38,7 +38,7 @@ from . import _sessions as sessions
 from ._connections import Connections
 from ._evidence_cache import EvidenceCache
 from ._neighbour_cache import NeighbourCache
-from ._postings import PostingsCache
+from ._postings_cache import PostingsCache
 from ._scope_matrices import NO_ROWS, NO_SIMILARITIES, ScopeMatrices
 
 #: Each scope's searchable records per family (the document count ``term_stats`` keeps
