@@ -71,6 +71,9 @@ Commands:
   primitives              what a round's pieces cost alone, asyncio and trio: a task group,
                           a memory stream, the loop's turn (a lock), a cancel scope, a
                           checkpoint, a store read's commit check (bench/primitives.py)
+  postings                a full-text search by FTS5's statement and from held postings,
+                          and reading and patching a scope's postings, per scope size
+                          (bench/postings.py)
   prompt-cache            a host's prompt cache: each turn's pack at the head of the prompt
                           against only its new items appended to the turn, over the hard
                           conversations' 29-turn chats: the share of each prompt that is a
@@ -118,6 +121,7 @@ from bench import (
     orchestrator,
     partitions,
     peer,
+    postings,
     primitives,
     prompt_cache,
     recall,
@@ -214,6 +218,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "hostile": lambda argv: _run_module_main(hostile.main, argv),
     "crash": lambda argv: _run_module_main(crash.main, argv),
     "loop": lambda argv: _run_module_main(loop.main, argv),
+    "postings": postings.main,
     "primitives": primitives.main,
     "prompt-cache": prompt_cache.main,
     "plots": lambda argv: _run_module_main(_plots.main, argv),

@@ -5,15 +5,21 @@ from __future__ import annotations
 import random
 import re
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from satchel.builder import _selection
+from satchel.builder._fitting import FitMemo
 from satchel.builder._selection import KEY_CHARS, distinct, normalised
 from satchel.vocabulary._limits import Limits
 from satchel.vocabulary._requests import Section
 
 from .factories import Candidates, build, entry_ids, experience, memory, resource, topic
+
+if TYPE_CHECKING:
+    import pytest
 
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 #: Few distinct sayings, so random packs repeat them often.
@@ -165,3 +171,34 @@ def random_candidates(rng: random.Random) -> Candidates:
     ]
     experiences = [experience(f"x{n}", said(rng.choice(SAYINGS), rng)) for n in range(4)]
     return {"memory": memories, "experience": experiences}
+
+
+def test_a_text_is_normalised_once_and_the_kept_keys_stay_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fitting the same evidence again normalises none of it; past ``KEYS_KEPT`` texts
+    the oldest keys go, and a text normalised again gives the same key."""
+    calls: list[str] = []
+    monkeypatch.setattr(_selection, "_keys", {})
+
+    def lowered(text: str) -> str:
+        calls.append(text)
+        return text.lower()
+
+    monkeypatch.setattr(_selection, "normalised", lowered)
+    assert _selection._key_of("Deploy is green") == "deploy is green"
+    assert _selection._key_of("Deploy is green") == "deploy is green"
+    assert calls == ["Deploy is green"]
+    for n in range(_selection.KEYS_KEPT + 1):
+        _selection._key_of(f"text {n}")
+    assert len(_selection._keys) <= _selection.KEYS_KEPT
+    assert "Deploy is green" not in _selection._keys
+    assert _selection._key_of("Deploy is green") == "deploy is green"
+
+
+def test_discarding_a_scope_s_encodings_drops_every_kept_key() -> None:
+    """After an erase no kept dedup key holds the erased text (keys are kept by text)."""
+    _selection._key_of("my secret plan")
+    assert "my secret plan" in _selection._keys
+    FitMemo(Limits()).discard("s")
+    assert "my secret plan" not in _selection._keys

@@ -38,7 +38,7 @@ from ._render import (
     item_floor_bytes,
     json_string,
 )
-from ._selection import distinct, select
+from ._selection import distinct, forget_keys, select
 from ._tiers import Rung, tier_ceiling, tier_ladder
 from ._utf8 import utf8_len, utf8_prefix
 
@@ -358,9 +358,11 @@ class FitMemo:
 
     def discard(self, scope_id: str) -> None:
         """Drop every encoding of the scope's evidence (its records were erased: no
-        copy of their text outlives the erase here)."""
+        copy of their text outlives the erase here), and every kept dedup key (kept by
+        text, of every scope: they fill again)."""
         for key in [key for key in self._items if key.split("\x1f", 3)[2] == scope_id]:
             del self._items[key]
+        forget_keys()
 
 
 def _key(evidence: Evidence, ceiling: Tier) -> str:

@@ -8,6 +8,7 @@ once (:func:`distinct`), so a thing said nine times costs the budget one item.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import TYPE_CHECKING, Final, cast
 
@@ -86,6 +87,10 @@ _ASCII_FOLD: Final = bytes(
 #: Characters of a text normalised for its key; a longer text is compared whole only
 #: when its key meets another's (normalising a megabyte for every fit would cost ms).
 KEY_CHARS: Final = 4096
+#: Keys kept by text (:func:`_key_of`): the evidence of many conversations' prepares.
+#: A full memo drops its oldest eighth at once, as the store's evidence cache does.
+KEYS_KEPT: Final = 8192
+_keys: dict[str, str] = {}
 
 
 def normalised(text: str) -> str:
@@ -141,7 +146,7 @@ def _first_saying(
     place: tuple[Family, int],
 ) -> tuple[Family, int] | None:
     """The place of an earlier candidate saying ``text`` (None: the first; it is noted)."""
-    key = normalised(text[:KEY_CHARS])
+    key = _key_of(text)
     places = seen.setdefault(key, [])
     for other in places:
         earlier = _text_of(candidates[other[0]][other[1]])
@@ -149,6 +154,25 @@ def _first_saying(
             return other
     places.append(place)
     return None
+
+
+def _key_of(text: str) -> str:
+    """``text``'s first ``KEY_CHARS`` normalised, kept by text: the same evidence comes
+    back to fit prepare after prepare, and normalising was a fifth of a fit. A dict of
+    strings, which the garbage collector never walks."""
+    key = _keys.get(text)
+    if key is None:
+        key = _keys[text] = normalised(text[:KEY_CHARS])
+        if len(_keys) > KEYS_KEPT:
+            for old in list(itertools.islice(_keys, 1 + KEYS_KEPT // 8)):
+                _keys.pop(old, None)
+    return key
+
+
+def forget_keys() -> None:
+    """Drop every kept key, and with them the texts they are kept by (after an erase:
+    no copy of an erased text outlives it here)."""
+    _keys.clear()
 
 
 def _text_of(evidence: Evidence) -> str:

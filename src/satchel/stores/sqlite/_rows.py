@@ -58,6 +58,9 @@ class Write:
     #: The position in the write's input of each record it did not write (unchanged),
     #: whose vector is no added row's.
     unwritten: list[int] = attrs.Factory(list)
+    #: The analysed terms (unscoped) each searchable version it inserted was indexed
+    #: with, by row: what held postings add (``_postings``).
+    indexed: dict[int, str] = attrs.Factory(dict)
 
     @property
     def record_family(self) -> Family:
@@ -419,9 +422,9 @@ def insert_version(
     searchable, with its full-text terms, term counts, the days a dated text names, a
     body, and its vector if its family has one; returns its row."""
     family, (rid, revision), at = write.record_family, cited, columns.created_at
+    terms = index_text(rules(family).indexed_text(columns))
     row = insert(
-        conn, family, write.scope_key, rid, revision,
-        index_text(rules(family).indexed_text(columns)), text=columns.text,
+        conn, family, write.scope_key, rid, revision, terms, text=columns.text,
         kind=columns.kind, tags=None if columns.tags is None else encode_tags(columns.tags),
         created_at=None if at is None else at.isoformat(), created_ts=sql.created_ts(at),
         thread=columns.thread, title=columns.title, abstract=columns.abstract,
@@ -432,6 +435,7 @@ def insert_version(
         record_mentions(conn, row, write.scope_key, columns.text, at)
     if columns.body is not None:  # a resource's body: read, never searched
         conn.execute("INSERT INTO resource_bodies VALUES (?, ?)", (row, columns.body))
+    write.indexed[row] = terms
     return row
 
 

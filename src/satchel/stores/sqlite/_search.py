@@ -18,6 +18,7 @@ from ...vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
 from ...vocabulary._turns import let_loop_in
 from .._rules import columns_from
 from . import _schema as sql
+from ._postings import answers
 from ._vectors import VectorMatrix, from_blobs
 
 if TYPE_CHECKING:
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 
     from ...vocabulary._evidence import Evidence
     from ...vocabulary._families import Family
-    from ...vocabulary._retrieval import PoolRequest
+    from ...vocabulary._retrieval import PoolRequest, TermSelection
+    from ._postings import ScopePostings, Totals
 
 #: Vectors read per fetch while loading a scope's matrix: a megabyte at 256
 #: dimensions. Joining and copying a chunk holds the GIL, so the loop's thread waits
@@ -59,9 +61,14 @@ def lexical_hits(
     request: PoolRequest,
     rows: int,
     frequencies: Mapping[str, int],
+    held: tuple[ScopePostings, Totals] | None = None,
 ) -> LexicalHits:
     """The full-text search ``request.select_terms`` asks for, ranked by FTS5's BM25
     over the scope's own terms, given ``frequencies`` (:func:`term_frequencies`).
+
+    With the scope's ``held`` postings and its table's totals (``_postings``), the
+    search runs from them with no statement, to the same rows, scores and counts
+    (unless a searched term is neither held nor plain: ``_postings.answers``).
 
     Every indexed term carries its scope's prefix, so a term's postings, and with them
     BM25's document frequencies, are the scope's alone: a term common in one large scope
@@ -76,6 +83,11 @@ def lexical_hits(
     if not selection.terms:
         return LexicalHits()
     prefix = sql.term_prefix(scope_key)
+    if held is not None:
+        postings, totals = held
+        searched = (*selection.terms, *(() if selection.rescue is None else (selection.rescue,)))
+        if answers(postings, prefix, searched):
+            return _held_hits(postings, totals, prefix, selection, frequencies)
     match = match_expression([prefix + term for term in selection.terms])
     tokens = [f" {prefix}{term} " for term in frequencies if term not in selection.common]
     parameters: tuple[object, ...] = (*tokens, match, selection.limit)
@@ -90,6 +102,31 @@ def lexical_hits(
         found, scores, matches = _first_of_each_row(found, scores, matches)
     return LexicalHits(
         found, scores, matches, len(selection.common), selection.held, selection.distinctive
+    )
+
+
+def _held_hits(
+    postings: ScopePostings,
+    totals: Totals,
+    prefix: str,
+    selection: TermSelection,
+    frequencies: Mapping[str, int],
+) -> LexicalHits:
+    """:func:`lexical_hits` from held postings: the statement's ranked rows, then the
+    rescue's, each row's matched terms counted over the same tokens."""
+    positions, scores = postings.ranked([prefix + term for term in selection.terms],
+                                        selection.limit, totals)  # fmt: skip
+    if selection.rescue is not None:
+        rescued, rescue_scores = postings.ranked([prefix + selection.rescue], RARE_POSTINGS, totals)
+        positions = np.concatenate((positions, rescued))
+        scores = np.concatenate((scores, rescue_scores))
+    tokens = [prefix + term for term in frequencies if term not in selection.common]
+    found, matches = postings.rows[positions].tolist(), postings.matched(positions, tokens)
+    listed: list[float] = scores.tolist()
+    if selection.rescue is not None:
+        found, listed, matches = _first_of_each_row(found, listed, matches)
+    return LexicalHits(
+        found, listed, matches, len(selection.common), selection.held, selection.distinctive
     )
 
 

@@ -38,6 +38,7 @@ from . import _sessions as sessions
 from ._connections import Connections
 from ._evidence_cache import EvidenceCache
 from ._neighbour_cache import NeighbourCache
+from ._postings_cache import PostingsCache
 from ._scope_matrices import NO_ROWS, NO_SIMILARITIES, ScopeMatrices
 
 #: Each scope's searchable records per family (the document count ``term_stats`` keeps
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from ...vocabulary._records import Columns, MemoryEntry, MemoryRecord, Record, Ref
     from ...vocabulary._retrieval import PoolRequest
     from .._copy_protocol import StoredVersion, VectorOrigin
+    from ._postings import ScopePostings, Totals
 
     Vectors = npt.NDArray[np.float32]
 
@@ -97,6 +99,9 @@ class SqliteStore:
         self._counts = counts
         self._inline_rows = INLINE_ROWS
         self._versions: dict[str, int] = {}
+        # Moves with every scope's write version: the FTS5 tables' totals are every
+        # scope's (``_postings``).
+        self._epoch = 0
         # Scopes that ever held a memory entry with a thread (a forget never clears it:
         # the flag only spares unthreaded scopes the neighbour lookup).
         self._threaded: set[int] = set()
@@ -104,6 +109,7 @@ class SqliteStore:
         self._tracer = tracing.tracer(None)
         self._evidence = EvidenceCache()
         self._neighbours = NeighbourCache()
+        self._postings = PostingsCache()
         self._embedder: str | None = None  # the fingerprint bound by the runtime
         self._copy_order = copying.RowOrder()  # the rows a copy reads (``_copy``)
         self._closed = False
@@ -217,6 +223,7 @@ class SqliteStore:
             self._embedder = fingerprint
             for scope in list(self._versions):  # every pool read before is stale now
                 self._versions[scope] += 1
+            self._epoch += 1
 
         await self._conns.write(write, after)
         return len(sources)
@@ -377,10 +384,12 @@ class SqliteStore:
             if not erasure.erased or scope_key is None:
                 return
             self._versions[erasure.scope_id] = self._versions.get(erasure.scope_id, 0) + 1
+            self._epoch += 1
             self._evidence.retire(erasure.all_rows())
             for family, live in erasure.live.items():
                 self._counts[(family, scope_key)] = self._counts.get((family, scope_key), 0) - live
             self._vectors.erase((family, scope_key) for family in erasure.rows)
+            self._postings.erase((family, scope_key) for family in erasure.rows)
 
         try:
             with self._span(operation):
@@ -506,12 +515,33 @@ class SqliteStore:
         if scope_key is None or scope_rows == 0:
             return Pool(family, scope_id, version)  # nothing to search: no I/O at all
         vector = request.vector
+        epoch = self._epoch
+        held_rows = scope_rows <= self._postings.most_rows
+        inline = (
+            scope_rows <= self._inline_rows
+            and (
+                vector is None
+                or not rules(family).vector_channel
+                or self._vectors.loaded(family, scope_key)
+            )
+            and (not held_rows or self._postings.ready(family, scope_key, version, scope_rows))
+        )
+        at = (version, epoch, scope_rows)
 
         def work(conn: sqlite3.Connection) -> Pool:
-            frequencies = search.term_frequencies(conn, family, scope_key, request.query.terms)
+            held = (
+                self._held(conn, family, scope_key, at, may_read=not inline) if held_rows else None
+            )
+            terms = request.query.terms
+            if held is None:
+                frequencies = search.term_frequencies(conn, family, scope_key, terms)
+            else:  # the same counts: the held postings are the FTS5 table's
+                frequencies = held[0].frequencies(sql.term_prefix(scope_key), terms)
             ranking = request.vector_for(frequencies, scope_rows)
             nearest = self._start_nearest(conn, family, scope_key, ranking, request.size)
-            lexical = search.lexical_hits(conn, family, scope_key, request, scope_rows, frequencies)
+            lexical = search.lexical_hits(
+                conn, family, scope_key, request, scope_rows, frequencies, held
+            )
             found, similarities = nearest()
             timed, matched = self._time_channel(conn, family, scope_key, request, ranking)
             return Pool(
@@ -532,11 +562,6 @@ class SqliteStore:
                 unheld_names=request.unheld_names(frequencies),
             )
 
-        inline = scope_rows <= self._inline_rows and (
-            vector is None
-            or not rules(family).vector_channel
-            or self._vectors.loaded(family, scope_key)
-        )
         if inline:
             return await self._read("retrieve", work, inline=True)
         self._vectors.threaded_searches += 1
@@ -637,6 +662,7 @@ class SqliteStore:
             self._dimension = dimension
         for scope in {*self._versions, *scopes}:
             self._versions[scope] = self._versions.get(scope, 0) + 1
+        self._epoch += 1
 
     def _check_open(self) -> None:
         if self._closed:
@@ -753,9 +779,13 @@ class SqliteStore:
 
         def after(written: rows.Write) -> None:
             self._scope_keys[written.scope_id] = written.scope_key
-            self._versions[written.scope_id] = self._versions.get(written.scope_id, 0) + 1
+            before = self._versions.get(written.scope_id, 0)
+            self._versions[written.scope_id] = before + 1
+            self._epoch += 1
             if written.family is None:
                 return
+            versions = (before, before + 1)
+            self._postings.follow(written.record_family, written.scope_key, versions, written)
             if written.removed_rows:
                 self._evidence.retire(written.removed_rows)
             count = (written.record_family, written.scope_key)
@@ -789,6 +819,27 @@ class SqliteStore:
             return lambda: (NO_ROWS, NO_SIMILARITIES)
         _rules.check_query_vector(vector, self._dimension)
         return self._vectors.start_nearest(conn, family, scope_key, vector, k)
+
+    def _held(
+        self,
+        conn: sqlite3.Connection,
+        family: Family,
+        scope_key: int,
+        at: tuple[int, int, int],
+        *,
+        may_read: bool,
+    ) -> tuple[ScopePostings, Totals] | None:
+        """The scope's held postings at its write version and the family's FTS5 totals
+        at the store's write epoch (``at``, with the scope's rows), read first when due
+        and ``may_read`` (never on the event loop's thread); None when not held
+        (``_postings``)."""
+        version, epoch, rows = at
+        postings = self._postings.postings(
+            conn, family, scope_key, (version, rows), may_read=may_read
+        )
+        if postings is None:
+            return None
+        return postings, self._postings.totals(conn, family, epoch)
 
     def _time_channel(
         self,
