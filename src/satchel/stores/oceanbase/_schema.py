@@ -272,6 +272,11 @@ STATE: Final = (
     " LEFT JOIN satchel_counts c ON c.scope = s.scope AND c.family = %s WHERE s.scope = %s"
 )
 
+#: How many of the scope's searchable records hold each term of ``{marks}``.
+TERM_FREQUENCIES: Final = (
+    "SELECT term, df FROM satchel_terms WHERE scope = %s AND family = %s AND term IN ({marks})"
+)
+
 #: Exact nearest neighbours: a scan of the scope's rows. The plan cache is off so that
 #: no plan made for one scope's size serves another's.
 EXACT_NEAREST: Final = (

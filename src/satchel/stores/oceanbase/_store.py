@@ -449,16 +449,15 @@ class OceanBaseStore:
 
         The state is read first on its own (one statement is a snapshot of its own): a
         family with no searchable record in the scope is answered by it alone, without
-        the snapshot's three more round trips (two of a prepare's three families are
-        often empty)."""
+        the snapshot (two of a prepare's three families are often empty). The snapshot
+        starts in one round trip with its state and the query terms' frequencies
+        (``search.snapshot_state``)."""
         self._check_open()
 
         async def work(cur: Any) -> Pool:
             state = await scope_state(cur)
             if state is None or state.rows == 0:
                 return Pool(family, scope_id, 0 if state is None else state.version)
-            for statement in sql.SNAPSHOT:
-                await cur.execute(statement)
             try:
                 return await search_snapshot(cur)
             finally:
@@ -474,19 +473,18 @@ class OceanBaseStore:
             return state
 
         async def search_snapshot(cur: Any) -> Pool:
-            state = await scope_state(cur)  # again, in the snapshot every channel reads
+            # Again, in the snapshot every channel reads, with the query terms'
+            # frequencies: which vector to rank by depends on the names the scope is
+            # about (PoolRequest.vector_for), and which names it never holds is
+            # evidence (Pool.unheld_names).
+            terms = request.query.terms
+            state, frequencies = await search.snapshot_state(cur, family, scope_id, terms)
             if state is None or state.rows == 0:  # erased or emptied since
                 return Pool(family, scope_id, 0 if state is None else state.version)
-
-            # Which vector to rank by depends on the names the scope is about
-            # (PoolRequest.vector_for), and which names it never holds is evidence
-            # (Pool.unheld_names): read the query terms' frequencies first then.
-            frequencies = None
+            self._versions[scope_id] = state.version
             vector = request.vector
             if request.query.names:
-                frequencies = await search.term_frequencies(
-                    cur, family, scope_id, request.query.terms
-                )
+                frequencies = frequencies or {}
                 vector = request.vector_for(frequencies, state.rows)
             stored = self._dimension is not None
             held = None
