@@ -11,7 +11,8 @@ socket) against the prepare's (the rest is Python: the recall core, the pack, th
 bridge between the host's loop and the store's). JSON to
 ``bench/results/seekdb_prepare.json``.
 
-Run: ``python -m bench seekdb-prepare [--size 10000] [--queries 100] [--gate]``.
+Run: ``python -m bench seekdb-prepare [--size 10000] [--queries 100] [--gate]
+[--partitions 16]``.
 """
 
 from __future__ import annotations
@@ -107,6 +108,15 @@ class _TimedCursor:
             if self._timings.on:
                 self._timings.statements[kind(query)].append(time.perf_counter() - started)
 
+    async def executemany(self, query: str, args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await self._cursor.executemany(query, args)
+        finally:
+            if self._timings.on:
+                seconds = time.perf_counter() - started
+                self._timings.statements[f"(many) {kind(query)}"].append(seconds)
+
 
 def kind(query: str) -> str:
     """A statement's first words and tables, without its literals."""
@@ -115,13 +125,17 @@ def kind(query: str) -> str:
     return f"{' '.join(text.split()[:3])[:40]} [{','.join(tables)}]"
 
 
-async def measure(size: int, query_count: int, gate: bool, directory: Path) -> dict[str, Any]:
+async def measure(
+    size: int, query_count: int, gate: bool, partitions: int, directory: Path
+) -> dict[str, Any]:
     texts = _corpus.english_texts(size, function_head=True)
     queries = _corpus.queries(texts, stores.WARMUP + query_count)
     policy = satchel.RecallSufficiencyPolicy() if gate else None
     timings = Timings()
     timings.install()
     store = await open_store(f"seekdb://{directory / 'seekdb'}")
+    assert isinstance(store, OceanBaseStore)
+    store._partitions = partitions  # the URL has no such option; nothing made yet
     embedder = satchel.embedders.StaticEmbedder()
     async with satchel.open_runtime(store=store, embedder=embedder, recall_policy=policy) as rt:
         rate, _ = await stores.ingest(rt, texts, f"seekdb {size:,}")
@@ -135,6 +149,7 @@ async def measure(size: int, query_count: int, gate: bool, directory: Path) -> d
     return {
         "size": size,
         "gate": gate,
+        "partitions": partitions,
         "ingest_entries_per_s": rate,
         "prepare_p50_ms": statistics.median(seconds) * 1e3,
         "prepare_mean_ms": statistics.fmean(seconds) * 1e3,
@@ -159,7 +174,8 @@ def _summary(values: list[float], per: float) -> dict[str, float]:
 
 def report(result: dict[str, Any]) -> str:
     lines = [
-        f"{result['size']:,} entries, gate {'on' if result['gate'] else 'off'}:"
+        f"{result['size']:,} entries, gate {'on' if result['gate'] else 'off'},"
+        f" {result['partitions']} partitions:"
         f" prepare p50 {result['prepare_p50_ms']:.2f} ms (mean {result['prepare_mean_ms']:.2f}),"
         f" {result['store_calls_per_prepare']:.2f} store calls and"
         f" {result['statements_per_prepare']:.2f} statements per prepare,"
@@ -185,9 +201,17 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--gate", action="store_true", help="the sufficiency gate on")
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        default=16,
+        help="partitions by scope of the new database's tables (0: none)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="satchel-seekdb-prepare-") as folder:
-        result = anyio.run(measure, args.size, args.queries, args.gate, Path(folder))
+        result = anyio.run(
+            measure, args.size, args.queries, args.gate, args.partitions, Path(folder)
+        )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "seekdb_prepare.json").write_text(json.dumps(result, indent=2) + "\n")
     print(report(result))
