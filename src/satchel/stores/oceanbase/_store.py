@@ -808,13 +808,15 @@ class OceanBaseStore:
             await _once_known(cur, vectors)
 
     async def _read_indexed(self, cur: Any) -> None:
-        await cur.execute(sql.HAS_VECTOR_INDEX, (self._database,))
-        self._indexed = await cur.fetchone() is not None
+        await cur.execute(sql.VECTOR_INDEXES)
+        self._indexed = any(row[2] == "by_vector" for row in await cur.fetchall())
 
     async def _create(self, cur: Any) -> None:
         """The database and its tables, made (those missing) or migrated as needed (every
         statement idempotent), then each table read once, so that this process's statements never
         meet one the engine does not know yet."""
+        if await self._made_already(cur):
+            return
         await cur.execute(
             "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
             (self._database,),
@@ -834,6 +836,27 @@ class OceanBaseStore:
         if found is not None:
             self._dimension = int(found[0])
             await self._read_indexed(cur)
+
+    async def _made_already(self, cur: Any) -> bool:
+        """Whether the database is made and at this schema version, every table known,
+        read in one round trip (:data:`sql.MADE`) without the ``information_schema``
+        reads of a database to make or migrate (measured on seekdb: a store's first call
+        over a small database 0.26 s with them)."""
+        import asyncmy.errors
+
+        try:
+            await cur.execute(sql.MADE.format(database=self._database))
+            await cur.nextset()
+            meta = dict(await cur.fetchall())
+            await cur.nextset()  # every table known
+        except asyncmy.errors.MySQLError:
+            return False  # the full path makes, migrates or names what is missing
+        if meta.get("schema") != str(sql.SCHEMA_VERSION):
+            return False
+        if "dimension" in meta:
+            self._dimension = int(meta["dimension"])
+            await self._read_indexed(cur)
+        return True
 
     async def _migrate(self, cur: Any, existing: set[str]) -> None:
         await cur.execute("SELECT value FROM satchel_meta WHERE name = 'schema'")
