@@ -70,7 +70,8 @@ async def test_a_new_database_partitions_the_scoped_tables_by_scope(
     """A new database's records, terms, mentions and (once the first vectors come)
     vectors tables are partitioned by scope, 16 ways by default; the tables read by
     primary key are not; ``partitions=0`` leaves every table whole."""
-    store = new_oceanbase()
+    assert OceanBaseStore(unix_socket=seekdb)._partitions == 16
+    store = new_oceanbase(partitions=16)
     await _fill(store)
     assert await _partitions(seekdb, store._database) == dict.fromkeys(_schema.SCOPED, 16)
     lexical, vectors = (await _pools(store))[0]
