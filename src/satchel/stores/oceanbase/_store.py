@@ -7,8 +7,9 @@ analysed text serves the full-text channel and a VECTOR column (an HNSW index on
 asked for) the vector channel. The per-scope write version lives in a table, and
 every retrieve reads it first: nothing is served from the process that this write
 version has not confirmed (a scope's vectors held here, ``_vector_cache``), so
-processes sharing one database see each other's writes and forgets on their next call. Sessions (``SessionStore``) live in
-tables of their own (``_sessions``) and never move a write version.
+processes sharing one database see each other's writes and forgets on their next call.
+Sessions (``SessionStore``) live in tables of their own (``_sessions``) and never move
+a write version.
 
 asyncmy runs on asyncio only, so every call runs on the store's own loop thread
 (:class:`~._bridge.LoopThread`): one code path on asyncio and trio. A connection the
