@@ -287,3 +287,18 @@ async def test_an_open_of_a_made_database_reads_no_information_schema(
     with pytest.raises(StoreError, match="not even SQL"):
         await newer.scope_counts()
     await newer.aclose()
+
+
+async def test_a_database_whose_vectors_table_is_gone_still_opens(
+    new_oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """A made database that records a vector dimension but has no vectors table (dropped
+    by hand) opens, without the HNSW index, and lists its scopes."""
+    made = new_oceanbase()
+    await _seed(made)
+    await made.aclose()
+    await admin(seekdb, f"DROP TABLE {made._database}.satchel_vectors")
+    store = new_oceanbase()
+    assert (await store.scope_counts())["s"]["memory"] == 9
+    assert not store._indexed
+    await store.aclose()

@@ -810,7 +810,15 @@ class OceanBaseStore:
             await _once_known(cur, vectors)
 
     async def _read_indexed(self, cur: Any) -> None:
-        await cur.execute(sql.VECTOR_INDEXES)
+        import asyncmy.errors
+
+        try:
+            await cur.execute(sql.VECTOR_INDEXES)
+        except asyncmy.errors.MySQLError as exc:
+            if not exc.args or exc.args[0] not in NOT_KNOWN:
+                raise
+            self._indexed = False  # no vectors table: no index either
+            return
         self._indexed = any(row[2] == "by_vector" for row in await cur.fetchall())
 
     async def _create(self, cur: Any) -> None:
