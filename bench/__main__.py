@@ -45,6 +45,9 @@ Commands:
   stores                  SQLite vs OceanBase (embedded seekdb) on one scope of 10k and 100k
                           entries: ingest entries/s, prepare p50/p95 gate off and on, and
                           whether both deliver the same citations (bench/stores.py)
+  seekdb-prepare          where one seekdb prepare goes on one scope of 10k entries: store
+                          calls and statements per prepare, each statement's p50, the
+                          engine's share of the prepare (bench/seekdb_prepare.py)
   service                 satchel serve under load over loopback HTTP, asyncio and trio: 200
                           clients for 30 s with concurrent writes against 10k entries;
                           errors, nothing lost, req/s, p50/p95/p99, and the service's
@@ -127,6 +130,7 @@ from bench import (
     recall,
     replicas,
     scale,
+    seekdb_prepare,
     service,
     stores,
 )
@@ -210,6 +214,7 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "chat-scale": lambda argv: _run_module_main(chat_scale.main, argv),
     "partitions": lambda argv: _run_module_main(partitions.main, argv),
     "stores": lambda argv: _run_module_main(stores.main, argv),
+    "seekdb-prepare": lambda argv: _run_module_main(seekdb_prepare.main, argv),
     "archive": lambda argv: _run_module_main(archive.main, argv),
     "imports": lambda argv: _run_module_main(imports.main, argv),
     "service": lambda argv: _run_module_main(service.main, argv),

@@ -2,8 +2,8 @@
 
 Run on the engine ``python -m bench chat-scale`` filled (``--dir``, its default folder
 by default), it copies the records of the hot user and of ``--scopes`` users into two
-new tables of that database, ``exp_flat`` (satchel's ``satchel_records`` as made
-today) and ``exp_part`` (the same, ``PARTITION BY KEY(scope) PARTITIONS N``), ten
+new tables of that database, ``exp_flat`` (satchel's ``satchel_records`` whole, as
+schema 6 made it) and ``exp_part`` (the same, ``PARTITION BY KEY(scope) PARTITIONS N``), ten
 scopes per ``INSERT ... SELECT``, and reports each copy's rows/s (the cost of a bulk
 load into either layout). Then it times the full-text statement a retrieve sends
 (``_schema.EVERY_HOLDER``: a scope's holders of the query's terms) on both tables,

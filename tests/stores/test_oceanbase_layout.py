@@ -4,7 +4,8 @@ holders unordered when their postings fit."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from satchel.vocabulary import analyse_query
 from .test_oceanbase import admin
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
 
 pytestmark = pytest.mark.anyio
 
@@ -191,3 +192,113 @@ async def test_an_open_checks_every_table_in_one_statement(
     with pytest.raises(StoreError, match="satchel_mentions"):
         await broken.scope_counts()
     await broken.aclose()
+
+
+class _Sent:
+    """The statements a store sends, each ``execute`` as one entry (one round trip)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from satchel.stores.oceanbase._connections import Connections
+
+        self.statements: list[str] = []
+        connection = Connections.connection
+        sent = self
+
+        @contextlib.asynccontextmanager
+        async def recorded(pool: Any, *, extra: bool = False) -> AsyncIterator[Any]:
+            async with connection(pool, extra=extra) as conn:
+                yield _RecordedConnection(conn, sent.statements)
+
+        monkeypatch.setattr(Connections, "connection", recorded)
+
+
+class _RecordedConnection:
+    def __init__(self, conn: Any, statements: list[str]) -> None:
+        self._conn, self._statements = conn, statements
+
+    def cursor(self) -> Any:
+        return _RecordedCursor(self._conn.cursor(), self._statements)
+
+
+class _RecordedCursor:
+    def __init__(self, cursor: Any, statements: list[str]) -> None:
+        self._cursor, self._statements = cursor, statements
+
+    async def __aenter__(self) -> _RecordedCursor:
+        self._cursor = await self._cursor.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._cursor.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+    async def execute(self, query: str, args: Any = None) -> Any:
+        self._statements.append(query)
+        return await self._cursor.execute(query, args)
+
+
+async def test_a_retrieve_starts_its_snapshot_with_state_and_frequencies_in_one_round_trip(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retrieve of a family the scope holds sends the state, then the snapshot's start
+    with its state and the terms' frequencies together in one round trip, then only the
+    full text's holders and the commit."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    notes = [satchel.MemoryEntry(text=f"kestrel survey note {n}") for n in range(5)]
+    await memories(store, "s", notes, np.repeat(BASIS[:1], 5, 0))
+    request = PoolRequest(analyse_query("kestrel survey"), BASIS[0], 8)
+    await store.retrieve("memory", "s", request)  # the vectors held, the schema known
+    sent = _Sent(monkeypatch)
+    pool = await store.retrieve("memory", "s", request)
+    state, first, *holders, commit = sent.statements
+    assert state == _schema.STATE
+    assert first.startswith("; ".join(_schema.SNAPSHOT))
+    assert _schema.STATE in first
+    assert "satchel_terms" in first
+    assert holders
+    assert all("MATCH (terms)" in statement for statement in holders)
+    assert commit == "COMMIT"
+    assert len(pool.lexical_keys) == 5
+    assert len(pool.vector_keys) == 5
+    await store.aclose()
+
+
+async def test_an_open_of_a_made_database_reads_no_information_schema(
+    new_oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store opening a database made at this schema version checks it in one round
+    trip and finds its vectors' dimension there: it never reads ``information_schema``
+    (75-108 ms a statement on seekdb), which a new database's open does."""
+    made = new_oceanbase()
+    await _seed(made)
+    await made.aclose()
+    monkeypatch.setattr(_schema, "EXISTING", "not even SQL %s")
+    store = new_oceanbase()
+    assert await _nearest_texts(store, "s", 3) == ["fresh"]
+    assert store._dimension == 4
+    assert not store._indexed
+    await store.aclose()
+
+    monkeypatch.setattr(_schema, "SCHEMA_VERSION", _schema.SCHEMA_VERSION + 1)
+    newer = new_oceanbase()  # not at this version: the whole path, which reads it
+    with pytest.raises(StoreError, match="not even SQL"):
+        await newer.scope_counts()
+    await newer.aclose()
+
+
+async def test_a_database_whose_vectors_table_is_gone_still_opens(
+    new_oceanbase: Callable[..., OceanBaseStore], seekdb: str
+) -> None:
+    """A made database that records a vector dimension but has no vectors table (dropped
+    by hand) opens, without the HNSW index, and lists its scopes."""
+    made = new_oceanbase()
+    await _seed(made)
+    await made.aclose()
+    await admin(seekdb, f"DROP TABLE {made._database}.satchel_vectors")
+    store = new_oceanbase()
+    assert (await store.scope_counts())["s"]["memory"] == 9
+    assert not store._indexed
+    await store.aclose()

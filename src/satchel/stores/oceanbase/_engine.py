@@ -21,7 +21,10 @@ first start the engine loads its system packages in a background job (DDL in its
 transactions, about 3 s). An engine stopped in the middle of that job, even cleanly,
 recovered one of those transactions with no session on its next start, holding a table
 lock that every later ``CREATE TABLE`` waited on for good. So the keeper, closing either
-way, first waits for that job to have succeeded once (:data:`PACKAGES_LOADED`).
+way, first waits for that job to have succeeded once (:data:`PACKAGES_LOADED`). The
+same was seen after an ``ALTER TABLE`` that repartitions a table (schema 7): its
+statement returns before the engine's DDL tasks have all ended, so the keeper also
+waits for the engine to run none (:data:`DDL_TASKS`) before it detaches.
 
 The keeper runs this file as a script and imports only the standard library and
 pylibseekdb; it runs in a session of its own, so a terminal's Ctrl-C or hangup never
@@ -69,6 +72,9 @@ QUIET: Final = (
     "ALTER SYSTEM SET enable_record_trace_log = false",
     "ALTER SYSTEM SET max_syslog_file_count = 1",
 )
+#: The engine's DDL tasks still running (a row each), and the longest wait for them.
+DDL_TASKS: Final = "SELECT COUNT(*) FROM oceanbase.__all_ddl_task_status"
+DDL_WAIT: Final = 120.0
 #: Every transaction the engine holds open, in any session.
 OPEN_TRANSACTIONS: Final = "SELECT TX_ID FROM oceanbase.V$OB_TRANSACTION_WRITE_STATE"
 #: The state of the engine's one-time job loading its system packages (no row before the
@@ -198,6 +204,7 @@ def keep(directory: str) -> int:
         if sys.stdin.buffer.read() != CLOSING:  # EOF alone: satchel's process died
             _await_rollbacks(instance)
         _await_packages(instance, attached)
+        _await_ddl(instance)
     finally:
         instance.close()
     return 0
@@ -255,6 +262,26 @@ def _await_packages(instance: Any, attached: float) -> None:
             if job is not None and job[0] == "SUCCESS":
                 return
             if job is None and time.monotonic() - attached > PACKAGE_JOB_APPEARS:
+                return
+            time.sleep(0.1)
+    finally:
+        conn.close()
+
+
+def _await_ddl(instance: Any) -> None:
+    """Wait until the engine runs no DDL task (a repartitioning's, say), at most
+    :data:`DDL_WAIT`; an engine without the table is not waited for."""
+    conn = instance.connect(autocommit=True)
+    try:
+        cursor = conn.cursor()
+        deadline = time.monotonic() + DDL_WAIT
+        while time.monotonic() < deadline:
+            try:
+                cursor.execute(DDL_TASKS)
+                (running,) = cursor.fetchone()
+            except Exception:  # no such table in this engine: nothing to wait for
+                return
+            if not running:
                 return
             time.sleep(0.1)
     finally:

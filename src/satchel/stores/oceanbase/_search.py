@@ -50,6 +50,29 @@ class ScopeState:
     removed_at: int = 0
 
 
+async def snapshot_state(
+    cur: Any, family: Family, scope_id: str, terms: Sequence[str]
+) -> tuple[ScopeState | None, dict[str, int] | None]:
+    """Start a retrieve's snapshot (``sql.SNAPSHOT``) and read in it the scope's state
+    and the query terms' frequencies (:func:`term_frequencies`; None without terms),
+    the statements sent together: one round trip where they took four (measured on
+    seekdb at 10,000 records: 0.4-0.7 ms each). The caller commits."""
+    statements = [*sql.SNAPSHOT, sql.STATE]
+    arguments: list[Any] = [family, scope_id]
+    if terms:
+        statements.append(sql.TERM_FREQUENCIES.format(marks=",".join(["%s"] * len(terms))))
+        arguments += [scope_id, family, *terms]
+    await cur.execute("; ".join(statements), arguments)
+    for _ in sql.SNAPSHOT:  # their answers say nothing
+        await cur.nextset()
+    found = await cur.fetchone()
+    state = None if found is None else ScopeState(*(int(value or 0) for value in found))
+    if not terms:
+        return state, None
+    await cur.nextset()
+    return state, {term: int(df) for term, df in await cur.fetchall() if df > 0}
+
+
 async def term_frequencies(
     cur: Any, family: Family, scope_id: str, terms: Sequence[str]
 ) -> dict[str, int]:
@@ -58,11 +81,7 @@ async def term_frequencies(
     if not terms:
         return {}
     marks = ",".join(["%s"] * len(terms))
-    await cur.execute(
-        f"SELECT term, df FROM satchel_terms"
-        f" WHERE scope = %s AND family = %s AND term IN ({marks})",
-        (scope_id, family, *terms),
-    )
+    await cur.execute(sql.TERM_FREQUENCIES.format(marks=marks), (scope_id, family, *terms))
     return {term: int(df) for term, df in await cur.fetchall() if df > 0}
 
 
