@@ -113,6 +113,8 @@ def says_nothing(text: str | None) -> bool:
     turn longer than ``MAX_FILLER_CHARS`` is taken to say something, unread."""
     if not text:
         return True
+    if len(text) > MAX_SPEAKER_CHARS + 2 + MAX_FILLER_CHARS:
+        return False  # past any name, still longer than a filler: most turns
     colon = text.find(": ", 0, MAX_SPEAKER_CHARS + 2)
     body = text if colon < 0 else text[colon + 2 :]
     if len(body) > MAX_FILLER_CHARS:
