@@ -96,6 +96,7 @@ Commands:
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -104,36 +105,7 @@ from typing import TYPE_CHECKING
 import anyio
 import threadpoolctl
 
-from bench import (
-    _plots,
-    archive,
-    calibrate,
-    channels,
-    chat_scale,
-    client,
-    crash,
-    embedders,
-    hostile,
-    imports,
-    inspector,
-    latency,
-    listing,
-    locomo,
-    loop,
-    offtopic,
-    orchestrator,
-    partitions,
-    peer,
-    postings,
-    primitives,
-    prompt_cache,
-    recall,
-    replicas,
-    scale,
-    seekdb_prepare,
-    service,
-    stores,
-)
+from bench import _plots, orchestrator
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -197,36 +169,38 @@ def _embedder_label(choice: str, embedder: object) -> str:
     return "st-" + identity.removeprefix("sentence-transformers/").replace("/", "-")
 
 
-COMMANDS: dict[str, Callable[[list[str]], None]] = {
-    "evaluate": evaluate_main,
-    "latency": lambda argv: _run_module_main(latency.main, argv),
-    "orchestrator": lambda argv: _run_module_main(orchestrator.main, argv),
-    "calibrate": lambda argv: _run_module_main(calibrate.main, argv),
-    "embedders": lambda argv: _run_module_main(embedders.main, argv),
-    "channels": lambda argv: _run_module_main(channels.main, argv),
-    "offtopic": offtopic.main,
-    "recall": recall.main,
-    "locomo": locomo.main,
-    "scale": lambda argv: _run_module_main(scale.main, argv),
-    "client": lambda argv: _run_module_main(client.main, argv),
-    "listing": lambda argv: _run_module_main(listing.main, argv),
-    "inspector": lambda argv: _run_module_main(inspector.main, argv),
-    "chat-scale": lambda argv: _run_module_main(chat_scale.main, argv),
-    "partitions": lambda argv: _run_module_main(partitions.main, argv),
-    "stores": lambda argv: _run_module_main(stores.main, argv),
-    "seekdb-prepare": lambda argv: _run_module_main(seekdb_prepare.main, argv),
-    "archive": lambda argv: _run_module_main(archive.main, argv),
-    "imports": lambda argv: _run_module_main(imports.main, argv),
-    "service": lambda argv: _run_module_main(service.main, argv),
-    "replicas": lambda argv: _run_module_main(replicas.main, argv),
-    "peer": lambda argv: _run_module_main(peer.main, argv),
-    "hostile": lambda argv: _run_module_main(hostile.main, argv),
-    "crash": lambda argv: _run_module_main(crash.main, argv),
-    "loop": lambda argv: _run_module_main(loop.main, argv),
-    "postings": postings.main,
-    "primitives": primitives.main,
-    "prompt-cache": prompt_cache.main,
-    "plots": lambda argv: _run_module_main(_plots.main, argv),
+#: Each command's module in ``bench`` and whether its ``main`` takes the arguments (else
+#: it reads ``sys.argv``). A module is imported only when its command runs, so each
+#: benchmark needs only its own extras (``client`` needs LangGraph, ``plots`` matplotlib).
+COMMANDS: dict[str, tuple[str, bool]] = {
+    "latency": ("latency", False),
+    "orchestrator": ("orchestrator", False),
+    "calibrate": ("calibrate", False),
+    "embedders": ("embedders", False),
+    "channels": ("channels", False),
+    "offtopic": ("offtopic", True),
+    "recall": ("recall", True),
+    "locomo": ("locomo", True),
+    "scale": ("scale", False),
+    "client": ("client", False),
+    "listing": ("listing", False),
+    "inspector": ("inspector", False),
+    "chat-scale": ("chat_scale", False),
+    "partitions": ("partitions", False),
+    "stores": ("stores", False),
+    "seekdb-prepare": ("seekdb_prepare", False),
+    "archive": ("archive", False),
+    "imports": ("imports", False),
+    "service": ("service", False),
+    "replicas": ("replicas", False),
+    "peer": ("peer", False),
+    "hostile": ("hostile", False),
+    "crash": ("crash", False),
+    "loop": ("loop", False),
+    "postings": ("postings", True),
+    "primitives": ("primitives", True),
+    "prompt-cache": ("prompt_cache", True),
+    "plots": ("_plots", False),
 }
 
 
@@ -236,10 +210,19 @@ def _run_module_main(main: Callable[[], None], argv: list[str]) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+    name = sys.argv[1] if len(sys.argv) > 1 else None
+    if name == "evaluate":
+        evaluate_main(sys.argv[2:])
+        return
+    if name not in COMMANDS:
         print(__doc__)
-        raise SystemExit(0 if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help") else 2)
-    COMMANDS[sys.argv[1]](sys.argv[2:])
+        raise SystemExit(0 if name in (None, "-h", "--help") else 2)
+    module, takes_arguments = COMMANDS[name]
+    command = importlib.import_module(f"bench.{module}").main
+    if takes_arguments:
+        command(sys.argv[2:])
+    else:
+        _run_module_main(command, sys.argv[2:])
 
 
 if __name__ == "__main__":
