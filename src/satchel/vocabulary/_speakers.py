@@ -6,7 +6,8 @@ most often answered by what they said themselves, yet in a chat of two a name is
 by half the scope's turns, so full text cannot rank by it (it is a common term there,
 ``vocabulary._retrieval.COMMON_SHARE``). :func:`speaker_terms` reads the speaker off a
 turn's text and analyses it with the query's own rules, so a search can tell the turns
-said by a person the query names from the rest.
+said by a person the query names from the rest. :func:`asks_question` and
+:func:`says_nothing` tell what kind of turn it is once read.
 """
 
 from __future__ import annotations
@@ -85,9 +86,9 @@ def asks_question(text: str | None) -> bool:
 #: one-word reactions. With function words, all a turn that says nothing holds.
 CHAT_FILLERS: Final = frozenset(
     """
-    ah aw aww bye cheers cool congrats deal gm gn great ha hah haha hahaha heh hehe hey
-    hi hm hmm hello idk ikr k kk lmao lmfao lol nah nice np ok okay omg oh rofl right
-    same sure thank thanks thx true ty ugh wow yay yeah yea yep yes yup awesome
+    ah aw awesome aww bye cheers cool congrats deal gm gn great ha hah haha hahaha heh
+    hehe hello hey hi hm hmm idk ikr k kk lmao lmfao lol nah nice np oh ok okay omg rofl
+    right same sure thank thanks thx true ty ugh wow yay yea yeah yep yes yup
     """.split()  # noqa: SIM905
 )
 #: What is left of a negated auxiliary once its "n't" is split off at the apostrophe
@@ -99,7 +100,7 @@ _NEGATED_AUXILIARIES: Final = frozenset(
     """.split()  # noqa: SIM905
 )
 #: The longest turn (past its speaker's name) :func:`says_nothing` reads: a longer one
-#: says something ("Thanks! What have you been up to lately?" is 40 characters).
+#: says something ("Haha yeah, same here, thanks so much!" is 37 characters).
 MAX_FILLER_CHARS: Final = 64
 #: A word, split at an apostrophe as the analysis splits clitics ("what's" -> "what", "s").
 _WORD: Final = re.compile(r"[^\W_]+")
