@@ -468,3 +468,46 @@ async def test_postings_are_never_read_on_the_event_loop_s_thread(
     await store.retrieve("memory", "s", request)
     assert len(reads) == 1
     assert reads[0] is not loop_thread
+
+
+def test_postings_are_read_a_stretch_at_a_time_giving_the_gil_up_between(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sqlite3 module converts rows holding the GIL: a scope is read
+    ``BUILD_CHUNK`` rows at a time, never whole, with the GIL given up after each
+    stretch, so an event loop waiting beside the read waits one stretch at most."""
+    conn = sqlite3.connect(":memory:")
+    _rows.create_schema(conn)
+    scope_key = _rows.ensure_scope(conn, "s")
+    for n in range(2 * _postings.BUILD_CHUNK + 10):
+        _rows.insert(conn, "memory", scope_key, f"r{n}", 1, f"kestrel word{n % 7} row{n}")
+    conn.commit()
+    fetched: list[str] = []
+
+    class Watched:
+        def __init__(self, cursor: sqlite3.Cursor) -> None:
+            self._cursor = cursor
+
+        def fetchall(self) -> list[Any]:
+            fetched.append("all")
+            return self._cursor.fetchall()
+
+        def fetchmany(self, size: int) -> list[Any]:
+            fetched.append(f"many {size}")
+            return self._cursor.fetchmany(size)
+
+    class Connection:
+        def execute(self, *args: Any) -> Watched:
+            return Watched(conn.execute(*args))
+
+    yields: list[None] = []
+    monkeypatch.setattr(_postings, "let_loop_in", lambda: yields.append(None))
+    held = _postings.read_postings(Connection(), "memory", scope_key)  # type: ignore[arg-type]
+    assert len(yields) == 3  # after each of the 3 stretches
+    assert held is not None
+    assert len(held.rows) == 2 * _postings.BUILD_CHUNK + 10
+    read = _postings.read_postings(conn, "memory", scope_key)
+    assert read is not None
+    _same_postings(held, read)
+    assert "all" not in fetched
+    assert fetched.count(f"many {_postings.BUILD_CHUNK}") == 4  # 3 stretches, then none
