@@ -26,6 +26,11 @@ Then, at 8,000 bytes with the gate on, where the missed evidence went, from
 out: never retrieved, or ranked too far down). Writes JSON (``--out``, default
 ``bench/results/locomo.json``) and prints Markdown tables.
 
+``--names FILE`` asks every question with the people it names called otherwise: FILE
+is a JSON object from a name to the one the question says instead (``{"Melanie": "Mel",
+"Nate": "Nathan"}``), each whole word replaced. A chat labels people as its app knows
+them; a question says the name its asker uses.
+
 Run: ``python -m bench locomo PATH [--repeat 1] [--conversations N]`` (a few minutes).
 """
 
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import tempfile
 import time
@@ -57,7 +63,7 @@ from satchel.stores import SqliteStore
 from satchel.vocabulary._families import citation
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
     from satchel._workload import WorkloadQuery
     from satchel.vocabulary import Family
@@ -117,10 +123,13 @@ def _parsed(name: str, data: Any) -> Iterator[dict[str, Any]]:
             }
 
 
-def workload(samples: Sequence[dict[str, Any]], folder: Path) -> Path:
+def workload(
+    samples: Sequence[dict[str, Any]], folder: Path, names: Mapping[str, str] | None = None
+) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
-    ``queries.jsonl``); return it."""
+    ``queries.jsonl``), each question's names called as ``names`` says; return it."""
     folder.mkdir(parents=True, exist_ok=True)
+    called = _renaming(names or {})
     with (
         (folder / "entries.jsonl").open("w", encoding="utf-8") as entries,
         (folder / "queries.jsonl").open("w", encoding="utf-8") as queries,
@@ -135,11 +144,20 @@ def workload(samples: Sequence[dict[str, Any]], folder: Path) -> Path:
                 if category is None or not evidence:
                     continue
                 query = {
-                    "id": f"{scope}/q{number}", "scopes": [scope], "query": qa["question"],
+                    "id": f"{scope}/q{number}", "scopes": [scope],
+                    "query": called(qa["question"]),
                     "expected": evidence, "category": category,
                 }  # fmt: skip
                 queries.write(json.dumps(query, ensure_ascii=False) + "\n")
     return folder
+
+
+def _renaming(names: Mapping[str, str]) -> Callable[[str], str]:
+    """A question with each whole word that is a key of ``names`` replaced by its value."""
+    if not names:
+        return lambda question: question
+    word = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+    return lambda question: word.sub(lambda found: names[found.group()], question)
 
 
 def _entries(scope: str, sessions: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -322,11 +340,12 @@ async def run(
     repeat: int,
     fusion: satchel.FusionWeights | None = None,
     embedder: str = "static",
+    names: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
-        folder = workload(samples, Path(directory) / "workload")
+        folder = workload(samples, Path(directory) / "workload", names)
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
         result = await evaluate(db, folder, owners, repeat, fusion, model)
@@ -386,8 +405,27 @@ def parser() -> argparse.ArgumentParser:
         help="the embedder of the store and the questions (default: static, the bundled"
         " model; st:PATH needs the sentence-transformers extra)",
     )
+    out.add_argument(
+        "--names",
+        type=_names,
+        default={},
+        metavar="FILE",
+        help='a JSON object of names to call otherwise in the questions ({"Melanie": "Mel"})',
+    )
     out.add_argument("--out", type=Path, default=RESULTS / "locomo.json", help="JSON results")
     return out
+
+
+def _names(text: str) -> dict[str, str]:
+    try:
+        names = json.loads(Path(text).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"expected a JSON file of names: {exc}") from None
+    if not isinstance(names, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and k for k, v in names.items()
+    ):
+        raise argparse.ArgumentTypeError("expected a JSON object from names to names")
+    return names
 
 
 def _fusion(text: str) -> satchel.FusionWeights:
@@ -414,10 +452,12 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         result = anyio.run(
-            run, args.path, args.conversations, max(1, args.repeat), args.fusion, args.embedder
-        )
+            run, args.path, args.conversations, max(1, args.repeat), args.fusion, args.embedder,
+            args.names,
+        )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
+    result["names"] = args.names
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -115,3 +115,21 @@ def test_the_embedder_is_the_one_asked_for(
         locomo.main([str(tmp_path), "--embedder", "bert"])
     assert exited.value.code == 2
     assert "static|hashing|st:PATH" in capsys.readouterr().err
+
+
+def test_the_questions_may_call_people_otherwise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--names replaces each whole-word name of a question (not a longer word holding
+    it); a file that is not a JSON object of names is a usage error."""
+    samples = locomo.conversations(forms(tmp_path)["zip"])
+    folder = locomo.workload(samples, tmp_path / "out", {"Caroline": "Carol", "Mel": "X"})
+    queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines()]
+    assert queries[0]["query"] == "When did Carol go to the support group?"
+    assert locomo._renaming({"Mel": "X"})("Did Melanie see Mel's dog?") == "Did Melanie see X's dog?"
+    names = tmp_path / "names.json"
+    names.write_text('["Caroline"]')
+    with pytest.raises(SystemExit) as exited:
+        locomo.main([str(tmp_path), "--names", str(names)])
+    assert exited.value.code == 2
+    assert "JSON object" in capsys.readouterr().err

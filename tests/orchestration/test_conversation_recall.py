@@ -380,15 +380,25 @@ async def test_a_turn_said_by_the_person_the_query_names_ranks_higher() -> None:
 
 @pytest.mark.parametrize(
     ("label", "asked", "lifted"),
-    [("Katherine", "Kath", True), ("Kat", "Katherine", True), ("Cal", "Ca", False)],
+    [
+        ("Katherine", "Kath", True),
+        ("Kat", "Katherine", True),
+        ("Nathan", "Nate", True),
+        ("Gina", "Geena", True),
+        ("Jon", "John", True),
+        ("Cal", "Ca", False),
+        ("Nathan", "Newton", False),
+    ],
 )
 async def test_a_short_form_of_a_speakers_name_names_them(
     label: str, asked: str, lifted: bool
 ) -> None:
     """A chat labels a person as its app knows them, a question says the name its asker
     uses: a proper name that is the start of a speaker's name (or whose start the
-    speaker's name is), three letters at least, names that speaker, and their turn
-    comes first; two letters start too many names."""
+    speaker's name is), three letters at least, or that the scope never holds and is
+    spelled like a speaker's name starting or sounding the same, names that speaker,
+    and their turn comes first; two letters start too many names, and a name that
+    only sounds like the speaker's is someone else."""
     entries = [
         attrs.evolve(entry, text=entry.text.replace("Maya:", f"{label}:"))
         for entry in two_speakers()
@@ -413,3 +423,36 @@ async def test_the_lift_reads_past_the_room_for_a_named_turn_that_can_enter() ->
     async with satchel.open_runtime(embedder=embedder, limits=limits, fusion=no_lift) as rt:
         await rt.add_memories("chat", two_speakers())
         assert contents(await prepare(rt, about_maya)) == [LEO_HIKES]
+
+
+#: Melanie paints, in a chat of two whose other turns say nothing of painting.
+SUNRISE = "Melanie: I painted a sunrise over the lake last week"
+
+
+def melanie_and_caroline() -> list[satchel.MemoryEntry]:
+    said = [
+        ("Caroline", "how was your weekend?"),
+        ("Melanie", "busy with the kids, we went to the beach"),
+        ("Caroline", "I went to a support group meeting"),
+        ("Melanie", "that sounds inspiring"),
+        ("Caroline", "I am thinking about counseling as a career"),
+        ("Melanie", "you would be great at it"),
+        ("Caroline", "thanks! any plans for summer?"),
+        ("Melanie", "camping with the family probably"),
+    ]
+    talk = [turn(f"{name}: {text}", n) for n, (name, text) in enumerate(said * 3)]
+    return [*talk, turn(SUNRISE, 40, thread="s2")]
+
+
+@pytest.mark.parametrize("asked", ["Mel", "Mellie", "Melanie"])
+async def test_a_question_naming_a_participant_otherwise_is_about_them(asked: str) -> None:
+    """"Mel" asked of a chat where Melanie speaks is a question about her, not about
+    someone the chat never mentions (which would make it look off-topic and abstain,
+    as it did with the bundled embedder): her painting is delivered. A general-knowledge
+    question in her name still abstains."""
+    async with satchel.open_runtime(embedder=satchel.StaticEmbedder()) as rt:
+        await rt.add_memories("chat", melanie_and_caroline())
+        found = contents(await prepare(rt, f"What did {asked} paint?", max_bytes=2000))
+        assert found[0] == SUNRISE
+        away = f"According to {asked}, who painted the Mona Lisa?"
+        assert await prepare(rt, away, max_bytes=2000) is None

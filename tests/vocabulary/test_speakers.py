@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from satchel.vocabulary import analyse_query, asks_question, says_nothing, speaker_terms
+from satchel.vocabulary._retrieval import PoolRequest
+from satchel.vocabulary._speakers import name_variant, sounds_like, variant_floor
 
 
 @pytest.mark.parametrize(
@@ -88,3 +90,75 @@ def test_a_turn_says_nothing_when_it_holds_only_fillers(text: str | None, nothin
 def test_contractions_say_nothing_by_themselves(text: str) -> None:
     """A clitic is split off at its apostrophe, straight or curly, as the analysis does."""
     assert says_nothing(text)
+
+
+@pytest.mark.parametrize(
+    ("word", "code"),
+    [
+        ("robert", "R163"),
+        ("rupert", "R163"),
+        ("ashcraft", "A261"),  # h does not part two letters of the same sound
+        ("tymczak", "T522"),
+        ("pfister", "P236"),  # the first letter's sound is not repeated
+        ("geena", "G500"),
+        ("gina", "G500"),
+        ("a", "A000"),
+        ("42", ""),
+    ],
+)
+def test_a_word_sounds_like_its_soundex_code(word: str, code: str) -> None:
+    assert sounds_like(word) == code
+
+
+#: Terms of a chat of 100 turns starting with the letters asked, with their holders.
+HELD = {
+    "melani": 48, "melt": 1, "melon": 3, "nathan": 40, "nap": 9, "new": 9, "gina": 30,
+    "gin": 2, "tim": 20, "time": 6, "ottili": 45, "start": 9,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "spelled"),
+    [
+        ("mel", "melani"),  # the name starts a participant's: the most held of them
+        ("timothi", "tim"),  # a participant's name starts it
+        ("nate", "nathan"),  # the same first three letters, spelled alike
+        ("geena", "gina"),  # the same sound, spelled alike
+        ("napoleon", None),  # "nap" starts it, but is held by too few to be a participant
+        ("newton", None),  # "nathan" sounds the same, but is spelled otherwise
+        ("ottoman", None),  # "ottili" starts the same, but is spelled otherwise
+        ("star", None),  # a word starting "start", held by too few
+        ("mo", None),  # two letters name too many
+        ("zed", None),
+    ],
+)
+def test_a_name_the_scope_never_holds_is_found_as_it_spells_it(
+    name: str, spelled: str | None
+) -> None:
+    assert name_variant(name, HELD, 100) == spelled
+
+
+def test_a_variant_must_be_held_by_a_participants_share_of_the_scope() -> None:
+    """A word that starts like the name is not taken for it unless a tenth of the turns
+    hold it, as a participant's name is: ten of 100 turns, 100 of 1,000; four at least."""
+    assert (variant_floor(100), variant_floor(1000), variant_floor(26)) == (10, 100, 4)
+    assert name_variant("mel", {"melt": 10}, 100) == "melt"
+    assert name_variant("mel", {"melt": 99}, 1000) is None
+    assert name_variant("timothi", {"tim": 100}, 1000) == "tim"
+
+
+def test_a_request_is_asked_as_the_scope_spells_its_names() -> None:
+    """The names a scope never holds are respelled in the query's terms, names and rare
+    words, the frequencies follow, and the request says which it put in."""
+    request = PoolRequest(analyse_query("Did Nate and Geena go to Oslo?"), None, 16)
+    frequencies = {"oslo": 3}
+    assert request.name_starts(frequencies) == ("n", "g")
+    asked, counts = request.naming_held(frequencies, HELD, 100)
+    assert asked.query.terms == ("nathan", "gina", "go", "oslo")
+    assert asked.query.names == ("nathan", "gina", "oslo")
+    assert asked.spelled == ("nathan", "gina")
+    assert counts == {"oslo": 3, "nathan": 40, "gina": 30}
+    assert asked.unheld_names(counts) == 0
+    assert request.name_starts({"oslo": 3, "nate": 1, "geena": 1}) == ()
+    same, _ = request.naming_held(frequencies, {}, 100)
+    assert same is request

@@ -383,7 +383,8 @@ class Searcher:
                 spec, excluded, ranked.fresh, wanted + more, passed
             )
             query = state.queries[spec.query]
-            named = (frozenset(query.terms), frozenset(query.names))
+            names = frozenset((*query.names, *ranked.pool.spelled_names))
+            named = (frozenset(query.terms), names)
             keys, evidence, lifted = _ranked_as_read(
                 ranked, scores, (keys, evidence), (named, lift, damped), wanted
             )

@@ -742,6 +742,32 @@ async def check_a_pool_counts_the_names_the_scope_never_holds(store: Store) -> N
     assert (await search(store, "where is the lunch note")).unheld_names == 0
 
 
+async def check_a_name_spelled_otherwise_is_searched_as_the_scope_spells_it(
+    store: Store,
+) -> None:
+    """A proper name no record holds, that the scope holds in another form held by
+    enough of its records (the same start: "Nate", "Nathan"; the same sound: "Geena",
+    "Gina"), is searched and counted as the scope spells it (``spelled_names``); a word
+    that starts the same held by one record ("melt" for "Mel"), or a name the scope never
+    says, is not."""
+    texts_ = [f"Nathan: note {n} about lunch" for n in range(20)]
+    texts_ += [f"Gina: the pottery class {n}" for n in range(20)] + ["Bo: ice will melt"]
+    await remember(store, "s", texts_)
+    for vector in (True, False):
+        nate = await search(store, "What did Nate say about lunch?", vector=vector)
+        assert (nate.unheld_names, nate.spelled_names) == (0, ("nathan",))
+        found = await texts(store, keys_of(nate.lexical_keys))
+        assert found
+        assert all(str(text).startswith("Nathan:") for text in found)
+        assert nate.lexical_matches.tolist() == [2] * len(found)  # nathan and lunch
+    geena = await search(store, "Does Geena enjoy pottery?")
+    assert (geena.unheld_names, geena.spelled_names) == (0, ("gina",))
+    mel = await search(store, "What did Mel say?")
+    assert (mel.unheld_names, mel.spelled_names) == (1, ())
+    away = await search(store, "According to Nathan, where is Mongolia?")
+    assert (away.unheld_names, away.spelled_names) == (1, ())
+
+
 async def check_bm25_uses_the_scopes_own_term_statistics(store: Store) -> None:
     """A term common in another, larger scope still counts as rare in this one."""
     await remember(store, "big", [f"lantern festival note {n}" for n in range(100)])

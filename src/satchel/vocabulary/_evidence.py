@@ -149,6 +149,10 @@ class Pool:
     #: How many of the proper names the query says no record of the scope holds
     #: (``PoolRequest.unheld_names``): a question about what the scope never mentions.
     unheld_names: int = 0
+    #: The query's proper names the scope holds spelled otherwise, as it spells them
+    #: (``PoolRequest.naming_held``: "melani" for a question's "Mel"): whose turns a
+    #: question naming them is about.
+    spelled_names: tuple[str, ...] = ()
 
     def counted_terms(self, query_terms: int) -> int:
         """The query terms the minimum-match rule counts in this pool: those of a query

@@ -17,6 +17,7 @@ import numpy as np
 
 from ._analysis import AnalysedQuery
 from ._dates import NARROW_SPAN
+from ._speakers import MIN_SHORT_NAME, name_variant
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -208,6 +209,9 @@ class PoolRequest:
     size: int
     now: float | None = None
     unnamed_vector: npt.NDArray[np.float32] | None = None
+    #: The names :meth:`naming_held` put in the query for names the scope spells
+    #: otherwise (``Pool.spelled_names``); empty as asked.
+    spelled: tuple[str, ...] = ()
 
     def vector_for(
         self, frequencies: Mapping[str, int], rows: int
@@ -238,6 +242,53 @@ class PoolRequest:
         if frequencies is None:
             return 0
         return sum(not frequencies.get(name, 0) for name in self.query.names)
+
+    def name_starts(self, frequencies: Mapping[str, int] | None) -> tuple[str, ...]:
+        """The first letter of each proper name the query says that no record of the
+        scope holds, given how many hold each query term: a store reads the terms it
+        holds that start so, for :meth:`naming_held`. Empty when the scope holds every
+        name (most questions: no further read)."""
+        if not frequencies:
+            return ()
+        return tuple(
+            dict.fromkeys(
+                name[:1]
+                for name in self.query.names
+                if len(name) >= MIN_SHORT_NAME and not frequencies.get(name, 0)
+            )
+        )
+
+    def naming_held(
+        self, frequencies: Mapping[str, int], held: Mapping[str, int], rows: int
+    ) -> tuple[PoolRequest, dict[str, int]]:
+        """This request as a scope of ``rows`` records spells its names, with the query
+        terms' frequencies to match: each name the scope never holds that it holds in
+        another form (:func:`~._speakers.name_variant` over ``held``, the terms starting
+        as :meth:`name_starts` says and how many records hold each) is replaced by that
+        form in the query's terms, names and rare words. "Mel" asked of a chat where
+        Melanie speaks is a question about her: searched, ranked and judged so."""
+        spelled: dict[str, str] = {}
+        for name in self.query.names:
+            if not frequencies.get(name, 0):
+                variant = name_variant(name, held, rows)
+                if variant is not None:
+                    spelled[name] = variant
+        if not spelled:
+            return self, dict(frequencies)
+        query = self.query
+
+        def respelled(terms: Iterable[str]) -> tuple[str, ...]:
+            return tuple(dict.fromkeys(spelled.get(term, term) for term in terms))
+
+        query = attrs.evolve(
+            query,
+            terms=respelled(query.terms),
+            names=respelled(query.names),
+            rare=frozenset(respelled(query.rare)),
+        )
+        counts = dict(frequencies)
+        counts.update((variant, held[variant]) for variant in spelled.values())
+        return attrs.evolve(self, query=query, spelled=tuple(spelled.values())), counts
 
     @property
     def needs_reference(self) -> bool:

@@ -12,10 +12,15 @@ said by a person the query names from the rest. :func:`asks_question` and
 
 from __future__ import annotations
 
+import difflib
+import math
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ._analysis import analyse, function_word
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 #: The longest speaker prefix read: a name, not a sentence that happens to hold a colon.
 MAX_SPEAKER_CHARS: Final = 40
@@ -124,6 +129,93 @@ def says_nothing(text: str | None) -> bool:
         function_word(word) or word in CHAT_FILLERS or word in _NEGATED_AUXILIARIES
         for word in (found.group().casefold() for found in _WORD.finditer(body))
     )
+
+
+#: A term a scope holds is taken for a name its question spells otherwise only when at
+#: least this share of the scope's records hold it: a participant of the chat, whose
+#: name opens their turns. Everyday words start names too ("start" for "Star Wars",
+#: "new" for "Newton"), and a chat says them in fewer of its turns.
+SPEAKER_SHARE: Final = 0.1
+#: How alike two names that start or sound the same must be spelled (difflib's ratio:
+#: twice the letters they share in order over both lengths): "nate" and "nathan" 0.6,
+#: "gina" and "geena" 0.67; "ottoman" and "ottili" 0.46, "newton" and "nathan" (one
+#: Soundex code) 0.5.
+ALIKE: Final = 0.6
+#: The fewest records holding a term taken for a name spelled otherwise, however small
+#: the scope: in a handful of records a word said three times is no one's name.
+MIN_VARIANT_HOLDERS: Final = 4
+
+
+def variant_floor(rows: int) -> int:
+    """The fewest records of a scope of ``rows`` that hold a term taken for another
+    spelling of a question's name (``SPEAKER_SHARE``; ``MIN_VARIANT_HOLDERS`` at
+    least)."""
+    return max(MIN_VARIANT_HOLDERS, math.ceil(SPEAKER_SHARE * rows))
+
+
+def name_variant(name: str, held: Mapping[str, int], rows: int) -> str | None:
+    """How a scope of ``rows`` records spells ``name``, an analysed proper name of a
+    question that none of its records holds, given ``held``: terms the scope holds that
+    start with the name's first letter, and how many of its records hold each. Of those
+    held by at least ``SPEAKER_SHARE`` of the records, the first found of, in this
+    order: a term the name starts ("melani" for "mel"); a term that starts the name
+    ("john" for "johnni"); one spelled alike (``ALIKE``) that starts with the same
+    ``MIN_SHORT_NAME`` letters ("nate" for "nathan") or sounds the same
+    (:func:`sounds_like`: "gina" for "geena"). The most held of its kind; None when
+    there is none: a name the scope never says.
+
+    A question says the name its asker uses; a chat labels people as its app knows
+    them. Read as unheld, such a name would make the question look like one about
+    someone else (``Pool.unheld_names``)."""
+    if len(name) < MIN_SHORT_NAME:
+        return None
+    least = variant_floor(rows)
+    found: list[tuple[int, int, str]] = []
+    for term, count in held.items():
+        if count < least or term == name:
+            continue
+        if term.startswith(name):
+            found.append((0, -count, term))
+        elif name.startswith(term) and len(term) >= MIN_SHORT_NAME:
+            found.append((1, -count, term))
+        elif _spelled_alike(name, term) and (
+            term.startswith(name[:MIN_SHORT_NAME]) or sounds_like(term) == sounds_like(name)
+        ):
+            found.append((2, -count, term))
+    return min(found)[2] if found else None
+
+
+def _spelled_alike(one: str, other: str) -> bool:
+    return difflib.SequenceMatcher(None, one, other).ratio() >= ALIKE
+
+
+#: Soundex's digit for each consonant that sounds alike (vowels, h, w and y have none).
+_SOUNDEX: Final = {
+    letter: digit
+    for digit, letters in enumerate(("bfpv", "cgjkqsxz", "dt", "l", "mn", "r"), start=1)
+    for letter in letters
+}
+
+
+def sounds_like(word: str) -> str:
+    """The American Soundex code of ``word`` (``"robert"`` -> ``"R163"``): its first
+    letter and the digits of the next three consonant sounds, so that names spelled
+    differently and said the same share it ("geena", "gina"). Letters outside a-z are
+    passed over."""
+    letters = [c for c in word.casefold() if "a" <= c <= "z"]
+    if not letters:
+        return ""
+    digits = []
+    last = _SOUNDEX.get(letters[0], 0)
+    for letter in letters[1:]:
+        digit = _SOUNDEX.get(letter, 0)
+        if digit and digit != last:
+            digits.append(str(digit))
+            if len(digits) == 3:
+                break
+        if letter not in "hw":  # h and w do not part two letters of the same sound
+            last = digit
+    return (letters[0].upper() + "".join(digits)).ljust(4, "0")
 
 
 def _short_for(one: str, other: str) -> bool:

@@ -8,6 +8,7 @@ indexes instead, and its results must be the same.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +36,17 @@ def frequencies(records: list[Stored], request: PoolRequest) -> dict[str, int]:
         for term in request.query.terms
         if (holders := sum(term in stored.terms for stored in records))
     }
+
+
+def terms_starting(
+    records: list[Stored], starts: Sequence[str], least: int
+) -> dict[str, int]:
+    """The terms of ``records`` that start with any of ``starts`` and are held by at
+    least ``least`` of them, with how many hold each (``PoolRequest.naming_held``)."""
+    holders: Counter[str] = Counter(
+        term for stored in records for term in stored.terms if term.startswith(tuple(starts))
+    )
+    return {term: count for term, count in holders.items() if count >= least}
 
 
 def lexical(

@@ -36,12 +36,13 @@ from ...vocabulary._errors import StoreError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._records import MemoryRef
+from ...vocabulary._speakers import variant_floor
 from .. import _rules
 from .._copy_protocol import VectorOrigin, searchable_vectors
 from .._placing import place
 from .._sessions import erased_identities
 from . import _copy as copying
-from ._channels import frequencies, lexical, nearest, time_channel, unit
+from ._channels import frequencies, lexical, nearest, terms_starting, time_channel, unit
 from ._sessions import Sessions
 from ._stored import Placer, Scope, Stored, thread_order
 
@@ -382,6 +383,9 @@ class MemoryStore:
             return Pool(family, scope_id, 0 if scope is None else scope.write_version)
         records = list(scope.searchable(family).values())
         held_by = frequencies(records, request)
+        if starts := request.name_starts(held_by):  # a name spelled otherwise?
+            spelled = terms_starting(records, starts, variant_floor(len(records)))
+            request, held_by = request.naming_held(held_by, spelled, len(records))
         ranking = request.vector_for(held_by, len(records))
         lexical_keys, scores, matches, common, held, distinctive = lexical(
             records, request, held_by
@@ -394,7 +398,7 @@ class MemoryStore:
             vector_keys=vector_keys, vector_similarities=similarities,
             time_keys=time_keys, time_matched=matched, common_terms=common,
             held_terms=held, distinctive_terms=distinctive,
-            unheld_names=request.unheld_names(held_by),
+            unheld_names=request.unheld_names(held_by), spelled_names=request.spelled,
         )  # fmt: skip
 
     async def neighbours(

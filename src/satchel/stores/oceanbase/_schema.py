@@ -282,6 +282,13 @@ TERM_FREQUENCIES: Final = (
     "SELECT term, df FROM satchel_terms WHERE scope = %s AND family = %s AND term IN ({marks})"
 )
 
+#: The terms of a family in a scope starting with a name's first letters that enough
+#: records hold, with how many hold each (``PoolRequest.name_starts``).
+TERMS_STARTING: Final = (
+    "SELECT term, df FROM satchel_terms WHERE scope = %s AND family = %s"
+    " AND term >= %s AND term < %s AND df >= %s"
+)
+
 #: Exact nearest neighbours: a scan of the scope's rows. The plan cache is off so that
 #: no plan made for one scope's size serves another's.
 EXACT_NEAREST: Final = (

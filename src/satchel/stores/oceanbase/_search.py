@@ -85,6 +85,20 @@ async def term_frequencies(
     return {term: int(df) for term, df in await cur.fetchall() if df > 0}
 
 
+async def terms_starting(
+    cur: Any, family: Family, scope_id: str, starts: Sequence[str], least: int
+) -> dict[str, int]:
+    """The terms of the scope's searchable records that start with any of ``starts``
+    and are held by at least ``least`` of them, with how many hold each
+    (``PoolRequest.naming_held``): one range read per start."""
+    found: dict[str, int] = {}
+    for start in starts:
+        past = start[:-1] + chr(ord(start[-1]) + 1)
+        await cur.execute(sql.TERMS_STARTING, (scope_id, family, start, past, least))
+        found.update((term, int(df)) for term, df in await cur.fetchall())
+    return found
+
+
 async def lexical(
     cur: Any,
     family: Family,

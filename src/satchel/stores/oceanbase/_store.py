@@ -35,6 +35,7 @@ from ...vocabulary._errors import NotFoundError, StoreError, StoreUnavailableErr
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._records import MemoryRecord, MemoryRef
+from ...vocabulary._speakers import variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._placing import place_async
@@ -485,9 +486,14 @@ class OceanBaseStore:
                 return Pool(family, scope_id, 0 if state is None else state.version)
             self._versions[scope_id] = state.version
             vector = request.vector
+            asked = request
             if request.query.names:
                 frequencies = frequencies or {}
-                vector = request.vector_for(frequencies, state.rows)
+                if starts := request.name_starts(frequencies):  # a name spelled otherwise?
+                    least = variant_floor(state.rows)
+                    spelled = await search.terms_starting(cur, family, scope_id, starts, least)
+                    asked, frequencies = request.naming_held(frequencies, spelled, state.rows)
+                vector = asked.vector_for(frequencies, state.rows)
             stored = self._dimension is not None
             held = None
             if stored and vector is not None and rules(family).vector_channel:
@@ -498,22 +504,22 @@ class OceanBaseStore:
                 if not stored or vector is None:
                     return [], []
                 if held is not None:  # off the store's loop, beside the full text
-                    return await _in_thread(held.nearest, vector, request.size)
+                    return await _in_thread(held.nearest, vector, asked.size)
                 return await search.nearest(
-                    cur, family, scope_id, request, vector, state,
+                    cur, family, scope_id, asked, vector, state,
                     self._exact_rows, self._vector_index if self._indexed else None,
                 )  # fmt: skip
 
             if held is None:  # the engine searches: one statement at a time
                 near, similarities = await vector_channel()
-                lexical = await search.lexical(cur, family, scope_id, request, state, frequencies)
+                lexical = await search.lexical(cur, family, scope_id, asked, state, frequencies)
             else:
                 lexical, (near, similarities) = await asyncio.gather(
-                    search.lexical(cur, family, scope_id, request, state, frequencies),
+                    search.lexical(cur, family, scope_id, asked, state, frequencies),
                     vector_channel(),
                 )
             timed, matched = await search.time_channel(
-                cur, family, scope_id, request, vector, vectors=stored, held=held
+                cur, family, scope_id, asked, vector, vectors=stored, held=held
             )
             keys, scores, matches, common, held_terms, distinctive = lexical
             return Pool(
@@ -522,7 +528,8 @@ class OceanBaseStore:
                 vector_keys=near, vector_similarities=similarities,
                 time_keys=timed, time_matched=matched, common_terms=common,
                 held_terms=held_terms, distinctive_terms=distinctive,
-                unheld_names=request.unheld_names(frequencies),
+                unheld_names=asked.unheld_names(frequencies),
+                spelled_names=asked.spelled,
             )  # fmt: skip
 
         return await self._call("retrieve", work)

@@ -212,6 +212,14 @@ def term_frequencies(term_count: int) -> str:
     )
 
 
+#: The terms of a family in a scope starting with a name's first letters, with how many
+#: records hold each (``PoolRequest.name_starts``): a range read of the primary key.
+TERMS_STARTING: Final = (
+    "SELECT term, df FROM term_stats WHERE family = ? AND scope_key = ?"
+    " AND term >= ? AND term < ? AND df >= ?"
+)
+
+
 def created_ts(created_at: datetime | None) -> float:
     """The sortable UTC time of a record (``NO_TIME`` without one)."""
     return NO_TIME if created_at is None else created_at.timestamp()

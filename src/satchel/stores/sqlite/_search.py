@@ -156,6 +156,23 @@ def term_frequencies(
     return {term: found[term] for term in terms if found.get(term, 0) > 0}
 
 
+def terms_starting(
+    conn: sqlite3.Connection,
+    family: Family,
+    scope_key: int,
+    starts: Sequence[str],
+    least: int,
+) -> dict[str, int]:
+    """The terms of the scope's searchable records that start with any of ``starts``
+    and are held by at least ``least`` of them, with how many hold each: one range read
+    of ``term_stats`` per start (``PoolRequest.naming_held`` reads them)."""
+    found: dict[str, int] = {}
+    for start in starts:
+        past = start[:-1] + chr(ord(start[-1]) + 1)
+        found.update(conn.execute(sql.TERMS_STARTING, (family, scope_key, start, past, least)))
+    return found
+
+
 def time_hits(
     conn: sqlite3.Connection, family: Family, scope_key: int, request: PoolRequest
 ) -> TimeHits:

@@ -24,6 +24,7 @@ from ...vocabulary._errors import InvalidRequestError, StoreError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._records import MemoryRef
+from ...vocabulary._speakers import variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._placing import place
@@ -537,13 +538,18 @@ class SqliteStore:
                 frequencies = search.term_frequencies(conn, family, scope_key, terms)
             else:  # the same counts: the held postings are the FTS5 table's
                 frequencies = held[0].frequencies(sql.term_prefix(scope_key), terms)
-            ranking = request.vector_for(frequencies, scope_rows)
+            asked = request
+            if starts := request.name_starts(frequencies):  # a name spelled otherwise?
+                least = variant_floor(scope_rows)
+                spelled = search.terms_starting(conn, family, scope_key, starts, least)
+                asked, frequencies = request.naming_held(frequencies, spelled, scope_rows)
+            ranking = asked.vector_for(frequencies, scope_rows)
             nearest = self._start_nearest(conn, family, scope_key, ranking, request.size)
             lexical = search.lexical_hits(
-                conn, family, scope_key, request, scope_rows, frequencies, held
+                conn, family, scope_key, asked, scope_rows, frequencies, held
             )
             found, similarities = nearest()
-            timed, matched = self._time_channel(conn, family, scope_key, request, ranking)
+            timed, matched = self._time_channel(conn, family, scope_key, asked, ranking)
             return Pool(
                 family,
                 scope_id,
@@ -559,7 +565,8 @@ class SqliteStore:
                 common_terms=lexical.common,
                 held_terms=lexical.held,
                 distinctive_terms=lexical.distinctive,
-                unheld_names=request.unheld_names(frequencies),
+                unheld_names=asked.unheld_names(frequencies),
+                spelled_names=asked.spelled,
             )
 
         if inline:
