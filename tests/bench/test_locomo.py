@@ -126,7 +126,9 @@ def test_the_questions_may_call_people_otherwise(
     folder = locomo.workload(samples, tmp_path / "out", {"Caroline": "Carol", "Mel": "X"})
     queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines()]
     assert queries[0]["query"] == "When did Carol go to the support group?"
-    assert locomo._renaming({"Mel": "X"})("Did Melanie see Mel's dog?") == "Did Melanie see X's dog?"
+    assert (
+        locomo._renaming({"Mel": "X"})("Did Melanie see Mel's dog?") == "Did Melanie see X's dog?"
+    )
     names = tmp_path / "names.json"
     names.write_text('["Caroline"]')
     with pytest.raises(SystemExit) as exited:

@@ -38,9 +38,7 @@ def frequencies(records: list[Stored], request: PoolRequest) -> dict[str, int]:
     }
 
 
-def terms_starting(
-    records: list[Stored], starts: Sequence[str], least: int
-) -> dict[str, int]:
+def terms_starting(records: list[Stored], starts: Sequence[str], least: int) -> dict[str, int]:
     """The terms of ``records`` that start with any of ``starts`` and are held by at
     least ``least`` of them, with how many hold each (``PoolRequest.naming_held``)."""
     holders: Counter[str] = Counter(
