@@ -45,7 +45,7 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
 
 
 async def seeded(store: Store) -> dict[str, int]:
-    """A chat of ten turns, six of them Alice's: the turn about food lies along axis 1
+    """A chat of ten turns, six of them Alice's, three Bob's, one Carla's: the turn about food lies along axis 1
     (the question's meaning without a name), the greeting along axis 0 (the whole
     question's); the rest elsewhere. Returns each text's key."""
     texts = [
@@ -58,7 +58,7 @@ async def seeded(store: Store) -> dict[str, int]:
         "Bob: I adopted a cat.",
         "Bob: I start a new job.",
         "Bob: The one near the station.",
-        "Bob: We should get sardines.",
+        "Carla: We should get sardines.",
     ]
     vectors = np.stack([axis(0), axis(1), *(axis(2 + n % 6) for n in range(8))])
     await memories(store, "chat", [satchel.MemoryEntry(text=t) for t in texts], vectors)
@@ -69,22 +69,24 @@ async def seeded(store: Store) -> dict[str, int]:
     return {item.text or "": key for key, item in found.items()}
 
 
+@pytest.mark.parametrize("name", ["Alice", "Bob"])
 async def test_a_question_about_the_scopes_participant_ranks_by_its_other_words(
-    store: Store,
+    store: Store, name: str
 ) -> None:
+    """Alice says six turns of ten, Bob three: more than a tenth each, participants."""
     keys = await seeded(store)
     request = PoolRequest(
-        analyse_query("What does Alice like to eat?"), axis(0), 64, unnamed_vector=axis(1)
+        analyse_query(f"What does {name} like to eat?"), axis(0), 64, unnamed_vector=axis(1)
     )
     pool = await store.retrieve("memory", "chat", request)
     assert int(pool.vector_keys[0]) == keys["Alice: My favourite food is grilled sardines"]
 
 
 async def test_a_name_the_scope_is_not_about_keeps_the_whole_query(store: Store) -> None:
-    """Bob says four turns of ten: not more than half, so the whole query ranks."""
+    """Carla says one turn of ten: not more than a tenth, so the whole query ranks."""
     keys = await seeded(store)
     request = PoolRequest(
-        analyse_query("What does Bob like to eat?"), axis(0), 64, unnamed_vector=axis(1)
+        analyse_query("What does Carla like to eat?"), axis(0), 64, unnamed_vector=axis(1)
     )
     pool = await store.retrieve("memory", "chat", request)
     assert int(pool.vector_keys[0]) == keys["Alice: Morning! Did you see the rain?"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from ._analysis import AnalysedQuery
 from ._dates import NARROW_SPAN
-from ._speakers import MIN_SHORT_NAME, name_variant
+from ._speakers import MIN_SHORT_NAME, SPEAKER_SHARE, name_variant
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -219,9 +219,10 @@ class PoolRequest:
         """The vector the vector and time channels rank by in a scope of ``rows``
         searchable records, given how many hold each query term.
 
-        When every proper name the query says is held by more than ``COMMON_SHARE`` of a
-        scope of at least ``NAMED_MIN_ROWS`` records, the names are what the scope is
-        about (a chat's participants, whose names open their turns): in a static
+        When every proper name the query says is held by more than ``SPEAKER_SHARE`` (a
+        tenth) of a scope of at least ``NAMED_MIN_ROWS`` records, the names are what the
+        scope is about (a chat's participants, whose names open their turns; in a chat
+        of two each holds half the turns, in a group of five a fifth): in a static
         embedding a name weighs like any word, so every turn of the person named looks
         near the question, the short ones nearest. The question's meaning is in its
         other words: the channel ranks by the vector in which the names weigh less
@@ -231,7 +232,7 @@ class PoolRequest:
         names = self.query.names
         if self.unnamed_vector is None or not names or rows < NAMED_MIN_ROWS:
             return self.vector
-        if all(frequencies.get(name, 0) > COMMON_SHARE * rows for name in names):
+        if all(frequencies.get(name, 0) > SPEAKER_SHARE * rows for name in names):
             return self.unnamed_vector
         return self.vector
 
@@ -335,9 +336,11 @@ class PoolRequest:
         A term held by more than ``COMMON_SHARE`` of a scope of at least
         ``COMMON_MIN_ROWS`` records is common there: it matches most of the scope, so it
         would only make the search rank nearly every record and let any record holding
-        one other query term pass the minimum-match rule. It is left out (``common``)
-        while another query term is held; when none is, the common terms are searched
-        as any others.
+        one other query term pass the minimum-match rule. So is a proper name held by
+        more than ``SPEAKER_SHARE``: a participant of a chat, whose turns a search reads
+        by who said them (``FusionWeights.named_speaker``), not as hits of their name.
+        Common terms are left out (``common``) while another query term is held; when
+        none is, they are searched as any others.
 
         Ranking costs per matching record, so a term held by most of a scope would make
         every search scan the scope while adding almost nothing to the order. Terms are
@@ -350,7 +353,12 @@ class PoolRequest:
         held = {term: count for term in self.query.terms if (count := frequencies.get(term, 0))}
         common: tuple[str, ...] = ()
         if rows >= COMMON_MIN_ROWS:
-            common = tuple(term for term, count in held.items() if count > COMMON_SHARE * rows)
+            names = self.query.names
+            common = tuple(
+                term
+                for term, count in held.items()
+                if count > (SPEAKER_SHARE if term in names else COMMON_SHARE) * rows
+            )
             if len(common) < len(held):
                 held = {term: count for term, count in held.items() if term not in common}
             else:
