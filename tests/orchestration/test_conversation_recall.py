@@ -446,7 +446,7 @@ def melanie_and_caroline() -> list[satchel.MemoryEntry]:
 
 @pytest.mark.parametrize("asked", ["Mel", "Mellie", "Melanie"])
 async def test_a_question_naming_a_participant_otherwise_is_about_them(asked: str) -> None:
-    """A question saying "Mel" of a chat where Melanie speaks is a question about her, not about
+    """A question saying "Mel" of a chat where Melanie speaks is about her, not about
     someone the chat never mentions (which would make it look off-topic and abstain,
     as it did with the bundled embedder): her painting is delivered. A general-knowledge
     question in her name still abstains."""

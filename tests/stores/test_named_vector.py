@@ -45,9 +45,9 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
 
 
 async def seeded(store: Store) -> dict[str, int]:
-    """A chat of ten turns, six of them Alice's, three Bob's, one Carla's: the turn about food lies along axis 1
-    (the question's meaning without a name), the greeting along axis 0 (the whole
-    question's); the rest elsewhere. Returns each text's key."""
+    """A chat of ten turns, six of them Alice's, three Bob's, one Carla's: the turn
+    about food lies along axis 1 (the question's meaning without a name), the greeting
+    along axis 0 (the whole question's); the rest elsewhere. Returns each text's key."""
     texts = [
         "Alice: Morning! Did you see the rain?",
         "Alice: My favourite food is grilled sardines",
