@@ -26,6 +26,10 @@ Then, at 8,000 bytes with the gate on, where the missed evidence went, from
 out: never retrieved, or ranked too far down). Writes JSON (``--out``, default
 ``bench/results/locomo.json``) and prints Markdown tables.
 
+``--together N`` keeps every N conversations in one scope (each still in its own
+threads), as a group chat of 2N people, or one person's chats with several, is kept:
+names held by a fraction of the turns and twice the turns to search.
+
 ``--names FILE`` asks every question with the people it names called otherwise: FILE
 is a JSON object from a name to the one the question says instead (``{"Melanie": "Mel",
 "Nate": "Nathan"}``), each whole word replaced. A chat labels people as its app knows
@@ -124,27 +128,37 @@ def _parsed(name: str, data: Any) -> Iterator[dict[str, Any]]:
 
 
 def workload(
-    samples: Sequence[dict[str, Any]], folder: Path, names: Mapping[str, str] | None = None
+    samples: Sequence[dict[str, Any]],
+    folder: Path,
+    names: Mapping[str, str] | None = None,
+    together: int = 1,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
-    ``queries.jsonl``), each question's names called as ``names`` says; return it."""
+    ``queries.jsonl``), each question's names called as ``names`` says and every
+    ``together`` conversations in one scope; return it."""
     folder.mkdir(parents=True, exist_ok=True)
     called = _renaming(names or {})
+    groups = [samples[first : first + together] for first in range(0, len(samples), together)]
+    scopes = {
+        sample["id"]: "locomo:" + "+".join(str(each["id"]) for each in group)
+        for group in groups
+        for sample in group
+    }
     with (
         (folder / "entries.jsonl").open("w", encoding="utf-8") as entries,
         (folder / "queries.jsonl").open("w", encoding="utf-8") as queries,
     ):
         for sample in samples:
-            scope = f"locomo:{sample['id']}"
-            for entry in _entries(scope, sample["conversation"]):
+            scope, name = scopes[sample["id"]], f"locomo:{sample['id']}"
+            for entry in _entries(scope, name, sample["conversation"]):
                 entries.write(json.dumps(entry, ensure_ascii=False) + "\n")
             for number, qa in enumerate(sample["qa"]):
                 category = CATEGORIES.get(qa.get("category"))
-                evidence = [f"{scope}/{d}" for d in _dia_ids(qa.get("evidence", []))]
+                evidence = [f"{name}/{d}" for d in _dia_ids(qa.get("evidence", []))]
                 if category is None or not evidence:
                     continue
                 query = {
-                    "id": f"{scope}/q{number}", "scopes": [scope],
+                    "id": f"{name}/q{number}", "scopes": [scope],
                     "query": called(qa["question"]),
                     "expected": evidence, "category": category,
                 }  # fmt: skip
@@ -160,7 +174,9 @@ def _renaming(names: Mapping[str, str]) -> Callable[[str], str]:
     return lambda question: word.sub(lambda found: names[found.group()], question)
 
 
-def _entries(scope: str, sessions: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+def _entries(
+    scope: str, name: str, sessions: Mapping[str, Any]
+) -> Iterator[dict[str, Any]]:
     number = 1
     while isinstance(sessions.get(f"session_{number}"), list):
         said = _session_time(sessions.get(f"session_{number}_date_time"))
@@ -169,8 +185,8 @@ def _entries(scope: str, sessions: Mapping[str, Any]) -> Iterator[dict[str, Any]
             if item.get("blip_caption"):
                 text += f" [photo: {item['blip_caption']}]"
             entry: dict[str, Any] = {
-                "id": f"{scope}/{item['dia_id']}", "scope": scope, "text": text,
-                "kind": "dialog", "thread": f"{scope}/session-{number}",
+                "id": f"{name}/{item['dia_id']}", "scope": scope, "text": text,
+                "kind": "dialog", "thread": f"{name}/session-{number}",
             }  # fmt: skip
             if said is not None:
                 entry["created_at"] = (said + timedelta(minutes=turn)).isoformat()
@@ -341,11 +357,12 @@ async def run(
     fusion: satchel.FusionWeights | None = None,
     embedder: str = "static",
     names: Mapping[str, str] | None = None,
+    together: int = 1,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
-        folder = workload(samples, Path(directory) / "workload", names)
+        folder = workload(samples, Path(directory) / "workload", names, together)
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
         result = await evaluate(db, folder, owners, repeat, fusion, model)
@@ -406,6 +423,13 @@ def parser() -> argparse.ArgumentParser:
         " model; st:PATH needs the sentence-transformers extra)",
     )
     out.add_argument(
+        "--together",
+        type=int,
+        default=1,
+        metavar="N",
+        help="every N conversations in one scope, as a group chat is (default 1)",
+    )
+    out.add_argument(
         "--names",
         type=_names,
         default={},
@@ -447,17 +471,20 @@ def _embedder(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
+    if args.together < 1:
+        parser().error(f"--together must be at least 1, got {args.together}")
     if not args.path.exists():
         raise SystemExit(f"python -m bench locomo: {args.path} does not exist")
     started = time.perf_counter()
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         result = anyio.run(
             run, args.path, args.conversations, max(1, args.repeat), args.fusion, args.embedder,
-            args.names,
+            args.names, args.together,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
     result["names"] = args.names
+    result["together"] = args.together
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

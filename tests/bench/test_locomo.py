@@ -135,3 +135,24 @@ def test_the_questions_may_call_people_otherwise(
         locomo.main([str(tmp_path), "--names", str(names)])
     assert exited.value.code == 2
     assert "JSON object" in capsys.readouterr().err
+
+
+def test_conversations_may_share_a_scope(tmp_path: Path) -> None:
+    """--together N puts every N conversations in one scope, each in its own threads,
+    its turns and questions named as before; it must be at least 1."""
+    other = {**CONVERSATION, "speaker_a": "Jon", "speaker_b": "Gina"}
+    samples = [
+        {"id": "26", "conversation": CONVERSATION, "qa": QA},
+        {"id": "30", "conversation": other, "qa": QA},
+    ]
+    folder = locomo.workload(samples, tmp_path / "out", together=2)
+    entries = [json.loads(line) for line in (folder / "entries.jsonl").read_text().splitlines()]
+    queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines()]
+    assert {e["scope"] for e in entries} == {"locomo:26+30"}
+    assert [e["id"] for e in entries][2:4] == ["locomo:26/D2:1", "locomo:30/D1:1"]
+    assert {e["thread"] for e in entries} >= {"locomo:26/session-1", "locomo:30/session-1"}
+    assert [q["scopes"] for q in queries] == [["locomo:26+30"]] * 4
+    assert queries[2]["expected"] == ["locomo:30/D1:1"]
+    with pytest.raises(SystemExit) as exited:
+        locomo.main([str(tmp_path), "--together", "0"])
+    assert exited.value.code == 2
