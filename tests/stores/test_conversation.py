@@ -185,6 +185,7 @@ def downgrade(path: Path, version: str) -> None:
             return
         conn.execute("DROP INDEX records_time")
         conn.execute("DROP INDEX records_thread")
+        conn.execute("DROP INDEX records_timeline")
         if version == "1":
             conn.execute("ALTER TABLE records DROP COLUMN created_ts")
         for table in ("fts_memory", "fts_experience", "fts_topic", "fts_resource"):

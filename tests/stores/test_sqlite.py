@@ -380,12 +380,14 @@ async def test_reads_by_row_look_rows_up_by_key(tmp_path: Path, count: int) -> N
 
         by_key = "USING INTEGER PRIMARY KEY (rowid=?)"
         assert plan(sql.fetch_statement(count), arguments) == [f"SEARCH records {by_key}"]
-        # Each hit by key, then two range reads of its thread in the thread index.
+        # Each hit by key, then two range reads of its thread in the thread index, or,
+        # for a turn without a thread, of the scope's such turns in the timeline index.
         steps = plan(sql.neighbours_statement(count), [2, *arguments])
         assert steps[0] == f"SEARCH hit {by_key}", steps
         ranges = [step for step in steps if step.startswith("SEARCH near")]
-        assert len(ranges) == 2, steps
-        assert all("USING INDEX records_thread" in step for step in ranges), steps
+        assert len(ranges) == 4, steps
+        assert sum("USING INDEX records_thread " in step for step in ranges) == 2, steps
+        assert sum("USING INDEX records_timeline " in step for step in ranges) == 2, steps
         assert not any(step.startswith("SCAN") and "subquery" not in step for step in steps)
 
 

@@ -68,6 +68,42 @@ def _named(head: str) -> frozenset[str]:
     return frozenset(analyse(prefix))
 
 
+#: How a store's query tells a conversation turn without a thread (:func:`opens_with_speaker`).
+#: SQLite and MySQL spell the same rule over a text column ``{text}``: the first ": " at
+#: character 2 to ``MAX_SPEAKER_CHARS + 1`` (1-based), no ASCII digit before it, at
+#: most two spaces before it.
+TURN_SQL: Final = {
+    "sqlite": (
+        "(instr({text}, ': ') BETWEEN 2 AND 41"
+        " AND substr({text}, 1, instr({text}, ': ') - 1) NOT GLOB '*[0-9]*'"
+        " AND length(substr({text}, 1, instr({text}, ': ') - 1))"
+        " - length(replace(substr({text}, 1, instr({text}, ': ') - 1), ' ', '')) <= 2)"
+    ),
+    "mysql": (
+        "(LOCATE(': ', {text}) BETWEEN 2 AND 41"
+        " AND LEFT({text}, LOCATE(': ', {text}) - 1) NOT REGEXP '[0-9]'"
+        " AND CHAR_LENGTH(LEFT({text}, LOCATE(': ', {text}) - 1))"
+        " - CHAR_LENGTH(REPLACE(LEFT({text}, LOCATE(': ', {text}) - 1), ' ', '')) <= 2)"
+    ),
+}
+
+
+def opens_with_speaker(text: str | None) -> bool:
+    """Whether a text is a conversation turn by its form: it opens with a name of at
+    most three words and ``MAX_SPEAKER_CHARS`` characters, no digit in it, then ": "
+    (``"Maya: we got a kitten"``). A turn written without a thread is in its scope's
+    conversation, read in time order (a store's neighbours); a store's query applies
+    the same rule (``TURN_SQL``), so the rule is this plain one rather than
+    :func:`speaker_terms`'s analysis."""
+    if not text:
+        return False
+    colon = text.find(": ")
+    if not 0 < colon <= MAX_SPEAKER_CHARS:
+        return False
+    name = text[:colon]
+    return name.count(" ") <= MAX_SPEAKER_WORDS - 1 and not any("0" <= c <= "9" for c in name)
+
+
 def said_by(speaker: frozenset[str], terms: frozenset[str], names: frozenset[str]) -> bool:
     """Whether a turn whose speaker's name analyses to ``speaker`` (:func:`speaker_terms`)
     was said by a person a query names: one of the query's ``terms`` is a term of the

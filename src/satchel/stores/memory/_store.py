@@ -36,7 +36,7 @@ from ...vocabulary._errors import StoreError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._records import MemoryRef
-from ...vocabulary._speakers import variant_floor
+from ...vocabulary._speakers import opens_with_speaker, variant_floor
 from .. import _rules
 from .._copy_protocol import VectorOrigin, searchable_vectors
 from .._placing import place
@@ -409,16 +409,18 @@ class MemoryStore:
         live = {} if scope is None else scope.searchable(family)
         threads: dict[str, list[Stored]] = {}
         for stored in live.values():
-            if stored.thread is not None:
-                threads.setdefault(stored.thread, []).append(stored)
+            conversation = _conversation_of(stored)
+            if conversation is not None:
+                threads.setdefault(conversation, []).append(stored)
         for thread in threads.values():
             thread.sort(key=thread_order)
         around: dict[int, ThreadNeighbours] = {}
         for key in keys:
             hit = live.get(key)
-            if hit is None or hit.thread is None:
+            conversation = None if hit is None else _conversation_of(hit)
+            if hit is None or conversation is None:
                 continue
-            thread = threads[hit.thread]
+            thread = threads[conversation]
             at = thread.index(hit)
             before = thread[max(at - reach, 0) : at]
             after = thread[at + 1 : at + 1 + reach]
@@ -481,3 +483,12 @@ def _latest_memory(scope: Scope, ref: MemoryRef) -> Stored:
     if not 1 <= ref.version <= len(versions):
         raise _rules.no_version(ref)
     return versions[-1]
+
+
+def _conversation_of(stored: Stored) -> str | None:
+    """The conversation a record's neighbours are read in: its thread, the scope's turns
+    without a thread for such a turn (``""``, which no thread is: threads are not
+    blank), or none."""
+    if stored.thread is not None:
+        return stored.thread
+    return "" if opens_with_speaker(stored.evidence.text) else None

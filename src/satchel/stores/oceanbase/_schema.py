@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from ...vocabulary._speakers import TURN_SQL
+
 #: The version :data:`MIGRATIONS` brings a database to.
 SCHEMA_VERSION: Final = 7
 #: Longest resource URI the ``rid`` column holds (bytes of an index key are bounded).
@@ -343,6 +345,17 @@ NEAR: Final = (
 )
 BEFORE: Final = NEAR.format(side=0, cmp="<", order="DESC")
 AFTER: Final = NEAR.format(side=1, cmp=">", order="ASC")
+#: A conversation turn by its form (``vocabulary._speakers.opens_with_speaker``).
+TURN: Final = TURN_SQL["mysql"].format(text="text")
+#: The same for a conversation turn without a thread: the scope's turns without one.
+NEAR_UNTOLD: Final = (
+    "(SELECT %s AS hit, {side} AS side, k, created_ts FROM satchel_records"
+    f" WHERE scope = %s AND family = %s AND thread IS NULL AND live = 1 AND {TURN}"
+    " AND (created_ts {cmp} %s OR (created_ts = %s AND k {cmp} %s))"
+    " ORDER BY created_ts {order}, k {order} LIMIT %s)"
+)
+BEFORE_UNTOLD: Final = NEAR_UNTOLD.format(side=0, cmp="<", order="DESC")
+AFTER_UNTOLD: Final = NEAR_UNTOLD.format(side=1, cmp=">", order="ASC")
 
 #: Each scope's searchable records per family and its profile.
 SCOPE_COUNTS: Final = (

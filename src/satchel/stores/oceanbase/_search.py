@@ -292,23 +292,35 @@ async def thread_neighbours(
     cur: Any, scope_id: str, family: Family, keys: Sequence[int], reach: int
 ) -> dict[int, ThreadNeighbours]:
     """The live records up to ``reach`` places before and after each of ``keys`` in its
-    own thread, nearest first.
+    own thread, nearest first; a conversation turn without a thread
+    (``sql.TURN``) is in the scope's conversation, its other turns without one.
 
     Two round trips: the keys' threads, then those threads whole (conversation sessions
     are tens of turns), ordered here. Threads holding more than ``THREAD_ROWS`` rows
     between them are read around each key instead, in one ``UNION ALL`` of two range
     reads per key (measured on seekdb: 9 ms for 32 keys, where the threads whole took
-    about a tenth of that).
+    about a tenth of that); so are the turns without a thread, one more round trip.
     """
     marks = ",".join(["%s"] * len(keys))
     await cur.execute(
-        "SELECT k, thread, created_ts FROM satchel_records WHERE scope = %s"
-        f" AND family = %s AND live = 1 AND thread IS NOT NULL AND k IN ({marks})",
+        "SELECT k, thread, created_ts FROM satchel_records WHERE scope = %s AND family = %s"
+        f" AND live = 1 AND (thread IS NOT NULL OR {sql.TURN}) AND k IN ({marks})",
         (scope_id, family, *keys),
     )
-    threaded = [(int(key), thread, float(at)) for key, thread, at in await cur.fetchall()]
-    if not threaded:
-        return {}
+    found = [(int(key), thread, float(at)) for key, thread, at in await cur.fetchall()]
+    threaded = [hit for hit in found if hit[1] is not None]
+    around = await _in_threads(cur, scope_id, family, threaded, reach) if threaded else {}
+    untold = [hit for hit in found if hit[1] is None]
+    if untold:
+        statements = (sql.BEFORE_UNTOLD, sql.AFTER_UNTOLD)
+        around.update(await _around_each(cur, scope_id, family, untold, reach, statements))
+    return around
+
+
+async def _in_threads(
+    cur: Any, scope_id: str, family: Family, threaded: list[tuple[int, Any, float]], reach: int
+) -> dict[int, ThreadNeighbours]:
+    """:func:`thread_neighbours` of keys in a thread: the threads whole, when short."""
     threads = sorted({thread for _, thread, _ in threaded})
     marks = ",".join(["CAST(%s AS BINARY)"] * len(threads))
     await cur.execute(
@@ -339,14 +351,21 @@ async def thread_neighbours(
 
 
 async def _around_each(
-    cur: Any, scope_id: str, family: Family, threaded: list[tuple[int, Any, float]], reach: int
+    cur: Any,
+    scope_id: str,
+    family: Family,
+    threaded: list[tuple[int, Any, float]],
+    reach: int,
+    sides: tuple[str, str] = (sql.BEFORE, sql.AFTER),
 ) -> dict[int, ThreadNeighbours]:
-    """:func:`thread_neighbours` for long threads: two range reads per key, one trip."""
+    """:func:`thread_neighbours` for long threads (or, with ``sql.BEFORE_UNTOLD`` and
+    ``sql.AFTER_UNTOLD``, the turns without one): two range reads per key, one trip."""
     statements, parameters = [], []
     for key, thread, at in threaded:
-        for statement in (sql.BEFORE, sql.AFTER):
+        for statement in sides:
             statements.append(statement)
-            parameters += [key, scope_id, family, thread, at, at, key, reach]
+            named = [] if thread is None else [thread]
+            parameters += [key, scope_id, family, *named, at, at, key, reach]
     await cur.execute(" UNION ALL ".join(statements), parameters)
     sides: dict[tuple[int, int], list[tuple[float, int]]] = {}
     for hit, side, near, at in await cur.fetchall():

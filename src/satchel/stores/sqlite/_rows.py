@@ -147,7 +147,8 @@ def load_state(
     conn: sqlite3.Connection,
 ) -> tuple[dict[str, int], int | None, dict[tuple[Family, int], int], set[int]]:
     """What the store keeps in memory: scope keys, the vector dimension, searchable
-    records per family and scope, and the scopes holding threaded entries."""
+    records per family and scope, and the scopes holding memory entries (those that may
+    hold a conversation: a thread, or turns without one)."""
     scopes = dict(conn.execute("SELECT scope, scope_key FROM scopes").fetchall())
     row = conn.execute("SELECT length(embedding) FROM records WHERE embedding IS NOT NULL LIMIT 1")
     size = row.fetchone()
@@ -160,8 +161,7 @@ def load_state(
     threaded = {
         scope_key
         for (scope_key,) in conn.execute(
-            "SELECT DISTINCT scope_key FROM records"
-            " WHERE family = 'memory' AND live = 1 AND thread IS NOT NULL"
+            "SELECT DISTINCT scope_key FROM records WHERE family = 'memory' AND live = 1"
         )
     }
     return scopes, None if size is None else int(size[0]) // 4, counts, threaded

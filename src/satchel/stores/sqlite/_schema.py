@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from ...vocabulary._evidence import Evidence
 from ...vocabulary._families import FAMILY_RULES
+from ...vocabulary._speakers import TURN_SQL
 from ...vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
@@ -109,6 +110,8 @@ CREATE INDEX IF NOT EXISTS records_time ON records (family, scope_key, created_t
     WHERE live = 1;
 CREATE INDEX IF NOT EXISTS records_thread ON records (family, scope_key, thread, created_ts, row)
     WHERE live = 1 AND thread IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_timeline ON records (family, scope_key, created_ts, row)
+    WHERE live = 1 AND thread IS NULL;
 DROP INDEX IF EXISTS records_caller_key;
 CREATE INDEX IF NOT EXISTS records_caller_key_all ON records (family, scope_key, caller_key)
     WHERE caller_key IS NOT NULL;
@@ -177,25 +180,41 @@ INSERT_MENTION: Final = (
 )
 
 
+#: A conversation turn by its form (``vocabulary._speakers.opens_with_speaker``).
+_NEAR_TURN: Final = TURN_SQL["sqlite"].format(text="near.text")
+_HIT_TURN: Final = TURN_SQL["sqlite"].format(text="hit.text")
+
+
 def neighbours_statement(count: int) -> str:
     """Those of ``count`` rows (``rows_in``, from ``?2``) that are live and in a thread,
     each with the live rows up to ``?1`` places before and after it in that thread,
     nearest first, as one JSON row (:func:`as_one_row`); two range reads of the
-    ``records_thread`` index per row, in one statement."""
+    ``records_thread`` index per row, in one statement. A conversation turn written
+    without a thread is in its scope's conversation: the turns without a thread, read
+    in time order along ``records_timeline``."""
     side = (
         "(SELECT json_group_array(row) FROM (SELECT near.row FROM records near"
         " WHERE near.family = hit.family AND near.scope_key = hit.scope_key"
-        " AND near.thread = hit.thread AND near.live = 1"
+        " AND near.live = 1 AND {same}"
         " AND (near.created_ts, near.row) {cmp} (hit.created_ts, hit.row)"
         " ORDER BY near.created_ts {order}, near.row {order} LIMIT ?1))"
     )
-    before = side.format(cmp="<", order="DESC")
-    after = side.format(cmp=">", order="ASC")
+    threaded = "near.thread = hit.thread"
+    untold = f"near.thread IS NULL AND {_NEAR_TURN}"
+
+    def either(cmp: str, order: str) -> str:
+        return (
+            f"CASE WHEN hit.thread IS NULL THEN {side.format(same=untold, cmp=cmp, order=order)}"
+            f" ELSE {side.format(same=threaded, cmp=cmp, order=order)} END"
+        )
+
     return as_one_row(
         # A subquery's JSON comes out as text: json() makes each side an array again.
         "row, json(before), json(after)",
-        f"SELECT hit.row AS row, {before} AS before, {after} AS after FROM records hit"
-        f" WHERE {rows_in(count)} AND hit.live = 1 AND hit.thread IS NOT NULL",
+        f"SELECT hit.row AS row, {either('<', 'DESC')} AS before,"
+        f" {either('>', 'ASC')} AS after FROM records hit"
+        f" WHERE {rows_in(count)} AND hit.live = 1"
+        f" AND (hit.thread IS NOT NULL OR {_HIT_TURN})",
     )
 
 

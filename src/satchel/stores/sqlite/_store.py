@@ -24,7 +24,7 @@ from ...vocabulary._errors import InvalidRequestError, StoreError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._records import MemoryRef
-from ...vocabulary._speakers import variant_floor
+from ...vocabulary._speakers import opens_with_speaker, variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._placing import place
@@ -103,8 +103,8 @@ class SqliteStore:
         # Moves with every scope's write version: the FTS5 tables' totals are every
         # scope's (``_postings``).
         self._epoch = 0
-        # Scopes that ever held a memory entry with a thread (a forget never clears it:
-        # the flag only spares unthreaded scopes the neighbour lookup).
+        # Scopes that ever held a memory entry with a thread or a turn without one (a
+        # forget never clears it: the flag only spares other scopes the neighbour lookup).
         self._threaded: set[int] = set()
         self._vectors = ScopeMatrices()
         self._tracer = tracing.tracer(None)
@@ -581,13 +581,14 @@ class SqliteStore:
         self, family: Family, scope_id: str, keys: Sequence[int], *, reach: int = 1
     ) -> Mapping[int, ThreadNeighbours]:
         """For each key, the searchable records up to ``reach`` places before and after
-        it in its thread (ordered by ``created_at``, then insertion), nearest first; keys
-        without a thread, or no longer searchable, are absent. Never crosses a thread, a
-        scope or a family."""
+        it in its thread (ordered by ``created_at``, then insertion), nearest first; a
+        conversation turn without a thread (``opens_with_speaker``) is in the scope's
+        conversation, its other turns without one. Keys of neither, or no longer
+        searchable, are absent. Never crosses a thread, a scope or a family."""
         self._check_open()
         scope_key = self._scope_keys.get(scope_id)
         if scope_key is None or not keys or scope_key not in self._threaded:
-            return {}  # no entry of the scope has a thread: no I/O at all
+            return {}  # no entry of the scope has a thread or is a turn: no I/O at all
 
         # Kept while the scope is unchanged (``_neighbour_cache``): most hits of a
         # conversation's questions are the hits of its earlier questions. Another
@@ -744,7 +745,10 @@ class SqliteStore:
             nonlocal written
             write = rows.Write(scope_id, rows.ensure_scope(conn, scope_id), family)
             written = copying.write_versions(conn, write, versions, fingerprint)
-            if any(version.live and version.thread is not None for version in versions):
+            if any(
+                version.live and (version.thread is not None or opens_with_speaker(version.text))
+                for version in versions
+            ):
                 self._threaded.add(write.scope_key)
             return write
 
@@ -870,7 +874,7 @@ class SqliteStore:
 
     def _note_threads(self, scope_key: int, kept: Sequence[Columns]) -> None:
         # Set before the commit: a failed write leaves a flag that costs one lookup.
-        if any(columns.thread is not None for columns in kept):
+        if any(columns.thread is not None or opens_with_speaker(columns.text) for columns in kept):
             self._threaded.add(scope_key)
 
     def _take_vectors(self, vectors: Vectors, count: int) -> None:
