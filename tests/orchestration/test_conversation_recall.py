@@ -81,6 +81,25 @@ async def test_a_reply_sharing_no_word_joins_through_its_thread(fusion: FusionWe
         assert REPLY not in contents(await prepare(rt, ASK))
 
 
+def untold_chat() -> list[satchel.MemoryEntry]:
+    """The same chat as a messaging app keeps it: no sessions, every turn in time."""
+    return [attrs.evolve(entry, thread=None) for entry in chat()]
+
+
+@pytest.mark.parametrize("store", ["sqlite", "memory"])
+async def test_a_reply_joins_through_a_conversation_kept_without_threads(store: str) -> None:
+    """Turns written without a thread are their scope's conversation, in time order:
+    the reply sharing no word with the question still joins beside it (Carol's turn,
+    said between them in another conversation before, is now between them too)."""
+    embedder = satchel.HashingEmbedder()
+    kept = {"store": MemoryStore()} if store == "memory" else {}
+    async with satchel.open_runtime(embedder=embedder, **kept) as rt:
+        await rt.add_memories("chat", untold_chat())
+        delivered = contents(await prepare(rt, ASK))
+        assert delivered[0] == QUESTION
+        assert REPLY in delivered[1:4]
+
+
 class _CountingStore(MemoryStore):
     """A memory store noting how far each neighbour read reaches."""
 

@@ -996,6 +996,44 @@ async def check_neighbours_stay_in_their_thread(store: Store) -> None:
     assert await store.neighbours("experience", "s", [key["second"]]) == {}
 
 
+async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store) -> None:
+    """A conversation turn written without a thread ("Name: text", at most three words
+    and no digit before the colon) has the scope's other turns without a thread as its
+    neighbours, by created_at then insertion; threaded records, records that are no
+    turn, other scopes and forgotten turns never appear, and a record that is no turn
+    has none."""
+    refs = await remember(
+        store,
+        "s",
+        [
+            turn("Ana: first", 0, thread=None),
+            turn("Bo: threaded", 1, thread="t1"),
+            turn("a note without a speaker", 1.5, thread=None),
+            turn("Dr Ana Lima: third", 3, thread=None),  # written before the second
+            turn("Bo: second", 2, thread=None),
+            turn("At 10: not a turn", 2.5, thread=None),
+            turn("Ana: fourth", 4, thread=None),
+        ],
+    )
+    await remember(store, "other", [turn("Ana: elsewhere", 2.2, thread=None)])
+    written = await every_key(store)
+    key = dict(zip(await texts(store, written), written, strict=True))
+    asked = ["Bo: second", "Ana: first", "a note without a speaker", "At 10: not a turn"]
+    around = await store.neighbours("memory", "s", [key[text] for text in asked], reach=2)
+    assert around == {
+        key["Bo: second"]: ThreadNeighbours(
+            (key["Ana: first"],), (key["Dr Ana Lima: third"], key["Ana: fourth"])
+        ),
+        key["Ana: first"]: ThreadNeighbours((), (key["Bo: second"], key["Dr Ana Lima: third"])),
+    }
+    assert (await store.neighbours("memory", "s", [key["Bo: threaded"]])) == {
+        key["Bo: threaded"]: ThreadNeighbours((), ())
+    }
+    await store.forget_memory(refs[4])  # "Bo: second"
+    around = await store.neighbours("memory", "s", [key["Ana: first"]])
+    assert around == {key["Ana: first"]: ThreadNeighbours((), (key["Dr Ana Lima: third"],))}
+
+
 # -- erasing ----------------------------------------------------------------------------
 
 
