@@ -30,6 +30,9 @@ out: never retrieved, or ranked too far down). Writes JSON (``--out``, default
 threads), as a group chat of 2N people, or one person's chats with several, is kept:
 names held by a fraction of the turns and twice the turns to search.
 
+``--no-threads`` writes the turns without their sessions' threads, as a messaging app
+keeps a chat: one conversation per scope, in time order.
+
 ``--names FILE`` asks every question with the people it names called otherwise: FILE
 is a JSON object from a name to the one the question says instead (``{"Melanie": "Mel",
 "Nate": "Nathan"}``), each whole word replaced. A chat labels people as its app knows
@@ -132,10 +135,12 @@ def workload(
     folder: Path,
     names: Mapping[str, str] | None = None,
     together: int = 1,
+    threads: bool = True,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
-    ``queries.jsonl``), each question's names called as ``names`` says and every
-    ``together`` conversations in one scope; return it."""
+    ``queries.jsonl``), each question's names called as ``names`` says, every
+    ``together`` conversations in one scope, and each session a thread unless
+    ``threads`` is false; return it."""
     folder.mkdir(parents=True, exist_ok=True)
     called = _renaming(names or {})
     groups = [samples[first : first + together] for first in range(0, len(samples), together)]
@@ -151,6 +156,8 @@ def workload(
         for sample in samples:
             scope, name = scopes[sample["id"]], f"locomo:{sample['id']}"
             for entry in _entries(scope, name, sample["conversation"]):
+                if not threads:
+                    del entry["thread"]
                 entries.write(json.dumps(entry, ensure_ascii=False) + "\n")
             for number, qa in enumerate(sample["qa"]):
                 category = CATEGORIES.get(qa.get("category"))
@@ -356,11 +363,12 @@ async def run(
     embedder: str = "static",
     names: Mapping[str, str] | None = None,
     together: int = 1,
+    threads: bool = True,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
-        folder = workload(samples, Path(directory) / "workload", names, together)
+        folder = workload(samples, Path(directory) / "workload", names, together, threads)
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
         result = await evaluate(db, folder, owners, repeat, fusion, model)
@@ -428,6 +436,12 @@ def parser() -> argparse.ArgumentParser:
         help="every N conversations in one scope, as a group chat is (default 1)",
     )
     out.add_argument(
+        "--no-threads",
+        dest="threads",
+        action="store_false",
+        help="the turns without their sessions' threads, as a messaging app keeps a chat",
+    )
+    out.add_argument(
         "--names",
         type=_names,
         default={},
@@ -477,12 +491,13 @@ def main(argv: list[str] | None = None) -> None:
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         result = anyio.run(
             run, args.path, args.conversations, max(1, args.repeat), args.fusion, args.embedder,
-            args.names, args.together,
+            args.names, args.together, args.threads,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
     result["names"] = args.names
     result["together"] = args.together
+    result["threads"] = args.threads
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -156,3 +156,13 @@ def test_conversations_may_share_a_scope(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exited:
         locomo.main([str(tmp_path), "--together", "0"])
     assert exited.value.code == 2
+
+
+def test_the_turns_may_be_kept_without_threads(tmp_path: Path) -> None:
+    """--no-threads writes every turn without its session's thread."""
+    samples = locomo.conversations(forms(tmp_path)["zip"])
+    folder = locomo.workload(samples, tmp_path / "out", threads=False)
+    entries = [json.loads(line) for line in (folder / "entries.jsonl").read_text().splitlines()]
+    assert len(entries) == 3
+    assert not any("thread" in entry for entry in entries)
+    assert locomo.parser().parse_args([str(tmp_path), "--no-threads"]).threads is False
