@@ -159,10 +159,7 @@ def load_state(
         )
     }
     threaded = {
-        scope_key
-        for (scope_key,) in conn.execute(
-            "SELECT DISTINCT scope_key FROM records WHERE family = 'memory' AND live = 1"
-        )
+        scope_key for (family, scope_key), df in counts.items() if family == "memory" and df
     }
     return scopes, None if size is None else int(size[0]) // 4, counts, threaded
 
