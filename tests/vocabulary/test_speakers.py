@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import sqlite3
+
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 
 from satchel.vocabulary import analyse_query, asks_question, says_nothing, speaker_terms
 from satchel.vocabulary._retrieval import PoolRequest
-from satchel.vocabulary._speakers import name_variant, sounds_like, variant_floor
+from satchel.vocabulary._speakers import (
+    TURN_SQL,
+    name_variant,
+    opens_with_speaker,
+    sounds_like,
+    variant_floor,
+)
 
 
 @pytest.mark.parametrize(
@@ -162,3 +172,34 @@ def test_a_request_is_asked_as_the_scope_spells_its_names() -> None:
     assert request.name_starts({"oslo": 3, "nate": 1, "geena": 1}) == ()
     same, _ = request.naming_held(frequencies, {}, 100)
     assert same is request
+
+
+@hypothesis.settings(max_examples=400, deadline=None)
+@hypothesis.given(
+    name=st.text(alphabet="Ab 7é:", max_size=44), rest=st.text(alphabet="x :", max_size=6)
+)
+def test_a_turn_is_told_alike_in_python_and_in_sqlite(name: str, rest: str) -> None:
+    """The stores' SQL rule for a turn without a thread says what the Python one says."""
+    text = f"{name}{rest}"
+    with sqlite3.connect(":memory:") as conn:
+        (told,) = conn.execute("SELECT " + TURN_SQL["sqlite"].format(text="?1"), (text,)).fetchone()
+    assert bool(told) is opens_with_speaker(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "turn"),
+    [
+        ("Maya: hi", True),
+        ("Dr Ana Lima: the scan", True),
+        ("José: olá", True),
+        ("One two three four: no", False),
+        ("At 10: we left", False),
+        ("Maya:hi", False),
+        (": nobody", False),
+        ("a note without a speaker", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_a_turn_opens_with_a_speaker(text: str | None, turn: bool) -> None:
+    assert opens_with_speaker(text) is turn

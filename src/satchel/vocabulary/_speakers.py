@@ -7,7 +7,11 @@ by half the scope's turns, so full text cannot rank by it (it is a common term t
 ``vocabulary._retrieval.COMMON_SHARE``). :func:`speaker_terms` reads the speaker off a
 turn's text and analyses it with the query's own rules, so a search can tell the turns
 said by a person the query names from the rest. :func:`asks_question` and
-:func:`says_nothing` tell what kind of turn it is once read.
+:func:`says_nothing` tell what kind of turn it is once read. :func:`opens_with_speaker`
+tells a turn by its form alone, as a store's query can (a turn without a thread is in
+its scope's conversation), and :func:`name_variant` finds how a scope spells a name a
+question says otherwise ("Mel" for Melanie). Soundex (:func:`sounds_like`) is written
+here: twenty lines, where a library would add a compiled dependency to the core.
 """
 
 from __future__ import annotations
