@@ -92,8 +92,8 @@ async def test_a_reply_joins_through_a_conversation_kept_without_threads(store: 
     the reply sharing no word with the question still joins beside it (Carol's turn,
     said between them in another conversation before, is now between them too)."""
     embedder = satchel.HashingEmbedder()
-    kept = {"store": MemoryStore()} if store == "memory" else {}
-    async with satchel.open_runtime(embedder=embedder, **kept) as rt:
+    chosen = MemoryStore() if store == "memory" else None
+    async with satchel.open_runtime(store=chosen, embedder=embedder) as rt:
         await rt.add_memories("chat", untold_chat())
         delivered = contents(await prepare(rt, ASK))
         assert delivered[0] == QUESTION

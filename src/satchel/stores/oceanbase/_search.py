@@ -356,13 +356,13 @@ async def _around_each(
     family: Family,
     threaded: list[tuple[int, Any, float]],
     reach: int,
-    sides: tuple[str, str] = (sql.BEFORE, sql.AFTER),
+    reads: tuple[str, str] = (sql.BEFORE, sql.AFTER),
 ) -> dict[int, ThreadNeighbours]:
     """:func:`thread_neighbours` for long threads (or, with ``sql.BEFORE_UNTOLD`` and
     ``sql.AFTER_UNTOLD``, the turns without one): two range reads per key, one trip."""
     statements, parameters = [], []
     for key, thread, at in threaded:
-        for statement in sides:
+        for statement in reads:
             statements.append(statement)
             named = [] if thread is None else [thread]
             parameters += [key, scope_id, family, *named, at, at, key, reach]
