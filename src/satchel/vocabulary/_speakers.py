@@ -92,11 +92,18 @@ TURN_SQL: Final = {
 }
 
 
+#: Turns of a conversation kept without threads more than this many seconds apart are
+#: not neighbours: a chat falls silent between its conversations, and a scope of notes
+#: with a remark said now and then is no conversation (a day).
+TIMELINE_GAP: Final = 86_400.0
+
+
 def opens_with_speaker(text: str | None) -> bool:
     """Whether a text is a conversation turn by its form: it opens with a name of at
     most three words and ``MAX_SPEAKER_CHARS`` characters, no digit in it, then ": "
     (``"Maya: we got a kitten"``). A turn written without a thread is in its scope's
-    conversation, read in time order (a store's neighbours); a store's query applies
+    conversation, read in time order (a store's neighbours: the turns without a thread
+    said within ``TIMELINE_GAP`` of it, or undated as it is); a store's query applies
     the same rule (``TURN_SQL``), so the rule is this plain one rather than
     :func:`speaker_terms`'s analysis."""
     if not text:

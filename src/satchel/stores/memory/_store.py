@@ -36,7 +36,7 @@ from ...vocabulary._errors import StoreError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._records import MemoryRef
-from ...vocabulary._speakers import opens_with_speaker, variant_floor
+from ...vocabulary._speakers import TIMELINE_GAP, opens_with_speaker, variant_floor
 from .. import _rules
 from .._copy_protocol import VectorOrigin, searchable_vectors
 from .._placing import place
@@ -421,6 +421,8 @@ class MemoryStore:
             if hit is None or conversation is None:
                 continue
             thread = threads[conversation]
+            if not conversation:  # turns without a thread: those said near it
+                thread = [near for near in thread if _near_in_time(near, hit)]
             at = thread.index(hit)
             before = thread[max(at - reach, 0) : at]
             after = thread[at + 1 : at + 1 + reach]
@@ -492,3 +494,11 @@ def _conversation_of(stored: Stored) -> str | None:
     if stored.thread is not None:
         return stored.thread
     return "" if opens_with_speaker(stored.evidence.text) else None
+
+
+def _near_in_time(one: Stored, other: Stored) -> bool:
+    """Whether two turns without a thread are said within ``TIMELINE_GAP`` of each
+    other (undated ones are said together)."""
+    if one.said_at is None or other.said_at is None:
+        return one.said_at is None and other.said_at is None
+    return abs(one.said_at - other.said_at) <= TIMELINE_GAP

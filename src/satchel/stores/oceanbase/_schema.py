@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ...vocabulary._speakers import TURN_SQL
+from ...vocabulary._speakers import TIMELINE_GAP, TURN_SQL
 
 #: The version :data:`MIGRATIONS` brings a database to.
 SCHEMA_VERSION: Final = 7
@@ -347,10 +347,12 @@ BEFORE: Final = NEAR.format(side=0, cmp="<", order="DESC")
 AFTER: Final = NEAR.format(side=1, cmp=">", order="ASC")
 #: A conversation turn by its form (``vocabulary._speakers.opens_with_speaker``).
 TURN: Final = TURN_SQL["mysql"].format(text="text")
-#: The same for a conversation turn without a thread: the scope's turns without one.
+#: The same for a conversation turn without a thread: the scope's turns without one said
+#: within ``TIMELINE_GAP`` of it (its time comes twice more, before the thread's place).
 NEAR_UNTOLD: Final = (
     "(SELECT %s AS hit, {side} AS side, k, created_ts FROM satchel_records"
     f" WHERE scope = %s AND family = %s AND thread IS NULL AND live = 1 AND {TURN}"
+    f" AND created_ts BETWEEN %s - {TIMELINE_GAP} AND %s + {TIMELINE_GAP}"
     " AND (created_ts {cmp} %s OR (created_ts = %s AND k {cmp} %s))"
     " ORDER BY created_ts {order}, k {order} LIMIT %s)"
 )

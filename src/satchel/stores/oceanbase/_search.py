@@ -364,7 +364,7 @@ async def _around_each(
     for key, thread, at in threaded:
         for statement in reads:
             statements.append(statement)
-            named = [] if thread is None else [thread]
+            named = [at, at] if thread is None else [thread]  # the gap's, or the thread
             parameters += [key, scope_id, family, *named, at, at, key, reach]
     await cur.execute(" UNION ALL ".join(statements), parameters)
     sides: dict[tuple[int, int], list[tuple[float, int]]] = {}

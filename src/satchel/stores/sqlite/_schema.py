@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from ...vocabulary._evidence import Evidence
 from ...vocabulary._families import FAMILY_RULES
-from ...vocabulary._speakers import TURN_SQL
+from ...vocabulary._speakers import TIMELINE_GAP, TURN_SQL
 from ...vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
@@ -190,8 +190,8 @@ def neighbours_statement(count: int) -> str:
     each with the live rows up to ``?1`` places before and after it in that thread,
     nearest first, as one JSON row (:func:`as_one_row`); two range reads of the
     ``records_thread`` index per row, in one statement. A conversation turn written
-    without a thread is in its scope's conversation: the turns without a thread, read
-    in time order along ``records_timeline``."""
+    without a thread is in its scope's conversation: the turns without a thread said
+    within ``TIMELINE_GAP`` of it, read in time order along ``records_timeline``."""
     side = (
         "(SELECT json_group_array(row) FROM (SELECT near.row FROM records near"
         " WHERE near.family = hit.family AND near.scope_key = hit.scope_key"
@@ -200,7 +200,10 @@ def neighbours_statement(count: int) -> str:
         " ORDER BY near.created_ts {order}, near.row {order} LIMIT ?1))"
     )
     threaded = "near.thread = hit.thread"
-    untold = f"near.thread IS NULL AND {_NEAR_TURN}"
+    untold = (
+        f"near.thread IS NULL AND {_NEAR_TURN} AND near.created_ts"
+        f" BETWEEN hit.created_ts - {TIMELINE_GAP} AND hit.created_ts + {TIMELINE_GAP}"
+    )
 
     def either(cmp: str, order: str) -> str:
         return (
