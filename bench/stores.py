@@ -135,7 +135,9 @@ async def measure_size(
             store = await open_store(store_url(scheme, directory))
             if scheme == "seekdb":
                 waited = await engine_settled(store)
-                print(f"{label}: the new engine's start-up job took {waited:.1f} s", file=sys.stderr)
+                print(
+                    f"{label}: the new engine's start-up job took {waited:.1f} s", file=sys.stderr
+                )
             # Both arms search one store object (the runtimes close it once, on exit).
             off = await stack.enter_async_context(
                 satchel.open_runtime(store=store, embedder=embedder)
