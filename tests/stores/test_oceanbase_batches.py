@@ -100,20 +100,6 @@ def _chunked_batch() -> list[satchel.MemoryEntry]:
     ]
 
 
-def _chunks_of_two(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_ahead, "FIRST_CHUNK", 2)
-    monkeypatch.setattr(_ahead, "CHUNK", 2)
-
-
-def test_a_write_is_cut_into_a_small_first_chunk_then_bigger_ones() -> None:
-    assert _ahead.chunks(3) == [range(3)]
-    first, *rest = _ahead.chunks(_ahead.FIRST_CHUNK + 2 * _ahead.CHUNK + 1)
-    assert first == range(_ahead.FIRST_CHUNK)
-    assert _ahead.FIRST_CHUNK < _ahead.CHUNK
-    assert [len(chunk) for chunk in rest] == [_ahead.CHUNK, _ahead.CHUNK, 1]
-    assert [chunk.start for chunk in rest] == [first.stop, rest[0].stop, rest[1].stop]
-
-
 async def test_a_batch_in_chunks_writes_what_one_chunk_writes(
     oceanbase: Callable[..., OceanBaseStore],
     new_oceanbase: Callable[..., OceanBaseStore],
@@ -125,7 +111,7 @@ async def test_a_batch_in_chunks_writes_what_one_chunk_writes(
     whole, chunked = new_oceanbase(partitions=0), oceanbase()
     try:
         written = await memories(whole, "s", _chunked_batch(), _vectors(7))
-        _chunks_of_two(monkeypatch)
+        monkeypatch.setattr(_ahead, "CHUNK", 2)
         refs = await memories(chunked, "s", _chunked_batch(), _vectors(7))
         assert [(ref.version, ref.entry_id == refs[0].entry_id) for ref in refs] == [
             (ref.version, ref.entry_id == written[0].entry_id) for ref in written
@@ -155,7 +141,7 @@ async def test_a_failure_in_a_later_chunk_writes_nothing(
 
     try:
         await memories(store, "s", [satchel.MemoryEntry(text="before the batch")], _vectors(1))
-        _chunks_of_two(monkeypatch)
+        monkeypatch.setattr(_ahead, "CHUNK", 2)
         monkeypatch.setattr(rows, "derive", failing)
         with pytest.raises(ValueError, match="owls"):
             await memories(store, "s", _chunked_batch(), _vectors(7))
@@ -196,7 +182,7 @@ async def test_the_next_chunk_is_derived_in_a_worker_while_the_engine_inserts(
         await memories(store, "s", [satchel.MemoryEntry(text="first")], _vectors(1))
         loop_thread = threads["first"]  # a write of one chunk: all on the loop
         sent.clear()
-        _chunks_of_two(monkeypatch)
+        monkeypatch.setattr(_ahead, "CHUNK", 2)
         await memories(store, "s", _chunked_batch(), _vectors(7))
         assert waited == [True]
         assert threads["kestrel moved to Lisbon yesterday"] is loop_thread

@@ -28,19 +28,9 @@ if TYPE_CHECKING:
     from ...vocabulary._families import Family
     from ...vocabulary._records import Columns
 
-#: Records derived per chunk, and in the first: smaller, since no insert goes until it
-#: is derived (the engine idles meanwhile); later ones bigger, each costing a round trip
-#: or three.
+#: Records derived per chunk. Smaller chunks start the engine sooner (the first chunk
+#: is derived before any insert can go) and cost a round trip or three each.
 CHUNK: Final = 128
-FIRST_CHUNK: Final = 32
-
-
-def chunks(count: int) -> list[range]:
-    """The chunks of a write of ``count`` records, in order."""
-    first = min(count, FIRST_CHUNK)
-    return [range(first)] + [
-        range(start, min(start + CHUNK, count)) for start in range(first, count, CHUNK)
-    ]
 
 
 async def derive_ahead(
@@ -50,24 +40,24 @@ async def derive_ahead(
     place: Callable[[int, list[rows.Derived]], Awaitable[None]],
 ) -> None:
     """Call ``place(start, derived)`` for each chunk of ``kept`` (paired with
-    ``vectors``, None for a record without one) in order (:func:`chunks`), ``derived``
-    holding the chunk's :class:`~._rows.Derived` in order; the next chunk is derived
-    in a worker thread meanwhile. The first chunk is derived on the loop: a write of
-    one chunk makes no thread hop."""
+    ``vectors``, None for a record without one) in order, ``derived`` holding the
+    chunk's :class:`~._rows.Derived` in order; the next chunk is derived in a worker
+    thread meanwhile. The first chunk is derived on the loop: a write of one chunk
+    makes no thread hop."""
 
-    def derive(chunk: range) -> list[rows.Derived]:
-        paired = zip(kept[chunk.start : chunk.stop], vectors[chunk.start : chunk.stop], strict=True)
+    def derive(start: int) -> list[rows.Derived]:
+        end = start + CHUNK
+        paired = zip(kept[start:end], vectors[start:end], strict=True)
         return [rows.derive(family, columns, vector) for columns, vector in paired]
 
     loop = asyncio.get_running_loop()
     pending: asyncio.Future[list[rows.Derived]] | None = None
-    cut = chunks(len(kept))
     try:
-        derived = derive(cut[0])
-        for chunk, following in zip(cut, [*cut[1:], None], strict=True):
-            if following is not None:
-                pending = loop.run_in_executor(None, derive, following)
-            await place(chunk.start, derived)
+        derived = derive(0)
+        for start in range(0, len(kept), CHUNK):
+            if start + CHUNK < len(kept):
+                pending = loop.run_in_executor(None, derive, start + CHUNK)
+            await place(start, derived)
             if pending is not None:
                 derived = await pending
                 pending = None
