@@ -535,13 +535,6 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
     ): "a vector product or a parse of a scope's vectors, off the store's bridge loop and "
     "the host's; awaited by the one store call that started it",
     (
-        "satchel.stores.oceanbase._ahead",
-        "derive_ahead",
-        ".run_in_executor",
-    ): "a write's next chunk of records is analysed on a worker thread while the engine "
-    "runs the inserts of the chunk before (the engine is another process); started on "
-    "the store's bridge loop, awaited (or dropped when the write fails) by the one write",
-    (
         "satchel.mcp._lines",
         "DescriptorLines._read",
         "anyio.to_thread.run_sync",
