@@ -163,8 +163,8 @@ async def write_versions(
     for version in versions:
         cited = (version.record_id, version.version)
         columns, vector = version.columns(), version.vector
-        rows.insert_version(write, cited, columns, vector, live=version.live)
-    if fingerprint is not None and write.wrote_vectors:
+        await rows.insert_version(cur, write, cited, columns, vector, live=version.live)
+    if fingerprint is not None and write.vectors:
         await cur.execute(
             "INSERT IGNORE INTO satchel_meta (name, value) VALUES ('embedder', %s)",
             (fingerprint,),

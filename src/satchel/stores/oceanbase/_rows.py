@@ -86,8 +86,6 @@ class Write:
     records: list[tuple[Any, ...]] = attrs.Factory(list)
     vectors: list[tuple[Any, ...]] = attrs.Factory(list)
     mentions: list[tuple[Any, ...]] = attrs.Factory(list)
-    #: Whether it queued a vector (the queue empties as each chunk is sent).
-    wrote_vectors: bool = False
     #: Whether it took a vector out of search (the scope's ``removed_at`` moves).
     removed: bool = False
 
@@ -125,63 +123,36 @@ async def apply_counts(cur: Any, write: Write) -> None:
         await cur.executemany(sql.COUNT_TERMS, changed)
 
 
-@attrs.frozen
-class Derived:
-    """What a version's columns give its rows whatever its placing decides: its analysed
-    terms, content hash, vector literal and the days its text names. Pure work (text
-    analysis, formatting), so a write derives a chunk of records in a worker thread
-    while the engine runs the previous chunk's statements (``_ahead``)."""
-
-    terms: str
-    content_hash: str
-    #: The vector as the engine's literal, None for a version without one.
-    vector: str | None
-    #: The days a dated text names (:func:`mentioned_days`), empty for an undated one.
-    days: list[tuple[float, float]]
-
-
-def derive(family: Family, columns: Columns, vector: Any) -> Derived:
-    """:class:`Derived` of one version of ``family`` keeping ``columns``, with
-    ``vector`` (None: none)."""
-    at, text = columns.created_at, columns.text
-    return Derived(
-        index_text(rules(family).indexed_text(columns)),
-        content_hash_of(family, columns),
-        None if vector is None else vector_literal(vector),
-        [] if at is None or text is None else mentioned_days(text, at.astimezone(UTC).date()),
-    )
-
-
-def insert(
+async def insert(
+    cur: Any,
     write: Write,
-    cited: tuple[str, int],
-    derived: Derived,
+    rid: str,
+    revision: int,
+    terms: str,
+    content_hash: str,
     *,
     live: bool = True,
     **columns: Any,
 ) -> int:
-    """Queue one version's row (and its vector, and the days it names); a version that
-    is not ``live`` (a copy writes one verbatim) is readable only: no vector, nothing
-    counted."""
+    """Queue one version's row (and its vector); a version that is not ``live`` (a copy
+    writes one verbatim) is readable only: no vector, nothing counted."""
     key = write.next_key()
-    analysed = derived.terms.split()
+    embedding = columns.get("embedding")
+    analysed = terms.split()
     indexed = column_terms(analysed)
     write.records.append(
         (
-            write.scope_id, write.record_family, key, *cited, int(live),
-            columns.get("caller_key"), derived.content_hash, columns.get("title"),
-            columns.get("text"), columns.get("kind"), columns.get("tags"),
-            columns.get("created_at"), columns.get("created_ts", NO_TIME),
-            columns.get("thread"), columns.get("abstract"), columns.get("overview"),
-            columns.get("body"), indexed,
+            write.scope_id, write.record_family, key, rid, revision, int(live),
+            columns.get("caller_key"), content_hash, columns.get("title"), columns.get("text"),
+            columns.get("kind"), columns.get("tags"), columns.get("created_at"),
+            columns.get("created_ts", NO_TIME), columns.get("thread"),
+            columns.get("abstract"), columns.get("overview"), columns.get("body"), indexed,
         )
     )  # fmt: skip
-    write.mentions += [(write.scope_id, "memory", key, low, high) for low, high in derived.days]
     if not live:
         return key
-    if derived.vector is not None:
-        write.vectors.append((write.scope_id, write.record_family, key, derived.vector))
-        write.wrote_vectors = True
+    if embedding is not None:
+        write.vectors.append((write.scope_id, write.record_family, key, vector_literal(embedding)))
     write.live_delta += 1
     write.threaded_delta += columns.get("thread") is not None
     write.term_delta += len(analysed)
@@ -189,30 +160,31 @@ def insert(
     return key
 
 
-def insert_version(
+async def insert_version(
+    cur: Any,
     write: Write,
     cited: tuple[str, int],
     columns: Columns,
     vector: Any,
     *,
     live: bool = True,
-    derived: Derived | None = None,
 ) -> int:
     """Queue version ``cited`` (record id, version) of a record that keeps ``columns``,
     with its content hash, terms, the days a dated text names and its vector if its
-    family has one (:func:`insert`), from ``derived`` when the caller derived them
-    already (else here); returns its key."""
+    family has one (:func:`insert`); returns its key."""
     family, at = write.record_family, columns.created_at
-    if derived is None:
-        derived = derive(family, columns, vector if live else None)
-    return insert(
-        write, cited, derived, live=live, text=columns.text, kind=columns.kind,
+    key = await insert(
+        cur, write, *cited, index_text(rules(family).indexed_text(columns)),
+        content_hash_of(family, columns), live=live, text=columns.text, kind=columns.kind,
         tags=None if columns.tags is None else encode_tags(columns.tags),
         created_at=None if at is None else at.isoformat(),
         created_ts=NO_TIME if at is None else at.timestamp(), thread=columns.thread,
         title=columns.title, abstract=columns.abstract, overview=columns.overview,
-        body=columns.body, caller_key=columns.key,
+        body=columns.body, embedding=vector if live else None, caller_key=columns.key,
     )  # fmt: skip
+    if at is not None and columns.text is not None:
+        write.mentions += mention_rows(write.scope_id, key, columns.text, at)
+    return key
 
 
 def mention_rows(scope_id: str, key: int, text: str, at: datetime) -> list[tuple[Any, ...]]:

@@ -48,7 +48,6 @@ from . import _rows as rows
 from . import _schema as sql
 from . import _search as search
 from . import _sessions as sessions
-from ._ahead import derive_ahead
 from ._bridge import LoopThread
 from ._connections import MIGRATION_TRX, QUERY_TIMEOUT, Connections, unavailable_errors
 from ._vector_cache import CACHE_BYTES, ScopeVectors, VectorCache
@@ -245,19 +244,12 @@ class OceanBaseStore:
             keys = [columns.key for columns in kept if columns.key is not None]
             known = await rows.known_keys(cur, write, keys) if len(keys) > 1 else None
             placer = rows.Placer(cur, write, known)
-
-            async def place(start: int, derived: list[rows.Derived]) -> None:
-                end = start + len(derived)
-                chunk = zip(kept[start:end], paired[start:end], derived, strict=True)
-                for columns, vector, ready in chunk:
-                    decision = await place_async(family, columns, placer)
-                    if decision.writes:
-                        cited = (decision.record_id, decision.version)
-                        rows.insert_version(write, cited, columns, vector, derived=ready)
-                    refs.append(_rules.ref_of(family, scope_id, decision))
-                await write.flush(cur)  # sent while the next chunk is derived
-
-            await derive_ahead(family, kept, paired, place)
+            for columns, vector in zip(kept, paired, strict=True):
+                decision = await place_async(family, columns, placer)
+                if decision.writes:
+                    cited = (decision.record_id, decision.version)
+                    await rows.insert_version(cur, write, cited, columns, vector)
+                refs.append(_rules.ref_of(family, scope_id, decision))
             return refs
 
         operation = family_rules.write_name
@@ -285,7 +277,7 @@ class OceanBaseStore:
             if entry.key is None:  # a new version keeps the entry's idempotency key
                 kept = attrs.evolve(kept, key=caller_key)
             await rows.retire(cur, write, key)
-            rows.insert_version(write, (ref.entry_id, latest + 1), kept, vector[0])
+            await rows.insert_version(cur, write, (ref.entry_id, latest + 1), kept, vector[0])
             return MemoryRef(ref.scope_id, ref.entry_id, latest + 1)
 
         return await self._write("update_memory", ref.scope_id, "memory", 1, work, vector, True)
@@ -773,7 +765,7 @@ class OceanBaseStore:
                     await listing.unstamp(cur, scope_id)
                 else:
                     await listing.stamp(cur, scope_id)
-                if write.wrote_vectors and self._embedder is not None:
+                if write.vectors and self._embedder is not None:
                     await cur.execute(
                         "INSERT IGNORE INTO satchel_meta (name, value) VALUES ('embedder', %s)",
                         (self._embedder,),
