@@ -174,9 +174,7 @@ def _renaming(names: Mapping[str, str]) -> Callable[[str], str]:
     return lambda question: word.sub(lambda found: names[found.group()], question)
 
 
-def _entries(
-    scope: str, name: str, sessions: Mapping[str, Any]
-) -> Iterator[dict[str, Any]]:
+def _entries(scope: str, name: str, sessions: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     number = 1
     while isinstance(sessions.get(f"session_{number}"), list):
         said = _session_time(sessions.get(f"session_{number}_date_time"))
