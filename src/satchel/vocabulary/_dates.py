@@ -228,6 +228,30 @@ def mentioned_days(text: str, said_on: date) -> list[tuple[float, float]]:
     return found
 
 
+#: How a question asks for a time: it opens with "when", or asks which year, month,
+#: day or date, or how long ago.
+_ASKS_WHEN: Final = re.compile(
+    r"\s*(?:when\b|how\s+long\s+ago\b"
+    r"|(?:(?:in|on|during|by)\s+)?(?:what|which)\s+(?:year|month|day|date|week)\b)",
+    re.IGNORECASE,
+)
+
+
+def asks_when(question: str) -> bool:
+    """Whether ``question`` asks when something happened: it opens with "when" ("When
+    did Ana move?"), asks which year, month, week, day or date ("In which year...?",
+    "What date...?"), or how long ago."""
+    return _ASKS_WHEN.match(question) is not None
+
+
+def says_when(text: str | None) -> bool:
+    """Whether a memory's text says when something happened: it names a date, a month,
+    a weekday, or a day relative to when it was said ("yesterday", "last week", "three
+    days ago"), as :func:`extract_dates` finds them. Asked when, a chat's answer is
+    the turn that says so ("I ran a charity race last Saturday"), or is dated by it."""
+    return bool(text) and bool(extract_dates(text))  # type: ignore[arg-type]
+
+
 def shifted(reference: date, unit: Unit, shift: int) -> tuple[date, date]:
     """The calendar ``unit`` holding ``reference``, moved by ``shift`` units."""
     if unit == "day":
