@@ -37,7 +37,7 @@ _SEEN: dict[str, tuple[str, ...]] = {}
 
 def content_terms(text: str | None) -> tuple[str, ...]:
     """The distinct analysed terms of ``text`` past its speaker's name, when it opens
-    with one (``"Maya: we got a kitten"``: got, kitten; the name weighs on every turn of
+    with one (``"Maya: we got a kitten"``: get, kitten; the name weighs on every turn of
     hers alike), in text order. A name said later in the turn is kept."""
     if not text:
         return ()
