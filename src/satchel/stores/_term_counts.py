@@ -24,19 +24,23 @@ MOST_SCOPES: Final = 256
 
 
 class TermCounts:
-    """Per (family, scope): its write version and the counts read at it."""
+    """Per (family, scope): its write version, the counts read at it, and the ratings
+    made with them (by key: a key names one record version, whose text never changes)."""
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[Family, str], tuple[int, dict[str, int]]] = {}
+        self._kept: dict[tuple[Family, str], _Kept] = {}
 
     def known(
         self, family: Family, scope_id: str, version: int, terms: Iterable[str]
-    ) -> tuple[dict[str, int], list[str]]:
-        """The counts kept at ``version`` (the store's own; not to be changed), and
-        which of ``terms`` they lack."""
+    ) -> tuple[dict[str, int], list[str], dict[int, float | None] | None]:
+        """The counts kept at ``version`` (the store's own; not to be changed), which of
+        ``terms`` they lack, and the ratings made with them (None when they lack any:
+        ratings are kept only with the counts they were made with)."""
         kept = self._kept.get((family, scope_id))
-        counts = kept[1] if kept is not None and kept[0] == version else {}
-        return counts, [term for term in terms if term not in counts]
+        if kept is None or kept.version != version:
+            return {}, list(terms), None
+        missing = [term for term in terms if term not in kept.counts]
+        return kept.counts, missing, None if missing else kept.ratings
 
     def keep(
         self,
@@ -45,21 +49,31 @@ class TermCounts:
         version: int,
         read: Mapping[str, int],
         asked: Iterable[str],
-    ) -> None:
+    ) -> dict[int, float | None]:
         """Keep what a read at ``version`` found for the ``asked`` terms (those it did
         not find are held by no record); counts kept at another version go. Call only
-        when the version still stands after the read."""
+        when the version still stands after the read. The ratings kept with them, to
+        be given new ones."""
         key = (family, scope_id)
         kept = self._kept.get(key)
-        if kept is None or kept[0] != version:
+        if kept is None or kept.version != version:
             if kept is None and len(self._kept) >= MOST_SCOPES:
                 del self._kept[next(iter(self._kept))]
-            kept = (version, {})
+            kept = _Kept(version)
             self._kept[key] = kept
-        counts = kept[1]
         for term in asked:
-            counts[term] = read.get(term, 0)
+            kept.counts[term] = read.get(term, 0)
+        return kept.ratings
 
     def forget(self) -> None:
         """Drop every scope's counts (the store closed, or reloaded everything)."""
         self._kept.clear()
+
+
+class _Kept:
+    __slots__ = ("counts", "ratings", "version")
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+        self.counts: dict[str, int] = {}
+        self.ratings: dict[int, float | None] = {}

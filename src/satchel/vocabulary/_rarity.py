@@ -18,15 +18,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Final
 
-import attrs
-
 from ._analysis import analyse
+from ._evidence import Evidence
 from ._speakers import MAX_SPEAKER_CHARS, speaker_terms
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-
-    from ._evidence import Evidence
 
 #: Texts whose terms are remembered (a prepare reads the same turns again and again):
 #: the analysis of a turn costs 10-170 us, a lookup well under one. Tuples of strings,
@@ -58,12 +55,14 @@ def rarity(terms: Iterable[str], frequencies: Mapping[str, int], rows: int) -> f
     is, from 0 to 1. None without terms, or in a scope of one record."""
     if rows <= 1:
         return None
+    whole = math.log(rows)
     total = 0.0
     count = 0
     for term in terms:
-        total += math.log(rows / min(max(frequencies.get(term, 0), 1), rows))
+        held = frequencies.get(term, 0)
+        total += whole - math.log(held) if 1 < held < rows else (0.0 if held >= rows else whole)
         count += 1
-    return total / (count * math.log(rows)) if count else None
+    return total / (count * whole) if count else None
 
 
 def rarity_terms(evidence: Iterable[Evidence]) -> set[str]:
@@ -75,12 +74,26 @@ def rarity_terms(evidence: Iterable[Evidence]) -> set[str]:
 
 
 def rated(
-    evidence: Mapping[int, Evidence], frequencies: Mapping[str, int], rows: int
+    evidence: Mapping[int, Evidence],
+    frequencies: Mapping[str, int],
+    rows: int,
+    known: dict[int, float | None] | None = None,
 ) -> dict[int, Evidence]:
     """``evidence`` with each item's :attr:`~._evidence.Evidence.rarity` set from the
     scope's counts: ``frequencies`` holds ``df`` for :func:`rarity_terms` of it, ``rows``
-    is ``N``."""
-    return {
-        key: attrs.evolve(item, rarity=rarity(content_terms(item.text), frequencies, rows))
-        for key, item in evidence.items()
-    }
+    is ``N``. ``known``, when given, holds ratings by key made with the same counts, and
+    is given the new ones."""
+    out = {}
+    for key, item in evidence.items():
+        if known is None or (found := known.get(key, _UNKNOWN)) is _UNKNOWN:
+            found = rarity(content_terms(item.text), frequencies, rows)
+            if known is not None:
+                known[key] = found
+        out[key] = Evidence(
+            item.family, item.scope_id, item.identity, item.citation, item.text,
+            item.abstract, item.overview, item.created_at, item.thread, found,
+        )  # fmt: skip
+    return out
+
+
+_UNKNOWN: Final = float("nan")

@@ -668,14 +668,14 @@ class OceanBaseStore:
         async def rate(
             cur: Any, found: dict[int, Evidence], scope: search.ScopeState
         ) -> dict[int, Evidence]:
-            counts, missing = self._term_counts.known(
+            counts, missing, ratings = self._term_counts.known(
                 family, scope_id, scope.version, rarity_terms(found.values())
             )
             if missing:
                 read = await search.term_frequencies(cur, family, scope_id, missing)
-                self._term_counts.keep(family, scope_id, scope.version, read, missing)
+                ratings = self._term_counts.keep(family, scope_id, scope.version, read, missing)
                 counts = {**counts, **read}
-            return rated(found, counts, scope.rows)
+            return rated(found, counts, scope.rows, ratings)
 
         async def read_evidence(cur: Any) -> dict[int, Evidence]:
             found = {}

@@ -654,7 +654,8 @@ class SqliteStore:
         if not found:
             return found
         version = self._versions.get(scope_id, 0)
-        counts, missing = self._term_counts.known(family, scope_id, version, rarity_terms(found.values()))
+        needed = rarity_terms(found.values())
+        counts, missing, ratings = self._term_counts.known(family, scope_id, version, needed)
         if missing:
 
             def work(conn: sqlite3.Connection) -> dict[str, int]:
@@ -662,9 +663,9 @@ class SqliteStore:
 
             read = await self._read("term counts", work, inline=inline)
             if self._versions.get(scope_id, 0) == version:
-                self._term_counts.keep(family, scope_id, version, read, missing)
+                ratings = self._term_counts.keep(family, scope_id, version, read, missing)
             counts = {**counts, **read}
-        return rated(found, counts, self._counts.get((family, scope_key), 0))
+        return rated(found, counts, self._counts.get((family, scope_key), 0), ratings)
 
     async def _read(
         self, operation: str, work: Callable[[sqlite3.Connection], T], *, inline: bool
