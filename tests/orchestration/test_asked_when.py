@@ -66,9 +66,7 @@ async def test_a_question_that_does_not_ask_when_lifts_nothing() -> None:
 async def test_a_small_pack_asked_when_holds_the_turn_that_says_when() -> None:
     """Room for two turns: the lift decides whether the one that says when is one."""
     _, delivered = await _explained("When did Bob adopt Miso?", satchel.FusionWeights(), 512)
-    _, unlifted = await _explained(
-        "When did Bob adopt Miso?", satchel.FusionWeights(when=0.0), 512
-    )
+    _, unlifted = await _explained("When did Bob adopt Miso?", satchel.FusionWeights(when=0.0), 512)
     assert DATED in delivered
     assert DATED not in unlifted
 

@@ -196,4 +196,6 @@ async def test_evidence_is_rated_with_another_processs_writes(tmp_path: Path) ->
 def ratings(explained: satchel.Explanation) -> dict[str | None, float | None]:
     """Each delivered turn's score, which its rating moves."""
     items = satchel.parse_context(explained.context.content)
-    return {item.text: receipt.score for item, receipt in zip(items, explained.receipts)}
+    return {
+        item.text: receipt.score for item, receipt in zip(items, explained.receipts, strict=True)
+    }

@@ -644,7 +644,8 @@ def assert_near(found: Mapping[str, float | None], wanted: Mapping[str, float]) 
     assert found.keys() == wanted.keys()
     for text, value in wanted.items():
         rating = found[text]
-        assert rating is not None and math.isclose(rating, value, rel_tol=1e-9), text
+        assert rating is not None, text
+        assert math.isclose(rating, value, rel_tol=1e-9), text
 
 
 #: Names that differ from ``"pad"`` (and from each other) only in ways an engine may
