@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from .._loop import loop_turn
 from ..vocabulary._rarity import content_terms, rarity, rarity_terms, with_rarity
 
 if TYPE_CHECKING:
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 #: Scopes whose counts are kept at once; the oldest kept goes first. A scope's counts
 #: are the terms its prepares read, a few thousand at most for a chat.
 MOST_SCOPES: Final = 256
+#: Items whose texts are analysed in one turn of the host's loop (a turn's analysis
+#: costs 10-170 us the first time it is read).
+RATE_STRETCH: Final = 8
 
 
 class TermCounts:
@@ -67,19 +71,28 @@ async def rate(
     kept: Kept,
     rows: int,
     read_counts: Callable[[list[str]], Awaitable[Mapping[str, int]]],
+    *,
+    on_host_loop: bool,
 ) -> dict[int, Evidence]:
     """``found`` rated (``vocabulary.rarity``) with the scope's ``rows`` and ``kept``
     counts, reading (``read_counts``) only those of terms of unrated items not kept
     yet. Counts read while a write landed may be the write's: they serve this read, and
-    the version they are kept under is gone by the next."""
-    unrated = {key: item for key, item in found.items() if key not in kept.ratings}
+    the version they are kept under is gone by the next. ``on_host_loop``: the texts
+    are analysed a stretch per turn of the host's loop (``_loop``); a store running on
+    a loop of its own analyses them at once."""
+    unrated = [(key, item) for key, item in found.items() if key not in kept.ratings]
     if unrated:
-        needed = rarity_terms(unrated.values())
+        needed: set[str] = set()
+        if not on_host_loop:
+            needed = rarity_terms(item for _, item in unrated)
+        for first in range(0, len(unrated) if on_host_loop else 0, RATE_STRETCH):
+            async with loop_turn():  # analysed the first time they are read
+                needed |= rarity_terms(item for _, item in unrated[first : first + RATE_STRETCH])
         missing = [term for term in needed if term not in kept.counts]
         if missing:
             read = await read_counts(missing)
             for term in missing:
                 kept.counts[term] = read.get(term, 0)
-        for key, item in unrated.items():
+        for key, item in unrated:
             kept.ratings[key] = rarity(content_terms(item.text), kept.counts, rows)
     return {key: with_rarity(item, kept.ratings[key]) for key, item in found.items()}

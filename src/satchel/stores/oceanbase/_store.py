@@ -672,7 +672,7 @@ class OceanBaseStore:
             async def read_counts(terms: list[str]) -> dict[str, int]:
                 return await search.term_frequencies(cur, family, scope_id, terms)
 
-            return await rate(found, kept, scope.rows, read_counts)
+            return await rate(found, kept, scope.rows, read_counts, on_host_loop=False)
 
         async def read_evidence(cur: Any) -> dict[int, Evidence]:
             found = {}

@@ -660,7 +660,8 @@ class SqliteStore:
 
             return await self._read("term counts", work, inline=inline)
 
-        return await rate(found, kept, self._counts.get((family, scope_key), 0), read_counts)
+        rows = self._counts.get((family, scope_key), 0)
+        return await rate(found, kept, rows, read_counts, on_host_loop=True)
 
     async def _read(
         self, operation: str, work: Callable[[sqlite3.Connection], T], *, inline: bool
