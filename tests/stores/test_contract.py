@@ -10,6 +10,7 @@ then).
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import pytest
@@ -72,8 +73,8 @@ async def test_every_bundled_store_rates_its_evidence(store: Store) -> None:
     await remember(store, "s", ["Ana: thanks!", "Ben: thanks, the kestrel nested", "Ana: thanks"])
     found = await store.evidence("memory", "s", await every_key(store))
     ratings = sorted(item.rarity for item in found.values())  # type: ignore[type-var]
-    # "thank" is every turn's (0), "kestrel" and "nest" one turn's (ln 3 / ln 3 = 1).
-    assert ratings == pytest.approx([0.0, 0.0, 2 / 3])
+    # "thank" is every turn's (0), "kestrel" and "nest" one turn's (ln 3 / ln 203).
+    assert ratings == pytest.approx([0.0, 0.0, 2 * math.log(3) / (3 * math.log(203))])
 
 
 async def test_check_store_runs_every_check_and_names_the_one_that_fails() -> None:

@@ -15,8 +15,9 @@ from satchel.vocabulary._rarity import content_terms, rarity, rarity_terms, rate
     [
         ("Maya: we got a kitten", ("get", "kitten")),  # analysed: lemmas
         ("Maya: thanks, Ben!", ("thank", "ben")),  # a name said later counts
-        ("kitten kitten litter", ("kitten", "litter")),  # no speaker: all of it, once
-        ("At 10:30 we met", ("10", "30", "meet")),  # a time is no speaker
+        ("Maya: kitten kitten litter", ("kitten", "litter")),  # each once
+        ("kitten litter", ()),  # no speaker: a note, not rated
+        ("At 10:30 we met", ()),  # a time is no speaker
         ("", ()),
         (None, ()),
     ],
@@ -28,13 +29,23 @@ def test_a_turns_terms_are_its_words_past_its_speaker(
 
 
 def test_rarity_is_the_mean_share_of_the_scopes_information_its_words_carry() -> None:
-    counts = {"thank": 10, "kitten": 1, "litter": 2}
-    assert rarity(["thank"], counts, 10) == 0.0  # every record says it
-    assert rarity(["kitten"], counts, 10) == 1.0  # no other record does
-    assert rarity(["kitten", "litter"], counts, 10) == pytest.approx(
-        (1 + math.log(5) / math.log(10)) / 2
+    counts = {"thank": 1000, "kitten": 1, "litter": 2}
+    scale = math.log(1200)  # a scope of 1,000 records, and FEW_ROWS
+    assert rarity(["thank"], counts, 1000) == 0.0  # every record says it
+    assert rarity(["kitten"], counts, 1000) == pytest.approx(math.log(1000) / scale)
+    assert rarity(["kitten", "litter"], counts, 1000) == pytest.approx(
+        (math.log(1000) + math.log(500)) / (2 * scale)
     )
-    assert rarity(["unheld"], counts, 10) == 1.0  # counted as held once
+    assert rarity(["unheld"], counts, 1000) == rarity(["kitten"], counts, 1000)
+
+
+def test_a_small_scopes_turns_rate_lower_than_a_chats() -> None:
+    """Said once in 30 records tells less than said once in 3,000."""
+    small = rarity(["kitten"], {"kitten": 1}, 30)
+    large = rarity(["kitten"], {"kitten": 1}, 3000)
+    assert small is not None
+    assert large is not None
+    assert small < 0.65 < 0.95 < large
 
 
 @pytest.mark.parametrize(("terms", "rows"), [([], 10), (["kitten"], 1), (["kitten"], 0)])
@@ -47,7 +58,7 @@ def test_evidence_is_rated_with_the_counts_of_its_terms() -> None:
     plain = Evidence.from_record("memory", "s", "e2", 1, text="Ben: thanks")
     assert rarity_terms([said, plain]) == {"thank", "kitten"}
     found = rated({1: said, 2: plain}, {"thank": 4, "kitten": 1}, 4)
-    assert found[1].rarity == pytest.approx(0.5)
+    assert found[1].rarity == pytest.approx(math.log(4) / (2 * math.log(204)))
     assert found[2].rarity == 0.0
     assert found[1].text == said.text
     assert said.rarity is None  # a rated copy

@@ -85,7 +85,7 @@ class FusionWeights:
 
     A conversation turn that says something rare in its chat scores more once read:
     ``exp(1.5 * (r - 0.5))`` times, ``r`` its rarity (``vocabulary.rarity``: the mean
-    ``ln(N / df) / ln(N)`` of its words in the scope, 0 to 1). A chat's courtesies
+    ``ln(N / df) / ln(N + 200)`` of its words in the scope, 0 to 1). A chat's courtesies
     ("Thanks, John! Talk to you soon!") are made of the words it says most, its facts of
     words it says rarely. On LoCoMo 1.5 gave +0.012 / +0.013 recall at 2,000 bytes and
     with classic limits (+0.002 at 8,000), on the hard conversations +0.08 at 2,000
@@ -120,7 +120,7 @@ class FusionWeights:
             (``vocabulary.asks_when``), as a share of its score; 0 turns it off.
         rarity: how much a conversation turn's rarity in its scope moves its score
             once read: it scores ``exp(rarity * (r - 0.5))`` times, ``r`` the mean
-            ``ln(N / df) / ln(N)`` of its words (``Evidence.rarity``); 0 turns it off.
+            ``ln(N / df) / ln(N + 200)`` of its words (``Evidence.rarity``); 0 turns it off.
         term_share: how much a full-text candidate's share of the query's counted
             terms multiplies its fused score (``exp(term_share * share)``); 0 turns it
             off.

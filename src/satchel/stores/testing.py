@@ -594,7 +594,7 @@ async def check_evidence_is_rated_by_how_rare_its_words_are_in_its_scope(
 ) -> None:
     """A store that rates evidence (``Evidence.rarity``; None everywhere is a store that
     does not) rates each item by its scope's counts as of the read: the mean of
-    ``ln(N / df) / ln(N)`` over its words past a speaker's name, ``N`` the family's
+    ``ln(N / df) / ln(N + 200)`` over its words past a speaker's name, ``N`` the family's
     searchable records in the scope. A write or a forget changes the next read's
     rating; another scope's records count for nothing; a scope of one record rates
     nothing."""
@@ -619,7 +619,7 @@ async def check_evidence_is_rated_by_how_rare_its_words_are_in_its_scope(
         for text in live:
             words = set(analyse(text.split(":", 1)[1]))
             found = sum(math.log(rows / sum(word in terms for terms in held)) for word in words)
-            out[text] = found / (len(words) * math.log(rows))
+            out[text] = found / (len(words) * math.log(rows + 200))
         return out
 
     first = await rated()

@@ -4,11 +4,13 @@ from one that only keeps a chat going. Pure: no I/O.
 A chat's turns of courtesy ("Thanks, John! Talk to you soon!", "Wow, that's awesome!")
 are made of the words the chat says most, its people's names among them; a turn that
 tells a fact holds words the chat says rarely ("coconut", "divorce", "Lisbon"). The
-rarity of a record (:func:`rarity`) is the mean, over the distinct terms of its analysed
-text past a speaker's name (:func:`content_terms`), of ``ln(N / df) / ln(N)``: ``N`` the
-searchable records of its family in its scope, ``df`` those holding the term; 0 when
-every record holds every term it says, 1 when no other record holds any. On the scale
-of its scope's size, so turns of scopes of any size compare. A store rates the evidence
+rarity of a turn (:func:`rarity`) is the mean, over the distinct terms of its analysed
+text past its speaker's name (:func:`content_terms`; a text that is no turn has none), of
+``ln(N / df) / ln(N + 200)``: ``N`` the searchable records of its family in its scope,
+``df`` those holding the term; 0 when every record holds every term it says, near 1 in
+a large scope when no other record holds any. On the scale of its scope's size, so
+turns of chats of any size compare, and a scope of a few dozen records, where most
+words are said once, rates its turns lower (``FEW_ROWS``). A store rates the evidence
 it reads (:func:`rated`) with the scope's counts as of the read, so the same store state
 rates alike in every process, whatever else it read before.
 """
@@ -33,26 +35,29 @@ _SEEN: dict[str, tuple[str, ...]] = {}
 
 
 def content_terms(text: str | None) -> tuple[str, ...]:
-    """The distinct analysed terms of ``text`` past its speaker's name, when it opens
-    with one (``"Maya: we got a kitten"``: get, kitten; the name weighs on every turn of
-    hers alike), in text order. A name said later in the turn is kept."""
+    """The distinct analysed terms of a conversation turn past its speaker's name
+    (``"Maya: we got a kitten"``: get, kitten; the name weighs on every turn of hers
+    alike), in text order; a name said later in the turn is kept. None for a text that
+    opens with no speaker: a note has no courtesies to tell from its facts, and in a
+    small scope of notes a note of words no other holds would outrank the ones that
+    answer."""
     if not text:
         return ()
     found = _SEEN.get(text)
     if found is None:
-        said = text
+        found = ()
         if speaker_terms(text):
             said = text[text.find(":", 0, MAX_SPEAKER_CHARS + 1) + 1 :]
-        found = tuple(dict.fromkeys(analyse(said)))
+            found = tuple(dict.fromkeys(analyse(said)))
         if len(_SEEN) < _SEEN_MOST:
             _SEEN[text] = found
     return found
 
 
 def rarity(terms: Iterable[str], frequencies: Mapping[str, int], rows: int) -> float | None:
-    """The mean of ``ln(rows / df) / ln(rows)`` over ``terms`` (``df`` from
-    ``frequencies``, within 1 and ``rows``): how rare in its scope what a record says
-    is, from 0 to 1. None without terms, or in a scope of one record."""
+    """The mean of ``ln(rows / df) / ln(rows + FEW_ROWS)`` over ``terms`` (``df`` from
+    ``frequencies``, within 1 and ``rows``): how rare in its scope what a turn says
+    is, from 0 to below 1. None without terms, or in a scope of one record."""
     if rows <= 1:
         return None
     whole = math.log(rows)
@@ -62,7 +67,13 @@ def rarity(terms: Iterable[str], frequencies: Mapping[str, int], rows: int) -> f
         held = frequencies.get(term, 0)
         total += whole - math.log(held) if 1 < held < rows else (0.0 if held >= rows else whole)
         count += 1
-    return total / (count * whole) if count else None
+    return total / (count * math.log(rows + FEW_ROWS)) if count else None
+
+
+#: Records a scope's counts are taken to hold beyond its own in the scale of a rating
+#: (``ln(N + FEW_ROWS)``): in a scope of a few dozen records most words are said once,
+#: which tells little, and its turns would all rate as rare as a chat's rarest.
+FEW_ROWS: Final = 200
 
 
 def rarity_terms(evidence: Iterable[Evidence]) -> set[str]:
