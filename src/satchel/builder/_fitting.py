@@ -122,6 +122,7 @@ class Candidate(ItemHead):
             "created_at": evidence.created_at,
             "at": self.at,
             "ref": self.ref,
+            "default_tier": self.default_tier,
             "fixed_bytes": self.fixed_bytes,
             "literal": self._literals.get(0) if size else None,
             "size": size,
@@ -140,7 +141,7 @@ class Candidate(ItemHead):
             evidence.scope_id,
             kept["at"],
             kept["ref"],
-            rules(evidence.family).default_tier,
+            kept["default_tier"],
             kept["fixed_bytes"],
             evidence,
             ceiling,
@@ -334,8 +335,18 @@ class FitMemo:
 
     def cached(self, evidence: Evidence, ceiling: Tier) -> Candidate | None:
         """The encoded candidate of ``evidence`` served up to ``ceiling``, if kept."""
-        kept = self._items.get(_key(evidence, ceiling))
-        if kept is None or not _same_content(kept, evidence):
+        # The key (``_key``) and the content check spelled inline: asked of every placed
+        # candidate of every fit.
+        kept = self._items.get(
+            f"{ceiling}\x1f{evidence.family}\x1f{evidence.scope_id}\x1f{evidence.identity}"
+        )
+        if (
+            kept is None
+            or kept["text"] != evidence.text
+            or kept["abstract"] != evidence.abstract
+            or kept["overview"] != evidence.overview
+            or kept["created_at"] != evidence.created_at
+        ):
             return None
         return Candidate.restore(kept, evidence, ceiling, self.limits)
 
@@ -369,16 +380,6 @@ def _key(evidence: Evidence, ceiling: Tier) -> str:
     return f"{ceiling}\x1f{evidence.family}\x1f{evidence.scope_id}\x1f{evidence.identity}"
 
 
-def _same_content(kept: dict[str, Any], evidence: Evidence) -> bool:
-    """Whether ``kept`` was encoded from what ``evidence`` holds (its identity aside)."""
-    return bool(
-        kept["text"] == evidence.text
-        and kept["abstract"] == evidence.abstract
-        and kept["overview"] == evidence.overview
-        and kept["created_at"] == evidence.created_at
-    )
-
-
 @attrs.frozen
 class _Placer:
     """Places one evidence in the room left, reusing memoised candidates."""
@@ -386,13 +387,17 @@ class _Placer:
     detail: Mapping[Family, Tier]
     limits: Limits
     memo: FitMemo
+    #: Each family's tier ceiling under ``detail``, worked out once per fit.
+    _ceilings: dict[Family, Tier] = attrs.field(factory=dict, init=False)
 
     def __call__(self, evidence: Evidence, room: int) -> Fitted | None:
         if room < MAX_ITEM_FLOOR and room < item_floor_bytes(evidence):
             # A spent budget drops the rest without encoding them, or rebuilding the
             # memo's encodings of them: no line of theirs is shorter than the floor.
             return None
-        ceiling = tier_ceiling(evidence.family, self.detail)
+        ceiling = self._ceilings.get(evidence.family)
+        if ceiling is None:
+            ceiling = self._ceilings[evidence.family] = tier_ceiling(evidence.family, self.detail)
         candidate = self.memo.cached(evidence, ceiling)
         if candidate is None:
             candidate = self.memo.candidate(evidence, ceiling)

@@ -541,16 +541,23 @@ def _ranked_as_read(
     moved)."""
     keys, evidence = read
     (terms, names), lift, (asking, filler) = reading
-    said = {
-        key
-        for key, item in zip(keys, evidence, strict=True)
-        if lift and said_by(speaker_terms(item.text), terms, names)
-    }
+    said: set[int] = set()
     damped = {}
+    # Whether each speaker is one the query names, asked once per speaker (a chat has a
+    # handful), not once per turn read.
+    named_by: dict[frozenset[str], bool] = {}
     for key, item in zip(keys, evidence, strict=True):
-        if filler and says_nothing(item.text):
+        text = item.text
+        if lift:
+            speaker = speaker_terms(text)
+            named = named_by.get(speaker)
+            if named is None:
+                named = named_by[speaker] = said_by(speaker, terms, names)
+            if named:
+                said.add(key)
+        if filler and says_nothing(text):
             damped[key] = scores[key] * (1.0 - filler)
-        elif asking and asks_question(item.text):
+        elif asking and asks_question(text):
             damped[key] = scores[key] * (1.0 - asking)
     if not (said or damped):
         return keys[:wanted], evidence[:wanted], {}
