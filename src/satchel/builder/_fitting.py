@@ -231,7 +231,7 @@ def fitting(
     candidates, duplicates = distinct(candidates, sections)
     offered = select(candidates, sections, limits)
     fit = _Placer(detail, limits, memo)
-    placed, used, below_min, no_fit = yield from _first_pass(offered, max_bytes, fit)
+    placed, used, below_min, no_fit, groups = yield from _first_pass(offered, max_bytes, fit)
     unused = _deepen(placed, max_bytes - used, limits)
     omissions = OmissionCounts(
         truncated_items=sum(item.placement.truncated for item in placed),
@@ -240,7 +240,9 @@ def fitting(
         dropped_no_fitting_truncation=no_fit,
     )
     content_bytes = max_bytes - unused if placed else 0
-    return FittedPack(grouped(placed), content_bytes, omissions, duplicates)
+    # One group (the common case) is in render order already.
+    items = grouped(placed) if groups > 1 else tuple(placed)
+    return FittedPack(items, content_bytes, omissions, duplicates)
 
 
 def run_through(stretches: Generator[None, None, T]) -> T:
@@ -266,7 +268,9 @@ def grouped(items: Sequence[Fitted]) -> tuple[Fitted, ...]:
 
 def _first_pass(
     offered: Sequence[Evidence], max_bytes: int, place: _Placer
-) -> Generator[None, None, tuple[list[Fitted], int, int, int]]:
+) -> Generator[None, None, tuple[list[Fitted], int, int, int, int]]:
+    """The first placement of each of ``offered``; the bytes used, the items dropped
+    below the minimum and those that fitted nowhere, and how many groups were placed."""
     placed: list[Fitted] = []
     groups: set[Group] = set()
     used = WRAPPER_BYTES
@@ -290,7 +294,7 @@ def _first_pass(
         placed.append(fitted)
         groups.add(group)
         used += overhead + fitted.placement.size
-    return placed, used, below_min, no_fit
+    return placed, used, below_min, no_fit, len(groups)
 
 
 #: Encodings a fit memo keeps: as many as the store's evidence cache keeps rows, ten

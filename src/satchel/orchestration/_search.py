@@ -389,7 +389,8 @@ class Searcher:
                 ranked, scores, (keys, evidence), (named, lift, damped), wanted
             )
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
-        joined = sum(key in ranked.joined for key in keys)
+        # The keys are distinct (a ranking's), so the overlap counts them.
+        joined = len(ranked.joined.intersection(keys)) if ranked.joined else 0
         trace = ranked.trace
         if trace is not None and lifted:  # receipts report the score the order is by
             trace = attrs.evolve(trace, scores={**trace.scores, **lifted})
