@@ -556,9 +556,10 @@ def _ranked_as_read(
                 named = named_by[speaker] = said_by(speaker, terms, names)
             if named:
                 said.add(key)
-        if filler and says_nothing(text):
+        kind = _kind(text) if filler or asking else 0
+        if filler and kind & _SAYS_NOTHING:
             damped[key] = scores[key] * (1.0 - filler)
-        elif asking and asks_question(text):
+        elif asking and kind & _ASKS:
             damped[key] = scores[key] * (1.0 - asking)
     if not (said or damped):
         return keys[:wanted], evidence[:wanted], {}
@@ -570,6 +571,39 @@ def _ranked_as_read(
     )
     chosen = tuple(keys[at] for at in best)
     return chosen, tuple(evidence[at] for at in best), dict(zip(keys, lifted, strict=True))
+
+
+#: What a read turn's text is: it says nothing (:func:`says_nothing`), it asks a
+#: question (:func:`asks_question`), both bits or neither.
+_SAYS_NOTHING: Final = 1
+_ASKS: Final = 2
+#: Texts whose kind is kept (:func:`_kind`): the evidence of many conversations'
+#: prepares, as the fit's dedup keys are kept.
+KINDS_KEPT: Final = 8192
+_kinds: dict[str, int] = {}
+
+
+def _kind(text: str | None) -> int:
+    """The kind of a read turn's ``text``, kept by text: the same turns are read again
+    prepare after prepare, and telling them was a third of reading a search's turns. A
+    dict of strings and numbers, which the garbage collector never walks; a full one
+    drops its oldest eighth at once."""
+    kind = None if text is None else _kinds.get(text)
+    if kind is None:
+        kind = (_SAYS_NOTHING if says_nothing(text) else 0) | (_ASKS if asks_question(text) else 0)
+        if text is None:
+            return kind
+        _kinds[text] = kind
+        if len(_kinds) > KINDS_KEPT:
+            for old in list(itertools.islice(_kinds, 1 + KINDS_KEPT // 8)):
+                _kinds.pop(old, None)
+    return kind
+
+
+def forget_kinds() -> None:
+    """Drop every kept kind, and with them the texts they are kept by (after an erase:
+    no copy of an erased text outlives it here)."""
+    _kinds.clear()
 
 
 def _report(span: Span, outcome: SearchOutcome) -> None:
