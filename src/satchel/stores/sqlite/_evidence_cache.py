@@ -59,34 +59,12 @@ class EvidenceCache:
         found: dict[int, Evidence] = {}
         missing: list[int] = []
         items = self._items
-        family_rules = FAMILY_RULES.get(family)  # type: ignore[call-overload]
-        if family_rules is None:  # no family of that name: nothing of it is kept
-            return found, list(keys)
-        # The citation :func:`_kept` checked, spelled as ``citation`` spells it, with the
-        # family's fields looked up once per read rather than once per evidence (a
-        # prepare restores some eighty).
-        id_field, version_field = family_rules.id_field, family_rules.version_field
         for key in keys:
             hit = items.get(key)
             if hit is None or hit["family"] != family or hit["scope_id"] != scope_id:
                 missing.append(key)
-                continue
-            cited: dict[str, str | int] = {"family": family, "scope": scope_id}
-            if id_field is not None and (record_id := hit["record_id"]) is not None:
-                cited[id_field] = record_id
-            if version_field is not None and (version := hit["version"]) is not None:
-                cited[version_field] = version
-            found[key] = Evidence(
-                hit["family"],
-                scope_id,
-                hit["identity"],
-                cited,
-                hit["text"],
-                hit["abstract"],
-                hit["overview"],
-                hit["created_at"],
-                hit["thread"],
-            )
+            else:
+                found[key] = _restored(hit)
         return found, missing
 
     def remember(self, found: Mapping[int, Evidence], generation: int) -> None:
@@ -141,3 +119,20 @@ def _kept(evidence: Evidence) -> dict[str, Any] | None:
         "created_at": evidence.created_at,
         "thread": evidence.thread,
     }
+
+
+def _restored(kept: dict[str, Any]) -> Evidence:
+    """The evidence :func:`_kept` spelled."""
+    family = kept["family"]
+    scope_id = kept["scope_id"]
+    return Evidence(
+        family,
+        scope_id,
+        kept["identity"],
+        citation(family, scope_id, kept["record_id"], kept["version"]),
+        kept["text"],
+        kept["abstract"],
+        kept["overview"],
+        kept["created_at"],
+        kept["thread"],
+    )
