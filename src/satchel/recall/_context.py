@@ -68,11 +68,9 @@ def in_context(
         near = around.get(key)
         if near is None:
             continue
-        before, after = near.before, near.after
         for distance in range(1, CONTEXT_REACH + 1):
             lent = strength * share / distance
-            # ``near.at(distance)``, spelled here: asked twice for each of 32 hits.
-            for neighbour in before[distance - 1 : distance] + after[distance - 1 : distance]:
+            for neighbour in near.at(distance):
                 passage[neighbour] = passage.get(neighbour, 0.0) + lent
     order = sorted(passage, key=passage.__getitem__, reverse=True)  # stable: ties keep order
     return attrs.evolve(admitted, context_keys=np.asarray(order, dtype=np.int64))
