@@ -74,8 +74,8 @@ async def test_a_reply_sharing_no_word_joins_through_its_thread(fusion: FusionWe
     async with satchel.open_runtime(embedder=embedder, fusion=fusion) as rt:
         await rt.add_memories("chat", chat())
         delivered = contents(await prepare(rt, ASK))
-        assert delivered[0] == QUESTION
-        assert REPLY in delivered[1:3]
+        assert QUESTION in delivered[:2]
+        assert REPLY in delivered[:3]
     async with satchel.open_runtime(embedder=embedder, fusion=NO_NEIGHBOURS) as rt:
         await rt.add_memories("chat", chat())
         assert REPLY not in contents(await prepare(rt, ASK))
@@ -96,8 +96,8 @@ async def test_a_reply_joins_through_a_conversation_kept_without_threads(store: 
     async with satchel.open_runtime(store=chosen, embedder=embedder) as rt:
         await rt.add_memories("chat", untold_chat())
         delivered = contents(await prepare(rt, ASK))
-        assert delivered[0] == QUESTION
-        assert REPLY in delivered[1:4]
+        assert QUESTION in delivered[:2]
+        assert REPLY in delivered[:4]
 
 
 class _CountingStore(MemoryStore):

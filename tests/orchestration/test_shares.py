@@ -63,7 +63,13 @@ async def prepared(
         max_bytes=32768,
         exclude=tuple(exclude),
     )
-    async with satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder()) as rt:
+    # A turn's rarity (FusionWeights.rarity) is counted once it is read, and lifts a
+    # candidate past a search's share that reading the whole room would have read: the
+    # shares are compared with every candidate's score known before any read.
+    unread = satchel.FusionWeights(rarity=0.0)
+    async with satchel.open_runtime(
+        store=store, embedder=satchel.HashingEmbedder(), fusion=unread
+    ) as rt:
         if whole_room:  # every search reads for the family's whole room, as before
             with pytest.MonkeyPatch.context() as patch:
                 patch.setattr(_search, "whole_room", lambda every, running: frozenset(running))

@@ -185,8 +185,9 @@ async def test_a_session_explained_turn_by_turn_is_the_same_session(store_file: 
 
 async def test_an_excluded_citation_is_omitted_as_excluded(store_file: Path) -> None:
     """The top hit, once excluded, is not delivered and is omitted as excluded, with the
-    ranks and score its search gave it."""
-    async with runtime(store_file) as rt:
+    ranks and score its search gave it (a read turn's rarity moves its score once
+    read, and an excluded one is never read: rarity off)."""
+    async with runtime(store_file, fusion=satchel.FusionWeights(rarity=0.0)) as rt:
         top = (await rt.explain_context(request())).receipts[0]
         again = await rt.explain_context(request(exclude=(top.citation,)))
     assert top.citation not in {receipt.citation for receipt in again.receipts}

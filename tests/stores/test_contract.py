@@ -16,7 +16,7 @@ import pytest
 
 import satchel
 from satchel.stores import MemoryStore, SqliteStore, Store
-from satchel.stores.testing import CHECKS, EMBEDDER, check_store, turn
+from satchel.stores.testing import CHECKS, EMBEDDER, check_store, every_key, remember, turn
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -64,6 +64,16 @@ async def test_the_contract(store: Store, check: str, request: pytest.FixtureReq
     if reason is not None:
         request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
     await CHECKS[check](store)
+
+
+async def test_every_bundled_store_rates_its_evidence(store: Store) -> None:
+    """The contract's rating clause holds for a store that rates nothing; every store
+    satchel ships rates, and alike."""
+    await remember(store, "s", ["Ana: thanks!", "Ben: thanks, the kestrel nested", "Ana: thanks"])
+    found = await store.evidence("memory", "s", await every_key(store))
+    ratings = sorted(item.rarity for item in found.values())  # type: ignore[type-var]
+    # "thank" is every turn's (0), "kestrel" and "nest" one turn's (ln 3 / ln 3 = 1).
+    assert ratings == pytest.approx([0.0, 0.0, 2 / 3])
 
 
 async def test_check_store_runs_every_check_and_names_the_one_that_fails() -> None:

@@ -151,3 +151,51 @@ async def test_a_matrix_load_is_one_snapshot_while_another_process_writes(
     finally:
         reader.close()
         writer.close()
+
+
+# Run in another process: write one more turn to a scope.
+ANOTHER_TURN = """
+import sys, anyio, satchel
+
+async def main(path):
+    async with satchel.open_runtime(path, embedder=satchel.HashingEmbedder()) as rt:
+        await rt.add_memories("chat", [satchel.MemoryEntry(text="Ben: thanks, the kestrel left")])
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+async def test_evidence_is_rated_with_another_processs_writes(tmp_path: Path) -> None:
+    """A store keeps a scope's counts for rating evidence while the scope is unchanged;
+    another process's write to it changes them, and the next read rates as a store
+    opened afresh does."""
+    path = tmp_path / "shared.db"
+    store = await satchel.stores.SqliteStore.open(str(path))
+    try:
+        async with satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder()) as rt:
+            await rt.add_memories(
+                "chat",
+                [
+                    satchel.MemoryEntry(text="Ana: thanks!"),
+                    satchel.MemoryEntry(text="Ben: the kestrel nested in the chimney"),
+                ],
+            )
+            ask = satchel.PrepareContextRequest(scope_id="chat", query="kestrel chimney thanks")
+            before = ratings(await rt.explain_context(ask))
+            await anyio.run_process([sys.executable, "-c", ANOTHER_TURN, str(path)])
+            after = ratings(await rt.explain_context(ask))
+        fresh = await satchel.stores.SqliteStore.open(str(path))
+        async with satchel.open_runtime(store=fresh, embedder=satchel.HashingEmbedder()) as rt:
+            again = ratings(await rt.explain_context(ask))
+    finally:
+        await store.aclose()
+    assert after == again
+    assert after != before
+
+
+def ratings(explained: satchel.Explanation) -> dict[str | None, float | None]:
+    """Each delivered turn's score, which its rating moves."""
+    items = satchel.parse_context(explained.context.content)
+    return {
+        item.text: receipt.score for item, receipt in zip(items, explained.receipts, strict=True)
+    }

@@ -6,7 +6,13 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from satchel.vocabulary._dates import extract_dates, mentioned_days, shifted
+from satchel.vocabulary._dates import (
+    asks_when,
+    extract_dates,
+    mentioned_days,
+    says_when,
+    shifted,
+)
 
 REFERENCE = date(2023, 5, 10)  # a Wednesday
 
@@ -156,3 +162,39 @@ def test_a_date_on_the_cut_between_two_pieces_of_a_long_text_is_found_once(
     text = "x" * offset + " we met on May 7, 2023 and again 3 days ago " + "filler " * 300
     found = extract_dates(text)
     assert [mention.phrase for mention in found] == ["May 7, 2023", "3 days ago"]
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("When did Melanie run a charity race?", True),
+        ("  when is the party", True),
+        ("In which year did Jon open his studio?", True),
+        ("What date was the concert?", True),
+        ("On what day did they meet?", True),
+        ("How long ago did Ana move to Lisbon?", True),
+        ("What did Ana do when it rained?", False),
+        ("How long is the hike?", False),
+        ("Whenever she can, what does Ana cook?", False),
+        ("Which city did Ana visit?", False),
+    ],
+)
+def test_a_question_asks_when_by_how_it_opens(question: str, asks: bool) -> None:
+    assert asks_when(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("Melanie: I ran a charity race for mental health last Saturday.", True),
+        ("Bob: We moved here in March 2021.", True),
+        ("Ana: I got the keys yesterday!", True),
+        ("Ana: three weeks ago I quit.", True),
+        ("Ana: I ran a charity race for mental health.", False),
+        ("Ben: Sounds great, may I come?", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_a_turn_says_when_by_the_dates_it_names(text: str | None, says: bool) -> None:
+    assert says_when(text) is says

@@ -23,6 +23,7 @@ its outcome.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import TYPE_CHECKING, Final, TypeAlias
 
 import anyio
@@ -46,9 +47,11 @@ from ..recall import (
 from ..vocabulary import (
     PoolRequest,
     asks_question,
+    asks_when,
     rules,
     said_by,
     says_nothing,
+    says_when,
     speaker_terms,
 )
 from ._shares import fair_shares, whole_room
@@ -74,6 +77,9 @@ NEIGHBOUR_HITS: Final = 3
 #: Reading all of them (~60 at 64 candidates) cost twice the time for the same recall
 #: on the hard conversations (docs/benchmarks.md, "Per-person evidence").
 MIN_REACH: Final = 4
+#: The rarity (``Evidence.rarity``, 0 to 1) at which a read turn keeps its score: a
+#: rarer one scores more, a commoner one less (``FusionWeights.rarity``).
+PLAIN_RARITY: Final = 0.5
 
 #: What the tasks of a round's ranking phase hand back, each under its own search: a
 #: ranking, or the outcome of a search that read its family's whole room.
@@ -367,9 +373,16 @@ class Searcher:
         excluded = state.exclusions.excluded
         passed: list[tuple[int, Evidence]] | None = None if ranked.trace is None else []
         weights = settings.weights
+        query = state.queries[spec.query]
+        timed = weights.when if weights.when and asks_when(query.text) else 0.0
         lift, damped = weights.named_speaker, (weights.question, weights.filler)
+        rare = weights.rarity
         lifted: dict[int, float] = {}
-        if not ((lift or any(damped)) and ranked.by_score and rules(spec.family).speakers):
+        if not (
+            (lift or timed or rare or any(damped))
+            and ranked.by_score
+            and rules(spec.family).speakers
+        ):
             keys, evidence = await self._fresh_evidence(
                 spec, excluded, ranked.fresh, wanted, passed
             )
@@ -378,15 +391,15 @@ class Searcher:
             # Past the room only in a scope with common query terms (as a chat of two
             # has its speakers' names): elsewhere a named turn is a rare term's hit,
             # which full text ranks already.
-            more = _reach(ranked.fresh, scores, wanted, lift) if ranked.pool.common_terms else 0
+            raised = (1 + lift) * (1 + timed) * math.exp(rare * (1 - PLAIN_RARITY)) - 1
+            more = _reach(ranked.fresh, scores, wanted, raised) if ranked.pool.common_terms else 0
             keys, evidence = await self._fresh_evidence(
                 spec, excluded, ranked.fresh, wanted + more, passed
             )
-            query = state.queries[spec.query]
             names = frozenset((*query.names, *ranked.pool.spelled_names))
             named = (frozenset(query.terms), names)
             keys, evidence, lifted = _ranked_as_read(
-                ranked, scores, (keys, evidence), (named, lift, damped), wanted
+                ranked, scores, (keys, evidence), (named, lift, damped, (timed, rare)), wanted
             )
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         # The keys are distinct (a ranking's), so the overlap counts them.
@@ -529,19 +542,25 @@ def _ranked_as_read(
     ranked: _Ranked,
     scores: Mapping[int, float],
     read: tuple[tuple[int, ...], tuple[Evidence, ...]],
-    reading: tuple[tuple[frozenset[str], frozenset[str]], float, tuple[float, float]],
+    reading: tuple[
+        tuple[frozenset[str], frozenset[str]], float, tuple[float, float], tuple[float, float]
+    ],
     wanted: int,
 ) -> tuple[tuple[int, ...], tuple[Evidence, ...], dict[int, float]]:
     """The best ``wanted`` of the ``read`` candidates (in score order, with the
     :func:`_reach` past them) once what a read tells has counted: a turn that says
     nothing scores ``1 - filler`` times its score (``FusionWeights.filler``), another
-    that asks a question ``1 - asking`` times (``FusionWeights.question``), and the
-    turns said by a person the query names, with the replies to them, are lifted
-    (``FusionWeights.named_speaker``). The first ``wanted``, as ranked, when no read
-    turn does any of these. Last, the read keys' scores as counted (empty when none
-    moved)."""
+    that asks a question ``1 - asking`` times (``FusionWeights.question``), one that
+    says when something happened ``1 + timed`` times when the query asks when
+    (``FusionWeights.when``; ``timed`` is 0 otherwise); every turn the store rated
+    scores ``exp(rare * (r - PLAIN_RARITY))`` times, ``r`` its rarity
+    (``Evidence.rarity``, ``FusionWeights.rarity``: its own and its scope's, never
+    what else was read); and the turns said by a person the query names, with the
+    replies to them, are lifted (``FusionWeights.named_speaker``). The first
+    ``wanted``, as ranked, when no read turn does any of these. Last, the read keys'
+    scores as counted (empty when none moved)."""
     keys, evidence = read
-    (terms, names), lift, (asking, filler) = reading
+    (terms, names), lift, (asking, filler), (timed, rare) = reading
     said: set[int] = set()
     damped = {}
     # Whether each speaker is one the query names, asked once per speaker (a chat has a
@@ -556,11 +575,18 @@ def _ranked_as_read(
                 named = named_by[speaker] = said_by(speaker, terms, names)
             if named:
                 said.add(key)
+        score = scores[key]
         kind = _kind(text) if filler or asking else 0
         if filler and kind & _SAYS_NOTHING:
-            damped[key] = scores[key] * (1.0 - filler)
+            score *= 1.0 - filler
         elif asking and kind & _ASKS:
-            damped[key] = scores[key] * (1.0 - asking)
+            score *= 1.0 - asking
+        if timed and says_when(text):
+            score *= 1.0 + timed
+        if rare and item.rarity is not None:
+            score *= math.exp(rare * (item.rarity - PLAIN_RARITY))
+        if score != scores[key]:
+            damped[key] = score
     if not (said or damped):
         return keys[:wanted], evidence[:wanted], {}
     if damped:

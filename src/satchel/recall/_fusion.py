@@ -76,6 +76,21 @@ class FusionWeights:
     answers hold the facts. On LoCoMo 0.2 gave +0.004 / +0.010 / +0.010 recall at 8,000
     and 2,000 bytes and classic limits; 0.35 and 0.5 gave no more.
 
+    Asked when ("When did Melanie run a charity race?", ``vocabulary.asks_when``), a
+    conversation turn that says when (a date, a weekday, "last Saturday":
+    ``vocabulary.says_when``) scores 1.35 times its score once read (``when``): a chat
+    tells when a thing happened in the turn that tells of it. On LoCoMo 0.35 gave
+    +0.004 recall at 2,000 bytes and with classic limits (temporal questions +0.02),
+    0.2 to 1.0 within 0.001 of it.
+
+    A conversation turn that says something rare in its chat scores more once read:
+    ``exp(1.5 * (r - 0.5))`` times, ``r`` its rarity (``vocabulary.rarity``: the mean
+    ``ln(N / df) / ln(N)`` of its words in the scope, 0 to 1). A chat's courtesies
+    ("Thanks, John! Talk to you soon!") are made of the words it says most, its facts of
+    words it says rarely. On LoCoMo 1.5 gave +0.012 / +0.013 recall at 2,000 bytes and
+    with classic limits (+0.002 at 8,000), on the hard conversations +0.08 at 2,000
+    bytes; 1.0 to 2.0 within 0.003 on LoCoMo.
+
     A conversation turn that says nothing (``vocabulary.says_nothing``: "lol", "Thanks!")
     scores 0.1 of its score once read (``filler``): it answers no question, yet beside a
     hit it ranks as a neighbour or in its passage. On LoCoMo with a filler after three
@@ -100,6 +115,12 @@ class FusionWeights:
         filler: how much less a conversation turn that says nothing scores once read,
             as a share of its score (it replaces ``question`` for a turn that does
             both); 0 turns it off.
+        when: how much more a conversation turn that says when something happened
+            (``vocabulary.says_when``) scores once read, for a question that asks when
+            (``vocabulary.asks_when``), as a share of its score; 0 turns it off.
+        rarity: how much a conversation turn's rarity in its scope moves its score
+            once read: it scores ``exp(rarity * (r - 0.5))`` times, ``r`` the mean
+            ``ln(N / df) / ln(N)`` of its words (``Evidence.rarity``); 0 turns it off.
         term_share: how much a full-text candidate's share of the query's counted
             terms multiplies its fused score (``exp(term_share * share)``); 0 turns it
             off.
@@ -114,6 +135,8 @@ class FusionWeights:
     term_share: float = attrs.field(default=0.5, validator=_weight)
     question: float = attrs.field(default=0.2, validator=_share)
     filler: float = attrs.field(default=0.9, validator=_share)
+    when: float = attrs.field(default=0.35, validator=_weight)
+    rarity: float = attrs.field(default=1.5, validator=_weight)
 
 
 @attrs.frozen

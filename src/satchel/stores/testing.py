@@ -25,6 +25,7 @@ another scope, so the checks tell records apart by their evidence.
 
 from __future__ import annotations
 
+import math
 import re
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
@@ -34,7 +35,7 @@ import attrs
 import numpy as np
 
 from ..embedders import HashingEmbedder
-from ..vocabulary._analysis import analyse_query
+from ..vocabulary._analysis import analyse, analyse_query
 from ..vocabulary._errors import NotFoundError, StoreError
 from ..vocabulary._evidence import Evidence, ThreadNeighbours
 from ..vocabulary._families import FAMILIES
@@ -52,7 +53,7 @@ from ..vocabulary._records import (
 from ..vocabulary._retrieval import PoolRequest
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
+    from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 
     import numpy.typing as npt
 
@@ -586,6 +587,65 @@ async def check_evidence_never_crosses_scope_or_family(store: Store) -> None:
     )
     strangers = [key for key in in_a if key not in experiences]
     assert await store.evidence("experience", "a", strangers) == {}
+
+
+async def check_evidence_is_rated_by_how_rare_its_words_are_in_its_scope(
+    store: Store,
+) -> None:
+    """A store that rates evidence (``Evidence.rarity``; None everywhere is a store that
+    does not) rates each item by its scope's counts as of the read: the mean of
+    ``ln(N / df) / ln(N)`` over its words past a speaker's name, ``N`` the family's
+    searchable records in the scope. A write or a forget changes the next read's
+    rating; another scope's records count for nothing; a scope of one record rates
+    nothing."""
+    await remember(store, "other", ["kestrel kestrel", "kestrel nest", "kestrel egg"])
+    said = [
+        "Ana: thanks so much, kestrel",
+        "Ben: thanks!",
+        "Ana: thanks, see you soon",
+        "Ben: the kestrel nested in the chimney",
+    ]
+    refs = await remember(store, "s", said)
+    live = list(said)
+
+    async def rated() -> dict[str, float | None]:
+        found = await store.evidence("memory", "s", await every_key(store))
+        return {item.text: item.rarity for item in found.values() if item.text is not None}
+
+    def expected() -> dict[str, float]:
+        held = [set(analyse(text)) for text in live]
+        rows = len(live)
+        out = {}
+        for text in live:
+            words = set(analyse(text.split(":", 1)[1]))
+            found = sum(math.log(rows / sum(word in terms for terms in held)) for word in words)
+            out[text] = found / (len(words) * math.log(rows))
+        return out
+
+    first = await rated()
+    if all(value is None for value in first.values()):
+        return  # a store that does not rate
+    assert_near(first, expected())
+    assert first["Ben: the kestrel nested in the chimney"] > first["Ben: thanks!"]  # type: ignore[operator]
+    await remember(store, "s", ["Ana: thanks for the chimney tip"])
+    live.append("Ana: thanks for the chimney tip")
+    assert_near(await rated(), expected())
+    await store.forget_memory(refs[0])
+    live.remove(said[0])
+    assert_near(await rated(), expected())
+    await remember(store, "one", ["Ana: a kestrel"])
+    found = await store.evidence("memory", "one", await every_key(store, "one"))
+    assert [item.rarity for item in found.values()] == [None]
+
+
+def assert_near(found: Mapping[str, float | None], wanted: Mapping[str, float]) -> None:
+    """The same texts, each rated within 1e-9 of what ``wanted`` says (a store may sum
+    the same logarithms in another order)."""
+    assert found.keys() == wanted.keys()
+    for text, value in wanted.items():
+        rating = found[text]
+        assert rating is not None, text
+        assert math.isclose(rating, value, rel_tol=1e-9), text
 
 
 #: Names that differ from ``"pad"`` (and from each other) only in ways an engine may

@@ -16,8 +16,10 @@ from ._calibration import Calibration as Calibration
 from ._citations import Citation as Citation
 from ._citations import ContextItem as ContextItem
 from ._dates import DateMention as DateMention
+from ._dates import asks_when as asks_when
 from ._dates import extract_dates as extract_dates
 from ._dates import mentioned_days as mentioned_days
+from ._dates import says_when as says_when
 from ._errors import InvalidRequestError as InvalidRequestError
 from ._errors import InvariantError as InvariantError
 from ._errors import MalformedLineError as MalformedLineError
@@ -185,6 +187,7 @@ __all__ = [
     "analyse",
     "analyse_query",
     "asks_question",
+    "asks_when",
     "check_provider",
     "citation",
     "error_type",
@@ -197,6 +200,7 @@ __all__ = [
     "said_by",
     "satchel_version",
     "says_nothing",
+    "says_when",
     "speaker_terms",
     "tracer",
     "validate_request",

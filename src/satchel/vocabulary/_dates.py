@@ -228,6 +228,43 @@ def mentioned_days(text: str, said_on: date) -> list[tuple[float, float]]:
     return found
 
 
+#: How a question asks for a time: it opens with "when", or asks which year, month,
+#: day or date, or how long ago.
+_ASKS_WHEN: Final = re.compile(
+    r"\s*(?:when\b|how\s+long\s+ago\b"
+    r"|(?:(?:in|on|during|by)\s+)?(?:what|which)\s+(?:year|month|day|date|week)\b)",
+    re.IGNORECASE,
+)
+
+
+def asks_when(question: str) -> bool:
+    """Whether ``question`` asks when something happened: it opens with "when" ("When
+    did Ana move?"), asks which year, month, week, day or date ("In which year...?",
+    "What date...?"), or how long ago."""
+    return _ASKS_WHEN.match(question) is not None
+
+
+def says_when(text: str | None) -> bool:
+    """Whether a memory's text says when something happened: it names a date, a month,
+    a weekday, or a day relative to when it was said ("yesterday", "last week", "three
+    days ago"), as :func:`extract_dates` finds them. Asked when, a chat's answer is
+    the turn that says so ("I ran a charity race last Saturday"), or is dated by it.
+    Remembered per text (the scanner reads a turn in about 100 us)."""
+    if not text:
+        return False
+    said = _SAID_WHEN.get(text)
+    if said is None:
+        said = bool(extract_dates(text))
+        if len(_SAID_WHEN) < _SAID_WHEN_MOST:
+            _SAID_WHEN[text] = said
+    return said
+
+
+#: Texts :func:`says_when` has read, and what it found.
+_SAID_WHEN: dict[str, bool] = {}
+_SAID_WHEN_MOST: Final = 16_384
+
+
 def shifted(reference: date, unit: Unit, shift: int) -> tuple[date, date]:
     """The calendar ``unit`` holding ``reference``, moved by ``shift`` units."""
     if unit == "day":

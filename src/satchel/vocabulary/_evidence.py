@@ -41,6 +41,9 @@ class Evidence:
     overview: str | None = None
     created_at: datetime | None = None
     thread: str | None = None
+    #: How rare in its scope the record's words are (``vocabulary.rarity``), rated by
+    #: the store with the scope's counts as of the read; None when it does not rate.
+    rarity: float | None = None
 
     @classmethod
     def from_record(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import anyio.lowlevel
@@ -35,6 +36,7 @@ import attrs
 from ...vocabulary._errors import StoreError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
+from ...vocabulary._rarity import rarity_terms, rated
 from ...vocabulary._records import MemoryRef
 from ...vocabulary._speakers import TIMELINE_GAP, opens_with_speaker, variant_floor
 from .. import _rules
@@ -437,7 +439,10 @@ class MemoryStore:
         await self._enter()
         scope = self._scopes.get(scope_id)
         live = {} if scope is None else scope.searchable(family)
-        return {key: live[key].evidence for key in keys if key in live}
+        found = {key: live[key].evidence for key in keys if key in live}
+        needed = rarity_terms(found.values())
+        counts = Counter(term for stored in live.values() for term in needed & stored.terms.keys())
+        return rated(found, counts, len(live))
 
     # -- internals --------------------------------------------------------------------
 

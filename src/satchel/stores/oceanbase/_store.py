@@ -34,12 +34,14 @@ from ...vocabulary import _telemetry as tracing
 from ...vocabulary._errors import NotFoundError, StoreError, StoreUnavailableError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
+from ...vocabulary._rarity import rarity_terms, rated
 from ...vocabulary._records import MemoryRecord, MemoryRef
 from ...vocabulary._speakers import variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._placing import place_async
 from .._sessions import erased_identities, session_key
+from .._term_counts import TermCounts
 from . import _copy as copying
 from . import _erase as erasing
 from . import _listing as listing
@@ -170,6 +172,7 @@ class OceanBaseStore:
         self._tracer = tracing.tracer(tracer_provider)
         self._on_close = on_close
         self._versions: dict[str, int] = {}
+        self._term_counts = TermCounts()
         self._session_tables = sessions.SessionTables()
         self._dimension: int | None = None
         self._embedder: str | None = None
@@ -636,12 +639,45 @@ class OceanBaseStore:
             return {}
 
         async def work(cur: Any) -> dict[int, Evidence]:
+            # The evidence and the scope's state in one snapshot and one round trip; the
+            # counts its rating needs and the scope does not keep, in one more.
             marks = ",".join(["%s"] * len(keys))
-            await cur.execute(
+            statements = [
+                *sql.SNAPSHOT,
                 f"SELECT {sql.EVIDENCE_COLUMNS} FROM satchel_records WHERE scope = %s"
                 f" AND family = %s AND live = 1 AND k IN ({marks})",
-                (scope_id, family, *[int(key) for key in keys]),
+                sql.STATE,
+            ]
+            await cur.execute(
+                "; ".join(statements),
+                (scope_id, family, *[int(key) for key in keys], family, scope_id),
             )
+            try:
+                for _ in sql.SNAPSHOT:  # their answers say nothing
+                    await cur.nextset()
+                found = await read_evidence(cur)
+                await cur.nextset()
+                state = await cur.fetchone()
+                if state is None or not found:
+                    return found
+                scope = search.ScopeState(*(int(value or 0) for value in state))
+                return await rate(cur, found, scope)
+            finally:
+                await cur.execute("COMMIT")
+
+        async def rate(
+            cur: Any, found: dict[int, Evidence], scope: search.ScopeState
+        ) -> dict[int, Evidence]:
+            counts, missing, ratings = self._term_counts.known(
+                family, scope_id, scope.version, rarity_terms(found.values())
+            )
+            if missing:
+                read = await search.term_frequencies(cur, family, scope_id, missing)
+                ratings = self._term_counts.keep(family, scope_id, scope.version, read, missing)
+                counts = {**counts, **read}
+            return rated(found, counts, scope.rows, ratings)
+
+        async def read_evidence(cur: Any) -> dict[int, Evidence]:
             found = {}
             for (
                 key,

@@ -156,6 +156,25 @@ def term_frequencies(
     return {term: found[term] for term in terms if found.get(term, 0) > 0}
 
 
+#: Terms per statement of :func:`term_counts`: one statement text, compiled once.
+COUNT_CHUNK: Final = 128
+
+
+def term_counts(
+    conn: sqlite3.Connection, family: Family, scope_key: int, terms: Sequence[str]
+) -> dict[str, int]:
+    """How many of the scope's searchable records hold each of ``terms`` (absent terms
+    left out), ``COUNT_CHUNK`` terms a statement (the last padded with its own last
+    term, so every statement is the one the connection has compiled)."""
+    statement = sql.term_frequencies(COUNT_CHUNK)
+    found: dict[str, int] = {}
+    for first in range(0, len(terms), COUNT_CHUNK):
+        chunk = list(terms[first : first + COUNT_CHUNK])
+        chunk += chunk[-1:] * (COUNT_CHUNK - len(chunk))
+        found.update(conn.execute(statement, (family, scope_key, *chunk)).fetchall())
+    return {term: df for term, df in found.items() if df > 0}
+
+
 def terms_starting(
     conn: sqlite3.Connection,
     family: Family,

@@ -23,12 +23,14 @@ from ...vocabulary import _telemetry as tracing
 from ...vocabulary._errors import InvalidRequestError, StoreError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
+from ...vocabulary._rarity import rarity_terms, rated
 from ...vocabulary._records import MemoryRef
 from ...vocabulary._speakers import opens_with_speaker, variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._placing import place
 from .._sessions import erased_identities, session_key
+from .._term_counts import TermCounts
 from . import _copy as copying
 from . import _erase as erasing
 from . import _listing as listing
@@ -111,6 +113,7 @@ class SqliteStore:
         self._evidence = EvidenceCache()
         self._neighbours = NeighbourCache()
         self._postings = PostingsCache()
+        self._term_counts = TermCounts()
         self._embedder: str | None = None  # the fingerprint bound by the runtime
         self._copy_order = copying.RowOrder()  # the rows a copy reads (``_copy``)
         self._closed = False
@@ -622,19 +625,47 @@ class SqliteStore:
         self._conns.sync(self._reload)
         found, missing = self._evidence.split(keys, family, scope_id)
         scope_key = self._scope_keys.get(scope_id)
-        if not missing or scope_key is None:
+        if scope_key is None:
             return found
-        generation = self._evidence.generation
-
-        def work(conn: sqlite3.Connection) -> dict[int, Evidence]:
-            return search.fetch(conn, family, scope_key, scope_id, missing)
-
         # A large scope's evidence is read in a worker thread (docs/benchmarks.md).
         small = self._counts.get((family, scope_key), 0) <= self._inline_rows
-        fetched = await self._read("evidence", work, inline=small and len(missing) <= 256)
-        self._evidence.remember(fetched, generation)
-        found.update(fetched)
-        return found
+        if missing:
+            generation = self._evidence.generation
+
+            def work(conn: sqlite3.Connection) -> dict[int, Evidence]:
+                return search.fetch(conn, family, scope_key, scope_id, missing)
+
+            fetched = await self._read("evidence", work, inline=small and len(missing) <= 256)
+            self._evidence.remember(fetched, generation)
+            found.update(fetched)
+        return await self._rated(family, scope_id, scope_key, found, inline=small)
+
+    async def _rated(
+        self,
+        family: Family,
+        scope_id: str,
+        scope_key: int,
+        found: dict[int, Evidence],
+        *,
+        inline: bool,
+    ) -> dict[int, Evidence]:
+        """``found`` rated with the scope's counts (``vocabulary.rated``): those kept at
+        the scope's write version, and one read of ``term_stats`` for the rest."""
+        if not found:
+            return found
+        version = self._versions.get(scope_id, 0)
+        needed = rarity_terms(found.values())
+        counts, missing, ratings = self._term_counts.known(family, scope_id, version, needed)
+        if missing:
+
+            def work(conn: sqlite3.Connection) -> dict[str, int]:
+                return search.term_counts(conn, family, scope_key, missing)
+
+            read = await self._read("term counts", work, inline=inline)
+            if self._versions.get(scope_id, 0) == version:
+                ratings = self._term_counts.keep(family, scope_id, version, read, missing)
+            counts = {**counts, **read}
+        return rated(found, counts, self._counts.get((family, scope_key), 0), ratings)
 
     async def _read(
         self, operation: str, work: Callable[[sqlite3.Connection], T], *, inline: bool

@@ -1,0 +1,99 @@
+"""How rare in its scope a record's words are: what tells a turn that says something
+from one that only keeps a chat going. Pure: no I/O.
+
+A chat's turns of courtesy ("Thanks, John! Talk to you soon!", "Wow, that's awesome!")
+are made of the words the chat says most, its people's names among them; a turn that
+tells a fact holds words the chat says rarely ("coconut", "divorce", "Lisbon"). The
+rarity of a record (:func:`rarity`) is the mean, over the distinct terms of its analysed
+text past a speaker's name (:func:`content_terms`), of ``ln(N / df) / ln(N)``: ``N`` the
+searchable records of its family in its scope, ``df`` those holding the term; 0 when
+every record holds every term it says, 1 when no other record holds any. On the scale
+of its scope's size, so turns of scopes of any size compare. A store rates the evidence
+it reads (:func:`rated`) with the scope's counts as of the read, so the same store state
+rates alike in every process, whatever else it read before.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Final
+
+from ._analysis import analyse
+from ._evidence import Evidence
+from ._speakers import MAX_SPEAKER_CHARS, speaker_terms
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+#: Texts whose terms are remembered (a prepare reads the same turns again and again):
+#: the analysis of a turn costs 10-170 us, a lookup well under one. Tuples of strings,
+#: which the garbage collector stops walking once it has seen them.
+_SEEN_MOST: Final = 16_384
+_SEEN: dict[str, tuple[str, ...]] = {}
+
+
+def content_terms(text: str | None) -> tuple[str, ...]:
+    """The distinct analysed terms of ``text`` past its speaker's name, when it opens
+    with one (``"Maya: we got a kitten"``: get, kitten; the name weighs on every turn of
+    hers alike), in text order. A name said later in the turn is kept."""
+    if not text:
+        return ()
+    found = _SEEN.get(text)
+    if found is None:
+        said = text
+        if speaker_terms(text):
+            said = text[text.find(":", 0, MAX_SPEAKER_CHARS + 1) + 1 :]
+        found = tuple(dict.fromkeys(analyse(said)))
+        if len(_SEEN) < _SEEN_MOST:
+            _SEEN[text] = found
+    return found
+
+
+def rarity(terms: Iterable[str], frequencies: Mapping[str, int], rows: int) -> float | None:
+    """The mean of ``ln(rows / df) / ln(rows)`` over ``terms`` (``df`` from
+    ``frequencies``, within 1 and ``rows``): how rare in its scope what a record says
+    is, from 0 to 1. None without terms, or in a scope of one record."""
+    if rows <= 1:
+        return None
+    whole = math.log(rows)
+    total = 0.0
+    count = 0
+    for term in terms:
+        held = frequencies.get(term, 0)
+        total += whole - math.log(held) if 1 < held < rows else (0.0 if held >= rows else whole)
+        count += 1
+    return total / (count * whole) if count else None
+
+
+def rarity_terms(evidence: Iterable[Evidence]) -> set[str]:
+    """Every term :func:`rated` needs the scope's count of for ``evidence``."""
+    needed: set[str] = set()
+    for item in evidence:
+        needed.update(content_terms(item.text))
+    return needed
+
+
+def rated(
+    evidence: Mapping[int, Evidence],
+    frequencies: Mapping[str, int],
+    rows: int,
+    known: dict[int, float | None] | None = None,
+) -> dict[int, Evidence]:
+    """``evidence`` with each item's :attr:`~._evidence.Evidence.rarity` set from the
+    scope's counts: ``frequencies`` holds ``df`` for :func:`rarity_terms` of it, ``rows``
+    is ``N``. ``known``, when given, holds ratings by key made with the same counts, and
+    is given the new ones."""
+    out = {}
+    for key, item in evidence.items():
+        if known is None or (found := known.get(key, _UNKNOWN)) is _UNKNOWN:
+            found = rarity(content_terms(item.text), frequencies, rows)
+            if known is not None:
+                known[key] = found
+        out[key] = Evidence(
+            item.family, item.scope_id, item.identity, item.citation, item.text,
+            item.abstract, item.overview, item.created_at, item.thread, found,
+        )  # fmt: skip
+    return out
+
+
+_UNKNOWN: Final = float("nan")

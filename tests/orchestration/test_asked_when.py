@@ -1,0 +1,77 @@
+"""A question that asks when lifts the read turns that say when: in a chat, the turn
+that answers "When did Bob adopt Miso?" is the one naming the day ("last Saturday")."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import satchel
+
+pytestmark = pytest.mark.anyio
+
+START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
+DATED = "Bob: Busy! We adopted a kitten last Saturday, her name is Miso."
+#: Holds the question's words as well, and says nothing of when.
+UNDATED = "Bob: Miso sleeps on my keyboard all day, adopting her was the best idea."
+CHAT = (
+    "Alice: Morning! How was the weekend?",
+    DATED,
+    "Alice: Aww, Miso is a cute name.",
+    UNDATED,
+    "Alice: Did you adopt her from the shelter on Elm Street?",
+    "Bob: Yes, they had so many cats to adopt.",
+    "Alice: I want a cat too but my landlord says no.",
+    "Bob: Miso would love a friend though.",
+    "Bob: Adopting Miso was easy, Miso adapted to the flat in no time.",
+)
+
+
+async def _explained(
+    query: str, weights: satchel.FusionWeights, max_bytes: int = 4000
+) -> tuple[dict[str | None, float | None], tuple[str | None, ...]]:
+    """Each delivered turn's score, and the delivered turns."""
+    entries = [
+        satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread="chat")
+        for n, text in enumerate(CHAT)
+    ]
+    async with satchel.open_runtime(
+        ":memory:", embedder=satchel.StaticEmbedder(), fusion=weights
+    ) as rt:
+        await rt.add_memories("chat", entries)
+        request = satchel.PrepareContextRequest(scope_id="chat", query=query, max_bytes=max_bytes)
+        explained = await rt.explain_context(request)
+    items = satchel.parse_context(explained.context.content)
+    scores = {
+        item.text: receipt.score for receipt, item in zip(explained.receipts, items, strict=True)
+    }
+    return scores, tuple(item.text for item in items)
+
+
+async def test_a_turn_that_says_when_scores_more_for_a_question_that_asks_when() -> None:
+    lifted, _ = await _explained("When did Bob adopt Miso?", satchel.FusionWeights())
+    plain, _ = await _explained("When did Bob adopt Miso?", satchel.FusionWeights(when=0.0))
+    assert lifted[DATED] == pytest.approx(1.35 * plain[DATED])  # type: ignore[operator]
+    assert lifted[UNDATED] == plain[UNDATED]
+    assert plain[DATED] < plain[UNDATED] < lifted[DATED]  # type: ignore[operator]
+
+
+async def test_a_question_that_does_not_ask_when_lifts_nothing() -> None:
+    asked, _ = await _explained("Where did Bob adopt Miso?", satchel.FusionWeights())
+    plain, _ = await _explained("Where did Bob adopt Miso?", satchel.FusionWeights(when=0.0))
+    assert asked == plain
+
+
+async def test_a_small_pack_asked_when_holds_the_turn_that_says_when() -> None:
+    """Room for two turns: the lift decides whether the one that says when is one."""
+    _, delivered = await _explained("When did Bob adopt Miso?", satchel.FusionWeights(), 512)
+    _, unlifted = await _explained("When did Bob adopt Miso?", satchel.FusionWeights(when=0.0), 512)
+    assert DATED in delivered
+    assert DATED not in unlifted
+
+
+@pytest.mark.parametrize("value", [-0.1, True, float("nan")])
+def test_the_when_weight_is_a_weight(value: object) -> None:
+    with pytest.raises(satchel.InvalidRequestError, match=r"FusionWeights\.when"):
+        satchel.FusionWeights(when=value)  # type: ignore[arg-type]

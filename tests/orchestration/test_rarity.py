@@ -1,0 +1,72 @@
+"""A read turn that says something rare in its chat scores more than one of courtesy:
+in a chat full of thanks, "What did Bob say about Miso?" is answered by the vase."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import satchel
+
+pytestmark = pytest.mark.anyio
+
+START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
+FACT = "Bob: Miso knocked the ceramic vase off the bookshelf yesterday."
+COURTESY = "Bob: Miso says thanks, Alice!"
+CHAT = (
+    "Alice: Morning Bob! How is Miso?",
+    "Bob: Thanks Alice, Miso is great, thanks for asking!",
+    "Alice: Great! Say hi to Miso for me!",
+    FACT,
+    "Alice: Oh no! Thanks for telling me, that's so Miso.",
+    "Bob: Thanks, talk soon Alice!",
+    "Alice: Talk soon Bob, hugs to Miso!",
+    COURTESY,
+)
+QUERY = "What did Bob say about Miso?"
+
+
+async def _explained(
+    weights: satchel.FusionWeights, max_bytes: int = 4000
+) -> tuple[dict[str | None, float | None], tuple[str | None, ...]]:
+    """Each delivered turn's score, and the delivered turns."""
+    entries = [
+        satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread="chat")
+        for n, text in enumerate(CHAT)
+    ]
+    async with satchel.open_runtime(
+        ":memory:", embedder=satchel.StaticEmbedder(), fusion=weights
+    ) as rt:
+        await rt.add_memories("chat", entries)
+        request = satchel.PrepareContextRequest(scope_id="chat", query=QUERY, max_bytes=max_bytes)
+        explained = await rt.explain_context(request)
+    items = satchel.parse_context(explained.context.content)
+    scores = {
+        item.text: receipt.score for receipt, item in zip(explained.receipts, items, strict=True)
+    }
+    return scores, tuple(item.text for item in items)
+
+
+async def test_a_read_turn_scores_by_how_rare_its_words_are_in_the_chat() -> None:
+    rated, _ = await _explained(satchel.FusionWeights())
+    plain, _ = await _explained(satchel.FusionWeights(rarity=0.0))
+    rarer, commoner = rated[FACT] / plain[FACT], rated[COURTESY] / plain[COURTESY]  # type: ignore[operator]
+    assert commoner < 1.0 < rarer <= math.exp(1.5 * 0.5)
+    assert plain[FACT] < plain[COURTESY]  # type: ignore[operator]
+    assert rated[FACT] > rated[COURTESY]  # type: ignore[operator]
+
+
+async def test_a_small_pack_holds_the_turn_that_says_something() -> None:
+    _, delivered = await _explained(satchel.FusionWeights(), 512)
+    _, unrated = await _explained(satchel.FusionWeights(rarity=0.0), 512)
+    assert delivered[0] == FACT
+    assert FACT not in unrated
+    assert COURTESY in unrated
+
+
+@pytest.mark.parametrize("value", [-1.0, True, float("inf")])
+def test_the_rarity_weight_is_a_weight(value: object) -> None:
+    with pytest.raises(satchel.InvalidRequestError, match=r"FusionWeights\.rarity"):
+        satchel.FusionWeights(rarity=value)  # type: ignore[arg-type]
