@@ -17,6 +17,7 @@ import pytest
 import satchel
 from satchel.embedders import _hashing
 from satchel.orchestration import _packer, _prepare, _search
+from satchel.stores import _term_counts
 from satchel.stores.sqlite import _connections
 from tests.test_loop import longest_run, run_observed
 
@@ -47,6 +48,7 @@ def stages(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         (_connections.Connections, "read_inline"): "read",
         (_search, "fuse"): "fuse",
         (_packer.Packer, "pack"): "fit",
+        (_term_counts, "rarity_terms"): "rate",
     }
     for (owner, name), stage in patches.items():
         monkeypatch.setattr(owner, name, logged(log, stage, getattr(owner, name)))
@@ -70,7 +72,7 @@ async def test_concurrent_prepares_leave_the_loop_between_any_two_stretches(
         await run_observed(log, [functools.partial(prepare, query) for query in QUERIES])
 
     satchel_stretches = [entry for entry in log if entry != "host"]
-    assert set(satchel_stretches) == {"analyse", "embed", "read", "fuse", "fit"}
+    assert set(satchel_stretches) == {"analyse", "embed", "read", "fuse", "fit", "rate"}
     assert all(satchel_stretches.count(stage) >= 4 for stage in ("analyse", "fit"))
     runs = ["satchel" if entry != "host" else entry for entry in log]
     assert longest_run(runs, "satchel") <= 2

@@ -49,5 +49,5 @@ def test_evidence_is_rated_with_the_counts_of_its_terms() -> None:
     found = rated({1: said, 2: plain}, {"thank": 4, "kitten": 1}, 4)
     assert found[1].rarity == pytest.approx(0.5)
     assert found[2].rarity == 0.0
-    assert found[1].text == said.text  # a rated copy
-    assert said.rarity is None
+    assert found[1].text == said.text
+    assert said.rarity is None  # a rated copy

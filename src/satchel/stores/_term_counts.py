@@ -1,79 +1,98 @@
 """How many records of a scope hold each term, kept while the scope's write version
 stands, for rating evidence (``vocabulary.rarity``). Used by the stores that read the
-counts with a statement (SQLite, OceanBase); pure bookkeeping, no I/O.
+counts with a statement (SQLite, OceanBase), which hand :func:`rate` their read.
 
 A prepare rates the turns it reads, and the next prepare of an unchanged scope reads
 mostly the same turns, so a scope's counts are kept by its write version: a count read
 while the version stood is the count at that version, and a write (this process's or
-another's, as the store's version sees it) starts the scope afresh. Counts read while
-the version moved are served to that read only.
+another's, as the store's version sees it) starts the scope afresh. The ratings made
+with the counts are kept beside them.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+from .._loop import loop_turn
+from ..vocabulary._rarity import content_terms, rarity, rarity_terms, with_rarity
 
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping
+
+    from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family
 
 #: Scopes whose counts are kept at once; the oldest kept goes first. A scope's counts
 #: are the terms its prepares read, a few thousand at most for a chat.
 MOST_SCOPES: Final = 256
+#: Items whose texts are analysed in one turn of the host's loop (a turn's analysis
+#: costs 10-170 us the first time it is read).
+RATE_STRETCH: Final = 8
 
 
 class TermCounts:
-    """Per (family, scope): its write version, the counts read at it, and the ratings
-    made with them (by key: a key names one record version, whose text never changes)."""
+    """Per (family, scope): its write version, and the counts read and ratings made
+    at it (by key: a key names one record version, whose text never changes)."""
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[Family, str], _Kept] = {}
+        self._kept: dict[tuple[Family, str], Kept] = {}
 
-    def known(
-        self, family: Family, scope_id: str, version: int, terms: Iterable[str]
-    ) -> tuple[dict[str, int], list[str], dict[int, float | None] | None]:
-        """The counts kept at ``version`` (the store's own; not to be changed), which of
-        ``terms`` they lack, and the ratings made with them (None when they lack any:
-        ratings are kept only with the counts they were made with)."""
-        kept = self._kept.get((family, scope_id))
-        if kept is None or kept.version != version:
-            return {}, list(terms), None
-        missing = [term for term in terms if term not in kept.counts]
-        return kept.counts, missing, None if missing else kept.ratings
-
-    def keep(
-        self,
-        family: Family,
-        scope_id: str,
-        version: int,
-        read: Mapping[str, int],
-        asked: Iterable[str],
-    ) -> dict[int, float | None]:
-        """Keep what a read at ``version`` found for the ``asked`` terms (those it did
-        not find are held by no record); counts kept at another version go. Call only
-        when the version still stands after the read. The ratings kept with them, to
-        be given new ones."""
+    def at(self, family: Family, scope_id: str, version: int) -> Kept:
+        """What is kept of the scope at ``version``: the counts and ratings kept, or
+        none if they were kept at another version (kept from now on in their place)."""
         key = (family, scope_id)
         kept = self._kept.get(key)
         if kept is None or kept.version != version:
             if kept is None and len(self._kept) >= MOST_SCOPES:
                 del self._kept[next(iter(self._kept))]
-            kept = _Kept(version)
+            kept = Kept(version)
             self._kept[key] = kept
-        for term in asked:
-            kept.counts[term] = read.get(term, 0)
-        return kept.ratings
+        return kept
 
     def forget(self) -> None:
         """Drop every scope's counts (the store closed, or reloaded everything)."""
         self._kept.clear()
 
 
-class _Kept:
+class Kept:
+    """A scope's counts (term -> records holding it) and ratings (key -> rarity) at
+    one write version."""
+
     __slots__ = ("counts", "ratings", "version")
 
     def __init__(self, version: int) -> None:
         self.version = version
         self.counts: dict[str, int] = {}
         self.ratings: dict[int, float | None] = {}
+
+
+async def rate(
+    found: Mapping[int, Evidence],
+    kept: Kept,
+    rows: int,
+    read_counts: Callable[[list[str]], Awaitable[Mapping[str, int]]],
+    *,
+    on_host_loop: bool,
+) -> dict[int, Evidence]:
+    """``found`` rated (``vocabulary.rarity``) with the scope's ``rows`` and ``kept``
+    counts, reading (``read_counts``) only those of terms of unrated items not kept
+    yet. Counts read while a write landed may be the write's: they serve this read, and
+    the version they are kept under is gone by the next. ``on_host_loop``: the texts
+    are analysed a stretch per turn of the host's loop (``_loop``); a store running on
+    a loop of its own analyses them at once."""
+    unrated = [(key, item) for key, item in found.items() if key not in kept.ratings]
+    if unrated:
+        needed: set[str] = set()
+        if not on_host_loop:
+            needed = rarity_terms(item for _, item in unrated)
+        for first in range(0, len(unrated) if on_host_loop else 0, RATE_STRETCH):
+            async with loop_turn():  # analysed the first time they are read
+                needed |= rarity_terms(item for _, item in unrated[first : first + RATE_STRETCH])
+        missing = [term for term in needed if term not in kept.counts]
+        if missing:
+            read = await read_counts(missing)
+            for term in missing:
+                kept.counts[term] = read.get(term, 0)
+        for key, item in unrated:
+            kept.ratings[key] = rarity(content_terms(item.text), kept.counts, rows)
+    return {key: with_rarity(item, kept.ratings[key]) for key, item in found.items()}

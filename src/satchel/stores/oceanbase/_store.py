@@ -34,14 +34,13 @@ from ...vocabulary import _telemetry as tracing
 from ...vocabulary._errors import NotFoundError, StoreError, StoreUnavailableError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
-from ...vocabulary._rarity import rarity_terms, rated
 from ...vocabulary._records import MemoryRecord, MemoryRef
 from ...vocabulary._speakers import variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._placing import place_async
 from .._sessions import erased_identities, session_key
-from .._term_counts import TermCounts
+from .._term_counts import TermCounts, rate
 from . import _copy as copying
 from . import _erase as erasing
 from . import _listing as listing
@@ -661,21 +660,19 @@ class OceanBaseStore:
                 if state is None or not found:
                     return found
                 scope = search.ScopeState(*(int(value or 0) for value in state))
-                return await rate(cur, found, scope)
+                return await rate_in_scope(cur, found, scope)
             finally:
                 await cur.execute("COMMIT")
 
-        async def rate(
+        async def rate_in_scope(
             cur: Any, found: dict[int, Evidence], scope: search.ScopeState
         ) -> dict[int, Evidence]:
-            counts, missing, ratings = self._term_counts.known(
-                family, scope_id, scope.version, rarity_terms(found.values())
-            )
-            if missing:
-                read = await search.term_frequencies(cur, family, scope_id, missing)
-                ratings = self._term_counts.keep(family, scope_id, scope.version, read, missing)
-                counts = {**counts, **read}
-            return rated(found, counts, scope.rows, ratings)
+            kept = self._term_counts.at(family, scope_id, scope.version)
+
+            async def read_counts(terms: list[str]) -> dict[str, int]:
+                return await search.term_frequencies(cur, family, scope_id, terms)
+
+            return await rate(found, kept, scope.rows, read_counts, on_host_loop=False)
 
         async def read_evidence(cur: Any) -> dict[int, Evidence]:
             found = {}

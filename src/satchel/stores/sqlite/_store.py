@@ -23,14 +23,13 @@ from ...vocabulary import _telemetry as tracing
 from ...vocabulary._errors import InvalidRequestError, StoreError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
-from ...vocabulary._rarity import rarity_terms, rated
 from ...vocabulary._records import MemoryRef
 from ...vocabulary._speakers import opens_with_speaker, variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._placing import place
 from .._sessions import erased_identities, session_key
-from .._term_counts import TermCounts
+from .._term_counts import TermCounts, rate
 from . import _copy as copying
 from . import _erase as erasing
 from . import _listing as listing
@@ -649,23 +648,20 @@ class SqliteStore:
         *,
         inline: bool,
     ) -> dict[int, Evidence]:
-        """``found`` rated with the scope's counts (``vocabulary.rated``): those kept at
+        """``found`` rated with the scope's counts (``vocabulary.rarity``): those kept at
         the scope's write version, and one read of ``term_stats`` for the rest."""
         if not found:
             return found
-        version = self._versions.get(scope_id, 0)
-        needed = rarity_terms(found.values())
-        counts, missing, ratings = self._term_counts.known(family, scope_id, version, needed)
-        if missing:
+        kept = self._term_counts.at(family, scope_id, self._versions.get(scope_id, 0))
 
+        async def read_counts(terms: list[str]) -> dict[str, int]:
             def work(conn: sqlite3.Connection) -> dict[str, int]:
-                return search.term_counts(conn, family, scope_key, missing)
+                return search.term_counts(conn, family, scope_key, terms)
 
-            read = await self._read("term counts", work, inline=inline)
-            if self._versions.get(scope_id, 0) == version:
-                ratings = self._term_counts.keep(family, scope_id, version, read, missing)
-            counts = {**counts, **read}
-        return rated(found, counts, self._counts.get((family, scope_key), 0), ratings)
+            return await self._read("term counts", work, inline=inline)
+
+        rows = self._counts.get((family, scope_key), 0)
+        return await rate(found, kept, rows, read_counts, on_host_loop=True)
 
     async def _read(
         self, operation: str, work: Callable[[sqlite3.Connection], T], *, inline: bool
