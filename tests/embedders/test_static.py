@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import satchel
-from satchel.embedders._static import _bundled_folder
+from satchel.embedders._static import _bundled_folder, _mean_into
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -138,6 +138,40 @@ def test_embeddings_are_deterministic_and_normalised(embedder: satchel.StaticEmb
     assert np.array_equal(first, second)
     assert np.allclose(np.linalg.norm(first[:2], axis=1), 1.0, atol=1e-5)
     assert not first[2].any()
+
+
+def test_embeddings_are_numpys_mean_and_norm_bit_for_bit(
+    embedder: satchel.StaticEmbedder,
+) -> None:
+    """The mean of a text's token vectors and their normalisation are numpy's ``mean``
+    and ``linalg.norm`` to the bit, spelled without their checks: stored vectors and
+    every search's similarities stay what they were."""
+    texts = [
+        "When did Caroline go to the LGBTQ support group?",
+        "Melanie: I painted a sunrise last week, the lake was so calm!",
+        "a",
+        "x " * 300,
+        "",
+    ]
+    vectors = embedder._vectors
+    unk, encode = embedder._tokenizer.unk_id, embedder._tokenizer.encode
+    expected = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
+    for row, text in enumerate(texts):
+        ids = [i for i in encode(text) if i != unk]
+        if ids:
+            expected[row] = vectors[ids].mean(axis=0, dtype=np.float32)
+    norms = np.linalg.norm(expected, axis=1, keepdims=True)
+    np.divide(expected, norms, out=expected, where=norms > 0)
+    assert embedder.embed_sync(texts).tobytes() == expected.tobytes()
+
+
+def test_a_float32_mean_into_a_row_is_numpys_mean() -> None:
+    rng = np.random.default_rng(7)
+    for count in (1, 2, 3, 7, 64, 513):
+        rows = rng.standard_normal((count, 16)).astype(np.float32)
+        row = np.empty(16, dtype=np.float32)
+        _mean_into(row, rows)
+        assert row.tobytes() == rows.mean(axis=0, dtype=np.float32).tobytes()
 
 
 def test_paraphrase_ranks_above_unrelated(embedder: satchel.StaticEmbedder) -> None:

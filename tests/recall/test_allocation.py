@@ -69,3 +69,14 @@ def test_takes_is_what_allocate_takes_from_each_list(
     ]
     assert takes(lengths, ceiling, delays) == expected
     assert sum(takes(lengths, ceiling, delays)) == min(ceiling, sum(lengths))
+
+
+def test_one_list_gives_its_own_order_whatever_its_delay() -> None:
+    """A single scope's list (the common case) is taken in its own order, each identity
+    once, up to the ceiling; a delay before it changes nothing, as no other list takes
+    those places."""
+    ranked = lists([6])[0]
+    repeated = [ranked[0], ranked[1], ranked[0], *ranked[2:]]
+    assert allocate([repeated], 4) == tuple(ranked[:4])
+    assert allocate([repeated], 4, [3]) == tuple(ranked[:4])
+    assert allocate([repeated], 64, [1]) == tuple(ranked)

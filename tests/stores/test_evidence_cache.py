@@ -36,6 +36,15 @@ def test_a_cached_row_comes_back_as_the_evidence_that_was_read() -> None:
     for key, evidence in read.items():
         found, missing = cache.split([key], evidence.family, evidence.scope_id)
         assert (found, missing) == ({key: evidence}, [])
+        # Spelled in the family's order too: a citation's fields are rendered as listed.
+        assert list(found[key].citation.items()) == list(evidence.citation.items())
+
+
+def test_a_read_of_a_family_no_row_has_finds_nothing() -> None:
+    cache = EvidenceCache()
+    cache.remember(dict(enumerate(rows())), cache.generation)
+    assert cache.split([0, 1], "experience", "s") == ({1: rows()[1]}, [0])
+    assert cache.split([0, 1], "no-such-family", "s") == ({}, [0, 1])
 
 
 def test_kept_rows_are_nothing_the_garbage_collector_walks() -> None:

@@ -122,6 +122,7 @@ class Candidate(ItemHead):
             "created_at": evidence.created_at,
             "at": self.at,
             "ref": self.ref,
+            "default_tier": self.default_tier,
             "fixed_bytes": self.fixed_bytes,
             "literal": self._literals.get(0) if size else None,
             "size": size,
@@ -140,7 +141,7 @@ class Candidate(ItemHead):
             evidence.scope_id,
             kept["at"],
             kept["ref"],
-            rules(evidence.family).default_tier,
+            kept["default_tier"],
             kept["fixed_bytes"],
             evidence,
             ceiling,
@@ -230,7 +231,7 @@ def fitting(
     candidates, duplicates = distinct(candidates, sections)
     offered = select(candidates, sections, limits)
     fit = _Placer(detail, limits, memo)
-    placed, used, below_min, no_fit = yield from _first_pass(offered, max_bytes, fit)
+    placed, used, below_min, no_fit, groups = yield from _first_pass(offered, max_bytes, fit)
     unused = _deepen(placed, max_bytes - used, limits)
     omissions = OmissionCounts(
         truncated_items=sum(item.placement.truncated for item in placed),
@@ -239,7 +240,9 @@ def fitting(
         dropped_no_fitting_truncation=no_fit,
     )
     content_bytes = max_bytes - unused if placed else 0
-    return FittedPack(grouped(placed), content_bytes, omissions, duplicates)
+    # One group (the common case) is in render order already.
+    items = grouped(placed) if groups > 1 else tuple(placed)
+    return FittedPack(items, content_bytes, omissions, duplicates)
 
 
 def run_through(stretches: Generator[None, None, T]) -> T:
@@ -265,7 +268,9 @@ def grouped(items: Sequence[Fitted]) -> tuple[Fitted, ...]:
 
 def _first_pass(
     offered: Sequence[Evidence], max_bytes: int, place: _Placer
-) -> Generator[None, None, tuple[list[Fitted], int, int, int]]:
+) -> Generator[None, None, tuple[list[Fitted], int, int, int, int]]:
+    """The first placement of each of ``offered``; the bytes used, the items dropped
+    below the minimum and those that fitted nowhere, and how many groups were placed."""
     placed: list[Fitted] = []
     groups: set[Group] = set()
     used = WRAPPER_BYTES
@@ -289,7 +294,7 @@ def _first_pass(
         placed.append(fitted)
         groups.add(group)
         used += overhead + fitted.placement.size
-    return placed, used, below_min, no_fit
+    return placed, used, below_min, no_fit, len(groups)
 
 
 #: Encodings a fit memo keeps: as many as the store's evidence cache keeps rows, ten
@@ -334,8 +339,18 @@ class FitMemo:
 
     def cached(self, evidence: Evidence, ceiling: Tier) -> Candidate | None:
         """The encoded candidate of ``evidence`` served up to ``ceiling``, if kept."""
-        kept = self._items.get(_key(evidence, ceiling))
-        if kept is None or not _same_content(kept, evidence):
+        # The key (``_key``) and the content check spelled inline: asked of every placed
+        # candidate of every fit.
+        kept = self._items.get(
+            f"{ceiling}\x1f{evidence.family}\x1f{evidence.scope_id}\x1f{evidence.identity}"
+        )
+        if (
+            kept is None
+            or kept["text"] != evidence.text
+            or kept["abstract"] != evidence.abstract
+            or kept["overview"] != evidence.overview
+            or kept["created_at"] != evidence.created_at
+        ):
             return None
         return Candidate.restore(kept, evidence, ceiling, self.limits)
 
@@ -369,16 +384,6 @@ def _key(evidence: Evidence, ceiling: Tier) -> str:
     return f"{ceiling}\x1f{evidence.family}\x1f{evidence.scope_id}\x1f{evidence.identity}"
 
 
-def _same_content(kept: dict[str, Any], evidence: Evidence) -> bool:
-    """Whether ``kept`` was encoded from what ``evidence`` holds (its identity aside)."""
-    return bool(
-        kept["text"] == evidence.text
-        and kept["abstract"] == evidence.abstract
-        and kept["overview"] == evidence.overview
-        and kept["created_at"] == evidence.created_at
-    )
-
-
 @attrs.frozen
 class _Placer:
     """Places one evidence in the room left, reusing memoised candidates."""
@@ -386,13 +391,17 @@ class _Placer:
     detail: Mapping[Family, Tier]
     limits: Limits
     memo: FitMemo
+    #: Each family's tier ceiling under ``detail``, worked out once per fit.
+    _ceilings: dict[Family, Tier] = attrs.field(factory=dict, init=False)
 
     def __call__(self, evidence: Evidence, room: int) -> Fitted | None:
         if room < MAX_ITEM_FLOOR and room < item_floor_bytes(evidence):
             # A spent budget drops the rest without encoding them, or rebuilding the
             # memo's encodings of them: no line of theirs is shorter than the floor.
             return None
-        ceiling = tier_ceiling(evidence.family, self.detail)
+        ceiling = self._ceilings.get(evidence.family)
+        if ceiling is None:
+            ceiling = self._ceilings[evidence.family] = tier_ceiling(evidence.family, self.detail)
         candidate = self.memo.cached(evidence, ceiling)
         if candidate is None:
             candidate = self.memo.candidate(evidence, ceiling)

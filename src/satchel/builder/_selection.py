@@ -117,7 +117,8 @@ def distinct(
     candidate without text (a resource with no abstract) is never a duplicate.
     """
     seen: dict[str, list[tuple[Family, int]]] = {}
-    kept: dict[Family, list[Evidence | None]] = {f: list(items) for f, items in candidates.items()}
+    # Copied at the first duplicate (most fits find none): nothing changed before it.
+    kept: dict[Family, list[Evidence | None]] | None = None
     duplicates: list[Evidence] = []
     for family, index in _offer_order(candidates, sections):
         evidence = candidates[family][index]
@@ -127,13 +128,15 @@ def distinct(
         first = _first_saying(seen, candidates, text, (family, index))
         if first is None:
             continue
+        if kept is None:
+            kept = {f: list(items) for f, items in candidates.items()}
         kept[family][index] = None
         if first[0] == family and _newer(evidence, kept[family][first[1]]):
             duplicates.append(cast("Evidence", kept[family][first[1]]))
             kept[family][first[1]] = evidence
         else:
             duplicates.append(evidence)
-    if not duplicates:
+    if kept is None:
         return candidates, ()
     deduped = {f: tuple(item for item in items if item is not None) for f, items in kept.items()}
     return deduped, tuple(duplicates)
@@ -146,8 +149,13 @@ def _first_saying(
     place: tuple[Family, int],
 ) -> tuple[Family, int] | None:
     """The place of an earlier candidate saying ``text`` (None: the first; it is noted)."""
-    key = _key_of(text)
-    places = seen.setdefault(key, [])
+    key = _keys.get(text)
+    if key is None:
+        key = _key_of(text)
+    places = seen.get(key)
+    if places is None:  # the common case: no list made for a text said once
+        seen[key] = [place]
+        return None
     for other in places:
         earlier = _text_of(candidates[other[0]][other[1]])
         if max(len(text), len(earlier)) <= KEY_CHARS or normalised(text) == normalised(earlier):
@@ -198,5 +206,8 @@ def _offer_order(
         return
     families = [family for family in INTERLEAVE_ORDER if candidates.get(family)]
     families += [family for family in candidates if family not in families and candidates[family]]
+    if len(families) == 1:  # one family (the common case): its own order
+        yield from zip(itertools.repeat(families[0]), range(len(candidates[families[0]])))
+        return
     for rank in range(max((len(candidates[family]) for family in families), default=0)):
         yield from ((family, rank) for family in families if rank < len(candidates[family]))

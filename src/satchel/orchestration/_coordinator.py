@@ -28,7 +28,7 @@ from ..recall import EXPANSION_FAILED, EXPANSION_TIMEOUT
 from ..vocabulary import PrepareFailedError, PrepareTimeoutError, StoreUnavailableError
 from ._committed import Fit, Recall
 from ._packer import Packer
-from ._search import Searcher
+from ._search import Searcher, forget_kinds
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -90,8 +90,10 @@ class Coordinator:
         return self._rules.policy_id
 
     def forget_encodings(self, scope_id: str) -> None:
-        """Drop the fit memo's encodings of the scope's evidence, after an erase."""
+        """Drop the fit memo's encodings of the scope's evidence, and every kept text
+        (the fit's dedup keys, the kinds of turns read), after an erase."""
         self._memo.discard(scope_id)
+        forget_kinds()
 
     def packer(self, state: PrepareState, span: BuildSpan) -> Packer:
         """The packer of one prepare, with the runtime's shared encoding memo."""

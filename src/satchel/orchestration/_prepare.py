@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("satchel")
 
 _Vectors: TypeAlias = "tuple[npt.NDArray[np.float32] | None, ...]"
+#: Analysed queries a runtime keeps (:meth:`Preparer._analysed`).
+ANALYSES_KEPT = 512
 
 
 @attrs.frozen
@@ -111,6 +113,8 @@ class Preparer:
     tracer: Tracer = attrs.field(factory=lambda: tracer(None))
     #: The runtime's instruments (the profile read's store errors count here).
     metrics: PrepareMetrics = attrs.field(factory=lambda: PrepareMetrics(None))
+    #: Queries analysed, by text (:meth:`_analysed`).
+    _analyses: dict[str, AnalysedQuery] = attrs.field(factory=dict, init=False, repr=False)
 
     async def prepare(
         self, request: ResolvedRequest, *, session_owner: SessionOwner = None
@@ -225,10 +229,25 @@ class Preparer:
             span.set_attribute("satchel.stage.outcome", planned)
             span.set_attribute("satchel.stage.queries", len(texts))
         async with loop_turn():
-            queries = tuple(analyse_query(text) for text in texts)
+            queries = tuple(self._analysed(text) for text in texts)
         vectors, unnamed = await self._embed(request, queries)
         unsearched = await self._read_unsearched(request)
         return _Prelude(queries, vectors, unnamed, unsearched, planned)
+
+    def _analysed(self, text: str) -> AnalysedQuery:
+        """``analyse_query(text)``, kept by text: an agent asks the same question again
+        (each step of a task, an explanation after the pack), and analysing one took
+        about a twentieth of a prepare. A query is analysed by its text alone, so a
+        kept analysis is the one it would get; at most ``ANALYSES_KEPT``, the oldest
+        eighth dropped at once."""
+        analyses = self._analyses
+        found = analyses.get(text)
+        if found is None:
+            found = analyses[text] = analyse_query(text)
+            if len(analyses) > ANALYSES_KEPT:
+                for old in list(itertools.islice(analyses, 1 + ANALYSES_KEPT // 8)):
+                    analyses.pop(old, None)
+        return found
 
     async def _digest(
         self, request: ResolvedRequest, build: BuildResult, deadline: float

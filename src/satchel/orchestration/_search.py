@@ -402,7 +402,8 @@ class Searcher:
                 ranked, scores, (keys, evidence), (named, lift, damped, (timed, rare)), wanted
             )
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
-        joined = sum(key in ranked.joined for key in keys)
+        # The keys are distinct (a ranking's), so the overlap counts them.
+        joined = len(ranked.joined.intersection(keys)) if ranked.joined else 0
         trace = ranked.trace
         if trace is not None and lifted:  # receipts report the score the order is by
             trace = attrs.evolve(trace, scores={**trace.scores, **lifted})
@@ -560,19 +561,27 @@ def _ranked_as_read(
     scores as counted (empty when none moved)."""
     keys, evidence = read
     (terms, names), lift, (asking, filler), (timed, rare) = reading
-    said = {
-        key
-        for key, item in zip(keys, evidence, strict=True)
-        if lift and said_by(speaker_terms(item.text), terms, names)
-    }
+    said: set[int] = set()
     damped = {}
+    # Whether each speaker is one the query names, asked once per speaker (a chat has a
+    # handful), not once per turn read.
+    named_by: dict[frozenset[str], bool] = {}
     for key, item in zip(keys, evidence, strict=True):
+        text = item.text
+        if lift:
+            speaker = speaker_terms(text)
+            named = named_by.get(speaker)
+            if named is None:
+                named = named_by[speaker] = said_by(speaker, terms, names)
+            if named:
+                said.add(key)
         score = scores[key]
-        if filler and says_nothing(item.text):
+        kind = _kind(text) if filler or asking else 0
+        if filler and kind & _SAYS_NOTHING:
             score *= 1.0 - filler
-        elif asking and asks_question(item.text):
+        elif asking and kind & _ASKS:
             score *= 1.0 - asking
-        if timed and says_when(item.text):
+        if timed and says_when(text):
             score *= 1.0 + timed
         if rare and item.rarity is not None:
             score *= math.exp(rare * (item.rarity - PLAIN_RARITY))
@@ -588,6 +597,39 @@ def _ranked_as_read(
     )
     chosen = tuple(keys[at] for at in best)
     return chosen, tuple(evidence[at] for at in best), dict(zip(keys, lifted, strict=True))
+
+
+#: What a read turn's text is: it says nothing (:func:`says_nothing`), it asks a
+#: question (:func:`asks_question`), both bits or neither.
+_SAYS_NOTHING: Final = 1
+_ASKS: Final = 2
+#: Texts whose kind is kept (:func:`_kind`): the evidence of many conversations'
+#: prepares, as the fit's dedup keys are kept.
+KINDS_KEPT: Final = 8192
+_kinds: dict[str, int] = {}
+
+
+def _kind(text: str | None) -> int:
+    """The kind of a read turn's ``text``, kept by text: the same turns are read again
+    prepare after prepare, and telling them was a third of reading a search's turns. A
+    dict of strings and numbers, which the garbage collector never walks; a full one
+    drops its oldest eighth at once."""
+    kind = None if text is None else _kinds.get(text)
+    if kind is None:
+        kind = (_SAYS_NOTHING if says_nothing(text) else 0) | (_ASKS if asks_question(text) else 0)
+        if text is None:
+            return kind
+        _kinds[text] = kind
+        if len(_kinds) > KINDS_KEPT:
+            for old in list(itertools.islice(_kinds, 1 + KINDS_KEPT // 8)):
+                _kinds.pop(old, None)
+    return kind
+
+
+def forget_kinds() -> None:
+    """Drop every kept kind, and with them the texts they are kept by (after an erase:
+    no copy of an erased text outlives it here)."""
+    _kinds.clear()
 
 
 def _report(span: Span, outcome: SearchOutcome) -> None:

@@ -35,6 +35,15 @@ def allocate(
         ]
     chosen: list[Evidence] = []
     seen: set[str] = set()
+    if len(lists) == 1:  # one scope (the common case): its own order, each identity once
+        for item in lists[0]:
+            if item is None or item.identity in seen:
+                continue
+            seen.add(item.identity)
+            chosen.append(item)
+            if len(chosen) == ceiling:
+                break
+        return tuple(chosen)
     depth = max((len(ranked) for ranked in lists), default=0)
     for rank in range(depth):
         for ranked in lists:

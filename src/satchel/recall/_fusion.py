@@ -239,7 +239,7 @@ def _fused_by_array(channels: Channels, k: int, shares: Shares | None = None) ->
     parts = [weight / (k + np.arange(1, len(keys) + 1.0)) for keys, weight in channels]
     by_key = np.argsort(keys, kind="stable")
     sorted_keys = keys[by_key]
-    starts = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
+    starts = np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1]))
     slot = np.empty(len(keys), dtype=np.intp)
     slot[by_key] = np.cumsum(starts) - 1
     totals = cast("npt.NDArray[np.float64]", np.bincount(slot, weights=np.concatenate(parts)))

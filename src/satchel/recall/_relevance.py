@@ -184,7 +184,8 @@ def _lexical(pool: Pool, terms: int) -> bool:
         return False
     if not len(pool.vector_keys):
         return True
-    return bool(np.isin(strong, pool.vector_keys[:NOISE_RANK]).any())
+    # ``np.isin(...).any()`` as a set's: a tenth of the cost for a handful of keys.
+    return not set(pool.vector_keys[:NOISE_RANK].tolist()).isdisjoint(strong.tolist())
 
 
 def _pervades(pool: Pool) -> bool:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 import attrs
 import numpy as np
@@ -132,8 +132,14 @@ class ScopePostings:
         terms_scores = idf * (
             (counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * lengths / average))
         )
-        scores = np.bincount(positions, terms_scores, minlength=len(self.rows))
-        candidates = np.unique(positions)
+        scores = cast(
+            "npt.NDArray[np.float64]",
+            np.bincount(positions, terms_scores, minlength=len(self.rows)),
+        )
+        # The distinct positions in order, as ``np.unique`` gives them, at the cost of
+        # a count like the one above rather than a sort (3 against 15 us at 300 postings).
+        present = np.bincount(positions, minlength=len(self.rows))
+        candidates = np.flatnonzero(present).astype(np.int64, copy=False)
         order = np.argsort(-scores[candidates], kind="stable")[:limit]
         best = candidates[order]
         return best, -1.0 * scores[best]
