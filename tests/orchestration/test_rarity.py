@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import satchel
+from satchel.stores import SqliteStore
+from satchel.vocabulary import _dates, _rarity
 
 pytestmark = pytest.mark.anyio
 
@@ -70,3 +72,26 @@ async def test_a_small_pack_holds_the_turn_that_says_something() -> None:
 def test_the_rarity_weight_is_a_weight(value: object) -> None:
     with pytest.raises(satchel.InvalidRequestError, match=r"FusionWeights\.rarity"):
         satchel.FusionWeights(rarity=value)  # type: ignore[arg-type]
+
+
+async def test_an_erase_leaves_no_text_or_word_of_it_kept_for_rating() -> None:
+    """A prepare keeps the terms of the turns it rated and whether they say when (by
+    their text), and the store the scope's counts of their words; once an entry is
+    erased, none of them is kept."""
+    secret = "Ana: the kestrel nest is behind the old mill, since last Friday"
+    entries = [
+        satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread="chat")
+        for n, text in enumerate((*CHAT, secret))
+    ]
+    store = await SqliteStore.open()
+    async with satchel.open_runtime(store=store, embedder=satchel.StaticEmbedder()) as rt:
+        (*_, ref) = await rt.add_memories("chat", entries)
+        ask = "When did Ana find the kestrel nest?"
+        await rt.prepare_context(satchel.PrepareContextRequest(scope_id="chat", query=ask))
+        assert secret in _rarity._SEEN
+        assert secret in _dates._SAID_WHEN
+        assert "mill" in store._term_counts.at("memory", "chat", store.scope_version("chat")).counts
+        await rt.erase(ref)
+        assert not _rarity._SEEN
+        assert not _dates._SAID_WHEN
+        assert ("memory", "chat") not in store._term_counts._kept

@@ -25,7 +25,13 @@ import anyio
 from .._loop import loop_turn
 from ..builder import FitMemo
 from ..recall import EXPANSION_FAILED, EXPANSION_TIMEOUT
-from ..vocabulary import PrepareFailedError, PrepareTimeoutError, StoreUnavailableError
+from ..vocabulary import (
+    PrepareFailedError,
+    PrepareTimeoutError,
+    StoreUnavailableError,
+    forget_rated_texts,
+    forget_said_when,
+)
 from ._committed import Fit, Recall
 from ._packer import Packer
 from ._search import Searcher, forget_kinds
@@ -91,9 +97,12 @@ class Coordinator:
 
     def forget_encodings(self, scope_id: str) -> None:
         """Drop the fit memo's encodings of the scope's evidence, and every kept text
-        (the fit's dedup keys, the kinds of turns read), after an erase."""
+        (the fit's dedup keys, the kinds of turns read, their terms for rating and
+        whether they say when), after an erase."""
         self._memo.discard(scope_id)
         forget_kinds()
+        forget_rated_texts()
+        forget_said_when()
 
     def packer(self, state: PrepareState, span: BuildSpan) -> Packer:
         """The packer of one prepare, with the runtime's shared encoding memo."""

@@ -49,6 +49,12 @@ class TermCounts:
             self._kept[key] = kept
         return kept
 
+    def drop(self, scope_id: str) -> None:
+        """Drop the scope's counts and ratings of every family (after an erase: no word
+        of an erased text outlives it here)."""
+        for key in [key for key in self._kept if key[1] == scope_id]:
+            del self._kept[key]
+
     def forget(self) -> None:
         """Drop every scope's counts (the store closed, or reloaded everything)."""
         self._kept.clear()

@@ -18,6 +18,7 @@ from ._citations import ContextItem as ContextItem
 from ._dates import DateMention as DateMention
 from ._dates import asks_when as asks_when
 from ._dates import extract_dates as extract_dates
+from ._dates import forget_said_when as forget_said_when
 from ._dates import mentioned_days as mentioned_days
 from ._dates import says_when as says_when
 from ._errors import InvalidRequestError as InvalidRequestError
@@ -59,6 +60,7 @@ from ._receipts import Explanation as Explanation
 from ._receipts import Omission as Omission
 from ._receipts import OmissionCause as OmissionCause
 from ._receipts import Receipt as Receipt
+from ._rarity import forget_rated_texts as forget_rated_texts
 from ._records import Columns as Columns
 from ._records import Experience as Experience
 from ._records import MemoryEntry as MemoryEntry
@@ -192,6 +194,8 @@ __all__ = [
     "citation",
     "error_type",
     "extract_dates",
+    "forget_rated_texts",
+    "forget_said_when",
     "index_text",
     "lightly_named",
     "match_expression",

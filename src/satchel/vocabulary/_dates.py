@@ -265,6 +265,12 @@ _SAID_WHEN: dict[str, bool] = {}
 _SAID_WHEN_MOST: Final = 16_384
 
 
+def forget_said_when() -> None:
+    """Drop every text :func:`says_when` remembers (after an erase: no copy of an erased
+    text outlives it here)."""
+    _SAID_WHEN.clear()
+
+
 def shifted(reference: date, unit: Unit, shift: int) -> tuple[date, date]:
     """The calendar ``unit`` holding ``reference``, moved by ``shift`` units."""
     if unit == "day":

@@ -54,6 +54,12 @@ def content_terms(text: str | None) -> tuple[str, ...]:
     return found
 
 
+def forget_rated_texts() -> None:
+    """Drop every text :func:`content_terms` remembers (after an erase: no copy of an
+    erased text outlives it here)."""
+    _SEEN.clear()
+
+
 def rarity(terms: Iterable[str], frequencies: Mapping[str, int], rows: int) -> float | None:
     """The mean of ``ln(rows / df) / ln(rows + FEW_ROWS)`` over ``terms`` (``df`` from
     ``frequencies``, within 1 and ``rows``): how rare in its scope what a turn says

@@ -311,6 +311,8 @@ class OceanBaseStore:
             return await self._write("erase", scope_id, written, 0, work, None, True)
         except NotFoundError:  # no such scope: nothing to erase
             return 0
+        finally:
+            self._term_counts.drop(scope_id)  # no word of the erased text kept here
 
     async def erase_scope(self, scope_id: str) -> int:
         """Erase every record of the scope and its profile from every table; the scope's
@@ -329,6 +331,8 @@ class OceanBaseStore:
             return await self._write("erase_scope", scope_id, None, 0, work, None, True)
         except NotFoundError:
             return 0
+        finally:
+            self._term_counts.drop(scope_id)  # no word of the erased texts kept here
 
     # -- sessions (``SessionStore``) --------------------------------------------------
 

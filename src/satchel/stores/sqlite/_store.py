@@ -379,7 +379,7 @@ class SqliteStore:
     ) -> erasing.Erasure:
         """Run an erase's transaction (``Connections.write`` with a purge), then drop
         from every cache what it erased: evidence, counts, the loaded vectors and their
-        index files."""
+        index files, the terms counted for ratings."""
         self._check_open()
 
         def after(erasure: erasing.Erasure) -> None:
@@ -393,6 +393,7 @@ class SqliteStore:
                 self._counts[(family, scope_key)] = self._counts.get((family, scope_key), 0) - live
             self._vectors.erase((family, scope_key) for family in erasure.rows)
             self._postings.erase((family, scope_key) for family in erasure.rows)
+            self._term_counts.drop(erasure.scope_id)
 
         try:
             with self._span(operation):
@@ -690,6 +691,7 @@ class SqliteStore:
         scopes, dimension, counts, threaded = rows.load_state(conn)
         self._evidence.retire_all()
         self._vectors.forget_all()
+        self._term_counts.forget()
         self._scope_keys.update(scopes)
         self._counts = counts
         self._threaded = threaded
