@@ -52,6 +52,7 @@ from ._listing import ListedRecord as ListedRecord
 from ._listing import RecordPage as RecordPage
 from ._listing import ScopeSummary as ScopeSummary
 from ._listing import StoredRecord as StoredRecord
+from ._rarity import forget_rated_texts as forget_rated_texts
 from ._receipts import CHANNELS as CHANNELS
 from ._receipts import MAX_OMISSIONS as MAX_OMISSIONS
 from ._receipts import OMISSION_CAUSES as OMISSION_CAUSES
@@ -60,7 +61,6 @@ from ._receipts import Explanation as Explanation
 from ._receipts import Omission as Omission
 from ._receipts import OmissionCause as OmissionCause
 from ._receipts import Receipt as Receipt
-from ._rarity import forget_rated_texts as forget_rated_texts
 from ._records import Columns as Columns
 from ._records import Experience as Experience
 from ._records import MemoryEntry as MemoryEntry
