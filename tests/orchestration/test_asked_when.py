@@ -3,15 +3,13 @@ that answers "When did Bob adopt Miso?" is the one naming the day ("last Saturda
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 
 import satchel
+from tests._chats import explained_chat
 
 pytestmark = pytest.mark.anyio
 
-START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 DATED = "Bob: Busy! We adopted a kitten last Saturday, her name is Miso."
 #: Holds the question's words as well, and says nothing of when.
 UNDATED = "Bob: Miso sleeps on my keyboard all day, adopting her was the best idea."
@@ -31,22 +29,7 @@ CHAT = (
 async def _explained(
     query: str, weights: satchel.FusionWeights, max_bytes: int = 4000
 ) -> tuple[dict[str | None, float | None], tuple[str | None, ...]]:
-    """Each delivered turn's score, and the delivered turns."""
-    entries = [
-        satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread="chat")
-        for n, text in enumerate(CHAT)
-    ]
-    async with satchel.open_runtime(
-        ":memory:", embedder=satchel.StaticEmbedder(), fusion=weights
-    ) as rt:
-        await rt.add_memories("chat", entries)
-        request = satchel.PrepareContextRequest(scope_id="chat", query=query, max_bytes=max_bytes)
-        explained = await rt.explain_context(request)
-    items = satchel.parse_context(explained.context.content)
-    scores = {
-        item.text: receipt.score for receipt, item in zip(explained.receipts, items, strict=True)
-    }
-    return scores, tuple(item.text for item in items)
+    return await explained_chat(CHAT, query, weights, max_bytes)
 
 
 async def test_a_turn_that_says_when_scores_more_for_a_question_that_asks_when() -> None:

@@ -4,17 +4,17 @@ in a chat full of thanks, "What did Bob say about Miso?" is answered by the vase
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 import satchel
 from satchel.stores import SqliteStore
 from satchel.vocabulary import _dates, _rarity
+from tests._chats import START, explained_chat
 
 pytestmark = pytest.mark.anyio
 
-START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 FACT = "Bob: Miso knocked the ceramic vase off the bookshelf yesterday."
 COURTESY = "Bob: Miso says thanks, Alice!"
 CHAT = (
@@ -33,22 +33,7 @@ QUERY = "What did Bob say about Miso?"
 async def _explained(
     weights: satchel.FusionWeights, max_bytes: int = 4000
 ) -> tuple[dict[str | None, float | None], tuple[str | None, ...]]:
-    """Each delivered turn's score, and the delivered turns."""
-    entries = [
-        satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread="chat")
-        for n, text in enumerate(CHAT)
-    ]
-    async with satchel.open_runtime(
-        ":memory:", embedder=satchel.StaticEmbedder(), fusion=weights
-    ) as rt:
-        await rt.add_memories("chat", entries)
-        request = satchel.PrepareContextRequest(scope_id="chat", query=QUERY, max_bytes=max_bytes)
-        explained = await rt.explain_context(request)
-    items = satchel.parse_context(explained.context.content)
-    scores = {
-        item.text: receipt.score for receipt, item in zip(explained.receipts, items, strict=True)
-    }
-    return scores, tuple(item.text for item in items)
+    return await explained_chat(CHAT, QUERY, weights, max_bytes)
 
 
 async def test_a_read_turn_scores_by_how_rare_its_words_are_in_the_chat() -> None:
