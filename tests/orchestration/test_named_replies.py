@@ -3,15 +3,13 @@ and the replies they got, not the turns said just before theirs."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 
 import satchel
+from tests._chats import explained_chat
 
 pytestmark = pytest.mark.anyio
 
-START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 ASK = "Ana: Any tips for the Dolomites? I've never done proper mountains before."
 REPLY = "Ben: Pack layers and set off before sunrise, the storms there roll in fast."
 #: Said just before Ana's turn on the documentary (a hit on "Dolomites"), by Ben.
@@ -34,20 +32,8 @@ QUERY = "What advice did Ana get about the trip to the Dolomites?"
 async def _scores(
     weights: satchel.FusionWeights, chat: tuple[str, ...] = CHAT
 ) -> dict[str | None, float | None]:
-    entries = [
-        satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread="chat")
-        for n, text in enumerate(chat)
-    ]
-    async with satchel.open_runtime(
-        ":memory:", embedder=satchel.StaticEmbedder(), fusion=weights
-    ) as rt:
-        await rt.add_memories("chat", entries)
-        request = satchel.PrepareContextRequest(scope_id="chat", query=QUERY, max_bytes=4000)
-        explained = await rt.explain_context(request)
-    items = satchel.parse_context(explained.context.content)
-    return {
-        item.text: receipt.score for receipt, item in zip(explained.receipts, items, strict=True)
-    }
+    scores, _ = await explained_chat(chat, QUERY, weights)
+    return scores
 
 
 async def test_the_reply_to_a_named_turn_is_lifted_and_the_turn_before_it_is_not() -> None:
