@@ -11,6 +11,7 @@ with the counts are kept beside them.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Final
 
 from .._loop import loop_turn
@@ -18,6 +19,7 @@ from ..vocabulary._rarity import content_terms, rarity, rarity_terms, with_rarit
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
+    from contextlib import AbstractAsyncContextManager
 
     from ..vocabulary._evidence import Evidence
     from ..vocabulary._families import Family
@@ -84,21 +86,27 @@ async def rate(
     counts, reading (``read_counts``) only those of terms of unrated items not kept
     yet. Counts read while a write landed may be the write's: they serve this read, and
     the version they are kept under is gone by the next. ``on_host_loop``: the texts
-    are analysed a stretch per turn of the host's loop (``_loop``); a store running on
-    a loop of its own analyses them at once."""
+    are analysed and rated a stretch (``RATE_STRETCH``) per turn of the host's loop
+    (``_loop``); a store running on a loop of its own takes no turns."""
     unrated = [(key, item) for key, item in found.items() if key not in kept.ratings]
-    if unrated:
-        needed: set[str] = set()
-        if not on_host_loop:
-            needed = rarity_terms(item for _, item in unrated)
-        for first in range(0, len(unrated) if on_host_loop else 0, RATE_STRETCH):
-            async with loop_turn():  # analysed the first time they are read
-                needed |= rarity_terms(item for _, item in unrated[first : first + RATE_STRETCH])
-        missing = [term for term in needed if term not in kept.counts]
-        if missing:
-            read = await read_counts(missing)
-            for term in missing:
-                kept.counts[term] = read.get(term, 0)
-        for key, item in unrated:
-            kept.ratings[key] = rarity(content_terms(item.text), kept.counts, rows)
+    stretches = [
+        unrated[first : first + RATE_STRETCH] for first in range(0, len(unrated), RATE_STRETCH)
+    ]
+    needed: set[str] = set()
+    for stretch in stretches:  # each text analysed the first time it is read
+        async with _turn(on_host_loop):
+            needed |= rarity_terms(item for _, item in stretch)
+    if missing := [term for term in needed if term not in kept.counts]:
+        read = await read_counts(missing)
+        for term in missing:
+            kept.counts[term] = read.get(term, 0)
+    for stretch in stretches:
+        async with _turn(on_host_loop):
+            for key, item in stretch:
+                kept.ratings[key] = rarity(content_terms(item.text), kept.counts, rows)
     return {key: with_rarity(item, kept.ratings[key]) for key, item in found.items()}
+
+
+def _turn(on_host_loop: bool) -> AbstractAsyncContextManager[object]:
+    """The host's loop's turn (``_loop``), or nothing on a store's loop of its own."""
+    return loop_turn() if on_host_loop else contextlib.nullcontext()
