@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING, Final, cast
 
 from ..vocabulary._families import INTERLEAVE_ORDER, Family
+from ..vocabulary._memo import remembered, text_memo
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -90,7 +91,7 @@ KEY_CHARS: Final = 4096
 #: Keys kept by text (:func:`_key_of`): the evidence of many conversations' prepares.
 #: A full memo drops its oldest eighth at once, as the store's evidence cache does.
 KEYS_KEPT: Final = 8192
-_keys: dict[str, str] = {}
+_keys: dict[str, str] = text_memo()
 
 
 def normalised(text: str) -> str:
@@ -165,16 +166,14 @@ def _first_saying(
 
 
 def _key_of(text: str) -> str:
-    """``text``'s first ``KEY_CHARS`` normalised, kept by text: the same evidence comes
-    back to fit prepare after prepare, and normalising was a fifth of a fit. A dict of
-    strings, which the garbage collector never walks."""
-    key = _keys.get(text)
-    if key is None:
-        key = _keys[text] = normalised(text[:KEY_CHARS])
-        if len(_keys) > KEYS_KEPT:
-            for old in list(itertools.islice(_keys, 1 + KEYS_KEPT // 8)):
-                _keys.pop(old, None)
-    return key
+    """``text``'s first ``KEY_CHARS`` normalised, kept by text (``vocabulary._memo``):
+    the same evidence comes back to fit prepare after prepare, and normalising was a
+    fifth of a fit."""
+    return remembered(_keys, text, _normalised_start, KEYS_KEPT)
+
+
+def _normalised_start(text: str) -> str:
+    return normalised(text[:KEY_CHARS])
 
 
 def forget_keys() -> None:

@@ -29,12 +29,11 @@ from ..vocabulary import (
     PrepareFailedError,
     PrepareTimeoutError,
     StoreUnavailableError,
-    forget_rated_texts,
-    forget_said_when,
+    forget_texts,
 )
 from ._committed import Fit, Recall
 from ._packer import Packer
-from ._search import Searcher, forget_kinds
+from ._search import Searcher
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -97,12 +96,10 @@ class Coordinator:
 
     def forget_encodings(self, scope_id: str) -> None:
         """Drop the fit memo's encodings of the scope's evidence, and every kept text
-        (the fit's dedup keys, the kinds of turns read, their terms for rating and
-        whether they say when), after an erase."""
+        (``vocabulary._memo``: the fit's dedup keys, the kinds of turns read, their
+        terms for rating and whether they say when), after an erase."""
         self._memo.discard(scope_id)
-        forget_kinds()
-        forget_rated_texts()
-        forget_said_when()
+        forget_texts()
 
     def packer(self, state: PrepareState, span: BuildSpan) -> Packer:
         """The packer of one prepare, with the runtime's shared encoding memo."""

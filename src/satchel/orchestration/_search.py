@@ -54,6 +54,7 @@ from ..vocabulary import (
     says_when,
     speaker_terms,
 )
+from ..vocabulary._memo import remembered, text_memo
 from ._shares import fair_shares, whole_room
 from ._telemetry import PrepareMetrics, current
 
@@ -606,30 +607,21 @@ _ASKS: Final = 2
 #: Texts whose kind is kept (:func:`_kind`): the evidence of many conversations'
 #: prepares, as the fit's dedup keys are kept.
 KINDS_KEPT: Final = 8192
-_kinds: dict[str, int] = {}
+_kinds: dict[str, int] = text_memo()
 
 
 def _kind(text: str | None) -> int:
-    """The kind of a read turn's ``text``, kept by text: the same turns are read again
-    prepare after prepare, and telling them was a third of reading a search's turns. A
-    dict of strings and numbers, which the garbage collector never walks; a full one
-    drops its oldest eighth at once."""
-    kind = None if text is None else _kinds.get(text)
-    if kind is None:
-        kind = (_SAYS_NOTHING if says_nothing(text) else 0) | (_ASKS if asks_question(text) else 0)
-        if text is None:
-            return kind
-        _kinds[text] = kind
-        if len(_kinds) > KINDS_KEPT:
-            for old in list(itertools.islice(_kinds, 1 + KINDS_KEPT // 8)):
-                _kinds.pop(old, None)
-    return kind
+    """The kind of a read turn's ``text``, kept by text (``vocabulary._memo``): the
+    same turns are read again prepare after prepare, and telling them was a third of
+    reading a search's turns."""
+    if text is None:
+        return _tell(text)
+    kind = _kinds.get(text)  # the common case, without a call
+    return remembered(_kinds, text, _tell, KINDS_KEPT) if kind is None else kind
 
 
-def forget_kinds() -> None:
-    """Drop every kept kind, and with them the texts they are kept by (after an erase:
-    no copy of an erased text outlives it here)."""
-    _kinds.clear()
+def _tell(text: str | None) -> int:
+    return (_SAYS_NOTHING if says_nothing(text) else 0) | (_ASKS if asks_question(text) else 0)
 
 
 def _report(span: Span, outcome: SearchOutcome) -> None:

@@ -18,7 +18,6 @@ from ._citations import ContextItem as ContextItem
 from ._dates import DateMention as DateMention
 from ._dates import asks_when as asks_when
 from ._dates import extract_dates as extract_dates
-from ._dates import forget_said_when as forget_said_when
 from ._dates import mentioned_days as mentioned_days
 from ._dates import says_when as says_when
 from ._errors import InvalidRequestError as InvalidRequestError
@@ -52,7 +51,7 @@ from ._listing import ListedRecord as ListedRecord
 from ._listing import RecordPage as RecordPage
 from ._listing import ScopeSummary as ScopeSummary
 from ._listing import StoredRecord as StoredRecord
-from ._rarity import forget_rated_texts as forget_rated_texts
+from ._memo import forget_texts as forget_texts
 from ._receipts import CHANNELS as CHANNELS
 from ._receipts import MAX_OMISSIONS as MAX_OMISSIONS
 from ._receipts import OMISSION_CAUSES as OMISSION_CAUSES
@@ -194,8 +193,7 @@ __all__ = [
     "citation",
     "error_type",
     "extract_dates",
-    "forget_rated_texts",
-    "forget_said_when",
+    "forget_texts",
     "index_text",
     "lightly_named",
     "match_expression",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import attrs
 
+from ._memo import remembered, text_memo
 from ._turns import let_loop_in, pieces
 
 if TYPE_CHECKING:
@@ -249,26 +250,17 @@ def says_when(text: str | None) -> bool:
     a weekday, or a day relative to when it was said ("yesterday", "last week", "three
     days ago"), as :func:`extract_dates` finds them. Asked when, a chat's answer is
     the turn that says so ("I ran a charity race last Saturday"), or is dated by it.
-    Remembered per text (the scanner reads a turn in about 100 us)."""
-    if not text:
-        return False
-    said = _SAID_WHEN.get(text)
-    if said is None:
-        said = bool(extract_dates(text))
-        if len(_SAID_WHEN) < _SAID_WHEN_MOST:
-            _SAID_WHEN[text] = said
-    return said
+    Remembered per text (``_memo``; the scanner reads a turn in about 100 us)."""
+    return bool(text) and remembered(_SAID_WHEN, text, _names_a_date, SAID_WHEN_KEPT)  # type: ignore[arg-type]
+
+
+def _names_a_date(text: str) -> bool:
+    return bool(extract_dates(text))
 
 
 #: Texts :func:`says_when` has read, and what it found.
-_SAID_WHEN: dict[str, bool] = {}
-_SAID_WHEN_MOST: Final = 16_384
-
-
-def forget_said_when() -> None:
-    """Drop every text :func:`says_when` remembers (after an erase: no copy of an erased
-    text outlives it here)."""
-    _SAID_WHEN.clear()
+SAID_WHEN_KEPT: Final = 16_384
+_SAID_WHEN: dict[str, bool] = text_memo()
 
 
 def shifted(reference: date, unit: Unit, shift: int) -> tuple[date, date]:

@@ -22,16 +22,17 @@ from typing import TYPE_CHECKING, Final
 
 from ._analysis import analyse
 from ._evidence import Evidence
+from ._memo import remembered, text_memo
 from ._speakers import MAX_SPEAKER_CHARS, speaker_terms
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-#: Texts whose terms are remembered (a prepare reads the same turns again and again):
-#: the analysis of a turn costs 10-170 us, a lookup well under one. Tuples of strings,
-#: which the garbage collector stops walking once it has seen them.
-_SEEN_MOST: Final = 16_384
-_SEEN: dict[str, tuple[str, ...]] = {}
+#: Texts whose terms are remembered (``_memo``; a prepare reads the same turns again
+#: and again): the analysis of a turn costs 10-170 us, a lookup well under one. Tuples
+#: of strings, which the garbage collector stops walking once it has seen them.
+TERMS_KEPT: Final = 16_384
+_SEEN: dict[str, tuple[str, ...]] = text_memo()
 
 
 def content_terms(text: str | None) -> tuple[str, ...]:
@@ -43,21 +44,15 @@ def content_terms(text: str | None) -> tuple[str, ...]:
     answer."""
     if not text:
         return ()
-    found = _SEEN.get(text)
-    if found is None:
-        found = ()
-        if speaker_terms(text):
-            said = text[text.find(":", 0, MAX_SPEAKER_CHARS + 1) + 1 :]
-            found = tuple(dict.fromkeys(analyse(said)))
-        if len(_SEEN) < _SEEN_MOST:
-            _SEEN[text] = found
-    return found
+    terms = _SEEN.get(text)  # the common case, without a call
+    return remembered(_SEEN, text, _said_terms, TERMS_KEPT) if terms is None else terms
 
 
-def forget_rated_texts() -> None:
-    """Drop every text :func:`content_terms` remembers (after an erase: no copy of an
-    erased text outlives it here)."""
-    _SEEN.clear()
+def _said_terms(text: str) -> tuple[str, ...]:
+    if not speaker_terms(text):
+        return ()
+    said = text[text.find(":", 0, MAX_SPEAKER_CHARS + 1) + 1 :]
+    return tuple(dict.fromkeys(analyse(said)))
 
 
 def rarity(terms: Iterable[str], frequencies: Mapping[str, int], rows: int) -> float | None:
