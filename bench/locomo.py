@@ -33,6 +33,10 @@ names held by a fraction of the turns and twice the turns to search.
 ``--no-threads`` writes the turns without their sessions' threads, as a messaging app
 keeps a chat: one conversation per scope, in time order.
 
+``--chat-spellings`` types the turns as people text each other: every other use of a
+word people often shorten or stretch is typed so ("bday", "pics", "fam", "sooo", "u";
+``TYPED``), the questions written as released.
+
 ``--names FILE`` asks every question with the people it names called otherwise: FILE
 is a JSON object from a name to the one the question says instead (``{"Melanie": "Mel",
 "Nate": "Nathan"}``), each whole word replaced. A chat labels people as its app knows
@@ -136,11 +140,13 @@ def workload(
     names: Mapping[str, str] | None = None,
     together: int = 1,
     threads: bool = True,
+    chat_spellings: bool = False,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
     ``queries.jsonl``), each question's names called as ``names`` says, every
-    ``together`` conversations in one scope, and each session a thread unless
-    ``threads`` is false; return it."""
+    ``together`` conversations in one scope, each session a thread unless ``threads``
+    is false, and the turns typed as :func:`texting` does when ``chat_spellings``;
+    return it."""
     folder.mkdir(parents=True, exist_ok=True)
     called = _renaming(names or {})
     groups = [samples[first : first + together] for first in range(0, len(samples), together)]
@@ -155,9 +161,13 @@ def workload(
     ):
         for sample in samples:
             scope, name = scopes[sample["id"]], f"locomo:{sample['id']}"
+            typed = texting() if chat_spellings else None
             for entry in _entries(scope, name, sample["conversation"]):
                 if not threads:
                     del entry["thread"]
+                if typed is not None:
+                    speaker, said = entry["text"].split(": ", 1)
+                    entry["text"] = f"{speaker}: {typed(said)}"
                 entries.write(json.dumps(entry, ensure_ascii=False) + "\n")
             for number, qa in enumerate(sample["qa"]):
                 category = CATEGORIES.get(qa.get("category"))
@@ -171,6 +181,31 @@ def workload(
                 }  # fmt: skip
                 queries.write(json.dumps(query, ensure_ascii=False) + "\n")
     return folder
+
+
+#: How people often type a word to each other ("bday" for "birthday"), for ``texting``.
+TYPED: Final = {
+    "birthday": "bday", "picture": "pic", "pictures": "pics", "family": "fam",
+    "favorite": "fave", "conversation": "convo", "tomorrow": "tmrw", "vacation": "vacay",
+    "business": "biz", "people": "ppl", "message": "msg", "video": "vid",
+    "weekend": "wknd", "tonight": "tonite", "university": "uni", "love": "luv",
+    "so": "sooo", "good": "goood", "you": "u", "your": "ur",
+}  # fmt: skip
+
+
+def texting() -> Callable[[str], str]:
+    """A conversation's turns typed as people text: every other use of a word of
+    ``TYPED`` (whole words, any case, counted over the conversation) spelled as people
+    type it."""
+    used: Counter[str] = Counter()
+    word = re.compile(r"\b(" + "|".join(TYPED) + r")\b", re.IGNORECASE)
+
+    def typed(found: re.Match[str]) -> str:
+        said = found.group()
+        used[said.lower()] += 1
+        return TYPED[said.lower()] if used[said.lower()] % 2 == 0 else said
+
+    return lambda text: word.sub(typed, text)
 
 
 def _renaming(names: Mapping[str, str]) -> Callable[[str], str]:
@@ -364,11 +399,14 @@ async def run(
     names: Mapping[str, str] | None = None,
     together: int = 1,
     threads: bool = True,
+    chat_spellings: bool = False,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
-        folder = workload(samples, Path(directory) / "workload", names, together, threads)
+        folder = workload(
+            samples, Path(directory) / "workload", names, together, threads, chat_spellings
+        )
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
         result = await evaluate(db, folder, owners, repeat, fusion, model)
@@ -448,6 +486,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help='a JSON object of names to call otherwise in the questions ({"Melanie": "Mel"})',
     )
+    out.add_argument(
+        "--chat-spellings",
+        action="store_true",
+        help='the turns typed as people text: every other "birthday" a "bday", "so" a'
+        ' "sooo", "you" a "u" (bench.locomo.TYPED)',
+    )
     out.add_argument("--out", type=Path, default=RESULTS / "locomo.json", help="JSON results")
     return out
 
@@ -491,13 +535,14 @@ def main(argv: list[str] | None = None) -> None:
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         result = anyio.run(
             run, args.path, args.conversations, max(1, args.repeat), args.fusion, args.embedder,
-            args.names, args.together, args.threads,
+            args.names, args.together, args.threads, args.chat_spellings,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
     result["names"] = args.names
     result["together"] = args.together
     result["threads"] = args.threads
+    result["chat_spellings"] = args.chat_spellings
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -166,3 +166,16 @@ def test_the_turns_may_be_kept_without_threads(tmp_path: Path) -> None:
     assert len(entries) == 3
     assert not any("thread" in entry for entry in entries)
     assert locomo.parser().parse_args([str(tmp_path), "--no-threads"]).threads is False
+
+
+def test_the_turns_may_be_typed_as_people_text(tmp_path: Path) -> None:
+    """--chat-spellings types every other use of a word of TYPED as people do, past the
+    speaker's name, counted over the conversation; the questions stay as released."""
+    typed = locomo.texting()
+    said = [typed(text) for text in ("So good, so good!", "My birthday", "your birthday")]
+    assert said == ["So good, sooo goood!", "My birthday", "your bday"]
+    samples = locomo.conversations(forms(tmp_path)["zip"])
+    folder = locomo.workload(samples, tmp_path / "out", chat_spellings=True)
+    queries = (folder / "queries.jsonl").read_text()
+    assert "support group" in queries
+    assert locomo.parser().parse_args([str(tmp_path), "--chat-spellings"]).chat_spellings

@@ -226,7 +226,7 @@ async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> No
     conn = store._conns._writer
     found = conn.execute("SELECT df FROM term_stats WHERE term = 'potteri'").fetchall()
     assert sorted(df for (df,) in found) == [0, 1]  # "c" lost its one, "d" keeps its own
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "7"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "8"
     await store.aclose()
 
 

@@ -1,9 +1,11 @@
 """Stores written with an older text analysis are re-analysed when opened: SQLite
-schema 5 -> 6 and OceanBase schema 1 -> 2 re-derive every term, term statistic and
-named day from the records' text, as a store written now would hold them."""
+schema 5 -> 6 and 7 -> 8, OceanBase schema 1 -> 2 and 7 -> 8 re-derive every term, term
+statistic and named day from the records' text, as a store written now would hold
+them."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -21,6 +23,7 @@ from satchel.stores.oceanbase._schema import SCHEMA_VERSION
 from satchel.stores.testing import memories, records
 from satchel.vocabulary import _analysis
 from satchel.vocabulary._analysis import analyse_query
+from satchel.vocabulary._memo import forget_texts
 
 from .test_oceanbase import admin
 
@@ -77,9 +80,9 @@ async def write_scenario(store: Any) -> None:
     await records(store, "resource", "c", [resource], vectors(1))
 
 
-async def found_by_question(store: Any) -> list[str]:
-    """The texts the lexical channel finds in scope "c" for QUESTION."""
-    pool = await store.retrieve("memory", "c", PoolRequest(analyse_query(QUESTION), None, 16))
+async def found_by_question(store: Any, question: str = QUESTION) -> list[str]:
+    """The texts the lexical channel finds in scope "c" for ``question``."""
+    pool = await store.retrieve("memory", "c", PoolRequest(analyse_query(question), None, 16))
     evidence = await store.evidence("memory", "c", pool.lexical_keys.tolist())
     return [evidence[key].text for key in pool.lexical_keys.tolist()]
 
@@ -149,7 +152,7 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
 
     migrated, expected = sqlite_state(old), sqlite_state(fresh)
     assert migrated == expected
-    assert migrated["schema"] == "7"
+    assert migrated["schema"] == "8"
     assert migrated["terms"] != before["terms"]
     assert migrated["stats"] != before["stats"]
     assert migrated["days"] != before["days"]
@@ -157,7 +160,7 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
     with sqlite3.connect(old) as conn:  # no statistic left at 0 by the old history
         assert conn.execute("SELECT count(*) FROM term_stats WHERE df <= 0").fetchone() == (0,)
 
-    store = await SqliteStore.open(str(old))  # schema 7 now: nothing to do
+    store = await SqliteStore.open(str(old))  # schema 8 now: nothing to do
     await store.aclose()
     assert sqlite_state(old) == expected
     with sqlite3.connect(old) as conn:
@@ -166,6 +169,51 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
     assert await found_by_question(store) == ["Caroline bought a guitar on May 7, 2023"]
     await store.aclose()
     assert sqlite_state(old) == expected
+
+
+def without_chat_spellings(patch: pytest.MonkeyPatch) -> None:
+    """The analysis as it was before schema 8: chat spellings are words of their own."""
+    patch.setattr(_analysis, "_CHAT_SPELLINGS", {})
+    patch.setattr(_analysis, "_STRETCHED", re.compile("(?!)"))
+
+
+BIRTHDAY = "Whose birthday was it?"  # one term: "birthday"
+SAID_IN_CHAT = "Ana: my bday party was sooo fun"
+
+
+async def write_chat(store: Any) -> None:
+    await store.bind_embedder("test", 4)
+    await memories(store, "c", [dated(SAID_IN_CHAT, 0, thread="t")], vectors(1))
+
+
+async def test_a_sqlite_store_of_schema_7_reads_chat_spellings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema 7 file, whose turns were analysed with "bday" a word of its own, is
+    re-analysed when opened: the question's "birthday" finds the turn, and what the
+    file derives from text equals a store written now."""
+    old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
+    with monkeypatch.context() as patch:
+        without_chat_spellings(patch)
+        store = await SqliteStore.open(str(old))
+        await write_chat(store)
+        assert await found_by_question(store, BIRTHDAY) == []
+        await store.aclose()
+    forget_texts()
+    with sqlite3.connect(old) as conn:
+        conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema'")
+    before = sqlite_state(old)
+
+    store = await SqliteStore.open(str(old))
+    assert await found_by_question(store, BIRTHDAY) == [SAID_IN_CHAT]
+    await store.aclose()
+    store = await SqliteStore.open(str(fresh))
+    await write_chat(store)
+    await store.aclose()
+    migrated = sqlite_state(old)
+    assert migrated == sqlite_state(fresh)
+    assert migrated["schema"] == "8"
+    assert migrated["terms"] != before["terms"]
 
 
 # -- OceanBase --------------------------------------------------------------------------
@@ -237,4 +285,35 @@ async def test_an_oceanbase_store_of_the_older_analysis_is_reanalysed(
     for store in stores:
         await store.aclose()
     assert await oceanbase_state(seekdb, database) == expected
+    await admin(seekdb, f"DROP DATABASE {other}")
+
+
+@pytest.mark.slow
+async def test_an_oceanbase_store_of_schema_7_reads_chat_spellings(
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on OceanBase (schema 7 -> 8): the question's "birthday" finds the
+    turn that says "bday", and the derived columns equal a database written now."""
+    with monkeypatch.context() as patch:
+        without_chat_spellings(patch)
+        store = oceanbase()
+        await write_chat(store)
+        assert await found_by_question(store, BIRTHDAY) == []
+        await store.aclose()
+    forget_texts()
+    database = store._database
+    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '7' WHERE name = 'schema'")
+    before = await oceanbase_state(seekdb, database)
+
+    store = oceanbase()
+    assert await found_by_question(store, BIRTHDAY) == [SAID_IN_CHAT]
+    await store.aclose()
+    other = f"t_{uuid.uuid4().hex[:12]}"
+    fresh = OceanBaseStore(unix_socket=seekdb, database=other)
+    await write_chat(fresh)
+    await fresh.aclose()
+    migrated = await oceanbase_state(seekdb, database)
+    assert migrated == await oceanbase_state(seekdb, other)
+    assert migrated["schema"] == [(str(SCHEMA_VERSION),)]
+    assert migrated["terms"] != before["terms"]
     await admin(seekdb, f"DROP DATABASE {other}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 import string
 import sys
@@ -21,6 +22,7 @@ from satchel.vocabulary._analysis import (
     analyse_query,
     index_text,
     match_expression,
+    standard_word,
     warm_up,
 )
 from satchel.vocabulary._analysis import _term as cached_term
@@ -328,6 +330,63 @@ def test_query_and_index_agree_on_lemmas() -> None:
         assert search(conn, "she buys") == {1}
 
 
+@pytest.mark.parametrize(
+    ("chat", "written"),
+    [
+        ("my bday", "my birthday"),
+        ("new pics of the fam", "new pictures of the family"),
+        ("my fave convo", "my favorite conversation"),
+        ("see u tmrw", "see you tomorrow"),
+        ("Caroline's bday's on Sat", "Caroline's birthday is on Sat"),
+    ],
+)
+def test_chat_spellings_are_analysed_as_the_words_they_spell(chat: str, written: str) -> None:
+    """People spell everyday words their own way in messages: a chat's "bday" and a
+    question's "birthday" are one term, and "u" is the function word it spells."""
+    assert analyse(chat) == analyse(written)
+
+
+@pytest.mark.parametrize(
+    ("stretched", "written"),
+    [
+        ("sooo goood", "so good"),
+        ("yesss, I loooove it", "yes, I love it"),
+        ("AWESOMEEE", "awesome"),
+        ("cuteeee puppyyy", "cute puppy"),
+    ],
+)
+def test_a_letter_stretched_for_emphasis_is_said_once(stretched: str, written: str) -> None:
+    """A letter said three times or more is said as the dictionary says the word:
+    "sooo" is the function word "so", "goood" is "good"."""
+    assert analyse(stretched) == analyse(written)
+
+
+def test_standard_word_keeps_what_it_does_not_know() -> None:
+    """A word spelled as written stays; a known word with a letter three times stays
+    ("www"); an unknown stretched word is said with the letter twice, so its other
+    stretchings meet it."""
+    assert [standard_word(word) for word in ("birthday", "kestrel", "www")] == [
+        "birthday",
+        "kestrel",
+        "www",
+    ]
+    assert standard_word("qwxzvvvv") == standard_word("qwxzvvv") == "qwxzvv"
+    assert [standard_word(word) for word in ("bday", "u", "sooo")] == ["birthday", "you", "so"]
+
+
+def test_a_question_finds_the_chat_that_spells_its_words_otherwise() -> None:
+    """Index and query agree: "birthday" finds "bday", "pictures" finds "pics"."""
+    with closing(sqlite3.connect(":memory:")) as conn:
+        conn.execute(FTS_TABLE)
+        texts = {1: "Ana: my bday was sooo fun", 2: "Ben: sent u the pics"}
+        conn.executemany(
+            "INSERT INTO t (rowid, terms) VALUES (?, ?)",
+            [(row, index_text(text)) for row, text in texts.items()],
+        )
+        assert search(conn, "When was Ana's birthday?") == {1}
+        assert search(conn, "Which pictures did Ben send?") == {2}
+
+
 def test_warm_up_is_idempotent() -> None:
     """Loading the lemmatiser's table ahead of use changes nothing but timing."""
     before = analyse("bought")
@@ -531,6 +590,7 @@ def test_analysis_is_thread_safe() -> None:
         "".join(rng.choices("bcdfglnrst", k=4)) + rng.choice(["ations", "ingly", "nesses"])
         for _ in range(4000)
     ]
+    words = [word for word in words if not re.search(r"(.)\1\1", word)]  # not stretched
     reference = snowballstemmer.stemmer("english")
     expected = {word: reference.stemWord(word) for word in words}
     cached_term.cache_clear()

@@ -83,6 +83,8 @@ def test_a_turn_asks_when_it_ends_with_a_question_mark(text: str | None, asks: b
         ("", True),
         (None, True),
         ("Ana: Thanks! What have you been up to?", True),
+        ("Ben: yesss u r sooo right", True),  # as the chat spells them
+        ("Ben: sooo my bday", False),
         ("Ana: Paris!", False),
         ("Bob: The one near the station.", False),
         ("Alice: She loved the pastries.", False),

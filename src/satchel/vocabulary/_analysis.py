@@ -76,6 +76,31 @@ def function_word(word: str) -> bool:
     return word in _STOPWORDS
 
 
+# How people spell everyday words to each other in messages, and the word each stands
+# for: analysed as that word on both sides, a question's "birthday" meets a chat's
+# "bday", and "u" and "dont" are the function words they spell. Only spellings no
+# dictionary reads otherwise ("bro", "sis", "min" and "bc" name other things too).
+# Kept as text for the same reason as the stopwords.
+_CHAT_SPELLINGS: Final[dict[str, str]] = dict(
+    pair.split(":")
+    for pair in """
+    u:you ur:your r:are ya:you yall:you im:i ive:i youre:you youve:you theyre:they
+    dont:do doesnt:does didnt:did isnt:is wasnt:was arent:are werent:were havent:have
+    hasnt:has hadnt:had couldnt:could wouldnt:would shouldnt:should thats:that
+    whats:what cuz:because coz:because b4:before abt:about tho:though thru:through
+    bday:birthday bdays:birthdays convo:conversation convos:conversations
+    fam:family fav:favorite favs:favorites fave:favorite faves:favorites
+    gf:girlfriend bf:boyfriend bff:friend bffs:friends hubby:husband
+    pic:picture pics:pictures pix:pictures vid:video vids:videos msg:message
+    msgs:messages txt:text ppl:people pls:please plz:please thx:thanks
+    tmrw:tomorrow tmr:tomorrow tmrow:tomorrow tomoz:tomorrow tonite:tonight
+    nite:night wknd:weekend wk:week wks:weeks yr:year yrs:years hrs:hours
+    mins:minutes xmas:christmas uni:university hw:homework appt:appointment
+    vacay:vacation biz:business luv:love gud:good gr8:great l8r:later
+    """.split()  # noqa: SIM905
+)
+
+
 # English clitics dropped after an apostrophe; "n't" is handled apart because it
 # changes the word before it ("don't" -> "do", "can't" -> "can").
 _CLITICS: Final = frozenset({"d", "ll", "m", "re", "s", "ve"})
@@ -360,8 +385,14 @@ def _words(text: str) -> list[str]:
 
 
 def _piece_words(text: str, words: list[str]) -> list[str]:
-    """``words`` extended by the surface words of one piece of text."""
-    for token in _WORDS.findall(_fold(text)):
+    """``words`` extended by the surface words of one piece of text, each as the word
+    it spells (:func:`standard_word`)."""
+    folded = _fold(text)
+    stretched = _STRETCHED.search(folded) is not None
+    for said in _WORDS.findall(folded):
+        token = _CHAT_SPELLINGS.get(said, said)
+        if stretched and _STRETCHED.search(token):
+            token = _unstretched(token)
         if not token.isascii():
             _add_mixed(token, words)
         elif "'" in token:
@@ -392,7 +423,43 @@ def _add_mixed(token: str, words: list[str]) -> None:
 def _add_word(token: str, words: list[str]) -> None:
     """Add the content words of a token, which may hold apostrophes."""
     parts = _split_clitics(token) if "'" in token else [token]
-    words.extend(part[:_MAX_TERM_CHARS] for part in parts if part and part not in _STOPWORDS)
+    for part in parts:
+        word = standard_word(part)
+        if word and word not in _STOPWORDS:
+            words.append(word[:_MAX_TERM_CHARS])
+
+
+#: A letter said three times or more in a row: "sooo", "goood", "yesss".
+_STRETCHED: Final = re.compile(r"([^\W\d_])\1\1+")
+#: The longest word :func:`_unstretched` reads: a longer run of letters is an
+#: identifier or a blob ("qqqq..."), kept as written.
+_STRETCHED_MAX_CHARS: Final = 32
+
+
+def standard_word(word: str) -> str:
+    """The word a casefolded surface word spells: itself, or the everyday word a chat
+    spells so ("bday": birthday, "u": you), or with a letter stretched for emphasis
+    said as the dictionary says it ("sooo": so, "goood": good)."""
+    word = _CHAT_SPELLINGS.get(word, word)
+    return _unstretched(word) if _STRETCHED.search(word) else word
+
+
+@functools.lru_cache(maxsize=4096)
+def _unstretched(word: str) -> str:
+    """A word with each letter said three or more times in a row said twice, or once:
+    the first a function word ("sooo": so), else the first an everyday word ("goood":
+    good), else the first the lemmatiser's dictionary knows, else twice; a known word
+    stays as it is ("www"), and so does a word of digits or over
+    ``_STRETCHED_MAX_CHARS`` letters."""
+    if len(word) > _STRETCHED_MAX_CHARS or not word.isalpha():
+        return word
+    forms = (word, _STRETCHED.sub(r"\1\1", word), _STRETCHED.sub(r"\1", word))
+    common = _common_words()
+    for known in (_STOPWORDS.__contains__, common.__contains__, _lemma):
+        for form in forms:
+            if known(form):
+                return form
+    return forms[1]
 
 
 def _split_clitics(token: str) -> list[str]:

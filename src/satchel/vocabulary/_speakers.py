@@ -21,7 +21,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Final
 
-from ._analysis import analyse, function_word
+from ._analysis import analyse, function_word, standard_word
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -161,9 +161,10 @@ _WORD: Final = re.compile(r"[^\W_]+")
 def says_nothing(text: str | None) -> bool:
     """Whether a conversation turn says nothing a question could ask about: past its
     speaker's name, every word is a function word or a chat filler (``CHAT_FILLERS``),
-    or it holds no word at all ("Bob: lol", "Ana: Thanks!", an emoji). A chat of short
-    messages holds many; placed beside a hit they would take a small pack's room. A
-    turn longer than ``MAX_FILLER_CHARS`` is taken to say something, unread."""
+    as the chat spells them ("sooo", "u": ``standard_word``), or it holds no word at all
+    ("Bob: lol", "Ana: Thanks!", an emoji). A chat of short messages holds many; placed
+    beside a hit they would take a small pack's room. A turn longer than
+    ``MAX_FILLER_CHARS`` is taken to say something, unread."""
     if not text:
         return True
     if len(text) > MAX_SPEAKER_CHARS + 2 + MAX_FILLER_CHARS:
@@ -174,7 +175,7 @@ def says_nothing(text: str | None) -> bool:
         return False
     return all(  # stops at the first word that says something
         function_word(word) or word in CHAT_FILLERS or word in _NEGATED_AUXILIARIES
-        for word in (found.group().casefold() for found in _WORD.finditer(body))
+        for word in (standard_word(found.group().casefold()) for found in _WORD.finditer(body))
     )
 
 

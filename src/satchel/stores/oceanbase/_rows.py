@@ -295,7 +295,11 @@ async def _rehash(cur: Any) -> None:
 
 #: Schema versions whose step runs in Python, after their statements (:func:`migrate`):
 #: a change to text analysis or date extraction, or to what content hash hashes.
-STEPS: Final[dict[int, Callable[[Any], Awaitable[None]]]] = {2: _reanalyse, 4: _rehash}
+STEPS: Final[dict[int, Callable[[Any], Awaitable[None]]]] = {
+    2: _reanalyse,
+    4: _rehash,
+    8: _reanalyse,
+}
 
 
 async def retire(cur: Any, write: Write, key: int) -> None:

@@ -19,7 +19,7 @@ from typing import Final
 from ...vocabulary._speakers import TIMELINE_GAP, TURN_SQL
 
 #: The version :data:`MIGRATIONS` brings a database to.
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 8
 #: Longest resource URI the ``rid`` column holds (bytes of an index key are bounded).
 MAX_RID_CHARS: Final = 2048
 
@@ -151,6 +151,9 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     # The tables a retrieve reads per scope, partitioned by the scope (:data:`SCOPED`):
     # made so in a new database, repartitioned in one made before (``repartition``).
     7: (),
+    # Text analysed with chat spellings read as the words they spell ("bday" meets
+    # "birthday", "sooo" is "so"): the derived data is re-derived (``_rows.STEPS``).
+    8: (),
 }
 
 #: The version whose step repartitions a database made before it.

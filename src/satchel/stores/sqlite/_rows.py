@@ -124,7 +124,8 @@ def create_schema(
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
         conn.execute("INSERT INTO meta VALUES (?, '1')", (sql.CLEAN_PAGES,))
-    elif found[0] == "6":  # sessions and the commit count: tables only (``sql.DDL``)
+    elif found[0] in ("6", "7"):  # version 7's tables are ``sql.DDL``'s
+        _migrate_from_7(conn)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (sql.SCHEMA_VERSION,))
     elif found[0] in ("1", "2", "3", "4", "5"):
         if found[0] == "1":
@@ -233,6 +234,12 @@ def _migrate_from_4(conn: sqlite3.Connection) -> None:
 def _migrate_from_5(conn: sqlite3.Connection) -> None:
     """Version 6 analyses text with a lemmatiser before the stemmer ("bought" meets
     "buy"): everything derived from record text is derived again."""
+    reanalyse(conn)
+
+
+def _migrate_from_7(conn: sqlite3.Connection) -> None:
+    """Version 8 reads chat spellings as the words they spell ("bday" meets
+    "birthday"): everything derived from record text is derived again."""
     reanalyse(conn)
 
 

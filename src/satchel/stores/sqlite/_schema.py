@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from ...vocabulary._families import Family
 
 #: Version 6 holds text analysed with the lemmatiser (see ``_sqlite_rows.reanalyse``);
-#: version 7 counts record commits (:data:`RECORD_COMMITS`) and keeps sessions.
-SCHEMA_VERSION: Final = "7"
+#: version 7 counts record commits (:data:`RECORD_COMMITS`) and keeps sessions; version
+#: 8 holds text analysed with chat spellings read as the words they spell.
+SCHEMA_VERSION: Final = "8"
 
 #: ``records.created_ts`` of a record saved without ``created_at``: before every real
 #: time, so a thread orders such records first and no time window ever selects them.
