@@ -172,9 +172,17 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
 
 
 def without_chat_spellings(patch: pytest.MonkeyPatch) -> None:
-    """The analysis as it was before schema 8: chat spellings are words of their own."""
+    """The analysis as it was before schema 8: chat spellings are words of their own
+    (the terms kept by word forgotten as the patch starts, and again by the caller
+    as it ends)."""
+    _analysis._term.cache_clear()
     patch.setattr(_analysis, "_CHAT_SPELLINGS", {})
     patch.setattr(_analysis, "_STRETCHED", re.compile("(?!)"))
+
+
+def forget_old_terms() -> None:
+    _analysis._term.cache_clear()
+    forget_texts()
 
 
 BIRTHDAY = "Whose birthday was it?"  # one term: "birthday"
@@ -199,7 +207,7 @@ async def test_a_sqlite_store_of_schema_7_reads_chat_spellings(
         await write_chat(store)
         assert await found_by_question(store, BIRTHDAY) == []
         await store.aclose()
-    forget_texts()
+    forget_old_terms()
     with sqlite3.connect(old) as conn:
         conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema'")
     before = sqlite_state(old)
@@ -300,7 +308,7 @@ async def test_an_oceanbase_store_of_schema_7_reads_chat_spellings(
         await write_chat(store)
         assert await found_by_question(store, BIRTHDAY) == []
         await store.aclose()
-    forget_texts()
+    forget_old_terms()
     database = store._database
     await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '7' WHERE name = 'schema'")
     before = await oceanbase_state(seekdb, database)

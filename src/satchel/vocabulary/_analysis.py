@@ -51,7 +51,8 @@ _CJK_WEIGHT: Final = 3
 
 # Function words that carry no topic. Surface forms, checked before stemming; "near"
 # is kept on purpose (a content word, and FTS5 syntax only when unquoted). The last line
-# holds what remains of a contraction written without its apostrophe ("don t"). Kept
+# holds what remains of a contraction written without its apostrophe ("don t"), the next
+# two how people spell function words in messages ("u", "dont", "cuz"). Kept
 # as text (hence the noqa): 169 words one per line would bury the module.
 _STOPWORDS: Final = frozenset(
     """
@@ -67,6 +68,8 @@ _STOPWORDS: Final = frozenset(
     whether which while who whoever whom whose why will with within without would yet you
     your yours yourself yourselves
     d ll m re s t ve
+    u ur r ya yall im ive youre youve theyre dont doesnt didnt isnt wasnt arent werent
+    havent hasnt hadnt couldnt wouldnt shouldnt thats whats cuz coz b4 abt tho thru
     """.split()  # noqa: SIM905
 )
 
@@ -77,17 +80,13 @@ def function_word(word: str) -> bool:
 
 
 # How people spell everyday words to each other in messages, and the word each stands
-# for: analysed as that word on both sides, a question's "birthday" meets a chat's
-# "bday", and "u" and "dont" are the function words they spell. Only spellings no
-# dictionary reads otherwise ("bro", "sis", "min" and "bc" name other things too).
-# Kept as text for the same reason as the stopwords.
+# for: analysed as that word on both sides (``_term``), a question's "birthday" meets a
+# chat's "bday". Only spellings no dictionary reads otherwise ("bro", "sis", "min" and
+# "bc" name other things too); those of function words are stopwords. Kept as text for
+# the same reason as the stopwords.
 _CHAT_SPELLINGS: Final[dict[str, str]] = dict(
     pair.split(":")
     for pair in """
-    u:you ur:your r:are ya:you yall:you im:i ive:i youre:you youve:you theyre:they
-    dont:do doesnt:does didnt:did isnt:is wasnt:was arent:are werent:were havent:have
-    hasnt:has hadnt:had couldnt:could wouldnt:would shouldnt:should thats:that
-    whats:what cuz:because coz:because b4:before abt:about tho:though thru:through
     bday:birthday bdays:birthdays convo:conversation convos:conversations
     fam:family fav:favorite favs:favorites fave:favorite faves:favorites
     gf:girlfriend bf:boyfriend bff:friend bffs:friends hubby:husband
@@ -187,12 +186,12 @@ def analyse(text: str) -> list[str]:
     """
     words = _words(text)
     if len(words) <= _STEM_RUN:
-        return list(map(_term, words))
+        return [term for term in map(_term, words) if term]
     # A long text (in a worker thread): stemming a word not seen before takes up to
     # ~20 µs, so a few dozen at a time, letting a waiting event loop in between.
     terms: list[str] = []
     for first in range(0, len(words), _STEM_RUN):
-        terms += map(_term, words[first : first + _STEM_RUN])
+        terms += filter(None, map(_term, words[first : first + _STEM_RUN]))
         let_loop_in()
     return terms
 
@@ -236,11 +235,12 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
     if len(words) <= max_terms:
         source: dict[str, str] = {}
         for word in words:
-            source.setdefault(_term(word), word)
+            if term := _term(word):
+                source.setdefault(term, word)
     else:
         source = _most_informative(words, max_terms)
     terms = tuple(source)
-    rare = frozenset(term for term, word in source.items() if rare_in_language(word))
+    rare = frozenset(term for term, word in source.items() if rare_in_language(standard_word(word)))
     dates = extract_dates(text, question=True)
     found = proper_names(text)
     names = tuple(dict.fromkeys(term for _, _, name in found for term in analyse(name)))
@@ -385,14 +385,8 @@ def _words(text: str) -> list[str]:
 
 
 def _piece_words(text: str, words: list[str]) -> list[str]:
-    """``words`` extended by the surface words of one piece of text, each as the word
-    it spells (:func:`standard_word`)."""
-    folded = _fold(text)
-    stretched = _STRETCHED.search(folded) is not None
-    for said in _WORDS.findall(folded):
-        token = _CHAT_SPELLINGS.get(said, said)
-        if stretched and _STRETCHED.search(token):
-            token = _unstretched(token)
+    """``words`` extended by the surface words of one piece of text."""
+    for token in _WORDS.findall(_fold(text)):
         if not token.isascii():
             _add_mixed(token, words)
         elif "'" in token:
@@ -423,10 +417,7 @@ def _add_mixed(token: str, words: list[str]) -> None:
 def _add_word(token: str, words: list[str]) -> None:
     """Add the content words of a token, which may hold apostrophes."""
     parts = _split_clitics(token) if "'" in token else [token]
-    for part in parts:
-        word = standard_word(part)
-        if word and word not in _STOPWORDS:
-            words.append(word[:_MAX_TERM_CHARS])
+    words.extend(part[:_MAX_TERM_CHARS] for part in parts if part and part not in _STOPWORDS)
 
 
 #: A letter said three times or more in a row: "sooo", "goood", "yesss".
@@ -438,8 +429,9 @@ _STRETCHED_MAX_CHARS: Final = 32
 
 def standard_word(word: str) -> str:
     """The word a casefolded surface word spells: itself, or the everyday word a chat
-    spells so ("bday": birthday, "u": you), or with a letter stretched for emphasis
-    said as the dictionary says it ("sooo": so, "goood": good)."""
+    spells so ("bday": birthday), or with a letter stretched for emphasis said as the
+    dictionary says it ("sooo": so, "goood": good). A chat's spelling of a function
+    word ("u", "dont") is a stopword already."""
     word = _CHAT_SPELLINGS.get(word, word)
     return _unstretched(word) if _STRETCHED.search(word) else word
 
@@ -494,7 +486,15 @@ def _term(word: str) -> str:
     word's own (a spelling variant or an expanded abbreviation: "preferred" ->
     "preferr", "programmed" -> "programme", "sept" -> "september"), so that every
     join the stemmer made before still holds.
+
+    A chat's spelling is the word it spells first (:func:`standard_word`: "bday" is
+    "birthday", "goood" is "good"); one that spells a function word ("sooo") has no
+    term: the empty string, which ``analyse`` leaves out.
     """
+    if word in _CHAT_SPELLINGS or _STRETCHED.search(word):
+        word = standard_word(word)
+        if word in _STOPWORDS:
+            return ""
     if 2 < len(word) < _MAX_TERM_CHARS and "a" <= word[-1] <= "z":
         stem = _stem(word)
         if word.isascii() and word.isalpha():
@@ -589,6 +589,8 @@ def _most_informative(words: list[str], max_terms: int) -> dict[str, str]:
     first_seen: dict[str, int] = {}
     for index in ranked:
         term = _term(words[index])
+        if not term:
+            continue
         first_seen[term] = min(first_seen.get(term, index), index)
         if len(first_seen) == max_terms:
             break
