@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from satchel.stores.sqlite._vectors import VectorMatrix
+from satchel.vocabulary import apart_from_common
 
 
 def unit(rows: int, dimension: int = 8, seed: int = 0) -> npt.NDArray[np.float32]:
@@ -15,15 +16,31 @@ def unit(rows: int, dimension: int = 8, seed: int = 0) -> npt.NDArray[np.float32
 
 
 def test_nearest_matches_brute_force() -> None:
-    """nearest returns the k best rows by cosine, best first."""
+    """nearest returns the k best rows apart from the rows' common direction, best
+    first, with their cosines."""
     vectors = unit(200)
     matrix = VectorMatrix(8, np.arange(1000, 1200, dtype=np.int64), vectors)
     query = vectors[17]
     rows, sims = matrix.nearest(query, 5)
-    expected = np.argsort(-(vectors @ query), kind="stable")[:5] + 1000
-    assert rows.tolist() == expected.tolist()
-    assert sims[0] == np.float32(vectors[17] @ query)
-    assert list(sims) == sorted(sims, reverse=True)
+    scores, _ = apart_from_common(vectors, query, vectors.sum(axis=0, dtype=np.float64))
+    expected = np.argsort(-scores, kind="stable")[:5]
+    assert rows.tolist() == (expected + 1000).tolist()
+    assert np.allclose(sims, vectors[expected] @ query, atol=1e-6)
+    assert rows[0] == 1017
+
+
+def test_the_common_direction_follows_writes() -> None:
+    """The rows' sum is kept in step with adds and removes: a matrix written to
+    ranks as one loaded with the same rows."""
+    vectors = unit(120, seed=3)
+    written = VectorMatrix(8, np.arange(100, dtype=np.int64), vectors[:100])
+    written.add(np.arange(100, 120, dtype=np.int64), vectors[100:])
+    written.remove(np.array([5, 50, 119], dtype=np.int64))
+    kept = [row for row in range(120) if row not in (5, 50, 119)]
+    loaded = VectorMatrix(8, np.array(kept, dtype=np.int64), vectors[kept])
+    assert np.allclose(written.total, loaded.total, atol=1e-5)
+    for query in vectors[:10]:
+        assert written.nearest(query, 10)[0].tolist() == loaded.nearest(query, 10)[0].tolist()
 
 
 def test_add_grows_and_remove_swaps() -> None:

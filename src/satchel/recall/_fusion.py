@@ -181,7 +181,9 @@ def fuse(
         ranked, scores = _fused_by_key(channels, k, shares)
     else:
         ranked, scores = _fused_by_array(channels, k, shares)
-    similarities = admitted.vector_similarities[:2].tolist()
+    # The two highest cosines: the channel ranks apart from the scope's common
+    # direction, so its order is not theirs.
+    similarities = np.sort(admitted.vector_similarities)[::-1][:2].tolist()
     matches = admitted.lexical_matches
     counts = admitted.counts
     return FamilySearch(

@@ -119,13 +119,16 @@ class RelevanceFloor:
         return cls(noise=calibration.baseline, top_similarity=calibration.min_top_similarity)
 
     def stands_out(self, similarities: npt.NDArray[np.float32]) -> bool:
-        """Whether the best of ``similarities`` (most similar first) clears the noise
-        floor and stands out from the ``NOISE_RANK``-th (the last, in a smaller scope):
+        """Whether the best of ``similarities`` (the vector channel's cosines, in its
+        order, which ranks apart from the scope's common direction: sorted here) clears
+        the noise floor and stands out from the ``NOISE_RANK``-th (the last, in a smaller
+        scope):
         by ``SEPARATION`` at the top-hit level, by the margin between that level and
         the floor below it. A lone record is its own neighbourhood: its cosine must
         reach the top-hit level."""
         if not len(similarities):
             return False
+        similarities = np.sort(similarities)[::-1]
         best = float(similarities[0])
         if best < self.noise:
             return False

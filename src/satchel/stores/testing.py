@@ -871,20 +871,36 @@ async def check_lexical_plan_rescues_every_holder_of_a_rare_term(store: Store) -
 
 
 async def check_vector_channel_is_the_most_similar_first(store: Store) -> None:
-    """The request.size nearest by cosine, with their similarities, descending; only
-    families with a vector channel, only with a query vector."""
-    entries = [MemoryEntry(text=name) for name in ("east", "north", "northeast", "west")]
-    vectors = np.stack([unit(1, 0, 0, 0), unit(0, 1, 0, 0), unit(1, 1, 0, 0), unit(-1, 0, 0, 0)])
+    """The request.size most similar to the query apart from the scope's common
+    direction (``vocabulary.apart_from_common`` over the scope's searchable vectors),
+    best first, each with its plain cosine to the query; only families with a vector
+    channel, only with a query vector.
+
+    Most of these records lie along one direction, as a chat's turns share its
+    people's names: the greetings are the nearest by the plain cosine, and the record
+    that says what the query says beyond that ("pottery") is the nearest apart from it.
+    """
+    entries = [MemoryEntry(text=name) for name in ("hello", "hi", "thanks", "pottery", "hiking")]
+    vectors = np.stack(
+        [
+            unit(1, 0.1, 0, 0, 0),
+            unit(1, 0, 0.3, 0, 0),
+            unit(1, 0, 0, 0, 0.2),
+            unit(0.5, 0, 0, 1, 0),
+            unit(0.5, 0, 0, 0, 1),
+        ]
+    )
     await memories(store, "s", entries, vectors)
-    query = PoolRequest(analyse_query("compass"), unit(1, 0.1, 0, 0), 3)
+    asked = unit(1, 0, 0, 0.35, 0)
+    query = PoolRequest(analyse_query("compass"), asked, 3)
     pool = await store.retrieve("memory", "s", query)
-    assert await texts(store, keys_of(pool.vector_keys)) == ["east", "northeast", "north"]
+    assert await texts(store, keys_of(pool.vector_keys)) == ["pottery", "hello", "hi"]
+    cosines = [float(vectors[n] @ asked) for n in (3, 0, 1)]
     similarities = pool.vector_similarities.tolist()
-    assert similarities == sorted(similarities, reverse=True)
-    cosines = [float(vectors[n] @ unit(1, 0.1, 0, 0)) for n in (0, 2, 1)]
     assert np.allclose(similarities, cosines, atol=1e-6), (similarities, cosines)
+    assert cosines[0] < cosines[1]  # by the plain cosine "hello" is the nearer
     assert len(pool.lexical_keys) == 0
-    none = await store.retrieve("memory", "s", PoolRequest(analyse_query("east"), None, 3))
+    none = await store.retrieve("memory", "s", PoolRequest(analyse_query("hello"), None, 3))
     assert len(none.vector_keys) == 0
     assert len(none.lexical_keys) == 1
     await records(store, "experience", "s", [Experience("east", "east", "east", "east")])

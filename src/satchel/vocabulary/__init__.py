@@ -97,6 +97,7 @@ from ._retrieval import PoolRequest as PoolRequest
 from ._retrieval import TermSelection as TermSelection
 from ._retrieval import TimeHits as TimeHits
 from ._retrieval import TimeWindow as TimeWindow
+from ._retrieval import apart_from_common as apart_from_common
 from ._retrieval import lightly_named as lightly_named
 from ._speakers import asks_question as asks_question
 from ._speakers import said_by as said_by
@@ -187,6 +188,7 @@ __all__ = [
     "TopicMemory",
     "analyse",
     "analyse_query",
+    "apart_from_common",
     "asks_question",
     "asks_when",
     "check_provider",

@@ -54,6 +54,47 @@ def lightly_named(
     return (mixed / norm if norm > 0 else whole).astype(np.float32)
 
 
+#: The least length ``apart_from_common`` divides by: a record lying along its scope's
+#: common direction has nothing of its own to rank by.
+_APART_FLOOR: Final = 1e-2
+
+
+def apart_from_common(
+    matrix: npt.NDArray[np.float32],
+    query: npt.NDArray[np.float32],
+    total: npt.NDArray[np.float64] | None,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """How the vector channel ranks a scope's records (the rows of ``matrix``, unit
+    vectors) for ``query``: each record's cosine to the query once both have lost the
+    scope's common direction, the direction of ``total``, the sum of the scope's
+    vectors. Returns those scores and each record's plain cosine to the query (what
+    admission and the gate read), in row order.
+
+    A static embedding averages a text's token vectors, so every record of a scope
+    shares a large common part: in a chat, its people's names and its everyday words.
+    Every short turn ("Alice: Deal.") is then near every question naming Alice, while
+    what a record says beyond the common part is what tells it apart. So the query
+    loses its component along the common direction ``u`` and each record's cosine is
+    taken to its own part apart from ``u``: ``(q - (q.u) u) . d / |d - (d.u) u|``. On
+    LoCoMo this ranks 0.747 of the evidence among the 50 most similar turns, against
+    0.717 by the plain cosine (docs/benchmarks.md). One product of the matrix with two
+    columns, the query apart and ``u``; the plain cosine is their sum. With no total
+    (or a zero one) the scores are the plain cosines.
+    """
+    norm = 0.0 if total is None else float(np.linalg.norm(total))
+    if total is None or norm == 0.0:
+        plain: npt.NDArray[np.float32] = matrix @ query
+        return plain, plain
+    common = (total / norm).astype(np.float32)
+    along = float(query @ common)
+    both = matrix @ np.stack([query - along * common, common], axis=1)
+    apart, share = both[:, 0], both[:, 1]
+    cosines: npt.NDArray[np.float32] = apart + along * share
+    lengths = np.sqrt(np.maximum(1.0 - share * share, _APART_FLOOR * _APART_FLOOR))
+    scores: npt.NDArray[np.float32] = (apart / lengths).astype(np.float32)
+    return scores, cosines
+
+
 #: A query term held by at most this many of a scope's records is rare enough that every
 #: record holding it joins the full-text candidates, however the ranking placed it.
 RARE_POSTINGS: Final = 32

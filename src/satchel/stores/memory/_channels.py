@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...vocabulary._families import rules
-from ...vocabulary._retrieval import RARE_POSTINGS, TimeHits, bm25
+from ...vocabulary._retrieval import RARE_POSTINGS, TimeHits, apart_from_common, bm25
 from .._rules import check_query_vector
 
 if TYPE_CHECKING:
@@ -91,17 +91,20 @@ def nearest(
     query: Vectors | None,
     dimension: int | None,
 ) -> tuple[list[int], list[float]]:
-    """The vector channel: the ``request.size`` most cosine-similar to ``query``
-    (``PoolRequest.vector_for``), best first."""
+    """The vector channel: the ``request.size`` most similar to ``query``
+    (``PoolRequest.vector_for``) apart from the scope's common direction
+    (``apart_from_common``), best first, with their cosine similarities."""
     if query is None or not rules(family).vector_channel or request.size <= 0:
         return [], []
     check_query_vector(query, dimension)
-    embedded = [stored for stored in records if stored.vector is not None]
+    embedded = [stored.vector for stored in records if stored.vector is not None]
     if not embedded:
         return [], []
-    similar = similarities(embedded, query)
-    keys = np.array([stored.key for stored in embedded], dtype=np.int64)
-    order = np.lexsort((keys, -similar))[: request.size]  # ties: the older first
+    matrix = np.stack(embedded).astype(np.float32)
+    total = matrix.sum(axis=0, dtype=np.float64)
+    scores, similar = apart_from_common(matrix, unit(query), total)
+    keys = np.array([stored.key for stored in records if stored.vector is not None], np.int64)
+    order = np.lexsort((keys, -scores))[: request.size]  # ties: the older first
     return keys[order].tolist(), similar[order].tolist()
 
 

@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 import numpy as np
+import numpy.typing as npt
+
+from ...vocabulary._retrieval import apart_from_common
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    import numpy.typing as npt
 
     from ...vocabulary._families import Family
 
@@ -65,16 +66,19 @@ class _Buffer:
 @attrs.frozen
 class ScopeVectors:
     """A scope's searchable vectors of one family as of write ``version``: the first
-    ``count`` rows of a buffer, each of unit length, and the keys below ``next_key``."""
+    ``count`` rows of a buffer, each of unit length, and the keys below ``next_key``;
+    ``total`` is their sum, the scope's common direction (``apart_from_common``)."""
 
     version: int
     next_key: int
     buffer: _Buffer
     count: int
+    total: npt.NDArray[np.float64]
 
     @classmethod
     def of(cls, version: int, next_key: int, keys: Keys, matrix: Matrix) -> ScopeVectors:
-        return cls(version, next_key, _Buffer(keys, matrix, len(keys)), len(keys))
+        total = matrix.sum(axis=0, dtype=np.float64)
+        return cls(version, next_key, _Buffer(keys, matrix, len(keys)), len(keys), total)
 
     def __len__(self) -> int:
         return self.count
@@ -101,7 +105,8 @@ class ScopeVectors:
         buffer.keys[count:end] = keys
         buffer.matrix[count:end] = matrix
         buffer.filled = end
-        return ScopeVectors(version, next_key, buffer, end)
+        total = self.total + matrix.sum(axis=0, dtype=np.float64)
+        return ScopeVectors(version, next_key, buffer, end, total)
 
     def kept(self, keys: Keys) -> ScopeVectors:
         """These vectors but those of keys not in ``keys`` (the ones still searchable),
@@ -113,15 +118,16 @@ class ScopeVectors:
         return ScopeVectors.of(self.version, self.next_key, held[mask], matrix)
 
     def nearest(self, query: Matrix, k: int) -> tuple[list[int], list[float]]:
-        """The ``k`` keys most similar to ``query``, best first, and their cosine
-        similarities (one product over this set's rows)."""
+        """The ``k`` keys most similar to ``query``, best first apart from the scope's
+        common direction (``apart_from_common``), and their cosine similarities (one
+        product over this set's rows)."""
         count = self.count
         if count == 0 or k <= 0:
             return [], []
-        scores = self.buffer.matrix[:count] @ _unit(query)
+        scores, cosines = apart_from_common(self.buffer.matrix[:count], _unit(query), self.total)
         top = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
         order = top[np.argsort(-scores[top], kind="stable")]
-        return self.buffer.keys[:count][order].tolist(), scores[order].tolist()
+        return self.buffer.keys[:count][order].tolist(), cosines[order].tolist()
 
     def similarities(self, keys: Sequence[int], query: Matrix) -> npt.NDArray[np.float32]:
         """Each of ``keys``' cosine similarity to ``query`` (-1 for a key without a

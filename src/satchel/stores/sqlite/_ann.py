@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import numpy as np
 
+from ...vocabulary._retrieval import apart_from_common
 from . import _schema as sql
 from ._schema import embedder_of
 from ._vectors import VectorMatrix, from_blobs
@@ -617,16 +618,25 @@ class AnnMatrix:
             self._removed.update(indexed.tolist())
 
     def nearest(self, query: Vectors, k: int) -> tuple[Rows, npt.NDArray[np.float32]]:
-        """The ``k`` most similar live rows, best first, with their exact cosine
-        similarities: the index's candidates (retired rows filtered out) re-ranked,
-        merged with the delta's best."""
+        """The ``k`` most similar live rows, best first apart from the scope's common
+        direction (``apart_from_common``), with their exact cosine similarities: the
+        index's candidates (retired rows filtered out) re-ranked, merged with the
+        delta's best."""
         if k <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        rows, vectors = self._candidates(query, k)
-        extra_rows, extra = self._delta.nearest(query, k)
+        # The scope's common direction: the build's rows (its centre, once each; rows
+        # retired since stay in it until the next build) and the delta's.
+        total = self._center.astype(np.float64) * self._indexed + self._delta.total
+        # The index holds each vector's direction from the centre: asked with the query
+        # apart from the common direction, its nearest are those the ranking wants.
+        common = (total / max(float(np.linalg.norm(total)), 1e-12)).astype(np.float32)
+        rows, vectors = self._candidates(query - float(query @ common) * common, k)
+        scores, cosines = apart_from_common(vectors, query, total)
+        extra_rows, extra_scores, extra = self._delta.ranked(query, k, total)
         rows = np.concatenate([rows, extra_rows])
-        similarities = np.concatenate([vectors @ query, extra]).astype(np.float32)
-        order = np.lexsort((rows, -similarities))[:k]  # ties: the older row first
+        ranked = np.concatenate([scores, extra_scores])
+        similarities = np.concatenate([cosines, extra]).astype(np.float32)
+        order = np.lexsort((rows, -ranked))[:k]  # ties: the older row first
         return rows[order], similarities[order]
 
     def similarities(self, rows: Rows, query: Vectors) -> npt.NDArray[np.float32]:

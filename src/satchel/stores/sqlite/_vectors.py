@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...vocabulary._errors import StoreError
+from ...vocabulary._retrieval import apart_from_common
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -25,7 +26,8 @@ class VectorMatrix:
     """The live vectors of one family in one scope, keyed by store row id.
 
     Rows are appended into spare capacity and removed by moving the last row into the
-    hole, so both are O(dimension); a search is one matrix-vector product and an
+    hole, so both are O(dimension), and the rows' sum is kept in step; a search is one
+    product of the matrix with two columns (``apart_from_common``) and an
     ``argpartition`` over the scope's rows only.
 
     A row's slot is found through a sorted copy of the rows (``searchsorted``), not a
@@ -47,6 +49,9 @@ class VectorMatrix:
             self._rows = np.zeros(capacity, dtype=np.int64)
             self._matrix[:count] = vectors
             self._rows[:count] = rows
+        #: The sum of the live vectors: the scope's common direction
+        #: (:func:`~...vocabulary._retrieval.apart_from_common`), kept in step with writes.
+        self._total = self._matrix[:count].sum(axis=0, dtype=np.float64)
         #: The live rows sorted, and each one's slot; None until a lookup needs them, and
         #: again after any write (so a view of the rows themselves may serve as the first).
         self._index: tuple[Rows, Rows] | None = None
@@ -57,6 +62,13 @@ class VectorMatrix:
     @property
     def dimension(self) -> int:
         return self._dimension
+
+    @property
+    def total(self) -> npt.NDArray[np.float64]:
+        """The sum of the live vectors (a copy)."""
+        with self._lock:
+            total: npt.NDArray[np.float64] = self._total.copy()
+        return total
 
     def add(self, rows: Rows, vectors: Matrix) -> None:
         """Append vectors for newly written rows; rows already present are skipped (a
@@ -70,6 +82,7 @@ class VectorMatrix:
             end = self._count + len(rows)
             self._matrix[self._count : end] = vectors
             self._rows[self._count : end] = rows
+            self._total += vectors.sum(axis=0, dtype=np.float64)
             self._count = end
             self._index = None
 
@@ -82,6 +95,7 @@ class VectorMatrix:
                 if slot < 0 or slot >= self._count or int(self._rows[slot]) != row:
                     continue  # unknown, or named twice
                 last = self._count - 1
+                self._total -= self._matrix[slot]
                 if slot != last:
                     self._matrix[slot] = self._matrix[last]
                     tail = int(self._rows[last])
@@ -107,19 +121,28 @@ class VectorMatrix:
         return np.where(ordered[at] == rows, slots[at], -1)
 
     def nearest(self, query: Matrix, k: int) -> tuple[Rows, npt.NDArray[np.float32]]:
-        """The ``k`` most similar rows, best first, with their cosine similarities.
+        """The ``k`` most similar rows, best first apart from these rows' common
+        direction (``apart_from_common``), with their cosine similarities to ``query``."""
+        rows, _, cosines = self.ranked(query, k)
+        return rows, cosines
 
-        Stored vectors and the query are unit length, so the dot product is the cosine.
-        """
+    def ranked(
+        self, query: Matrix, k: int, total: npt.NDArray[np.float64] | None = None
+    ) -> tuple[Rows, npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """:meth:`nearest`'s rows, their scores and their cosines, apart from the
+        common direction of ``total`` (by default these rows' own sum)."""
+        empty = np.empty(0, dtype=np.float32)
         with self._lock:
             count = self._count
             if count == 0 or k <= 0:
-                return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-            scores = self._matrix[:count] @ query
+                return np.empty(0, dtype=np.int64), empty, empty
+            scores, cosines = apart_from_common(
+                self._matrix[:count], query, self._total if total is None else total
+            )
             rows = self._rows[:count].copy()
         top = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
         order = top[np.argsort(-scores[top], kind="stable")]
-        return rows[order], scores[order]
+        return rows[order], scores[order], cosines[order]
 
     def similarities(self, rows: Rows, query: Matrix) -> npt.NDArray[np.float32]:
         """The cosine similarity of each of ``rows`` to ``query`` (-1 for a row without a
