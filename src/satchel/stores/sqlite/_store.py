@@ -28,6 +28,7 @@ from ...vocabulary._speakers import opens_with_speaker, variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._placing import place
+from .._rounds import current_round
 from .._sessions import erased_identities, session_key
 from .._term_counts import TermCounts, rate
 from . import _copy as copying
@@ -115,6 +116,7 @@ class SqliteStore:
         self._term_counts = TermCounts()
         self._embedder: str | None = None  # the fingerprint bound by the runtime
         self._copy_order = copying.RowOrder()  # the rows a copy reads (``_copy``)
+        self._looked_in: object | None = None  # the round of the last look (``_look``)
         self._closed = False
 
     @classmethod
@@ -405,7 +407,7 @@ class SqliteStore:
 
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
         self._check_open()
-        self._conns.sync(self._reload)
+        self._look()
         scope_key = self._scope_keys.get(ref.scope_id)
         if scope_key is None:
             raise _rules.no_version(ref)
@@ -433,7 +435,7 @@ class SqliteStore:
 
     async def get_profile(self, scope_id: str) -> Evidence | None:
         self._check_open()
-        self._conns.sync(self._reload)
+        self._look()
         scope_key = self._scope_keys.get(scope_id)
         if scope_key is None:
             return None
@@ -451,7 +453,7 @@ class SqliteStore:
 
     async def read_resource_bodies(self, scope_id: str, uris: Sequence[str]) -> Mapping[str, str]:
         self._check_open()
-        self._conns.sync(self._reload)
+        self._look()
         scope_key = self._scope_keys.get(scope_id)
         if scope_key is None or not uris:
             return {}
@@ -512,7 +514,7 @@ class SqliteStore:
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
         self._check_open()
-        self._conns.sync(self._reload)
+        self._look()
         version = self.scope_version(scope_id)
         scope_key = self._scope_keys.get(scope_id)
         scope_rows = 0 if scope_key is None else self._counts.get((family, scope_key), 0)
@@ -596,7 +598,7 @@ class SqliteStore:
         # Kept while the scope is unchanged (``_neighbour_cache``): most hits of a
         # conversation's questions are the hits of its earlier questions. Another
         # process's commit moves every scope's version, so it is looked for first.
-        self._conns.sync(self._reload)
+        self._look()
         version = self._versions.get(scope_id, 0)
         found, missing = self._neighbours.split(family, scope_id, reach, version, keys)
         if not missing:
@@ -622,7 +624,7 @@ class SqliteStore:
         """Read the evidence of record versions a pool named; a key whose record was
         retired since is missing from the result (searched versions only)."""
         self._check_open()
-        self._conns.sync(self._reload)
+        self._look()
         found, missing = self._evidence.split(keys, family, scope_id)
         scope_key = self._scope_keys.get(scope_id)
         if scope_key is None:
@@ -684,6 +686,15 @@ class SqliteStore:
                     " damaged, restore it from a backup)"
                 ) from exc
 
+    def _look(self) -> None:
+        """Look for other processes' commits (``Connections.sync``) before a read: once
+        per round of searches (``stores._rounds``), at every read outside one."""
+        round = current_round()
+        if round is not None and round is self._looked_in:
+            return
+        if self._conns.sync(self._reload):
+            self._looked_in = round
+
     def _reload(self, conn: sqlite3.Connection) -> None:
         """Follow commits of other connections (another process on the same file): its
         scopes, counts and threads are read again, and every cached vector, evidence and
@@ -727,7 +738,7 @@ class SqliteStore:
         self, scope_id: str, family: Family, *, after: int, limit: int
     ) -> list[StoredVersion]:
         self._check_open()
-        self._conns.sync(self._reload)  # another process's commit moves the version
+        self._look()  # another process's commit moves the version
         version = self.scope_version(scope_id)
 
         def work(conn: sqlite3.Connection) -> list[StoredVersion]:
