@@ -33,6 +33,7 @@ from ..vocabulary import (
     forget_texts,
 )
 from ._committed import Fit, Recall
+from ._deadlines import until
 from ._packer import Packer
 from ._search import Searcher
 
@@ -146,7 +147,7 @@ class Coordinator:
         outcomes: dict[SearchSpec, SearchOutcome] = {}
         stopped = None
         with self._round_span(settings) as span:
-            with anyio.CancelScope(deadline=self._deadline(state)) as scope:
+            with until(self._deadline(state)) as scope:
                 try:
                     with searching():  # the store looks for other processes' commits once
                         outcomes = await self._searcher.run(state, round)
