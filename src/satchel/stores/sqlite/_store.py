@@ -30,7 +30,7 @@ from .._copy_protocol import searchable_vectors
 from .._placing import place
 from .._rounds import current_round
 from .._sessions import erased_identities, session_key
-from .._term_counts import TermCounts, rate
+from .._term_counts import Kept, TermCounts, rate
 from . import _copy as copying
 from . import _erase as erasing
 from . import _listing as listing
@@ -625,10 +625,22 @@ class SqliteStore:
         retired since is missing from the result (searched versions only)."""
         self._check_open()
         self._look()
-        found, missing = self._evidence.split(keys, family, scope_id)
         scope_key = self._scope_keys.get(scope_id)
         if scope_key is None:
-            return found
+            return self._evidence.split(keys, family, scope_id)[0]
+        # The rated evidence served earlier at the scope's write version, as it was
+        # (``TermCounts.keep``): no rebuilt ``Evidence``, no rating.
+        kept = self._term_counts.at(family, scope_id, self._versions.get(scope_id, 0))
+        served = kept.evidence
+        if served:
+            ready = {key: item for key in keys if (item := served.get(key)) is not None}
+            if len(ready) == len(keys):
+                return ready
+            if ready:
+                keys = [key for key in keys if key not in ready]
+        else:
+            ready = {}
+        found, missing = self._evidence.split(keys, family, scope_id)
         # A large scope's evidence is read in a worker thread (docs/benchmarks.md).
         small = self._counts.get((family, scope_key), 0) <= self._inline_rows
         if missing:
@@ -640,22 +652,27 @@ class SqliteStore:
             fetched = await self._read("evidence", work, inline=small and len(missing) <= 256)
             self._evidence.remember(fetched, generation)
             found.update(fetched)
-        return await self._rated(family, scope_id, scope_key, found, inline=small)
+        rated = await self._rated(family, scope_key, found, kept, inline=small)
+        self._term_counts.keep(family, scope_id, kept, rated)
+        if ready:
+            ready.update(rated)
+            return ready
+        return rated
 
     async def _rated(
         self,
         family: Family,
-        scope_id: str,
         scope_key: int,
         found: dict[int, Evidence],
+        kept: Kept,
         *,
         inline: bool,
     ) -> dict[int, Evidence]:
-        """``found`` rated with the scope's counts (``vocabulary.rarity``): those kept at
-        the scope's write version, and one read of ``term_stats`` for the rest."""
+        """``found`` rated with the scope's counts (``vocabulary.rarity``): those
+        ``kept`` at the scope's write version, and one read of ``term_stats`` for the
+        rest."""
         if not found:
             return found
-        kept = self._term_counts.at(family, scope_id, self._versions.get(scope_id, 0))
 
         async def read_counts(terms: list[str]) -> dict[str, int]:
             def work(conn: sqlite3.Connection) -> dict[str, int]:
