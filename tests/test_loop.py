@@ -8,7 +8,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from satchel._loop import loop_turn
+from satchel._loop import Turn, loop_turn
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -80,3 +80,69 @@ def test_each_run_of_an_event_loop_has_a_turn_of_its_own() -> None:
         return first
 
     assert anyio.run(same_within_a_run) is not anyio.run(same_within_a_run)
+
+
+async def take(turn: Turn, name: str, log: list[str], release: anyio.Event | None = None) -> None:
+    """Take ``turn``, log ``name``, and hold it until ``release`` is set (if given)."""
+    async with turn:
+        log.append(name)
+        if release is not None:
+            await release.wait()
+
+
+async def test_waiters_take_the_turn_in_the_order_they_asked(anyio_backend: object) -> None:
+    turn, log, release = Turn(), list[str](), anyio.Event()
+    async with anyio.create_task_group() as group:
+        group.start_soon(take, turn, "holder", log, release)
+        await anyio.wait_all_tasks_blocked()
+        for name in ("a", "b", "c"):
+            group.start_soon(take, turn, name, log)
+            await anyio.wait_all_tasks_blocked()  # each queued before the next asks
+        release.set()
+    assert log == ["holder", "a", "b", "c"]
+    assert not turn.locked()
+
+
+async def test_a_waiter_cancelled_before_its_turn_leaves_the_queue(anyio_backend: object) -> None:
+    turn, log, release = Turn(), list[str](), anyio.Event()
+    async with anyio.create_task_group() as group:
+        group.start_soon(take, turn, "holder", log, release)
+        await anyio.wait_all_tasks_blocked()
+        with anyio.CancelScope() as gone:
+            async with anyio.create_task_group() as waiting:
+                waiting.start_soon(take, turn, "cancelled", log)
+                await anyio.wait_all_tasks_blocked()
+                group.start_soon(take, turn, "next", log)
+                await anyio.wait_all_tasks_blocked()
+                gone.cancel()
+        release.set()
+    assert log == ["holder", "next"]
+    assert not turn.locked()
+
+
+async def test_a_waiter_cancelled_as_it_is_handed_the_turn_passes_it_on(
+    anyio_backend: object,
+) -> None:
+    turn, log = Turn(), list[str]()
+    async with anyio.create_task_group() as group:
+        with anyio.CancelScope() as gone:
+            async with anyio.create_task_group() as waiting, turn:
+                waiting.start_soon(take, turn, "cancelled", log)
+                await anyio.wait_all_tasks_blocked()
+                group.start_soon(take, turn, "next", log)
+                await anyio.wait_all_tasks_blocked()
+                gone.cancel()  # before the release hands it the turn
+    assert log == ["next"]
+    assert not turn.locked()
+
+
+async def test_a_cancelled_task_asking_for_a_free_turn_gives_it_back(
+    anyio_backend: object,
+) -> None:
+    turn = Turn()
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        async with turn:
+            pytest.fail("a cancelled task ran a stretch")
+    assert scope.cancelled_caught
+    assert not turn.locked()

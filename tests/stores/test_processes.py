@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 import satchel
+from satchel.stores._rounds import searching
 from satchel.stores.sqlite import _search
 
 if TYPE_CHECKING:
@@ -199,3 +200,35 @@ def ratings(explained: satchel.Explanation) -> dict[str | None, float | None]:
     return {
         item.text: receipt.score for item, receipt in zip(items, explained.receipts, strict=True)
     }
+
+
+async def test_a_round_of_searches_looks_for_other_commits_once(tmp_path: Path) -> None:
+    """Reads outside a round each look for other connections' commits; the reads of one
+    round look once, at the first: a commit landing during the round is seen by the
+    next round (another store on the same file commits as another process does)."""
+    path = tmp_path / "shared.db"
+    ours = await satchel.stores.SqliteStore.open(str(path))
+    theirs = await satchel.stores.SqliteStore.open(str(path))
+    note = [satchel.MemoryEntry(text="kestrel note")]
+    try:
+        async with (
+            satchel.open_runtime(store=ours, embedder=satchel.HashingEmbedder()),
+            satchel.open_runtime(store=theirs, embedder=satchel.HashingEmbedder()) as other,
+        ):
+            await ours.evidence("memory", "team", [])
+            version = ours.scope_version("team")
+            await other.add_memories("team", note)
+            await ours.evidence("memory", "team", [])  # outside a round: looks
+            assert ours.scope_version("team") == version + 1
+            with searching():
+                await ours.evidence("memory", "team", [])  # the round's look
+                await other.add_memories("team", note)
+                await ours.evidence("memory", "team", [])
+                await ours.neighbours("memory", "team", [1])
+                assert ours.scope_version("team") == version + 1
+            with searching():
+                await ours.evidence("memory", "team", [])
+                assert ours.scope_version("team") == version + 2
+    finally:
+        await theirs.aclose()
+        await ours.aclose()

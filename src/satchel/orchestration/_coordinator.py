@@ -25,6 +25,7 @@ import anyio
 from .._loop import loop_turn
 from ..builder import FitMemo
 from ..recall import EXPANSION_FAILED, EXPANSION_TIMEOUT
+from ..stores._rounds import searching
 from ..vocabulary import (
     PrepareFailedError,
     PrepareTimeoutError,
@@ -32,6 +33,7 @@ from ..vocabulary import (
     forget_texts,
 )
 from ._committed import Fit, Recall
+from ._deadlines import until
 from ._packer import Packer
 from ._search import Searcher
 
@@ -145,9 +147,10 @@ class Coordinator:
         outcomes: dict[SearchSpec, SearchOutcome] = {}
         stopped = None
         with self._round_span(settings) as span:
-            with anyio.CancelScope(deadline=self._deadline(state)) as scope:
+            with until(self._deadline(state)) as scope:
                 try:
-                    outcomes = await self._searcher.run(state, round)
+                    with searching():  # the store looks for other processes' commits once
+                        outcomes = await self._searcher.run(state, round)
                 except ExceptionGroup as group:
                     span.set_attribute("satchel.recall.round.committed", False)
                     if not settings.index:

@@ -33,6 +33,7 @@ from ..vocabulary import (
     rules,
     tracer,
 )
+from ._deadlines import until
 from ._options import RuntimeOptions
 from ._receipts import Explainer
 from ._stages import ask_planner, digest_pack
@@ -158,14 +159,14 @@ class Preparer:
         timeout = self.options.prepare_timeout
         deadline = math.inf if timeout is None else started + timeout
         prelude = None
-        with anyio.CancelScope(deadline=deadline):
+        with until(deadline):
             prelude = await self._prelude(request)
         if prelude is None:
             raise PrepareTimeoutError("the query was not embedded before prepare_timeout")
         session = request.session_id if self.ledger is not None else None
         turn, held_back = 0, frozenset[str]()
         if session is not None and self.ledger is not None:
-            with anyio.CancelScope(deadline=deadline) as scope:
+            with until(deadline) as scope:
                 turn, held_back = await self.ledger.next_turn(session, owner=session_owner)
             if scope.cancelled_caught:
                 raise PrepareTimeoutError("the session was not read before prepare_timeout")
@@ -210,7 +211,7 @@ class Preparer:
             skip.update(omission.citation.identity() for omission in omitted)
             # Twice as many as needed: some may have left search, or repeat a record.
             unread = list(itertools.islice(explainer.unread(), 2 * needed))
-            with anyio.CancelScope(deadline=deadline):
+            with until(deadline):
                 found = await explainer.read_unread(self.store, self.guards, unread, skip)
                 omitted += found[:needed]
         return Explained(explainer.receipts(returned), tuple(omitted))
@@ -299,7 +300,7 @@ class Preparer:
     async def _report(self, effort: RecallEffort, deadline: float) -> None:
         """Await the sink until the prepare's deadline; its failures are only logged."""
         assert self.sink is not None
-        with anyio.CancelScope(deadline=deadline) as scope:
+        with until(deadline) as scope:
             try:
                 await self.sink(effort)
             except Exception:  # a failing sink never fails the prepare

@@ -246,25 +246,30 @@ class Connections:
             after(result)
         return result
 
-    def sync(self, refresh: Callable[[sqlite3.Connection], None]) -> None:
+    def sync(self, refresh: Callable[[sqlite3.Connection], None]) -> bool:
         """Run ``refresh(connection)`` if another connection committed since the last
-        look. Never waits: while this store is writing, the next look catches up.
+        look; whether it looked. Never waits: while this store is writing, it does not
+        look (False), and the next look catches up.
 
-        Every read looks first, so it is also where a read learns that the database
-        file was removed or replaced (one ``stat`` of the path, about 2 us): reads
-        would otherwise go on serving the old file's pages (a swapped file's original
-        text, by id) while writes are refused.
+        Every read looks first (once per round of searches: ``stores._rounds``), so it
+        is also where a read learns that the database file was removed or replaced
+        (one ``stat`` of the path, about 2 us): reads would otherwise go on serving the
+        old file's pages (a swapped file's original text, by id) while writes are
+        refused.
 
         Raises:
             StoreError: the path no longer names the file this store opened.
         """
         self._check_file("nothing was read from it")
-        if self._shared or not self._write_lock.acquire(blocking=False):
-            return
+        if self._shared:
+            return True  # one connection: nothing else commits
+        if not self._write_lock.acquire(blocking=False):
+            return False
         try:
             self._sync_locked(refresh)
         finally:
             self._write_lock.release()
+        return True
 
     def _sync_locked(self, refresh: Callable[[sqlite3.Connection], None] | None) -> None:
         version = self._version()

@@ -28,8 +28,9 @@ from ...vocabulary._speakers import opens_with_speaker, variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._placing import place
+from .._rounds import current_round
 from .._sessions import erased_identities, session_key
-from .._term_counts import TermCounts, rate
+from .._term_counts import Kept, TermCounts, rate
 from . import _copy as copying
 from . import _erase as erasing
 from . import _listing as listing
@@ -115,6 +116,7 @@ class SqliteStore:
         self._term_counts = TermCounts()
         self._embedder: str | None = None  # the fingerprint bound by the runtime
         self._copy_order = copying.RowOrder()  # the rows a copy reads (``_copy``)
+        self._looked_in: object | None = None  # the round of the last look (``_look``)
         self._closed = False
 
     @classmethod
@@ -405,7 +407,7 @@ class SqliteStore:
 
     async def get_memory(self, ref: MemoryRef) -> MemoryRecord:
         self._check_open()
-        self._conns.sync(self._reload)
+        self._look()
         scope_key = self._scope_keys.get(ref.scope_id)
         if scope_key is None:
             raise _rules.no_version(ref)
@@ -433,7 +435,7 @@ class SqliteStore:
 
     async def get_profile(self, scope_id: str) -> Evidence | None:
         self._check_open()
-        self._conns.sync(self._reload)
+        self._look()
         scope_key = self._scope_keys.get(scope_id)
         if scope_key is None:
             return None
@@ -451,7 +453,7 @@ class SqliteStore:
 
     async def read_resource_bodies(self, scope_id: str, uris: Sequence[str]) -> Mapping[str, str]:
         self._check_open()
-        self._conns.sync(self._reload)
+        self._look()
         scope_key = self._scope_keys.get(scope_id)
         if scope_key is None or not uris:
             return {}
@@ -512,7 +514,7 @@ class SqliteStore:
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
         self._check_open()
-        self._conns.sync(self._reload)
+        self._look()
         version = self.scope_version(scope_id)
         scope_key = self._scope_keys.get(scope_id)
         scope_rows = 0 if scope_key is None else self._counts.get((family, scope_key), 0)
@@ -596,7 +598,7 @@ class SqliteStore:
         # Kept while the scope is unchanged (``_neighbour_cache``): most hits of a
         # conversation's questions are the hits of its earlier questions. Another
         # process's commit moves every scope's version, so it is looked for first.
-        self._conns.sync(self._reload)
+        self._look()
         version = self._versions.get(scope_id, 0)
         found, missing = self._neighbours.split(family, scope_id, reach, version, keys)
         if not missing:
@@ -622,11 +624,23 @@ class SqliteStore:
         """Read the evidence of record versions a pool named; a key whose record was
         retired since is missing from the result (searched versions only)."""
         self._check_open()
-        self._conns.sync(self._reload)
-        found, missing = self._evidence.split(keys, family, scope_id)
+        self._look()
         scope_key = self._scope_keys.get(scope_id)
         if scope_key is None:
-            return found
+            return self._evidence.split(keys, family, scope_id)[0]
+        # The rated evidence served earlier at the scope's write version, as it was
+        # (``TermCounts.keep``): no rebuilt ``Evidence``, no rating.
+        kept = self._term_counts.at(family, scope_id, self._versions.get(scope_id, 0))
+        served = kept.evidence
+        if served:
+            ready = {key: item for key in keys if (item := served.get(key)) is not None}
+            if len(ready) == len(keys):
+                return ready
+            if ready:
+                keys = [key for key in keys if key not in ready]
+        else:
+            ready = {}
+        found, missing = self._evidence.split(keys, family, scope_id)
         # A large scope's evidence is read in a worker thread (docs/benchmarks.md).
         small = self._counts.get((family, scope_key), 0) <= self._inline_rows
         if missing:
@@ -638,22 +652,27 @@ class SqliteStore:
             fetched = await self._read("evidence", work, inline=small and len(missing) <= 256)
             self._evidence.remember(fetched, generation)
             found.update(fetched)
-        return await self._rated(family, scope_id, scope_key, found, inline=small)
+        rated = await self._rated(family, scope_key, found, kept, inline=small)
+        self._term_counts.keep(family, scope_id, kept, rated)
+        if ready:
+            ready.update(rated)
+            return ready
+        return rated
 
     async def _rated(
         self,
         family: Family,
-        scope_id: str,
         scope_key: int,
         found: dict[int, Evidence],
+        kept: Kept,
         *,
         inline: bool,
     ) -> dict[int, Evidence]:
-        """``found`` rated with the scope's counts (``vocabulary.rarity``): those kept at
-        the scope's write version, and one read of ``term_stats`` for the rest."""
+        """``found`` rated with the scope's counts (``vocabulary.rarity``): those
+        ``kept`` at the scope's write version, and one read of ``term_stats`` for the
+        rest."""
         if not found:
             return found
-        kept = self._term_counts.at(family, scope_id, self._versions.get(scope_id, 0))
 
         async def read_counts(terms: list[str]) -> dict[str, int]:
             def work(conn: sqlite3.Connection) -> dict[str, int]:
@@ -683,6 +702,15 @@ class SqliteStore:
                     f"{operation} could not read the database: {exc} (if the file is"
                     " damaged, restore it from a backup)"
                 ) from exc
+
+    def _look(self) -> None:
+        """Look for other processes' commits (``Connections.sync``) before a read: once
+        per round of searches (``stores._rounds``), at every read outside one."""
+        round = current_round()
+        if round is not None and round is self._looked_in:
+            return
+        if self._conns.sync(self._reload):
+            self._looked_in = round
 
     def _reload(self, conn: sqlite3.Connection) -> None:
         """Follow commits of other connections (another process on the same file): its
@@ -727,7 +755,7 @@ class SqliteStore:
         self, scope_id: str, family: Family, *, after: int, limit: int
     ) -> list[StoredVersion]:
         self._check_open()
-        self._conns.sync(self._reload)  # another process's commit moves the version
+        self._look()  # another process's commit moves the version
         version = self.scope_version(scope_id)
 
         def work(conn: sqlite3.Connection) -> list[StoredVersion]:

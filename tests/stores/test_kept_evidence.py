@@ -1,0 +1,98 @@
+"""The embedded store serves a scope's rated evidence again, unchanged, while the
+scope's write version stands (``TermCounts.keep``), and never past it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+import satchel
+from satchel.stores import SqliteStore, _term_counts
+from satchel.stores._term_counts import TermCounts
+from satchel.vocabulary import Evidence
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+pytestmark = pytest.mark.anyio
+
+TURNS = [
+    "Ana: the kestrel nested in the chimney",
+    "Ben: thanks!",
+    "Ana: we saw it again at the mill on Friday",
+    "Ben: which mill, the old one?",
+    "Ana: yes, the old mill by the river",
+]
+
+
+@pytest.fixture
+async def chat() -> AsyncIterator[tuple[SqliteStore, satchel.Runtime, list[int]]]:
+    store = await SqliteStore.open()
+    async with satchel.open_runtime(store=store, embedder=satchel.StaticEmbedder()) as rt:
+        await rt.add_memories(
+            "chat", [satchel.MemoryEntry(text=text, thread="t") for text in TURNS]
+        )
+        keys = list(await store.evidence("memory", "chat", list(range(1, 20))))
+        yield store, rt, keys
+
+
+async def rated_afresh(rt: satchel.Runtime, keys: list[int]) -> dict[int, Evidence]:
+    """What a store keeping nothing serves: every key read and rated again."""
+    store = rt.store
+    assert isinstance(store, SqliteStore)
+    store._term_counts.forget()
+    store._evidence.retire_all()
+    return dict(await store.evidence("memory", "chat", keys))
+
+
+async def test_the_same_rated_evidence_is_served_while_the_scope_is_unchanged(
+    chat: tuple[SqliteStore, satchel.Runtime, list[int]],
+) -> None:
+    store, rt, keys = chat
+    first = await store.evidence("memory", "chat", keys)
+    again = await store.evidence("memory", "chat", [*reversed(keys), 999])
+    assert all(again[key] is first[key] for key in keys)
+    assert 999 not in again
+    assert all(item.rarity is not None for item in first.values())
+    assert dict(first) == await rated_afresh(rt, keys)
+
+
+async def test_a_write_to_the_scope_serves_evidence_rated_anew(
+    chat: tuple[SqliteStore, satchel.Runtime, list[int]],
+) -> None:
+    store, rt, keys = chat
+    before = await store.evidence("memory", "chat", keys)
+    await rt.add_memories("chat", [satchel.MemoryEntry(text="Ben: thanks!", thread="t")])
+    after = await store.evidence("memory", "chat", keys)
+    assert not any(after[key] is before[key] for key in keys)
+    assert dict(after) != dict(before)  # "thanks" is commoner now: ratings moved
+    assert dict(after) == await rated_afresh(rt, keys)
+
+
+async def test_at_most_most_evidence_are_kept_over_every_scope(
+    chat: tuple[SqliteStore, satchel.Runtime, list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, _, keys = chat
+    store._term_counts.forget()
+    monkeypatch.setattr(_term_counts, "MOST_EVIDENCE", 3)
+    first = await store.evidence("memory", "chat", keys)
+    kept = store._term_counts.at("memory", "chat", store.scope_version("chat"))
+    assert len(kept.evidence) == 3
+    again = await store.evidence("memory", "chat", keys)
+    assert sum(again[key] is first[key] for key in keys) == 3
+    assert dict(again) == dict(first)
+
+
+def test_evidence_read_while_a_write_landed_is_not_kept() -> None:
+    counts = TermCounts()
+    item = Evidence.from_record("memory", "s", "e1", 1, text="Ana: hello")
+    stale = counts.at("memory", "s", 1)
+    current = counts.at("memory", "s", 2)  # a write moved the version meanwhile
+    counts.keep("memory", "s", stale, {1: item})
+    assert not stale.evidence
+    assert not current.evidence
+    counts.keep("memory", "s", current, {1: item})
+    assert current.evidence == {1: item}
+    counts.drop("s")
+    assert counts._evidence == 0
