@@ -9,7 +9,7 @@ import string
 import sys
 import threading
 import unicodedata
-from contextlib import closing
+from contextlib import closing, contextmanager
 from typing import TYPE_CHECKING
 
 import pytest
@@ -315,15 +315,21 @@ def test_lemmatiser_leaves_other_terms_alone() -> None:
     assert analyse("Caroline Melanie June Monday") == ["carolin", "melani", "june", "monday"]
 
 
-def test_query_and_index_agree_on_lemmas() -> None:
-    """A question in base forms finds a text in irregular forms, and back."""
+@contextmanager
+def indexed(*texts: str) -> Iterator[sqlite3.Connection]:
+    """A full-text table holding ``texts`` as rows 1, 2, ..., analysed as a store does."""
     with closing(sqlite3.connect(":memory:")) as conn:
         conn.execute(FTS_TABLE)
-        texts = {1: "Melanie bought two mice for the children", 2: "Caroline went hiking"}
         conn.executemany(
             "INSERT INTO t (rowid, terms) VALUES (?, ?)",
-            [(row, index_text(text)) for row, text in texts.items()],
+            [(row, index_text(text)) for row, text in enumerate(texts, 1)],
         )
+        yield conn
+
+
+def test_query_and_index_agree_on_lemmas() -> None:
+    """A question in base forms finds a text in irregular forms, and back."""
+    with indexed("Melanie bought two mice for the children", "Caroline went hiking") as conn:
         assert search(conn, "What did Melanie buy?") == {1}
         assert search(conn, "a mouse for the child") == {1}
         assert search(conn, "Where does Caroline go?") == {2}
@@ -376,13 +382,7 @@ def test_standard_word_keeps_what_it_does_not_know() -> None:
 
 def test_a_question_finds_the_chat_that_spells_its_words_otherwise() -> None:
     """Index and query agree: "birthday" finds "bday", "pictures" finds "pics"."""
-    with closing(sqlite3.connect(":memory:")) as conn:
-        conn.execute(FTS_TABLE)
-        texts = {1: "Ana: my bday was sooo fun", 2: "Ben: sent u the pics"}
-        conn.executemany(
-            "INSERT INTO t (rowid, terms) VALUES (?, ?)",
-            [(row, index_text(text)) for row, text in texts.items()],
-        )
+    with indexed("Ana: my bday was sooo fun", "Ben: sent u the pics") as conn:
         assert search(conn, "When was Ana's birthday?") == {1}
         assert search(conn, "Which pictures did Ben send?") == {2}
 

@@ -33,7 +33,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from ...vocabulary._retrieval import apart_from_common
+from ...vocabulary._retrieval import CommonDirection, apart_from_common
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -74,6 +74,9 @@ class ScopeVectors:
     buffer: _Buffer
     count: int
     total: npt.NDArray[np.float64]
+    #: The set's :class:`CommonDirection`, made by its first search (a set never
+    #: changes, so once is enough).
+    common: dict[str, CommonDirection | None] = attrs.field(factory=dict, eq=False, repr=False)
 
     @classmethod
     def of(cls, version: int, next_key: int, keys: Keys, matrix: Matrix) -> ScopeVectors:
@@ -124,7 +127,15 @@ class ScopeVectors:
         count = self.count
         if count == 0 or k <= 0:
             return [], []
-        scores, cosines = apart_from_common(self.buffer.matrix[:count], _unit(query), self.total)
+        matrix = self.buffer.matrix[:count]
+        if "made" not in self.common:
+            self.common["made"] = CommonDirection.of(matrix, self.total)
+        made = self.common["made"]
+        scores, cosines = (
+            apart_from_common(matrix, _unit(query), None)
+            if made is None
+            else made.rank(matrix, _unit(query))
+        )
         top = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
         order = top[np.argsort(-scores[top], kind="stable")]
         return self.buffer.keys[:count][order].tolist(), cosines[order].tolist()

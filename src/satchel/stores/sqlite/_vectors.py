@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...vocabulary._errors import StoreError
-from ...vocabulary._retrieval import apart_from_common
+from ...vocabulary._retrieval import CommonDirection, apart_from_common
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -52,6 +52,8 @@ class VectorMatrix:
         #: The sum of the live vectors: the scope's common direction
         #: (:func:`~...vocabulary._retrieval.apart_from_common`), kept in step with writes.
         self._total = self._matrix[:count].sum(axis=0, dtype=np.float64)
+        #: The rows' :class:`CommonDirection`, made at the first search after a write.
+        self._common: CommonDirection | None = None
         #: The live rows sorted, and each one's slot; None until a lookup needs them, and
         #: again after any write (so a view of the rows themselves may serve as the first).
         self._index: tuple[Rows, Rows] | None = None
@@ -84,7 +86,7 @@ class VectorMatrix:
             self._rows[self._count : end] = rows
             self._total += vectors.sum(axis=0, dtype=np.float64)
             self._count = end
-            self._index = None
+            self._index = self._common = None
 
     def remove(self, rows: Rows) -> None:
         """Drop the vectors of rows that are no longer searchable; unknown rows are ignored."""
@@ -102,7 +104,7 @@ class VectorMatrix:
                     self._rows[slot] = tail
                     moved[tail] = slot
                 self._count = last
-                self._index = None
+                self._index = self._common = None
 
     def _slots(self, rows: Rows) -> Rows:
         """Each row's slot, or -1 where the row has no vector here (lock held)."""
@@ -136,9 +138,17 @@ class VectorMatrix:
             count = self._count
             if count == 0 or k <= 0:
                 return np.empty(0, dtype=np.int64), empty, empty
-            scores, cosines = apart_from_common(
-                self._matrix[:count], query, self._total if total is None else total
-            )
+            matrix = self._matrix[:count]
+            if total is not None:
+                scores, cosines = apart_from_common(matrix, query, total)
+            else:
+                if self._common is None:
+                    self._common = CommonDirection.of(matrix, self._total)
+                common = self._common
+                if common is None:
+                    scores = cosines = matrix @ query
+                else:
+                    scores, cosines = common.rank(matrix, query)
             rows = self._rows[:count].copy()
         top = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
         order = top[np.argsort(-scores[top], kind="stable")]
