@@ -880,18 +880,10 @@ async def check_vector_channel_is_the_most_similar_first(store: Store) -> None:
     people's names: the greetings are the nearest by the plain cosine, and the record
     that says what the query says beyond that ("pottery") is the nearest apart from it.
     """
-    entries = [MemoryEntry(text=name) for name in ("hello", "hi", "thanks", "pottery", "hiking")]
-    vectors = np.stack(
-        [
-            unit(1, 0.1, 0, 0, 0),
-            unit(1, 0, 0.3, 0, 0),
-            unit(1, 0, 0, 0, 0.2),
-            unit(0.5, 0, 0, 1, 0),
-            unit(0.5, 0, 0, 0, 1),
-        ]
-    )
+    entries = [MemoryEntry(text=text) for text in _COMMON_TEXTS]
+    vectors = np.stack([unit(*values) for values in _COMMON_VECTORS])
     await memories(store, "s", entries, vectors)
-    asked = unit(1, 0, 0, 0.35, 0)
+    asked = unit(*_COMMON_QUERY)
     query = PoolRequest(analyse_query("compass"), asked, 3)
     pool = await store.retrieve("memory", "s", query)
     assert await texts(store, keys_of(pool.vector_keys)) == ["pottery", "hello", "hi"]
@@ -906,6 +898,35 @@ async def check_vector_channel_is_the_most_similar_first(store: Store) -> None:
     await records(store, "experience", "s", [Experience("east", "east", "east", "east")])
     experience = await store.retrieve("experience", "s", query)
     assert len(experience.vector_keys) == 0
+
+
+#: Five records most of which lie along one direction, and a query mostly along it too:
+#: by the plain cosine the greetings are nearest, apart from the common direction the
+#: record that says what the query says beyond it ("pottery").
+_COMMON_TEXTS: Final = ("hello", "hi", "thanks", "pottery", "hiking")
+_COMMON_VECTORS: Final = (
+    (1, 0.1, 0, 0, 0),
+    (1, 0, 0.3, 0, 0),
+    (1, 0, 0, 0, 0.2),
+    (0.5, 0, 0, 1, 0),
+    (0.5, 0, 0, 0, 1),
+)
+_COMMON_QUERY: Final = (1, 0, 0, 0.35, 0)
+
+
+async def check_time_channel_ranks_a_days_records_as_the_vector_channel_does(
+    store: Store,
+) -> None:
+    """The records said on the day a question names are ranked by their similarity to
+    the query apart from the scope's common direction (``apart_from_common``), as the
+    vector channel ranks them, not by the plain cosine."""
+    entries = [turn(f"Ana: {text}", minute) for minute, text in enumerate(_COMMON_TEXTS)]
+    vectors = np.stack([unit(*values) for values in _COMMON_VECTORS])
+    await memories(store, "s", entries, vectors)
+    asked = PoolRequest(analyse_query("What on 8 May 2023?"), unit(*_COMMON_QUERY), 20)
+    pool = await store.retrieve("memory", "s", asked)
+    found = await texts(store, keys_of(pool.time_keys))
+    assert found == [f"Ana: {text}" for text in ("pottery", "hello", "hi", "thanks", "hiking")]
 
 
 async def check_time_channel_finds_what_was_said_on_a_named_day(store: Store) -> None:

@@ -95,6 +95,19 @@ class CommonDirection:
         scores: npt.NDArray[np.float32] = apart * self.inverse_lengths
         return scores, cosines
 
+    def scores_of(
+        self,
+        matrix: npt.NDArray[np.float32],
+        query: npt.NDArray[np.float32],
+        rows: npt.NDArray[np.int64],
+    ) -> npt.NDArray[np.float32]:
+        """:meth:`rank`'s scores of the ``rows`` of ``matrix`` only (the time channel's
+        records in a window), in their order."""
+        along = float(query @ self.direction)
+        apart: npt.NDArray[np.float32] = matrix[rows] @ (query - along * self.direction)
+        scores: npt.NDArray[np.float32] = apart * self.inverse_lengths[rows]
+        return scores
+
 
 def apart_from_common(
     matrix: npt.NDArray[np.float32],

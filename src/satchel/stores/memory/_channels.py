@@ -8,13 +8,20 @@ indexes instead, and its results must be the same.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...vocabulary._families import rules
-from ...vocabulary._retrieval import RARE_POSTINGS, TimeHits, apart_from_common, bm25
+from ...vocabulary._retrieval import (
+    RARE_POSTINGS,
+    CommonDirection,
+    TimeHits,
+    apart_from_common,
+    bm25,
+)
 from .._rules import check_query_vector
 
 if TYPE_CHECKING:
@@ -134,8 +141,36 @@ def time_channel(
         return [], 0
     similar = None
     if query is not None and rules(family).vector_channel:
-        similar = similarities(found, query)
+        similar = _apart(records, found, query)
     return hits.ranked(request.time_size, similar).tolist(), len(hits)
+
+
+def _apart(records: list[Stored], found: list[Stored], query: Vectors) -> npt.NDArray[np.float32]:
+    """Each of ``found``'s score apart from the common direction of ``records``' vectors
+    (-1 without a vector), as the vector channel ranks."""
+    embedded = [stored.vector for stored in records if stored.vector is not None]
+    common = (
+        CommonDirection.of(
+            np.stack(embedded).astype(np.float32), np.sum(embedded, axis=0, dtype=np.float64)
+        )
+        if embedded
+        else None
+    )
+    if common is None:
+        return similarities(found, query)
+    direction = unit(query)
+    along = float(direction @ common.direction)
+    apart = direction - along * common.direction
+    return np.array(
+        [
+            -1.0
+            if stored.vector is None
+            else float(stored.vector @ apart)
+            / math.sqrt(max(1.0 - float(stored.vector @ common.direction) ** 2, 1e-4))
+            for stored in found
+        ],
+        dtype=np.float32,
+    )
 
 
 def similarities(records: list[Stored], query: Vectors) -> npt.NDArray[np.float32]:

@@ -263,7 +263,7 @@ async def time_channel(
     similar = None
     if vector is not None and rules(family).vector_channel and vectors:
         if held is not None:
-            similar = held.similarities(hits.keys, vector)
+            similar = held.similarities(hits.keys, vector, apart=True)
         else:
             similar = await similarities(cur, family, scope_id, vector, hits.keys)
     return hits.ranked(size, similar), len(hits)

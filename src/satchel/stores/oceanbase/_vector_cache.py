@@ -128,9 +128,7 @@ class ScopeVectors:
         if count == 0 or k <= 0:
             return [], []
         matrix = self.buffer.matrix[:count]
-        if "made" not in self.common:
-            self.common["made"] = CommonDirection.of(matrix, self.total)
-        made = self.common["made"]
+        made = self._common_direction()
         scores, cosines = (
             apart_from_common(matrix, _unit(query), None)
             if made is None
@@ -140,9 +138,12 @@ class ScopeVectors:
         order = top[np.argsort(-scores[top], kind="stable")]
         return self.buffer.keys[:count][order].tolist(), cosines[order].tolist()
 
-    def similarities(self, keys: Sequence[int], query: Matrix) -> npt.NDArray[np.float32]:
+    def similarities(
+        self, keys: Sequence[int], query: Matrix, *, apart: bool = False
+    ) -> npt.NDArray[np.float32]:
         """Each of ``keys``' cosine similarity to ``query`` (-1 for a key without a
-        vector here)."""
+        vector here); with ``apart``, its score apart from the scope's common direction,
+        as :meth:`nearest` ranks (how the time channel orders a window's records)."""
         held = self.buffer.keys[: self.count]
         order = np.argsort(held, kind="stable")
         wanted = np.asarray(keys, dtype=np.int64)
@@ -152,8 +153,19 @@ class ScopeVectors:
             return scores
         slots = order[at]
         present = held[slots] == wanted
-        scores[present] = self.buffer.matrix[slots[present]] @ _unit(query)
+        made = self._common_direction() if apart else None
+        matrix = self.buffer.matrix[: self.count]
+        if made is None:
+            scores[present] = matrix[slots[present]] @ _unit(query)
+        else:
+            scores[present] = made.scores_of(matrix, _unit(query), slots[present])
         return scores
+
+    def _common_direction(self) -> CommonDirection | None:
+        """The set's :class:`CommonDirection`, made by its first search."""
+        if "made" not in self.common:
+            self.common["made"] = CommonDirection.of(self.buffer.matrix[: self.count], self.total)
+        return self.common["made"]
 
 
 def _unit(query: Matrix) -> Matrix:

@@ -624,9 +624,7 @@ class AnnMatrix:
         delta's best."""
         if k <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        # The scope's common direction: the build's rows (its centre, once each; rows
-        # retired since stay in it until the next build) and the delta's.
-        total = self._center.astype(np.float64) * self._indexed + self._delta.total
+        total = self._total()
         # The index holds each vector's direction from the centre: asked with the query
         # apart from the common direction, its nearest are those the ranking wants.
         common = (total / max(float(np.linalg.norm(total)), 1e-12)).astype(np.float32)
@@ -639,10 +637,15 @@ class AnnMatrix:
         order = np.lexsort((rows, -ranked))[:k]  # ties: the older row first
         return rows[order], similarities[order]
 
-    def similarities(self, rows: Rows, query: Vectors) -> npt.NDArray[np.float32]:
+    def similarities(
+        self, rows: Rows, query: Vectors, *, apart: bool = False
+    ) -> npt.NDArray[np.float32]:
         """The cosine similarity of each of ``rows`` to ``query`` (-1 for a row not
-        searchable here): from the delta, or from the database's vectors."""
-        scores = self._delta.similarities(rows, query)
+        searchable here): from the delta, or from the database's vectors. With
+        ``apart``, each row's score apart from the scope's common direction, as
+        :meth:`nearest` ranks."""
+        total = self._total() if apart else None
+        scores = self._delta.similarities(rows, query, apart=apart, total=total)
         wanted = (scores == -1.0) & self._in_index(rows)
         wanted &= np.fromiter((int(row) not in self._removed for row in rows), bool, len(rows))
         if wanted.any():
@@ -652,8 +655,16 @@ class AnnMatrix:
             present = slots < len(found)
             present[present] = found[slots[present]] == rows[wanted][present]
             picked = np.flatnonzero(wanted)[present]
-            scores[picked] = vectors[slots[present]] @ query
+            scores[picked] = apart_from_common(vectors[slots[present]], query, total)[0]
         return scores
+
+    def _total(self) -> npt.NDArray[np.float64]:
+        """The sum of the scope's vectors: the build's rows (its centre, once each; rows
+        retired since stay in it until the next build) and the delta's."""
+        total: npt.NDArray[np.float64] = (
+            self._center.astype(np.float64) * self._indexed + self._delta.total
+        )
+        return total
 
     def _candidates(self, query: Vectors, k: int) -> tuple[Rows, Vectors]:
         """The index's best live candidates for ``query`` and their stored vectors."""

@@ -918,7 +918,8 @@ class SqliteStore:
         vector: Vectors | None,
     ) -> tuple[Any, int]:
         """The time channel's keys and how many records the windows held, each group
-        ranked by similarity to ``vector`` (``PoolRequest.vector_for``)."""
+        ranked by similarity to ``vector`` (``PoolRequest.vector_for``) apart from the
+        scope's common direction, as the vector channel ranks."""
         size = request.time_size
         if not request.query.dates or not rules(family).time_channel or size <= 0:
             return NO_ROWS, 0
@@ -926,7 +927,7 @@ class SqliteStore:
         matrix = self._vectors.loaded(family, scope_key)
         similarities = None
         if vector is not None and matrix is not None and len(hits):
-            similarities = matrix.similarities(np.asarray(hits.keys), vector)
+            similarities = matrix.similarities(np.asarray(hits.keys), vector, apart=True)
         return hits.ranked(size, similarities), len(hits)
 
     def _note_threads(self, scope_key: int, kept: Sequence[Columns]) -> None:

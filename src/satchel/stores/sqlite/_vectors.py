@@ -142,9 +142,7 @@ class VectorMatrix:
             if total is not None:
                 scores, cosines = apart_from_common(matrix, query, total)
             else:
-                if self._common is None:
-                    self._common = CommonDirection.of(matrix, self._total)
-                common = self._common
+                common = self._common_direction()
                 if common is None:
                     scores = cosines = matrix @ query
                 else:
@@ -154,15 +152,44 @@ class VectorMatrix:
         order = top[np.argsort(-scores[top], kind="stable")]
         return rows[order], scores[order], cosines[order]
 
-    def similarities(self, rows: Rows, query: Matrix) -> npt.NDArray[np.float32]:
+    def similarities(
+        self,
+        rows: Rows,
+        query: Matrix,
+        *,
+        apart: bool = False,
+        total: npt.NDArray[np.float64] | None = None,
+    ) -> npt.NDArray[np.float32]:
         """The cosine similarity of each of ``rows`` to ``query`` (-1 for a row without a
-        vector here): a product over those rows only."""
+        vector here): a product over those rows only. With ``apart``, each row's score
+        apart from the common direction (of ``total``, by default these rows' own sum),
+        as :meth:`nearest` ranks: how the time channel orders a window's records."""
         with self._lock:
             slots = self._slots(np.asarray(rows, dtype=np.int64))
             present = slots >= 0
             scores = np.full(len(rows), -1.0, dtype=np.float32)
-            scores[present] = self._matrix[slots[present]] @ query
+            matrix = self._matrix[: self._count]
+            common = (
+                None
+                if not apart
+                else self._common_direction()
+                if total is None
+                else CommonDirection.of(matrix[slots[present]], total)
+            )
+            if common is None:
+                scores[present] = matrix[slots[present]] @ query
+            elif total is None:
+                scores[present] = common.scores_of(matrix, query, slots[present])
+            else:
+                scores[present] = common.rank(matrix[slots[present]], query)[0]
         return scores
+
+    def _common_direction(self) -> CommonDirection | None:
+        """The rows' :class:`CommonDirection`, made at the first search after a write
+        (lock held)."""
+        if self._common is None:
+            self._common = CommonDirection.of(self._matrix[: self._count], self._total)
+        return self._common
 
     def _reserve(self, needed: int) -> None:
         capacity = len(self._rows)
