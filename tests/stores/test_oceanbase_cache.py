@@ -222,3 +222,35 @@ async def test_a_large_scope_is_searched_by_the_engine_while_its_vectors_are_rea
         release.set()
         await writer.aclose()
         await reader.aclose()
+
+
+@pytest.mark.slow
+async def test_the_engine_ranks_apart_from_the_common_direction_as_held_vectors_do(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """With no vectors held (the engine searches, as for a scope too large to hold),
+    the vector and time channels rank a scope's records apart from its common
+    direction, as the held vectors do; the sum the engine added up is kept for the
+    scope's write version only, and an erase drops it."""
+    texts = ("hello", "hi", "thanks", "pottery", "hiking")
+    vectors = np.array(
+        [[1, 0.1, 0, 0, 0], [1, 0, 0.3, 0, 0], [1, 0, 0, 0, 0.2], [0.5, 0, 0, 1, 0],
+         [0.5, 0, 0, 0, 1]],
+        dtype=np.float32,
+    )  # fmt: skip
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = np.array([1, 0, 0, 0.35, 0], dtype=np.float32)
+    query /= np.linalg.norm(query)
+    orders = []
+    for cache_bytes in (0, 1 << 20):
+        store = oceanbase(vector_cache_bytes=cache_bytes)
+        await store.bind_embedder("test", 5)
+        await memories(store, "s", [satchel.MemoryEntry(text=t) for t in texts], vectors)
+        pool = await store.retrieve("memory", "s", PoolRequest(analyse_query("x"), query, 3))
+        orders.append(await _vector_texts(store, "s", pool))
+        if cache_bytes == 0:
+            assert store._vector_sums.get("memory", "s", pool.version) is not None
+            await store.erase_scope("s")
+            assert store._vector_sums.get("memory", "s", pool.version) is None
+        await store.aclose()
+    assert orders == [["pottery", "hello", "hi"]] * 2

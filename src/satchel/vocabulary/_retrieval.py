@@ -56,7 +56,7 @@ def lightly_named(
 
 #: The least length ``apart_from_common`` divides by: a record lying along its scope's
 #: common direction has nothing of its own to rank by.
-_APART_FLOOR: Final = 1e-2
+APART_FLOOR: Final = 1e-2
 
 
 @attrs.frozen
@@ -82,7 +82,7 @@ class CommonDirection:
             return None
         direction = (total / norm).astype(np.float32)
         shares: npt.NDArray[np.float32] = matrix @ direction
-        lengths = np.sqrt(np.maximum(1.0 - shares * shares, _APART_FLOOR * _APART_FLOOR))
+        lengths = np.sqrt(np.maximum(1.0 - shares * shares, APART_FLOOR * APART_FLOOR))
         return cls(direction, shares, (1.0 / lengths).astype(np.float32))
 
     def rank(

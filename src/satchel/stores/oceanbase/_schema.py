@@ -297,9 +297,13 @@ TERMS_STARTING: Final = (
 #: Exact nearest neighbours: a scan of the scope's rows. The plan cache is off so that
 #: no plan made for one scope's size serves another's.
 EXACT_NEAREST: Final = (
-    "SELECT /*+ USE_PLAN_CACHE(NONE) */ k, cosine_distance(embedding, %s) AS d"
-    " FROM satchel_vectors WHERE scope = %s AND family = %s AND k >= %s ORDER BY d LIMIT %s"
+    "SELECT /*+ USE_PLAN_CACHE(NONE) */ k, cosine_distance(embedding, %s) AS d,"
+    " cosine_distance(embedding, %s) FROM satchel_vectors"
+    " WHERE scope = %s AND family = %s AND k >= %s ORDER BY d LIMIT %s"
 )
+#: The sum of a scope's searchable vectors of one family: its common direction, which
+#: the vector channel ranks apart from (``apart_from_common``) when the engine searches.
+VECTOR_SUM: Final = "SELECT sum(embedding) FROM satchel_vectors WHERE scope = %s AND family = %s"
 #: Longest an approximate search may run, in microseconds (it takes 15-40 ms): while the
 #: HNSW index is still loading after a restart it waits for it instead, and the vector
 #: channel scans exactly (``_search.VectorIndex``).
@@ -307,8 +311,8 @@ APPROXIMATE_TIMEOUT_US: Final = 3_000_000
 #: Approximate nearest neighbours through the HNSW index (large scopes).
 APPROXIMATE_NEAREST: Final = (
     f"SELECT /*+ USE_PLAN_CACHE(NONE) QUERY_TIMEOUT({APPROXIMATE_TIMEOUT_US}) */"
-    " k, cosine_distance(embedding, %s) AS d FROM satchel_vectors"
-    " WHERE scope = %s AND family = %s ORDER BY d APPROXIMATE LIMIT %s"
+    " k, cosine_distance(embedding, %s) AS d, cosine_distance(embedding, %s)"
+    " FROM satchel_vectors WHERE scope = %s AND family = %s ORDER BY d APPROXIMATE LIMIT %s"
 )
 
 #: The records holding any of the given terms, with their terms for satchel's own BM25

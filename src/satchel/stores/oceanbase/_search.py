@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -13,7 +13,14 @@ import numpy as np
 
 from ...vocabulary._evidence import ThreadNeighbours
 from ...vocabulary._families import rules
-from ...vocabulary._retrieval import POSTINGS_BUDGET, RARE_POSTINGS, WINDOW_SCAN, TimeHits, bm25
+from ...vocabulary._retrieval import (
+    APART_FLOOR,
+    POSTINGS_BUDGET,
+    RARE_POSTINGS,
+    WINDOW_SCAN,
+    TimeHits,
+    bm25,
+)
 from . import _schema as sql
 from ._rows import NO_TIME, vector_literal
 
@@ -180,6 +187,7 @@ async def nearest(
     state: ScopeState,
     exact_rows: int,
     index: VectorIndex | None,
+    sums: VectorSums | None = None,
 ) -> tuple[list[int], list[float]]:
     """The vector channel, most similar to ``vector`` (``PoolRequest.vector_for``): an
     exact scan up to ``exact_rows`` records, the HNSW index above (and the newest keys
@@ -187,25 +195,124 @@ async def nearest(
     loading, and always when the vectors table has none (``index`` None)."""
     if vector is None or not rules(family).vector_channel:
         return [], []
-    literal = vector_literal(vector)
+    apart = await _apart_from_common(cur, (family, scope_id, state.version), vector, sums)
+    literal, common = apart.literals
     size = request.size
-    found: dict[int, float] = {}
+    fetch = 2 * size  # ordered by the query apart, then re-ranked by each record's rest
+    found: dict[int, tuple[float, float]] = {}
     approximate = None
     if index is not None and state.rows > exact_rows and index.ready():
-        approximate = await _approximate(cur, (literal, scope_id, family, size), index)
+        arguments = (literal, common, scope_id, family, fetch)
+        approximate = await _approximate(cur, arguments, index)
     if approximate is None:
-        await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, 0, size))
+        await cur.execute(sql.EXACT_NEAREST, (literal, common, scope_id, family, 0, fetch))
         statements = [await cur.fetchall()]
     else:
         fresh_from = max(0, state.next_key - FRESH_KEYS)
-        await cur.execute(sql.EXACT_NEAREST, (literal, scope_id, family, fresh_from, size))
+        fresh = (literal, common, scope_id, family, fresh_from, fetch)
+        await cur.execute(sql.EXACT_NEAREST, fresh)
         statements = [approximate, await cur.fetchall()]
     for found_rows in statements:
-        for key, distance in found_rows:
+        for key, distance, off in found_rows:
             if distance is not None:
-                found[int(key)] = 1.0 - float(distance)
-    ranked = sorted(found, key=lambda key: -found[key])[:size]
-    return ranked, [found[key] for key in ranked]
+                found[int(key)] = apart.scored(float(distance), float(off or 1.0))
+    ranked = sorted(found, key=lambda key: -found[key][0])[:size]
+    return ranked, [found[key][1] for key in ranked]
+
+
+@attrs.frozen
+class _Apart:
+    """The query apart from a scope's common direction, as the engine is asked it:
+    ``literals`` the query apart and the direction, ``along`` the query's cosine to the
+    direction, ``length`` the length of the query apart (``apart_from_common``'s terms
+    for a search the engine runs)."""
+
+    literals: tuple[str, str]
+    along: float
+    length: float
+    plain: bool = False
+
+    def scored(self, distance: float, off: float) -> tuple[float, float]:
+        """A record's score apart from the direction and its plain cosine, from the
+        engine's cosine distances to the query apart and to the direction (``plain``:
+        no direction, the first is the plain cosine's)."""
+        if self.plain:
+            return 1.0 - distance, 1.0 - distance
+        apart, share = (1.0 - distance) * self.length, 1.0 - off
+        rest = math.sqrt(max(1.0 - share * share, APART_FLOOR * APART_FLOOR))
+        return apart / rest, apart + self.along * share
+
+
+class VectorSums:
+    """The sums of scopes' vectors the engine added up, each kept with the scope's write
+    version it was read at and served only at that version (so a write from any process
+    is seen at once); the least recently used dropped past ``MAX_SUMS``."""
+
+    def __init__(self) -> None:
+        self._held: OrderedDict[tuple[Family, str], tuple[int, npt.NDArray[np.float64]]] = (
+            OrderedDict()
+        )
+
+    def get(self, family: Family, scope_id: str, version: int) -> npt.NDArray[np.float64] | None:
+        found = self._held.get((family, scope_id))
+        if found is None or found[0] != version:
+            return None
+        self._held.move_to_end((family, scope_id))
+        return found[1]
+
+    def drop(self, scope_id: str) -> None:
+        """Forget the scope's sums (an erase: nothing of erased vectors kept here)."""
+        for key in [key for key in self._held if key[1] == scope_id]:
+            del self._held[key]
+
+    def put(
+        self, family: Family, scope_id: str, version: int, total: npt.NDArray[np.float64]
+    ) -> None:
+        self._held[family, scope_id] = (version, total)
+        self._held.move_to_end((family, scope_id))
+        while len(self._held) > MAX_SUMS:
+            self._held.popitem(last=False)
+
+
+#: Most scopes whose vectors' sum a store keeps (:class:`VectorSums`): 2 KB each at 256
+#: dimensions.
+MAX_SUMS: Final = 4096
+
+
+async def _apart_from_common(
+    cur: Any,
+    scope: tuple[Family, str, int],
+    vector: Vectors,
+    sums: VectorSums | None,
+) -> _Apart:
+    """The query apart from the common direction of the vectors of ``scope`` (family,
+    scope, write version), whose sum the engine adds up (one statement, unless ``sums``
+    holds it at that version)."""
+    family, scope_id, version = scope
+    query = np.asarray(vector, dtype=np.float32).reshape(-1)
+    query = query / max(float(np.linalg.norm(query)), 1e-12)
+    total = None if sums is None else sums.get(family, scope_id, version)
+    if total is None:
+        await cur.execute(sql.VECTOR_SUM, (scope_id, family))
+        found = await cur.fetchone()
+        total = (
+            np.fromstring(str(found[0]).strip("[]"), dtype=np.float64, sep=",")
+            if found is not None and found[0] is not None
+            else np.zeros(len(query))
+        )
+        if sums is not None:
+            sums.put(family, scope_id, version, total)
+    norm = float(np.linalg.norm(total))
+    plain = _Apart((vector_literal(query),) * 2, 0.0, 1.0, plain=True)
+    if norm == 0.0 or len(total) != len(query):
+        return plain
+    common = (total / norm).astype(np.float32)
+    along = float(query @ common)
+    asked = query - along * common
+    length = float(np.linalg.norm(asked))
+    if length == 0.0:  # the query lies along the direction: rank by the plain cosine
+        return plain
+    return _Apart((vector_literal(asked), vector_literal(common)), along, length)
 
 
 async def _approximate(
@@ -234,10 +341,13 @@ async def time_channel(
     *,
     vectors: bool,
     held: ScopeVectors | None = None,
+    sums: tuple[VectorSums, int] | None = None,
 ) -> tuple[Any, int]:
     """The time channel's keys and how many records the windows held, ranked by
-    similarity to ``vector``; ``vectors``: the database holds vectors to rank them by,
-    ``held``: the scope's vectors held in the process, which rank them instead."""
+    similarity to ``vector`` apart from the scope's common direction; ``vectors``: the
+    database holds vectors to rank them by, ``held``: the scope's vectors held in the
+    process, which rank them instead; ``sums``: the store's kept sums and the scope's
+    write version."""
     size = request.time_size
     if not request.query.dates or not rules(family).time_channel or size <= 0:
         return [], 0
@@ -265,21 +375,34 @@ async def time_channel(
         if held is not None:
             similar = held.similarities(hits.keys, vector, apart=True)
         else:
-            similar = await similarities(cur, family, scope_id, vector, hits.keys)
+            kept, version = sums if sums is not None else (None, -1)
+            scope = (family, scope_id, version)
+            similar = await similarities(cur, scope, vector, hits.keys, kept)
     return hits.ranked(size, similar), len(hits)
 
 
 async def similarities(
-    cur: Any, family: Family, scope_id: str, vector: Vectors, keys: list[int]
+    cur: Any,
+    scope: tuple[Family, str, int],
+    vector: Vectors,
+    keys: list[int],
+    sums: VectorSums | None = None,
 ) -> Any:
-    """Each key's cosine similarity to the query (-1 for a record without a vector)."""
+    """Each key's score apart from the common direction of ``scope`` (family, scope,
+    write version), as the vector channel ranks (-1 for a record without a vector)."""
+    family, scope_id, _ = scope
+    apart = await _apart_from_common(cur, scope, vector, sums)
     marks = ",".join(["%s"] * len(keys))
     await cur.execute(
-        "SELECT k, cosine_distance(embedding, %s) FROM satchel_vectors WHERE scope = %s"
-        f" AND family = %s AND k IN ({marks})",
-        (vector_literal(vector), scope_id, family, *keys),
+        "SELECT k, cosine_distance(embedding, %s), cosine_distance(embedding, %s)"
+        f" FROM satchel_vectors WHERE scope = %s AND family = %s AND k IN ({marks})",
+        (*apart.literals, scope_id, family, *keys),
     )
-    found = {int(k): 1.0 - float(d) for k, d in await cur.fetchall() if d is not None}
+    found = {
+        int(k): apart.scored(float(d), float(off or 1.0))[0]
+        for k, d, off in await cur.fetchall()
+        if d is not None
+    }
     return np.array([found.get(key, -1.0) for key in keys], dtype=np.float32)
 
 

@@ -161,6 +161,8 @@ class OceanBaseStore:
         if vector_cache_bytes < 0:
             raise StoreError(f"vector_cache_bytes must be 0 or more, not {vector_cache_bytes}")
         self._vector_cache = VectorCache(vector_cache_bytes)
+        #: The sums of scopes' vectors the engine added up, for the searches it runs.
+        self._vector_sums = search.VectorSums()
         if not 0 <= partitions <= MAX_PARTITIONS:
             raise StoreError(f"partitions must be 0 to {MAX_PARTITIONS}, not {partitions}")
         self._partitions = partitions
@@ -313,6 +315,7 @@ class OceanBaseStore:
             return 0
         finally:
             self._term_counts.drop(scope_id)  # no word of the erased text kept here
+            self._vector_sums.drop(scope_id)
 
     async def erase_scope(self, scope_id: str) -> int:
         """Erase every record of the scope and its profile from every table; the scope's
@@ -333,6 +336,7 @@ class OceanBaseStore:
             return 0
         finally:
             self._term_counts.drop(scope_id)  # no word of the erased texts kept here
+            self._vector_sums.drop(scope_id)
 
     # -- sessions (``SessionStore``) --------------------------------------------------
 
@@ -514,6 +518,7 @@ class OceanBaseStore:
                 return await search.nearest(
                     cur, family, scope_id, asked, vector, state,
                     self._exact_rows, self._vector_index if self._indexed else None,
+                    self._vector_sums,
                 )  # fmt: skip
 
             if held is None:  # the engine searches: one statement at a time
@@ -525,8 +530,9 @@ class OceanBaseStore:
                     vector_channel(),
                 )
             timed, matched = await search.time_channel(
-                cur, family, scope_id, asked, vector, vectors=stored, held=held
-            )
+                cur, family, scope_id, asked, vector, vectors=stored, held=held,
+                sums=(self._vector_sums, state.version),
+            )  # fmt: skip
             keys, scores, matches, common, held_terms, distinctive = lexical
             return Pool(
                 family, scope_id, state.version, scope_rows=state.rows,
