@@ -27,7 +27,8 @@ class VectorMatrix:
 
     Rows are appended into spare capacity and removed by moving the last row into the
     hole, so both are O(dimension), and the rows' sum is kept in step; a search is one
-    product of the matrix with two columns (``apart_from_common``) and an
+    matrix-vector product ranked apart from the rows' common direction (their
+    ``CommonDirection``, made again by the first search after a write) and an
     ``argpartition`` over the scope's rows only.
 
     A row's slot is found through a sorted copy of the rows (``searchsorted``), not a
