@@ -8,7 +8,6 @@ indexes instead, and its results must be the same.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,6 @@ import numpy as np
 from ...vocabulary._families import rules
 from ...vocabulary._retrieval import (
     RARE_POSTINGS,
-    CommonDirection,
     TimeHits,
     apart_from_common,
     bm25,
@@ -104,15 +102,24 @@ def nearest(
     if query is None or not rules(family).vector_channel or request.size <= 0:
         return [], []
     check_query_vector(query, dimension)
-    embedded = [stored.vector for stored in records if stored.vector is not None]
-    if not embedded:
-        return [], []
-    matrix = np.stack(embedded).astype(np.float32)
-    total = matrix.sum(axis=0, dtype=np.float64)
-    scores, similar = apart_from_common(matrix, unit(query), total)
-    keys = np.array([stored.key for stored in records if stored.vector is not None], np.int64)
+    keys, scores, similar = _ranked(records, query)
     order = np.lexsort((keys, -scores))[: request.size]  # ties: the older first
     return keys[order].tolist(), similar[order].tolist()
+
+
+def _ranked(
+    records: list[Stored], query: Vectors
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """The keys of ``records`` holding a vector, each one's score apart from their
+    common direction (``apart_from_common``) and its plain cosine to ``query``."""
+    vectors = [stored.vector for stored in records if stored.vector is not None]
+    keys = np.array([stored.key for stored in records if stored.vector is not None], np.int64)
+    if not vectors:
+        empty = np.empty(0, dtype=np.float32)
+        return keys, empty, empty
+    matrix = np.stack(vectors).astype(np.float32)
+    scores, similar = apart_from_common(matrix, unit(query), matrix.sum(axis=0, dtype=np.float64))
+    return keys, scores, similar
 
 
 def time_channel(
@@ -148,29 +155,9 @@ def time_channel(
 def _apart(records: list[Stored], found: list[Stored], query: Vectors) -> npt.NDArray[np.float32]:
     """Each of ``found``'s score apart from the common direction of ``records``' vectors
     (-1 without a vector), as the vector channel ranks."""
-    embedded = [stored.vector for stored in records if stored.vector is not None]
-    common = (
-        CommonDirection.of(
-            np.stack(embedded).astype(np.float32), np.sum(embedded, axis=0, dtype=np.float64)
-        )
-        if embedded
-        else None
-    )
-    if common is None:
-        return similarities(found, query)
-    direction = unit(query)
-    along = float(direction @ common.direction)
-    apart = direction - along * common.direction
-    return np.array(
-        [
-            -1.0
-            if stored.vector is None
-            else float(stored.vector @ apart)
-            / math.sqrt(max(1.0 - float(stored.vector @ common.direction) ** 2, 1e-4))
-            for stored in found
-        ],
-        dtype=np.float32,
-    )
+    keys, scores, _ = _ranked(records, query)
+    score_of = dict(zip(keys.tolist(), scores.tolist(), strict=True))
+    return np.array([score_of.get(stored.key, -1.0) for stored in found], dtype=np.float32)
 
 
 def similarities(records: list[Stored], query: Vectors) -> npt.NDArray[np.float32]:

@@ -33,7 +33,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from ...vocabulary._retrieval import CommonDirection, apart_from_common
+from ...vocabulary._retrieval import CommonDirection
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -127,13 +127,9 @@ class ScopeVectors:
         count = self.count
         if count == 0 or k <= 0:
             return [], []
-        matrix = self.buffer.matrix[:count]
+        matrix, asked = self.buffer.matrix[:count], _unit(query)
         made = self._common_direction()
-        scores, cosines = (
-            apart_from_common(matrix, _unit(query), None)
-            if made is None
-            else made.rank(matrix, _unit(query))
-        )
+        scores, cosines = (matrix @ asked,) * 2 if made is None else made.rank(matrix, asked)
         top = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
         order = top[np.argsort(-scores[top], kind="stable")]
         return self.buffer.keys[:count][order].tolist(), cosines[order].tolist()

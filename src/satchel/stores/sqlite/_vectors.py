@@ -169,20 +169,14 @@ class VectorMatrix:
             slots = self._slots(np.asarray(rows, dtype=np.int64))
             present = slots >= 0
             scores = np.full(len(rows), -1.0, dtype=np.float32)
-            matrix = self._matrix[: self._count]
-            common = (
-                None
-                if not apart
-                else self._common_direction()
-                if total is None
-                else CommonDirection.of(matrix[slots[present]], total)
-            )
-            if common is None:
-                scores[present] = matrix[slots[present]] @ query
-            elif total is None:
-                scores[present] = common.scores_of(matrix, query, slots[present])
+            matrix, picked = self._matrix[: self._count], slots[present]
+            common = self._common_direction() if apart and total is None else None
+            if apart and total is not None:
+                scores[present] = apart_from_common(matrix[picked], query, total)[0]
+            elif common is not None:
+                scores[present] = common.scores_of(matrix, query, picked)
             else:
-                scores[present] = common.rank(matrix[slots[present]], query)[0]
+                scores[present] = matrix[picked] @ query
         return scores
 
     def _common_direction(self) -> CommonDirection | None:
