@@ -37,6 +37,10 @@ keeps a chat: one conversation per scope, in time order.
 word people often shorten or stretch is typed so ("bday", "pics", "fam", "sooo", "u";
 ``TYPED``), the questions written as released.
 
+``--messages`` cuts each turn into messages of about 14 words (its sentences grouped,
+five seconds apart, a shared photo's caption with the last), as people write in a
+messaging app; a turn counts as delivered when one of its messages is.
+
 ``--names FILE`` asks every question with the people it names called otherwise: FILE
 is a JSON object from a name to the one the question says instead (``{"Melanie": "Mel",
 "Nate": "Nathan"}``), each whole word replaced. A chat labels people as its app knows
@@ -141,12 +145,13 @@ def workload(
     together: int = 1,
     threads: bool = True,
     chat_spellings: bool = False,
+    messages: bool = False,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
     ``queries.jsonl``), each question's names called as ``names`` says, every
     ``together`` conversations in one scope, each session a thread unless ``threads``
-    is false, and the turns typed as :func:`texting` does when ``chat_spellings``;
-    return it."""
+    is false, the turns typed as :func:`texting` does when ``chat_spellings`` and cut
+    as :func:`cut_into_messages` does when ``messages``; return it."""
     folder.mkdir(parents=True, exist_ok=True)
     called = _renaming(names or {})
     groups = [samples[first : first + together] for first in range(0, len(samples), together)]
@@ -168,7 +173,8 @@ def workload(
                 if typed is not None:
                     speaker, said = entry["text"].split(": ", 1)
                     entry["text"] = f"{speaker}: {typed(said)}"
-                entries.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                for each in cut_into_messages(entry) if messages else [entry]:
+                    entries.write(json.dumps(each, ensure_ascii=False) + "\n")
             for number, qa in enumerate(sample["qa"]):
                 category = CATEGORIES.get(qa.get("category"))
                 evidence = [f"{name}/{d}" for d in _dia_ids(qa.get("evidence", []))]
@@ -206,6 +212,40 @@ def texting() -> Callable[[str], str]:
         return TYPED[said.lower()] if used[said.lower()] % 2 == 0 else said
 
     return lambda text: word.sub(typed, text)
+
+
+#: Words a message of ``cut_into_messages`` holds at least, when its turn has more.
+MESSAGE_WORDS: Final = 14
+#: Where a turn's sentences end: after ., ! or ? and the spaces that follow.
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+")
+
+
+def cut_into_messages(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A turn as the messages a messaging app would hold: its sentences grouped until a
+    message has ``MESSAGE_WORDS`` words, each ``"Speaker: ..."``, five seconds after the
+    one before, its id the turn's with ``#k`` (:func:`turn_of` reads it back)."""
+    speaker, said = entry["text"].split(": ", 1)
+    said, photo, caption = said.partition(" [photo: ")
+    groups: list[list[str]] = [[]]
+    for sentence in filter(None, _SENTENCE_END.split(said.strip())):
+        if sum(len(s.split()) for s in groups[-1]) >= MESSAGE_WORDS:
+            groups.append([])
+        groups[-1].append(sentence)
+    texts = [" ".join(group) for group in groups]
+    texts[-1] = (texts[-1] + photo + caption).strip()
+    out = []
+    for k, text in enumerate(texts):
+        message = {**entry, "id": f"{entry['id']}#{k}", "text": f"{speaker}: {text}"}
+        if "created_at" in entry:
+            said_at = datetime.fromisoformat(entry["created_at"]) + timedelta(seconds=5 * k)
+            message["created_at"] = said_at.isoformat()
+        out.append(message)
+    return out
+
+
+def turn_of(entry_id: str | None) -> str | None:
+    """The turn an entry of the workload holds: itself, or the turn a message was cut from."""
+    return entry_id.partition("#")[0] if entry_id else entry_id
 
 
 def _renaming(names: Mapping[str, str]) -> Callable[[str], str]:
@@ -358,7 +398,7 @@ async def _misses(
         explained = await rt.explain_context(orchestrator.request(query, 8000))
         got = _delivered(owners, explained.context.content)
         omitted = {
-            owners.get(citation_key(_spelled(o.citation))): o.cause
+            turn_of(owners.get(citation_key(_spelled(o.citation)))): o.cause
             for o in reversed(explained.omitted)
         }
         for expected in query.expected:
@@ -375,7 +415,7 @@ def _spelled(cited: satchel.Citation) -> dict[str, Any]:
 
 
 def _delivered(owners: Mapping[Any, str], content: str | None) -> set[str | None]:
-    return {owners.get(citation_key(c)) for c in delivered_citations(content)}
+    return {turn_of(owners.get(citation_key(c))) for c in delivered_citations(content)}
 
 
 def _recall(query: WorkloadQuery, owners: Mapping[Any, str], content: str | None) -> float:
@@ -400,13 +440,15 @@ async def run(
     together: int = 1,
     threads: bool = True,
     chat_spellings: bool = False,
+    messages: bool = False,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
         folder = workload(
-            samples, Path(directory) / "workload", names, together, threads, chat_spellings
-        )
+            samples, Path(directory) / "workload", names, together, threads, chat_spellings,
+            messages,
+        )  # fmt: skip
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
         result = await evaluate(db, folder, owners, repeat, fusion, model)
@@ -492,6 +534,11 @@ def parser() -> argparse.ArgumentParser:
         help='the turns typed as people text: every other "birthday" a "bday", "so" a'
         ' "sooo", "you" a "u" (bench.locomo.TYPED)',
     )
+    out.add_argument(
+        "--messages",
+        action="store_true",
+        help="each turn cut into messages of about 14 words, as a messaging app holds a chat",
+    )
     out.add_argument("--out", type=Path, default=RESULTS / "locomo.json", help="JSON results")
     return out
 
@@ -535,7 +582,7 @@ def main(argv: list[str] | None = None) -> None:
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         result = anyio.run(
             run, args.path, args.conversations, max(1, args.repeat), args.fusion, args.embedder,
-            args.names, args.together, args.threads, args.chat_spellings,
+            args.names, args.together, args.threads, args.chat_spellings, args.messages,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
@@ -543,6 +590,7 @@ def main(argv: list[str] | None = None) -> None:
     result["together"] = args.together
     result["threads"] = args.threads
     result["chat_spellings"] = args.chat_spellings
+    result["messages"] = args.messages
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

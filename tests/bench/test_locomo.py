@@ -3,6 +3,7 @@ folder, the wrapped JSON) into one workload, and evaluates it end to end."""
 
 from __future__ import annotations
 
+import functools
 import json
 import zipfile
 from typing import TYPE_CHECKING, Any
@@ -179,3 +180,39 @@ def test_the_turns_may_be_typed_as_people_text(tmp_path: Path) -> None:
     queries = (folder / "queries.jsonl").read_text()
     assert "support group" in queries
     assert locomo.parser().parse_args([str(tmp_path), "--chat-spellings"]).chat_spellings
+
+
+def test_the_turns_may_be_cut_into_messages(tmp_path: Path) -> None:
+    """--messages cuts a turn at its sentences into messages of about MESSAGE_WORDS
+    words, five seconds apart, the photo's caption with the last; a delivered message
+    delivers its turn."""
+    words = " ".join(["word"] * 10)
+    entry = {
+        "id": "locomo:26/D1:1", "scope": "locomo:26", "kind": "dialog", "thread": "t",
+        "created_at": "2023-05-08T13:56:00+00:00",
+        "text": f"Ann: {words}. {words}! {words}? Short. [photo: a cat]",
+    }  # fmt: skip
+    messages = locomo.cut_into_messages(entry)
+    assert [m["text"] for m in messages] == [
+        f"Ann: {words}. {words}!",
+        f"Ann: {words}? Short. [photo: a cat]",
+    ]
+    assert [m["id"] for m in messages] == ["locomo:26/D1:1#0", "locomo:26/D1:1#1"]
+    assert [m["created_at"] for m in messages] == [
+        "2023-05-08T13:56:00+00:00",
+        "2023-05-08T13:56:05+00:00",
+    ]
+    assert all(m["thread"] == "t" and m["kind"] == "dialog" for m in messages)
+    assert locomo.turn_of("locomo:26/D1:1#1") == locomo.turn_of("locomo:26/D1:1")
+    release = forms(tmp_path)["zip"]
+    folder = locomo.workload(locomo.conversations(release), tmp_path / "out", messages=True)
+    ids = [json.loads(line)["id"] for line in (folder / "entries.jsonl").read_text().splitlines()]
+    assert ids == ["locomo:26/D1:1#0", "locomo:26/D1:2#0", "locomo:26/D2:1#0"]
+    assert locomo.parser().parse_args([str(tmp_path), "--messages"]).messages
+    # End to end: each turn is one message here, and a delivered message counts as its
+    # turn, so recall is the uncut chat's (nothing would count without turn_of).
+    cut = anyio.run(functools.partial(locomo.run, release, None, 1, messages=True))
+    whole = anyio.run(locomo.run, release, None, 1)
+    for name, values in whole["settings"].items():
+        assert cut["settings"][name]["recall"] == values["recall"]
+    assert whole["settings"]["gate off / 8000"]["recall"]["all"] > 0
