@@ -242,19 +242,21 @@ class _RecordedCursor:
 async def test_a_retrieve_starts_its_snapshot_with_state_and_frequencies_in_one_round_trip(
     oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A retrieve of a family the scope holds sends the state, then the snapshot's start
-    with its state and the terms' frequencies together in one round trip, then only the
-    full text's holders and the commit."""
+    """A retrieve of a family the store last found holding records sends the snapshot's
+    start with its state and the terms' frequencies together in one round trip, then
+    only the full text's holders and the commit; a family not known to hold any sends
+    the state alone first (an empty one is answered by it)."""
     store = oceanbase()
     await store.bind_embedder("test", 4)
     notes = [satchel.MemoryEntry(text=f"kestrel survey note {n}") for n in range(5)]
     await memories(store, "s", notes, np.repeat(BASIS[:1], 5, 0))
     request = PoolRequest(analyse_query("kestrel survey"), BASIS[0], 8)
-    await store.retrieve("memory", "s", request)  # the vectors held, the schema known
     sent = _Sent(monkeypatch)
+    await store.retrieve("memory", "s", request)  # the vectors held, the schema known
+    assert sent.statements[0] == _schema.STATE
+    sent.statements.clear()
     pool = await store.retrieve("memory", "s", request)
-    state, first, *holders, commit = sent.statements
-    assert state == _schema.STATE
+    first, *holders, commit = sent.statements
     assert first.startswith("; ".join(_schema.SNAPSHOT))
     assert _schema.STATE in first
     assert "satchel_terms" in first
@@ -263,6 +265,54 @@ async def test_a_retrieve_starts_its_snapshot_with_state_and_frequencies_in_one_
     assert commit == "COMMIT"
     assert len(pool.lexical_keys) == 5
     assert len(pool.vector_keys) == 5
+    await store.aclose()
+
+
+async def test_a_scope_emptied_since_its_last_search_is_answered_empty(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """The snapshot a known holder goes straight to reads the state again: once every
+    record is erased the pool is empty, and the next search asks the state alone."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    notes = [satchel.MemoryEntry(text=f"kestrel survey note {n}") for n in range(3)]
+    await memories(store, "s", notes, np.repeat(BASIS[:1], 3, 0))
+    request = PoolRequest(analyse_query("kestrel survey"), BASIS[0], 8)
+    assert len((await store.retrieve("memory", "s", request)).lexical_keys) == 3
+    await store.erase_scope("s")
+    emptied = await store.retrieve("memory", "s", request)
+    assert emptied.scope_rows == 0
+    assert not len(emptied.lexical_keys) and not len(emptied.vector_keys)
+    assert ("memory", "s") not in store._holding
+    await store.aclose()
+
+
+async def test_a_scope_of_notes_reads_no_neighbours_at_a_version_it_held_none(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Notes have no thread: the first neighbours read of the scope's version finds
+    none and learns the scope holds no thread or turn; later reads at that version send
+    nothing. A turn written moves the version, and its neighbours are read again."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    notes = [satchel.MemoryEntry(text=f"kestrel survey note {n}") for n in range(3)]
+    await memories(store, "s", notes, np.repeat(BASIS[:1], 3, 0))
+    request = PoolRequest(analyse_query("kestrel survey"), BASIS[0], 8)
+    keys = [int(k) for k in (await store.retrieve("memory", "s", request)).lexical_keys]
+    assert await store.neighbours("memory", "s", keys) == {}
+    sent = _Sent(monkeypatch)
+    assert await store.neighbours("memory", "s", keys) == {}
+    assert sent.statements == []
+    said = [
+        satchel.MemoryEntry(text="Ana: the kestrel survey starts", thread="t"),
+        satchel.MemoryEntry(text="Ben: kestrel survey, great", thread="t"),
+    ]
+    await memories(store, "s", said, np.repeat(BASIS[:1], 2, 0))
+    pool = await store.retrieve("memory", "s", request)  # the new version seen
+    turns = [int(k) for k in pool.lexical_keys if int(k) not in keys]
+    around = await store.neighbours("memory", "s", turns)
+    assert sent.statements
+    assert {key for near in around.values() for key in (*near.before, *near.after)} == set(turns)
     await store.aclose()
 
 

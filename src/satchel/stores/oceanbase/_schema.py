@@ -354,6 +354,13 @@ BEFORE: Final = NEAR.format(side=0, cmp="<", order="DESC")
 AFTER: Final = NEAR.format(side=1, cmp=">", order="ASC")
 #: A conversation turn by its form (``vocabulary._speakers.opens_with_speaker``).
 TURN: Final = TURN_SQL["mysql"].format(text="text")
+#: The scope's write version, and 1 when a live record of the family has a thread or
+#: is a conversation turn (NULL otherwise): one statement, so both are of one moment.
+THREADED: Final = (
+    "SELECT s.version, (SELECT 1 FROM satchel_records r WHERE r.scope = s.scope"
+    f" AND r.family = %s AND r.live = 1 AND (r.thread IS NOT NULL OR {TURN}) LIMIT 1)"
+    " FROM satchel_scopes s WHERE s.scope = %s"
+)
 #: The same for a conversation turn without a thread: the scope's turns without one said
 #: within ``TIMELINE_GAP`` of it (its time comes twice more, before the thread's place).
 NEAR_UNTOLD: Final = (

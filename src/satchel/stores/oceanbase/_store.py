@@ -85,6 +85,10 @@ NEW_SCHEMA_PAUSE: Final = 0.05
 #: its vectors lets the engine search and reads them in the background (about 1 s per
 #: 10,000 vectors: a first prepare must not wait for it).
 LOAD_NOW_ROWS: Final = 2_000
+#: Families and scopes whose threading ``neighbours`` keeps, and those ``retrieve``
+#: remembers holding records; past it, each starts afresh.
+THREADED_SCOPES: Final = 4_096
+HOLDING_SCOPES: Final = 4_096
 
 #: Above this many searchable records of a family in a scope, vector search goes through
 #: the HNSW index; at or below, an exact scan (measured on seekdb: ~1.3 ms per 1,000
@@ -173,6 +177,11 @@ class OceanBaseStore:
         self._tracer = tracing.tracer(tracer_provider)
         self._on_close = on_close
         self._versions: dict[str, int] = {}
+        #: Per family and scope, a write version and whether any live record of the
+        #: family then had a thread or was a conversation turn (``neighbours``).
+        self._threaded: dict[tuple[Family, str], tuple[int, bool]] = {}
+        #: The families and scopes the last search found holding searchable records.
+        self._holding: set[tuple[Family, str]] = set()
         self._term_counts = TermCounts()
         self._session_tables = sessions.SessionTables()
         self._dimension: int | None = None
@@ -462,19 +471,30 @@ class OceanBaseStore:
 
         The state is read first on its own (one statement is a snapshot of its own): a
         family with no searchable record in the scope is answered by it alone, without
-        the snapshot (two of a prepare's three families are often empty). The snapshot
-        starts in one round trip with its state and the query terms' frequencies
+        the snapshot (two of a prepare's three families are often empty). A family
+        this store last found holding records goes straight to the snapshot, which
+        reads the state again and answers an emptied scope alike. The snapshot starts
+        in one round trip with its state and the query terms' frequencies
         (``search.snapshot_state``)."""
         self._check_open()
+        job = (family, scope_id)
 
         async def work(cur: Any) -> Pool:
-            state = await scope_state(cur)
-            if state is None or state.rows == 0:
-                return Pool(family, scope_id, 0 if state is None else state.version)
+            if job not in self._holding:
+                state = await scope_state(cur)
+                if state is None or state.rows == 0:
+                    return Pool(family, scope_id, 0 if state is None else state.version)
             try:
-                return await search_snapshot(cur)
+                pool = await search_snapshot(cur)
             finally:
                 await cur.execute("COMMIT")
+            if pool.scope_rows:
+                if len(self._holding) >= HOLDING_SCOPES:
+                    self._holding.clear()
+                self._holding.add(job)
+            else:
+                self._holding.discard(job)
+            return pool
 
         async def scope_state(cur: Any) -> search.ScopeState | None:
             await cur.execute(sql.STATE, (family, scope_id))
@@ -631,12 +651,29 @@ class OceanBaseStore:
     async def neighbours(
         self, family: Family, scope_id: str, keys: Sequence[int], *, reach: int = 1
     ) -> Mapping[int, ThreadNeighbours]:
+        """As the protocol says. A scope whose family held no thread and no conversation
+        turn at the write version its pools were read at (a scope of notes) is answered
+        without a statement: at that version no key of it has a neighbour. Whether it
+        holds any is read once per version, the first time a read finds no neighbour."""
         self._check_open()
         if not keys:
             return {}
+        job = (family, scope_id)
+        version = self._versions.get(scope_id)
+        known = self._threaded.get(job)
+        if known is not None and version is not None and known == (version, False):
+            return {}
 
         async def work(cur: Any) -> dict[int, ThreadNeighbours]:
-            return await search.thread_neighbours(cur, scope_id, family, keys, reach)
+            around = await search.thread_neighbours(cur, scope_id, family, keys, reach)
+            if not around and (known is None or known[0] != version):
+                await cur.execute(sql.THREADED, (family, scope_id))
+                found = await cur.fetchone()
+                if found is not None:
+                    if len(self._threaded) >= THREADED_SCOPES:
+                        self._threaded.clear()
+                    self._threaded[job] = (int(found[0] or 0), found[1] is not None)
+            return around
 
         return await self._call("neighbours", work)
 
