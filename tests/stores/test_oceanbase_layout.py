@@ -282,7 +282,8 @@ async def test_a_scope_emptied_since_its_last_search_is_answered_empty(
     await store.erase_scope("s")
     emptied = await store.retrieve("memory", "s", request)
     assert emptied.scope_rows == 0
-    assert not len(emptied.lexical_keys) and not len(emptied.vector_keys)
+    assert not len(emptied.lexical_keys)
+    assert not len(emptied.vector_keys)
     assert ("memory", "s") not in store._holding
     await store.aclose()
 
