@@ -317,6 +317,34 @@ async def test_a_scope_of_notes_reads_no_neighbours_at_a_version_it_held_none(
     await store.aclose()
 
 
+async def test_evidence_read_again_at_the_scope_version_sends_nothing(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The evidence a read served is served again while the scope's write version, as
+    the store's last search read it, stands: no statement. A forget moves the version;
+    the next search sees it, and the forgotten entry is not served."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    notes = [satchel.MemoryEntry(text=f"Ana: kestrel survey note {n}") for n in range(3)]
+    refs = await memories(store, "s", notes, np.repeat(BASIS[:1], 3, 0))
+    request = PoolRequest(analyse_query("kestrel survey"), BASIS[0], 8)
+    keys = [int(k) for k in (await store.retrieve("memory", "s", request)).lexical_keys]
+    first = await store.evidence("memory", "s", keys)
+    sent = _Sent(monkeypatch)
+    again = await store.evidence("memory", "s", keys)
+    assert sent.statements == []
+    assert again == first
+    assert all(item.rarity is not None for item in again.values())  # rated turns
+    gone = refs[0]
+    assert isinstance(gone, satchel.MemoryRef)
+    assert await store.forget_memory(gone)
+    await store.retrieve("memory", "s", request)  # the new version seen
+    after = await store.evidence("memory", "s", keys)
+    assert sent.statements
+    assert sorted(item.text for item in after.values()) == sorted(n.text for n in notes[1:])
+    await store.aclose()
+
+
 async def test_an_open_of_a_made_database_reads_no_information_schema(
     new_oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -685,6 +685,14 @@ class OceanBaseStore:
             return {}
 
         async def work(cur: Any) -> dict[int, Evidence]:
+            # Every key served before at the scope's write version as this store last
+            # read it (the version the pools of this prepare were read at, or later):
+            # the same evidence, rated alike, and no statement (``TermCounts.keep``).
+            version = self._versions.get(scope_id)
+            if version is not None:
+                served = self._term_counts.at(family, scope_id, version).evidence
+                if served and all(key in served for key in keys):
+                    return {key: served[key] for key in keys}
             # The evidence and the scope's state in one snapshot and one round trip; the
             # counts its rating needs and the scope does not keep, in one more.
             marks = ",".join(["%s"] * len(keys))
@@ -719,7 +727,9 @@ class OceanBaseStore:
             async def read_counts(terms: list[str]) -> dict[str, int]:
                 return await search.term_frequencies(cur, family, scope_id, terms)
 
-            return await rate(found, kept, scope.rows, read_counts, on_host_loop=False)
+            rated = await rate(found, kept, scope.rows, read_counts, on_host_loop=False)
+            self._term_counts.keep(family, scope_id, kept, rated)
+            return rated
 
         async def read_evidence(cur: Any) -> dict[int, Evidence]:
             found = {}
