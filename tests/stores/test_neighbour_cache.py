@@ -11,8 +11,8 @@ import pytest
 
 import satchel
 from satchel.stores import SqliteStore
+from satchel.stores._neighbour_cache import NeighbourCache
 from satchel.stores.sqlite import _search
-from satchel.stores.sqlite._neighbour_cache import NeighbourCache
 from satchel.stores.testing import EMBEDDER, every_key
 from satchel.vocabulary import ThreadNeighbours
 from tests._collector import tracked_within

@@ -288,12 +288,14 @@ async def test_a_scope_emptied_since_its_last_search_is_answered_empty(
     await store.aclose()
 
 
-async def test_a_scope_of_notes_reads_no_neighbours_at_a_version_it_held_none(
+async def test_neighbours_are_read_once_per_scope_version(
     oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Notes have no thread: the first neighbours read of the scope's version finds
     none and learns the scope holds no thread or turn; later reads at that version send
-    nothing. A turn written moves the version, and its neighbours are read again."""
+    nothing. A turn written moves the version: its neighbours are read, once, and kept
+    while the version stands; a turn added to the thread moves it again, and the
+    neighbours read then hold it."""
     store = oceanbase()
     await store.bind_embedder("test", 4)
     notes = [satchel.MemoryEntry(text=f"kestrel survey note {n}") for n in range(3)]
@@ -314,6 +316,16 @@ async def test_a_scope_of_notes_reads_no_neighbours_at_a_version_it_held_none(
     around = await store.neighbours("memory", "s", turns)
     assert sent.statements
     assert {key for near in around.values() for key in (*near.before, *near.after)} == set(turns)
+    sent.statements.clear()
+    assert await store.neighbours("memory", "s", turns) == around
+    assert sent.statements == []
+    later = [satchel.MemoryEntry(text="Ana: kestrel survey done", thread="t")]
+    await memories(store, "s", later, BASIS[:1])
+    pool = await store.retrieve("memory", "s", request)
+    (last,) = [int(k) for k in pool.lexical_keys if int(k) not in (*keys, *turns)]
+    again = await store.neighbours("memory", "s", turns)
+    assert sent.statements
+    assert last in {key for near in again.values() for key in near.after}
     await store.aclose()
 
 
@@ -341,7 +353,7 @@ async def test_evidence_read_again_at_the_scope_version_sends_nothing(
     await store.retrieve("memory", "s", request)  # the new version seen
     after = await store.evidence("memory", "s", keys)
     assert sent.statements
-    assert sorted(item.text for item in after.values()) == sorted(n.text for n in notes[1:])
+    assert sorted(str(item.text) for item in after.values()) == sorted(n.text for n in notes[1:])
     await store.aclose()
 
 

@@ -38,6 +38,7 @@ from ...vocabulary._records import MemoryRecord, MemoryRef
 from ...vocabulary._speakers import variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
+from .._neighbour_cache import NeighbourCache
 from .._placing import place_async
 from .._sessions import erased_identities, session_key
 from .._term_counts import TermCounts, rate
@@ -182,6 +183,8 @@ class OceanBaseStore:
         self._threaded: dict[tuple[Family, str], tuple[int, bool]] = {}
         #: The families and scopes the last search found holding searchable records.
         self._holding: set[tuple[Family, str]] = set()
+        #: Thread neighbours read, by the scope's write version they were read at.
+        self._neighbours = NeighbourCache()
         self._term_counts = TermCounts()
         self._session_tables = sessions.SessionTables()
         self._dimension: int | None = None
@@ -651,31 +654,44 @@ class OceanBaseStore:
     async def neighbours(
         self, family: Family, scope_id: str, keys: Sequence[int], *, reach: int = 1
     ) -> Mapping[int, ThreadNeighbours]:
-        """As the protocol says. A scope whose family held no thread and no conversation
-        turn at the write version its pools were read at (a scope of notes) is answered
-        without a statement: at that version no key of it has a neighbour. Whether it
-        holds any is read once per version, the first time a read finds no neighbour."""
+        """As the protocol says, with what was read kept while the scope's write version
+        stands (``NeighbourCache``, as SQLite keeps it): the version the store's last
+        retrieve of the scope read, which a read of the version after the neighbours'
+        confirms (versions only grow: the same one means no write landed meanwhile). A
+        scope whose family held no thread and no conversation turn at that version (a
+        scope of notes) is answered with no statement: no key of it has a neighbour."""
         self._check_open()
         if not keys:
             return {}
         job = (family, scope_id)
         version = self._versions.get(scope_id)
-        known = self._threaded.get(job)
-        if known is not None and version is not None and known == (version, False):
+        if version is None:
+            found: dict[int, ThreadNeighbours] = {}
+            missing = list(keys)
+        elif self._threaded.get(job) == (version, False):
             return {}
+        else:
+            found, missing = self._neighbours.split(family, scope_id, reach, version, keys)
+            if not missing:
+                return found
 
-        async def work(cur: Any) -> dict[int, ThreadNeighbours]:
-            around = await search.thread_neighbours(cur, scope_id, family, keys, reach)
-            if not around and (known is None or known[0] != version):
-                await cur.execute(sql.THREADED, (family, scope_id))
-                found = await cur.fetchone()
-                if found is not None:
-                    if len(self._threaded) >= THREADED_SCOPES:
-                        self._threaded.clear()
-                    self._threaded[job] = (int(found[0] or 0), found[1] is not None)
-            return around
+        async def work(cur: Any) -> tuple[dict[int, ThreadNeighbours], Any]:
+            around = await search.thread_neighbours(cur, scope_id, family, missing, reach)
+            await cur.execute(sql.THREADED, (family, scope_id))
+            return around, await cur.fetchone()
 
-        return await self._call("neighbours", work)
+        read, state = await self._call("neighbours", work)
+        if state is not None:
+            now = int(state[0] or 0)
+            if len(self._threaded) >= THREADED_SCOPES:
+                self._threaded.clear()
+            self._threaded[job] = (now, state[1] is not None)
+            if now == version:
+                self._neighbours.remember(family, scope_id, reach, now, (missing, read))
+        if not found:
+            return read
+        found.update(read)
+        return {key: found[key] for key in keys if key in found}
 
     async def evidence(
         self, family: Family, scope_id: str, keys: Sequence[int]

@@ -27,6 +27,7 @@ from ...vocabulary._records import MemoryRef
 from ...vocabulary._speakers import opens_with_speaker, variant_floor
 from .. import _rules
 from .._copy_protocol import searchable_vectors
+from .._neighbour_cache import NeighbourCache
 from .._placing import place
 from .._rounds import current_round
 from .._sessions import erased_identities, session_key
@@ -40,7 +41,6 @@ from . import _search as search
 from . import _sessions as sessions
 from ._connections import Connections
 from ._evidence_cache import EvidenceCache
-from ._neighbour_cache import NeighbourCache
 from ._postings_cache import PostingsCache
 from ._scope_matrices import NO_ROWS, NO_SIMILARITIES, ScopeMatrices
 

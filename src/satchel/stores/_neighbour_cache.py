@@ -3,7 +3,7 @@ scope's common hits are not read again by every prepare.
 
 A row's neighbours are a function of what its scope holds: a write to the scope (an
 entry added, forgotten, replaced or erased) or another process's commit moves the
-scope's write version (``SqliteStore.scope_version``), and every neighbours kept under
+scope's write version (the store's ``scope_version``), and every neighbours kept under
 an older version is dropped at the next look. Neighbours read while a write was under
 way are kept only if the version did not move during the read (the caller checks), so
 nothing read before a write is served after it.
@@ -14,19 +14,20 @@ whose neighbours a prepare asks for were asked for by an earlier prepare of the 
 Like the evidence cache, entries cost the garbage collector little: a row's neighbours
 are kept as one tuple of ints (how many come before, then the keys before and after),
 which a young collection untracks, not as ``ThreadNeighbours`` objects. Only the event
-loop's thread uses it (``SqliteStore.neighbours``), so it takes no lock.
+loop's thread uses it (``SqliteStore.neighbours``, ``OceanBaseStore.neighbours``), so
+it takes no lock.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...vocabulary._evidence import ThreadNeighbours
+from ..vocabulary._evidence import ThreadNeighbours
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from ...vocabulary._families import Family
+    from ..vocabulary._families import Family
 
 #: Rows kept over every scope: ten 600-turn conversations several times over. A full
 #: cache drops its oldest scopes whole.
