@@ -413,31 +413,37 @@ THREAD_ROWS: Final = 4096
 
 async def thread_neighbours(
     cur: Any, scope_id: str, family: Family, keys: Sequence[int], reach: int
-) -> dict[int, ThreadNeighbours]:
+) -> tuple[dict[int, ThreadNeighbours], tuple[int, bool] | None]:
     """The live records up to ``reach`` places before and after each of ``keys`` in its
     own thread, nearest first; a conversation turn without a thread
-    (``sql.TURN``) is in the scope's conversation, its other turns without one.
+    (``sql.TURN``) is in the scope's conversation, its other turns without one. Beside
+    them, the scope's write version as the keys' threads were read and whether the
+    family then held any thread or turn (``sql.THREADED``; None for a scope not made).
 
-    Two round trips: the keys' threads, then those threads whole (conversation sessions
-    are tens of turns), ordered here. Threads holding more than ``THREAD_ROWS`` rows
-    between them are read around each key instead, in one ``UNION ALL`` of two range
-    reads per key (measured on seekdb: 9 ms for 32 keys, where the threads whole took
-    about a tenth of that); so are the turns without a thread, one more round trip.
+    Two round trips: the keys' threads with the scope's state, then those threads whole
+    (conversation sessions are tens of turns), ordered here. Threads holding more than
+    ``THREAD_ROWS`` rows between them are read around each key instead, in one ``UNION
+    ALL`` of two range reads per key (measured on seekdb: 9 ms for 32 keys, where the
+    threads whole took about a tenth of that); so are the turns without a thread, one
+    more round trip.
     """
     marks = ",".join(["%s"] * len(keys))
     await cur.execute(
         "SELECT k, thread, created_ts FROM satchel_records WHERE scope = %s AND family = %s"
-        f" AND live = 1 AND (thread IS NOT NULL OR {sql.TURN}) AND k IN ({marks})",
-        (scope_id, family, *keys),
+        f" AND live = 1 AND (thread IS NOT NULL OR {sql.TURN}) AND k IN ({marks}); " + sql.THREADED,
+        (scope_id, family, *keys, family, scope_id),
     )
     found = [(int(key), thread, float(at)) for key, thread, at in await cur.fetchall()]
+    await cur.nextset()
+    row = await cur.fetchone()
+    state = None if row is None else (int(row[0] or 0), row[1] is not None)
     threaded = [hit for hit in found if hit[1] is not None]
     around = await _in_threads(cur, scope_id, family, threaded, reach) if threaded else {}
     untold = [hit for hit in found if hit[1] is None]
     if untold:
         statements = (sql.BEFORE_UNTOLD, sql.AFTER_UNTOLD)
         around.update(await _around_each(cur, scope_id, family, untold, reach, statements))
-    return around
+    return around, state
 
 
 async def _in_threads(

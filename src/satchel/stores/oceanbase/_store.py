@@ -656,8 +656,8 @@ class OceanBaseStore:
     ) -> Mapping[int, ThreadNeighbours]:
         """As the protocol says, with what was read kept while the scope's write version
         stands (``NeighbourCache``, as SQLite keeps it): the version the store's last
-        retrieve of the scope read, which a read of the version after the neighbours'
-        confirms (versions only grow: the same one means no write landed meanwhile). A
+        retrieve of the scope read, which the version read with the keys' threads
+        confirms (versions only grow). A
         scope whose family held no thread and no conversation turn at that version (a
         scope of notes) is answered with no statement: no key of it has a neighbour."""
         self._check_open()
@@ -675,19 +675,21 @@ class OceanBaseStore:
             if not missing:
                 return found
 
-        async def work(cur: Any) -> tuple[dict[int, ThreadNeighbours], Any]:
-            around = await search.thread_neighbours(cur, scope_id, family, missing, reach)
-            await cur.execute(sql.THREADED, (family, scope_id))
-            return around, await cur.fetchone()
+        async def work(cur: Any) -> tuple[dict[int, ThreadNeighbours], tuple[int, bool] | None]:
+            return await search.thread_neighbours(cur, scope_id, family, missing, reach)
 
         read, state = await self._call("neighbours", work)
         if state is not None:
-            now = int(state[0] or 0)
             if len(self._threaded) >= THREADED_SCOPES:
                 self._threaded.clear()
-            self._threaded[job] = (now, state[1] is not None)
-            if now == version:
-                self._neighbours.remember(family, scope_id, reach, now, (missing, read))
+            self._threaded[job] = state
+            # Kept under the version the pools were read at, when the state read with
+            # the keys' threads says it still stood. A write landing between that read
+            # and the threads' may show in what is kept, never a state older than the
+            # version: it moved the version, which the next retrieve reads, and from
+            # then on nothing kept under this one is served.
+            if state[0] == version:
+                self._neighbours.remember(family, scope_id, reach, version, (missing, read))
         if not found:
             return read
         found.update(read)
