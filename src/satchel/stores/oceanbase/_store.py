@@ -657,9 +657,9 @@ class OceanBaseStore:
         """As the protocol says, with what was read kept while the scope's write version
         stands (``NeighbourCache``, as SQLite keeps it): the version the store's last
         retrieve of the scope read, which the version read with the keys' threads
-        confirms (versions only grow). A
-        scope whose family held no thread and no conversation turn at that version (a
-        scope of notes) is answered with no statement: no key of it has a neighbour."""
+        confirms (versions only grow). A scope whose family held no thread and no
+        conversation turn at that version (a scope of notes) is answered with no
+        statement: no key of it has a neighbour."""
         self._check_open()
         if not keys:
             return {}
