@@ -91,6 +91,46 @@ async def test_writes_forgets_and_erases_of_another_store_are_served_with_the_ca
         await reader.aclose()
 
 
+async def test_kept_evidence_and_neighbours_follow_another_stores_writes(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """Two stores on one database, the reader's evidence and thread neighbours kept
+    from its last calls: a forget and a turn added by the writer are what the reader
+    serves after its next retrieve (which reads the new write version)."""
+    writer, reader = oceanbase(), oceanbase()
+    try:
+        said = [satchel.MemoryEntry(text=f"Ana: kestrel note {n}", thread="chat") for n in range(3)]
+        refs = await memories(writer, "s", said, AXES[:3])
+        request = _request("kestrel note", 0)
+        keys = [int(k) for k in (await reader.retrieve("memory", "s", request)).lexical_keys]
+        first = await reader.evidence("memory", "s", keys)
+        around = await reader.neighbours("memory", "s", keys)
+        assert await reader.evidence("memory", "s", keys) == first  # kept
+        assert await reader.neighbours("memory", "s", keys) == around  # kept
+
+        forgotten = refs[1]
+        assert isinstance(forgotten, satchel.MemoryRef)
+        assert await writer.forget_memory(forgotten)
+        await memories(
+            writer, "s", [satchel.MemoryEntry(text="Ben: kestrel note 3", thread="chat")], AXES[3:]
+        )
+        pool = await reader.retrieve("memory", "s", request)
+        now = [int(k) for k in pool.lexical_keys]
+        texts = sorted(
+            str(item.text) for item in (await reader.evidence("memory", "s", keys)).values()
+        )
+        assert texts == ["Ana: kestrel note 0", "Ana: kestrel note 2"]
+        near = await reader.neighbours("memory", "s", now)
+        found = await reader.evidence("memory", "s", now)
+        by_text = {str(found[key].text): key for key in now}
+        newest = by_text["Ben: kestrel note 3"]
+        assert near[by_text["Ana: kestrel note 2"]].after == (newest,)
+        assert near[by_text["Ana: kestrel note 0"]].after == (by_text["Ana: kestrel note 2"],)
+    finally:
+        await writer.aclose()
+        await reader.aclose()
+
+
 async def test_the_cache_stays_within_its_bytes_over_many_scopes(
     oceanbase: Callable[..., OceanBaseStore],
 ) -> None:
