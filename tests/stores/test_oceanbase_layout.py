@@ -268,6 +268,35 @@ async def test_a_retrieve_starts_its_snapshot_with_state_and_frequencies_in_one_
     await store.aclose()
 
 
+async def test_a_rare_terms_holders_come_from_the_read_of_every_holder(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the scope's frequencies let one statement read every holder of the query's
+    terms, the rare term's holders past the pool (the rescue) are taken from that read:
+    one full-text statement, the same pool (the contract check
+    ``check_lexical_plan_rescues_every_holder_of_a_rare_term`` holds it for every
+    store)."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    filler = " ".join(f"word{n}" for n in range(150))
+    texts = [
+        *[f"common common common {n}" for n in range(12)],
+        *[f"rare {filler} {n}" for n in range(3)],
+        *[f"unrelated {n}" for n in range(60)],
+    ]
+    notes = [satchel.MemoryEntry(text=text) for text in texts]
+    await memories(store, "s", notes, np.repeat(BASIS[:1], len(notes), 0))
+    request = PoolRequest(analyse_query("common rare"), None, 4)
+    await store.retrieve("memory", "s", request)
+    sent = _Sent(monkeypatch)
+    pool = await store.retrieve("memory", "s", request)
+    assert sum("MATCH (terms)" in statement for statement in sent.statements) == 1
+    assert len(pool.lexical_keys) == 7
+    found = await store.evidence("memory", "s", [int(k) for k in pool.lexical_keys])
+    assert sorted(str(found[int(k)].text)[-1] for k in pool.lexical_keys[4:]) == ["0", "1", "2"]
+    await store.aclose()
+
+
 async def test_a_scope_emptied_since_its_last_search_is_answered_empty(
     oceanbase: Callable[..., OceanBaseStore],
 ) -> None:

@@ -130,7 +130,9 @@ async def lexical(
     counted = [term for term in terms if term not in selection.common]
     average = state.term_total / max(state.rows, 1)
 
-    async def ranked(words: tuple[str, ...], limit: int) -> list[tuple[float, int, int]]:
+    async def holders_of(words: tuple[str, ...], limit: int) -> tuple[list[_Held], bool]:
+        """The records holding any of ``words`` with their terms, and whether they are
+        every one of them (else the engine's best ``limit`` or more)."""
         against = " ".join(sql.indexed_term(word) for word in words)
         scan = max(limit, POSTINGS_BUDGET)
         holders = None
@@ -139,24 +141,43 @@ async def lexical(
             # than the scope's frequencies say (then its best ones, as below).
             await cur.execute(sql.EVERY_HOLDER, (scope_id, family, against, scan + 1))
             holders = await cur.fetchall()
-        if holders is None or len(holders) > scan:
+        every = holders is not None and len(holders) <= scan
+        if not every:
             await cur.execute(sql.HOLDERS, (scope_id, family, against, against, scan))
             holders = await cur.fetchall()
-        hits = []
-        for key, indexed in holders:
-            held = Counter(sql.stored_terms(indexed))
-            score = bm25(held, sum(held.values()), words, frequencies, state.rows, average)
-            hits.append((score, int(key), sum(term in held for term in counted)))
+        assert holders is not None
+        return [(int(key), Counter(sql.stored_terms(text))) for key, text in holders], every
+
+    def ranked(
+        holders: list[_Held], words: tuple[str, ...], limit: int
+    ) -> list[tuple[float, int, int]]:
+        hits = [
+            (
+                bm25(held, sum(held.values()), words, frequencies, state.rows, average),
+                key,
+                sum(term in held for term in counted),
+            )
+            for key, held in holders
+        ]
         return sorted(hits)[:limit]
 
-    found = await ranked(selection.terms, selection.limit)
+    holders, every = await holders_of(selection.terms, selection.limit)
+    found = ranked(holders, selection.terms, selection.limit)
     if selection.rescue is not None:  # every other holder of the rare term, scored by it alone
         kept = {key for _, key, _ in found}
-        rescued = await ranked((selection.rescue,), RARE_POSTINGS)
-        found += [hit for hit in rescued if hit[1] not in kept]
+        rare = (selection.rescue,)
+        if every:  # the rare term is one of the terms read: its holders are among them
+            holding = [(key, held) for key, held in holders if selection.rescue in held]
+        else:
+            holding, _ = await holders_of(rare, RARE_POSTINGS)
+        found += [hit for hit in ranked(holding, rare, RARE_POSTINGS) if hit[1] not in kept]
     keys, scores = [key for _, key, _ in found], [score for score, _, _ in found]
     matched = [matches for _, _, matches in found]
     return keys, scores, matched, len(selection.common), selection.held, selection.distinctive
+
+
+#: A full-text holder as read: its key and its analysed terms, counted.
+_Held = tuple[int, "Counter[str]"]
 
 
 @attrs.define
