@@ -95,6 +95,19 @@ class NeighbourCache:
             rows[key] = () if near is None else (len(near.before), *near.before, *near.after)
         self._evict(where)
 
+    @staticmethod
+    def joined(
+        keys: Sequence[int],
+        found: dict[int, ThreadNeighbours],
+        read: dict[int, ThreadNeighbours],
+    ) -> dict[int, ThreadNeighbours]:
+        """What :meth:`split` found kept and a read of the rest found, in ``keys``'
+        order."""
+        if not found:
+            return read
+        found.update(read)
+        return {key: found[key] for key in keys if key in found}
+
     def _evict(self, newest: tuple[Family, str, int]) -> None:
         """Drop the oldest places, whole, until the cache is within its capacity (the one
         just written last)."""

@@ -21,7 +21,7 @@ from .._loop import loop_turn
 from ..vocabulary._rarity import content_terms, rarity, rarity_terms, with_rarity
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
     from contextlib import AbstractAsyncContextManager
 
     from ..vocabulary._evidence import Evidence
@@ -110,6 +110,13 @@ class Kept:
         self.counts: dict[str, int] = {}
         self.ratings: dict[int, float | None] = {}
         self.evidence: dict[int, Evidence] = {}
+
+    def served(self, keys: Sequence[int]) -> dict[int, Evidence]:
+        """The evidence kept of ``keys``, in their order (the keys not kept left out)."""
+        held = self.evidence
+        if not held:
+            return {}
+        return {key: item for key in keys if (item := held.get(key)) is not None}
 
 
 async def rate(

@@ -690,10 +690,7 @@ class OceanBaseStore:
             # then on nothing kept under this one is served.
             if state[0] == version:
                 self._neighbours.remember(family, scope_id, reach, version, (missing, read))
-        if not found:
-            return read
-        found.update(read)
-        return {key: found[key] for key in keys if key in found}
+        return self._neighbours.joined(keys, found, read)
 
     async def evidence(
         self, family: Family, scope_id: str, keys: Sequence[int]
@@ -708,9 +705,9 @@ class OceanBaseStore:
             # the same evidence, rated alike, and no statement (``TermCounts.keep``).
             version = self._versions.get(scope_id)
             if version is not None:
-                served = self._term_counts.at(family, scope_id, version).evidence
-                if served and all(key in served for key in keys):
-                    return {key: served[key] for key in keys}
+                served = self._term_counts.at(family, scope_id, version).served(keys)
+                if len(served) == len(keys):
+                    return served
             # The evidence and the scope's state in one snapshot and one round trip; the
             # counts its rating needs and the scope does not keep, in one more.
             marks = ",".join(["%s"] * len(keys))

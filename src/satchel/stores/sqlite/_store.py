@@ -613,10 +613,7 @@ class SqliteStore:
         read = await self._read("neighbours", work, inline=inline)
         if self._versions.get(scope_id, 0) == version:  # no write landed meanwhile
             self._neighbours.remember(family, scope_id, reach, version, (missing, read))
-        if not found:
-            return read
-        found.update(read)
-        return {key: found[key] for key in keys if key in found}
+        return self._neighbours.joined(keys, found, read)
 
     async def evidence(
         self, family: Family, scope_id: str, keys: Sequence[int]
@@ -631,15 +628,11 @@ class SqliteStore:
         # The rated evidence served earlier at the scope's write version, as it was
         # (``TermCounts.keep``): no rebuilt ``Evidence``, no rating.
         kept = self._term_counts.at(family, scope_id, self._versions.get(scope_id, 0))
-        served = kept.evidence
-        if served:
-            ready = {key: item for key in keys if (item := served.get(key)) is not None}
-            if len(ready) == len(keys):
-                return ready
-            if ready:
-                keys = [key for key in keys if key not in ready]
-        else:
-            ready = {}
+        ready = kept.served(keys)
+        if len(ready) == len(keys):
+            return ready
+        if ready:
+            keys = [key for key in keys if key not in ready]
         found, missing = self._evidence.split(keys, family, scope_id)
         # A large scope's evidence is read in a worker thread (docs/benchmarks.md).
         small = self._counts.get((family, scope_key), 0) <= self._inline_rows
