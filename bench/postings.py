@@ -43,6 +43,8 @@ from satchel.vocabulary._retrieval import PoolRequest
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from satchel.stores import _postings as shared
+
 RESULTS = Path(__file__).parent / "results"
 ROUNDS = 3
 #: The pool size of a memory search (``Limits.pool_size``).
@@ -87,7 +89,7 @@ def measure(size: int, queries: int, seed: int = 3) -> dict[str, Any]:
     assert postings is not None, "bench scale's notes are plain ASCII"
     held = (postings, _postings.read_totals(conn, "memory"))
 
-    def search(by: tuple[_postings.ScopePostings, _postings.Totals] | None) -> None:
+    def search(by: tuple[shared.ScopePostings, shared.Totals] | None) -> None:
         for request in asked:
             terms = request.query.terms
             if by is None:

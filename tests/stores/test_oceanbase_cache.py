@@ -13,15 +13,15 @@ import pytest
 
 import satchel
 from satchel.stores import OceanBaseStore, PoolRequest
-from satchel.stores.oceanbase import _search
-from satchel.stores.oceanbase._vector_cache import ScopeVectors, VectorCache, parse
+from satchel.stores.oceanbase import _held_terms, _search
+from satchel.stores.oceanbase._vector_cache import HeldSets, ScopeVectors, parse
 from satchel.stores.testing import memories
 from satchel.vocabulary import analyse_query
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from satchel.vocabulary import Pool
+    from satchel.vocabulary import Family, Pool
 
 pytestmark = pytest.mark.anyio
 
@@ -131,6 +131,100 @@ async def test_kept_evidence_and_neighbours_follow_another_stores_writes(
         await reader.aclose()
 
 
+async def test_held_terms_follow_another_stores_writes(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """Two stores on one database, the reader's full-text postings held: after each
+    add, forget, update and erase of the writer, the reader's next full-text search is
+    the one a store holding nothing (the engine's search) gives, at the new version."""
+    writer, reader = oceanbase(), oceanbase()
+
+    async def write(*texts: str) -> list[Any]:
+        entries = [satchel.MemoryEntry(text=text) for text in texts]
+        return list(await writer.write("memory", "s", entries, np.resize(AXES, (len(texts), 4))))
+
+    try:
+        refs = await write(*(f"kestrel note {n}" for n in range(4)), "heron")
+        await _lexical(reader, "memory")
+        versions = [_held_terms_version(reader, "memory")]
+        await write("kestrel kestrel note 9")
+        assert await writer.forget_memory(refs[0])
+        await writer.update_memory(refs[1], satchel.MemoryEntry(text="a note"), AXES[:1])
+        await writer.erase("memory", "s", refs[2].entry_id)
+        for step in range(2):
+            keys, scores = await _lexical(reader, "memory")
+            versions.append(_held_terms_version(reader, "memory"))
+            assert (keys, scores) == await _engines_lexical(oceanbase, "memory")
+            found = await reader.evidence("memory", "s", keys)
+            assert sorted(str(found[key].text) for key in keys) == [
+                "a note", "kestrel kestrel note 9", "kestrel note 3",
+            ]  # fmt: skip
+            if step == 0:
+                await write("heron 2")
+        assert versions[0] < versions[1] < versions[2]
+        assert await writer.erase_scope("s")
+        assert (await _lexical(reader, "memory"))[0] == []
+    finally:
+        await writer.aclose()
+        await reader.aclose()
+
+
+async def test_held_terms_follow_records_taken_out_of_search_without_vectors(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """In a database with no vectors at all (experiences, no embedder bound), a new
+    revision and an erase still move the scope's ``removed_at``: the reader's held
+    postings lose the records taken out of search."""
+    from satchel.stores.testing import records
+
+    writer, reader = oceanbase(), oceanbase()
+
+    def lesson(key: str, text: str) -> satchel.Experience:
+        return satchel.Experience(situation=text, action="", outcome="", lesson="", key=key)
+
+    try:
+        written = [lesson(key, f"kestrel note {key}") for key in "abc"]
+        refs = await records(writer, "experience", "s", written)
+        await _lexical(reader, "experience")
+        held = _held_terms_version(reader, "experience")
+        await records(writer, "experience", "s", [lesson("a", "heron only")])
+        await writer.erase("experience", "s", refs[1].id)
+        keys, scores = await _lexical(reader, "experience")
+        assert (keys, scores) == await _engines_lexical(oceanbase, "experience")
+        found = await reader.evidence("experience", "s", keys)
+        assert [str(found[key].text).split("\n")[0] for key in keys] == [
+            "Situation: kestrel note c"
+        ]
+        assert _held_terms_version(reader, "experience") > held  # patched, not read again
+    finally:
+        await writer.aclose()
+        await reader.aclose()
+
+
+async def _lexical(store: OceanBaseStore, family: Family) -> tuple[list[int], list[float]]:
+    pool = await store.retrieve(family, "s", _request("kestrel note", 0))
+    return pool.lexical_keys.tolist(), pool.lexical_scores.tolist()
+
+
+async def _engines_lexical(
+    oceanbase: Callable[..., OceanBaseStore], family: Family
+) -> tuple[list[int], list[float]]:
+    """:func:`_lexical` on a new store that holds no terms: the engine's search."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_held_terms, "MOST_ROWS", 0)
+        engine = oceanbase()
+        try:
+            return await _lexical(engine, family)
+        finally:
+            await engine.aclose()
+
+
+def _held_terms_version(store: OceanBaseStore, family: Family) -> int:
+    held = store._held_terms.get(family, "s")
+    assert held is not None
+    return held.version
+
+
 async def test_the_cache_stays_within_its_bytes_over_many_scopes(
     oceanbase: Callable[..., OceanBaseStore],
 ) -> None:
@@ -214,7 +308,7 @@ def test_a_patch_leaves_the_set_it_extends_unchanged() -> None:
 
 def test_the_cache_drops_the_least_recently_used_over_its_bound() -> None:
     one = ScopeVectors.of(1, 1, np.array([0]), AXES[:1].copy())
-    cache = VectorCache(max_bytes=2 * one.nbytes)
+    cache: HeldSets[ScopeVectors] = HeldSets(max_bytes=2 * one.nbytes)
     cache.put("memory", "a", one)
     cache.put("memory", "b", one)
     assert cache.get("memory", "a") is one  # now the most recently used

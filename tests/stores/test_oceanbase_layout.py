@@ -12,7 +12,7 @@ import pytest
 
 import satchel
 from satchel.stores import OceanBaseStore, PoolRequest, StoreError
-from satchel.stores.oceanbase import _schema, _search
+from satchel.stores.oceanbase import _held_terms, _schema, _search
 from satchel.stores.testing import memories
 from satchel.vocabulary import analyse_query
 
@@ -102,11 +102,13 @@ async def test_a_schema_5_database_loses_its_hnsw_index_and_keeps_its_vectors(
 
 
 async def test_holders_whose_postings_fit_are_read_unordered_and_the_same(
-    oceanbase: Callable[..., OceanBaseStore], seekdb: str
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A query whose terms' postings fit the scan is answered by the unordered statement
     alone, and the pool is the same as the ordered statement's; when the scope's
-    frequencies understate what the engine holds, the ordered statement is sent."""
+    frequencies understate what the engine holds, the ordered statement is sent (the
+    engine searches: the scope's terms are not held in the process)."""
+    monkeypatch.setattr(_held_terms, "MOST_ROWS", 0)
     store = oceanbase()
     await store.bind_embedder("test", 4)
     texts = [f"kestrel survey note {n}" for n in range(6)] + ["heron count"]
@@ -244,8 +246,10 @@ async def test_a_retrieve_starts_its_snapshot_with_state_and_frequencies_in_one_
 ) -> None:
     """A retrieve of a family the store last found holding records sends the snapshot's
     start with its state and the terms' frequencies together in one round trip, then
-    only the full text's holders and the commit; a family not known to hold any sends
-    the state alone first (an empty one is answered by it)."""
+    only the full text's holders (the engine searches: the scope's terms are not held in
+    the process) and the commit; a family not known to hold any sends the state alone
+    first (an empty one is answered by it)."""
+    monkeypatch.setattr(_held_terms, "MOST_ROWS", 0)
     store = oceanbase()
     await store.bind_embedder("test", 4)
     notes = [satchel.MemoryEntry(text=f"kestrel survey note {n}") for n in range(5)]
@@ -275,7 +279,8 @@ async def test_a_rare_terms_holders_come_from_the_read_of_every_holder(
     terms, the rare term's holders past the pool (the rescue) are taken from that read:
     one full-text statement, the same pool (the contract check
     ``check_lexical_plan_rescues_every_holder_of_a_rare_term`` holds it for every
-    store)."""
+    store). The engine searches: the scope's terms are not held in the process."""
+    monkeypatch.setattr(_held_terms, "MOST_ROWS", 0)
     store = oceanbase()
     await store.bind_embedder("test", 4)
     filler = " ".join(f"word{n}" for n in range(150))
@@ -295,6 +300,61 @@ async def test_a_rare_terms_holders_come_from_the_read_of_every_holder(
     found = await store.evidence("memory", "s", [int(k) for k in pool.lexical_keys])
     assert sorted(str(found[int(k)].text)[-1] for k in pool.lexical_keys[4:]) == ["0", "1", "2"]
     await store.aclose()
+
+
+#: Texts whose terms the engine's parser would not split as satchel does: short words
+#: (held as ``_ox_``), accents, digits, a word said twice.
+HELD_TEXTS = (
+    "an ox ran to the big red barn",
+    "café crème at the barn, twice the barn",
+    "kestrel survey 2024 of the red kestrel",
+    "heron count by the river",
+    *(f"note {n} about the river and a kestrel" for n in range(8)),
+    *(f"filler line {n}" for n in range(20)),
+)
+
+
+async def _lexical(store: OceanBaseStore, query: str, size: int = 4) -> tuple[Any, ...]:
+    pool = await store.retrieve("memory", "s", PoolRequest(analyse_query(query), None, size))
+    return (
+        pool.lexical_keys.tolist(),
+        pool.lexical_scores.tolist(),
+        pool.lexical_matches.tolist(),
+        pool.common_terms,
+        pool.held_terms,
+    )
+
+
+async def test_a_scope_whose_terms_are_held_is_searched_without_a_full_text_statement(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope's terms read once are held in the process: its next retrieves send the
+    snapshot's start and the commit alone, and find what the engine's full-text search
+    finds, ranked alike (short words, accents, a rare term's rescue)."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    notes = [satchel.MemoryEntry(text=text) for text in HELD_TEXTS]
+    await memories(store, "s", notes, np.repeat(BASIS[:1], len(notes), 0))
+    queries = ("red barn ox", "café barn", "kestrel river", "heron kestrel note", "big to")
+    await _lexical(store, queries[0])  # reads the scope's terms
+    assert store._held_terms.get("memory", "s") is not None
+    sent = _Sent(monkeypatch)
+    held = [await _lexical(store, query) for query in queries]
+    assert [statement for statement in sent.statements if "MATCH" in statement] == []
+    assert len(sent.statements) == 2 * len(queries)  # the snapshot's start, the commit
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_held_terms, "MOST_ROWS", 0)  # a store holding none: the engine's
+        engine = oceanbase()
+        searched = [await _lexical(engine, query) for query in queries]
+        assert engine._held_terms.get("memory", "s") is None
+    for mine, theirs in zip(held, searched, strict=True):
+        assert mine[0] == theirs[0]
+        assert mine[1] == pytest.approx(theirs[1], rel=1e-12)
+        assert mine[2:] == theirs[2:]
+    assert held[1][0]  # accents found
+    assert held[4][0]  # short words found
+    await store.aclose()
+    await engine.aclose()
 
 
 async def test_a_scope_emptied_since_its_last_search_is_answered_empty(

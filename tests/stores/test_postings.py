@@ -13,6 +13,7 @@ import pytest
 
 import satchel
 from satchel.stores import SqliteStore
+from satchel.stores import _postings as shared
 from satchel.stores.sqlite import _postings, _postings_cache, _rows, _search
 from satchel.stores.sqlite import _schema as sql
 from satchel.stores.testing import EMBEDDER
@@ -152,7 +153,7 @@ def test_table_totals_are_the_rows_and_tokens_of_every_scope() -> None:
     conn = _database(5)
     texts = [text for (text,) in conn.execute("SELECT terms FROM fts_memory")]
     totals = _postings.read_totals(conn, "memory")
-    assert totals == _postings.Totals(len(texts), sum(len(text.split()) for text in texts))
+    assert totals == shared.Totals(len(texts), sum(len(text.split()) for text in texts))
 
 
 def test_sqlite_varints_decode_every_width() -> None:
@@ -329,7 +330,7 @@ def test_lexical_hits_from_held_postings_are_numpy_free_lists() -> None:
     assert np.all(np.diff(hits.scores) >= 0)
 
 
-def _same_postings(held: _postings.ScopePostings, read: _postings.ScopePostings) -> None:
+def _same_postings(held: shared.ScopePostings, read: shared.ScopePostings) -> None:
     """The same rows, lengths and every term's holders (term ids may differ)."""
     assert held.rows.tolist() == read.rows.tolist()
     assert held.lengths.tolist() == read.lengths.tolist()
@@ -479,7 +480,7 @@ def test_postings_are_read_a_stretch_at_a_time_giving_the_gil_up_between(
     conn = sqlite3.connect(":memory:")
     _rows.create_schema(conn)
     scope_key = _rows.ensure_scope(conn, "s")
-    for n in range(2 * _postings.BUILD_CHUNK + 10):
+    for n in range(2 * shared.BUILD_CHUNK + 10):
         _rows.insert(conn, "memory", scope_key, f"r{n}", 1, f"kestrel word{n % 7} row{n}")
     conn.commit()
     fetched: list[str] = []
@@ -505,9 +506,9 @@ def test_postings_are_read_a_stretch_at_a_time_giving_the_gil_up_between(
     held = _postings.read_postings(Connection(), "memory", scope_key)  # type: ignore[arg-type]
     assert len(yields) == 3  # after each of the 3 stretches
     assert held is not None
-    assert len(held.rows) == 2 * _postings.BUILD_CHUNK + 10
+    assert len(held.rows) == 2 * shared.BUILD_CHUNK + 10
     read = _postings.read_postings(conn, "memory", scope_key)
     assert read is not None
     _same_postings(held, read)
     assert "all" not in fetched
-    assert fetched.count(f"many {_postings.BUILD_CHUNK}") == 4  # 3 stretches, then none
+    assert fetched.count(f"many {shared.BUILD_CHUNK}") == 4  # 3 stretches, then none

@@ -78,7 +78,7 @@ async def erase_record(cur: Any, write: Write, record_id: str | None) -> int:
     await _uncount_terms(cur, write, held)
     marks = ",".join(["%s"] * len(keys))
     tables = (*_BY_KEY, "satchel_vectors") if write.vectors_exist else _BY_KEY
-    write.removed = write.vectors_exist
+    write.removed = True
     for table in tables:
         await cur.execute(
             f"DELETE FROM {table} WHERE scope = %s AND family = %s AND k IN ({marks})",
@@ -100,7 +100,7 @@ async def erase_scope(cur: Any, write: Write) -> int:
     tables = ["satchel_records", "satchel_mentions", "satchel_terms", "satchel_counts"]
     if write.vectors_exist:
         tables.append("satchel_vectors")
-        write.removed = True
+    write.removed = True
     for table in (*tables, "satchel_profiles"):
         await cur.execute(f"DELETE {UNHURRIED} FROM {table} WHERE scope = %s", (scope,))
     await _bury(cur, scope, (rid for family, rid in records if family == "memory"))

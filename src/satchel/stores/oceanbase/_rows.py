@@ -86,7 +86,7 @@ class Write:
     records: list[tuple[Any, ...]] = attrs.Factory(list)
     vectors: list[tuple[Any, ...]] = attrs.Factory(list)
     mentions: list[tuple[Any, ...]] = attrs.Factory(list)
-    #: Whether it took a vector out of search (the scope's ``removed_at`` moves).
+    #: Whether it took a record out of search (the scope's ``removed_at`` moves).
     removed: bool = False
 
     @property
@@ -318,7 +318,7 @@ async def retire(cur: Any, write: Write, key: int) -> None:
         await cur.execute(
             "DELETE FROM satchel_vectors WHERE scope = %s AND family = %s AND k = %s", where
         )
-        write.removed = True
+    write.removed = True
     analysed = sql.stored_terms(indexed)
     write.live_delta -= 1
     write.threaded_delta -= thread is not None

@@ -21,6 +21,7 @@ from ...vocabulary._retrieval import (
     TimeHits,
     bm25,
 )
+from .._postings import Totals
 from . import _schema as sql
 from ._rows import NO_TIME, vector_literal
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
     from ...vocabulary._families import Family
     from ...vocabulary._retrieval import PoolRequest
+    from .._postings import ScopePostings
     from ._vector_cache import ScopeVectors
 
     Vectors = npt.NDArray[np.float32]
@@ -48,7 +50,7 @@ STATEMENT_TIMEOUT: Final = 4012
 class ScopeState:
     """What a retrieve reads of a scope first: its write version, next key, the
     family's searchable records and their total term count, and the version of the last
-    write that took a vector out (``_vector_cache``)."""
+    write that took a record out of search (``_vector_cache``)."""
 
     version: int
     next_key: int
@@ -113,12 +115,15 @@ async def lexical(
     request: PoolRequest,
     state: ScopeState,
     frequencies: Mapping[str, int] | None = None,
+    postings: ScopePostings | None = None,
 ) -> tuple[list[int], list[float], list[int], int, int, int]:
     """The full-text channel. The engine finds the records holding the selection's terms
     (its FULLTEXT index); satchel ranks them by BM25 over the scope's own statistics
     and counts each one's matched query terms on its analysed text (the scope's common
     ones left out, whose number comes next, and last how many of the others some
-    record holds). ``frequencies`` (:func:`term_frequencies`) when already read."""
+    record holds). ``frequencies`` (:func:`term_frequencies`) when already read; with
+    the scope's ``postings`` held as of ``state`` (``_held_terms``), the same search
+    over them, and no statement."""
     terms = request.query.terms
     if not terms:
         return [], [], [], 0, 0, 0
@@ -128,6 +133,11 @@ async def lexical(
     if not selection.terms:
         return [], [], [], 0, 0, 0
     counted = [term for term in terms if term not in selection.common]
+    if postings is not None:
+        keys, scores, matched = postings.hits(
+            sql.indexed_term, selection, counted, Totals(state.rows, state.term_total)
+        )
+        return keys, scores, matched, len(selection.common), selection.held, selection.distinctive
     average = state.term_total / max(state.rows, 1)
 
     async def holders_of(words: tuple[str, ...], limit: int) -> tuple[list[_Held], bool]:

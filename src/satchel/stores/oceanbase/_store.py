@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from datetime import datetime
@@ -40,10 +41,12 @@ from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._neighbour_cache import NeighbourCache
 from .._placing import place_async
+from .._postings import built
 from .._sessions import erased_identities, session_key
 from .._term_counts import TermCounts, rate
 from . import _copy as copying
 from . import _erase as erasing
+from . import _held_terms as held_terms
 from . import _listing as listing
 from . import _locks as locks
 from . import _rows as rows
@@ -52,7 +55,8 @@ from . import _search as search
 from . import _sessions as sessions
 from ._bridge import LoopThread
 from ._connections import MIGRATION_TRX, QUERY_TIMEOUT, Connections, unavailable_errors
-from ._vector_cache import CACHE_BYTES, ScopeVectors, VectorCache
+from ._held_terms import ScopeTerms
+from ._vector_cache import CACHE_BYTES, HeldSets, ScopeVectors
 from ._vector_cache import parse as parse_vectors
 
 if TYPE_CHECKING:
@@ -67,6 +71,7 @@ if TYPE_CHECKING:
     from ...vocabulary._records import MemoryEntry, Record, Ref
     from ...vocabulary._retrieval import PoolRequest
     from .._copy_protocol import StoredVersion, VectorOrigin
+    from .._postings import ScopePostings
 
     Vectors = npt.NDArray[np.float32]
 
@@ -165,13 +170,15 @@ class OceanBaseStore:
         self._indexed = False
         if vector_cache_bytes < 0:
             raise StoreError(f"vector_cache_bytes must be 0 or more, not {vector_cache_bytes}")
-        self._vector_cache = VectorCache(vector_cache_bytes)
+        self._vector_cache: HeldSets[ScopeVectors] = HeldSets(vector_cache_bytes)
+        self._held_terms: HeldSets[ScopeTerms] = HeldSets(held_terms.CACHE_BYTES)
         #: The sums of scopes' vectors the engine added up, for the searches it runs.
         self._vector_sums = search.VectorSums()
         if not 0 <= partitions <= MAX_PARTITIONS:
             raise StoreError(f"partitions must be 0 to {MAX_PARTITIONS}, not {partitions}")
         self._partitions = partitions
-        #: A scope of more searchable records has its vectors read in the background.
+        #: A scope of more searchable records has its vectors and terms read in the
+        #: background.
         self._load_now_rows = LOAD_NOW_ROWS
         self._loading: dict[tuple[Family, str], asyncio.Task[None]] = {}
         self._bridge = LoopThread("satchel-oceanbase")
@@ -326,8 +333,7 @@ class OceanBaseStore:
         except NotFoundError:  # no such scope: nothing to erase
             return 0
         finally:
-            self._term_counts.drop(scope_id)  # no word of the erased text kept here
-            self._vector_sums.drop(scope_id)
+            self._forget_held(scope_id)
 
     async def erase_scope(self, scope_id: str) -> int:
         """Erase every record of the scope and its profile from every table; the scope's
@@ -347,8 +353,15 @@ class OceanBaseStore:
         except NotFoundError:
             return 0
         finally:
-            self._term_counts.drop(scope_id)  # no word of the erased texts kept here
-            self._vector_sums.drop(scope_id)
+            self._forget_held(scope_id)
+
+    def _forget_held(self, scope_id: str) -> None:
+        """Drop what this process holds of the scope's texts and vectors after an
+        erase: no word of an erased text is kept here (the next search reads again)."""
+        self._term_counts.drop(scope_id)
+        self._vector_sums.drop(scope_id)
+        self._held_terms.drop_scope(scope_id)
+        self._vector_cache.drop_scope(scope_id)
 
     # -- sessions (``SessionStore``) --------------------------------------------------
 
@@ -468,9 +481,11 @@ class OceanBaseStore:
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
         """One snapshot of the scope (``sql.SNAPSHOT``): its state, then the full text
-        in the engine beside the vector product over the scope's vectors held in the
-        process (``_vector_cache``, confirmed by the state's write version) in a worker
-        thread, then the time channel. Every channel sees the same commits.
+        (over the scope's postings held in the process, ``_held_terms``, or in the
+        engine) beside the vector product over the scope's vectors held in the process
+        (``_vector_cache``) in a worker thread, then the time channel. What the process
+        holds is served only at the write version the state confirms. Every channel
+        sees the same commits.
 
         The state is read first on its own (one statement is a snapshot of its own): a
         family with no searchable record in the scope is answered by it alone, without
@@ -529,6 +544,9 @@ class OceanBaseStore:
                 vector = asked.vector_for(frequencies, state.rows)
             stored = self._dimension is not None
             held = None
+            postings = None
+            if terms:
+                postings = await self._held_postings(cur, family, scope_id, state)
             if stored and vector is not None and rules(family).vector_channel:
                 _rules.check_query_vector(vector, self._dimension)
                 held = await self._held_vectors(cur, family, scope_id, state)
@@ -546,10 +564,12 @@ class OceanBaseStore:
 
             if held is None:  # the engine searches: one statement at a time
                 near, similarities = await vector_channel()
-                lexical = await search.lexical(cur, family, scope_id, asked, state, frequencies)
+                lexical = await search.lexical(
+                    cur, family, scope_id, asked, state, frequencies, postings
+                )
             else:
                 lexical, (near, similarities) = await asyncio.gather(
-                    search.lexical(cur, family, scope_id, asked, state, frequencies),
+                    search.lexical(cur, family, scope_id, asked, state, frequencies, postings),
                     vector_channel(),
                 )
             timed, matched = await search.time_channel(
@@ -601,6 +621,45 @@ class OceanBaseStore:
             return None
         return await self._read_whole(cur, family, scope_id, state)
 
+    async def _held_postings(
+        self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
+    ) -> ScopePostings | None:
+        """The scope's full-text postings as of ``state`` (read in the retrieve's
+        snapshot), from the process when its write version confirms them
+        (``_held_terms``), patched with what changed since, or read whole; None when the
+        engine searches (the scope is too large to hold, its terms are being read in
+        the background, or this process holds a newer version)."""
+        cached = self._held_terms.get(family, scope_id)
+        if cached is not None:
+            if cached.version == state.version:
+                return cached.postings
+            if cached.version > state.version:
+                return None
+            added, removed = await held_terms.read_since(cur, family, scope_id, cached, state)
+            patched = await _in_thread(
+                functools.partial(cached.postings.patched, "", added, removed, plain=False)
+            )
+            if patched is not None:
+                fresh = ScopeTerms(state.version, state.next_key, patched)
+                self._held_terms.put(family, scope_id, fresh)
+                return patched
+        if state.rows > held_terms.MOST_ROWS:
+            return None
+        if state.rows > self._load_now_rows:  # the engine searches until they are read
+            self._load_later(family, scope_id)
+            return None
+        return (await self._read_terms(cur, family, scope_id, state)).postings
+
+    async def _read_terms(
+        self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
+    ) -> ScopeTerms:
+        """Read the scope's terms as of ``state`` and hold their postings (unless a
+        newer set is held already)."""
+        found = await held_terms.read_whole(cur, family, scope_id, state)
+        loaded = ScopeTerms(state.version, state.next_key, await _in_thread(built, found))
+        self._held_terms.newer(family, scope_id, loaded)
+        return loaded
+
     async def _read_whole(
         self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
     ) -> ScopeVectors:
@@ -611,15 +670,13 @@ class OceanBaseStore:
         found = await cur.fetchall()
         keys, matrix = await _in_thread(parse_vectors, found, self._dimension)
         loaded = ScopeVectors.of(state.version, state.next_key, keys, matrix)
-        latest = self._vector_cache.get(family, scope_id)
-        if latest is None or latest.version < loaded.version:
-            self._vector_cache.put(family, scope_id, loaded)
+        self._vector_cache.newer(family, scope_id, loaded)
         return loaded
 
     def _load_later(self, family: Family, scope_id: str) -> None:
-        """Read a large scope's vectors in a task of the store's loop, on a connection
-        and in a snapshot of its own (one at a time per scope); meanwhile the engine
-        searches. A failed read is logged, and the next search asks again."""
+        """Read a large scope's vectors and terms in a task of the store's loop, on a
+        connection and in a snapshot of its own (one at a time per scope); meanwhile
+        the engine searches. A failed read is logged, and the next search asks again."""
         job = (family, scope_id)
         if job in self._loading:
             return
@@ -637,13 +694,30 @@ class OceanBaseStore:
                     found = await cur.fetchone()
                     if found is not None:
                         state = search.ScopeState(*(int(value or 0) for value in found))
-                        await self._read_whole(cur, family, scope_id, state)
+                        await self._load_whole(cur, family, scope_id, state)
                 finally:
                     await cur.execute("COMMIT")
         except Exception:
             logger.warning(
                 "reading the vectors of %s scope %r failed", family, scope_id, exc_info=True
             )
+
+    async def _load_whole(
+        self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
+    ) -> None:
+        """Read what this process does not hold of the scope at ``state``: its vectors
+        (within the cache's bound) and its terms (within ``held_terms.MOST_ROWS``)."""
+        vectors = self._vector_cache.get(family, scope_id)
+        if (
+            self._dimension is not None
+            and rules(family).vector_channel
+            and (vectors is None or vectors.version < state.version)
+            and state.rows * self._dimension * 4 <= self._vector_cache.max_bytes
+        ):
+            await self._read_whole(cur, family, scope_id, state)
+        terms = self._held_terms.get(family, scope_id)
+        if (terms is None or terms.version < state.version) and state.rows <= held_terms.MOST_ROWS:
+            await self._read_terms(cur, family, scope_id, state)
 
     async def _loads_done(self) -> None:
         """Wait, on the store's loop, for the vector reads running now to end."""
@@ -877,7 +951,7 @@ class OceanBaseStore:
                     )
                 await write.flush(cur)
                 await rows.apply_counts(cur, write)
-                if write.removed:  # held vectors of the scope are read again
+                if write.removed:  # held vectors and terms of the scope are read again
                     await cur.execute(sql.REMOVED, (write_version, scope_id))
                 await cur.execute("COMMIT")
             except BaseException as exc:

@@ -3,13 +3,13 @@ served unless the scope's write version in the database confirms them.
 
 Every retrieve reads the scope's state first (``_schema.STATE``, inside the read
 snapshot of ``_store.OceanBaseStore.retrieve``): its write version, its next key and
-``removed_at``, the version of the last write that took a vector out. A held set of
+``removed_at``, the version of the last write that took a record out of search. A held set of
 vectors carries the version it was read at:
 
 - the same version: served as it is;
 - a newer version: the held set is patched with the vectors of the keys handed out
   since (keys only grow), read in the same snapshot; when that version also removed a
-  vector (``removed_at`` above the held version), the keys still searchable are read
+  record (``removed_at`` above the held version), the keys still searchable are read
   first (keys only, no vectors) and the others' rows dropped;
 - nothing held: the scope's vectors are read whole;
 - an older version (another retrieve of this process already read a newer one): the
@@ -18,7 +18,8 @@ vectors carries the version it was read at:
 So nothing is served from the process that the store's write version has not confirmed,
 and a write, forget or erase from any process is seen on the next call here.
 
-Held sets are bounded together by bytes (least recently used dropped first). Only the
+Held sets (of vectors here, of full-text postings in ``_held_terms``) are bounded
+together by bytes (least recently used dropped first). Only the
 store's loop thread reads and changes the cache; a search's product runs in a worker
 thread over a set it holds, which a patch never changes (it appends past the set's end,
 or copies).
@@ -27,7 +28,7 @@ or copies).
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar
 
 import attrs
 import numpy as np
@@ -182,13 +183,26 @@ def parse(found: Sequence[tuple[int, str]], dimension: int) -> tuple[Keys, Matri
     return keys[kept], matrix[kept] / norms[kept, None]
 
 
-class VectorCache:
-    """The held sets of one store, least recently used first, at most ``max_bytes``
-    together."""
+class Held(Protocol):
+    """What a held set says of itself: the write version it was read at, and its size."""
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+
+H = TypeVar("H", bound=Held)
+
+
+class HeldSets(Generic[H]):
+    """The held sets of one store (its vectors, or its full-text postings), least
+    recently used first, at most ``max_bytes`` together."""
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._held: OrderedDict[tuple[Family, str], ScopeVectors] = OrderedDict()
+        self._held: OrderedDict[tuple[Family, str], H] = OrderedDict()
         self._bytes = 0
 
     @property
@@ -199,25 +213,38 @@ class VectorCache:
     def __len__(self) -> int:
         return len(self._held)
 
-    def get(self, family: Family, scope_id: str) -> ScopeVectors | None:
+    def get(self, family: Family, scope_id: str) -> H | None:
         found = self._held.get((family, scope_id))
         if found is not None:
             self._held.move_to_end((family, scope_id))
         return found
 
-    def put(self, family: Family, scope_id: str, vectors: ScopeVectors) -> None:
-        """Hold ``vectors`` (instead of the scope's older set), dropping the least
+    def put(self, family: Family, scope_id: str, held: H) -> None:
+        """Hold ``held`` (instead of the scope's older set), dropping the least
         recently used sets over the bound; a set larger than the bound is not held."""
         self.drop(family, scope_id)
-        if vectors.nbytes > self.max_bytes:
+        if held.nbytes > self.max_bytes:
             return
-        self._held[(family, scope_id)] = vectors
-        self._bytes += vectors.nbytes
+        self._held[(family, scope_id)] = held
+        self._bytes += held.nbytes
         while self._bytes > self.max_bytes:
             _, dropped = self._held.popitem(last=False)
             self._bytes -= dropped.nbytes
+
+    def newer(self, family: Family, scope_id: str, held: H) -> None:
+        """Hold ``held`` unless a set of the same or a newer version is held already
+        (another search read one meanwhile)."""
+        latest = self.get(family, scope_id)
+        if latest is None or latest.version < held.version:
+            self.put(family, scope_id, held)
 
     def drop(self, family: Family, scope_id: str) -> None:
         old = self._held.pop((family, scope_id), None)
         if old is not None:
             self._bytes -= old.nbytes
+
+    def drop_scope(self, scope_id: str) -> None:
+        """Drop the scope's sets of every family."""
+        for family, scope in list(self._held):
+            if scope == scope_id:
+                self.drop(family, scope)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from ...vocabulary._families import Family
-    from ._postings import ScopePostings, Totals
+    from .._postings import ScopePostings, Totals
     from ._rows import Write
 
 #: Bytes of postings held over every scope of a store.

@@ -16,6 +16,7 @@ from ...vocabulary._evidence import ThreadNeighbours
 from ...vocabulary._families import FAMILY_RULES
 from ...vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
 from ...vocabulary._turns import let_loop_in
+from .._postings import first_of_each_row
 from .._rules import columns_from
 from . import _schema as sql
 from ._postings import answers
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
 
     from ...vocabulary._evidence import Evidence
     from ...vocabulary._families import Family
-    from ...vocabulary._retrieval import PoolRequest, TermSelection
-    from ._postings import ScopePostings, Totals
+    from ...vocabulary._retrieval import PoolRequest
+    from .._postings import ScopePostings, Totals
 
 #: Vectors read per fetch while loading a scope's matrix: a megabyte at 256
 #: dimensions. Joining and copying a chunk holds the GIL, so the loop's thread waits
@@ -87,7 +88,12 @@ def lexical_hits(
         postings, totals = held
         searched = (*selection.terms, *(() if selection.rescue is None else (selection.rescue,)))
         if answers(postings, prefix, searched):
-            return _held_hits(postings, totals, prefix, selection, frequencies)
+            counted = [term for term in frequencies if term not in selection.common]
+            found, scores, matches = postings.hits(prefix.__add__, selection, counted, totals)
+            return LexicalHits(
+                found, scores, matches, len(selection.common), selection.held,
+                selection.distinctive,
+            )  # fmt: skip
     match = match_expression([prefix + term for term in selection.terms])
     tokens = [f" {prefix}{term} " for term in frequencies if term not in selection.common]
     parameters: tuple[object, ...] = (*tokens, match, selection.limit)
@@ -99,48 +105,10 @@ def lexical_hits(
         json.loads(column) for column in conn.execute(statement, parameters).fetchone()
     )
     if rescue:
-        found, scores, matches = _first_of_each_row(found, scores, matches)
+        found, scores, matches = first_of_each_row(found, scores, matches)
     return LexicalHits(
         found, scores, matches, len(selection.common), selection.held, selection.distinctive
     )
-
-
-def _held_hits(
-    postings: ScopePostings,
-    totals: Totals,
-    prefix: str,
-    selection: TermSelection,
-    frequencies: Mapping[str, int],
-) -> LexicalHits:
-    """:func:`lexical_hits` from held postings: the statement's ranked rows, then the
-    rescue's, each row's matched terms counted over the same tokens."""
-    positions, scores = postings.ranked([prefix + term for term in selection.terms],
-                                        selection.limit, totals)  # fmt: skip
-    if selection.rescue is not None:
-        rescued, rescue_scores = postings.ranked([prefix + selection.rescue], RARE_POSTINGS, totals)
-        positions = np.concatenate((positions, rescued))
-        scores = np.concatenate((scores, rescue_scores))
-    tokens = [prefix + term for term in frequencies if term not in selection.common]
-    found, matches = postings.rows[positions].tolist(), postings.matched(positions, tokens)
-    listed: list[float] = scores.tolist()
-    if selection.rescue is not None:
-        found, listed, matches = _first_of_each_row(found, listed, matches)
-    return LexicalHits(
-        found, listed, matches, len(selection.common), selection.held, selection.distinctive
-    )
-
-
-def _first_of_each_row(
-    found: list[int], scores: list[float], matches: list[int]
-) -> tuple[list[int], list[float], list[int]]:
-    """Each row once, at its first place: a rescued row that BM25 ranked stays ranked."""
-    first: dict[int, int] = {}
-    for place, row in enumerate(found):
-        first.setdefault(row, place)
-    if len(first) == len(found):
-        return found, scores, matches
-    places = list(first.values())
-    return list(first), [scores[place] for place in places], [matches[place] for place in places]
 
 
 def term_frequencies(

@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from ...vocabulary._records import Columns, MemoryEntry, MemoryRecord, Record, Ref
     from ...vocabulary._retrieval import PoolRequest
     from .._copy_protocol import StoredVersion, VectorOrigin
-    from ._postings import ScopePostings, Totals
+    from .._postings import ScopePostings, Totals
 
     Vectors = npt.NDArray[np.float32]
 
