@@ -17,6 +17,7 @@ import pytest
 
 import satchel
 from satchel.stores import OceanBaseStore, PoolRequest, open_store, redact
+from satchel.stores.oceanbase import _held_texts
 from satchel.stores.testing import memories, set_profile
 from satchel.vocabulary import analyse_query
 from tests._orchestration import QUERY, ScriptedEmbedder, StoreWrapper, policy
@@ -427,10 +428,12 @@ class DropConnectionsInRoundOne(StoreWrapper):
 
 
 async def test_a_dropped_connection_discards_the_expansion_round_and_reconnects(
-    oceanbase: Callable[..., OceanBaseStore], seekdb: str
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Connections dropped during round 1: that round is discarded and round 0's result
-    returned; the next prepare connects again and expands."""
+    returned; the next prepare connects again and expands. (No texts are held in the
+    process, so round 1 reads its evidence from the engine.)"""
+    monkeypatch.setattr(_held_texts, "MOST_ROWS", 0)
     await _seed(oceanbase())
     store = oceanbase()
     wrapper = DropConnectionsInRoundOne(store)
@@ -487,9 +490,13 @@ def _engine_pid(directory: Path) -> int:
 
 
 @pytest.mark.slow
-async def test_a_killed_engine_discards_the_round_then_fails_clearly(tmp_path: Path) -> None:
+async def test_a_killed_engine_discards_the_round_then_fails_clearly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The engine killed during an expansion round: round 0's result is returned; the
-    next prepare fails with StoreUnavailableError, not a driver error."""
+    next prepare fails with StoreUnavailableError, not a driver error. (No texts are
+    held in the process, so the round reads its evidence from the engine.)"""
+    monkeypatch.setattr(_held_texts, "MOST_ROWS", 0)
     from tests.conftest import SEEKDB_QUERY_TIMEOUT_US
 
     directory = tmp_path / "engine"

@@ -13,7 +13,7 @@ import pytest
 
 import satchel
 from satchel.stores import OceanBaseStore, PoolRequest
-from satchel.stores.oceanbase import _held_terms, _search
+from satchel.stores.oceanbase import _held_texts, _search
 from satchel.stores.oceanbase._vector_cache import HeldSets, ScopeVectors, parse
 from satchel.stores.testing import memories
 from satchel.vocabulary import analyse_query
@@ -131,7 +131,7 @@ async def test_kept_evidence_and_neighbours_follow_another_stores_writes(
         await reader.aclose()
 
 
-async def test_held_terms_follow_another_stores_writes(
+async def test_held_texts_follow_another_stores_writes(
     oceanbase: Callable[..., OceanBaseStore],
 ) -> None:
     """Two stores on one database, the reader's full-text postings held: after each
@@ -146,14 +146,14 @@ async def test_held_terms_follow_another_stores_writes(
     try:
         refs = await write(*(f"kestrel note {n}" for n in range(4)), "heron")
         await _lexical(reader, "memory")
-        versions = [_held_terms_version(reader, "memory")]
+        versions = [_held_texts_version(reader, "memory")]
         await write("kestrel kestrel note 9")
         assert await writer.forget_memory(refs[0])
         await writer.update_memory(refs[1], satchel.MemoryEntry(text="a note"), AXES[:1])
         await writer.erase("memory", "s", refs[2].entry_id)
         for step in range(2):
             keys, scores = await _lexical(reader, "memory")
-            versions.append(_held_terms_version(reader, "memory"))
+            versions.append(_held_texts_version(reader, "memory"))
             assert (keys, scores) == await _engines_lexical(oceanbase, "memory")
             found = await reader.evidence("memory", "s", keys)
             assert sorted(str(found[key].text) for key in keys) == [
@@ -169,7 +169,7 @@ async def test_held_terms_follow_another_stores_writes(
         await reader.aclose()
 
 
-async def test_held_terms_follow_records_taken_out_of_search_without_vectors(
+async def test_held_texts_follow_records_taken_out_of_search_without_vectors(
     oceanbase: Callable[..., OceanBaseStore],
 ) -> None:
     """In a database with no vectors at all (experiences, no embedder bound), a new
@@ -186,7 +186,7 @@ async def test_held_terms_follow_records_taken_out_of_search_without_vectors(
         written = [lesson(key, f"kestrel note {key}") for key in "abc"]
         refs = await records(writer, "experience", "s", written)
         await _lexical(reader, "experience")
-        held = _held_terms_version(reader, "experience")
+        held = _held_texts_version(reader, "experience")
         await records(writer, "experience", "s", [lesson("a", "heron only")])
         await writer.erase("experience", "s", refs[1].id)
         keys, scores = await _lexical(reader, "experience")
@@ -195,7 +195,7 @@ async def test_held_terms_follow_records_taken_out_of_search_without_vectors(
         assert [str(found[key].text).split("\n")[0] for key in keys] == [
             "Situation: kestrel note c"
         ]
-        assert _held_terms_version(reader, "experience") > held  # patched, not read again
+        assert _held_texts_version(reader, "experience") > held  # patched, not read again
     finally:
         await writer.aclose()
         await reader.aclose()
@@ -211,7 +211,7 @@ async def _engines_lexical(
 ) -> tuple[list[int], list[float]]:
     """:func:`_lexical` on a new store that holds no terms: the engine's search."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_held_terms, "MOST_ROWS", 0)
+        patch.setattr(_held_texts, "MOST_ROWS", 0)
         engine = oceanbase()
         try:
             return await _lexical(engine, family)
@@ -219,8 +219,8 @@ async def _engines_lexical(
             await engine.aclose()
 
 
-def _held_terms_version(store: OceanBaseStore, family: Family) -> int:
-    held = store._held_terms.get(family, "s")
+def _held_texts_version(store: OceanBaseStore, family: Family) -> int:
+    held = store._held_texts.get(family, "s")
     assert held is not None
     return held.version
 

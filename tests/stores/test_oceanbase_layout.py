@@ -12,7 +12,7 @@ import pytest
 
 import satchel
 from satchel.stores import OceanBaseStore, PoolRequest, StoreError
-from satchel.stores.oceanbase import _held_terms, _schema, _search
+from satchel.stores.oceanbase import _held_texts, _schema, _search
 from satchel.stores.testing import memories
 from satchel.vocabulary import analyse_query
 
@@ -108,7 +108,7 @@ async def test_holders_whose_postings_fit_are_read_unordered_and_the_same(
     alone, and the pool is the same as the ordered statement's; when the scope's
     frequencies understate what the engine holds, the ordered statement is sent (the
     engine searches: the scope's terms are not held in the process)."""
-    monkeypatch.setattr(_held_terms, "MOST_ROWS", 0)
+    monkeypatch.setattr(_held_texts, "MOST_ROWS", 0)
     store = oceanbase()
     await store.bind_embedder("test", 4)
     texts = [f"kestrel survey note {n}" for n in range(6)] + ["heron count"]
@@ -151,11 +151,13 @@ def test_a_vector_literal_gives_back_its_float32_values_exactly() -> None:
 
 
 async def test_a_family_the_scope_holds_nothing_of_is_answered_without_a_snapshot(
-    oceanbase: Callable[..., OceanBaseStore],
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A retrieve of a family with no searchable record in the scope (or of a scope
     never written) is answered by the state's one statement: the snapshot's statements
-    are never sent, and the pool carries the scope's write version."""
+    are never sent, and the pool carries the scope's write version. (A family it holds
+    takes a snapshot when its texts are not held in the process.)"""
+    monkeypatch.setattr(_held_texts, "MOST_ROWS", 0)
     store = oceanbase()
     await store.bind_embedder("test", 4)
     await memories(store, "s", [satchel.MemoryEntry(text="kestrel survey")], BASIS[:1])
@@ -249,7 +251,7 @@ async def test_a_retrieve_starts_its_snapshot_with_state_and_frequencies_in_one_
     only the full text's holders (the engine searches: the scope's terms are not held in
     the process) and the commit; a family not known to hold any sends the state alone
     first (an empty one is answered by it)."""
-    monkeypatch.setattr(_held_terms, "MOST_ROWS", 0)
+    monkeypatch.setattr(_held_texts, "MOST_ROWS", 0)
     store = oceanbase()
     await store.bind_embedder("test", 4)
     notes = [satchel.MemoryEntry(text=f"kestrel survey note {n}") for n in range(5)]
@@ -280,7 +282,7 @@ async def test_a_rare_terms_holders_come_from_the_read_of_every_holder(
     one full-text statement, the same pool (the contract check
     ``check_lexical_plan_rescues_every_holder_of_a_rare_term`` holds it for every
     store). The engine searches: the scope's terms are not held in the process."""
-    monkeypatch.setattr(_held_terms, "MOST_ROWS", 0)
+    monkeypatch.setattr(_held_texts, "MOST_ROWS", 0)
     store = oceanbase()
     await store.bind_embedder("test", 4)
     filler = " ".join(f"word{n}" for n in range(150))
@@ -328,25 +330,25 @@ async def _lexical(store: OceanBaseStore, query: str, size: int = 4) -> tuple[An
 async def test_a_scope_whose_terms_are_held_is_searched_without_a_full_text_statement(
     oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A scope's terms read once are held in the process: its next retrieves send the
-    snapshot's start and the commit alone, and find what the engine's full-text search
-    finds, ranked alike (short words, accents, a rare term's rescue)."""
+    """A scope's texts read once are held in the process: its next retrieves send the
+    scope's state alone (no snapshot, no full text), and find what the engine's
+    full-text search finds, ranked alike (short words, accents, a rare term's rescue)."""
     store = oceanbase()
     await store.bind_embedder("test", 4)
     notes = [satchel.MemoryEntry(text=text) for text in HELD_TEXTS]
     await memories(store, "s", notes, np.repeat(BASIS[:1], len(notes), 0))
     queries = ("red barn ox", "café barn", "kestrel river", "heron kestrel note", "big to")
     await _lexical(store, queries[0])  # reads the scope's terms
-    assert store._held_terms.get("memory", "s") is not None
+    assert store._held_texts.get("memory", "s") is not None
     sent = _Sent(monkeypatch)
     held = [await _lexical(store, query) for query in queries]
     assert [statement for statement in sent.statements if "MATCH" in statement] == []
-    assert len(sent.statements) == 2 * len(queries)  # the snapshot's start, the commit
+    assert sent.statements == [_schema.STATE] * len(queries)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_held_terms, "MOST_ROWS", 0)  # a store holding none: the engine's
+        patch.setattr(_held_texts, "MOST_ROWS", 0)  # a store holding none: the engine's
         engine = oceanbase()
         searched = [await _lexical(engine, query) for query in queries]
-        assert engine._held_terms.get("memory", "s") is None
+        assert engine._held_texts.get("memory", "s") is None
     for mine, theirs in zip(held, searched, strict=True):
         assert mine[0] == theirs[0]
         assert mine[1] == pytest.approx(theirs[1], rel=1e-12)
@@ -355,6 +357,42 @@ async def test_a_scope_whose_terms_are_held_is_searched_without_a_full_text_stat
     assert held[4][0]  # short words found
     await store.aclose()
     await engine.aclose()
+
+
+async def test_the_evidence_of_a_held_scope_is_served_without_a_statement(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a retrieve read the scope's texts at its version, the evidence of any of its
+    keys is made from the rows held, rated with the held counts, with no statement: the
+    same evidence a store holding nothing reads; a key no longer searchable is left out
+    as a read leaves it."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    notes = [satchel.MemoryEntry(text=text) for text in HELD_TEXTS]
+    refs = await memories(store, "s", notes, np.repeat(BASIS[:1], len(notes), 0))
+    request = PoolRequest(analyse_query("kestrel river note"), BASIS[0], 8)
+    pool = await store.retrieve("memory", "s", request)
+    keys = [int(key) for key in pool.lexical_keys] + [int(key) for key in pool.vector_keys]
+    sent = _Sent(monkeypatch)
+    served = await store.evidence("memory", "s", keys)
+    assert sent.statements == []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_held_texts, "MOST_ROWS", 0)  # a store holding nothing reads them
+        reader = oceanbase()
+        await reader.retrieve("memory", "s", request)
+        read = await reader.evidence("memory", "s", keys)
+    assert set(served) == set(keys)
+    assert served == read
+    gone = keys[0]
+    texts = {str(served[gone].text)}
+    assert await store.forget_memory(next(ref for ref, note in zip(refs, notes, strict=True)
+                                          if note.text in texts))  # fmt: skip
+    await store.retrieve("memory", "s", request)  # the held texts follow the forget
+    sent.statements.clear()
+    assert set(await store.evidence("memory", "s", keys)) == set(keys) - {gone}
+    assert sent.statements == []
+    await store.aclose()
+    await reader.aclose()
 
 
 async def test_a_scope_emptied_since_its_last_search_is_answered_empty(

@@ -406,16 +406,6 @@ VECTORS_BETWEEN: Final = (
     "SELECT k, embedding FROM satchel_vectors WHERE scope = %s AND family = %s"
     " AND k >= %s AND k < %s ORDER BY k"
 )
-#: The analysed terms of the scope's searchable records of one family with keys in
-#: ``[%s, %s)`` (``_held_terms``).
-TERMS_BETWEEN: Final = (
-    "SELECT k, terms FROM satchel_records WHERE scope = %s AND family = %s AND live = 1"
-    " AND k >= %s AND k < %s ORDER BY k"
-)
-#: The keys below ``%s`` of the scope's searchable records of one family.
-LIVE_KEYS: Final = (
-    "SELECT k FROM satchel_records WHERE scope = %s AND family = %s AND live = 1 AND k < %s"
-)
 #: The keys below ``%s`` of the scope's searchable vectors of one family.
 VECTOR_KEYS: Final = "SELECT k FROM satchel_vectors WHERE scope = %s AND family = %s AND k < %s"
 REMOVED: Final = "UPDATE satchel_scopes SET removed_at = %s WHERE scope = %s"

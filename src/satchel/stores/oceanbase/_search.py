@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import numpy as np
 
-from ...vocabulary._evidence import ThreadNeighbours
+from ...vocabulary._evidence import Evidence, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._retrieval import (
     APART_FLOOR,
@@ -82,6 +83,15 @@ async def snapshot_state(
     return state, {term: int(df) for term, df in await cur.fetchall() if df > 0}
 
 
+def evidence_of(family: Family, scope_id: str, row: Sequence[Any]) -> Evidence:
+    """A record's evidence from its row (``sql.EVIDENCE_COLUMNS``)."""
+    _, rid, revision, text, created_at, thread, abstract, overview = row
+    return Evidence.from_record(
+        family, scope_id, rid, int(revision), text=text, abstract=abstract, overview=overview,
+        thread=thread, created_at=datetime.fromisoformat(created_at) if created_at else None,
+    )  # fmt: skip
+
+
 async def term_frequencies(
     cur: Any, family: Family, scope_id: str, terms: Sequence[str]
 ) -> dict[str, int]:
@@ -122,7 +132,7 @@ async def lexical(
     and counts each one's matched query terms on its analysed text (the scope's common
     ones left out, whose number comes next, and last how many of the others some
     record holds). ``frequencies`` (:func:`term_frequencies`) when already read; with
-    the scope's ``postings`` held as of ``state`` (``_held_terms``), the same search
+    the scope's ``postings`` held as of ``state`` (``_held_texts``), the same search
     over them, and no statement."""
     terms = request.query.terms
     if not terms:

@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import time
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
@@ -41,12 +39,11 @@ from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._neighbour_cache import NeighbourCache
 from .._placing import place_async
-from .._postings import built
 from .._sessions import erased_identities, session_key
 from .._term_counts import TermCounts, rate
 from . import _copy as copying
 from . import _erase as erasing
-from . import _held_terms as held_terms
+from . import _held_texts as held_texts
 from . import _listing as listing
 from . import _locks as locks
 from . import _rows as rows
@@ -55,13 +52,13 @@ from . import _search as search
 from . import _sessions as sessions
 from ._bridge import LoopThread
 from ._connections import MIGRATION_TRX, QUERY_TIMEOUT, Connections, unavailable_errors
-from ._held_terms import ScopeTerms
 from ._vector_cache import CACHE_BYTES, HeldSets, ScopeVectors
 from ._vector_cache import parse as parse_vectors
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping, Sequence
     from contextlib import AbstractContextManager
+    from datetime import datetime
 
     import numpy.typing as npt
     from opentelemetry.trace import Span, TracerProvider
@@ -71,7 +68,7 @@ if TYPE_CHECKING:
     from ...vocabulary._records import MemoryEntry, Record, Ref
     from ...vocabulary._retrieval import PoolRequest
     from .._copy_protocol import StoredVersion, VectorOrigin
-    from .._postings import ScopePostings
+    from ._held_texts import ScopeTexts
 
     Vectors = npt.NDArray[np.float32]
 
@@ -171,7 +168,9 @@ class OceanBaseStore:
         if vector_cache_bytes < 0:
             raise StoreError(f"vector_cache_bytes must be 0 or more, not {vector_cache_bytes}")
         self._vector_cache: HeldSets[ScopeVectors] = HeldSets(vector_cache_bytes)
-        self._held_terms: HeldSets[ScopeTerms] = HeldSets(held_terms.CACHE_BYTES)
+        self._held_texts: HeldSets[ScopeTexts] = HeldSets(held_texts.CACHE_BYTES)
+        #: Families and scopes whose texts outgrew the bound: the engine searches them.
+        self._texts_too_large: set[tuple[Family, str]] = set()
         #: The sums of scopes' vectors the engine added up, for the searches it runs.
         self._vector_sums = search.VectorSums()
         if not 0 <= partitions <= MAX_PARTITIONS:
@@ -360,7 +359,10 @@ class OceanBaseStore:
         erase: no word of an erased text is kept here (the next search reads again)."""
         self._term_counts.drop(scope_id)
         self._vector_sums.drop(scope_id)
-        self._held_terms.drop_scope(scope_id)
+        self._held_texts.drop_scope(scope_id)
+        self._texts_too_large.difference_update(
+            {job for job in self._texts_too_large if job[1] == scope_id}
+        )
         self._vector_cache.drop_scope(scope_id)
 
     # -- sessions (``SessionStore``) --------------------------------------------------
@@ -481,7 +483,7 @@ class OceanBaseStore:
 
     async def retrieve(self, family: Family, scope_id: str, request: PoolRequest) -> Pool:
         """One snapshot of the scope (``sql.SNAPSHOT``): its state, then the full text
-        (over the scope's postings held in the process, ``_held_terms``, or in the
+        (over the scope's postings held in the process, ``_held_texts``, or in the
         engine) beside the vector product over the scope's vectors held in the process
         (``_vector_cache``) in a worker thread, then the time channel. What the process
         holds is served only at the write version the state confirms. Every channel
@@ -493,15 +495,24 @@ class OceanBaseStore:
         this store last found holding records goes straight to the snapshot, which
         reads the state again and answers an emptied scope alike. The snapshot starts
         in one round trip with its state and the query terms' frequencies
-        (``search.snapshot_state``)."""
+        (``search.snapshot_state``).
+
+        A family whose texts (and vectors) the process holds at the version the state
+        says is searched from them with no other statement and no snapshot, unless the
+        query needs one (its dates, a name spelled otherwise)."""
         self._check_open()
         job = (family, scope_id)
 
         async def work(cur: Any) -> Pool:
-            if job not in self._holding:
+            texts = self._held_texts.get(family, scope_id)
+            if job not in self._holding or texts is not None:
                 state = await scope_state(cur)
                 if state is None or state.rows == 0:
                     return Pool(family, scope_id, 0 if state is None else state.version)
+                if texts is not None and texts.version == state.version:
+                    pool = await search_held(cur, state, texts)
+                    if pool is not None:
+                        return pool
             try:
                 pool = await search_snapshot(cur)
             finally:
@@ -523,6 +534,28 @@ class OceanBaseStore:
             self._versions[scope_id] = state.version
             return state
 
+        async def search_held(cur: Any, state: search.ScopeState, texts: ScopeTexts) -> Pool | None:
+            # The query terms' frequencies are the held postings' at the version; None
+            # when a channel would read the engine (the search then takes a snapshot).
+            query = request.query
+            if query.dates and rules(family).time_channel and request.time_size > 0:
+                return None
+            if (
+                self._dimension is not None
+                and request.vector is not None
+                and rules(family).vector_channel
+            ):
+                vectors = self._vector_cache.get(family, scope_id)
+                if vectors is None or vectors.version != state.version:
+                    return None
+            frequencies = None
+            if query.terms:
+                counts = texts.counts(query.terms, sql.indexed_term)
+                frequencies = {term: count for term, count in counts.items() if count}
+            if query.names and request.name_starts(frequencies or {}):
+                return None
+            return await search_at(cur, state, frequencies)
+
         async def search_snapshot(cur: Any) -> Pool:
             # Again, in the snapshot every channel reads, with the query terms'
             # frequencies: which vector to rank by depends on the names the scope is
@@ -533,6 +566,11 @@ class OceanBaseStore:
             if state is None or state.rows == 0:  # erased or emptied since
                 return Pool(family, scope_id, 0 if state is None else state.version)
             self._versions[scope_id] = state.version
+            return await search_at(cur, state, frequencies)
+
+        async def search_at(
+            cur: Any, state: search.ScopeState, frequencies: dict[str, int] | None
+        ) -> Pool:
             vector = request.vector
             asked = request
             if request.query.names:
@@ -544,9 +582,8 @@ class OceanBaseStore:
                 vector = asked.vector_for(frequencies, state.rows)
             stored = self._dimension is not None
             held = None
-            postings = None
-            if terms:
-                postings = await self._held_postings(cur, family, scope_id, state)
+            texts = await self._held_texts_at(cur, family, scope_id, state)
+            postings = None if texts is None else texts.postings
             if stored and vector is not None and rules(family).vector_channel:
                 _rules.check_query_vector(vector, self._dimension)
                 held = await self._held_vectors(cur, family, scope_id, state)
@@ -621,43 +658,44 @@ class OceanBaseStore:
             return None
         return await self._read_whole(cur, family, scope_id, state)
 
-    async def _held_postings(
+    async def _held_texts_at(
         self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
-    ) -> ScopePostings | None:
-        """The scope's full-text postings as of ``state`` (read in the retrieve's
+    ) -> ScopeTexts | None:
+        """The scope's searchable texts as of ``state`` (read in the retrieve's
         snapshot), from the process when its write version confirms them
-        (``_held_terms``), patched with what changed since, or read whole; None when the
-        engine searches (the scope is too large to hold, its terms are being read in
+        (``_held_texts``), patched with what changed since, or read whole; None when the
+        engine searches (the scope is too large to hold, its texts are being read in
         the background, or this process holds a newer version)."""
-        cached = self._held_terms.get(family, scope_id)
+        cached = self._held_texts.get(family, scope_id)
         if cached is not None:
             if cached.version == state.version:
-                return cached.postings
+                return cached
             if cached.version > state.version:
                 return None
-            added, removed = await held_terms.read_since(cur, family, scope_id, cached, state)
-            patched = await _in_thread(
-                functools.partial(cached.postings.patched, "", added, removed, plain=False)
-            )
+            found, removed = await held_texts.read_since(cur, family, scope_id, cached, state)
+            patched = await _in_thread(cached.patched, state, found, removed)
             if patched is not None:
-                fresh = ScopeTerms(state.version, state.next_key, patched)
-                self._held_terms.put(family, scope_id, fresh)
+                self._held_texts.put(family, scope_id, patched)
                 return patched
-        if state.rows > held_terms.MOST_ROWS:
+        if state.rows > held_texts.MOST_ROWS or (family, scope_id) in self._texts_too_large:
             return None
         if state.rows > self._load_now_rows:  # the engine searches until they are read
             self._load_later(family, scope_id)
             return None
-        return (await self._read_terms(cur, family, scope_id, state)).postings
+        return await self._read_texts(cur, family, scope_id, state)
 
-    async def _read_terms(
+    async def _read_texts(
         self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
-    ) -> ScopeTerms:
-        """Read the scope's terms as of ``state`` and hold their postings (unless a
+    ) -> ScopeTexts:
+        """Read the scope's searchable texts as of ``state`` and hold them (unless a
         newer set is held already)."""
-        found = await held_terms.read_whole(cur, family, scope_id, state)
-        loaded = ScopeTerms(state.version, state.next_key, await _in_thread(built, found))
-        self._held_terms.newer(family, scope_id, loaded)
+        found = await held_texts.read_whole(cur, family, scope_id, state)
+        loaded = await _in_thread(held_texts.of, state, found)
+        if loaded.nbytes > self._held_texts.max_bytes:  # never held: not read again
+            if len(self._texts_too_large) >= HOLDING_SCOPES:
+                self._texts_too_large.clear()
+            self._texts_too_large.add((family, scope_id))
+        self._held_texts.newer(family, scope_id, loaded)
         return loaded
 
     async def _read_whole(
@@ -706,7 +744,7 @@ class OceanBaseStore:
         self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
     ) -> None:
         """Read what this process does not hold of the scope at ``state``: its vectors
-        (within the cache's bound) and its terms (within ``held_terms.MOST_ROWS``)."""
+        (within the cache's bound) and its terms (within ``held_texts.MOST_ROWS``)."""
         vectors = self._vector_cache.get(family, scope_id)
         if (
             self._dimension is not None
@@ -715,9 +753,9 @@ class OceanBaseStore:
             and state.rows * self._dimension * 4 <= self._vector_cache.max_bytes
         ):
             await self._read_whole(cur, family, scope_id, state)
-        terms = self._held_terms.get(family, scope_id)
-        if (terms is None or terms.version < state.version) and state.rows <= held_terms.MOST_ROWS:
-            await self._read_terms(cur, family, scope_id, state)
+        texts = self._held_texts.get(family, scope_id)
+        if (texts is None or texts.version < state.version) and state.rows <= held_texts.MOST_ROWS:
+            await self._read_texts(cur, family, scope_id, state)
 
     async def _loads_done(self) -> None:
         """Wait, on the store's loop, for the vector reads running now to end."""
@@ -777,11 +815,17 @@ class OceanBaseStore:
             # Every key served before at the scope's write version as this store last
             # read it (the version the pools of this prepare were read at, or later):
             # the same evidence, rated alike, and no statement (``TermCounts.keep``).
+            # The others from the scope's texts held at that version (``_held_texts``).
             version = self._versions.get(scope_id)
             if version is not None:
                 served = self._term_counts.at(family, scope_id, version).served(keys)
                 if len(served) == len(keys):
                     return served
+                held = self._held_texts.get(family, scope_id)
+                if held is not None and held.version == version:
+                    found = held.evidence(family, scope_id, [k for k in keys if k not in served])
+                    at = search.ScopeState(version, held.next_key, held.rows, 0)
+                    return {**served, **await rate_in_scope(cur, found, at)}
             # The evidence and the scope's state in one snapshot and one round trip; the
             # counts its rating needs and the scope does not keep, in one more.
             marks = ",".join(["%s"] * len(keys))
@@ -798,7 +842,10 @@ class OceanBaseStore:
             try:
                 for _ in sql.SNAPSHOT:  # their answers say nothing
                     await cur.nextset()
-                found = await read_evidence(cur)
+                found = {
+                    int(row[0]): search.evidence_of(family, scope_id, row)
+                    for row in await cur.fetchall()
+                }
                 await cur.nextset()
                 state = await cur.fetchone()
                 if state is None or not found:
@@ -812,32 +859,16 @@ class OceanBaseStore:
             cur: Any, found: dict[int, Evidence], scope: search.ScopeState
         ) -> dict[int, Evidence]:
             kept = self._term_counts.at(family, scope_id, scope.version)
+            held = self._held_texts.get(family, scope_id)
 
             async def read_counts(terms: list[str]) -> dict[str, int]:
+                if held is not None and held.version == scope.version:  # the counts, held
+                    return held.counts(terms, sql.indexed_term)
                 return await search.term_frequencies(cur, family, scope_id, terms)
 
             rated = await rate(found, kept, scope.rows, read_counts, on_host_loop=False)
             self._term_counts.keep(family, scope_id, kept, rated)
             return rated
-
-        async def read_evidence(cur: Any) -> dict[int, Evidence]:
-            found = {}
-            for (
-                key,
-                rid,
-                revision,
-                text,
-                created_at,
-                thread,
-                abstract,
-                overview,
-            ) in await cur.fetchall():
-                found[int(key)] = Evidence.from_record(
-                    family, scope_id, rid, int(revision), text=text, abstract=abstract,
-                    overview=overview, thread=thread,
-                    created_at=datetime.fromisoformat(created_at) if created_at else None,
-                )  # fmt: skip
-            return found
 
         return await self._call("evidence", work)
 

@@ -18,7 +18,7 @@ vectors carries the version it was read at:
 So nothing is served from the process that the store's write version has not confirmed,
 and a write, forget or erase from any process is seen on the next call here.
 
-Held sets (of vectors here, of full-text postings in ``_held_terms``) are bounded
+Held sets (of vectors here, of full-text postings in ``_held_texts``) are bounded
 together by bytes (least recently used dropped first). Only the
 store's loop thread reads and changes the cache; a search's product runs in a worker
 thread over a set it holds, which a patch never changes (it appends past the set's end,
