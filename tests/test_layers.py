@@ -516,7 +516,7 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
     ): "the blocking form of LoopThread.run, for a close outside any event loop",
     (
         "satchel.stores.oceanbase._store",
-        "OceanBaseStore.retrieve.search_snapshot",
+        "OceanBaseStore.retrieve.search_at",
         "asyncio.gather",
     ): "a search's full-text statement and its vector product over the scope's held "
     "vectors (in a worker thread) run at once; both tasks live on the store's own bridge "
@@ -525,15 +525,15 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
         "satchel.stores.oceanbase._store",
         "OceanBaseStore._load_later",
         ".create_task",
-    ): "a large scope's vectors read in the background on the store's own bridge loop, "
-    "so that a first search does not wait for them; one per scope, cancelled and awaited "
-    "when the store closes",
+    ): "a large scope's vectors and texts read in the background on the store's own "
+    "bridge loop, so that a first search does not wait for them; one per scope, cancelled "
+    "and awaited when the store closes",
     (
         "satchel.stores.oceanbase._store",
         "_in_thread",
         ".run_in_executor",
-    ): "a vector product or a parse of a scope's vectors, off the store's bridge loop and "
-    "the host's; awaited by the one store call that started it",
+    ): "a vector product, a parse of a scope's vectors or the postings of its texts, off "
+    "the store's bridge loop and the host's; awaited by the one store call that started it",
     (
         "satchel.mcp._lines",
         "DescriptorLines._read",
