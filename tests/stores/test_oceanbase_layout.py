@@ -395,6 +395,42 @@ async def test_the_evidence_of_a_held_scope_is_served_without_a_statement(
     await reader.aclose()
 
 
+async def test_the_thread_neighbours_of_a_held_scope_are_found_without_a_statement(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a retrieve read the scope's texts at its version, the neighbours of threaded
+    keys come from the rows held (each thread by time, then key), with no statement:
+    what a store holding nothing reads; a key without a thread has the engine asked."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    said = [
+        *(satchel.MemoryEntry(text=f"Ana: kestrel {n}", thread="a") for n in range(5)),
+        *(satchel.MemoryEntry(text=f"Ben: river {n}", thread="b") for n in range(3)),
+        satchel.MemoryEntry(text="Cy: no thread kestrel"),
+    ]
+    await memories(store, "s", said, np.repeat(BASIS[:1], len(said), 0))
+    request = PoolRequest(analyse_query("kestrel river"), BASIS[0], 16)
+    pool = await store.retrieve("memory", "s", request)
+    keys = sorted({int(key) for key in pool.vector_keys})
+    threaded = [key for key in keys if key != max(keys)]  # the last one has no thread
+    sent = _Sent(monkeypatch)
+    near = await store.neighbours("memory", "s", threaded, reach=2)
+    assert sent.statements == []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_held_texts, "MOST_ROWS", 0)  # a store holding nothing reads them
+        reader = oceanbase()
+        await reader.retrieve("memory", "s", request)
+        read = await reader.neighbours("memory", "s", threaded, reach=2)
+    assert near == read
+    assert near[threaded[2]].before == (threaded[1], threaded[0])
+    assert near[threaded[2]].after == (threaded[3], threaded[4])
+    everyone = await store.neighbours("memory", "s", keys, reach=1)  # one without a thread
+    assert sent.statements  # the engine was asked
+    assert everyone == await reader.neighbours("memory", "s", keys, reach=1)
+    await store.aclose()
+    await reader.aclose()
+
+
 async def test_a_scope_emptied_since_its_last_search_is_answered_empty(
     oceanbase: Callable[..., OceanBaseStore],
 ) -> None:

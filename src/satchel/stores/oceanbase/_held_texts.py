@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import numpy as np
 
+from ...vocabulary._evidence import ThreadNeighbours
 from .._postings import ScopePostings, built
 from ._search import evidence_of
 
@@ -53,8 +54,11 @@ MOST_ROWS: Final = 32768
 #: What a held row costs beyond its strings' characters: the tuple, the strings' headers.
 ROW_BYTES: Final = 400
 
-#: A searchable record's evidence row (``EVIDENCE_COLUMNS``) and then its terms.
-ROW_COLUMNS: Final = "k, rid, revision, text, created_at, thread, abstract, overview, terms"
+#: A searchable record's evidence row (``EVIDENCE_COLUMNS``), its time as a number (the
+#: order of its thread), and then its terms (held as postings, not in the row).
+ROW_COLUMNS: Final = (
+    "k, rid, revision, text, created_at, thread, abstract, overview, created_ts, terms"
+)
 #: The rows of the scope's searchable records of one family with keys in ``[%s, %s)``.
 ROWS_BETWEEN: Final = (
     f"SELECT {ROW_COLUMNS} FROM satchel_records WHERE scope = %s AND family = %s"
@@ -78,6 +82,9 @@ class ScopeTexts:
     postings: ScopePostings
     records: dict[int, Row] = attrs.field(eq=False, repr=False)
     record_bytes: int = 0
+    #: Each threaded key's thread in order and its place there, made by the first
+    #: neighbours asked of the set (a set never changes, so once is enough).
+    places: dict[int, tuple[list[int], int]] = attrs.field(factory=dict, eq=False, repr=False)
 
     @property
     def nbytes(self) -> int:
@@ -88,6 +95,37 @@ class ScopeTexts:
         a read leaves them)."""
         held = self.records
         return {key: evidence_of(family, scope_id, held[key]) for key in keys if key in held}
+
+    def neighbours(self, keys: Sequence[int], reach: int) -> dict[int, ThreadNeighbours] | None:
+        """The searchable records up to ``reach`` places before and after each of
+        ``keys`` in its thread (by time, then key), nearest first, as
+        ``_search.thread_neighbours`` reads them; None when a key has no thread (a
+        conversation's turns without one are the engine's to order)."""
+        held = self.records
+        if any(key in held and held[key][5] is None for key in keys):
+            return None
+        places = self._places()
+        around = {}
+        for key in keys:
+            if key in places:
+                line, at = places[key]
+                before = line[max(at - reach, 0) : at]
+                around[key] = ThreadNeighbours(
+                    tuple(reversed(before)), tuple(line[at + 1 : at + 1 + reach])
+                )
+        return around
+
+    def _places(self) -> dict[int, tuple[list[int], int]]:
+        if not self.places and self.records:
+            threads: dict[Any, list[tuple[float, int]]] = {}
+            for key, row in self.records.items():
+                if row[5] is not None:
+                    threads.setdefault(row[5], []).append((float(row[8]), key))
+            for members in threads.values():
+                members.sort()
+                line = [key for _, key in members]
+                self.places.update((key, (line, place)) for place, key in enumerate(line))
+        return self.places
 
     def counts(self, terms: Sequence[str], spelled: Any) -> dict[str, int]:
         """How many of the records hold each of ``terms`` (held as ``spelled(term)``)."""

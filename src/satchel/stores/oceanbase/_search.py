@@ -84,8 +84,8 @@ async def snapshot_state(
 
 
 def evidence_of(family: Family, scope_id: str, row: Sequence[Any]) -> Evidence:
-    """A record's evidence from its row (``sql.EVIDENCE_COLUMNS``)."""
-    _, rid, revision, text, created_at, thread, abstract, overview = row
+    """A record's evidence from its row (``sql.EVIDENCE_COLUMNS``, then any others)."""
+    _, rid, revision, text, created_at, thread, abstract, overview = row[:8]
     return Evidence.from_record(
         family, scope_id, rid, int(revision), text=text, abstract=abstract, overview=overview,
         thread=thread, created_at=datetime.fromisoformat(created_at) if created_at else None,

@@ -788,6 +788,12 @@ class OceanBaseStore:
                 return found
 
         async def work(cur: Any) -> tuple[dict[int, ThreadNeighbours], tuple[int, bool] | None]:
+            # From the scope's texts held at that version, when every key is threaded.
+            held = self._held_texts.get(family, scope_id)
+            if held is not None and held.version == version:
+                around = await _in_thread(held.neighbours, missing, reach)
+                if around is not None:
+                    return around, (held.version, True)
             return await search.thread_neighbours(cur, scope_id, family, missing, reach)
 
         read, state = await self._call("neighbours", work)
