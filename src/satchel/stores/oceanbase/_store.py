@@ -52,11 +52,11 @@ from . import _search as search
 from . import _sessions as sessions
 from ._bridge import LoopThread
 from ._connections import MIGRATION_TRX, QUERY_TIMEOUT, Connections, unavailable_errors
-from ._vector_cache import CACHE_BYTES, HeldSets, ScopeVectors
+from ._vector_cache import CACHE_BYTES, H, HeldSets, ScopeVectors
 from ._vector_cache import parse as parse_vectors
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
     from contextlib import AbstractContextManager
     from datetime import datetime
 
@@ -630,16 +630,12 @@ class OceanBaseStore:
         self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
     ) -> ScopeVectors | None:
         """The scope's vectors as of ``state`` (read in the retrieve's snapshot), from the
-        process when its write version confirms them (``_vector_cache``), patched with
-        the keys handed out and removed since, or read whole; None when the engine must search (the
-        scope is too large to hold, or this process holds a newer version)."""
-        assert self._dimension is not None
-        cached = self._vector_cache.get(family, scope_id)
-        if cached is not None:
-            if cached.version == state.version:
-                return cached
-            if cached.version > state.version:
-                return None
+        process (``_vector_cache``) by :meth:`_held_at`: patched with the vectors of the
+        keys handed out since, without the keys no longer searchable, or read whole."""
+        dimension = self._dimension
+        assert dimension is not None
+
+        async def caught_up(cached: ScopeVectors) -> ScopeVectors:
             if state.removed_at > cached.version:  # keep the rows still searchable
                 await cur.execute(sql.VECTOR_KEYS, (scope_id, family, cached.next_key))
                 live = np.fromiter((int(k) for (k,) in await cur.fetchall()), np.int64)
@@ -647,42 +643,66 @@ class OceanBaseStore:
             await cur.execute(
                 sql.VECTORS_BETWEEN, (scope_id, family, cached.next_key, state.next_key)
             )
-            keys, matrix = await _in_thread(parse_vectors, await cur.fetchall(), self._dimension)
-            fresh = cached.extended(state.version, state.next_key, keys, matrix)
-            self._vector_cache.put(family, scope_id, fresh)
-            return fresh
-        if state.rows * self._dimension * 4 > self._vector_cache.max_bytes:
-            return None
-        if state.rows > self._load_now_rows:  # the engine searches until they are read
-            self._load_later(family, scope_id)
-            return None
-        return await self._read_whole(cur, family, scope_id, state)
+            keys, matrix = await _in_thread(parse_vectors, await cur.fetchall(), dimension)
+            return cached.extended(state.version, state.next_key, keys, matrix)
+
+        fits = state.rows * dimension * 4 <= self._vector_cache.max_bytes
+        return await self._held_at(
+            self._vector_cache, (family, scope_id, state), fits, caught_up,
+            lambda: self._read_whole(cur, family, scope_id, state),
+        )  # fmt: skip
 
     async def _held_texts_at(
         self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
     ) -> ScopeTexts | None:
         """The scope's searchable texts as of ``state`` (read in the retrieve's
-        snapshot), from the process when its write version confirms them
-        (``_held_texts``), patched with what changed since, or read whole; None when the
-        engine searches (the scope is too large to hold, its texts are being read in
-        the background, or this process holds a newer version)."""
-        cached = self._held_texts.get(family, scope_id)
+        snapshot), from the process (``_held_texts``) by :meth:`_held_at`: patched with
+        the rows of the keys handed out since, without the keys no longer searchable,
+        or read whole."""
+
+        async def caught_up(cached: ScopeTexts) -> ScopeTexts | None:
+            found, removed = await held_texts.read_since(cur, family, scope_id, cached, state)
+            return await _in_thread(cached.patched, state, found, removed)
+
+        fits = (
+            state.rows <= held_texts.MOST_ROWS and (family, scope_id) not in self._texts_too_large
+        )
+        return await self._held_at(
+            self._held_texts, (family, scope_id, state), fits, caught_up,
+            lambda: self._read_texts(cur, family, scope_id, state),
+        )  # fmt: skip
+
+    async def _held_at(
+        self,
+        sets: HeldSets[H],
+        at: tuple[Family, str, search.ScopeState],
+        fits: bool,
+        caught_up: Callable[[H], Awaitable[H | None]],
+        read: Callable[[], Awaitable[H]],
+    ) -> H | None:
+        """What the process holds of (family, scope) in ``sets``, as of the write version
+        of ``state`` (``at``): a set held at that version; one held at an older version
+        ``caught_up`` with what changed since, and held in its place; else, when the
+        scope ``fits`` the sets' bounds, one ``read`` whole in this retrieve (up to
+        ``LOAD_NOW_ROWS`` records) or in the background (above: the engine searches
+        meanwhile). None also when this process holds a newer version."""
+        family, scope_id, state = at
+        cached = sets.get(family, scope_id)
         if cached is not None:
             if cached.version == state.version:
                 return cached
             if cached.version > state.version:
                 return None
-            found, removed = await held_texts.read_since(cur, family, scope_id, cached, state)
-            patched = await _in_thread(cached.patched, state, found, removed)
-            if patched is not None:
-                self._held_texts.put(family, scope_id, patched)
-                return patched
-        if state.rows > held_texts.MOST_ROWS or (family, scope_id) in self._texts_too_large:
+            fresh = await caught_up(cached)
+            if fresh is not None:
+                sets.put(family, scope_id, fresh)
+                return fresh
+        if not fits:
             return None
-        if state.rows > self._load_now_rows:  # the engine searches until they are read
+        if state.rows > self._load_now_rows:  # the engine searches until it is read
             self._load_later(family, scope_id)
             return None
-        return await self._read_texts(cur, family, scope_id, state)
+        return await read()
 
     async def _read_texts(
         self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
