@@ -29,7 +29,6 @@ import attrs
 import numpy as np
 
 from ..vocabulary._retrieval import RARE_POSTINGS
-from ..vocabulary._turns import let_loop_in
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -263,16 +262,6 @@ class Builder:
             keys % max(count, 1),
             counts.astype(np.float64),
         )
-
-
-def built(found: Sequence[tuple[int, str]], chunk: int = BUILD_CHUNK) -> ScopePostings:
-    """Postings of ``(row, terms)`` pairs (rows ascending, terms prefixed), ``chunk`` at a
-    time with the GIL given up between stretches: made in a worker thread."""
-    builder = Builder()
-    for start in range(0, len(found), chunk):
-        builder.add(found[start : start + chunk])
-        let_loop_in()
-    return builder.built()
 
 
 def first_of_each_row(

@@ -33,7 +33,8 @@ import attrs
 import numpy as np
 
 from ...vocabulary._evidence import ThreadNeighbours
-from .._postings import ScopePostings, built
+from ...vocabulary._turns import let_loop_in
+from .._postings import BUILD_CHUNK, Builder, ScopePostings
 from ._search import evidence_of
 
 if TYPE_CHECKING:
@@ -118,9 +119,11 @@ class ScopeTexts:
     def _places(self) -> dict[int, tuple[list[int], int]]:
         if not self.places and self.records:
             threads: dict[Any, list[tuple[float, int]]] = {}
-            for key, row in self.records.items():
+            for seen, (key, row) in enumerate(self.records.items()):
                 if row[5] is not None:
                     threads.setdefault(row[5], []).append((float(row[8]), key))
+                if seen % BUILD_CHUNK == BUILD_CHUNK - 1:
+                    let_loop_in()
             for members in threads.values():
                 members.sort()
                 line = [key for _, key in members]
@@ -151,11 +154,18 @@ class ScopeTexts:
 
 def of(at: ScopeState, found: Sequence[Row]) -> ScopeTexts:
     """The set of the rows ``found`` (ascending keys, every searchable one) at ``at``;
-    made in a worker thread (the postings give the GIL up between stretches)."""
-    postings = built([(row[0], row[-1]) for row in found])
-    records = {row[0]: row[:-1] for row in found}
-    return ScopeTexts(at.version, at.next_key, at.rows, postings, records,
-                      sum(map(_row_bytes, found)))  # fmt: skip
+    made in a worker thread, a stretch of rows at a time with the GIL given up between
+    (``let_loop_in``)."""
+    builder = Builder()
+    records: dict[int, Row] = {}
+    size = 0
+    for start in range(0, len(found), BUILD_CHUNK):
+        stretch = found[start : start + BUILD_CHUNK]
+        builder.add([(row[0], row[-1]) for row in stretch])
+        records.update((row[0], row[:-1]) for row in stretch)
+        size += sum(map(_row_bytes, stretch))
+        let_loop_in()
+    return ScopeTexts(at.version, at.next_key, at.rows, builder.built(), records, size)
 
 
 async def read_whole(cur: Any, family: Family, scope_id: str, at: ScopeState) -> list[Row]:

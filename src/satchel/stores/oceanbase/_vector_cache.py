@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...vocabulary._retrieval import CommonDirection
+from ...vocabulary._turns import let_loop_in
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -176,8 +177,9 @@ def parse(found: Sequence[tuple[int, str]], dimension: int) -> tuple[Keys, Matri
     (``[x,y,...]``); a zero vector is left out (the engine gives it no distance)."""
     keys = np.fromiter((int(key) for key, _ in found), np.int64, len(found))
     matrix = np.empty((len(found), dimension), dtype=np.float32)
-    for row, (_, shown) in enumerate(found):  # a row per call: the GIL is let go between
+    for row, (_, shown) in enumerate(found):
         matrix[row] = np.fromstring(shown.strip("[]"), dtype=np.float32, sep=",")
+        let_loop_in()  # the host's loop waits no longer than a millisecond of parsing
     norms = np.linalg.norm(matrix, axis=1)
     kept = norms > 0
     return keys[kept], matrix[kept] / norms[kept, None]
