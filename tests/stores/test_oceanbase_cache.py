@@ -248,6 +248,42 @@ async def test_the_cache_stays_within_its_bytes_over_many_scopes(
         await reader.aclose()
 
 
+async def test_held_texts_stay_within_their_bytes_over_many_scopes(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> None:
+    """Twelve scopes' texts held within room for three: never more bytes held than the
+    bound, the least recently searched dropped, every scope's search and evidence right;
+    a scope whose texts alone outgrow the bound is left to the engine, not read again."""
+    writer, reader = oceanbase(), oceanbase()
+    try:
+        for n in range(12):
+            note = satchel.MemoryEntry(text=f"kestrel note {n:02d}")
+            await memories(writer, f"s{n}", [note], AXES[:1])
+        await reader.retrieve("memory", "s0", _request("kestrel", 0))
+        one = reader._held_texts.get("memory", "s0")
+        assert one is not None
+        reader._held_texts.max_bytes = 3 * one.nbytes
+        for n in range(12):
+            pool = await reader.retrieve("memory", f"s{n}", _request("kestrel", 0))
+            found = await reader.evidence("memory", f"s{n}", pool.lexical_keys.tolist())
+            assert [str(item.text) for item in found.values()] == [f"kestrel note {n:02d}"]
+            assert reader._held_texts.nbytes <= reader._held_texts.max_bytes
+        assert len(reader._held_texts) == 3
+        assert reader._held_texts.get("memory", "s11") is not None
+        assert reader._held_texts.get("memory", "s0") is None
+
+        long = satchel.MemoryEntry(text="kestrel " + "word " * 200)
+        await memories(writer, "big", [long], AXES[:1])
+        for _ in range(2):
+            pool = await reader.retrieve("memory", "big", _request("kestrel", 0))
+            assert len(pool.lexical_keys) == 1
+        assert reader._held_texts.get("memory", "big") is None
+        assert ("memory", "big") in reader._texts_too_large
+    finally:
+        await writer.aclose()
+        await reader.aclose()
+
+
 async def test_a_retrieve_during_a_write_sees_the_old_version_whole(
     oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
