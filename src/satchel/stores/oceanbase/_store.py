@@ -176,7 +176,7 @@ class OceanBaseStore:
         if not 0 <= partitions <= MAX_PARTITIONS:
             raise StoreError(f"partitions must be 0 to {MAX_PARTITIONS}, not {partitions}")
         self._partitions = partitions
-        #: A scope of more searchable records has its vectors and terms read in the
+        #: A scope of more searchable records has its vectors and texts read in the
         #: background.
         self._load_now_rows = LOAD_NOW_ROWS
         self._loading: dict[tuple[Family, str], asyncio.Task[None]] = {}
@@ -732,7 +732,7 @@ class OceanBaseStore:
         return loaded
 
     def _load_later(self, family: Family, scope_id: str) -> None:
-        """Read a large scope's vectors and terms in a task of the store's loop, on a
+        """Read a large scope's vectors and texts in a task of the store's loop, on a
         connection and in a snapshot of its own (one at a time per scope); meanwhile
         the engine searches. A failed read is logged, and the next search asks again."""
         job = (family, scope_id)
@@ -757,14 +757,17 @@ class OceanBaseStore:
                     await cur.execute("COMMIT")
         except Exception:
             logger.warning(
-                "reading the vectors of %s scope %r failed", family, scope_id, exc_info=True
+                "reading the vectors and texts of %s scope %r failed",
+                family,
+                scope_id,
+                exc_info=True,
             )
 
     async def _load_whole(
         self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
     ) -> None:
         """Read what this process does not hold of the scope at ``state``: its vectors
-        (within the cache's bound) and its terms (within ``held_texts.MOST_ROWS``)."""
+        (within the cache's bound) and its texts (within ``held_texts.MOST_ROWS``)."""
         vectors = self._vector_cache.get(family, scope_id)
         if (
             self._dimension is not None
@@ -778,7 +781,7 @@ class OceanBaseStore:
             await self._read_texts(cur, family, scope_id, state)
 
     async def _loads_done(self) -> None:
-        """Wait, on the store's loop, for the vector reads running now to end."""
+        """Wait, on the store's loop, for the background reads running now to end."""
         for task in list(self._loading.values()):
             with contextlib.suppress(asyncio.CancelledError):  # cancelled by the close
                 await task

@@ -3,8 +3,8 @@ served unless the scope's write version in the database confirms them.
 
 Every retrieve reads the scope's state first (``_schema.STATE``, inside the read
 snapshot of ``_store.OceanBaseStore.retrieve``): its write version, its next key and
-``removed_at``, the version of the last write that took a record out of search. A held set of
-vectors carries the version it was read at:
+``removed_at``, the version of the last write that took a record out of search. A held
+set of vectors carries the version it was read at:
 
 - the same version: served as it is;
 - a newer version: the held set is patched with the vectors of the keys handed out
@@ -18,11 +18,10 @@ vectors carries the version it was read at:
 So nothing is served from the process that the store's write version has not confirmed,
 and a write, forget or erase from any process is seen on the next call here.
 
-Held sets (of vectors here, of full-text postings in ``_held_texts``) are bounded
-together by bytes (least recently used dropped first). Only the
-store's loop thread reads and changes the cache; a search's product runs in a worker
-thread over a set it holds, which a patch never changes (it appends past the set's end,
-or copies).
+Held sets (:class:`HeldSets`: of vectors here, of texts in ``_held_texts``) are bounded
+together by bytes, least recently used dropped first. Only the store's loop thread reads
+and changes them; a search's product runs in a worker thread over a set it holds, which
+a patch never changes (it appends past the set's end, or copies).
 """
 
 from __future__ import annotations
@@ -199,8 +198,8 @@ H = TypeVar("H", bound=Held)
 
 
 class HeldSets(Generic[H]):
-    """The held sets of one store (its vectors, or its full-text postings), least
-    recently used first, at most ``max_bytes`` together."""
+    """The held sets of one store (its vectors, or its texts), least recently used
+    first, at most ``max_bytes`` together."""
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
