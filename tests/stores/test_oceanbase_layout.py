@@ -259,7 +259,7 @@ async def test_a_retrieve_starts_its_snapshot_with_state_and_frequencies_in_one_
     request = PoolRequest(analyse_query("kestrel survey"), BASIS[0], 8)
     sent = _Sent(monkeypatch)
     await store.retrieve("memory", "s", request)  # the vectors held, the schema known
-    assert sent.statements[0] == _schema.STATE
+    assert sent.statements[0] == _schema.STATES
     sent.statements.clear()
     pool = await store.retrieve("memory", "s", request)
     first, *holders, commit = sent.statements
@@ -343,7 +343,7 @@ async def test_a_scope_whose_terms_are_held_is_searched_without_a_full_text_stat
     sent = _Sent(monkeypatch)
     held = [await _lexical(store, query) for query in queries]
     assert [statement for statement in sent.statements if "MATCH" in statement] == []
-    assert sent.statements == [_schema.STATE] * len(queries)
+    assert sent.statements == [_schema.STATES] * len(queries)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_held_texts, "MOST_ROWS", 0)  # a store holding none: the engine's
         engine = oceanbase()
@@ -429,6 +429,39 @@ async def test_the_thread_neighbours_of_a_held_scope_are_found_without_a_stateme
     assert everyone == await reader.neighbours("memory", "s", keys, reach=1)
     await store.aclose()
     await reader.aclose()
+
+
+async def test_retrieves_asked_before_a_state_read_was_sent_share_it(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every family's state comes from one statement; a retrieve asked at or before the
+    moment a read was sent takes its answer (a prepare's three families send one
+    statement), and one asked after it sends its own, which sees a write made since."""
+    from satchel.stores.oceanbase import _store
+
+    store, writer = oceanbase(), oceanbase()
+    await store.bind_embedder("test", 4)
+    notes = [satchel.MemoryEntry(text=f"kestrel note {n}") for n in range(3)]
+    await memories(store, "s", notes, np.repeat(BASIS[:1], 3, 0))
+    request = PoolRequest(analyse_query("kestrel"), BASIS[0], 8)
+    families = ("memory", "experience", "topic-memory")
+    for family in families:  # the texts held, every family's emptiness known
+        await store.retrieve(family, "s", request)
+    sent = _Sent(monkeypatch)
+    moment = _store.time.monotonic()
+    with pytest.MonkeyPatch.context() as patch:  # every retrieve asked at the same moment
+        patch.setattr(_store.time, "monotonic", lambda: moment)
+        pools = [await store.retrieve(family, "s", request) for family in families]
+    assert sent.statements == [_schema.STATES]
+    assert [len(pool.lexical_keys) for pool in pools] == [3, 0, 0]
+    await memories(writer, "s", [satchel.MemoryEntry(text="kestrel note 3")], BASIS[:1])
+    sent.statements.clear()
+    later = await store.retrieve("memory", "s", request)  # asked after the read was sent
+    assert sent.statements[0] == _schema.STATES
+    assert later.version > pools[0].version
+    assert len(later.lexical_keys) == 4
+    await store.aclose()
+    await writer.aclose()
 
 
 async def test_a_scope_emptied_since_its_last_search_is_answered_empty(

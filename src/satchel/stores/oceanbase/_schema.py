@@ -282,6 +282,13 @@ STATE: Final = (
     " LEFT JOIN satchel_counts c ON c.scope = s.scope AND c.family = %s WHERE s.scope = %s"
 )
 
+#: :data:`STATE` of every family at once: a row per family the scope counts records of
+#: (its name first), or one row with no family when it counts none.
+STATES: Final = (
+    "SELECT c.family, s.version, s.next_key, c.live_rows, c.term_total, s.removed_at"
+    " FROM satchel_scopes s LEFT JOIN satchel_counts c ON c.scope = s.scope WHERE s.scope = %s"
+)
+
 #: How many of the scope's searchable records hold each term of ``{marks}``.
 TERM_FREQUENCIES: Final = (
     "SELECT term, df FROM satchel_terms WHERE scope = %s AND family = %s AND term IN ({marks})"

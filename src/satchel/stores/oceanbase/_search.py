@@ -60,6 +60,35 @@ class ScopeState:
     removed_at: int = 0
 
 
+@attrs.frozen
+class ScopeStates:
+    """A scope's :class:`ScopeState` for every family at one moment: ``families`` for
+    those it counts records of, ``empty`` (no records) for the others."""
+
+    empty: ScopeState
+    families: dict[str, ScopeState]
+
+    def of(self, family: Family) -> ScopeState:
+        return self.families.get(family, self.empty)
+
+
+async def scope_states(cur: Any, scope_id: str) -> ScopeStates | None:
+    """The scope's state for every family (``sql.STATES``), in one statement (a
+    snapshot of its own); None for a scope not made."""
+    await cur.execute(sql.STATES, (scope_id,))
+    rows = await cur.fetchall()
+    if not rows:
+        return None
+    _, version, next_key, _, _, removed_at = rows[0]
+    empty = ScopeState(int(version or 0), int(next_key or 0), 0, 0, int(removed_at or 0))
+    families = {
+        str(family): ScopeState(*(int(value or 0) for value in values))
+        for family, *values in rows
+        if family is not None
+    }
+    return ScopeStates(empty, families)
+
+
 async def snapshot_state(
     cur: Any, family: Family, scope_id: str, terms: Sequence[str]
 ) -> tuple[ScopeState | None, dict[str, int] | None]:

@@ -187,6 +187,9 @@ class OceanBaseStore:
         #: Per family and scope, a write version and whether any live record of the
         #: family then had a thread or was a conversation turn (``neighbours``).
         self._threaded: dict[tuple[Family, str], tuple[int, bool]] = {}
+        #: Per scope, the last read of every family's state: when it was sent
+        #: (``time.monotonic``) and its answer (``_scope_states``).
+        self._state_reads: dict[str, tuple[float, asyncio.Future[search.ScopeStates | None]]] = {}
         #: The families and scopes the last search found holding searchable records.
         self._holding: set[tuple[Family, str]] = set()
         #: Thread neighbours read, by the scope's write version they were read at.
@@ -502,6 +505,7 @@ class OceanBaseStore:
         query needs one (its dates, a name spelled otherwise)."""
         self._check_open()
         job = (family, scope_id)
+        asked_at = time.monotonic()  # a state read sent since may answer (_scope_states)
 
         async def work(cur: Any) -> Pool:
             texts = self._held_texts.get(family, scope_id)
@@ -526,12 +530,11 @@ class OceanBaseStore:
             return pool
 
         async def scope_state(cur: Any) -> search.ScopeState | None:
-            await cur.execute(sql.STATE, (family, scope_id))
-            found = await cur.fetchone()
-            if found is None:
+            states = await self._scope_states(cur, scope_id, asked_at)
+            if states is None:
                 return None
-            state = search.ScopeState(*(int(value or 0) for value in found))
-            self._versions[scope_id] = state.version
+            state = states.of(family)
+            self._versions[scope_id] = max(state.version, self._versions.get(scope_id, 0))
             return state
 
         async def search_held(cur: Any, state: search.ScopeState, texts: ScopeTexts) -> Pool | None:
@@ -625,6 +628,33 @@ class OceanBaseStore:
             )  # fmt: skip
 
         return await self._call("retrieve", work)
+
+    async def _scope_states(
+        self, cur: Any, scope_id: str, asked_at: float
+    ) -> search.ScopeStates | None:
+        """The scope's state for every family, from one statement that several retrieves
+        of the scope share: a retrieve asked at ``asked_at`` (``time.monotonic``) takes
+        the answer of a read sent at that moment or later, which sees every write
+        acknowledged before it was asked (a prepare's families, retrieved at once,
+        send one statement for all of them); else it sends one, which later retrieves
+        may share. A shared read that failed or was cancelled is sent again."""
+        shared = self._state_reads.get(scope_id)
+        if shared is not None and shared[0] >= asked_at:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                return await asyncio.shield(shared[1])
+            if not shared[1].done():  # this retrieve was cancelled, not the read
+                raise asyncio.CancelledError
+        read = asyncio.get_running_loop().create_future()
+        if len(self._state_reads) >= HOLDING_SCOPES:
+            self._state_reads.clear()
+        self._state_reads[scope_id] = (time.monotonic(), read)
+        try:
+            states = await search.scope_states(cur, scope_id)
+        except BaseException:
+            read.cancel()  # whoever waits for it reads again
+            raise
+        read.set_result(states)
+        return states
 
     async def _held_vectors(
         self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
