@@ -14,7 +14,7 @@ import satchel
 from satchel.stores import OceanBaseStore, PoolRequest, StoreError
 from satchel.stores.oceanbase import _held_texts, _schema, _search
 from satchel.stores.testing import memories
-from satchel.vocabulary import analyse_query
+from satchel.vocabulary import Family, analyse_query
 
 from .test_oceanbase import admin
 
@@ -444,13 +444,13 @@ async def test_retrieves_asked_before_a_state_read_was_sent_share_it(
     notes = [satchel.MemoryEntry(text=f"kestrel note {n}") for n in range(3)]
     await memories(store, "s", notes, np.repeat(BASIS[:1], 3, 0))
     request = PoolRequest(analyse_query("kestrel"), BASIS[0], 8)
-    families = ("memory", "experience", "topic-memory")
+    families: tuple[Family, ...] = ("memory", "experience", "topic-memory")
     for family in families:  # the texts held, every family's emptiness known
         await store.retrieve(family, "s", request)
     sent = _Sent(monkeypatch)
-    moment = _store.time.monotonic()
+    moment = _store.now()
     with pytest.MonkeyPatch.context() as patch:  # every retrieve asked at the same moment
-        patch.setattr(_store.time, "monotonic", lambda: moment)
+        patch.setattr(_store, "now", lambda: moment)
         pools = [await store.retrieve(family, "s", request) for family in families]
     assert sent.statements == [_schema.STATES]
     assert [len(pool.lexical_keys) for pool in pools] == [3, 0, 0]

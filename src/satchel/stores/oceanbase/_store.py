@@ -74,6 +74,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 logger = logging.getLogger("satchel")
+#: The clock a retrieve's asking and a state read's sending are told apart by.
+now = time.monotonic
 
 #: The engine's errors for a database or a table it does not know (MySQL's
 #: ER_BAD_DB_ERROR, ER_NO_SUCH_TABLE): also what it says of one that another process has
@@ -505,7 +507,7 @@ class OceanBaseStore:
         query needs one (its dates, a name spelled otherwise)."""
         self._check_open()
         job = (family, scope_id)
-        asked_at = time.monotonic()  # a state read sent since may answer (_scope_states)
+        asked_at = now()  # a state read sent since may answer (_scope_states)
 
         async def work(cur: Any) -> Pool:
             texts = self._held_texts.get(family, scope_id)
@@ -647,7 +649,7 @@ class OceanBaseStore:
         read = asyncio.get_running_loop().create_future()
         if len(self._state_reads) >= HOLDING_SCOPES:
             self._state_reads.clear()
-        self._state_reads[scope_id] = (time.monotonic(), read)
+        self._state_reads[scope_id] = (now(), read)
         try:
             states = await search.scope_states(cur, scope_id)
         except BaseException:
