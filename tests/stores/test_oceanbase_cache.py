@@ -164,6 +164,7 @@ async def test_held_texts_follow_another_stores_writes(
         assert versions[0] < versions[1] < versions[2]
         assert await writer.erase_scope("s")
         assert (await _lexical(reader, "memory"))[0] == []
+        assert reader._held_texts.get("memory", "s") is None  # no erased word kept
     finally:
         await writer.aclose()
         await reader.aclose()

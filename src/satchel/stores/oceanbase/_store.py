@@ -514,7 +514,7 @@ class OceanBaseStore:
             if job not in self._holding or texts is not None:
                 state = await scope_state(cur)
                 if state is None or state.rows == 0:
-                    return Pool(family, scope_id, 0 if state is None else state.version)
+                    return emptied(state)
                 if texts is not None and texts.version == state.version:
                     pool = await search_held(cur, state, texts)
                     if pool is not None:
@@ -530,6 +530,13 @@ class OceanBaseStore:
             else:
                 self._holding.discard(job)
             return pool
+
+        def emptied(state: search.ScopeState | None) -> Pool:
+            # The family holds nothing searchable in the scope (erased, forgotten, never
+            # written): nothing of it is kept here either.
+            self._held_texts.drop(family, scope_id)
+            self._vector_cache.drop(family, scope_id)
+            return Pool(family, scope_id, 0 if state is None else state.version)
 
         async def scope_state(cur: Any) -> search.ScopeState | None:
             states = await self._scope_states(cur, scope_id, asked_at)
@@ -569,7 +576,7 @@ class OceanBaseStore:
             terms = request.query.terms
             state, frequencies = await search.snapshot_state(cur, family, scope_id, terms)
             if state is None or state.rows == 0:  # erased or emptied since
-                return Pool(family, scope_id, 0 if state is None else state.version)
+                return emptied(state)
             self._versions[scope_id] = state.version
             return await search_at(cur, state, frequencies)
 
