@@ -685,7 +685,7 @@ class OceanBaseStore:
             keys, matrix = await _in_thread(parse_vectors, await cur.fetchall(), dimension)
             return cached.extended(state.version, state.next_key, keys, matrix)
 
-        fits = state.rows * dimension * 4 <= self._vector_cache.max_bytes
+        fits = self._vectors_fit(state)
         return await self._held_at(
             self._vector_cache, (family, scope_id, state), fits, caught_up,
             lambda: self._read_whole(cur, family, scope_id, state),
@@ -703,9 +703,7 @@ class OceanBaseStore:
             found, removed = await held_texts.read_since(cur, family, scope_id, cached, state)
             return await _in_thread(cached.patched, state, found, removed)
 
-        fits = (
-            state.rows <= held_texts.MOST_ROWS and (family, scope_id) not in self._texts_too_large
-        )
+        fits = self._texts_fit(family, scope_id, state)
         return await self._held_at(
             self._held_texts, (family, scope_id, state), fits, caught_up,
             lambda: self._read_texts(cur, family, scope_id, state),
@@ -812,12 +810,26 @@ class OceanBaseStore:
             self._dimension is not None
             and rules(family).vector_channel
             and (vectors is None or vectors.version < state.version)
-            and state.rows * self._dimension * 4 <= self._vector_cache.max_bytes
+            and self._vectors_fit(state)
         ):
             await self._read_whole(cur, family, scope_id, state)
         texts = self._held_texts.get(family, scope_id)
-        if (texts is None or texts.version < state.version) and state.rows <= held_texts.MOST_ROWS:
+        if (texts is None or texts.version < state.version) and self._texts_fit(
+            family, scope_id, state
+        ):
             await self._read_texts(cur, family, scope_id, state)
+
+    def _vectors_fit(self, state: search.ScopeState) -> bool:
+        """Whether a family's vectors at ``state`` fit the vector cache's bound."""
+        assert self._dimension is not None
+        return state.rows * self._dimension * 4 <= self._vector_cache.max_bytes
+
+    def _texts_fit(self, family: Family, scope_id: str, state: search.ScopeState) -> bool:
+        """Whether a family's texts at ``state`` may be held: few enough records, and not
+        found larger than the held texts' bound before."""
+        return (
+            state.rows <= held_texts.MOST_ROWS and (family, scope_id) not in self._texts_too_large
+        )
 
     async def _loads_done(self) -> None:
         """Wait, on the store's loop, for the background reads running now to end."""
