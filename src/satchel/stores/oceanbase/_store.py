@@ -494,9 +494,11 @@ class OceanBaseStore:
         holds is served only at the write version the state confirms. Every channel
         sees the same commits.
 
-        The state is read first on its own (one statement is a snapshot of its own): a
-        family with no searchable record in the scope is answered by it alone, without
-        the snapshot (two of a prepare's three families are often empty). A family
+        The state is read first on its own (one statement is a snapshot of its own, and
+        every family's state, shared by the retrieves asked before it was sent:
+        ``_scope_states``): a family with no searchable record in the scope is answered
+        by it alone, without the snapshot (two of a prepare's three families are often
+        empty). A family
         this store last found holding records goes straight to the snapshot, which
         reads the state again and answers an emptied scope alike. The snapshot starts
         in one round trip with its state and the query terms' frequencies
