@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+import attrs
 import pytest
 
 import satchel
@@ -18,6 +19,8 @@ from tests._orchestration import StoreWrapper
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
+
+    from satchel.vocabulary import Family
 
 pytestmark = pytest.mark.anyio
 
@@ -138,3 +141,33 @@ async def test_a_search_waiting_for_the_others_does_not_hold_its_scope(tmp_path:
         with anyio.fail_after(10):
             await rt.add_memories(SCOPES[0], [satchel.MemoryEntry(text="written meanwhile")])
         release.set()
+
+
+def test_shares_without_exclusions_are_each_searchs_own_computation() -> None:
+    """Without excluded citations every search of a family sees the same lengths, so
+    one allocation per family gives every search its share: the same shares as one
+    computed search by search (which excluded citations need), on random rounds."""
+    import random
+
+    from satchel.orchestration._shares import fair_shares
+
+    rng = random.Random(7)
+    for _ in range(300):
+        families: tuple[Family, ...] = ("memory", "experience")
+        every = [_Spec(family, f"s{n}") for family in families for n in range(rng.randint(1, 8))]
+        ranked = {spec: rng.randint(0, 30) for spec in every if rng.random() < 0.8}
+        room: dict[Family, int] = {"memory": rng.randint(0, 40), "experience": rng.randint(0, 6)}
+        delays = {spec: rng.choice((0, 0, 1, 2)) for spec in every}
+        one_pass = fair_shares(every, ranked, room, delays, {})
+        # An exclusion of a place no search has takes the search-by-search way.
+        by_search = fair_shares(every, ranked, room, delays, {("memory", "elsewhere"): 0})
+        assert one_pass == by_search
+        assert set(one_pass) == set(ranked)
+
+
+@attrs.frozen(eq=False)
+class _Spec:
+    """A search as fair_shares sees it: its family and scope (hashable by identity)."""
+
+    family: Family
+    scope_id: str

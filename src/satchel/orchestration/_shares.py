@@ -80,6 +80,16 @@ def fair_shares(
     for spec in every:
         families.setdefault(spec.family, []).append(spec)
     wanted: dict[S, int] = {}
+    if not excluded_per_place:  # every search of a family sees the same lengths: one pass
+        for family, own in families.items():
+            if not any(spec in ranked for spec in own):
+                continue
+            lengths = [ranked.get(spec, 0) for spec in own]
+            own_delays = [delays.get(spec, 0) for spec in own]
+            taken = takes(lengths, room.get(family, 0), own_delays)
+            wanted.update((spec, count) for spec, count in zip(own, taken, strict=True)
+                          if spec in ranked)  # fmt: skip
+        return wanted
     for spec, available in ranked.items():
         family = spec.family
         own = families[family]
