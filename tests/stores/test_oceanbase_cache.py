@@ -273,7 +273,7 @@ async def test_held_texts_stay_within_their_bytes_over_many_scopes(
         assert reader._held_texts.get("memory", "s11") is not None
         assert reader._held_texts.get("memory", "s0") is None
 
-        long = satchel.MemoryEntry(text="kestrel " + "word " * 200)
+        long = satchel.MemoryEntry(text="kestrel " + "word " * 600)
         await memories(writer, "big", [long], AXES[:1])
         for _ in range(2):
             pool = await reader.retrieve("memory", "big", _request("kestrel", 0))

@@ -35,10 +35,11 @@ import numpy as np
 from ...vocabulary._evidence import ThreadNeighbours
 from ...vocabulary._turns import let_loop_in
 from .._postings import BUILD_CHUNK, Builder, ScopePostings
+from . import _schema as sql
 from ._search import evidence_of
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from ...vocabulary._evidence import Evidence
     from ...vocabulary._families import Family
@@ -57,9 +58,7 @@ ROW_BYTES: Final = 400
 
 #: A searchable record's evidence row (``EVIDENCE_COLUMNS``), its time as a number (the
 #: order of its thread), and then its terms (held as postings, not in the row).
-ROW_COLUMNS: Final = (
-    "k, rid, revision, text, created_at, thread, abstract, overview, created_ts, terms"
-)
+ROW_COLUMNS: Final = f"{sql.EVIDENCE_COLUMNS}, created_ts, terms"
 #: The rows of the scope's searchable records of one family with keys in ``[%s, %s)``.
 ROWS_BETWEEN: Final = (
     f"SELECT {ROW_COLUMNS} FROM satchel_records WHERE scope = %s AND family = %s"
@@ -130,7 +129,7 @@ class ScopeTexts:
                 self.places.update((key, (line, place)) for place, key in enumerate(line))
         return self.places
 
-    def counts(self, terms: Sequence[str], spelled: Any) -> dict[str, int]:
+    def counts(self, terms: Sequence[str], spelled: Callable[[str], str]) -> dict[str, int]:
         """How many of the records hold each of ``terms`` (held as ``spelled(term)``)."""
         return {term: len(self.postings.holders(spelled(term))[0]) for term in terms}
 
@@ -146,10 +145,10 @@ class ScopeTexts:
             return None
         records = dict(self.records)
         gone = sum(_row_bytes(records.pop(key)) for key in removed if key in records)
-        records.update((row[0], row[:-1]) for row in found)
-        added = sum(_row_bytes(row) for row in found)
-        return ScopeTexts(at.version, at.next_key, at.rows, postings, records,
-                          self.record_bytes - gone + added)  # fmt: skip
+        added = [(row[0], row[:-1]) for row in found]
+        records.update(added)
+        size = self.record_bytes - gone + sum(_row_bytes(held) for _, held in added)
+        return ScopeTexts(at.version, at.next_key, at.rows, postings, records, size)
 
 
 def of(at: ScopeState, found: Sequence[Row]) -> ScopeTexts:
@@ -162,8 +161,9 @@ def of(at: ScopeState, found: Sequence[Row]) -> ScopeTexts:
     for start in range(0, len(found), BUILD_CHUNK):
         stretch = found[start : start + BUILD_CHUNK]
         builder.add([(row[0], row[-1]) for row in stretch])
-        records.update((row[0], row[:-1]) for row in stretch)
-        size += sum(map(_row_bytes, stretch))
+        held = [(row[0], row[:-1]) for row in stretch]
+        records.update(held)
+        size += sum(_row_bytes(row) for _, row in held)
         let_loop_in()
     return ScopeTexts(at.version, at.next_key, at.rows, builder.built(), records, size)
 
@@ -190,4 +190,5 @@ async def read_since(
 
 
 def _row_bytes(row: Row) -> int:
+    """The bytes a row held costs, as counted against the bound."""
     return ROW_BYTES + sum(len(value) for value in row if isinstance(value, str))

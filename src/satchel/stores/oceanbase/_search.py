@@ -420,6 +420,12 @@ async def _approximate(
     return list(await cur.fetchall())
 
 
+def scans_time(family: Family, request: PoolRequest) -> bool:
+    """Whether the time channel reads the engine for ``request``: the query names a
+    date and the family's records are searched by time."""
+    return bool(request.query.dates) and rules(family).time_channel and request.time_size > 0
+
+
 async def time_channel(
     cur: Any,
     family: Family,
@@ -436,9 +442,9 @@ async def time_channel(
     database holds vectors to rank them by, ``held``: the scope's vectors held in the
     process, which rank them instead; ``sums``: the store's kept sums and the scope's
     write version."""
-    size = request.time_size
-    if not request.query.dates or not rules(family).time_channel or size <= 0:
+    if not scans_time(family, request):
         return [], 0
+    size = request.time_size
     newest: float | None = None
     if request.needs_reference:
         await cur.execute(sql.NEWEST, (scope_id, family))

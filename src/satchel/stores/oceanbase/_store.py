@@ -552,7 +552,7 @@ class OceanBaseStore:
             # The query terms' frequencies are the held postings' at the version; None
             # when a channel would read the engine (the search then takes a snapshot).
             query = request.query
-            if query.dates and rules(family).time_channel and request.time_size > 0:
+            if search.scans_time(family, request):
                 return None
             if (
                 self._dimension is not None
