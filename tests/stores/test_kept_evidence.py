@@ -1,16 +1,18 @@
 """The embedded store serves a scope's rated evidence again, unchanged, while the
-scope's write version stands (``TermCounts.keep``), and never past it."""
+scope's write version stands (``TermCounts.keep``), and never past it; likewise the
+terms it read for a name the scope never holds (``Kept.spellings``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import satchel
-from satchel.stores import SqliteStore, _term_counts
+from satchel.stores import PoolRequest, SqliteStore, _term_counts
 from satchel.stores._term_counts import TermCounts
-from satchel.vocabulary import Evidence
+from satchel.stores.sqlite import _search as sqlite_search
+from satchel.vocabulary import Evidence, Pool, analyse_query
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -96,3 +98,42 @@ def test_evidence_read_while_a_write_landed_is_not_kept() -> None:
     assert current.evidence == {1: item}
     counts.drop("s")
     assert counts._evidence == 0
+
+
+async def test_a_name_the_scope_never_holds_is_read_as_it_spells_it_once_per_version(
+    chat: tuple[SqliteStore, satchel.Runtime, list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question calling Ana "Anna" has the terms the scope holds starting with "a"
+    read once while the scope stands (``Kept.spellings``): a later question naming
+    someone the scope does not hold reads none, and finds what the first found; a write
+    reads them again."""
+    store, rt, _ = chat
+    more = ["Ana: the kestrel came back", "Ana: it sat on the mill roof"]  # Ana's, 5 of 7
+    await rt.add_memories("chat", [satchel.MemoryEntry(text=text, thread="t") for text in more])
+    reads: list[tuple[str, ...]] = []
+    read = sqlite_search.terms_starting
+
+    def counted(*args: Any) -> dict[str, int]:
+        reads.append(args[3])
+        return read(*args)
+
+    monkeypatch.setattr(sqlite_search, "terms_starting", counted)
+
+    async def asked(question: str) -> Pool:
+        vector = satchel.StaticEmbedder().embed_sync([question])[0]
+        return await store.retrieve(
+            "memory", "chat", PoolRequest(analyse_query(question), vector, 8)
+        )
+
+    first = await asked("Where did Anna see the kestrel?")
+    assert first.spelled_names == ("ana",)
+    again = await asked("Which mill did Anna mean?")
+    assert reads == [("a",)]
+    assert again.spelled_names == first.spelled_names
+    assert (await asked("Where did Anna see the kestrel?")).lexical_keys.tolist() == (
+        first.lexical_keys.tolist()
+    )
+    assert reads == [("a",)]
+    await rt.add_memories("chat", [satchel.MemoryEntry(text="Ana: bye!", thread="t")])
+    assert (await asked("Which mill did Anna mean?")).spelled_names == ("ana",)
+    assert reads == [("a",), ("a",)]

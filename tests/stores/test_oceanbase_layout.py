@@ -359,6 +359,37 @@ async def test_a_scope_whose_terms_are_held_is_searched_without_a_full_text_stat
     await engine.aclose()
 
 
+async def test_a_held_scope_reads_a_name_it_never_holds_once_per_version(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question calling Ana "Anna" has the terms the scope holds starting with "a"
+    read in a snapshot once at the scope's version (``Kept.spellings``); a held scope
+    then answers such questions with its state alone, as it answers any other, and
+    finds what the snapshot found. A write reads the terms again."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    said = [satchel.MemoryEntry(text=f"Ana: kestrel by the mill {n}") for n in range(5)]
+    said += [satchel.MemoryEntry(text=f"Ben: river {n}") for n in range(5)]
+    await memories(store, "s", said, np.repeat(BASIS[:1], len(said), 0))
+    request = PoolRequest(analyse_query("Where did Anna see the kestrel?"), BASIS[0], 8)
+    await _lexical(store, "kestrel")  # the scope's texts held
+    sent = _Sent(monkeypatch)
+    first = await store.retrieve("memory", "s", request)
+    assert first.spelled_names == ("ana",)
+    assert sum(_schema.TERMS_STARTING in statement for statement in sent.statements) == 1
+    sent.statements.clear()
+    again = await store.retrieve("memory", "s", request)
+    assert sent.statements == [_schema.STATES]
+    assert again.spelled_names == first.spelled_names
+    assert again.lexical_keys.tolist() == first.lexical_keys.tolist()
+    assert again.vector_keys.tolist() == first.vector_keys.tolist()
+    await memories(store, "s", said[:1], BASIS[:1])
+    sent.statements.clear()
+    assert (await store.retrieve("memory", "s", request)).spelled_names == ("ana",)
+    assert sum(_schema.TERMS_STARTING in statement for statement in sent.statements) == 1
+    await store.aclose()
+
+
 async def test_the_evidence_of_a_held_scope_is_served_without_a_statement(
     oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -101,15 +101,23 @@ class TermCounts:
 class Kept:
     """A scope's counts (term -> records holding it), ratings (key -> rarity) and the
     rated evidence a store kept (key -> evidence, :meth:`TermCounts.keep`) at one
-    write version."""
+    write version; and the terms its searches read for names the scope never holds
+    (``spellings``: by the names' first letters and the least count, the terms so
+    starting that at least that many records hold, ``PoolRequest.name_starts``).
 
-    __slots__ = ("counts", "evidence", "ratings", "version")
+    A scope's questions name the same people, so one read of a letter's terms serves
+    every later question naming someone the scope does not hold: above all a scope a
+    prepare searches beside the one its question is about (``references``), where
+    every name the question says is unheld."""
+
+    __slots__ = ("counts", "evidence", "ratings", "spellings", "version")
 
     def __init__(self, version: int) -> None:
         self.version = version
         self.counts: dict[str, int] = {}
         self.ratings: dict[int, float | None] = {}
         self.evidence: dict[int, Evidence] = {}
+        self.spellings: dict[tuple[tuple[str, ...], int], Mapping[str, int]] = {}
 
     def served(self, keys: Sequence[int]) -> dict[int, Evidence]:
         """The evidence kept of ``keys``, in their order (the keys not kept left out)."""

@@ -566,8 +566,15 @@ class OceanBaseStore:
             if query.terms:
                 counts = texts.counts(query.terms, sql.indexed_term)
                 frequencies = {term: count for term, count in counts.items() if count}
-            if query.names and request.name_starts(frequencies or {}):
-                return None
+            if (
+                query.names
+                and (starts := request.name_starts(frequencies or {}))
+                and self._spellings(family, scope_id, state).get(
+                    (starts, variant_floor(state.rows))
+                )
+                is None
+            ):
+                return None  # a name spelled otherwise, not read at this version yet
             return await search_at(cur, state, frequencies)
 
         async def search_snapshot(cur: Any) -> Pool:
@@ -591,7 +598,11 @@ class OceanBaseStore:
                 frequencies = frequencies or {}
                 if starts := request.name_starts(frequencies):  # a name spelled otherwise?
                     least = variant_floor(state.rows)
-                    spelled = await search.terms_starting(cur, family, scope_id, starts, least)
+                    spellings = self._spellings(family, scope_id, state)
+                    spelled = spellings.get((starts, least))
+                    if spelled is None:
+                        spelled = await search.terms_starting(cur, family, scope_id, starts, least)
+                        spellings[(starts, least)] = spelled
                     asked, frequencies = request.naming_held(frequencies, spelled, state.rows)
                 vector = asked.vector_for(frequencies, state.rows)
             stored = self._dimension is not None
@@ -639,6 +650,13 @@ class OceanBaseStore:
             )  # fmt: skip
 
         return await self._call("retrieve", work)
+
+    def _spellings(
+        self, family: Family, scope_id: str, state: search.ScopeState
+    ) -> dict[tuple[tuple[str, ...], int], Mapping[str, int]]:
+        """The terms read at ``state``'s version for names the scope never holds
+        (``Kept.spellings``), kept with the scope's counts."""
+        return self._term_counts.at(family, scope_id, state.version).spellings
 
     async def _scope_states(
         self, cur: Any, scope_id: str, asked_at: float

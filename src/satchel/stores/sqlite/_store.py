@@ -533,6 +533,8 @@ class SqliteStore:
             and (not held_rows or self._postings.ready(family, scope_key, version, scope_rows))
         )
         at = (version, epoch, scope_rows)
+        # Names the scope never holds are read as it spells them, once per version.
+        named = self._term_counts.at(family, scope_id, version) if request.query.names else None
 
         def work(conn: sqlite3.Connection) -> Pool:
             held = (
@@ -544,9 +546,12 @@ class SqliteStore:
             else:  # the same counts: the held postings are the FTS5 table's
                 frequencies = held[0].frequencies(sql.term_prefix(scope_key), terms)
             asked = request
-            if starts := request.name_starts(frequencies):  # a name spelled otherwise?
-                least = variant_floor(scope_rows)
-                spelled = search.terms_starting(conn, family, scope_key, starts, least)
+            if named is not None and (starts := request.name_starts(frequencies)):
+                least = variant_floor(scope_rows)  # a name spelled otherwise?
+                spelled = named.spellings.get((starts, least))
+                if spelled is None:
+                    spelled = search.terms_starting(conn, family, scope_key, starts, least)
+                    named.spellings[(starts, least)] = spelled
                 asked, frequencies = request.naming_held(frequencies, spelled, scope_rows)
             ranking = asked.vector_for(frequencies, scope_rows)
             nearest = self._start_nearest(conn, family, scope_key, ranking, request.size)
