@@ -84,12 +84,27 @@ _SCANNER: Final = re.compile(
     ),
     re.IGNORECASE,
 )
-#: The cheap test that lets a query naming no date skip the scanner's groups entirely.
-_ANY: Final = re.compile(
-    r"\d|yesterday|today|tonight|tomorrow|\bago\b|\blast\b|\bthis\b|\bnext\b|\bpast\b|previous|"
-    + "|".join(rf"\b{name}\b" for name in [*MONTHS, *WEEKDAYS]),
-    re.IGNORECASE,
-)
+#: The cheap test that lets a text naming no date skip the scanner (:func:`may_name_a_date`):
+#: a digit, one of these anywhere, or one of :data:`_DATE_WORDS` as a word.
+_DATE_PARTS: Final = ("yesterday", "today", "tonight", "tomorrow", "previous")
+_DATE_WORDS: Final = frozenset({"ago", "last", "this", "next", "past", *MONTHS, *WEEKDAYS})
+_DIGIT: Final = re.compile(r"\d")
+_LETTERS: Final = re.compile(r"[^\W\d_]+")
+#: What case folding leaves apart that the scanner's ``IGNORECASE`` takes for "i".
+_DOTTED_I: Final = str.maketrans({"\u0131": "i", "\u0307": None})
+
+
+def may_name_a_date(text: str) -> bool:
+    """False when ``text`` cannot name a date the scanner finds: it holds no digit,
+    none of :data:`_DATE_PARTS` and none of :data:`_DATE_WORDS` as a word, in any case.
+    Most texts, at a few microseconds (an alternation of the same words took 83 us a
+    chat turn: every position tried every word)."""
+    if _DIGIT.search(text):
+        return True
+    folded = text.casefold().translate(_DOTTED_I)
+    return any(part in folded for part in _DATE_PARTS) or not _DATE_WORDS.isdisjoint(
+        _LETTERS.findall(folded)
+    )
 
 
 @attrs.frozen
@@ -159,7 +174,7 @@ def extract_dates(text: str, *, question: bool = False) -> tuple[DateMention, ..
     staging on Sunday?"), so only "last", "this" or "past" make it the last one. Said
     in a memory, "on Sunday" tells of the last Sunday before the day it was said.
     """
-    if not _ANY.search(text):
+    if not may_name_a_date(text):
         return ()
     found: list[DateMention] = []
     for match in _matches(text):
