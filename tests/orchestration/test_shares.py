@@ -93,6 +93,31 @@ async def test_each_search_reads_its_share_and_the_pack_is_unchanged(tmp_path: P
     assert fair_rows <= ceiling + len(SCOPES)  # each read what it places (and a little)
 
 
+async def test_only_searches_that_ranked_something_new_read(tmp_path: Path) -> None:
+    """A round's reading phase starts a task only for the searches that ranked a fresh
+    candidate: a family holding nothing in a scope (every scope's experiences and topic
+    notes here) has nothing to read, and its outcome is the empty one a read of no keys
+    gives (a scope whose only note is off the question's topic may have none either); the
+    pack is the one of every search reading."""
+    path = tmp_path / "g.db"
+    await seeded(path)
+    readers: list[tuple[Family, str]] = []
+    read_share = _search.Searcher._read_share
+
+    async def counted(self: Any, state: Any, spec: Any, *args: Any) -> None:
+        readers.append((spec.family, spec.scope_id))
+        await read_share(self, state, spec, *args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_search.Searcher, "_read_share", counted)
+        fair, _ = await prepared(path, whole_room=False)
+    assert {family for family, _ in readers} == {"memory"}
+    noted = {scope for scope, size in zip(SCOPES, SIZES, strict=True) if size}
+    assert noted <= {scope for _, scope in readers}
+    shared, _ = await prepared(path, whole_room=True)
+    assert fair == shared
+
+
 async def test_excluded_citations_leave_their_places_to_other_scopes(tmp_path: Path) -> None:
     """A scope whose best candidates the caller holds reads past them, and the others
     read enough to fill what it cannot: the pack is still exactly the whole-room one."""

@@ -156,6 +156,13 @@ class _Ranked:
     #: The turn just after each hit of ``around`` that has one (its reply).
     replies: Mapping[int, int] = attrs.field(factory=dict)
 
+    def unread(self, spec: SearchSpec) -> SearchOutcome:
+        """The outcome of this ranking when it holds no fresh key: nothing read, what a
+        read of no keys gives (``Searcher._read``)."""
+        return SearchOutcome(
+            spec, self.pool, self.search, retrieved_again=self.again, trace=self.trace
+        )
+
     def scores(self) -> Mapping[int, float]:
         """Each ranked key's score: the fused one, or with the neighbours fused in."""
         if self.neighboured_scores is not None:
@@ -253,11 +260,17 @@ class Searcher:
                     state.exclusions.excluded_per_place,
                 )
                 read: dict[SearchSpec, SearchOutcome] = {}
-                async with anyio.create_task_group() as group:
-                    for spec, got in ranked.items():
-                        share = (got, wanted[spec])
-                        group.start_soon(self._read_share, state, spec, share, settings,
-                                         spans[spec], read)  # fmt: skip
+                # A search that ranked nothing new has nothing to read: no task.
+                reading = {spec: got for spec, got in ranked.items() if got.fresh}
+                for spec, got in ranked.items():
+                    if spec not in reading:
+                        read[spec] = got.unread(spec)
+                if reading:
+                    async with anyio.create_task_group() as group:
+                        for spec, got in reading.items():
+                            share = (got, wanted[spec])
+                            group.start_soon(self._read_share, state, spec, share, settings,
+                                             spans[spec], read)  # fmt: skip
                 outcomes.update(read)
             for spec, outcome in outcomes.items():
                 _report(spans[spec], outcome)
