@@ -10,7 +10,7 @@ import pytest
 
 from satchel.recall._admission import AdmissionFloor, admit, required_matches
 from satchel.recall._allocation import allocate, check_ceiling
-from satchel.recall._fusion import FusionWeights, fuse, with_neighbours
+from satchel.recall._fusion import FamilySearch, FusionWeights, fuse, with_neighbours
 from satchel.vocabulary._errors import InvalidRequestError, InvariantError
 from tests.recall._factory import evidence, pool
 
@@ -168,3 +168,16 @@ def test_fusion_equals_the_per_key_definition(seed: int, size: int, term_share: 
         factors=factors if term_share else None,
     )
     assert (search.ranked, search.scores) == expected
+
+
+@pytest.mark.parametrize("family", ["memory", "experience", "topic-memory"])
+@pytest.mark.parametrize("term_count", [0, 1, 5])
+@pytest.mark.parametrize("floor", [AdmissionFloor(), AdmissionFloor(1, 0.1)])
+def test_a_pool_of_nothing_is_searched_as_admission_and_fusion_would(
+    family: str, term_count: int, floor: AdmissionFloor
+) -> None:
+    """A search whose pool retrieved nothing skips admission and fusion: what it hands
+    on is exactly what they make of the empty pool, gate signals included."""
+    empty = pool(family=family, scope="team")  # type: ignore[arg-type]
+    fused = fuse(admit(empty, term_count, floor), term_count, FusionWeights())
+    assert FamilySearch.of_nothing(family, "team") == fused  # type: ignore[arg-type]

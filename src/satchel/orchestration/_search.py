@@ -156,6 +156,15 @@ class _Ranked:
     #: The turn just after each hit of ``around`` that has one (its reply).
     replies: Mapping[int, int] = attrs.field(factory=dict)
 
+    @classmethod
+    def of_nothing(cls, pool: Pool, again: bool) -> _Ranked:
+        """The ranking of a pool that retrieved no candidate (a family holding nothing in
+        the scope): what admitting, fusing and joining neighbours would make of it,
+        without their steps or a turn of the loop for them."""
+        search = FamilySearch.of_nothing(pool.family, pool.scope_id)
+        return cls(pool, search, (), frozenset(), again, {}, by_score=True,
+                   neighboured_scores=None)  # fmt: skip
+
     def unread(self, spec: SearchSpec) -> SearchOutcome:
         """The outcome of this ranking when it holds no fresh key: nothing read, what a
         read of no keys gives (``Searcher._read``)."""
@@ -308,9 +317,11 @@ class Searcher:
         with current(span), self._metrics.failures(span):
             async with self._guards.reading(spec.scope_id):
                 got = await self._ranked(state, spec, settings)
-                if spec in round.whole:
+                if spec in round.whole and got.fresh:
                     room = settings.room.get(spec.family, 0)
                     got = await self._read(state, spec, got, room, settings)
+                elif spec in round.whole:  # nothing new to read
+                    got = got.unread(spec)
         results[spec] = got
 
     async def _read_share(
@@ -346,6 +357,8 @@ class Searcher:
                 state.unnamed[spec.query] if state.unnamed else None,
             )
             pool = await self._store.retrieve(spec.family, spec.scope_id, request)
+        if not pool.retrieved and not state.explain:
+            return _Ranked.of_nothing(pool, again)
         terms = pool.counted_terms(len(state.queries[spec.query].terms))
         around = await self._thread_context(spec, settings, pool)
         async with loop_turn():

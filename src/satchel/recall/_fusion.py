@@ -8,6 +8,7 @@ import attrs
 import numpy as np
 
 from ..vocabulary._errors import InvalidRequestError
+from ._admission import AdmissionCounts
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ..vocabulary._families import Family
-    from ._admission import AdmissionCounts, Admitted
+    from ._admission import Admitted
 
 RRF_K: Final = 60
 
@@ -157,6 +158,12 @@ class FamilySearch:
     next_similarity: float | None = None
     best_overlap: float = 0.0
     scores: tuple[float, ...] = ()
+
+    @classmethod
+    def of_nothing(cls, family: Family, scope_id: str) -> FamilySearch:
+        """What admission and fusion make of a pool that retrieved no candidate (a
+        family holding nothing in the scope), without their array steps."""
+        return cls(family, scope_id, (), AdmissionCounts(family, scope_id, 0, 0))
 
 
 def fuse(
