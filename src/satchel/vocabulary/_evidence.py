@@ -5,7 +5,7 @@ Pure: no I/O, no clock. A store builds these; admission, fusion and the Builder 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import numpy as np
@@ -92,6 +92,19 @@ def _counts(value: object) -> npt.NDArray[np.int32]:
     return np.asarray(value, dtype=np.int32)
 
 
+def _none(dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """An empty array no one may write to: every pool's empty channel shares it (a
+    family holding nothing in a scope is most searches' answer)."""
+    empty = np.empty(0, dtype=dtype)
+    empty.flags.writeable = False
+    return empty
+
+
+_NO_KEYS: Final = _none(np.int64)
+_NO_SCORES: Final = _none(np.float32)
+_NO_COUNTS: Final = _none(np.int32)
+
+
 @attrs.frozen
 class Pool:
     """What one retrieve returned for one family in one scope, before admission.
@@ -114,30 +127,24 @@ class Pool:
     #: the ranked candidates, records that BM25 ranked past the pool but that hold a
     #: rare query term (their score is that term's alone). Hundreds of candidates cost
     #: three arrays, not objects.
-    lexical_keys: npt.NDArray[np.int64] = attrs.field(
-        factory=lambda: _keys(()), converter=_keys, eq=False
-    )
+    lexical_keys: npt.NDArray[np.int64] = attrs.field(default=_NO_KEYS, converter=_keys, eq=False)
     lexical_scores: npt.NDArray[np.float32] = attrs.field(
-        factory=lambda: _similarities(()), converter=_similarities, eq=False
+        default=_NO_SCORES, converter=_similarities, eq=False
     )
     lexical_matches: npt.NDArray[np.int32] = attrs.field(
-        factory=lambda: _counts(()), converter=_counts, eq=False
+        default=_NO_COUNTS, converter=_counts, eq=False
     )
     #: The vector channel, most similar first: keys and cosine similarities.
-    vector_keys: npt.NDArray[np.int64] = attrs.field(
-        factory=lambda: _keys(()), converter=_keys, eq=False
-    )
+    vector_keys: npt.NDArray[np.int64] = attrs.field(default=_NO_KEYS, converter=_keys, eq=False)
     vector_similarities: npt.NDArray[np.float32] = attrs.field(
-        factory=lambda: _similarities(()), converter=_similarities, eq=False
+        default=_NO_SCORES, converter=_similarities, eq=False
     )
 
     #: The time channel: records whose own text names a day in a window the query's
     #: dates name, then records said in such a window; each group most similar to the
     #: query first (empty when the query names no date). ``time_matched`` counts every
     #: record the windows held, of which ``time_keys`` are the first.
-    time_keys: npt.NDArray[np.int64] = attrs.field(
-        factory=lambda: _keys(()), converter=_keys, eq=False
-    )
+    time_keys: npt.NDArray[np.int64] = attrs.field(default=_NO_KEYS, converter=_keys, eq=False)
     time_matched: int = 0
     #: How many of the query's terms the full-text channel left out as common in this
     #: scope (``TermSelection.common``): they are in no candidate's matched-term count.
@@ -168,7 +175,7 @@ class Pool:
         half the scope ("in 2023" of a year-long chat), since such a list would only
         repeat the vector channel at the time weight."""
         if self.time_matched > max(len(self.time_keys), self.scope_rows // 2):
-            return _keys(())
+            return _NO_KEYS
         return self.time_keys
 
     @property
