@@ -4,9 +4,12 @@ holders unordered when their postings fit."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import threading
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import numpy as np
 import pytest
 
@@ -493,6 +496,64 @@ async def test_retrieves_asked_before_a_state_read_was_sent_share_it(
     assert len(later.lexical_keys) == 4
     await store.aclose()
     await writer.aclose()
+
+
+class _Registering(dict):  # type: ignore[type-arg]
+    """The store's scopes asked and waiting for a state read; ``all_asked`` is set once
+    ``expected`` scopes were asked."""
+
+    def __init__(self, expected: int) -> None:
+        super().__init__()
+        self.expected = expected
+        self.all_asked = threading.Event()
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        found = super().setdefault(key, default)
+        if len(self) >= self.expected:
+            self.all_asked.set()
+        return found
+
+
+async def test_retrieves_of_several_scopes_asked_before_a_state_read_share_it(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prepare's scopes are searched at once: the first of their retrieves to read a
+    state reads every asked scope's in one statement, and the others take their answers
+    (each asked before it was sent); each pool is the one a retrieve of its own gives."""
+    store, reader = oceanbase(), oceanbase()
+    await store.bind_embedder("test", 4)
+    scopes = ("a", "b", "c")
+    for n, scope in enumerate(scopes):
+        notes = [satchel.MemoryEntry(text=f"kestrel note {k}") for k in range(n + 1)]
+        await memories(store, scope, notes, np.repeat(BASIS[:1], n + 1, 0))
+    request = PoolRequest(analyse_query("kestrel"), BASIS[0], 8)
+    alone = [await reader.retrieve("memory", scope, request) for scope in scopes]
+    for scope in scopes:  # the texts held: a retrieve reads the state alone
+        await store.retrieve("memory", scope, request)
+    asked = _Registering(len(scopes))
+    store._asked = asked
+    read_states = store._scope_states
+
+    async def once_all_asked(cur: Any, scope_id: str, asked_at: float) -> Any:
+        assert await asyncio.to_thread(asked.all_asked.wait, 30)
+        return await read_states(cur, scope_id, asked_at)
+
+    monkeypatch.setattr(store, "_scope_states", once_all_asked)
+    sent = _Sent(monkeypatch)
+    pools: dict[str, Any] = {}
+
+    async def retrieve(scope: str) -> None:
+        pools[scope] = await store.retrieve("memory", scope, request)
+
+    async with anyio.create_task_group() as group:
+        for scope in scopes:
+            group.start_soon(retrieve, scope)
+    assert sent.statements == [_schema.STATES_OF.format(marks="%s, %s, %s")]
+    for scope, own in zip(scopes, alone, strict=True):
+        assert pools[scope].lexical_keys.tolist() == own.lexical_keys.tolist()
+        assert pools[scope].version == own.version
+    await store.aclose()
+    await reader.aclose()
 
 
 async def test_a_scope_emptied_since_its_last_search_is_answered_empty(

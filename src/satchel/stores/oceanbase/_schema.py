@@ -289,6 +289,13 @@ STATES: Final = (
     " FROM satchel_scopes s LEFT JOIN satchel_counts c ON c.scope = s.scope WHERE s.scope = %s"
 )
 
+#: :data:`STATES` of several scopes (``{marks}``), each row led by its scope.
+STATES_OF: Final = (
+    "SELECT s.scope, c.family, s.version, s.next_key, c.live_rows, c.term_total, s.removed_at"
+    " FROM satchel_scopes s LEFT JOIN satchel_counts c ON c.scope = s.scope"
+    " WHERE s.scope IN ({marks})"
+)
+
 #: How many of the scope's searchable records hold each term of ``{marks}``.
 TERM_FREQUENCIES: Final = (
     "SELECT term, df FROM satchel_terms WHERE scope = %s AND family = %s AND term IN ({marks})"

@@ -77,8 +77,25 @@ async def scope_states(cur: Any, scope_id: str) -> ScopeStates | None:
     snapshot of its own); None for a scope not made."""
     await cur.execute(sql.STATES, (scope_id,))
     rows = await cur.fetchall()
-    if not rows:
-        return None
+    return _states(rows) if rows else None
+
+
+async def scopes_states(cur: Any, scope_ids: Sequence[str]) -> dict[str, ScopeStates]:
+    """:func:`scope_states` of several scopes in one statement (``sql.STATES_OF``; one
+    scope alone reads ``sql.STATES``): the states of those made, by scope."""
+    if len(scope_ids) == 1:
+        states = await scope_states(cur, scope_ids[0])
+        return {} if states is None else {scope_ids[0]: states}
+    marks = ", ".join(["%s"] * len(scope_ids))
+    await cur.execute(sql.STATES_OF.format(marks=marks), tuple(scope_ids))
+    rows: dict[str, list[Any]] = {}
+    for scope, *row in await cur.fetchall():
+        rows.setdefault(sql.name(scope), []).append(row)
+    return {scope: _states(found) for scope, found in rows.items()}
+
+
+def _states(rows: Sequence[Sequence[Any]]) -> ScopeStates:
+    """The :class:`ScopeStates` of one scope's rows of ``sql.STATES``."""
     _, version, next_key, _, _, removed_at = rows[0]
     empty = ScopeState(int(version or 0), int(next_key or 0), 0, 0, int(removed_at or 0))
     families = {

@@ -94,6 +94,8 @@ LOAD_NOW_ROWS: Final = 2_000
 #: remembers holding records; past it, each starts afresh.
 THREADED_SCOPES: Final = 4_096
 HOLDING_SCOPES: Final = 4_096
+#: The most scopes one state read reads (``_scope_states``): a prepare's scopes.
+STATE_BATCH: Final = 64
 
 #: Above this many searchable records of a family in a scope, vector search goes through
 #: the HNSW index; at or below, an exact scan (measured on seekdb: ~1.3 ms per 1,000
@@ -192,6 +194,10 @@ class OceanBaseStore:
         #: Per scope, the last read of every family's state: when it was sent
         #: (``time.monotonic``) and its answer (``_scope_states``).
         self._state_reads: dict[str, tuple[float, asyncio.Future[search.ScopeStates | None]]] = {}
+        #: The scopes of retrieves asked and not yet given a state read, each with when it
+        #: was first asked: a state read sent for one scope reads theirs too. Written by
+        #: the host's thread, read and emptied by the bridge's (single dict operations).
+        self._asked: dict[str, float] = {}
         #: The families and scopes the last search found holding searchable records.
         self._holding: set[tuple[Family, str]] = set()
         #: Thread neighbours read, by the scope's write version they were read at.
@@ -510,6 +516,9 @@ class OceanBaseStore:
         self._check_open()
         job = (family, scope_id)
         asked_at = now()  # a state read sent since may answer (_scope_states)
+        if len(self._asked) >= HOLDING_SCOPES:
+            self._asked.clear()
+        self._asked.setdefault(scope_id, asked_at)
 
         async def work(cur: Any) -> Pool:
             texts = self._held_texts.get(family, scope_id)
@@ -673,17 +682,27 @@ class OceanBaseStore:
                 return await asyncio.shield(shared[1])
             if not shared[1].done():  # this retrieve was cancelled, not the read
                 raise asyncio.CancelledError
-        read = asyncio.get_running_loop().create_future()
+        # The other scopes whose retrieves were asked and wait for a state read (a
+        # prepare's other scopes, searched at once) are read in the same statement.
+        others = [scope for scope in list(self._asked) if scope != scope_id]
+        batch = [scope_id, *others[: STATE_BATCH - 1]]
+        loop = asyncio.get_running_loop()
+        reads = {scope: loop.create_future() for scope in batch}
         if len(self._state_reads) >= HOLDING_SCOPES:
             self._state_reads.clear()
-        self._state_reads[scope_id] = (now(), read)
+        sent = now()
+        for scope, read in reads.items():
+            self._state_reads[scope] = (sent, read)
+            self._asked.pop(scope, None)
         try:
-            states = await search.scope_states(cur, scope_id)
+            states = await search.scopes_states(cur, batch)
         except BaseException:
-            read.cancel()  # whoever waits for it reads again
+            for read in reads.values():
+                read.cancel()  # whoever waits for one reads again
             raise
-        read.set_result(states)
-        return states
+        for scope, read in reads.items():
+            read.set_result(states.get(scope))
+        return states.get(scope_id)
 
     async def _held_vectors(
         self, cur: Any, family: Family, scope_id: str, state: search.ScopeState
