@@ -530,6 +530,8 @@ class OceanBaseStore:
                     pool = await search_held(cur, state, texts)
                     if pool is not None:
                         return pool
+            else:  # its snapshot reads its state: no other scope's read need read it
+                self._asked.pop(scope_id, None)
             try:
                 pool = await search_snapshot(cur)
             finally:
