@@ -677,7 +677,10 @@ class OceanBaseStore:
         the answer of a read sent at that moment or later, which sees every write
         acknowledged before it was asked (a prepare's families, retrieved at once,
         send one statement for all of them); else it sends one, which later retrieves
-        may share. A shared read that failed or was cancelled is sent again."""
+        may share, and which reads too the state of every other scope whose retrieves
+        were asked and wait for one (``_asked``: a prepare's other scopes), whose
+        retrieves then take theirs from it. A shared read that failed or was cancelled
+        is sent again."""
         shared = self._state_reads.get(scope_id)
         if shared is not None and shared[0] >= asked_at:
             with contextlib.suppress(Exception, asyncio.CancelledError):
