@@ -46,6 +46,15 @@ is a JSON object from a name to the one the question says instead (``{"Melanie":
 "Nate": "Nathan"}``), each whole word replaced. A chat labels people as its app knows
 them; a question says the name its asker uses.
 
+``--references N`` measures instead what searching more scopes costs: the questions of
+the first conversation (its first 120) asked of its scope alone and with N other
+conversations as references (gate on, 8,000 bytes, the default limits), in chunks of
+``RATIO_CHUNK`` questions, the two arms alternated in one process after a warm-up pass
+of each (``--repeat`` rounds of chunks over the questions, 12 by default here). Reported:
+each arm's CPU time per prepare at the chunks' first quartile and median, and their
+ratio. A single run's CPU per prepare moves by a third on a shared machine; the chunks
+of both arms share its moments, and their quartiles say what the code costs.
+
 Run: ``python -m bench locomo PATH [--repeat 1] [--conversations N]`` (a few minutes).
 """
 
@@ -88,6 +97,12 @@ RESULTS: Final = orchestrator.RESULTS
 CATEGORIES: Final = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 BUDGETS: Final = (2000, 4000, 8000)
 CLASSIC_BYTES: Final = 8000
+#: Questions asked per chunk of one arm in ``--references`` mode, and at most how many
+#: of the first conversation's questions are asked.
+RATIO_CHUNK: Final = 20
+RATIO_QUESTIONS: Final = 120
+#: Rounds of chunks over the questions in ``--references`` mode unless ``--repeat`` says.
+RATIO_ROUNDS: Final = 12
 #: How a session's time is written: "1:56 pm on 8 May, 2023".
 SESSION_TIME: Final = "%I:%M %p on %d %B, %Y"
 
@@ -427,6 +442,85 @@ def _ordered(values: Mapping[str, list[float]]) -> list[tuple[str, list[float]]]
     return sorted(values.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
+async def scope_ratio(
+    db: Path, folder: Path, references: int, rounds: int, embedder: satchel.Embedder
+) -> dict[str, Any]:
+    """CPU per prepare of the first conversation's questions asked of its scope alone
+    and with ``references`` other conversations' scopes as references, in alternated
+    chunks (see the module); the arms' first quartile and median, and their ratios."""
+    queries = [q for q in read_queries(folder / "queries.jsonl")[0] if q.expected]
+    scopes = list(dict.fromkeys(q.scopes[0] for q in queries))
+    if len(scopes) < 1 + references:
+        raise ValueError(
+            f"--references {references} needs {1 + references} conversations, not {len(scopes)}"
+        )
+    own, others = scopes[0], tuple(scopes[1 : 1 + references])
+    mine = [q for q in queries if q.scopes[0] == own][:RATIO_QUESTIONS]
+    arms = {1: (), 1 + references: others}
+    cpu: dict[int, list[float]] = {count: [] for count in arms}
+    store = await SqliteStore.open(str(db))
+    policy = satchel.RecallSufficiencyPolicy()
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(store.aclose)
+        rt = await stack.enter_async_context(
+            satchel.open_runtime(store=store, embedder=embedder, recall_policy=policy)
+        )
+
+        def asked(query: WorkloadQuery, refs: tuple[str, ...]) -> satchel.PrepareContextRequest:
+            return satchel.PrepareContextRequest(
+                scope_id=own, query=query.query, references=refs, max_bytes=8000
+            )
+
+        for refs in arms.values():  # the warm-up: every read once in both arms
+            for query in mine:
+                await rt.prepare_context(asked(query, refs))
+        chunks = max(1, -(-len(mine) // RATIO_CHUNK))
+        for index in range(rounds * chunks):
+            start = (index % chunks) * RATIO_CHUNK
+            chunk = mine[start : start + RATIO_CHUNK]
+            order = list(arms.items()) if index % 2 == 0 else list(arms.items())[::-1]
+            for count, refs in order:
+                started = time.process_time()
+                for query in chunk:
+                    await rt.prepare_context(asked(query, refs))
+                cpu[count].append((time.process_time() - started) / len(chunk) * 1e6)
+    quartiles = {count: _quartile(values) for count, values in cpu.items()}
+    medians = {count: statistics.median(values) for count, values in cpu.items()}
+    many = 1 + references
+    return {
+        "scopes": [own, *others],
+        "questions": len(mine),
+        "chunks": len(cpu[1]),
+        "cpu_us_p25": {str(count): value for count, value in quartiles.items()},
+        "cpu_us_median": {str(count): value for count, value in medians.items()},
+        "ratio_p25": quartiles[many] / quartiles[1],
+        "ratio_median": medians[many] / medians[1],
+    }
+
+
+def _quartile(values: Sequence[float]) -> float:
+    """The first quartile (``statistics.quantiles``' inclusive method; one value alone
+    is its own)."""
+    if len(values) < 2:
+        return values[0]
+    return statistics.quantiles(values, n=4, method="inclusive")[0]
+
+
+def ratio_report(result: Mapping[str, Any]) -> str:
+    many = str(len(result["scopes"]))
+    p25, median = result["cpu_us_p25"], result["cpu_us_median"]
+    return "\n".join(
+        [
+            f"| CPU us per prepare | 1 scope | {many} scopes | ratio |",
+            "|---|---:|---:|---:|",
+            f"| chunks' first quartile | {p25['1']:,.0f} | {p25[many]:,.0f}"
+            f" | {result['ratio_p25']:.2f} |",
+            f"| chunks' median | {median['1']:,.0f} | {median[many]:,.0f}"
+            f" | {result['ratio_median']:.2f} |",
+        ]
+    )
+
+
 # -- the command --------------------------------------------------------------------------
 
 
@@ -441,6 +535,7 @@ async def run(
     threads: bool = True,
     chat_spellings: bool = False,
     messages: bool = False,
+    references: int = 0,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
@@ -451,7 +546,10 @@ async def run(
         )  # fmt: skip
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
-        result = await evaluate(db, folder, owners, repeat, fusion, model)
+        if references:
+            result = await scope_ratio(db, folder, references, repeat, model)
+        else:
+            result = await evaluate(db, folder, owners, repeat, fusion, model)
     result["conversations"] = len(samples)
     result["turns"] = len(owners)
     return result
@@ -491,7 +589,10 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("path", type=Path, help="locomo10.zip, its unzipped folder, or locomo10.json")
     out.add_argument("--conversations", type=int, help="only the first N conversations")
     out.add_argument(
-        "--repeat", type=int, default=1, help="timed passes after the warm-up (default 1)"
+        "--repeat",
+        type=int,
+        help="timed passes after the warm-up (default 1; with --references, rounds of"
+        f" chunks, default {RATIO_ROUNDS})",
     )
     out.add_argument(
         "--fusion",
@@ -539,6 +640,14 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="each turn cut into messages of about 14 words, as a messaging app holds a chat",
     )
+    out.add_argument(
+        "--references",
+        type=int,
+        default=0,
+        metavar="N",
+        help="measure instead the CPU of the first conversation's questions asked with N"
+        " other conversations as references against alone",
+    )
     out.add_argument("--out", type=Path, default=RESULTS / "locomo.json", help="JSON results")
     return out
 
@@ -576,13 +685,20 @@ def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     if args.together < 1:
         parser().error(f"--together must be at least 1, got {args.together}")
+    if args.references < 0:
+        parser().error(f"--references must be at least 0, got {args.references}")
+    if args.repeat is None:
+        repeat = RATIO_ROUNDS if args.references else 1
+    else:
+        repeat = max(1, args.repeat)
     if not args.path.exists():
         raise SystemExit(f"python -m bench locomo: {args.path} does not exist")
     started = time.perf_counter()
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         result = anyio.run(
-            run, args.path, args.conversations, max(1, args.repeat), args.fusion, args.embedder,
+            run, args.path, args.conversations, repeat, args.fusion, args.embedder,
             args.names, args.together, args.threads, args.chat_spellings, args.messages,
+            args.references,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
@@ -591,9 +707,17 @@ def main(argv: list[str] | None = None) -> None:
     result["threads"] = args.threads
     result["chat_spellings"] = args.chat_spellings
     result["messages"] = args.messages
+    result["references"] = args.references
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
+    if args.references:
+        print(ratio_report(result))
+        print(
+            f"\n{result['questions']} questions of {result['scopes'][0]}, {result['chunks']}"
+            f" chunks an arm, {result['seconds']:.0f} s; written to {args.out}"
+        )
+        return
     print(report(result))
     print(
         f"\n{result['questions']} questions over {result['turns']} turns of"

@@ -216,3 +216,27 @@ def test_the_turns_may_be_cut_into_messages(tmp_path: Path) -> None:
     for name, values in whole["settings"].items():
         assert cut["settings"][name]["recall"] == values["recall"]
     assert whole["settings"]["gate off / 8000"]["recall"]["all"] > 0
+
+
+def test_the_cost_of_reference_scopes_is_measured_against_one(tmp_path: Path) -> None:
+    """``--references N`` asks the first conversation's questions alone and with N
+    other conversations as references, in alternated chunks, and reports each arm's
+    CPU per prepare and their ratio; it refuses more references than conversations."""
+    other = json.loads(json.dumps(CONVERSATION).replace("Caroline", "Joanna"))
+    folder = tmp_path / "locomo10_v2"
+    folder.mkdir()
+    (folder / "26.json").write_text(json.dumps({**CONVERSATION, "qa": QA}))
+    (folder / "30.json").write_text(json.dumps({**other, "qa": QA}))
+    result = anyio.run(functools.partial(locomo.run, folder, None, 2, references=1))
+    assert result["scopes"] == ["locomo:26", "locomo:30"]
+    assert result["questions"] == 2
+    assert result["chunks"] == 2
+    for arm in ("1", "2"):
+        assert result["cpu_us_p25"][arm] > 0
+        assert result["cpu_us_median"][arm] > 0
+    assert result["ratio_p25"] == pytest.approx(
+        result["cpu_us_p25"]["2"] / result["cpu_us_p25"]["1"]
+    )
+    assert "| chunks' median |" in locomo.ratio_report(result)
+    with pytest.raises(ValueError, match="--references 2 needs 3 conversations, not 2"):
+        anyio.run(functools.partial(locomo.run, folder, None, 1, references=2))
