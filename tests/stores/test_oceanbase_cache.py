@@ -4,6 +4,7 @@ the write version the database confirms, bounded in bytes, one snapshot per retr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from satchel.stores.testing import memories
 from satchel.vocabulary import analyse_query
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
 
     from satchel.vocabulary import Family, Pool
 
@@ -27,6 +28,19 @@ pytestmark = pytest.mark.anyio
 
 #: Four orthogonal unit vectors: entry n is nearest to query n.
 AXES = np.eye(4, dtype=np.float32)
+
+
+@contextlib.asynccontextmanager
+async def _two_stores(
+    oceanbase: Callable[..., OceanBaseStore],
+) -> AsyncIterator[tuple[OceanBaseStore, OceanBaseStore]]:
+    """A writer and a reader over one database, both closed at the end."""
+    writer, reader = oceanbase(), oceanbase()
+    try:
+        yield writer, reader
+    finally:
+        await writer.aclose()
+        await reader.aclose()
 
 
 def _request(text: str, axis: int, size: int = 8) -> PoolRequest:
@@ -51,8 +65,7 @@ async def test_writes_forgets_and_erases_of_another_store_are_served_with_the_ca
 ) -> None:
     """Two stores on one database, the reader's vectors held: each write, forget, erase
     and scope erase of the writer is what the reader serves on its next call."""
-    writer, reader = oceanbase(), oceanbase()
-    try:
+    async with _two_stores(oceanbase) as (writer, reader):
         entries = [satchel.MemoryEntry(text=f"note {n}") for n in range(3)]
         refs = await memories(writer, "s", entries, AXES[:3])
         pool = await reader.retrieve("memory", "s", _request("note", 0))
@@ -86,9 +99,6 @@ async def test_writes_forgets_and_erases_of_another_store_are_served_with_the_ca
         await memories(writer, "s", [satchel.MemoryEntry(text="fresh note")], AXES[2:3])
         pool = await reader.retrieve("memory", "s", _request("note", 2))
         assert await _vector_texts(reader, "s", pool) == ["fresh note"]
-    finally:
-        await writer.aclose()
-        await reader.aclose()
 
 
 async def test_kept_evidence_and_neighbours_follow_another_stores_writes(
@@ -97,8 +107,7 @@ async def test_kept_evidence_and_neighbours_follow_another_stores_writes(
     """Two stores on one database, the reader's evidence and thread neighbours kept
     from its last calls: a forget and a turn added by the writer are what the reader
     serves after its next retrieve (which reads the new write version)."""
-    writer, reader = oceanbase(), oceanbase()
-    try:
+    async with _two_stores(oceanbase) as (writer, reader):
         said = [satchel.MemoryEntry(text=f"Ana: kestrel note {n}", thread="chat") for n in range(3)]
         refs = await memories(writer, "s", said, AXES[:3])
         request = _request("kestrel note", 0)
@@ -126,9 +135,6 @@ async def test_kept_evidence_and_neighbours_follow_another_stores_writes(
         newest = by_text["Ben: kestrel note 3"]
         assert near[by_text["Ana: kestrel note 2"]].after == (newest,)
         assert near[by_text["Ana: kestrel note 0"]].after == (by_text["Ana: kestrel note 2"],)
-    finally:
-        await writer.aclose()
-        await reader.aclose()
 
 
 async def test_held_texts_follow_another_stores_writes(
@@ -137,13 +143,12 @@ async def test_held_texts_follow_another_stores_writes(
     """Two stores on one database, the reader's full-text postings held: after each
     add, forget, update and erase of the writer, the reader's next full-text search is
     the one a store holding nothing (the engine's search) gives, at the new version."""
-    writer, reader = oceanbase(), oceanbase()
 
     async def write(*texts: str) -> list[Any]:
         entries = [satchel.MemoryEntry(text=text) for text in texts]
         return list(await writer.write("memory", "s", entries, np.resize(AXES, (len(texts), 4))))
 
-    try:
+    async with _two_stores(oceanbase) as (writer, reader):
         refs = await write(*(f"kestrel note {n}" for n in range(4)), "heron")
         await _lexical(reader, "memory")
         versions = [_held_texts_version(reader, "memory")]
@@ -165,9 +170,6 @@ async def test_held_texts_follow_another_stores_writes(
         assert await writer.erase_scope("s")
         assert (await _lexical(reader, "memory"))[0] == []
         assert reader._held_texts.get("memory", "s") is None  # no erased word kept
-    finally:
-        await writer.aclose()
-        await reader.aclose()
 
 
 async def test_held_texts_follow_records_taken_out_of_search_without_vectors(
@@ -178,12 +180,10 @@ async def test_held_texts_follow_records_taken_out_of_search_without_vectors(
     postings lose the records taken out of search."""
     from satchel.stores.testing import records
 
-    writer, reader = oceanbase(), oceanbase()
-
     def lesson(key: str, text: str) -> satchel.Experience:
         return satchel.Experience(situation=text, action="", outcome="", lesson="", key=key)
 
-    try:
+    async with _two_stores(oceanbase) as (writer, reader):
         written = [lesson(key, f"kestrel note {key}") for key in "abc"]
         refs = await records(writer, "experience", "s", written)
         await _lexical(reader, "experience")
@@ -197,9 +197,6 @@ async def test_held_texts_follow_records_taken_out_of_search_without_vectors(
             "Situation: kestrel note c"
         ]
         assert _held_texts_version(reader, "experience") > held  # patched, not read again
-    finally:
-        await writer.aclose()
-        await reader.aclose()
 
 
 async def _lexical(store: OceanBaseStore, family: Family) -> tuple[list[int], list[float]]:
@@ -255,8 +252,7 @@ async def test_held_texts_stay_within_their_bytes_over_many_scopes(
     """Twelve scopes' texts held within room for three: never more bytes held than the
     bound, the least recently searched dropped, every scope's search and evidence right;
     a scope whose texts alone outgrow the bound is left to the engine, not read again."""
-    writer, reader = oceanbase(), oceanbase()
-    try:
+    async with _two_stores(oceanbase) as (writer, reader):
         for n in range(12):
             note = satchel.MemoryEntry(text=f"kestrel note {n:02d}")
             await memories(writer, f"s{n}", [note], AXES[:1])
@@ -280,9 +276,6 @@ async def test_held_texts_stay_within_their_bytes_over_many_scopes(
             assert len(pool.lexical_keys) == 1
         assert reader._held_texts.get("memory", "big") is None
         assert ("memory", "big") in reader._texts_too_large
-    finally:
-        await writer.aclose()
-        await reader.aclose()
 
 
 async def test_a_retrieve_during_a_write_sees_the_old_version_whole(
