@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 import numpy as np
 
+from ..vocabulary._keys import among
 from ..vocabulary._retrieval import COMMON_MIN_ROWS
 from ._admission import required_matches
 
@@ -207,5 +208,5 @@ def vouched(keys: npt.NDArray[np.int64], pool: Pool) -> npt.NDArray[np.bool_]:
     for on its own: a record holding a query term (a full-text candidate), or one of the
     vector channel's ``NOISE_RANK`` most similar records; the best ``VOUCHED_ITEMS`` of
     those at most."""
-    held = np.isin(keys, pool.lexical_keys) | np.isin(keys, pool.vector_keys[:NOISE_RANK])
+    held = among(keys, pool.lexical_keys) | among(keys, pool.vector_keys[:NOISE_RANK])
     return held & (np.cumsum(held) <= VOUCHED_ITEMS)

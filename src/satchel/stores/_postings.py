@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final, cast
 import attrs
 import numpy as np
 
+from ..vocabulary._keys import among
 from ..vocabulary._retrieval import RARE_POSTINGS
 
 if TYPE_CHECKING:
@@ -182,7 +183,7 @@ class ScopePostings:
         joined = " ".join(texts)
         if plain and PLAIN_TEXT.fullmatch(joined) is None:
             return None
-        keep = ~np.isin(self.rows, np.asarray(removed, dtype=np.int64))
+        keep = ~among(self.rows, removed)
         kept = int(keep.sum())
         count = kept + len(added_rows)
         moved = np.cumsum(keep) - 1  # each kept row's new position

@@ -33,6 +33,7 @@ import attrs
 import numpy as np
 
 from ...vocabulary._evidence import ThreadNeighbours
+from ...vocabulary._keys import among
 from ...vocabulary._turns import let_loop_in
 from .._postings import BUILD_CHUNK, Builder, ScopePostings
 from . import _schema as sql
@@ -184,7 +185,7 @@ async def read_since(
         await cur.execute(LIVE_KEYS, (scope_id, family, held.next_key))
         live = np.fromiter((int(key) for (key,) in await cur.fetchall()), np.int64)
         keys = held.postings.rows
-        removed = keys[~np.isin(keys, live)].tolist()
+        removed = keys[~among(keys, live)].tolist()
     await cur.execute(ROWS_BETWEEN, (scope_id, family, held.next_key, at.next_key))
     return list(await cur.fetchall()), removed
 

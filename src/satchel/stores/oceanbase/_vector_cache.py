@@ -33,6 +33,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from ...vocabulary._keys import among
 from ...vocabulary._retrieval import CommonDirection
 from ...vocabulary._turns import let_loop_in
 
@@ -117,7 +118,7 @@ class ScopeVectors:
         in a buffer of their own. A key's vector never changes (a new version of a
         record is a new key), so what remains is exact."""
         held = self.buffer.keys[: self.count]
-        mask = np.isin(held, keys)
+        mask = among(held, keys)
         matrix = self.buffer.matrix[: self.count][mask]
         return ScopeVectors.of(self.version, self.next_key, held[mask], matrix)
 
