@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
-import snowballstemmer
+import Stemmer
 
 from bench import _hard_conversations as hard
 from bench._conversations import MONTHS, print_counts, row_of, write_rows
@@ -278,7 +278,7 @@ TIME_WORDS: Final = frozenset(
     | {"autumn", "winter", "christmas", "fortnight", "recently", "lately", "earlier"}
 )
 WORD: Final = re.compile(r"[a-z0-9']+")
-_STEMMER: Final = snowballstemmer.stemmer("english")
+_STEMMER: Final = Stemmer.Stemmer("english")
 DATE_IN_QUESTION: Final = re.compile(
     r"\b(" + "|".join(MONTHS) + r"|\d{4})\b|\b(today|yesterday|week|month|year|ago|recently|"
     r"last time|the other day|a while back|before)\b"

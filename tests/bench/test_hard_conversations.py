@@ -13,7 +13,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 import pytest
-import snowballstemmer
+import Stemmer
 
 from bench import __main__ as bench_main
 from bench import _hard_conversations as hard
@@ -41,7 +41,7 @@ def names(entries: dict[str, Row]) -> dict[str, set[str]]:
     return dict(found)
 
 
-_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER = Stemmer.Stemmer("english")
 
 
 def terms(text: str) -> set[str]:

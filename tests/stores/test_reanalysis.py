@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import numpy as np
 import pytest
-import snowballstemmer
+import Stemmer
 
 import satchel
 from satchel.stores import OceanBaseStore, PoolRequest, SqliteStore
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.anyio
 
 MAY_8 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 QUESTION = "What to buy?"  # one term: "buy"
-_SNOWBALL = snowballstemmer.stemmer("english")
+_SNOWBALL = Stemmer.Stemmer("english")
 
 
 def snowball_term(word: str) -> str:
