@@ -10,7 +10,9 @@ import sys
 #: (``satchel[ann]``, ``[client]``, ``[service]``, ``[trio]``), the OceanBase store
 #: (loaded when ``satchel.stores.OceanBaseStore`` is first named), asyncio (a host on
 #: asyncio has it loaded already; a trio host or a CLI start-up need not pay ~20 ms
-#: for it) and importlib.metadata (read when a version is first asked for).
+#: for it), importlib.metadata (read when a version is first asked for) and the
+#: pure-Python snowballstemmer (its 30-odd languages' stemmers, 10,000 objects every
+#: full garbage collection walks; the analyser stems with PyStemmer).
 UNLOADED = (
     "usearch",
     "numkong",
@@ -20,6 +22,7 @@ UNLOADED = (
     "satchel.stores.oceanbase",
     "asyncio",
     "importlib.metadata",
+    "snowballstemmer",
 )
 
 
