@@ -6,6 +6,7 @@ import time
 
 import pytest
 from bench._heartbeat import STALL, Stall, Watch, _Timer, cause
+from bench.loop import PROBED, with_probe
 
 
 def stall(wall: float, thread: float, process: float, collecting: float = 0.0) -> Stall:
@@ -59,3 +60,24 @@ def test_a_long_step_is_recorded_with_where_the_thread_was() -> None:
     summary = watch.summary()
     assert summary["stalls"] == 1
     assert summary["longest_stalls"][0]["task"] == "spinning"
+
+
+def test_a_cell_reports_the_lag_of_its_pass_without_the_probe() -> None:
+    """The probe lengthens the steps it explains, so a cell's lag, latencies and
+    collections are the plain pass's and only its steps and stalls the probed pass's."""
+    plain = Watch()
+    plain.lags = [0.0004, 0.0012, 0.0031]
+    probed = Watch()
+    probed.lags = [0.0004, 0.0091]
+    probed.stalls.append(stall(0.009, 0.002, 0.009))
+    probed.steps["satchel.search"] = [3, 0.012, 0.009]
+    cell = with_probe({"prepare_p50_ms": 2.5, **plain.summary()}, probed.summary())
+    assert cell["lag_max_ms"] == pytest.approx(3.1)
+    assert cell["lags_over_2ms"] == 1
+    assert cell["lags_over_5ms"] == 0
+    assert cell["prepare_p50_ms"] == 2.5
+    assert cell["probed_lag_max_ms"] == pytest.approx(9.1)
+    assert cell["stall_causes"] == {"gil": 1}
+    assert cell["longest_step_ms"] == pytest.approx(9.0)
+    assert cell["longest_step_task"] == "satchel.search"
+    assert set(PROBED) <= set(cell)
