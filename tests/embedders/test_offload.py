@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from satchel.embedders import HashingEmbedder, StaticEmbedder
-from satchel.embedders._offload import INLINE_CHARS
+import satchel
+from satchel.embedders import HashingEmbedder, StaticEmbedder, _offload
+from satchel.embedders._offload import INLINE_CHARS, INLINE_VALUES, embed_checked
+from satchel.embedders._protocol import checked_vectors
 from satchel.embedders._static import _prefix
 
 if TYPE_CHECKING:
@@ -71,3 +73,41 @@ def test_a_long_text_embeds_as_if_tokenised_whole(text: str) -> None:
     cut = embedder.embed_sync([text, "a short note"])
     embedder._kept_words = None  # tokenise everything, as before
     assert np.array_equal(cut, embedder.embed_sync([text, "a short note"]))
+
+
+@pytest.mark.parametrize(
+    ("rows", "inline"),
+    [(1, True), (INLINE_VALUES // 256, True), (INLINE_VALUES // 256 + 1, False), (5000, False)],
+    ids=["query", "at-the-limit", "past-the-limit", "a-large-write"],
+)
+async def test_only_small_outputs_are_checked_on_the_calling_thread(
+    rows: int, inline: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An embedder's output is checked where it is small; a large write's (thousands
+    of vectors: 165-440 ms for 36,187 of them) in a worker thread, never on the loop."""
+    embedder = HashingEmbedder(dimension=256)
+    threads: list[int] = []
+    original = checked_vectors
+
+    def recording(*args: object) -> npt.NDArray[np.float32]:
+        threads.append(threading.get_ident())
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_offload, "checked_vectors", recording)
+    texts = [f"note {n}" for n in range(rows)]
+    vectors = await embed_checked(embedder, texts)
+    assert threads == [threading.get_ident()] if inline else threads != [threading.get_ident()]
+    assert len(threads) == 1
+    assert np.array_equal(vectors, embedder.embed_sync(texts))
+
+
+async def test_a_large_output_checked_in_a_worker_is_refused_as_a_small_one() -> None:
+    """A wrong output is refused wherever it is checked, naming the embedder."""
+
+    class Sloppy(HashingEmbedder):
+        async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+            return np.full((len(texts), self.dimension), 0.5, dtype=np.float32)
+
+    for rows in (1, 5000):
+        with pytest.raises(satchel.InvalidRequestError, match=r"embedder Sloppy.*unit length"):
+            await embed_checked(Sloppy(dimension=256), [f"note {n}" for n in range(rows)])

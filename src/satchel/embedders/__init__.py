@@ -8,6 +8,7 @@ vocabulary below them.
 """
 
 from ._hashing import HashingEmbedder as HashingEmbedder
+from ._offload import embed_checked as embed_checked
 from ._protocol import Embedder as Embedder
 from ._protocol import calibration_of as calibration_of
 from ._protocol import check_embedder as check_embedder

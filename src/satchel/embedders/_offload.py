@@ -15,12 +15,15 @@ from typing import TYPE_CHECKING, Final
 import anyio.to_thread
 
 from .._loop import loop_turn
+from ._protocol import checked_vectors
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     import numpy as np
     import numpy.typing as npt
+
+    from ._protocol import Embedder
 
 #: Batches of at most this many characters in all are embedded inline (about 0.3 ms).
 INLINE_CHARS: Final = 512
@@ -35,3 +38,18 @@ async def embed_nearby(
         async with loop_turn():
             return embed_sync(texts)
     return await anyio.to_thread.run_sync(embed_sync, texts)
+
+
+#: Outputs of at most this many numbers are checked inline (1,024 vectors of 256
+#: dimensions: about 0.3 ms); larger ones in a worker thread.
+INLINE_VALUES: Final = 262_144
+
+
+async def embed_checked(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """``embedder.embed(texts)`` as :func:`checked_vectors` returns it. A large output is
+    checked in a worker thread: a write of 36,187 notes held the host's loop 165-440 ms
+    checking its vectors there (docs/benchmarks.md, "Checking a large write's vectors")."""
+    output = await embedder.embed(texts)
+    if len(texts) * embedder.dimension <= INLINE_VALUES:
+        return checked_vectors(embedder, texts, output)
+    return await anyio.to_thread.run_sync(checked_vectors, embedder, texts, output)

@@ -24,7 +24,7 @@ import anyio
 import attrs
 
 from .._loop import loop_turn
-from ..embedders import checked_vectors
+from ..embedders import embed_checked
 from ..vocabulary import (
     MAX_OMISSIONS,
     PrepareTimeoutError,
@@ -277,7 +277,7 @@ class Preparer:
             return (None,) * len(queries), (None,) * len(queries)
         texts = [query.text for query in queries]
         texts += [query.unnamed for query in queries if query.unnamed is not None]
-        embedded = checked_vectors(self.embedder, texts, await self.embedder.embed(texts))
+        embedded = await embed_checked(self.embedder, texts)
         vectors = iter(cast("list[npt.NDArray[np.float32]]", list(embedded)))
         whole = tuple(next(vectors) for _ in queries)
         unnamed = tuple(

@@ -18,8 +18,8 @@ from ..embedders import (
     Embedder,
     calibration_of,
     check_embedder,
-    checked_vectors,
     default_embedder,
+    embed_checked,
     fingerprint_of,
 )
 from ..orchestration import (
@@ -293,7 +293,7 @@ class Runtime:
             return []
         vectors = None
         if rules(family).vector_channel:
-            vectors = await self._embed(_writes.embedding_texts(family, checked))
+            vectors = await self._embed(await _writes.embedding_texts(family, checked))
         async with self._guards.writing(scope_id):
             return await self._store.write(family, scope_id, checked, vectors)
 
@@ -399,7 +399,7 @@ class Runtime:
         return budget if options.prepare_timeout is None else min(budget, options.prepare_timeout)
 
     async def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        return checked_vectors(self._embedder, texts, await self._embedder.embed(texts))
+        return await embed_checked(self._embedder, texts)
 
 
 @asynccontextmanager
@@ -491,9 +491,11 @@ async def open_runtime(
         store = await SqliteStore.open(
             database, readers=settings.readers, tracer_provider=tracer_provider
         )
-    if embedder is None:
-        embedder = default_embedder()
     try:
+        if embedder is None:
+            # Loading and verifying the bundled model reads 8 MB (about 0.1 s, once a
+            # process): in a worker thread, not on the host's loop.
+            embedder = await anyio.to_thread.run_sync(default_embedder)
         # Every query is analysed on the host's loop: load the lemmatiser's table
         # (about 0.3 s, once a process) in a worker thread now, whatever the store.
         await anyio.to_thread.run_sync(warm_up)

@@ -223,8 +223,17 @@ RECORDS: Final[dict[Family, Callable[[object], Awaitable[Sequence[Record]]]]] = 
 }
 
 
-def embedding_texts(family: Family, records: Sequence[Record]) -> list[str]:
+async def embedding_texts(family: Family, records: Sequence[Record]) -> list[str]:
     """What each record is embedded on (``FamilyRules.embedded_text``): a memory's or
-    topic memory's text, a resource's abstract and overview (else its URI)."""
+    topic memory's text, a resource's abstract and overview (else its URI). A slice at a
+    time, yielding to the event loop between slices: 36,187 notes took 96 ms at once."""
     family_rules = rules(family)
-    return [family_rules.embedded_text(family_rules.columns_of(record)) for record in records]
+    texts: list[str] = []
+    for start in range(0, len(records), SLICE):
+        if start:
+            await anyio.lowlevel.checkpoint()
+        texts += [
+            family_rules.embedded_text(family_rules.columns_of(record))
+            for record in records[start : start + SLICE]
+        ]
+    return texts

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from ..embedders import check_embedder, checked_vectors, fingerprint_of
+from ..embedders import check_embedder, embed_checked, fingerprint_of
 from ..vocabulary._errors import InvalidRequestError, StoreError
 from ..vocabulary._families import FAMILY_RULES
 from ..vocabulary._records import Profile
@@ -396,7 +396,7 @@ async def _with_vectors(
     if again:
         assert plan.embedder is not None
         texts = [versions[at].embedding_text() for at in again]
-        fresh = checked_vectors(plan.embedder, texts, await plan.embedder.embed(texts))
+        fresh = await embed_checked(plan.embedder, texts)
         for at, vector in zip(again, fresh, strict=True):
             result[at] = attrs.evolve(result[at], vector=vector)
     tally.embedded_vectors += len(again)

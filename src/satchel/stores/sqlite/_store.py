@@ -18,7 +18,7 @@ import numpy as np
 from opentelemetry.trace import SpanKind
 
 from ..._loop import loop_turn
-from ...embedders import checked_vectors, fingerprint_of
+from ...embedders import embed_checked, fingerprint_of
 from ...vocabulary import _telemetry as tracing
 from ...vocabulary._errors import InvalidRequestError, StoreError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
@@ -213,7 +213,7 @@ class SqliteStore:
         for start in range(0, len(sources), batch_size):
             chunk = sources[start : start + batch_size]
             texts = [text for _, text in chunk]
-            vectors.append(checked_vectors(embedder, texts, await embedder.embed(texts)))
+            vectors.append(await embed_checked(embedder, texts))
             if progress is not None:
                 progress(start + len(chunk), len(sources))
         blobs = [v.tobytes() for block in vectors for v in block]
