@@ -450,6 +450,12 @@ STARTS_ALLOWED: Final[dict[tuple[str, str, str], str]] = {
     ): "a long batch is embedded on a worker thread so the host's loop keeps running; "
     "the caller awaits the result",
     (
+        "satchel.embedders._offload",
+        "embed_checked",
+        "anyio.to_thread.run_sync",
+    ): "a large embedder output (thousands of vectors) is checked on a worker thread: "
+    "on the loop a write of 36,187 notes held it 165-440 ms; the caller awaits it",
+    (
         "satchel.embedders._sentence",
         "SentenceTransformerEmbedder.embed",
         "anyio.to_thread.run_sync",
