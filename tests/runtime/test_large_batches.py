@@ -5,7 +5,7 @@ satchel validates it; and the bundled model loads off the loop."""
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
 pytestmark = pytest.mark.anyio
+
+T = TypeVar("T")
 
 ENTRIES = 8 * SLICE
 
@@ -40,34 +42,8 @@ def writes(rt: satchel.Runtime) -> dict[str, Callable[[], Awaitable[Any]]]:
     }
 
 
-@pytest.mark.parametrize("family", ["memories", "experiences", "topics", "resources"])
-async def test_other_tasks_run_while_a_large_batch_is_checked(family: str) -> None:
-    async with satchel.open_runtime(":memory:", embedder=satchel.HashingEmbedder()) as rt:
-        write = writes(rt)[family]
-        ticks = 0
-        checking = True
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while checking:
-                await anyio.lowlevel.checkpoint()
-                ticks += 1
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(ticker)
-            await anyio.lowlevel.checkpoint()  # the ticker is waiting its turn
-            start = ticks
-            with pytest.raises(satchel.InvalidRequestError, match=rf"\[{ENTRIES}\]"):
-                await write()
-            checking = False
-        assert ticks - start >= ENTRIES // SLICE - 1
-        assert await rt.store.scope_counts() == {}
-
-
-async def test_a_large_batch_is_made_ready_to_embed_a_slice_at_a_time() -> None:
-    """The texts a large write embeds are worked out a slice at a time too (36,187 notes
-    held the loop 96 ms at once), and they are each record's text in order."""
-    notes = [satchel.MemoryEntry(text=f"note {n}") for n in range(ENTRIES)]
+async def ticks_during(work: Callable[[], Awaitable[T]]) -> tuple[T, int]:
+    """``work()``'s result, and how many times another task on the loop ran meanwhile."""
     ticks = 0
     working = True
 
@@ -79,12 +55,36 @@ async def test_a_large_batch_is_made_ready_to_embed_a_slice_at_a_time() -> None:
 
     async with anyio.create_task_group() as group:
         group.start_soon(ticker)
-        await anyio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()  # the ticker is waiting its turn
         start = ticks
-        texts = await embedding_texts("memory", notes)
-        working = False
+        try:
+            result = await work()
+        finally:
+            working = False
+    return result, ticks - start
+
+
+@pytest.mark.parametrize("family", ["memories", "experiences", "topics", "resources"])
+async def test_other_tasks_run_while_a_large_batch_is_checked(family: str) -> None:
+    async with satchel.open_runtime(":memory:", embedder=satchel.HashingEmbedder()) as rt:
+        write = writes(rt)[family]
+
+        async def refused() -> None:
+            with pytest.raises(satchel.InvalidRequestError, match=rf"\[{ENTRIES}\]"):
+                await write()
+
+        _, ticks = await ticks_during(refused)
+        assert ticks >= ENTRIES // SLICE - 1
+        assert await rt.store.scope_counts() == {}
+
+
+async def test_a_large_batch_is_made_ready_to_embed_a_slice_at_a_time() -> None:
+    """The texts a large write embeds are worked out a slice at a time too (36,187 notes
+    held the loop 96 ms at once), and they are each record's text in order."""
+    notes = [satchel.MemoryEntry(text=f"note {n}") for n in range(ENTRIES)]
+    texts, ticks = await ticks_during(lambda: embedding_texts("memory", notes))
     assert texts == [note.text for note in notes]
-    assert ticks - start >= ENTRIES // SLICE - 1
+    assert ticks >= ENTRIES // SLICE - 1
 
 
 async def test_the_bundled_model_loads_off_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
