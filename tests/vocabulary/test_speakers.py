@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
 import hypothesis
 import hypothesis.strategies as st
 import pytest
 
-from satchel.vocabulary import analyse_query, asks_question, says_nothing, speaker_terms
+from satchel.vocabulary import _retrieval, analyse_query, asks_question, says_nothing, speaker_terms
 from satchel.vocabulary._retrieval import PoolRequest
 from satchel.vocabulary._speakers import (
     TURN_SQL,
@@ -17,6 +18,9 @@ from satchel.vocabulary._speakers import (
     sounds_like,
     variant_floor,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 @pytest.mark.parametrize(
@@ -174,6 +178,38 @@ def test_a_request_is_asked_as_the_scope_spells_its_names() -> None:
     assert request.name_starts({"oslo": 3, "nate": 1, "geena": 1}) == ()
     same, _ = request.naming_held(frequencies, {}, 100)
     assert same is request
+
+
+def test_a_names_variant_kept_beside_the_terms_is_found_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the store's ``variants`` beside ``held``, each unheld name is compared with
+    the scope's terms once at a version, and later questions get the same spelling."""
+    compared: list[str] = []
+
+    def counted(name: str, held: Mapping[str, int], rows: int) -> str | None:
+        compared.append(name)
+        return name_variant(name, held, rows)
+
+    monkeypatch.setattr(_retrieval, "name_variant", counted)
+    frequencies = {"oslo": 3}
+    variants: dict[str, str | None] = {}
+    first = PoolRequest(analyse_query("Did Nate and Geena go to Oslo?"), None, 16)
+    asked, counts = first.naming_held(frequencies, HELD, 100, variants)
+    assert variants == {"nate": "nathan", "geena": "gina"}
+    again = PoolRequest(analyse_query("Where did Geena and Nate travel?"), None, 16)
+    asked_again, counts_again = again.naming_held({}, HELD, 100, variants)
+    assert compared == ["nate", "geena"]
+    assert asked_again.spelled == ("gina", "nathan")
+    assert counts_again == {"gina": 30, "nathan": 40}
+    plain, plain_counts = first.naming_held(frequencies, HELD, 100)
+    assert (plain.query, plain_counts) == (asked.query, counts)
+    assert compared == ["nate", "geena", "nate", "geena"]
+    never = PoolRequest(analyse_query("What did Zoltan say?"), None, 16)
+    never.naming_held({}, HELD, 100, variants)
+    never.naming_held({}, HELD, 100, variants)
+    assert variants["zoltan"] is None
+    assert compared.count("zoltan") == 1
 
 
 @hypothesis.settings(max_examples=400, deadline=None)

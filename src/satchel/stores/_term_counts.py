@@ -15,7 +15,7 @@ immutable ``Evidence`` rather than a rebuilt one.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from .._loop import loop_turn
 from ..vocabulary._rarity import content_terms, rarity, rarity_terms, with_rarity
@@ -98,12 +98,23 @@ class TermCounts:
         self._evidence = 0
 
 
+class Spellings(NamedTuple):
+    """The terms a scope holds that start as a question's unheld names do, with how
+    many records hold each (``held``), and each name's variant found among them
+    (``variants``, filled by ``PoolRequest.naming_held``; None: the scope never says
+    the name)."""
+
+    held: Mapping[str, int]
+    variants: dict[str, str | None]
+
+
 class Kept:
     """A scope's counts (term -> records holding it), ratings (key -> rarity) and the
     rated evidence a store kept (key -> evidence, :meth:`TermCounts.keep`) at one
     write version; and the terms its searches read for names the scope never holds
     (``spellings``: by the names' first letters and the least count, the terms so
-    starting that at least that many records hold, ``PoolRequest.name_starts``).
+    starting that at least that many records hold, ``PoolRequest.name_starts``, with
+    the variant each name was found to have among them).
 
     A scope's questions name the same people, so one read of a letter's terms serves
     every later question naming someone the scope does not hold: above all a scope a
@@ -117,7 +128,7 @@ class Kept:
         self.counts: dict[str, int] = {}
         self.ratings: dict[int, float | None] = {}
         self.evidence: dict[int, Evidence] = {}
-        self.spellings: dict[tuple[tuple[str, ...], int], Mapping[str, int]] = {}
+        self.spellings: dict[tuple[tuple[str, ...], int], Spellings] = {}
 
     def served(self, keys: Sequence[int]) -> dict[int, Evidence]:
         """The evidence kept of ``keys``, in their order (the keys not kept left out)."""

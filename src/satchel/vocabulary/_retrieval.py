@@ -345,18 +345,33 @@ class PoolRequest:
         )
 
     def naming_held(
-        self, frequencies: Mapping[str, int], held: Mapping[str, int], rows: int
+        self,
+        frequencies: Mapping[str, int],
+        held: Mapping[str, int],
+        rows: int,
+        variants: dict[str, str | None] | None = None,
     ) -> tuple[PoolRequest, dict[str, int]]:
         """This request as a scope of ``rows`` records spells its names, with the query
         terms' frequencies to match: each name the scope never holds that it holds in
         another form (:func:`~._speakers.name_variant` over ``held``, the terms starting
         as :meth:`name_starts` says and how many records hold each) is replaced by that
         form in the query's terms, names and rare words. "Mel" asked of a chat where
-        Melanie speaks is a question about her: searched, ranked and judged so."""
+        Melanie speaks is a question about her: searched, ranked and judged so.
+
+        ``variants``, when given, keeps each name's variant (or None) found in this
+        ``held`` at these ``rows``, and serves it to the next request: a store keeps it
+        beside ``held`` for the scope's version, so a scope searched as a reference by
+        every question of another conversation compares the same names with its terms
+        once, not once a question."""
         spelled: dict[str, str] = {}
         for name in self.query.names:
             if not frequencies.get(name, 0):
-                variant = name_variant(name, held, rows)
+                if variants is None:
+                    variant = name_variant(name, held, rows)
+                elif name in variants:
+                    variant = variants[name]
+                else:
+                    variant = variants[name] = name_variant(name, held, rows)
                 if variant is not None:
                     spelled[name] = variant
         if not spelled:

@@ -40,7 +40,7 @@ from .._copy_protocol import searchable_vectors
 from .._neighbour_cache import NeighbourCache
 from .._placing import place_async
 from .._sessions import erased_identities, session_key
-from .._term_counts import TermCounts, rate
+from .._term_counts import Spellings, TermCounts, rate
 from . import _copy as copying
 from . import _erase as erasing
 from . import _held_texts as held_texts
@@ -612,9 +612,11 @@ class OceanBaseStore:
                     spellings = self._spellings(family, scope_id, state)
                     spelled = spellings.get((starts, least))
                     if spelled is None:
-                        spelled = await search.terms_starting(cur, family, scope_id, starts, least)
-                        spellings[(starts, least)] = spelled
-                    asked, frequencies = request.naming_held(frequencies, spelled, state.rows)
+                        found = await search.terms_starting(cur, family, scope_id, starts, least)
+                        spelled = spellings[(starts, least)] = Spellings(found, {})
+                    asked, frequencies = request.naming_held(
+                        frequencies, spelled.held, state.rows, spelled.variants
+                    )
                 vector = asked.vector_for(frequencies, state.rows)
             stored = self._dimension is not None
             held = None
@@ -664,9 +666,10 @@ class OceanBaseStore:
 
     def _spellings(
         self, family: Family, scope_id: str, state: search.ScopeState
-    ) -> dict[tuple[tuple[str, ...], int], Mapping[str, int]]:
-        """The terms read at ``state``'s version for names the scope never holds
-        (``Kept.spellings``), kept with the scope's counts."""
+    ) -> dict[tuple[tuple[str, ...], int], Spellings]:
+        """The terms read at ``state``'s version for names the scope never holds, and
+        the variants found among them (``Kept.spellings``), kept with the scope's
+        counts."""
         return self._term_counts.at(family, scope_id, state.version).spellings
 
     async def _scope_states(

@@ -31,7 +31,7 @@ from .._neighbour_cache import NeighbourCache
 from .._placing import place
 from .._rounds import current_round
 from .._sessions import erased_identities, session_key
-from .._term_counts import Kept, TermCounts, rate
+from .._term_counts import Kept, Spellings, TermCounts, rate
 from . import _copy as copying
 from . import _erase as erasing
 from . import _listing as listing
@@ -550,9 +550,11 @@ class SqliteStore:
                 least = variant_floor(scope_rows)  # a name spelled otherwise?
                 spelled = named.spellings.get((starts, least))
                 if spelled is None:
-                    spelled = search.terms_starting(conn, family, scope_key, starts, least)
-                    named.spellings[(starts, least)] = spelled
-                asked, frequencies = request.naming_held(frequencies, spelled, scope_rows)
+                    names_held = search.terms_starting(conn, family, scope_key, starts, least)
+                    spelled = named.spellings[(starts, least)] = Spellings(names_held, {})
+                asked, frequencies = request.naming_held(
+                    frequencies, spelled.held, scope_rows, spelled.variants
+                )
             ranking = asked.vector_for(frequencies, scope_rows)
             nearest = self._start_nearest(conn, family, scope_key, ranking, request.size)
             lexical = search.lexical_hits(
