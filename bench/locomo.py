@@ -14,9 +14,10 @@ Each conversation becomes a scope; each turn a memory entry ``"Speaker: text"`` 
 shared photo's caption appended as ``[photo: ...]``) said at its session's time plus a
 minute per turn, in a thread per session. Questions of categories 1-4 are asked (5,
 adversarial, has no evidence to recall) through the public API with the bundled static
-embedder (or ``--embedder``'s), each at 2,000 / 4,000 / 8,000 bytes with the default
-limits and at 8,000 bytes with ``Limits.classic()``, gate off and on, in a rotating
-order on one store.
+embedder (or ``--embedder``'s), each at 2,000 / 4,000 / 8,000 bytes (``--budgets``
+says others: a budget over 8,000 bytes scales the default limits' counts with it) with
+the default limits and at 8,000 bytes with ``Limits.classic()``, gate off and on, in a
+rotating order on one store.
 
 Reported per setting: evidence recall overall and per category, prepare p50 (ms) and
 the process's CPU time per prepare (us; user + system, steadier than wall time).
@@ -322,10 +323,10 @@ class Setting:
         return f"gate {'on' if self.gate else 'off'} / {limits}"
 
 
-def settings() -> list[Setting]:
+def settings(budgets: Sequence[int] = BUDGETS) -> list[Setting]:
     out = []
     for gate in (False, True):
-        out += [Setting(gate, False, budget) for budget in BUDGETS]
+        out += [Setting(gate, False, budget) for budget in budgets]
         out.append(Setting(gate, True, CLASSIC_BYTES))
     return out
 
@@ -337,10 +338,11 @@ async def evaluate(
     repeat: int,
     fusion: satchel.FusionWeights | None = None,
     embedder: satchel.Embedder | None = None,
+    budgets: Sequence[int] = BUDGETS,
 ) -> dict[str, Any]:
     """Every question in every setting, interleaved, on one store; then the misses."""
     queries = [q for q in read_queries(folder / "queries.jsonl")[0] if q.expected]
-    plan = settings()
+    plan = settings(budgets)
     seconds: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     cpu: dict[str, list[float]] = defaultdict(list)
     recall: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -536,6 +538,7 @@ async def run(
     chat_spellings: bool = False,
     messages: bool = False,
     references: int = 0,
+    budgets: Sequence[int] = BUDGETS,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
@@ -549,7 +552,7 @@ async def run(
         if references:
             result = await scope_ratio(db, folder, references, repeat, model)
         else:
-            result = await evaluate(db, folder, owners, repeat, fusion, model)
+            result = await evaluate(db, folder, owners, repeat, fusion, model, budgets)
     result["conversations"] = len(samples)
     result["turns"] = len(owners)
     return result
@@ -648,8 +651,28 @@ def parser() -> argparse.ArgumentParser:
         help="measure instead the CPU of the first conversation's questions asked with N"
         " other conversations as references against alone",
     )
+    out.add_argument(
+        "--budgets",
+        type=_budget,
+        nargs="+",
+        default=list(BUDGETS),
+        metavar="BYTES",
+        help="the budgets asked at with the default limits, each 512..32768 (default:"
+        f" {' '.join(map(str, BUDGETS))}; the classic limits are asked at"
+        f" {CLASSIC_BYTES:,} bytes besides)",
+    )
     out.add_argument("--out", type=Path, default=RESULTS / "locomo.json", help="JSON results")
     return out
+
+
+def _budget(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes, got {text!r}") from None
+    if not 512 <= value <= 32768:
+        raise argparse.ArgumentTypeError(f"a budget must be 512..32768 bytes, got {value}")
+    return value
 
 
 def _names(text: str) -> dict[str, str]:
@@ -698,7 +721,7 @@ def main(argv: list[str] | None = None) -> None:
         result = anyio.run(
             run, args.path, args.conversations, repeat, args.fusion, args.embedder,
             args.names, args.together, args.threads, args.chat_spellings, args.messages,
-            args.references,
+            args.references, tuple(dict.fromkeys(args.budgets)),
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
@@ -708,6 +731,7 @@ def main(argv: list[str] | None = None) -> None:
     result["chat_spellings"] = args.chat_spellings
     result["messages"] = args.messages
     result["references"] = args.references
+    result["budgets"] = list(dict.fromkeys(args.budgets))
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -95,6 +95,23 @@ def test_the_evaluation_reports_recall_and_where_misses_went(tmp_path: Path) -> 
     assert "| gate on / 8000 |" in locomo.report(result)
 
 
+def test_the_budgets_asked_at_may_be_chosen(tmp_path: Path) -> None:
+    """``--budgets`` names the budgets of the default limits (the classic limits are
+    asked besides); a budget outside 512..32768 is refused by the parser."""
+    args = locomo.parser().parse_args([str(tmp_path), "--budgets", "8000", "32768"])
+    assert args.budgets == [8000, 32768]
+    result = anyio.run(
+        locomo.run, forms(tmp_path)["zip"], None, 1, None, "static", None, 1, True, False,
+        False, 0, (8000, 32768),
+    )  # fmt: skip
+    assert set(result["settings"]) == {
+        f"gate {gate} / {limits}" for gate in ("off", "on") for limits in (8000, 32768, "classic")
+    }
+    for bad in ("100", "40000", "lots"):
+        with pytest.raises(SystemExit):
+            locomo.parser().parse_args([str(tmp_path), "--budgets", bad])
+
+
 def test_the_embedder_is_the_one_asked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -73,12 +73,33 @@ def test_a_full_memo_drops_its_oldest_entries() -> None:
     assert [item in memo for item in items] == [False, False, True, True, True, True]
 
 
-def test_a_memo_made_for_other_limits_is_refused() -> None:
+@pytest.mark.parametrize("other", [Limits(item_bytes=500), Limits(min_truncated_bytes=32)])
+def test_a_memo_made_for_other_limits_is_refused(other: Limits) -> None:
+    """An item's encoding depends on the item cap and the truncation floor: a memo made
+    under others is refused."""
     with pytest.raises(ValueError, match="other limits"):
         build_context(
             {"memory": [memory("m", "x")]}, max_bytes=800, sections=None, detail={},
-            limits=Limits.classic(), memo=FitMemo(Limits()),
+            limits=other, memo=FitMemo(Limits()),
         )  # fmt: skip
+
+
+def test_a_memo_serves_every_budgets_scaling_of_its_limits() -> None:
+    """Counts do not change an encoding: the runtime's one memo serves a prepare of any
+    budget (``Limits.for_bytes``) and the classic limits, with the same result as a
+    fit without it."""
+    items = [memory(f"m{i}", f"note {i} " * 20) for i in range(80)]
+    memo = FitMemo(Limits())
+    for limits in (Limits().for_bytes(32768), Limits.classic()):
+        assert memo.serves(limits)
+        kept = build_context(
+            {"memory": items}, max_bytes=32768, sections=None, detail={}, limits=limits,
+            memo=memo,
+        )  # fmt: skip
+        plain = build_context(
+            {"memory": items}, max_bytes=32768, sections=None, detail={}, limits=limits
+        )
+        assert kept.render() == plain.render()
 
 
 def test_a_resource_served_with_its_body_is_never_kept() -> None:

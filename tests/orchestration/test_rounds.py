@@ -93,20 +93,22 @@ async def test_round_adding_nothing_keeps_the_earlier_set(tmp_path: Path) -> Non
 async def test_merged_rounds_never_exceed_the_ceiling(
     tmp_path: Path, limits: satchel.Limits
 ) -> None:
-    """Round 0 one short of the ceiling plus new hits merges without an invariant error."""
-    ceiling = limits.memory_candidates
+    """Round 0 one short of the ceiling plus new hits merges without an invariant error
+    (the ceiling of a 32 KB request: the default limits scale with the budget)."""
+    limits_32k = limits.for_bytes(32768)
+    ceiling = limits_32k.memory_candidates
     path = tmp_path / "g.db"
     async with satchel.open_runtime(str(path), embedder=ScriptedEmbedder()) as rt:  # fmt: skip
         strong = [satchel.MemoryEntry(text=f"alpha beta strong {n}") for n in range(ceiling - 1)]
         weak = [satchel.MemoryEntry(text=f"alpha weak {n}") for n in range(3)]
         await rt.add_memories("a", strong + weak)
     context, effort, _ = await run(
-        path, request(max_bytes=32768), recall_policy=policy(min_candidates=100), limits=limits
+        path, request(max_bytes=32768), recall_policy=policy(min_candidates=1000), limits=limits
     )
     assert effort.candidates_by_round[0] == ceiling - 1
     assert max(effort.candidates_by_round) == ceiling
     delivered = contents(context.content)
-    assert len(delivered) == min(ceiling, limits.max_items)
+    assert len(delivered) == min(ceiling, limits_32k.max_items)
     assert all(text.startswith("alpha beta strong") for text in delivered[: ceiling - 1])
 
 

@@ -63,7 +63,7 @@ async def prepared(
         scope_id=SCOPES[0],
         references=tuple(SCOPES[1:]),
         query="kestrel rotation note",
-        max_bytes=32768,
+        max_bytes=8000,  # 64 candidates (the ceiling 8,000 bytes keeps) of 176 held
         exclude=tuple(exclude),
     )
     # A turn's rarity (FusionWeights.rarity) is counted once it is read, and lifts a

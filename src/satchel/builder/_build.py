@@ -137,8 +137,9 @@ def build_context(
             default interleaved pack.
         detail: Tier pins by family; empty for none.
         limits: Item limits, the per-item byte cap and the truncation floor.
-        memo: Encoded candidates reused across fits (made for the same ``limits``), so a
-            refit encodes only new candidates; the result is identical without it.
+        memo: Encoded candidates reused across fits (made for limits of the same item
+            cap and truncation floor), so a refit encodes only new candidates; the
+            result is identical without it.
 
     Returns:
         The fitted pack ("empty" when nothing fits; :meth:`BuildResult.render` renders

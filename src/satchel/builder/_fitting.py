@@ -226,7 +226,7 @@ def fitting(
     """
     if memo is None:
         memo = FitMemo(limits)
-    elif memo.limits != limits:
+    elif not memo.serves(limits):
         raise ValueError("the fit memo was made for other limits")
     candidates, duplicates = distinct(candidates, sections)
     offered = select(candidates, sections, limits)
@@ -331,6 +331,16 @@ class FitMemo:
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def serves(self, limits: Limits) -> bool:
+        """Whether this memo's encodings are those of a fit under ``limits``: an item's
+        encoding depends on the per-item byte cap and the truncation floor alone, so a
+        memo serves every budget's scaling of the runtime's limits (``Limits.for_bytes``)."""
+        mine = self.limits
+        return (limits.item_bytes, limits.min_truncated_bytes) == (
+            mine.item_bytes,
+            mine.min_truncated_bytes,
+        )
 
     def __contains__(self, evidence: object) -> bool:
         if not isinstance(evidence, Evidence):

@@ -18,9 +18,10 @@ round searches: the machine and the :class:`~satchel.recall.RecallExpander` do.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import anyio
+import attrs
 
 from .._loop import loop_turn
 from ..builder import FitMemo
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from opentelemetry.util.types import AttributeValue
 
     from ..stores import Store
+    from ..vocabulary import Limits
     from ._committed import Recalled, RecallRules
     from ._locks import ScopeGuards
     from ._options import RuntimeOptions
@@ -52,6 +54,9 @@ if TYPE_CHECKING:
     from ._telemetry import BuildSpan, PrepareMetrics
 
 logger = logging.getLogger("satchel")
+
+#: Budgets' rules kept at once (``Coordinator._rules_for``); past it they are made again.
+MOST_SCALED: Final = 64
 
 
 def _round_zero_failed(group: ExceptionGroup[Exception]) -> None:
@@ -84,12 +89,15 @@ class Coordinator:
         self._rules = rules
         self._metrics = metrics
         self._searcher = Searcher(
-            store, rules.limits, guards, tracer, metrics, identifiers=options.trace_identifiers
+            store, guards, tracer, metrics, identifiers=options.trace_identifiers
         )
         self._tracer = tracer
         self._round_timeout = options.round_timeout
         #: Encoded candidates shared by every prepare: an item is encoded once, not per fit.
         self._memo = FitMemo(rules.limits)
+        #: The rules of each budget's limits (``Limits.for_bytes``) that differ from the
+        #: runtime's, made once.
+        self._scaled: dict[Limits, RecallRules] = {}
 
     @property
     def policy_id(self) -> str:
@@ -103,9 +111,25 @@ class Coordinator:
         self._memo.discard(scope_id)
         forget_texts()
 
+    def limits_for(self, max_bytes: int) -> Limits:
+        """The limits a prepare for ``max_bytes`` runs under: the runtime's, scaled to
+        the budget (``Limits.for_bytes``)."""
+        return self._rules.limits.for_bytes(max_bytes)
+
     def packer(self, state: PrepareState, span: BuildSpan) -> Packer:
         """The packer of one prepare, with the runtime's shared encoding memo."""
-        return Packer(state, self._rules.limits, self._memo, span)
+        return Packer(state, state.limits, self._memo, span)
+
+    def _rules_for(self, limits: Limits) -> RecallRules:
+        """The runtime's rules under a prepare's ``limits``."""
+        if limits is self._rules.limits:
+            return self._rules
+        rules = self._scaled.get(limits)
+        if rules is None:
+            if len(self._scaled) >= MOST_SCALED:
+                self._scaled.clear()
+            rules = self._scaled[limits] = attrs.evolve(self._rules, limits=limits)
+        return rules
 
     async def recall(self, state: PrepareState, packer: Packer) -> Recalled:
         """Search, judge, expand at most twice, and pack the committed candidates.
@@ -119,7 +143,7 @@ class Coordinator:
             PrepareFailedError: a search of round 0 failed otherwise.
             PrepareTimeoutError: round 0 overran ``round_timeout`` or the prepare's deadline.
         """
-        recall = Recall.start(self._rules, state)
+        recall = Recall.start(self._rules_for(state.limits), state)
         versions = self._store.scope_version
         while (effect := recall.pending) is not None:
             if isinstance(effect, Fit):

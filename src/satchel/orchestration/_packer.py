@@ -41,7 +41,7 @@ class Packer:
 
     Attributes:
         state: the prepare's state: its request, its profile and its exclusions.
-        limits: the runtime's limits.
+        limits: the prepare's limits (the runtime's, scaled to its budget).
         memo: the runtime's encoding memo, shared by every fit.
         span: the prepare's build span, opened by the first fit.
     """

@@ -173,7 +173,7 @@ class Preparer:
         state = PrepareState(
             request, deadline, self.options.clock(), prelude.queries, prelude.vectors,
             Exclusions.of(request.exclude, held_back), prelude.unsearched, explain=explain,
-            unnamed=prelude.unnamed,
+            unnamed=prelude.unnamed, limits=self.coordinator.limits_for(request.max_bytes),
         )  # fmt: skip
         span = BuildSpan(self.tracer)
         try:

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 
     from ..recall import AdmissionFloor, SearchTrace
     from ..stores import Store
-    from ..vocabulary import Evidence, Family, Limits, Pool, ThreadNeighbours, Tier
+    from ..vocabulary import Evidence, Family, Pool, ThreadNeighbours, Tier
     from ._locks import ScopeGuards
     from ._state import PrepareState, SearchSpec
 
@@ -222,7 +222,6 @@ class Searcher:
     def __init__(
         self,
         store: Store,
-        limits: Limits,
         guards: ScopeGuards,
         tracer: Tracer,
         metrics: PrepareMetrics | None = None,
@@ -230,7 +229,6 @@ class Searcher:
         identifiers: bool = False,
     ) -> None:
         self._store = store
-        self._limits = limits
         self._guards = guards
         self._tracer = tracer
         self._metrics = metrics or PrepareMetrics(None)
@@ -352,7 +350,7 @@ class Searcher:
             request = PoolRequest(
                 state.queries[spec.query],
                 state.vectors[spec.query],
-                self._limits.pool_size(spec.family),
+                state.limits.pool_size(spec.family),
                 state.now,
                 state.unnamed[spec.query] if state.unnamed else None,
             )

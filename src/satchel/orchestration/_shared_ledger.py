@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 #: Seconds a shared session lives after its last turn: a day.
 MAX_SESSION_AGE: Final = 24 * 3600.0
 #: Served identities a shared session keeps, the most recently served: about sixteen
-#: full packs of 64 items, more than any ``dedup_turns`` worth holding back.
+#: full packs of 64 items (8,000 bytes of short notes), four of a 32 KB pack's 263.
 MAX_SESSION_ITEMS: Final = 1024
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ..vocabulary import rules
+from ..vocabulary import Limits, rules
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -101,6 +101,8 @@ class PrepareState:
         unsearched: the families read whole rather than searched (the profile), as read.
         explain: whether the searches trace where each candidate stood
             (``Runtime.explain_context``); a plain prepare traces nothing.
+        limits: the runtime's limits as this prepare's budget scales them
+            (``Limits.for_bytes``): its searches' pool sizes, its ceilings, its fit.
     """
 
     request: ResolvedRequest
@@ -117,3 +119,4 @@ class PrepareState:
     )
     explain: bool = False
     unnamed: tuple[npt.NDArray[np.float32] | None, ...] = ()
+    limits: Limits = attrs.field(factory=Limits)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -33,12 +35,36 @@ def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> 
         raise InvalidRequestError(f"Limits.{attribute.name} must be an integer in 1..{MAX_LIMIT:_}")
 
 
+def _flag(instance: object, attribute: attrs.Attribute[bool], value: bool) -> None:
+    if not isinstance(value, bool):
+        raise InvalidRequestError(f"Limits.{attribute.name} must be True or False")
+
+
+#: The pack size the counts of limits that scale with the budget are set for: a request
+#: for more bytes scales them by ``max_bytes / SIZED_FOR_BYTES`` (:meth:`Limits.for_bytes`).
+SIZED_FOR_BYTES: Final = 8000
+#: The counts that scale with the budget. Not the experience family's: it delivers at
+#: most ``experience_items`` (2) whatever the budget, so more candidates would only be
+#: more work; nor the per-item byte cap and the truncation floor, which size one item.
+SCALED: Final = (
+    "memory_candidates",
+    "topic_memory_candidates",
+    "resource_candidates",
+    "max_items",
+    "topic_memory_items",
+)
+
+
 @attrs.frozen(kw_only=True)
 class Limits:
     """Candidate ceilings, item limits and the per-item byte cap.
 
-    The default lets the byte budget decide how many items are delivered;
-    :meth:`classic` is the classic constants of the recall-sufficiency design.
+    The default lets the byte budget decide how many items are delivered: its counts are
+    set for a pack of 8,000 bytes (``SIZED_FOR_BYTES``), and with ``scale_with_budget``
+    a request for more bytes scales the candidate ceilings and item limits with it
+    (:meth:`for_bytes`), so a 32 KB pack of short chat turns is not cut at 64 items with
+    a quarter of its bytes unused. :meth:`classic` is the classic constants of the
+    recall-sufficiency design, which stay fixed whatever the budget.
     """
 
     memory_candidates: int = attrs.field(default=64, validator=_positive)
@@ -50,6 +76,7 @@ class Limits:
     topic_memory_items: int = attrs.field(default=16, validator=_positive)
     item_bytes: int = attrs.field(default=2000, validator=_positive)
     min_truncated_bytes: int = attrs.field(default=64, validator=_positive)
+    scale_with_budget: bool = attrs.field(default=True, validator=_flag)
 
     @classmethod
     def classic(cls) -> Limits:
@@ -62,7 +89,17 @@ class Limits:
             max_items=8,
             experience_items=2,
             topic_memory_items=8,
+            scale_with_budget=False,
         )
+
+    def for_bytes(self, max_bytes: int) -> Limits:
+        """The limits of a request for ``max_bytes``: these, or with ``scale_with_budget``
+        and a budget over ``SIZED_FOR_BYTES``, each count of ``SCALED`` times
+        ``max_bytes / SIZED_FOR_BYTES``, rounded up (at most ``MAX_LIMIT``). A pack of
+        8,000 bytes or fewer is fitted under exactly these limits."""
+        if not self.scale_with_budget or max_bytes <= SIZED_FOR_BYTES:
+            return self
+        return _scaled(self, max_bytes)
 
     def ceiling(self, family: Family) -> int:
         """The most candidates a family may offer the Builder, across all scopes.
@@ -82,3 +119,14 @@ class Limits:
         """The most items of one family delivered without an assembly."""
         field = _rules(family).items_limit
         return self.max_items if field is None else int(getattr(self, field))
+
+
+@functools.lru_cache(maxsize=64)
+def _scaled(limits: Limits, max_bytes: int) -> Limits:
+    """``limits`` scaled to ``max_bytes`` (:meth:`Limits.for_bytes`), made once per budget:
+    the same object for every prepare asking it, so what is kept per limits is kept once."""
+    factor = max_bytes / SIZED_FOR_BYTES
+    return attrs.evolve(
+        limits,
+        **{field: min(MAX_LIMIT, math.ceil(getattr(limits, field) * factor)) for field in SCALED},
+    )
