@@ -146,6 +146,8 @@ REQUESTS = [
         "harbour lantern festival on 9 May 2023",
         "how do I configure the kestrel cluster",
     )
+] + [  # the limits scaled to a 32 KB budget: pools of 1,052 candidates asked of each store
+    satchel.PrepareContextRequest(scope_id="c", query="kestrel deployment", max_bytes=32768)
 ]
 
 
