@@ -93,8 +93,8 @@ def test_probe_agrees_with_the_build() -> None:
         "memory": [memory(f"m{i}", f"{i}act " + "fact " * 119) for i in range(10)],
         "experience": [experience("x", "lesson " * 50)],
     }
-    result = build(candidates, max_bytes=2500)
-    assert probe(candidates, max_bytes=2500) == view_of(result, 2500)
+    result = build(candidates, max_bytes=2400)
+    assert probe(candidates, max_bytes=2400) == view_of(result, 2400)
     assert result.omissions.truncated_items == 1
     assert result.omissions.dropped_items >= 1
 
