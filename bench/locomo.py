@@ -86,6 +86,7 @@ from satchel._workload import read_queries
 from satchel.embedders import SPEC_HELP, check_spec, from_spec
 from satchel.stores import SqliteStore
 from satchel.vocabulary._families import citation
+from satchel.vocabulary._requests import MAX_MAX_BYTES, MIN_MAX_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -657,7 +658,8 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         default=list(BUDGETS),
         metavar="BYTES",
-        help="the budgets asked at with the default limits, each 512..32768 (default:"
+        help="the budgets asked at with the default limits, each"
+        f" {MIN_MAX_BYTES}..{MAX_MAX_BYTES} (default:"
         f" {' '.join(map(str, BUDGETS))}; the classic limits are asked at"
         f" {CLASSIC_BYTES:,} bytes besides)",
     )
@@ -670,8 +672,10 @@ def _budget(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of bytes, got {text!r}") from None
-    if not 512 <= value <= 32768:
-        raise argparse.ArgumentTypeError(f"a budget must be 512..32768 bytes, got {value}")
+    if not MIN_MAX_BYTES <= value <= MAX_MAX_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"a budget must be {MIN_MAX_BYTES}..{MAX_MAX_BYTES} bytes, got {value}"
+        )
     return value
 
 
