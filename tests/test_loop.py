@@ -8,7 +8,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from satchel._loop import Turn, loop_turn
+from satchel import _loop
+from satchel._loop import Turn, loop_turn, turn_known
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -146,3 +147,41 @@ async def test_a_cancelled_task_asking_for_a_free_turn_gives_it_back(
             pytest.fail("a cancelled task ran a stretch")
     assert scope.cancelled_caught
     assert not turn.locked()
+
+
+async def test_within_turn_known_the_loop_is_asked_for_its_turn_once(
+    anyio_backend: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prepare runs inside ``turn_known``: every turn it and the tasks it starts take
+    is the loop's, found without asking the run variable again."""
+    real = _loop._TURN
+    asked: list[str] = []
+
+    class Counted:
+        def get(self) -> Turn:
+            asked.append("get")
+            return real.get()
+
+        def set(self, value: Turn) -> object:
+            return real.set(value)
+
+    monkeypatch.setattr(_loop, "_TURN", Counted())
+    turns: list[Turn] = []
+
+    async def stretch() -> None:
+        turns.append(loop_turn())
+        async with loop_turn():
+            pass
+
+    with turn_known():
+        assert len(asked) == 1
+        for _ in range(3):
+            await stretch()
+        async with anyio.create_task_group() as group:
+            for _ in range(3):
+                group.start_soon(stretch)
+        assert len(asked) == 1
+    assert len(turns) == 6
+    assert all(turn is turns[0] for turn in turns)
+    assert loop_turn() is turns[0]  # asked again once the block ended
+    assert len(asked) == 2

@@ -24,6 +24,13 @@ asyncio, measured in docs/benchmarks.md).
 Only synchronous code runs inside a turn: never an ``await`` of I/O, a worker thread or
 another task, and never a second turn (the lock is not reentrant).
 
+A prepare takes a dozen to two dozen turns, so taking one costs no more than it must:
+the turn checkpoints and parks with its event loop library's own primitives (those
+anyio's ``checkpoint`` and ``Event`` call once they asked which library runs, on every
+call), chosen once per turn object, and within :func:`turn_known` (a prepare)
+:func:`loop_turn` answers from a context variable rather than the run variable (whose
+lookup asks the library again and reads a weak mapping).
+
 The bottom of the layers, below the vocabulary: the one module every layer that runs
 on the loop (embedders, stores, orchestration) may import to take turns. It must never
 import anything of satchel, start a task or hold the turn itself. Worker threads' side
@@ -32,12 +39,18 @@ of the same courtesy is ``vocabulary._turns.let_loop_in``.
 
 from __future__ import annotations
 
+import sys
 from collections import deque
-from typing import Final
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.lowlevel
 from anyio.lowlevel import RunVar
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterator
 
 
 class Turn:
@@ -52,26 +65,34 @@ class Turn:
     it again waits for ever.
     """
 
-    __slots__ = ("_held", "_waiting")
+    __slots__ = ("_checkpoint", "_event", "_held", "_waiting")
 
     def __init__(self) -> None:
         self._held = False
-        self._waiting: deque[anyio.Event] = deque()
+        self._waiting: deque[Any] = deque()
+        #: The library's own checkpoint and event type (:func:`_primitives`), chosen at
+        #: the first turn taken (a turn is made inside a running loop or for one).
+        self._checkpoint: Callable[[], Awaitable[None]] | None = None
+        self._event: Callable[[], Any] = anyio.Event
 
     def locked(self) -> bool:
         """Whether a task holds the turn."""
         return self._held
 
     async def __aenter__(self) -> None:
+        checkpoint = self._checkpoint
+        if checkpoint is None:
+            checkpoint, self._event = _primitives()
+            self._checkpoint = checkpoint
         if not self._held:  # nobody holds it, so nobody waits for it either
             self._held = True
             try:
-                await anyio.lowlevel.checkpoint()
+                await checkpoint()
             except BaseException:
                 self._release()
                 raise
             return
-        handed = anyio.Event()
+        handed = self._event()
         self._waiting.append(handed)
         try:
             await handed.wait()
@@ -92,15 +113,57 @@ class Turn:
             self._held = False
 
 
+def _primitives() -> tuple[Callable[[], Awaitable[None]], Callable[[], Any]]:
+    """The running library's checkpoint and event type: those anyio's own call on it
+    (``asyncio.sleep(0)`` and ``asyncio.Event`` on asyncio, trio's on trio); anyio's
+    on any other. Each library is looked for among the modules its loop imported, so
+    ``import satchel`` imports neither."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is not None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            sleep = asyncio.sleep
+
+            async def checkpoint() -> None:
+                await sleep(0)
+
+            return checkpoint, asyncio.Event
+    trio = sys.modules.get("trio")
+    if trio is not None and trio.lowlevel.in_trio_run():
+        return trio.lowlevel.checkpoint, trio.Event
+    return anyio.lowlevel.checkpoint, anyio.Event
+
+
 _TURN: Final = RunVar[Turn]("satchel_loop_turn")
+
+
+#: The turn of the loop a prepare runs on, for its duration (:func:`turn_known`).
+_KNOWN: Final = ContextVar[Turn | None]("satchel_known_loop_turn", default=None)
 
 
 def loop_turn() -> Turn:
     """The running event loop's turn, to hold with ``async with`` around one stretch of
     synchronous work on the loop."""
+    known = _KNOWN.get()
+    if known is not None:
+        return known
     try:
         return _TURN.get()
     except LookupError:
         turn = Turn()
         _TURN.set(turn)
         return turn
+
+
+@contextmanager
+def turn_known() -> Iterator[None]:
+    """Within the block (one task's call on the running loop, and the tasks it starts),
+    :func:`loop_turn` is the loop's turn without looking it up again."""
+    token = _KNOWN.set(loop_turn())
+    try:
+        yield
+    finally:
+        _KNOWN.reset(token)

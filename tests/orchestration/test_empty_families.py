@@ -1,5 +1,7 @@
-"""A family holding nothing in a scope costs a prepare its search's task and the store's
-answer, nothing more: no admission, fusion or turn of the loop, and no read."""
+"""A family holding nothing in a scope costs a prepare at most its search's task and the
+store's answer: no admission, fusion or turn of the loop, and no read (and no task at
+all with a store that tells which families a scope holds nothing of:
+``test_settled_searches``)."""
 
 from __future__ import annotations
 

@@ -96,6 +96,11 @@ class ScopeGuards:
     def guard(self, scope_id: str) -> ScopeGuard | None:
         return self._guards.get(scope_id)
 
+    def written(self, scope_id: str) -> bool:
+        """Whether a writer holds ``scope_id`` or waits for it (a search would wait)."""
+        guard = self._guards.get(scope_id)
+        return guard is not None and (guard.writing or guard.waiting_writers > 0)
+
     def _forget_if_idle(self, scope_id: str, guard: ScopeGuard) -> None:
         if guard.idle and self._guards.get(scope_id) is guard:
             del self._guards[scope_id]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 import anyio
 import attrs
 
-from .._loop import loop_turn
+from .._loop import loop_turn, turn_known
 from ..embedders import embed_checked
 from ..vocabulary import (
     MAX_OMISSIONS,
@@ -134,7 +134,8 @@ class Preparer:
             PrepareTimeoutError: the call overran ``prepare_timeout`` (or round 0 its
                 ``round_timeout``) before a pack was fitted.
         """
-        build, _ = await self._prepare(request, session_owner, explain=False)
+        with turn_known():
+            build, _ = await self._prepare(request, session_owner, explain=False)
         return build
 
     async def explain(
@@ -148,7 +149,8 @@ class Preparer:
             PrepareFailedError: as :meth:`prepare`.
             PrepareTimeoutError: as :meth:`prepare`.
         """
-        build, explained = await self._prepare(request, session_owner, explain=True)
+        with turn_known():
+            build, explained = await self._prepare(request, session_owner, explain=True)
         assert explained is not None
         return build, explained
 

@@ -44,7 +44,9 @@ from ..recall import (
     trace_search,
     with_neighbours,
 )
+from ..stores import EmptyFamilies
 from ..vocabulary import (
+    Pool,
     PoolRequest,
     asks_question,
     asks_when,
@@ -59,14 +61,14 @@ from ._shares import fair_shares, whole_room
 from ._telemetry import PrepareMetrics, current
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from opentelemetry.trace import Span, Tracer
     from opentelemetry.util.types import AttributeValue
 
     from ..recall import AdmissionFloor, SearchTrace
     from ..stores import Store
-    from ..vocabulary import Evidence, Family, Pool, ThreadNeighbours, Tier
+    from ..vocabulary import Evidence, Family, ThreadNeighbours, Tier
     from ._locks import ScopeGuards
     from ._state import PrepareState, SearchSpec
 
@@ -229,6 +231,9 @@ class Searcher:
         identifiers: bool = False,
     ) -> None:
         self._store = store
+        #: The store's answer to which families a scope holds nothing of, if it gives
+        #: one (``stores.EmptyFamilies``; see :func:`_told_empty`).
+        self._holds_nothing = _told_empty(store)
         self._guards = guards
         self._tracer = tracer
         self._metrics = metrics or PrepareMetrics(None)
@@ -249,10 +254,11 @@ class Searcher:
         try:
             ranked: dict[SearchSpec, _Ranked] = {}
             outcomes: dict[SearchSpec, SearchOutcome] = {}
-            received: _Results = {}
+            received: _Results = self._settled(state, round)
             async with anyio.create_task_group() as group:
                 for spec in round.specs:
-                    group.start_soon(self._rank, state, spec, round, spans[spec], received)
+                    if spec not in received:
+                        group.start_soon(self._rank, state, spec, round, spans[spec], received)
             for spec, got in received.items():
                 if isinstance(got, _Ranked):
                     ranked[spec] = got
@@ -285,6 +291,26 @@ class Searcher:
         finally:
             for span in spans.values():
                 span.end()
+
+    def _settled(self, state: PrepareState, round: Round) -> _Results:
+        """The outcomes of the round's searches of a family the store knows its scope
+        holds nothing of (``stores.EmptyFamilies``), settled with no task: the empty
+        pool a retrieve would give, ranked as nothing. Only a search that would retrieve
+        (no pool of an earlier round), of a scope no writer holds or waits for (the
+        search would wait for the write), and not for an explanation (whose receipts
+        trace every search)."""
+        holds_nothing = self._holds_nothing
+        if holds_nothing is None or state.explain:
+            return {}
+        pools, written = round.settings.pools, self._guards.written
+        settled: _Results = {}
+        for spec in round.specs:
+            family, scope_id = spec.family, spec.scope_id
+            if spec in pools or written(scope_id) or not holds_nothing(family, scope_id):
+                continue
+            pool = Pool(family, scope_id, self._store.scope_version(scope_id))
+            settled[spec] = _Ranked.of_nothing(pool, again=False).unread(spec)
+        return settled
 
     def _span(self, spec: SearchSpec, settings: RoundSettings) -> Span:
         """The search's span: the GenAI memory conventions' search_memory, whose
@@ -548,6 +574,22 @@ class Searcher:
         ranked, scores = with_neighbours(search, around, settings.weights.neighbour_share)
         replies = {key: near.after[0] for key, near in nearby.items() if near.after}
         return _Neighboured(ranked, joined, around, neighboured_scores=scores, replies=replies)
+
+
+def _told_empty(store: Store) -> Callable[[Family, str], bool] | None:
+    """The store's ``holds_nothing`` (``stores.EmptyFamilies``) when the class that
+    defines it defines its ``retrieve`` too: a subclass that retrieves otherwise (a
+    store whose reads fail, a test double) has not said that its answer still holds,
+    and has every search run. None for a store without one."""
+    if not isinstance(store, EmptyFamilies):
+        return None
+    owners = {
+        name: next((kind for kind in type(store).__mro__ if name in vars(kind)), None)
+        for name in ("holds_nothing", "retrieve")
+    }
+    if owners["holds_nothing"] is None or owners["holds_nothing"] is not owners["retrieve"]:
+        return None
+    return store.holds_nothing
 
 
 def _reach(fresh: tuple[int, ...], scores: Mapping[int, float], wanted: int, lift: float) -> int:

@@ -7,6 +7,8 @@ store written outside satchel imports only ``satchel.stores``. ``MemoryStore`` i
 reference implementation to read first, ``SqliteStore`` the embedded default.
 ``SessionStore`` is optional: a store keeping
 sessions lets runtimes share them (``shared_sessions``); the three stores here do.
+``EmptyFamilies`` is optional too: a store telling which families a scope holds nothing
+of spares a prepare a search task for each (the embedded and in-memory stores do).
 ``copy_store`` moves every record of a store into another through ``CopySource`` and
 ``CopyTarget``, which the three stores implement and no search ever calls;
 ``export_archive`` and ``import_archive`` move them through a file the same way.
@@ -61,6 +63,7 @@ from ._copy_protocol import StoredVersion as StoredVersion
 from ._copy_protocol import VectorOrigin as VectorOrigin
 from ._open import open_store as open_store
 from ._open import redact as redact
+from ._protocol import EmptyFamilies as EmptyFamilies
 from ._protocol import RecordStore as RecordStore
 from ._protocol import SearchStore as SearchStore
 from ._protocol import SessionStore as SessionStore
@@ -80,6 +83,7 @@ __all__ = [
     "CopySource",
     "CopyTarget",
     "DateMention",
+    "EmptyFamilies",
     "Evidence",
     "Experience",
     "Family",

@@ -355,3 +355,26 @@ class SessionStore(Protocol):
         epoch seconds) and keeps only its ``keep`` most recently served identities.
         """
         ...
+
+
+@runtime_checkable
+class EmptyFamilies(Protocol):
+    """A store that tells, without I/O, which families a scope holds nothing of.
+
+    Optional: a prepare searches every selected family of every scope it reads, and in
+    most scopes most families are empty (a chat's scope holds memories only). A search
+    is a task of its round, with its span, guard and turns; a store that answers
+    :meth:`holds_nothing` lets a round settle the search of an empty family at once,
+    with the empty pool a retrieve would give, and start no task for it. A store
+    without it has every search run, and so does a subclass that defines its own
+    ``retrieve`` but not its own ``holds_nothing`` (one whose reads fail, a test
+    double): the answer is trusted only from the class that defines both.
+    """
+
+    def holds_nothing(self, family: Family, scope_id: str) -> bool:
+        """True only when a :meth:`SearchStore.retrieve` of ``family`` in ``scope_id``
+        now would give an empty pool, as far as the store knows without I/O (a store
+        that other processes may write looks for their commits first, as a retrieve
+        would); False when it cannot tell, and when the store is closed (the search
+        runs and fails as any read would)."""
+        ...

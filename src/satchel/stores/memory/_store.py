@@ -98,6 +98,14 @@ class MemoryStore:
         scope = self._scopes.get(scope_id)
         return 0 if scope is None else scope.write_version
 
+    def holds_nothing(self, family: Family, scope_id: str) -> bool:
+        """Whether the scope holds no searchable record of ``family``
+        (``stores.EmptyFamilies``)."""
+        if self._closed:
+            return False
+        scope = self._scopes.get(scope_id)
+        return scope is None or not scope.live.get(family)
+
     # -- writes -----------------------------------------------------------------------
 
     async def write(

@@ -179,6 +179,19 @@ class SqliteStore:
         self._check_open()
         return self._versions.get(scope_id, 0)
 
+    def holds_nothing(self, family: Family, scope_id: str) -> bool:
+        """Whether the scope holds no searchable record of ``family``
+        (``stores.EmptyFamilies``): from the counts the store keeps, once other
+        processes' commits were looked for as a retrieve looks (once per round)."""
+        if self._closed:
+            return False
+        try:
+            self._look()
+        except sqlite3.Error:
+            return False  # the search runs, and its read says what is wrong
+        scope_key = self._scope_keys.get(scope_id)
+        return scope_key is None or not self._counts.get((family, scope_key), 0)
+
     async def bind_embedder(self, fingerprint: str, dimension: int) -> None:
         """Accept the embedder the runtime will write and search with.
 
