@@ -51,6 +51,7 @@ from ..vocabulary._records import (
     topic_text,
 )
 from ..vocabulary._retrieval import PoolRequest
+from ._protocol import EmptyFamilies
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
@@ -1485,6 +1486,31 @@ async def check_every_write_moves_the_scope_version_and_reads_do_not(store: Stor
     await store.list_records("s", FAMILIES, include_forgotten=True, before=None, limit=10)
     assert store.scope_version("s") == seen[-1]
     assert store.scope_version("t") == other
+
+
+async def check_holds_nothing_only_where_a_retrieve_finds_nothing(store: Store) -> None:
+    """A store that tells which families a scope holds nothing of (``EmptyFamilies``)
+    says so of every family of a scope never written, of every family but the one
+    written, and of a family again once its last entry is forgotten, each where a
+    retrieve finds nothing; never of a family a retrieve finds something in, and never
+    once closed. A store without it has nothing to check."""
+    if not isinstance(store, EmptyFamilies):
+        return
+    searchable = ("memory", "experience", "topic-memory", "resource")
+    assert all(store.holds_nothing(family, "s") for family in searchable)
+    (ref,) = await remember(store, "s", ["kestrel rotation"])
+    assert not store.holds_nothing("memory", "s")
+    assert (await search(store, "kestrel")).retrieved > 0
+    for family in ("experience", "topic-memory", "resource"):
+        assert store.holds_nothing(family, "s"), family
+        assert (await search(store, "kestrel", family=family)).retrieved == 0, family
+    assert store.holds_nothing("memory", "elsewhere")
+    assert await store.forget_memory(ref) is True
+    assert store.holds_nothing("memory", "s")
+    assert (await search(store, "kestrel")).retrieved == 0
+    await remember(store, "s", ["kestrel again"])
+    await store.aclose()
+    assert not store.holds_nothing("experience", "s")  # a closed store cannot tell
 
 
 async def check_bind_embedder_refuses_another_embedder(store: Store) -> None:
