@@ -1496,12 +1496,12 @@ async def check_holds_nothing_only_where_a_retrieve_finds_nothing(store: Store) 
     once closed. A store without it has nothing to check."""
     if not isinstance(store, EmptyFamilies):
         return
-    searchable = ("memory", "experience", "topic-memory", "resource")
+    searchable: tuple[Family, ...] = ("memory", "experience", "topic-memory", "resource")
     assert all(store.holds_nothing(family, "s") for family in searchable)
     (ref,) = await remember(store, "s", ["kestrel rotation"])
     assert not store.holds_nothing("memory", "s")
     assert (await search(store, "kestrel")).retrieved > 0
-    for family in ("experience", "topic-memory", "resource"):
+    for family in searchable[1:]:
         assert store.holds_nothing(family, "s"), family
         assert (await search(store, "kestrel", family=family)).retrieved == 0, family
     assert store.holds_nothing("memory", "elsewhere")
