@@ -80,6 +80,9 @@ NEIGHBOUR_HITS: Final = 3
 #: Reading all of them (~60 at 64 candidates) cost twice the time for the same recall
 #: on the hard conversations (docs/benchmarks.md, "Per-person evidence").
 MIN_REACH: Final = 4
+#: Settled outcomes of searches of a family holding nothing a searcher keeps (see
+#: ``Searcher._settled``): a few per scope in use.
+NOTHING_KEPT: Final = 4096
 #: The rarity (``Evidence.rarity``, 0 to 1) at which a read turn keeps its score: a
 #: rarer one scores more, a commoner one less (``FusionWeights.rarity``).
 PLAIN_RARITY: Final = 0.5
@@ -234,6 +237,10 @@ class Searcher:
         #: The store's answer to which families a scope holds nothing of, if it gives
         #: one (``stores.EmptyFamilies``; see :func:`_told_empty`).
         self._holds_nothing = _told_empty(store)
+        #: The settled outcome of each search of a family holding nothing, by the
+        #: scope's version: the same immutable outcome serves every prepare until the
+        #: scope is written (at most ``NOTHING_KEPT``; emptied when full).
+        self._nothing: dict[tuple[SearchSpec, int], SearchOutcome] = {}
         self._guards = guards
         self._tracer = tracer
         self._metrics = metrics or PrepareMetrics(None)
@@ -302,14 +309,20 @@ class Searcher:
         holds_nothing = self._holds_nothing
         if holds_nothing is None or state.explain:
             return {}
-        pools, written = round.settings.pools, self._guards.written
+        pools, written, kept = round.settings.pools, self._guards.written, self._nothing
         settled: _Results = {}
         for spec in round.specs:
             family, scope_id = spec.family, spec.scope_id
             if spec in pools or written(scope_id) or not holds_nothing(family, scope_id):
                 continue
-            pool = Pool(family, scope_id, self._store.scope_version(scope_id))
-            settled[spec] = _Ranked.of_nothing(pool, again=False).unread(spec)
+            version = self._store.scope_version(scope_id)
+            outcome = kept.get((spec, version))
+            if outcome is None:
+                if len(kept) >= NOTHING_KEPT:
+                    kept.clear()
+                pool = Pool(family, scope_id, version)
+                outcome = kept[spec, version] = _Ranked.of_nothing(pool, again=False).unread(spec)
+            settled[spec] = outcome
         return settled
 
     def _span(self, spec: SearchSpec, settings: RoundSettings) -> Span:
