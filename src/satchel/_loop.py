@@ -116,8 +116,26 @@ class Turn:
 def _primitives() -> tuple[Callable[[], Awaitable[None]], Callable[[], Any]]:
     """The running library's checkpoint and event type: those anyio's own call on it
     (``asyncio.sleep(0)`` and ``asyncio.Event`` on asyncio, trio's on trio); anyio's
-    on any other. Each library is looked for among the modules its loop imported, so
-    ``import satchel`` imports neither."""
+    on any other."""
+    library = running_library()
+    if library == "asyncio":
+        asyncio = sys.modules["asyncio"]
+        sleep = asyncio.sleep
+
+        async def checkpoint() -> None:
+            await sleep(0)
+
+        return checkpoint, asyncio.Event
+    if library == "trio":
+        trio = sys.modules["trio"]
+        return trio.lowlevel.checkpoint, trio.Event
+    return anyio.lowlevel.checkpoint, anyio.Event
+
+
+def running_library() -> str | None:
+    """``"asyncio"`` or ``"trio"`` when this thread runs that library's event loop, else
+    None. Neither is imported here: a loop runs only where its library was imported
+    already, and ``import satchel`` need not pay for asyncio's import."""
     asyncio = sys.modules.get("asyncio")
     if asyncio is not None:
         try:
@@ -125,16 +143,11 @@ def _primitives() -> tuple[Callable[[], Awaitable[None]], Callable[[], Any]]:
         except RuntimeError:
             pass
         else:
-            sleep = asyncio.sleep
-
-            async def checkpoint() -> None:
-                await sleep(0)
-
-            return checkpoint, asyncio.Event
+            return "asyncio"
     trio = sys.modules.get("trio")
     if trio is not None and trio.lowlevel.in_trio_run():
-        return trio.lowlevel.checkpoint, trio.Event
-    return anyio.lowlevel.checkpoint, anyio.Event
+        return "trio"
+    return None
 
 
 _TURN: Final = RunVar[Turn]("satchel_loop_turn")

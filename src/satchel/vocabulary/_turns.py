@@ -9,10 +9,11 @@ work. The loop's own side, the turn a stretch of work on the loop takes, is
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Final
+
+from .._loop import running_library
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -46,19 +47,8 @@ def let_loop_in() -> None:
 
 
 def _runs_a_loop() -> bool:
-    """Whether this thread is running an event loop (asyncio's or trio's). Neither is
-    imported here: a loop runs only where its library was imported already, and
-    ``import satchel`` need not pay for asyncio's import."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is not None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            return True
-    trio = sys.modules.get("trio")
-    return trio is not None and trio.lowlevel.in_trio_run()
+    """Whether this thread is running an event loop (asyncio's or trio's)."""
+    return running_library() is not None
 
 
 #: Characters of a long text processed in one go between two :func:`let_loop_in`:
