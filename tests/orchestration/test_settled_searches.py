@@ -161,3 +161,36 @@ async def test_a_family_a_write_is_landing_in_is_searched_after_the_write(
                 store.release.set()
     (context,) = got
     assert "the kestrel rotation plan" in (context.content or "")
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_a_round_of_settled_searches_only_starts_no_task_group(
+    anyio_backend: object, kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prepare of a scope holding nothing (another scope holds the memories) settles
+    every search of its round, and opens no task group for them."""
+    groups: list[str] = []
+
+    class Counted:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(anyio, name)
+
+        def create_task_group(self) -> Any:
+            groups.append("group")
+            return anyio.create_task_group()
+
+    monkeypatch.setattr(_search, "anyio", Counted())
+    store = await _store(kind, tmp_path, counting)
+    async with satchel.open_runtime(store=store, embedder=satchel.HashingEmbedder()) as rt:
+        await rt.add_memories("other", [satchel.MemoryEntry(text="the kestrel rotation")])
+        empty = await rt.prepare_context(
+            satchel.PrepareContextRequest(scope_id="own", query="kestrel", max_bytes=2000)
+        )
+        assert groups == []
+        assert store.retrieved == []
+        held = await rt.prepare_context(
+            satchel.PrepareContextRequest(scope_id="other", query="kestrel", max_bytes=2000)
+        )
+    assert groups  # a scope holding memories runs its memory search
+    assert empty.status == "empty"
+    assert "kestrel" in (held.content or "")

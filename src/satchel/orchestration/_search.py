@@ -262,10 +262,11 @@ class Searcher:
             ranked: dict[SearchSpec, _Ranked] = {}
             outcomes: dict[SearchSpec, SearchOutcome] = {}
             received: _Results = self._settled(state, round)
-            async with anyio.create_task_group() as group:
-                for spec in round.specs:
-                    if spec not in received:
-                        group.start_soon(self._rank, state, spec, round, spans[spec], received)
+            if len(received) < len(round.specs):  # else every search was settled
+                async with anyio.create_task_group() as group:
+                    for spec in round.specs:
+                        if spec not in received:
+                            group.start_soon(self._rank, state, spec, round, spans[spec], received)
             for spec, got in received.items():
                 if isinstance(got, _Ranked):
                     ranked[spec] = got
