@@ -232,3 +232,33 @@ async def test_a_round_of_searches_looks_for_other_commits_once(tmp_path: Path) 
     finally:
         await theirs.aclose()
         await ours.aclose()
+
+
+# Run in another process: write one topic note into a scope.
+TOPIC = """
+import sys, anyio, satchel
+
+async def main(path, scope):
+    async with satchel.open_runtime(path, embedder=satchel.HashingEmbedder()) as rt:
+        topic = satchel.TopicMemory(title="kestrel rotation", text="the kestrel rotation plan")
+        await rt.add_topic_memories(scope, [topic])
+
+anyio.run(main, *sys.argv[1:])
+"""
+
+
+async def test_a_family_another_process_fills_is_searched_by_the_next_prepare(
+    tmp_path: Path,
+) -> None:
+    """This runtime settles the topic search of a scope holding no topic note (the store
+    says the family holds nothing); once another process writes one, the next prepare
+    looks for that commit before it settles anything, and finds the note."""
+    path = tmp_path / "shared.db"
+    ask = satchel.PrepareContextRequest(scope_id="team", query="kestrel rotation plan")
+    async with satchel.open_runtime(str(path), embedder=satchel.HashingEmbedder()) as rt:
+        await rt.add_memories("team", [satchel.MemoryEntry(text="lunch at noon")])
+        before = await rt.prepare_context(ask)
+        assert "the kestrel rotation plan" not in (before.content or "")
+        await anyio.run_process([sys.executable, "-c", TOPIC, str(path), "team"])
+        after = await rt.prepare_context(ask)
+    assert "the kestrel rotation plan" in (after.content or "")
