@@ -42,6 +42,14 @@ word people often shorten or stretch is typed so ("bday", "pics", "fam", "sooo",
 five seconds apart, a shared photo's caption with the last), as people write in a
 messaging app; a turn counts as delivered when one of its messages is.
 
+``--media-omitted`` adds the line a messaging app's export writes for a shared photo:
+after each turn that shares one, its speaker's ``"<Media omitted>"``, five seconds
+later (the caption stays with the turn, so the chat only gains the placeholders).
+
+``--fillers`` adds, after three turns in ten, the other person's filler ("ok", "lol",
+"haha": ``FILLERS``), twenty seconds later: people's chats hold many messages that say
+nothing.
+
 ``--names FILE`` asks every question with the people it names called otherwise: FILE
 is a JSON object from a name to the one the question says instead (``{"Melanie": "Mel",
 "Nate": "Nathan"}``), each whole word replaced. A chat labels people as its app knows
@@ -163,12 +171,16 @@ def workload(
     threads: bool = True,
     chat_spellings: bool = False,
     messages: bool = False,
+    media_omitted: bool = False,
+    fillers: bool = False,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
     ``queries.jsonl``), each question's names called as ``names`` says, every
     ``together`` conversations in one scope, each session a thread unless ``threads``
-    is false, the turns typed as :func:`texting` does when ``chat_spellings`` and cut
-    as :func:`cut_into_messages` does when ``messages``; return it."""
+    is false, the turns typed as :func:`texting` does when ``chat_spellings``, cut
+    as :func:`cut_into_messages` does when ``messages``, and each shared photo's
+    placeholder added (:func:`with_media_omitted`) when ``media_omitted``, a filler
+    after three turns in ten (:func:`with_filler`) when ``fillers``; return it."""
     folder.mkdir(parents=True, exist_ok=True)
     called = _renaming(names or {})
     groups = [samples[first : first + together] for first in range(0, len(samples), together)]
@@ -184,13 +196,18 @@ def workload(
         for sample in samples:
             scope, name = scopes[sample["id"]], f"locomo:{sample['id']}"
             typed = texting() if chat_spellings else None
-            for entry in _entries(scope, name, sample["conversation"]):
+            for place, entry in enumerate(_entries(scope, name, sample["conversation"])):
                 if not threads:
                     del entry["thread"]
                 if typed is not None:
                     speaker, said = entry["text"].split(": ", 1)
                     entry["text"] = f"{speaker}: {typed(said)}"
-                for each in cut_into_messages(entry) if messages else [entry]:
+                said = cut_into_messages(entry) if messages else [entry]
+                if media_omitted:
+                    said = with_media_omitted(said)
+                if fillers and place % 10 in FILLED:
+                    said = with_filler(said, sample["conversation"], place)
+                for each in said:
                     entries.write(json.dumps(each, ensure_ascii=False) + "\n")
             for number, qa in enumerate(sample["qa"]):
                 category = CATEGORIES.get(qa.get("category"))
@@ -258,6 +275,55 @@ def cut_into_messages(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
             message["created_at"] = said_at.isoformat()
         out.append(message)
     return out
+
+
+#: What an English messaging-app export writes for a photo it left out.
+MEDIA_OMITTED: Final = "<Media omitted>"
+
+
+def with_media_omitted(said: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of one turn, and after them, when the turn shares a photo, its
+    speaker's :data:`MEDIA_OMITTED` five seconds after the last: an id of its own
+    (``...~media``), never a turn's evidence."""
+    last = said[-1]
+    if " [photo: " not in last["text"]:
+        return list(said)
+    speaker = last["text"].split(": ", 1)[0]
+    placeholder = {
+        **last,
+        "id": f"{turn_of(last['id'])}~media",
+        "text": f"{speaker}: {MEDIA_OMITTED}",
+    }
+    if "created_at" in last:
+        said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=5)
+        placeholder["created_at"] = said_at.isoformat()
+    return [*said, placeholder]
+
+
+#: What the other person answers when they say nothing, for ``with_filler``.
+FILLERS: Final = ("ok", "lol", "haha", "yeah", "omg", "nice", "Thanks!", "true", "hahaha", "ikr")
+#: The turns of a conversation (counted from 0, by their place modulo 10) a filler follows.
+FILLED: Final = frozenset({2, 5, 8})
+
+
+def with_filler(
+    said: Sequence[dict[str, Any]], speakers: Mapping[str, Any], number: int
+) -> list[dict[str, Any]]:
+    """The messages of the conversation's ``number``-th turn, and after them a filler
+    (``FILLERS``, in turn) said by the other of the conversation's two ``speakers``
+    (``speaker_a``, ``speaker_b``) twenty seconds after the last: an id of its own
+    (``...~filler``), never a turn's evidence."""
+    last = said[-1]
+    speaker = last["text"].split(": ", 1)[0]
+    other = speakers["speaker_b"] if speaker == speakers.get("speaker_a") else speakers["speaker_a"]
+    filler = {
+        **last, "id": f"{turn_of(last['id'])}~filler",
+        "text": f"{other}: {FILLERS[number % len(FILLERS)]}",
+    }  # fmt: skip
+    if "created_at" in last:
+        said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=20)
+        filler["created_at"] = said_at.isoformat()
+    return [*said, filler]
 
 
 def turn_of(entry_id: str | None) -> str | None:
@@ -540,13 +606,15 @@ async def run(
     messages: bool = False,
     references: int = 0,
     budgets: Sequence[int] = BUDGETS,
+    media_omitted: bool = False,
+    fillers: bool = False,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
         folder = workload(
             samples, Path(directory) / "workload", names, together, threads, chat_spellings,
-            messages,
+            messages, media_omitted, fillers,
         )  # fmt: skip
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
@@ -645,6 +713,17 @@ def parser() -> argparse.ArgumentParser:
         help="each turn cut into messages of about 14 words, as a messaging app holds a chat",
     )
     out.add_argument(
+        "--media-omitted",
+        action="store_true",
+        help='after each turn sharing a photo, its speaker\'s "<Media omitted>", the line'
+        " a messaging app's export writes for it",
+    )
+    out.add_argument(
+        "--fillers",
+        action="store_true",
+        help='after three turns in ten, the other person\'s filler ("ok", "lol", "haha")',
+    )
+    out.add_argument(
         "--references",
         type=int,
         default=0,
@@ -725,7 +804,8 @@ def main(argv: list[str] | None = None) -> None:
         result = anyio.run(
             run, args.path, args.conversations, repeat, args.fusion, args.embedder,
             args.names, args.together, args.threads, args.chat_spellings, args.messages,
-            args.references, tuple(dict.fromkeys(args.budgets)),
+            args.references, tuple(dict.fromkeys(args.budgets)), args.media_omitted,
+            args.fillers,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
@@ -734,6 +814,8 @@ def main(argv: list[str] | None = None) -> None:
     result["threads"] = args.threads
     result["chat_spellings"] = args.chat_spellings
     result["messages"] = args.messages
+    result["media_omitted"] = args.media_omitted
+    result["fillers"] = args.fillers
     result["references"] = args.references
     result["budgets"] = list(dict.fromkeys(args.budgets))
     result["seconds"] = time.perf_counter() - started

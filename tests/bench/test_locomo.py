@@ -235,6 +235,60 @@ def test_the_turns_may_be_cut_into_messages(tmp_path: Path) -> None:
     assert whole["settings"]["gate off / 8000"]["recall"]["all"] > 0
 
 
+def test_a_shared_photo_may_leave_the_line_an_export_writes(tmp_path: Path) -> None:
+    """--media-omitted adds, after each turn sharing a photo, its speaker's "<Media
+    omitted>" five seconds later, under an id that is no turn's evidence."""
+    release = forms(tmp_path)["zip"]
+    folder = locomo.workload(locomo.conversations(release), tmp_path / "out", media_omitted=True)
+    entries = [json.loads(line) for line in (folder / "entries.jsonl").read_text().splitlines()]
+    assert [entry["id"] for entry in entries] == [
+        "locomo:26/D1:1", "locomo:26/D1:2", "locomo:26/D1:2~media", "locomo:26/D2:1",
+    ]  # fmt: skip
+    photo, placeholder = entries[1], entries[2]
+    assert photo["text"] == "Melanie: Look at my pottery! [photo: a photo of a clay bowl]"
+    assert placeholder["text"] == "Melanie: <Media omitted>"
+    assert placeholder["created_at"] == "2023-05-08T13:57:05+00:00"
+    assert placeholder["thread"] == photo["thread"]
+    assert locomo.turn_of(placeholder["id"]) != "locomo:26/D1:2"
+    assert locomo.parser().parse_args([str(tmp_path), "--media-omitted"]).media_omitted
+
+
+def test_the_chat_may_hold_fillers(tmp_path: Path) -> None:
+    """--fillers adds, after three turns in ten, the other person's filler twenty seconds
+    later, under an id that is no turn's evidence."""
+    said = [
+        {
+            "id": "locomo:26/D1:1",
+            "text": "Caroline: I went",
+            "created_at": "2023-05-08T13:56:00+00:00",
+        }
+    ]
+    speakers = {"speaker_a": "Caroline", "speaker_b": "Melanie"}
+    assert locomo.with_filler(said, speakers, 2)[1] == {
+        "id": "locomo:26/D1:1~filler", "text": "Melanie: haha",
+        "created_at": "2023-05-08T13:56:20+00:00",
+    }  # fmt: skip
+    assert locomo.with_filler([{**said[0], "text": "Melanie: x"}], speakers, 0)[1]["text"] == (
+        "Caroline: ok"
+    )
+    samples = locomo.conversations(forms(tmp_path)["zip"]) * 1
+    turns = [
+        {
+            "speaker": "Caroline" if n % 2 else "Melanie",
+            "dia_id": f"D1:{n + 1}",
+            "text": f"turn {n}",
+        }
+        for n in range(10)
+    ]
+    samples[0]["conversation"] = {**samples[0]["conversation"], "session_1": turns}
+    folder = locomo.workload(samples, tmp_path / "out", fillers=True)
+    ids = [json.loads(line)["id"] for line in (folder / "entries.jsonl").read_text().splitlines()]
+    assert [i for i in ids if i.endswith("~filler")] == [
+        "locomo:26/D1:3~filler", "locomo:26/D1:6~filler", "locomo:26/D1:9~filler",
+    ]  # fmt: skip
+    assert locomo.parser().parse_args([str(tmp_path), "--fillers"]).fillers
+
+
 def test_the_cost_of_reference_scopes_is_measured_against_one(tmp_path: Path) -> None:
     """``--references N`` asks the first conversation's questions alone and with N
     other conversations as references, in alternated chunks, and reports each arm's

@@ -145,7 +145,7 @@ async def test_a_write_to_the_scope_is_seen_by_the_next_read(
         first: ThreadNeighbours((), (second,))
     }
     assert len(reads) == 1
-    between = satchel.MemoryEntry(text="between", thread="t", created_at=DAY + timedelta(1))
+    between = satchel.MemoryEntry(text="a walk between", thread="t", created_at=DAY + timedelta(1))
     await rt.add_memories("s", [between])
     (new,) = set(await every_key(store)) - set(before)
     assert await store.neighbours("memory", "s", [first]) == {first: ThreadNeighbours((), (new,))}

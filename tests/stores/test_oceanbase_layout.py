@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 import satchel
-from satchel.stores import OceanBaseStore, PoolRequest, StoreError
+from satchel.stores import OceanBaseStore, PoolRequest, StoreError, ThreadNeighbours
 from satchel.stores.oceanbase import _held_texts, _schema, _search
 from satchel.stores.testing import memories
 from satchel.vocabulary import Family, analyse_query
@@ -463,6 +464,52 @@ async def test_the_thread_neighbours_of_a_held_scope_are_found_without_a_stateme
     assert everyone == await reader.neighbours("memory", "s", keys, reach=1)
     await store.aclose()
     await reader.aclose()
+
+
+@pytest.mark.parametrize("thread", ["a", None])
+async def test_every_read_of_neighbours_passes_over_turns_that_say_nothing(
+    oceanbase: Callable[..., OceanBaseStore], monkeypatch: pytest.MonkeyPatch, thread: str | None
+) -> None:
+    """From the rows held, from the threads read whole, and read around each key (a run
+    of turns that say nothing longer than ``PASSED_SLACK`` read again, wider), a key's
+    neighbours are the nearest turns that say something, in a thread or in the scope's
+    turns without one."""
+    store = oceanbase()
+    await store.bind_embedder("test", 4)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    said = [
+        "Ana: we adopted a kestrel", *["Ben: lol", "Ben: <Media omitted>"] * 5,
+        "Ben: what is the kestrel called?", "Ana: haha", "Ana: Kestrel Miso",
+    ]  # fmt: skip
+    entries = [
+        satchel.MemoryEntry(text=text, thread=thread, created_at=start + timedelta(minutes=n))
+        for n, text in enumerate(said)
+    ]
+    await memories(store, "s", entries, np.repeat(BASIS[:1], len(said), 0))
+    request = PoolRequest(analyse_query("kestrel"), BASIS[0], 32)
+    keys = sorted(int(key) for key in (await store.retrieve("memory", "s", request)).lexical_keys)
+    text = {key: item.text for key, item in (await store.evidence("memory", "s", keys)).items()}
+    adopted, called, miso = sorted(keys)  # the three turns naming the kestrel
+    expected = {
+        adopted: ThreadNeighbours((), (called, miso)),
+        called: ThreadNeighbours((adopted,), (miso,)),
+        miso: ThreadNeighbours((called, adopted), ()),
+    }
+    assert set(text.values()) == {said[0], said[11], said[13]}
+    assert await store.neighbours("memory", "s", keys, reach=2) == expected
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_held_texts, "MOST_ROWS", 0)  # a store holding nothing reads them
+        reader = oceanbase()
+        await reader.retrieve("memory", "s", request)
+        assert await reader.neighbours("memory", "s", keys, reach=2) == expected
+        await reader.aclose()
+        patch.setattr(_search, "THREAD_ROWS", 3)  # read around each key
+        patch.setattr(_search, "PASSED_SLACK", 2)
+        reader = oceanbase()
+        await reader.retrieve("memory", "s", request)
+        assert await reader.neighbours("memory", "s", keys, reach=2) == expected
+        await reader.aclose()
+    await store.aclose()
 
 
 async def test_retrieves_asked_before_a_state_read_was_sent_share_it(

@@ -102,6 +102,33 @@ def test_a_turn_says_nothing_when_it_holds_only_fillers(text: str | None, nothin
     assert says_nothing(text) is nothing
 
 
+@pytest.mark.parametrize(
+    ("text", "nothing"),
+    [
+        ("Ana: <Media omitted>", True),
+        ("Ana: \u200eimage omitted", True),
+        ("Ben: GIF omitted", True),
+        ("Ben: \u200evoice message omitted", True),
+        ("Ana: <attached: 00000031-PHOTO-2024-03-01-12-00-00.jpg>", True),
+        ("Ben: This message was deleted", True),
+        ("Ana: You deleted this message.", True),
+        ("Ben: Missed voice call", True),
+        ("Ana: Missed group video call, tap to call back", True),
+        ("Ben: null", True),
+        ("Ana: the photo omitted my cat", False),
+        ("Ben: I missed the video call with mom", False),
+        ("Ana: This message was deleted by the moderator of our hiking club", False),
+        ("Ben: <Media omitted> look at my new bike", False),
+    ],
+)
+def test_what_a_messaging_app_writes_where_a_message_was_says_nothing(
+    text: str, nothing: bool
+) -> None:
+    """An export's placeholders for media it left out, deleted messages and missed calls
+    answer no question; a turn that says more than the placeholder still says something."""
+    assert says_nothing(text) is nothing
+
+
 @pytest.mark.parametrize("text", ["Ana: What's up?", "Ben: Oh, I didn't!", "Kim: it\u2019s ok"])
 def test_contractions_say_nothing_by_themselves(text: str) -> None:
     """A clitic is split off at its apostrophe, straight or curly, as the analysis does."""

@@ -285,8 +285,10 @@ class SearchStore(Protocol):
     ) -> Mapping[int, ThreadNeighbours]:
         """Per key, the searchable keys up to ``reach`` places before and after it in
         its thread (ordered by ``created_at``, then insertion), nearest first on each
-        side. Keys without a thread, or no longer searchable, are absent. Never crosses
-        a thread, a scope or a family."""
+        side, passing over the records whose text says nothing
+        (``vocabulary.passed_over``: "Ben: lol", "Ana: <Media omitted>"; a key's own
+        text aside). Keys without a thread, or no longer searchable, are absent. Never
+        crosses a thread, a scope or a family."""
         ...
 
     async def evidence(

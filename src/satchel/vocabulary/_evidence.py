@@ -14,7 +14,7 @@ import numpy.typing as npt
 from ._families import citation
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
 
     from ._families import Family
@@ -70,6 +70,27 @@ class ThreadNeighbours:
 
     before: tuple[int, ...] = ()
     after: tuple[int, ...] = ()
+
+    @classmethod
+    def in_line(
+        cls, line: Sequence[int], at: int, reach: int, passed: Callable[[int], bool]
+    ) -> ThreadNeighbours:
+        """The neighbours of ``line[at]`` in its thread's keys in order (``line``): up to
+        ``reach`` on each side, nearest first, passing over the keys ``passed`` says a
+        read passes over (``vocabulary.passed_over``)."""
+        before: list[int] = []
+        place = at - 1
+        while place >= 0 and len(before) < reach:
+            if not passed(line[place]):
+                before.append(line[place])
+            place -= 1
+        after: list[int] = []
+        place = at + 1
+        while place < len(line) and len(after) < reach:
+            if not passed(line[place]):
+                after.append(line[place])
+            place += 1
+        return cls(tuple(before), tuple(after))
 
     def within(self, distance: int) -> tuple[int, ...]:
         """The keys at most ``distance`` places away: those before, then those after."""

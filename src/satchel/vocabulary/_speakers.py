@@ -154,29 +154,64 @@ _NEGATED_AUXILIARIES: Final = frozenset(
 #: The longest turn (past its speaker's name) :func:`says_nothing` reads: a longer one
 #: says something ("Haha yeah, same here, thanks so much!" is 37 characters).
 MAX_FILLER_CHARS: Final = 64
+#: The longest text :func:`says_nothing` reads (a name, ": " and a filler's length): a
+#: longer one says something, and a store's query passes it by unread.
+LONGEST_FILLER_TEXT: Final = MAX_SPEAKER_CHARS + 2 + MAX_FILLER_CHARS
 #: A word, split at an apostrophe as the analysis splits clitics ("what's" -> "what", "s").
 _WORD: Final = re.compile(r"[^\W_]+")
+#: What a messaging app writes where a message was (an English export's spellings): a
+#: photo or a file not exported ("<Media omitted>", "image omitted", "<attached:
+#: 00000031-PHOTO-2024-03-01.jpg>"), a message deleted or taken back, a call missed,
+#: a view-once message ("null"). Matched against the whole of a turn past its
+#: speaker's name, casefolded, with the direction marks some exports put before it.
+APP_PLACEHOLDER: Final = re.compile(
+    r"""
+    <?\s*(?:media|image|photo|video|audio|voice\ message|sticker|gif|document
+          |contact\ card|video\ note|view\ once\ \w+(?:\ \w+)?)\ omitted\s*>?
+    | <attached:[^>]*>
+    | this\ message\ was\ deleted\.? | you\ deleted\ this\ message\.?
+    | missed\ (?:group\ )?(?:voice|video)\ call(?:,.*)?
+    | (?:you\ )?unsent\ a\ message\.?
+    | null
+    """,
+    re.VERBOSE,
+)
+#: The direction marks an export puts before a placeholder (iOS: U+200E).
+_MARKS: Final = "\u200e\u200f\ufeff \t"
 
 
 def says_nothing(text: str | None) -> bool:
     """Whether a conversation turn says nothing a question could ask about: past its
     speaker's name, every word is a function word or a chat filler (``CHAT_FILLERS``),
     as the chat spells them ("sooo", "u": ``standard_word``), or it holds no word at all
-    ("Bob: lol", "Ana: Thanks!", an emoji). A chat of short messages holds many; placed
-    beside a hit they would take a small pack's room. A turn longer than
-    ``MAX_FILLER_CHARS`` is taken to say something, unread."""
+    ("Bob: lol", "Ana: Thanks!", an emoji), or it is what a messaging app writes where
+    a message was (``APP_PLACEHOLDER``: "Ana: <Media omitted>", "Ben: This message was
+    deleted"). A chat of short messages holds many; placed beside a hit they would take
+    a small pack's room. A turn longer than ``MAX_FILLER_CHARS`` is taken to say
+    something, unread."""
     if not text:
         return True
-    if len(text) > MAX_SPEAKER_CHARS + 2 + MAX_FILLER_CHARS:
+    if len(text) > LONGEST_FILLER_TEXT:
         return False  # past any name, still longer than a filler: most turns
     colon = text.find(": ", 0, MAX_SPEAKER_CHARS + 2)
     body = text if colon < 0 else text[colon + 2 :]
     if len(body) > MAX_FILLER_CHARS:
         return False
+    if APP_PLACEHOLDER.fullmatch(body.strip(_MARKS).casefold()):
+        return True
     return all(  # stops at the first word that says something
         function_word(word) or word in CHAT_FILLERS or word in _NEGATED_AUXILIARIES
         for word in (standard_word(found.group().casefold()) for found in _WORD.finditer(body))
     )
+
+
+def passed_over(text: str | None) -> bool:
+    """Whether a read of a record's thread neighbours passes it over: it has a text, and
+    the text says nothing (:func:`says_nothing`: "Ben: lol", "Ana: <Media omitted>").
+    Beside a hit such a turn is no context of it, and in a chat of short messages it
+    would stand between a question and its answer; the turn said after it is the hit's
+    neighbour instead. A record without a text (a resource's abstract) is not passed."""
+    return bool(text) and says_nothing(text)
 
 
 #: A term a scope holds is taken for a name its question spells otherwise only when at

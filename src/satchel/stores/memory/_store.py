@@ -38,7 +38,7 @@ from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
 from ...vocabulary._rarity import rarity_terms, rated
 from ...vocabulary._records import MemoryRef
-from ...vocabulary._speakers import TIMELINE_GAP, opens_with_speaker, variant_floor
+from ...vocabulary._speakers import TIMELINE_GAP, opens_with_speaker, passed_over, variant_floor
 from .. import _rules
 from .._copy_protocol import VectorOrigin, searchable_vectors
 from .._placing import place
@@ -433,11 +433,9 @@ class MemoryStore:
             thread = threads[conversation]
             if not conversation:  # turns without a thread: those said near it
                 thread = [near for near in thread if _near_in_time(near, hit)]
-            at = thread.index(hit)
-            before = thread[max(at - reach, 0) : at]
-            after = thread[at + 1 : at + 1 + reach]
-            around[key] = ThreadNeighbours(
-                tuple(near.key for near in reversed(before)), tuple(near.key for near in after)
+            line = [near.key for near in thread]
+            around[key] = ThreadNeighbours.in_line(
+                line, line.index(key), reach, lambda near: passed_over(live[near].evidence.text)
             )
         return around
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from ...vocabulary._evidence import ThreadNeighbours
 from ...vocabulary._keys import among
+from ...vocabulary._speakers import passed_over
 from ...vocabulary._turns import let_loop_in
 from .._postings import BUILD_CHUNK, Builder, ScopePostings
 from . import _schema as sql
@@ -99,22 +100,23 @@ class ScopeTexts:
 
     def neighbours(self, keys: Sequence[int], reach: int) -> dict[int, ThreadNeighbours] | None:
         """The searchable records up to ``reach`` places before and after each of
-        ``keys`` in its thread (by time, then key), nearest first, as
-        ``_search.thread_neighbours`` reads them; None when a key has no thread (a
-        conversation's turns without one are the engine's to order)."""
+        ``keys`` in its thread (by time, then key), nearest first, passing over those
+        whose text says nothing, as ``_search.thread_neighbours`` reads them; None when
+        a key has no thread (a conversation's turns without one are the engine's to
+        order)."""
         held = self.records
         if any(key in held and held[key][5] is None for key in keys):
             return None
         places = self._places()
-        around = {}
-        for key in keys:
-            if key in places:
-                line, at = places[key]
-                before = line[max(at - reach, 0) : at]
-                around[key] = ThreadNeighbours(
-                    tuple(reversed(before)), tuple(line[at + 1 : at + 1 + reach])
-                )
-        return around
+        return {
+            key: ThreadNeighbours.in_line(*places[key], reach, self._passed)
+            for key in keys
+            if key in places
+        }
+
+    def _passed(self, key: int) -> bool:
+        """Whether a neighbours read passes over ``key``'s record (its text says nothing)."""
+        return passed_over(self.records[key][3])
 
     def _places(self) -> dict[int, tuple[list[int], int]]:
         if not self.places and self.records:

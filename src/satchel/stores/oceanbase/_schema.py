@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ...vocabulary._speakers import TIMELINE_GAP, TURN_SQL
+from ...vocabulary._speakers import LONGEST_FILLER_TEXT, TIMELINE_GAP, TURN_SQL
 
 #: The version :data:`MIGRATIONS` brings a database to.
 SCHEMA_VERSION: Final = 8
@@ -356,10 +356,14 @@ MENTIONING: Final = (
     " WHERE m.scope = %s AND m.family = %s AND m.low >= %s AND m.low < %s AND m.high > %s"
     " AND m.high - m.low <= %s AND r.live = 1"
 )
+#: A record's text when it is short enough to say nothing (``vocabulary.passed_over``
+#: reads it; a longer text says something), else NULL: what a neighbour read takes of it.
+SHORT_TEXT: Final = f"CASE WHEN CHAR_LENGTH(text) <= {LONGEST_FILLER_TEXT} THEN text END"
 #: The rows up to ``LIMIT`` places before (``side`` 0) and after (1) one row of a thread,
-#: with what orders them; a neighbour read is one ``UNION ALL`` of these, a pair per row.
+#: with what orders them and their short texts (``SHORT_TEXT``); a neighbour read is one
+#: ``UNION ALL`` of these, a pair per row.
 NEAR: Final = (
-    "(SELECT %s AS hit, {side} AS side, k, created_ts FROM satchel_records"
+    f"(SELECT %s AS hit, {{side}} AS side, k, created_ts, {SHORT_TEXT} FROM satchel_records"
     " WHERE scope = %s AND family = %s AND thread = CAST(%s AS BINARY) AND live = 1"
     " AND (created_ts {cmp} %s OR (created_ts = %s AND k {cmp} %s))"
     " ORDER BY created_ts {order}, k {order} LIMIT %s)"
@@ -378,7 +382,7 @@ THREADED: Final = (
 #: The same for a conversation turn without a thread: the scope's turns without one said
 #: within ``TIMELINE_GAP`` of it (its time comes twice more, before the thread's place).
 NEAR_UNTOLD: Final = (
-    "(SELECT %s AS hit, {side} AS side, k, created_ts FROM satchel_records"
+    f"(SELECT %s AS hit, {{side}} AS side, k, created_ts, {SHORT_TEXT} FROM satchel_records"
     f" WHERE scope = %s AND family = %s AND thread IS NULL AND live = 1 AND {TURN}"
     f" AND created_ts BETWEEN %s - {TIMELINE_GAP} AND %s + {TIMELINE_GAP}"
     " AND (created_ts {cmp} %s OR (created_ts = %s AND k {cmp} %s))"

@@ -22,6 +22,7 @@ from ...vocabulary._retrieval import (
     TimeHits,
     bm25,
 )
+from ...vocabulary._speakers import passed_over
 from .._postings import Totals
 from . import _schema as sql
 from ._rows import NO_TIME, vector_literal
@@ -564,30 +565,29 @@ async def _in_threads(
     threads = sorted({thread for _, thread, _ in threaded})
     marks = ",".join(["CAST(%s AS BINARY)"] * len(threads))
     await cur.execute(
-        "SELECT thread, created_ts, k FROM satchel_records WHERE scope = %s AND family = %s"
-        f" AND live = 1 AND thread IN ({marks}) LIMIT %s",
+        f"SELECT thread, created_ts, k, {sql.SHORT_TEXT} FROM satchel_records"
+        f" WHERE scope = %s AND family = %s AND live = 1 AND thread IN ({marks}) LIMIT %s",
         (scope_id, family, *threads, THREAD_ROWS + 1),
     )
     rows = await cur.fetchall()
     if len(rows) > THREAD_ROWS:
         return await _around_each(cur, scope_id, family, threaded, reach)
     ordered: dict[Any, list[tuple[float, int]]] = {}
-    for thread, at, key in rows:
+    passed: set[int] = set()
+    for thread, at, key, short in rows:
         ordered.setdefault(thread, []).append((float(at), int(key)))
+        if short is not None and passed_over(short):
+            passed.add(int(key))
     places: dict[int, tuple[list[int], int]] = {}
     for members in ordered.values():
         members.sort()
         keys_in_order = [key for _, key in members]
         for place, key in enumerate(keys_in_order):
             places[key] = (keys_in_order, place)
-    around = {}
-    for key, _, _ in threaded:
-        line, at = places[key]
-        before = line[max(at - reach, 0) : at]
-        around[key] = ThreadNeighbours(
-            tuple(reversed(before)), tuple(line[at + 1 : at + 1 + reach])
-        )
-    return around
+    return {
+        key: ThreadNeighbours.in_line(*places[key], reach, passed.__contains__)
+        for key, _, _ in threaded
+    }
 
 
 async def _around_each(
@@ -599,21 +599,63 @@ async def _around_each(
     reads: tuple[str, str] = (sql.BEFORE, sql.AFTER),
 ) -> dict[int, ThreadNeighbours]:
     """:func:`thread_neighbours` for long threads (or, with ``sql.BEFORE_UNTOLD`` and
-    ``sql.AFTER_UNTOLD``, the turns without one): two range reads per key, one trip."""
+    ``sql.AFTER_UNTOLD``, the turns without one): two range reads per key, one trip.
+    Each read takes ``PASSED_SLACK`` rows beyond ``reach`` for the turns that say
+    nothing it passes over; a key with a side whose read came back full and still short
+    of ``reach`` is read again, four times wider."""
+    around: dict[int, ThreadNeighbours] = {}
+    asked, limit = threaded, reach + PASSED_SLACK
+    while asked:
+        sides = await _sides_read(cur, scope_id, family, asked, limit, reads)
+        short: list[tuple[int, Any, float]] = []
+        for hit in asked:
+            key = hit[0]
+            before, after = sides.get((key, 0), []), sides.get((key, 1), [])
+            near = ThreadNeighbours(_said(before, reach, reverse=True), _said(after, reach))
+            if any(
+                len(side) == limit and len(said) < reach
+                for side, said in ((before, near.before), (after, near.after))
+            ):
+                short.append(hit)
+            else:
+                around[key] = near
+        asked, limit = short, limit * 4
+    return around
+
+
+#: Rows beyond ``reach`` a neighbour read around each key takes, for the turns that say
+#: nothing between a key and its neighbours ("lol", "<Media omitted>"), which it passes over.
+PASSED_SLACK: Final = 8
+
+
+async def _sides_read(
+    cur: Any,
+    scope_id: str,
+    family: Family,
+    asked: list[tuple[int, Any, float]],
+    limit: int,
+    reads: tuple[str, str],
+) -> dict[tuple[int, int], list[tuple[float, int, str | None]]]:
+    """Up to ``limit`` rows on each side of each key (``reads``), by key and side."""
     statements, parameters = [], []
-    for key, thread, at in threaded:
+    for key, thread, at in asked:
         for statement in reads:
             statements.append(statement)
             named = [at, at] if thread is None else [thread]  # the gap's, or the thread
-            parameters += [key, scope_id, family, *named, at, at, key, reach]
+            parameters += [key, scope_id, family, *named, at, at, key, limit]
     await cur.execute(" UNION ALL ".join(statements), parameters)
-    sides: dict[tuple[int, int], list[tuple[float, int]]] = {}
-    for hit, side, near, at in await cur.fetchall():
-        sides.setdefault((int(hit), int(side)), []).append((float(at), int(near)))
-    return {
-        key: ThreadNeighbours(
-            tuple(near for _, near in sorted(sides.get((key, 0), []), reverse=True)),
-            tuple(near for _, near in sorted(sides.get((key, 1), []))),
-        )
-        for key, _, _ in threaded
-    }
+    sides: dict[tuple[int, int], list[tuple[float, int, str | None]]] = {}
+    for hit, side, near, at, short in await cur.fetchall():
+        sides.setdefault((int(hit), int(side)), []).append((float(at), int(near), short))
+    return sides
+
+
+def _said(
+    side: list[tuple[float, int, str | None]], reach: int, *, reverse: bool = False
+) -> tuple[int, ...]:
+    """The nearest ``reach`` keys of one side's rows that say something (by time, then
+    key: ``reverse`` for the side before), passing over the turns that say nothing."""
+    ordered = sorted(side, reverse=reverse)
+    return tuple(near for _, near, short in ordered if short is None or not passed_over(short))[
+        :reach
+    ]

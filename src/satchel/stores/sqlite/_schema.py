@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from ...vocabulary._evidence import Evidence
 from ...vocabulary._families import FAMILY_RULES
-from ...vocabulary._speakers import TIMELINE_GAP, TURN_SQL
+from ...vocabulary._speakers import LONGEST_FILLER_TEXT, TIMELINE_GAP, TURN_SQL, passed_over
 from ...vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
@@ -186,17 +186,35 @@ _NEAR_TURN: Final = TURN_SQL["sqlite"].format(text="near.text")
 _HIT_TURN: Final = TURN_SQL["sqlite"].format(text="hit.text")
 
 
+#: The SQL function of :func:`passed_over` each connection has (:func:`add_functions`).
+PASSED_OVER: Final = "satchel_passed_over"
+#: A neighbour a read keeps: a text longer than any that says nothing, or one that says
+#: something (the function asked only of short texts).
+_NEAR_SAYS: Final = f"(length(near.text) > {LONGEST_FILLER_TEXT} OR NOT {PASSED_OVER}(near.text))"
+
+
+def add_functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions satchel's statements call, on a new connection."""
+    conn.create_function(PASSED_OVER, 1, _passed_over, deterministic=True)
+
+
+def _passed_over(text: object) -> int:
+    return int(isinstance(text, str) and passed_over(text))
+
+
 def neighbours_statement(count: int) -> str:
     """Those of ``count`` rows (``rows_in``, from ``?2``) that are live and in a thread,
     each with the live rows up to ``?1`` places before and after it in that thread,
     nearest first, as one JSON row (:func:`as_one_row`); two range reads of the
-    ``records_thread`` index per row, in one statement. A conversation turn written
-    without a thread is in its scope's conversation: the turns without a thread said
-    within ``TIMELINE_GAP`` of it, read in time order along ``records_timeline``."""
+    ``records_thread`` index per row, in one statement. A record whose text says nothing
+    (``vocabulary.passed_over``: "Ben: lol") is passed over, the function asked only of
+    texts short enough to say nothing. A conversation turn written without a thread is
+    in its scope's conversation: the turns without a thread said within
+    ``TIMELINE_GAP`` of it, read in time order along ``records_timeline``."""
     side = (
         "(SELECT json_group_array(row) FROM (SELECT near.row FROM records near"
         " WHERE near.family = hit.family AND near.scope_key = hit.scope_key"
-        " AND near.live = 1 AND {same}"
+        f" AND near.live = 1 AND {{same}} AND {_NEAR_SAYS}"
         " AND (near.created_ts, near.row) {cmp} (hit.created_ts, hit.row)"
         " ORDER BY near.created_ts {order}, near.row {order} LIMIT ?1))"
     )

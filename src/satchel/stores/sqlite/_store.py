@@ -609,7 +609,8 @@ class SqliteStore:
         self, family: Family, scope_id: str, keys: Sequence[int], *, reach: int = 1
     ) -> Mapping[int, ThreadNeighbours]:
         """For each key, the searchable records up to ``reach`` places before and after
-        it in its thread (ordered by ``created_at``, then insertion), nearest first; a
+        it in its thread (ordered by ``created_at``, then insertion), nearest first,
+        passing over those whose text says nothing (``vocabulary.passed_over``); a
         conversation turn without a thread (``opens_with_speaker``) is in the scope's
         conversation, its other turns without one. Keys of neither, or no longer
         searchable, are absent. Never crosses a thread, a scope or a family."""
