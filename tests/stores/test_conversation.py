@@ -12,6 +12,7 @@ import pytest
 
 import satchel
 from satchel.stores import PoolRequest, SqliteStore, ThreadNeighbours
+from satchel.stores.sqlite import _schema as sql
 from satchel.stores.testing import memories
 from satchel.vocabulary._analysis import analyse_query
 
@@ -170,11 +171,29 @@ async def test_turns_without_a_time_order_by_insertion_in_their_thread() -> None
     await store.aclose()
 
 
+def without_quiet(conn: sqlite3.Connection) -> None:
+    """Rewrite a current database's records in the layout of schema 8: no mark of the
+    records that say nothing, and thread indexes without it."""
+    conn.execute("DROP INDEX records_thread")
+    conn.execute("DROP INDEX records_timeline")
+    conn.execute("ALTER TABLE records DROP COLUMN quiet")
+    conn.execute(
+        "CREATE INDEX records_thread ON records (family, scope_key, thread, created_ts, row)"
+        " WHERE live = 1 AND thread IS NOT NULL"
+    )
+    conn.execute(
+        "CREATE INDEX records_timeline ON records (family, scope_key, created_ts, row)"
+        " WHERE live = 1 AND thread IS NULL"
+    )
+    conn.execute("UPDATE meta SET value = '8' WHERE key = 'schema'")
+
+
 def downgrade(path: Path, version: str) -> None:
     """Rewrite a current database in the layout of schema ``version``: 4 has no
     idempotency keys; 3 also no mentioned days; 2 also has FTS5 tables with a scope
     token column and bare terms; 1 also no record times."""
     with sqlite3.connect(path) as conn:
+        without_quiet(conn)
         conn.execute("DROP INDEX records_caller_key_all")
         conn.execute("ALTER TABLE records DROP COLUMN caller_key")
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (version,))
@@ -202,6 +221,33 @@ def downgrade(path: Path, version: str) -> None:
             )  # fmt: skip
 
 
+@pytest.mark.parametrize("thread", ["t1", None])
+async def test_a_database_of_schema_8_marks_the_records_that_say_nothing(
+    tmp_path: Path, thread: str | None
+) -> None:
+    """Opening a schema 8 file marks the records whose text says nothing and remakes the
+    thread indexes with the mark: the turns around a filler are each other's
+    neighbours, in a thread and without one, as in a file written now."""
+    path = tmp_path / "old.db"
+    said = ["Ana: we adopted a cat", "Bo: lol", "Bo: <Media omitted>", "Bo: what is its name?"]
+    store = await SqliteStore.open(str(path))
+    refs = await add(store, "c", [turn(text, n, thread) for n, text in enumerate(said)])
+    await store.aclose()
+    with sqlite3.connect(path) as conn:
+        without_quiet(conn)
+    store = await SqliteStore.open(str(path))
+    cat, lol, media, name = await rows_of(store, "c", refs)
+    around = await store.neighbours("memory", "c", [cat, name])
+    assert around == {cat: ThreadNeighbours((), (name,)), name: ThreadNeighbours((cat,), ())}
+    conn = store._conns._writer
+    marked = conn.execute("SELECT row FROM records WHERE quiet = 1 ORDER BY row").fetchall()
+    assert [row for (row,) in marked] == [lol, media]
+    index = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'records_thread'")
+    assert "quiet" in index.fetchone()[0]
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "9"
+    await store.aclose()
+
+
 @pytest.mark.parametrize("version", ["1", "2", "3", "4"])
 async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> None:
     """Opening a version 1 to 4 database adds what it lacks (record times, terms under
@@ -226,7 +272,9 @@ async def test_an_older_database_is_migrated(tmp_path: Path, version: str) -> No
     conn = store._conns._writer
     found = conn.execute("SELECT df FROM term_stats WHERE term = 'potteri'").fetchall()
     assert sorted(df for (df,) in found) == [0, 1]  # "c" lost its one, "d" keeps its own
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "8"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == (
+        sql.SCHEMA_VERSION
+    )
     await store.aclose()
 
 

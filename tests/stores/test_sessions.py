@@ -228,8 +228,8 @@ async def test_another_process_turn_costs_no_cache_but_its_write_does(
 
 
 async def test_a_schema_6_file_is_migrated_and_keeps_sessions(tmp_path: Path) -> None:
-    """A file of schema 6 (no session tables, no record commit count) opens as schema 7:
-    its records stay, sessions work and a record write counts a commit."""
+    """A file of schema 6 (no session tables, no record commit count) opens at the
+    current schema: its records stay, sessions work and a record write counts a commit."""
     path = tmp_path / "six.db"
     store = await SqliteStore.open(str(path))
     await remember(store, "s", ["kestrel"])
@@ -251,5 +251,5 @@ async def test_a_schema_6_file_is_migrated_and_keeps_sessions(tmp_path: Path) ->
     with sqlite3.connect(path) as conn:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     conn.close()
-    assert meta["schema"] == "8"
+    assert meta["schema"] == "9"
     assert int(meta["record_commits"]) >= 2

@@ -374,7 +374,6 @@ async def test_reads_by_row_look_rows_up_by_key(tmp_path: Path, count: int) -> N
         await rt.add_memories("s", [satchel.MemoryEntry(text="one", thread="t")])
     arguments = [*range(1, count + 1), "memory", 1]
     with sqlite3.connect(path) as conn:
-        sql.add_functions(conn)
 
         def plan(statement: str, arguments: list[object]) -> list[str]:
             return [step[3] for step in conn.execute(f"EXPLAIN QUERY PLAN {statement}", arguments)]

@@ -30,7 +30,7 @@ import anyio
 import anyio.to_thread
 
 from ...vocabulary._errors import StoreError
-from ._schema import RECORD_COMMITS, add_functions
+from ._schema import RECORD_COMMITS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -72,7 +72,6 @@ def _connect(database: str) -> sqlite3.Connection:
     # copy of a forgotten or replaced version lingers in a page's free space, which an
     # erase could not find later (it scrubs free pages itself: ``_erase``).
     conn.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
-    add_functions(conn)
     return conn
 
 

@@ -124,19 +124,22 @@ def create_schema(
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
         conn.execute("INSERT INTO meta VALUES (?, '1')", (sql.CLEAN_PAGES,))
-    elif found[0] in ("6", "7"):  # version 7's tables are ``sql.DDL``'s
-        _migrate_from_7(conn)
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (sql.SCHEMA_VERSION,))
-    elif found[0] in ("1", "2", "3", "4", "5"):
-        if found[0] == "1":
-            _migrate_from_1(conn)
-        if found[0] in ("1", "2"):
-            _migrate_from_2(conn)
-        if found[0] in ("1", "2", "3"):
-            _migrate_from_3(conn)
-        if found[0] in ("1", "2", "3", "4"):
-            _migrate_from_4(conn)
-        _migrate_from_5(conn)
+    elif found[0] in ("1", "2", "3", "4", "5", "6", "7", "8"):
+        _migrate_to_9(conn)  # the column every later step (a re-analysis) fills
+        if found[0] in ("6", "7"):  # version 7's tables are ``sql.DDL``'s
+            _migrate_from_7(conn)
+        elif found[0] == "8":
+            mark_quiet(conn)
+        else:
+            if found[0] == "1":
+                _migrate_from_1(conn)
+            if found[0] in ("1", "2"):
+                _migrate_from_2(conn)
+            if found[0] in ("1", "2", "3"):
+                _migrate_from_3(conn)
+            if found[0] in ("1", "2", "3", "4"):
+                _migrate_from_4(conn)
+            _migrate_from_5(conn)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (sql.SCHEMA_VERSION,))
     elif found[0] != sql.SCHEMA_VERSION:
         raise StoreError(f"database schema {found[0]} is not {sql.SCHEMA_VERSION}")
@@ -243,10 +246,29 @@ def _migrate_from_7(conn: sqlite3.Connection) -> None:
     reanalyse(conn)
 
 
+def _migrate_to_9(conn: sqlite3.Connection) -> None:
+    """Version 9 marks the records whose text says nothing (``records.quiet``, filled
+    by :func:`mark_quiet`), and its thread indexes hold the mark. A file that has the
+    column already (an older version's label on newer tables) keeps it."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
+    if "quiet" not in columns:
+        conn.execute("ALTER TABLE records ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
+    conn.execute("DROP INDEX IF EXISTS records_thread")  # made again with the mark
+    conn.execute("DROP INDEX IF EXISTS records_timeline")
+
+
+def mark_quiet(conn: sqlite3.Connection) -> None:
+    """Mark again, with this code, which records say nothing (``records.quiet``): part
+    of every re-analysis, since the rule reads the text as the analysis does."""
+    conn.create_function("satchel_quiet", 1, sql.quiet, deterministic=True)
+    conn.execute(sql.MARK_QUIET.format(passed="satchel_quiet"))
+
+
 def reanalyse(conn: sqlite3.Connection) -> None:
     """Derive again, with this code, everything the store keeps from record text: each
-    FTS5 table's terms (searchable records), the term statistics, and the days memory
-    texts name. The migration of any change to analysis or date extraction.
+    FTS5 table's terms (searchable records), the term statistics, the days memory
+    texts name, and which records say nothing (:func:`mark_quiet`). The migration of any
+    change to analysis or date extraction.
 
     Runs in the caller's transaction. Python work is one ``index_text`` (and, for a
     dated memory, one ``mentioned_days``) per record; rows go to SQLite in batches.
@@ -280,6 +302,7 @@ def reanalyse(conn: sqlite3.Connection) -> None:
         "INSERT INTO term_stats (family, scope_key, term, df) VALUES (?, ?, ?, ?)",
         [(*family_scope_term, df) for family_scope_term, df in frequencies.items()],
     )
+    mark_quiet(conn)
 
 
 @attrs.frozen
@@ -380,7 +403,7 @@ def insert(
         columns.get("tags"), columns.get("created_at"), columns.get("created_ts", sql.NO_TIME),
         columns.get("thread"),
         columns.get("title"), columns.get("abstract"), columns.get("overview"),
-        columns.get("embedding"), columns.get("caller_key"),
+        columns.get("embedding"), columns.get("caller_key"), sql.quiet(columns.get("text")),
     )  # fmt: skip
     row = conn.execute(sql.INSERT_RECORD, values).lastrowid
     assert row is not None

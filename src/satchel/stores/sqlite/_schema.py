@@ -24,8 +24,10 @@ if TYPE_CHECKING:
 
 #: Version 6 holds text analysed with the lemmatiser (see ``_sqlite_rows.reanalyse``);
 #: version 7 counts record commits (:data:`RECORD_COMMITS`) and keeps sessions; version
-#: 8 holds text analysed with chat spellings read as the words they spell.
-SCHEMA_VERSION: Final = "8"
+#: 8 holds text analysed with chat spellings read as the words they spell; version 9
+#: marks the records whose text says nothing (``records.quiet``), which a neighbours read
+#: passes over.
+SCHEMA_VERSION: Final = "9"
 
 #: ``records.created_ts`` of a record saved without ``created_at``: before every real
 #: time, so a thread orders such records first and no time window ever selects them.
@@ -64,6 +66,7 @@ CREATE TABLE IF NOT EXISTS records (
     overview TEXT,
     embedding BLOB,
     caller_key TEXT,
+    quiet INTEGER NOT NULL DEFAULT 0,
     UNIQUE (family, scope_key, rid, revision)
 );
 CREATE TABLE IF NOT EXISTS resource_bodies (
@@ -109,9 +112,10 @@ INDEXES: Final = """
 CREATE INDEX IF NOT EXISTS records_title ON records (family, scope_key, title) WHERE live = 1;
 CREATE INDEX IF NOT EXISTS records_time ON records (family, scope_key, created_ts)
     WHERE live = 1;
-CREATE INDEX IF NOT EXISTS records_thread ON records (family, scope_key, thread, created_ts, row)
+CREATE INDEX IF NOT EXISTS records_thread
+    ON records (family, scope_key, thread, created_ts, row, quiet)
     WHERE live = 1 AND thread IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_timeline ON records (family, scope_key, created_ts, row)
+CREATE INDEX IF NOT EXISTS records_timeline ON records (family, scope_key, created_ts, row, quiet)
     WHERE live = 1 AND thread IS NULL;
 DROP INDEX IF EXISTS records_caller_key;
 CREATE INDEX IF NOT EXISTS records_caller_key_all ON records (family, scope_key, caller_key)
@@ -145,10 +149,10 @@ CLEAN_PAGES: Final = "clean_pages"
 INSERT_RECORD: Final = f"""
 INSERT INTO records (row, family, scope_key, rid, revision, live, text, kind, tags,
                      created_at, created_ts, thread, title, abstract, overview, embedding,
-                     caller_key)
+                     caller_key, quiet)
 VALUES (max((SELECT coalesce(max(row), 0) FROM records),
             (SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM meta WHERE key = '{LAST_ROW}'))
-        + 1, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        + 1, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 
@@ -186,19 +190,18 @@ _NEAR_TURN: Final = TURN_SQL["sqlite"].format(text="near.text")
 _HIT_TURN: Final = TURN_SQL["sqlite"].format(text="hit.text")
 
 
-#: The SQL function of :func:`passed_over` each connection has (:func:`add_functions`).
-PASSED_OVER: Final = "satchel_passed_over"
-#: A neighbour a read keeps: a text longer than any that says nothing, or one that says
-#: something (the function asked only of short texts).
-_NEAR_SAYS: Final = f"(length(near.text) > {LONGEST_FILLER_TEXT} OR NOT {PASSED_OVER}(near.text))"
+#: Marks again which records say nothing (``records.quiet``), as a migration that
+#: derives again what records' texts say does; ``{passed}`` names the SQL function of
+#: :func:`quiet` (``_rows.mark_quiet``), asked only of texts short enough to say nothing.
+MARK_QUIET: Final = (
+    "UPDATE records SET quiet = {passed}(text)"
+    f" WHERE quiet != 0 OR length(text) <= {LONGEST_FILLER_TEXT}"
+)
 
 
-def add_functions(conn: sqlite3.Connection) -> None:
-    """The SQL functions satchel's statements call, on a new connection."""
-    conn.create_function(PASSED_OVER, 1, _passed_over, deterministic=True)
-
-
-def _passed_over(text: object) -> int:
+def quiet(text: object) -> int:
+    """``records.quiet`` of a record of this text: 1 when a neighbours read passes it
+    over (``vocabulary.passed_over``: its text says nothing), else 0."""
     return int(isinstance(text, str) and passed_over(text))
 
 
@@ -207,14 +210,14 @@ def neighbours_statement(count: int) -> str:
     each with the live rows up to ``?1`` places before and after it in that thread,
     nearest first, as one JSON row (:func:`as_one_row`); two range reads of the
     ``records_thread`` index per row, in one statement. A record whose text says nothing
-    (``vocabulary.passed_over``: "Ben: lol") is passed over, the function asked only of
-    texts short enough to say nothing. A conversation turn written without a thread is
-    in its scope's conversation: the turns without a thread said within
-    ``TIMELINE_GAP`` of it, read in time order along ``records_timeline``."""
+    (``records.quiet``: "Ben: lol") is passed over, as the index tells. A conversation
+    turn written without a thread is in its scope's conversation: the turns without a
+    thread said within ``TIMELINE_GAP`` of it, read in time order along
+    ``records_timeline``."""
     side = (
         "(SELECT json_group_array(row) FROM (SELECT near.row FROM records near"
         " WHERE near.family = hit.family AND near.scope_key = hit.scope_key"
-        f" AND near.live = 1 AND {{same}} AND {_NEAR_SAYS}"
+        " AND near.live = 1 AND near.quiet = 0 AND {same}"
         " AND (near.created_ts, near.row) {cmp} (hit.created_ts, hit.row)"
         " ORDER BY near.created_ts {order}, near.row {order} LIMIT ?1))"
     )
