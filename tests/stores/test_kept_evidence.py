@@ -12,7 +12,7 @@ import satchel
 from satchel.stores import PoolRequest, SqliteStore, _term_counts
 from satchel.stores._term_counts import TermCounts
 from satchel.stores.sqlite import _search as sqlite_search
-from satchel.vocabulary import Evidence, Pool, analyse_query
+from satchel.vocabulary import Evidence, Pool, analyse_query, forget_texts
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -58,6 +58,29 @@ async def test_the_same_rated_evidence_is_served_while_the_scope_is_unchanged(
     assert 999 not in again
     assert all(item.rarity is not None for item in first.values())
     assert dict(first) == await rated_afresh(rt, keys)
+
+
+async def test_evidence_read_from_the_file_is_rated_without_analysing_its_text(
+    chat: tuple[SqliteStore, satchel.Runtime, list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn read from the file is rated from its full-text row's terms: no text is
+    analysed again, and each rating is the one its analysed text gives."""
+    from satchel.vocabulary import _rarity
+
+    _, rt, keys = chat
+    analysed = await rated_afresh(rt, keys)
+    forget_texts()  # the analysed texts kept by text: a rating would find them
+    asked: list[str] = []
+    real = _rarity._said_terms
+
+    def analysed_again(text: str) -> tuple[str, ...]:
+        asked.append(text)
+        return real(text)
+
+    monkeypatch.setattr(_rarity, "_said_terms", analysed_again)
+    assert await rated_afresh(rt, keys) == analysed
+    assert asked == []
+    assert {item.rarity for item in analysed.values()} != {None}
 
 
 async def test_a_write_to_the_scope_serves_evidence_rated_anew(

@@ -379,7 +379,13 @@ async def test_reads_by_row_look_rows_up_by_key(tmp_path: Path, count: int) -> N
             return [step[3] for step in conn.execute(f"EXPLAIN QUERY PLAN {statement}", arguments)]
 
         by_key = "USING INTEGER PRIMARY KEY (rowid=?)"
-        assert plan(sql.fetch_statement(count), arguments) == [f"SEARCH records {by_key}"]
+        steps = plan(sql.fetch_statement(count, "memory"), arguments)
+        assert steps[0] == f"SEARCH records {by_key}", steps
+        # Each row's full-text terms by its key in the FTS5 content table, never a scan.
+        assert [step for step in steps[1:] if "fts_memory" in step] == [
+            f"SEARCH fts_memory_content {by_key}"
+        ], steps
+        assert not any(step.startswith("SCAN") for step in steps), steps
         # Each hit by key, then two range reads of its thread in the thread index, or,
         # for a turn without a thread, of the scope's such turns in the timeline index.
         steps = plan(sql.neighbours_statement(count), [2, *arguments])

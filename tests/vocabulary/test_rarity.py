@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import math
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given
 
-from satchel.vocabulary import Evidence
-from satchel.vocabulary._rarity import content_terms, rarity, rarity_terms, rated
+from satchel.vocabulary import Evidence, analyse
+from satchel.vocabulary._rarity import (
+    content_terms,
+    content_terms_indexed,
+    rarity,
+    rarity_terms,
+    rated,
+)
 
 
 @pytest.mark.parametrize(
@@ -26,6 +34,36 @@ def test_a_turns_terms_are_its_words_past_its_speaker(
     text: str | None, terms: tuple[str, ...]
 ) -> None:
     assert content_terms(text) == terms
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Maya: we got a kitten",
+        "Dr Ana Lima: thanks, Ana! Lima beans again",
+        "O'Neil: the bday was sooo fun",
+        "José:\tola, café",
+        "Kim: 今日は晴れ",
+        "kitten litter",
+        "At 10:30 we met",
+    ],
+)
+def test_a_turns_terms_read_off_its_index_row_are_its_analysed_ones(text: str) -> None:
+    """From the analysed terms of the whole text (what a full-text row holds), the terms
+    past the speaker's name are those ``content_terms`` analyses: no word spans the colon."""
+    assert content_terms_indexed(text, " ".join(analyse(text))) == content_terms(text)
+    scoped = " ".join("s12x" + term for term in analyse(text))  # as a store's row holds them
+    assert content_terms_indexed(text, scoped, "s12x") == content_terms(text)
+
+
+@given(
+    st.from_regex(r"[A-Z][a-z]{1,8}( [A-Z][a-z]{1,8}){0,2}", fullmatch=True),
+    st.text(max_size=200),
+)
+def test_any_turns_terms_read_off_its_index_row_are_its_analysed_ones(name: str, said: str) -> None:
+    text = f"{name}: {said}"
+    scoped = " ".join("s3x" + term for term in analyse(text))
+    assert content_terms_indexed(text, scoped, "s3x") == content_terms(text)
 
 
 def test_rarity_is_the_mean_share_of_the_scopes_information_its_words_carry() -> None:

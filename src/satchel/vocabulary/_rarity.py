@@ -48,6 +48,31 @@ def content_terms(text: str | None) -> tuple[str, ...]:
     return remembered(_SEEN, text, _said_terms, TERMS_KEPT) if terms is None else terms
 
 
+def content_terms_indexed(text: str, terms: str, prefix: str = "") -> tuple[str, ...]:
+    """:func:`content_terms` of ``text`` from ``terms``, the analysed terms of the whole
+    text in order, joined by spaces, each after the store's ``prefix`` (a full-text row
+    of it), without analysing it again: those past the terms of its speaker's name. The
+    same terms, since the analysis reads word by word and no word spans the colon after
+    a name."""
+    if not speaker_terms(text):
+        return ()
+    name = text[: text.find(":", 0, MAX_SPEAKER_CHARS + 1)]
+    skip = _NAME_TERMS.get(name)
+    if skip is None:  # kept without evicting: a store's read thread asks too
+        skip = len(analyse(name))
+        if len(_NAME_TERMS) < NAMES_KEPT:
+            _NAME_TERMS[name] = skip
+    if prefix:  # a term holds no space: every one starts the string or follows one
+        terms = terms.replace(" " + prefix, " ").removeprefix(prefix)
+    return tuple(dict.fromkeys(terms.split()[skip:]))
+
+
+#: How many terms each speaker's name analyses to (a chat has a handful of names);
+#: cleared by an erase as every text memo is (``_memo.forget_texts``).
+_NAME_TERMS: dict[str, int] = text_memo()
+NAMES_KEPT: Final = 4096
+
+
 def _said_terms(text: str) -> tuple[str, ...]:
     if not speaker_terms(text):
         return ()

@@ -319,11 +319,19 @@ def unscoped_terms(scope_key: int, indexed: str) -> str:
     return " ".join(term[size:] for term in indexed.split())
 
 
-def fetch_statement(count: int) -> str:
-    """The evidence columns of ``count`` rows as one JSON array of arrays (see
-    :func:`as_one_row`)."""
+@functools.lru_cache(maxsize=1024)
+def fetch_statement(count: int, family: Family) -> str:
+    """The evidence columns of ``count`` rows, each with its full-text row's terms (NULL
+    for a row out of search), as one JSON array of arrays (see :func:`as_one_row`).
+
+    The terms are read from the FTS5 table's content table (``<table>_content``, whose
+    ``c0`` holds the one column, ``terms``, by the row's ``id``: the layout FTS5 keeps
+    its content in, a file format it keeps): a primary key lookup, where the same row
+    through the virtual table cost twice as much (2.7 against 1.4 us a row)."""
+    terms = f"(SELECT c0 FROM {FTS_TABLES[family]}_content WHERE id = records.row)"
     return as_one_row(
-        EVIDENCE_COLUMNS, f"SELECT {EVIDENCE_COLUMNS} FROM records WHERE {rows_in(count)}"
+        f"{EVIDENCE_COLUMNS}, terms",
+        f"SELECT {EVIDENCE_COLUMNS}, {terms} AS terms FROM records WHERE {rows_in(count)}",
     )
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from ...vocabulary._analysis import match_expression
 from ...vocabulary._evidence import ThreadNeighbours
 from ...vocabulary._families import FAMILY_RULES
+from ...vocabulary._rarity import content_terms_indexed
 from ...vocabulary._retrieval import RARE_POSTINGS, WINDOW_SCAN, TimeHits
 from ...vocabulary._turns import let_loop_in
 from .._postings import first_of_each_row
@@ -200,17 +201,23 @@ def thread_neighbours(
 
 def fetch(
     conn: sqlite3.Connection, family: Family, scope_key: int, scope_id: str, rows: list[int]
-) -> dict[int, Evidence]:
-    """The evidence of those ``rows`` that are live records of the family in the scope."""
+) -> tuple[dict[int, Evidence], dict[int, tuple[str, ...]]]:
+    """The evidence of those ``rows`` that are live records of the family in the scope,
+    and the content terms of those that are conversation turns (``content_terms``), read
+    off their full-text rows rather than analysed again."""
     if not rows:
-        return {}
-    found = one_row(conn, sql.fetch_statement(len(rows)), [*rows, family, scope_key])
+        return {}, {}
+    found = one_row(conn, sql.fetch_statement(len(rows), family), [*rows, family, scope_key])
     evidence: dict[int, Evidence] = {}
-    for row in found:
-        if row[-1]:
-            evidence[row[0]] = sql.evidence_from_row(family, scope_id, row)
+    said: dict[int, tuple[str, ...]] = {}
+    prefix = sql.term_prefix(scope_key)
+    for *columns, terms in found:
+        if columns[-1]:
+            item = evidence[columns[0]] = sql.evidence_from_row(family, scope_id, columns)
+            if terms is not None and item.text is not None:
+                said[columns[0]] = content_terms_indexed(item.text, terms, prefix)
             let_loop_in()  # hundreds of rows are milliseconds of Python in a read thread
-    return evidence
+    return evidence, said
 
 
 def one_row(

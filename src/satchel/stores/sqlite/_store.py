@@ -663,13 +663,18 @@ class SqliteStore:
         if missing:
             generation = self._evidence.generation
 
-            def work(conn: sqlite3.Connection) -> dict[int, Evidence]:
+            def work(
+                conn: sqlite3.Connection,
+            ) -> tuple[dict[int, Evidence], dict[int, tuple[str, ...]]]:
                 return search.fetch(conn, family, scope_key, scope_id, missing)
 
-            fetched = await self._read("evidence", work, inline=small and len(missing) <= 256)
+            inline = small and len(missing) <= 256
+            fetched, said = await self._read("evidence", work, inline=inline)
             self._evidence.remember(fetched, generation)
             found.update(fetched)
-        rated = await self._rated(family, scope_key, found, kept, inline=small)
+        else:
+            said = {}
+        rated = await self._rated(family, scope_key, found, kept, said, inline=small)
         self._term_counts.keep(family, scope_id, kept, rated)
         if ready:
             ready.update(rated)
@@ -682,12 +687,13 @@ class SqliteStore:
         scope_key: int,
         found: dict[int, Evidence],
         kept: Kept,
+        said: Mapping[int, tuple[str, ...]],
         *,
         inline: bool,
     ) -> dict[int, Evidence]:
         """``found`` rated with the scope's counts (``vocabulary.rarity``): those
         ``kept`` at the scope's write version, and one read of ``term_stats`` for the
-        rest."""
+        rest; ``said`` holds the content terms of those read with them (``fetch``)."""
         if not found:
             return found
 
@@ -698,7 +704,7 @@ class SqliteStore:
             return await self._read("term counts", work, inline=inline)
 
         rows = self._counts.get((family, scope_key), 0)
-        return await rate(found, kept, rows, read_counts, on_host_loop=True)
+        return await rate(found, kept, rows, read_counts, on_host_loop=True, said=said)
 
     async def _read(
         self, operation: str, work: Callable[[sqlite3.Connection], T], *, inline: bool
