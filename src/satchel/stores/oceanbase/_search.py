@@ -655,7 +655,9 @@ def _said(
 ) -> tuple[int, ...]:
     """The nearest ``reach`` keys of one side's rows that say something (by time, then
     key: ``reverse`` for the side before), passing over the turns that say nothing."""
-    ordered = sorted(side, reverse=reverse)
-    return tuple(near for _, near, short in ordered if short is None or not passed_over(short))[
-        :reach
+    said = [
+        near
+        for _, near, short in sorted(side, reverse=reverse)
+        if short is None or not passed_over(short)
     ]
+    return tuple(said[:reach])
