@@ -73,6 +73,7 @@ async def test_an_erase_leaves_no_text_or_word_of_it_kept_for_rating() -> None:
         (*_, ref) = await rt.add_memories("chat", entries)
         ask = "When did Ana find the kestrel nest?"
         await rt.prepare_context(satchel.PrepareContextRequest(scope_id="chat", query=ask))
+        assert secret in _rarity._SEEN
         assert "Ana" in _rarity._NAME_TERMS  # the SQLite store reads the words it rates
         assert secret in _dates._SAID_WHEN
         assert "mill" in store._term_counts.at("memory", "chat", store.scope_version("chat")).counts

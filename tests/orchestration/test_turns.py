@@ -48,7 +48,7 @@ def stages(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         (_connections.Connections, "read_inline"): "read",
         (_search, "fuse"): "fuse",
         (_packer.Packer, "pack"): "fit",
-        (_term_counts, "stretch_terms"): "rate",
+        (_term_counts, "rarity_terms"): "rate",
     }
     for (owner, name), stage in patches.items():
         monkeypatch.setattr(owner, name, logged(log, stage, getattr(owner, name)))

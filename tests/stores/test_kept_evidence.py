@@ -64,10 +64,11 @@ async def test_evidence_read_from_the_file_is_rated_without_analysing_its_text(
     chat: tuple[SqliteStore, satchel.Runtime, list[int]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A turn read from the file is rated from its full-text row's terms: no text is
-    analysed again, and each rating is the one its analysed text gives."""
+    analysed again, nor when a write to the scope has it rated anew, and each rating is
+    the one its analysed text gives."""
     from satchel.vocabulary import _rarity
 
-    _, rt, keys = chat
+    store, rt, keys = chat
     analysed = await rated_afresh(rt, keys)
     forget_texts()  # the analysed texts kept by text: a rating would find them
     asked: list[str] = []
@@ -79,6 +80,9 @@ async def test_evidence_read_from_the_file_is_rated_without_analysing_its_text(
 
     monkeypatch.setattr(_rarity, "_said_terms", analysed_again)
     assert await rated_afresh(rt, keys) == analysed
+    await rt.add_memories("chat", [satchel.MemoryEntry(text="Ben: see you there", thread="t")])
+    again = await store.evidence("memory", "chat", keys)  # kept rows, the counts anew
+    assert all(again[key] is not analysed[key] for key in keys)
     assert asked == []
     assert {item.rarity for item in analysed.values()} != {None}
 

@@ -18,10 +18,10 @@ import contextlib
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from .._loop import loop_turn
-from ..vocabulary._rarity import content_terms, rarity, with_rarity
+from ..vocabulary._rarity import content_terms, rarity, rarity_terms, with_rarity
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
     from contextlib import AbstractAsyncContextManager
 
     from ..vocabulary._evidence import Evidence
@@ -145,25 +145,21 @@ async def rate(
     read_counts: Callable[[list[str]], Awaitable[Mapping[str, int]]],
     *,
     on_host_loop: bool,
-    said: Mapping[int, tuple[str, ...]] | None = None,
 ) -> dict[int, Evidence]:
     """``found`` rated (``vocabulary.rarity``) with the scope's ``rows`` and ``kept``
     counts, reading (``read_counts``) only those of terms of unrated items not kept
     yet. Counts read while a write landed may be the write's: they serve this read, and
     the version they are kept under is gone by the next. ``on_host_loop``: the texts
     are analysed and rated a stretch (``RATE_STRETCH``) per turn of the host's loop
-    (``_loop``); a store running on a loop of its own takes no turns. ``said``: the
-    content terms (``vocabulary.content_terms``) of some keys as the store read them
-    (``content_terms_indexed``), so their texts are not analysed again."""
+    (``_loop``); a store running on a loop of its own takes no turns."""
     unrated = [(key, item) for key, item in found.items() if key not in kept.ratings]
     stretches = [
         unrated[first : first + RATE_STRETCH] for first in range(0, len(unrated), RATE_STRETCH)
     ]
-    said = said or {}
     needed: set[str] = set()
     for stretch in stretches:  # each text analysed the first time it is read
         async with _turn(on_host_loop):
-            needed |= stretch_terms(stretch, said)
+            needed |= rarity_terms(item for _, item in stretch)
     if missing := [term for term in needed if term not in kept.counts]:
         read = await read_counts(missing)
         for term in missing:
@@ -171,24 +167,8 @@ async def rate(
     for stretch in stretches:
         async with _turn(on_host_loop):
             for key, item in stretch:
-                kept.ratings[key] = rarity(_terms(key, item, said), kept.counts, rows)
+                kept.ratings[key] = rarity(content_terms(item.text), kept.counts, rows)
     return {key: with_rarity(item, kept.ratings[key]) for key, item in found.items()}
-
-
-def stretch_terms(
-    stretch: Iterable[tuple[int, Evidence]], said: Mapping[int, tuple[str, ...]]
-) -> set[str]:
-    """Every term a rating of one stretch of keys' evidence needs the scope's count of."""
-    needed: set[str] = set()
-    for key, item in stretch:
-        needed.update(_terms(key, item, said))
-    return needed
-
-
-def _terms(key: int, item: Evidence, said: Mapping[int, tuple[str, ...]]) -> tuple[str, ...]:
-    """The content terms of a key's evidence: as the store read them, or analysed."""
-    terms = said.get(key)
-    return content_terms(item.text) if terms is None else terms
 
 
 def _turn(on_host_loop: bool) -> AbstractAsyncContextManager[object]:

@@ -67,6 +67,13 @@ def content_terms_indexed(text: str, terms: str, prefix: str = "") -> tuple[str,
     return tuple(dict.fromkeys(terms.split()[skip:]))
 
 
+def remember_terms(text: str, terms: tuple[str, ...]) -> None:
+    """Keep ``terms`` as :func:`content_terms` of ``text``: what a store read off the
+    text's full-text row (:func:`content_terms_indexed`), so no rating of it, now or
+    after the scope's next write, analyses the text. Called on the loop that rates."""
+    remembered(_SEEN, text, lambda _: terms, TERMS_KEPT)
+
+
 #: How many terms each speaker's name analyses to (a chat has a handful of names);
 #: cleared by an erase as every text memo is (``_memo.forget_texts``).
 _NAME_TERMS: dict[str, int] = text_memo()

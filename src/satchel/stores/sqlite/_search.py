@@ -201,21 +201,21 @@ def thread_neighbours(
 
 def fetch(
     conn: sqlite3.Connection, family: Family, scope_key: int, scope_id: str, rows: list[int]
-) -> tuple[dict[int, Evidence], dict[int, tuple[str, ...]]]:
+) -> tuple[dict[int, Evidence], dict[str, tuple[str, ...]]]:
     """The evidence of those ``rows`` that are live records of the family in the scope,
-    and the content terms of those that are conversation turns (``content_terms``), read
-    off their full-text rows rather than analysed again."""
+    and by text the content terms of those that are conversation turns
+    (``content_terms``), read off their full-text rows rather than analysed again."""
     if not rows:
         return {}, {}
     found = one_row(conn, sql.fetch_statement(len(rows), family), [*rows, family, scope_key])
     evidence: dict[int, Evidence] = {}
-    said: dict[int, tuple[str, ...]] = {}
+    said: dict[str, tuple[str, ...]] = {}
     prefix = sql.term_prefix(scope_key)
     for *columns, terms in found:
         if columns[-1]:
             item = evidence[columns[0]] = sql.evidence_from_row(family, scope_id, columns)
             if terms is not None and item.text is not None:
-                said[columns[0]] = content_terms_indexed(item.text, terms, prefix)
+                said[item.text] = content_terms_indexed(item.text, terms, prefix)
             let_loop_in()  # hundreds of rows are milliseconds of Python in a read thread
     return evidence, said
 

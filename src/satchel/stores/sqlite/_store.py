@@ -24,6 +24,7 @@ from ...vocabulary import _telemetry as tracing
 from ...vocabulary._errors import InvalidRequestError, StoreError
 from ...vocabulary._evidence import Evidence, Pool, ThreadNeighbours
 from ...vocabulary._families import rules
+from ...vocabulary._rarity import remember_terms
 from ...vocabulary._records import MemoryRef
 from ...vocabulary._speakers import opens_with_speaker, variant_floor
 from .. import _rules
@@ -665,16 +666,16 @@ class SqliteStore:
 
             def work(
                 conn: sqlite3.Connection,
-            ) -> tuple[dict[int, Evidence], dict[int, tuple[str, ...]]]:
+            ) -> tuple[dict[int, Evidence], dict[str, tuple[str, ...]]]:
                 return search.fetch(conn, family, scope_key, scope_id, missing)
 
             inline = small and len(missing) <= 256
             fetched, said = await self._read("evidence", work, inline=inline)
+            for text, terms in said.items():  # a rating finds them, and analyses nothing
+                remember_terms(text, terms)
             self._evidence.remember(fetched, generation)
             found.update(fetched)
-        else:
-            said = {}
-        rated = await self._rated(family, scope_key, found, kept, said, inline=small)
+        rated = await self._rated(family, scope_key, found, kept, inline=small)
         self._term_counts.keep(family, scope_id, kept, rated)
         if ready:
             ready.update(rated)
@@ -687,13 +688,12 @@ class SqliteStore:
         scope_key: int,
         found: dict[int, Evidence],
         kept: Kept,
-        said: Mapping[int, tuple[str, ...]],
         *,
         inline: bool,
     ) -> dict[int, Evidence]:
         """``found`` rated with the scope's counts (``vocabulary.rarity``): those
         ``kept`` at the scope's write version, and one read of ``term_stats`` for the
-        rest; ``said`` holds the content terms of those read with them (``fetch``)."""
+        rest."""
         if not found:
             return found
 
@@ -704,7 +704,7 @@ class SqliteStore:
             return await self._read("term counts", work, inline=inline)
 
         rows = self._counts.get((family, scope_key), 0)
-        return await rate(found, kept, rows, read_counts, on_host_loop=True, said=said)
+        return await rate(found, kept, rows, read_counts, on_host_loop=True)
 
     async def _read(
         self, operation: str, work: Callable[[sqlite3.Connection], T], *, inline: bool
