@@ -48,12 +48,11 @@ def content_terms(text: str | None) -> tuple[str, ...]:
     return remembered(_SEEN, text, _said_terms, TERMS_KEPT) if terms is None else terms
 
 
-def content_terms_indexed(text: str, terms: str, prefix: str = "") -> tuple[str, ...]:
+def content_terms_indexed(text: str, terms: str) -> tuple[str, ...]:
     """:func:`content_terms` of ``text`` from ``terms``, the analysed terms of the whole
-    text in order, joined by spaces, each after the store's ``prefix`` (a full-text row
-    of it), without analysing it again: those past the terms of its speaker's name. The
-    same terms, since the analysis reads word by word and no word spans the colon after
-    a name."""
+    text in order, joined by spaces (a store's full-text row of it), without analysing
+    it again: those past the terms of its speaker's name. The same terms, since the
+    analysis reads word by word and no word spans the colon after a name."""
     if not speaker_terms(text):
         return ()
     name = text[: text.find(":", 0, MAX_SPEAKER_CHARS + 1)]
@@ -62,8 +61,6 @@ def content_terms_indexed(text: str, terms: str, prefix: str = "") -> tuple[str,
         skip = len(analyse(name))
         if len(_NAME_TERMS) < NAMES_KEPT:
             _NAME_TERMS[name] = skip
-    if prefix:  # a term holds no space: every one starts the string or follows one
-        terms = terms.replace(" " + prefix, " ").removeprefix(prefix)
     return tuple(dict.fromkeys(terms.split()[skip:]))
 
 

@@ -314,9 +314,10 @@ def scoped_terms(scope_key: int, terms: str) -> str:
 
 
 def unscoped_terms(scope_key: int, indexed: str) -> str:
-    """The analysed terms of an FTS5 row, without their scope's prefix."""
-    size = len(term_prefix(scope_key))
-    return " ".join(term[size:] for term in indexed.split())
+    """The analysed terms of an FTS5 row, without their scope's prefix (every term
+    starts the row or follows a space, and holds none)."""
+    prefix = term_prefix(scope_key)
+    return indexed.replace(" " + prefix, " ").removeprefix(prefix)
 
 
 @functools.lru_cache(maxsize=1024)

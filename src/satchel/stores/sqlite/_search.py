@@ -210,12 +210,12 @@ def fetch(
     found = one_row(conn, sql.fetch_statement(len(rows), family), [*rows, family, scope_key])
     evidence: dict[int, Evidence] = {}
     said: dict[str, tuple[str, ...]] = {}
-    prefix = sql.term_prefix(scope_key)
     for *columns, terms in found:
         if columns[-1]:
             item = evidence[columns[0]] = sql.evidence_from_row(family, scope_id, columns)
             if terms is not None and item.text is not None:
-                said[item.text] = content_terms_indexed(item.text, terms, prefix)
+                unscoped = sql.unscoped_terms(scope_key, terms)
+                said[item.text] = content_terms_indexed(item.text, unscoped)
             let_loop_in()  # hundreds of rows are milliseconds of Python in a read thread
     return evidence, said
 
