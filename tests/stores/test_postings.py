@@ -512,3 +512,32 @@ def test_postings_are_read_a_stretch_at_a_time_giving_the_gil_up_between(
     _same_postings(held, read)
     assert "all" not in fetched
     assert fetched.count(f"many {shared.BUILD_CHUNK}") == 4  # 3 stretches, then none
+
+
+@pytest.mark.anyio
+async def test_evidence_is_rated_by_held_postings_without_reading_counts(
+    runtime: tuple[SqliteStore, satchel.Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope whose postings are held at its write version rates the turns it reads
+    by their counts (the FTS5 table's, as ``term_stats`` holds them): no statement
+    reads counts, and every rating is the one the statement's counts give."""
+    store, rt = runtime
+    turns = ["Ana: the river stone", "Ben: a lamp by the river", "Ana: harbour lights"]
+    await rt.add_memories("c", [satchel.MemoryEntry(text=text, thread="t") for text in turns])
+    keys = list(range(1, 20))
+    by_statement = dict(await store.evidence("memory", "c", keys))
+    assert {item.rarity for item in by_statement.values()} - {None}
+    request = PoolRequest(analyse_query("river stone"), None, 16)
+    while store._postings.held("memory", store._scope_keys["c"], store.scope_version("c")) is None:
+        await store.retrieve("memory", "c", request)
+    counted: list[object] = []
+    real = _search.term_counts
+    monkeypatch.setattr(_search, "term_counts", lambda *args: counted.append(args) or real(*args))
+    store._term_counts.forget()
+    store._evidence.retire_all()
+    assert dict(await store.evidence("memory", "c", keys)) == by_statement
+    assert counted == []
+    store._postings = _postings_cache.PostingsCache(most_rows=0)  # none held: the statement
+    store._term_counts.forget()
+    assert dict(await store.evidence("memory", "c", keys)) == by_statement
+    assert len(counted) == 1

@@ -86,6 +86,13 @@ class PostingsCache:
         kept = self._scopes.get(where)
         return (kept is not None and kept[0] == version) or not self._due(where, rows)
 
+    def held(self, family: Family, scope_key: int, version: int) -> ScopePostings | None:
+        """The scope's postings if they are held at ``version``: no read, and no search
+        counted towards reading them."""
+        with self._lock:
+            kept = self._scopes.get((family, scope_key))
+        return kept[1] if kept is not None and kept[0] == version else None
+
     def postings(
         self,
         conn: sqlite3.Connection,

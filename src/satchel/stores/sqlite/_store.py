@@ -692,12 +692,17 @@ class SqliteStore:
         inline: bool,
     ) -> dict[int, Evidence]:
         """``found`` rated with the scope's counts (``vocabulary.rarity``): those
-        ``kept`` at the scope's write version, and one read of ``term_stats`` for the
-        rest."""
+        ``kept`` at the scope's write version, and for the rest the scope's held
+        postings at that version (``_postings``: the FTS5 table's counts, no statement)
+        or else one read of ``term_stats``."""
         if not found:
             return found
 
         async def read_counts(terms: list[str]) -> dict[str, int]:
+            held = self._postings.held(family, scope_key, kept.version)
+            if held is not None:
+                return held.frequencies(sql.term_prefix(scope_key), terms)
+
             def work(conn: sqlite3.Connection) -> dict[str, int]:
                 return search.term_counts(conn, family, scope_key, terms)
 
