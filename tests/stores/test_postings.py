@@ -530,9 +530,14 @@ async def test_evidence_is_rated_by_held_postings_without_reading_counts(
     request = PoolRequest(analyse_query("river stone"), None, 16)
     while store._postings.held("memory", store._scope_keys["c"], store.scope_version("c")) is None:
         await store.retrieve("memory", "c", request)
-    counted: list[object] = []
+    counted: list[tuple[Any, ...]] = []
     real = _search.term_counts
-    monkeypatch.setattr(_search, "term_counts", lambda *args: counted.append(args) or real(*args))
+
+    def term_counts(*args: Any) -> dict[str, int]:
+        counted.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(_search, "term_counts", term_counts)
     store._term_counts.forget()
     store._evidence.retire_all()
     assert dict(await store.evidence("memory", "c", keys)) == by_statement
