@@ -40,7 +40,9 @@ word people often shorten or stretch is typed so ("bday", "pics", "fam", "sooo",
 
 ``--messages`` cuts each turn into messages of about 14 words (its sentences grouped,
 five seconds apart, a shared photo's caption with the last), as people write in a
-messaging app; a turn counts as delivered when one of its messages is.
+messaging app; a turn counts as delivered when one of its messages is, and the column
+*every message* counts each evidence turn by the share of its messages delivered (as a
+chat whose every message of the turn were evidence would count it).
 
 ``--media-omitted`` adds the line a messaging app's export writes for a shared photo:
 after each turn that shares one, its speaker's ``"<Media omitted>"``, five seconds
@@ -409,10 +411,12 @@ async def evaluate(
 ) -> dict[str, Any]:
     """Every question in every setting, interleaved, on one store; then the misses."""
     queries = [q for q in read_queries(folder / "queries.jsonl")[0] if q.expected]
+    cut = messages_of(folder)
     plan = settings(budgets)
     seconds: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     cpu: dict[str, list[float]] = defaultdict(list)
     recall: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    whole: dict[str, list[float]] = defaultdict(list)
     store = await SqliteStore.open(str(db))
     async with AsyncExitStack() as stack:
         stack.push_async_callback(store.aclose)
@@ -433,6 +437,10 @@ async def evaluate(
                     value = _recall(query, owners, context.content)
                     for category in ("all", query.category):
                         recall[setting.name][category].append(value)
+                    if cut:
+                        whole[setting.name].append(
+                            _messages_recall(query, owners, context.content, cut)
+                        )
         misses = await _misses(runtimes[True, False], queries, owners)
     return {
         "settings": {
@@ -445,6 +453,7 @@ async def evaluate(
                 # The process's CPU time (user + system) per prepare: the machine's
                 # other work moves it far less than wall time.
                 "cpu_us": statistics.fmean(cpu[setting.name]) * 1e6,
+                **({"messages_recall": statistics.fmean(whole[setting.name])} if cut else {}),
             }
             for setting in plan
         },
@@ -504,6 +513,34 @@ def _delivered(owners: Mapping[Any, str], content: str | None) -> set[str | None
 
 def _recall(query: WorkloadQuery, owners: Mapping[Any, str], content: str | None) -> float:
     return len(_delivered(owners, content) & set(query.expected)) / len(query.expected)
+
+
+def messages_of(folder: Path) -> dict[str, list[str]]:
+    """Each turn's messages, when the workload's turns were cut into several
+    (``--messages``); else empty."""
+    said: dict[str, list[str]] = defaultdict(list)
+    for line in (folder / "entries.jsonl").read_text(encoding="utf-8").splitlines():
+        entry_id = json.loads(line)["id"]
+        if "#" in entry_id:
+            said[entry_id.partition("#")[0]].append(entry_id)
+    return dict(said) if any(len(ids) > 1 for ids in said.values()) else {}
+
+
+def _messages_recall(
+    query: WorkloadQuery,
+    owners: Mapping[Any, str],
+    content: str | None,
+    cut: Mapping[str, list[str]],
+) -> float:
+    """The mean over a question's evidence turns of the share of each one's messages
+    delivered: a turn whose sentences a chat holds as three messages counts a third for
+    each (an evidence turn the workload lacks counts none)."""
+    got = {owners.get(citation_key(c)) for c in delivered_citations(content)}
+    shares = [
+        sum(message in got for message in cut[turn]) / len(cut[turn]) if cut.get(turn) else 0.0
+        for turn in query.expected
+    ]
+    return sum(shares) / len(shares)
 
 
 def _ordered(values: Mapping[str, list[float]]) -> list[tuple[str, list[float]]]:
@@ -630,13 +667,18 @@ async def run(
 def report(result: Mapping[str, Any]) -> str:
     rows = result["settings"]
     categories = list(next(iter(rows.values()))["recall"])
+    cut = all("messages_recall" in values for values in rows.values())
+    extra = " every message |" if cut else ""
     lines = [
-        "| setting | " + " | ".join(categories) + " | p50 ms | CPU us |",
-        "|---|" + "---:|" * (len(categories) + 2),
+        "| setting | " + " | ".join(categories) + " |" + extra + " p50 ms | CPU us |",
+        "|---|" + "---:|" * (len(categories) + 2 + cut),
     ]
     for name, values in rows.items():
         cells = " | ".join(f"{values['recall'].get(c, float('nan')):.3f}" for c in categories)
-        lines.append(f"| {name} | {cells} | {values['p50_ms']:.2f} | {values['cpu_us']:.0f} |")
+        shown = f" {values['messages_recall']:.3f} |" if cut else ""
+        lines.append(
+            f"| {name} | {cells} |{shown} {values['p50_ms']:.2f} | {values['cpu_us']:.0f} |"
+        )
     misses = dict(result["misses_8000_gate_on"])
     evidence = misses.pop("evidence")
     missed = sum(misses.values())

@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from bench import locomo, orchestrator
+from satchel._workload import read_queries
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -311,3 +312,33 @@ def test_the_cost_of_reference_scopes_is_measured_against_one(tmp_path: Path) ->
     assert "| chunks' median |" in locomo.ratio_report(result)
     with pytest.raises(ValueError, match="--references 2 needs 3 conversations, not 2"):
         anyio.run(functools.partial(locomo.run, folder, None, 1, references=2))
+
+
+def test_a_turn_cut_into_messages_counts_by_its_messages_delivered_too(tmp_path: Path) -> None:
+    """With --messages the report's *every message* column counts an evidence turn by
+    the share of its messages a pack delivered: a pack holding one of a turn's two
+    messages delivers the turn, and half of it."""
+    words = " ".join(["support"] * 10)
+    said = f"{words}. {words}! Then I went home."  # two messages
+    conversation = {**CONVERSATION, "session_1": [
+        {"speaker": "Caroline", "dia_id": "D1:1", "text": said}, *CONVERSATION["session_1"][1:]
+    ]}  # fmt: skip
+    (tmp_path / "26.json").write_text(json.dumps({**conversation, "qa": QA}))
+    folder = locomo.workload(locomo.conversations(tmp_path), tmp_path / "out", messages=True)
+    cut = locomo.messages_of(folder)
+    assert cut["locomo:26/D1:1"] == ["locomo:26/D1:1#0", "locomo:26/D1:1#1"]
+    assert cut["locomo:26/D2:1"] == ["locomo:26/D2:1#0"]
+    assert locomo.messages_of(locomo.workload(locomo.conversations(tmp_path), tmp_path / "w")) == {}
+    (question, *_) = [q for q in read_queries(folder / "queries.jsonl")[0]
+                      if q.expected]  # fmt: skip
+    owners = {("memory", "s", "m0", 1): "locomo:26/D1:1#0", ("memory", "s", "m1", 1): "x"}
+    pack = (
+        'Everything...\nBEGIN_SATCHEL_CONTEXT_V2\n{"family":"memory","scope":"s"}\n'
+        '[null,"Caroline: support","m0"]\nEND_SATCHEL_CONTEXT_V2\n'
+    )
+    assert locomo._recall(question, owners, pack) == 1.0
+    assert locomo._messages_recall(question, owners, pack, cut) == 0.5
+    result = anyio.run(functools.partial(locomo.run, tmp_path, None, 1, messages=True))
+    for values in result["settings"].values():
+        assert 0 < values["messages_recall"] <= values["recall"]["all"]
+    assert "every message" in locomo.report(result)
