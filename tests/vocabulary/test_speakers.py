@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         ("Maya: we got a kitten", {"maya"}),
         ("Dr Ana Lima: the scan is clear", {"dr", "ana", "lima"}),
         ("José:\tola", {"josé"}),
+        ("+44 7700 900123: see you at six", {"44", "7700", "900123"}),  # an unsaved contact
     ],
 )
 def test_a_turn_opening_with_a_name_names_its_speaker(text: str, speaker: set[str]) -> None:
@@ -46,6 +47,7 @@ def test_a_turn_opening_with_a_name_names_its_speaker(text: str, speaker: set[st
         "Maya:kitten",  # no space after the colon: a label or a URI, not a turn
         ": nobody",
         "One two three four: too many words",
+        "2023-05-07: the first scan",  # a date: digits, not a phone number
     ],
 )
 def test_other_texts_name_no_speaker(text: str | None) -> None:
@@ -251,10 +253,29 @@ def test_a_turn_is_told_alike_in_python_and_in_sqlite(name: str, rest: str) -> N
     assert bool(told) is opens_with_speaker(text)
 
 
+@hypothesis.settings(max_examples=400, deadline=None)
+@hypothesis.given(
+    name=st.text(alphabet="+0123456789 ()-aé٣", min_size=1, max_size=24),
+    rest=st.sampled_from([": hi", ":hi", ": ", " : x"]),
+)
+def test_a_phone_number_speaker_is_told_alike_in_python_and_in_sqlite(name: str, rest: str) -> None:
+    """The same as a phone number labels a speaker: digits, spaces, brackets, hyphens."""
+    text = f"{name}{rest}"
+    with sqlite3.connect(":memory:") as conn:
+        (told,) = conn.execute("SELECT " + TURN_SQL["sqlite"].format(text="?1"), (text,)).fetchone()
+    assert bool(told) is opens_with_speaker(text)
+
+
 @pytest.mark.parametrize(
     ("text", "turn"),
     [
         ("Maya: hi", True),
+        ("+44 7700 900123: see you at six", True),
+        ("+1 (555) 123-4567: on my way", True),
+        ("+49 151 1234 5678: hallo", True),
+        ("2023-05-07: the first scan", False),
+        ("Step 1: open the valve", False),
+        ("+44 7700: too short a number", False),
         ("Dr Ana Lima: the scan", True),
         ("José: olá", True),
         ("One two three four: no", False),

@@ -1096,10 +1096,11 @@ async def check_neighbours_stay_in_their_thread(store: Store) -> None:
 
 async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store) -> None:
     """A conversation turn written without a thread ("Name: text", at most three words
-    and no digit before the colon) has the scope's other turns without a thread said
-    within a day of it as its neighbours, by created_at then insertion; threaded
-    records, records that are no turn, turns said days apart, other scopes and
-    forgotten turns never appear, and a record that is no turn has none."""
+    and no digit before the colon, or a phone number: "+44 7700 900123: text") has the
+    scope's other turns without a thread said within a day of it as its neighbours, by
+    created_at then insertion; threaded records, records that are no turn (a date
+    before the colon), turns said days apart, other scopes and forgotten turns never
+    appear, and a record that is no turn has none."""
     refs = await remember(
         store,
         "s",
@@ -1111,6 +1112,8 @@ async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store)
             turn("Bo: second", 2, thread=None),
             turn("At 10: not a turn", 2.5, thread=None),
             turn("Ana: fourth", 4, thread=None),
+            turn("2023-05-07: a dated note", 4.5, thread=None),
+            turn("+44 7700 900123: fifth", 5, thread=None),
             turn("Bo: two days later", 60 * 24 * 2, thread=None),
         ],
     )
@@ -1127,8 +1130,12 @@ async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store)
     }
     later = await store.neighbours("memory", "s", [key["Bo: two days later"]], reach=2)
     assert later == {key["Bo: two days later"]: ThreadNeighbours((), ())}
-    fourth = await store.neighbours("memory", "s", [key["Ana: fourth"]], reach=2)
-    assert fourth[key["Ana: fourth"]].after == ()
+    fourth, phone = key["Ana: fourth"], key["+44 7700 900123: fifth"]
+    last = await store.neighbours("memory", "s", [fourth, phone, key["2023-05-07: a dated note"]])
+    assert last == {
+        fourth: ThreadNeighbours((key["Dr Ana Lima: third"],), (phone,)),
+        phone: ThreadNeighbours((fourth,), ()),
+    }
     assert (await store.neighbours("memory", "s", [key["Bo: threaded"]])) == {
         key["Bo: threaded"]: ThreadNeighbours((), ())
     }

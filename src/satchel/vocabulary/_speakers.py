@@ -64,32 +64,62 @@ _SEEN_MOST: Final = 4096
 
 def _named(head: str) -> frozenset[str]:
     prefix, after = head[:-2], head[-1:]
-    words = prefix.split()
-    if after not in (" ", "\t") or not 1 <= len(words) <= MAX_SPEAKER_WORDS:
+    if after not in (" ", "\t"):
         return _NOBODY
-    if any(c.isdigit() for c in prefix):
+    if phone_label(prefix):
+        return frozenset(analyse(prefix))
+    words = prefix.split()
+    if not 1 <= len(words) <= MAX_SPEAKER_WORDS or any(c.isdigit() for c in prefix):
         return _NOBODY
     return frozenset(analyse(prefix))
 
 
+#: A person a messaging app's export labels by their phone number, as it does everyone
+#: the exporter has not saved as a contact ("+44 7700 900123: ...", "+1 (555) 123-4567:
+#: ..."): a "+", a digit, then digits, spaces, hyphens and brackets, ending with a digit,
+#: ``PHONE_DIGITS`` digits at least. Other digits before a colon are no speaker: a date
+#: ("2023-05-07: ..."), a time ("At 10: ..."), a step ("Step 1: ...").
+PHONE_LABEL: Final = re.compile(r"\+[0-9][0-9 ()-]*[0-9]")
+PHONE_DIGITS: Final = 7
+
+
+def phone_label(name: str) -> bool:
+    """Whether a speaker prefix is a phone number (``PHONE_LABEL``)."""
+    if PHONE_LABEL.fullmatch(name) is None:
+        return False
+    return sum("0" <= c <= "9" for c in name) >= PHONE_DIGITS
+
+
+def _label_sql(dialect: str) -> str:
+    """:func:`opens_with_speaker` in a store's SQL over a text column ``{text}``."""
+    if dialect == "sqlite":
+        label = "substr({text}, 1, instr({text}, ': ') - 1)"
+        digits = label
+        for digit in "0123456789":
+            digits = f"replace({digits}, '{digit}', '')"
+        return (
+            f"(instr({{text}}, ': ') BETWEEN 2 AND {MAX_SPEAKER_CHARS + 1} AND (("
+            f"{label} NOT GLOB '*[0-9]*'"
+            f" AND length({label}) - length(replace({label}, ' ', '')) <= {MAX_SPEAKER_WORDS - 1})"
+            f" OR ({label} GLOB '+[0-9]*[0-9]' AND substr({label}, 2) NOT GLOB '*[^0-9 ()-]*'"
+            f" AND length({label}) - length({digits}) >= {PHONE_DIGITS})))"
+        )
+    label = "LEFT({text}, LOCATE(': ', {text}) - 1)"
+    return (
+        f"(LOCATE(': ', {{text}}) BETWEEN 2 AND {MAX_SPEAKER_CHARS + 1} AND (("
+        f"{label} NOT REGEXP '[0-9]'"
+        f" AND CHAR_LENGTH({label}) - CHAR_LENGTH(REPLACE({label}, ' ', ''))"
+        f" <= {MAX_SPEAKER_WORDS - 1})"
+        f" OR ({label} REGEXP '^[+][0-9][0-9 ()-]*[0-9]$'"
+        f" AND CHAR_LENGTH(REGEXP_REPLACE({label}, '[^0-9]', '')) >= {PHONE_DIGITS})))"
+    )
+
+
 #: How a store's query tells a conversation turn without a thread (:func:`opens_with_speaker`).
 #: SQLite and MySQL spell the same rule over a text column ``{text}``: the first ": " at
-#: character 2 to ``MAX_SPEAKER_CHARS + 1`` (1-based), no ASCII digit before it, at
-#: most two spaces before it.
-TURN_SQL: Final = {
-    "sqlite": (
-        "(instr({text}, ': ') BETWEEN 2 AND 41"
-        " AND substr({text}, 1, instr({text}, ': ') - 1) NOT GLOB '*[0-9]*'"
-        " AND length(substr({text}, 1, instr({text}, ': ') - 1))"
-        " - length(replace(substr({text}, 1, instr({text}, ': ') - 1), ' ', '')) <= 2)"
-    ),
-    "mysql": (
-        "(LOCATE(': ', {text}) BETWEEN 2 AND 41"
-        " AND LEFT({text}, LOCATE(': ', {text}) - 1) NOT REGEXP '[0-9]'"
-        " AND CHAR_LENGTH(LEFT({text}, LOCATE(': ', {text}) - 1))"
-        " - CHAR_LENGTH(REPLACE(LEFT({text}, LOCATE(': ', {text}) - 1), ' ', '')) <= 2)"
-    ),
-}
+#: character 2 to ``MAX_SPEAKER_CHARS + 1`` (1-based), and before it no ASCII digit and
+#: at most two spaces, or a phone number (``PHONE_LABEL``).
+TURN_SQL: Final = {"sqlite": _label_sql("sqlite"), "mysql": _label_sql("mysql")}
 
 
 #: Turns of a conversation kept without threads more than this many seconds apart are
@@ -100,8 +130,9 @@ TIMELINE_GAP: Final = 86_400.0
 
 def opens_with_speaker(text: str | None) -> bool:
     """Whether a text is a conversation turn by its form: it opens with a name of at
-    most three words and ``MAX_SPEAKER_CHARS`` characters, no digit in it, then ": "
-    (``"Maya: we got a kitten"``). A turn written without a thread is in its scope's
+    most three words and ``MAX_SPEAKER_CHARS`` characters, no digit in it, or with a
+    phone number (``PHONE_LABEL``), then ": " (``"Maya: we got a kitten"``,
+    ``"+44 7700 900123: see you"``). A turn written without a thread is in its scope's
     conversation, read in time order (a store's neighbours: the turns without a thread
     said within ``TIMELINE_GAP`` of it, or undated as it is); a store's query applies
     the same rule (``TURN_SQL``), so the rule is this plain one rather than
@@ -112,7 +143,9 @@ def opens_with_speaker(text: str | None) -> bool:
     if not 0 < colon <= MAX_SPEAKER_CHARS:
         return False
     name = text[:colon]
-    return name.count(" ") <= MAX_SPEAKER_WORDS - 1 and not any("0" <= c <= "9" for c in name)
+    if name.count(" ") <= MAX_SPEAKER_WORDS - 1 and not any("0" <= c <= "9" for c in name):
+        return True
+    return phone_label(name)
 
 
 def said_by(speaker: frozenset[str], terms: frozenset[str], names: frozenset[str]) -> bool:
