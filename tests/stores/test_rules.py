@@ -264,6 +264,19 @@ def test_a_resource_is_searched_on_its_summaries_and_others_on_their_text() -> N
     assert rules("experience").embedded_text(lesson) == ""
 
 
+def test_a_turn_said_by_a_phone_number_embeds_what_was_said() -> None:
+    """A memory whose speaker is a phone number embeds the words past it, and is indexed
+    whole; a named speaker's turn, a dated note and a topic memory embed all they hold."""
+    memory = rules("memory")
+    said = memory.columns_of(MemoryEntry(text="+44 7700 900123: we got a kitten"))
+    assert memory.embedded_text(said) == "we got a kitten"
+    assert memory.indexed_text(said) == "+44 7700 900123: we got a kitten"
+    for text in ("Maya: we got a kitten", "2023-05-07: the scan", "+1 555: too short"):
+        assert memory.embedded_text(memory.columns_of(MemoryEntry(text=text))) == text
+    topic = rules("topic-memory").columns_of(TopicMemory("+44 7700 900123: T", "x"))
+    assert rules("topic-memory").embedded_text(topic) == "+44 7700 900123: T\n\nx"
+
+
 def test_a_write_refuses_what_its_family_does_not_take() -> None:
     """check_write() names another family's record, missing or unwanted vectors, and a
     profile write of other than one profile."""

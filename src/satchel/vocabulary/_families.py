@@ -30,6 +30,7 @@ from ._records import (
     topic_text,
 )
 from ._records import Family as Family
+from ._speakers import without_phone_label
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -141,8 +142,10 @@ class FamilyRules:
         return _joined(columns, self.indexed)
 
     def embedded_text(self, columns: Columns) -> str:
-        """The text its vector embeds, as the runtime embeds it."""
-        return _joined(columns, self.embedded) or self.name_of(columns) or ""
+        """The text its vector embeds, as the runtime embeds it: a conversation turn
+        whose speaker is a phone number without the number (``without_phone_label``)."""
+        text = _joined(columns, self.embedded) or self.name_of(columns) or ""
+        return without_phone_label(text) if self.speakers else text
 
 
 def _joined(columns: Columns, fields: tuple[str, ...]) -> str:

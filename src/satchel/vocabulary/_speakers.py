@@ -90,6 +90,17 @@ def phone_label(name: str) -> bool:
     return sum("0" <= c <= "9" for c in name) >= PHONE_DIGITS
 
 
+def without_phone_label(text: str) -> str:
+    """``text`` past its speaker when the speaker is a phone number (``PHONE_LABEL``):
+    what a turn's vector embeds. A name is kept (a question says it: "What did Maya
+    say?"); a number's digits mean nothing a static embedding can use, and in a chat of
+    unsaved contacts they drew every turn of one number towards each other. LoCoMo with
+    its speakers labelled by phone numbers: 0.695 / 0.844 / 0.694 with the numbers
+    embedded, 0.724 / 0.853 / 0.726 without (2,000 / 8,000 bytes / classic)."""
+    colon = text.find(": ", 0, MAX_SPEAKER_CHARS + 2)
+    return text[colon + 2 :] if colon > 0 and phone_label(text[:colon]) else text
+
+
 def _label_sql(dialect: str) -> str:
     """:func:`opens_with_speaker` in a store's SQL over a text column ``{text}``."""
     if dialect == "sqlite":
