@@ -48,6 +48,12 @@ chat whose every message of the turn were evidence would count it).
 after each turn that shares one, its speaker's ``"<Media omitted>"``, five seconds
 later (the caption stays with the turn, so the chat only gains the placeholders).
 
+``--labels STYLE`` labels each speaker as a chat export may (``LABELS``): with a
+surname ("Caroline Smith"), an emoji, in lower case, by a name the questions never say
+(the name rotated thirteen letters), or, as an export labels everyone not saved as a
+contact, by a phone number ("+44 7700 912345"). ``--lower-questions`` types the
+questions in lower case.
+
 ``--fillers`` adds, after three turns in ten, the other person's filler ("ok", "lol",
 "haha": ``FILLERS``), twenty seconds later: people's chats hold many messages that say
 nothing.
@@ -72,6 +78,8 @@ Run: ``python -m bench locomo PATH [--repeat 1] [--conversations N]`` (a few min
 from __future__ import annotations
 
 import argparse
+import codecs
+import hashlib
 import json
 import re
 import statistics
@@ -175,6 +183,8 @@ def workload(
     messages: bool = False,
     media_omitted: bool = False,
     fillers: bool = False,
+    labels: str | None = None,
+    lower_questions: bool = False,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
     ``queries.jsonl``), each question's names called as ``names`` says, every
@@ -182,7 +192,9 @@ def workload(
     is false, the turns typed as :func:`texting` does when ``chat_spellings``, cut
     as :func:`cut_into_messages` does when ``messages``, and each shared photo's
     placeholder added (:func:`with_media_omitted`) when ``media_omitted``, a filler
-    after three turns in ten (:func:`with_filler`) when ``fillers``; return it."""
+    after three turns in ten (:func:`with_filler`) when ``fillers``, each speaker
+    labelled as :func:`labelled` does in the ``labels`` style, the questions in lower
+    case when ``lower_questions``; return it."""
     folder.mkdir(parents=True, exist_ok=True)
     called = _renaming(names or {})
     groups = [samples[first : first + together] for first in range(0, len(samples), together)]
@@ -198,9 +210,18 @@ def workload(
         for sample in samples:
             scope, name = scopes[sample["id"]], f"locomo:{sample['id']}"
             typed = texting() if chat_spellings else None
+            speakers = sample["conversation"]
+            if labels is not None:
+                speakers = {
+                    **speakers,
+                    **{k: labelled(speakers[k], labels) for k in SPEAKERS if k in speakers},
+                }
             for place, entry in enumerate(_entries(scope, name, sample["conversation"])):
                 if not threads:
                     del entry["thread"]
+                if labels is not None:
+                    speaker, said = entry["text"].split(": ", 1)
+                    entry["text"] = f"{labelled(speaker, labels)}: {said}"
                 if typed is not None:
                     speaker, said = entry["text"].split(": ", 1)
                     entry["text"] = f"{speaker}: {typed(said)}"
@@ -208,7 +229,7 @@ def workload(
                 if media_omitted:
                     said = with_media_omitted(said)
                 if fillers and place % 10 in FILLED:
-                    said = with_filler(said, sample["conversation"], place)
+                    said = with_filler(said, speakers, place)
                 for each in said:
                     entries.write(json.dumps(each, ensure_ascii=False) + "\n")
             for number, qa in enumerate(sample["qa"]):
@@ -218,7 +239,8 @@ def workload(
                     continue
                 query = {
                     "id": f"{name}/q{number}", "scopes": [scope],
-                    "query": called(qa["question"]),
+                    "query": called(qa["question"]).lower() if lower_questions
+                    else called(qa["question"]),
                     "expected": evidence, "category": category,
                 }  # fmt: skip
                 queries.write(json.dumps(query, ensure_ascii=False) + "\n")
@@ -248,6 +270,34 @@ def texting() -> Callable[[str], str]:
         return TYPED[said.lower()] if used[said.lower()] % 2 == 0 else said
 
     return lambda text: word.sub(typed, text)
+
+
+#: How a messaging app's export may label a person, for ``labelled``: as the exporter
+#: saved them, with a surname (``full``), an emoji (``emoji``), in lower case
+#: (``lower``), under a name the questions never say (``unsaid``), or, not saved at all,
+#: by their phone number (``phone``).
+LABELS: Final = ("full", "emoji", "lower", "unsaid", "phone")
+#: A conversation's two speakers (``labelled`` renames them everywhere a name is read).
+SPEAKERS: Final = ("speaker_a", "speaker_b")
+SURNAMES: Final = ("Smith", "Garcia", "Nguyen", "Okafor", "Rossi", "Khan", "Silva", "Novak")
+
+
+def labelled(name: str, style: str) -> str:
+    """``name`` as a chat export of ``style`` (``LABELS``) labels its turns: the same
+    label for the same name every time; ``unsaid`` is the name rotated thirteen letters
+    ("Caroline": "Pnebyvar"), so no two people share one."""
+    pick = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big")
+    if style == "full":
+        return f"{name} {SURNAMES[pick % len(SURNAMES)]}"
+    if style == "emoji":
+        return f"{name} {chr(0x1F338 + pick % 40)}"
+    if style == "lower":
+        return name.lower()
+    if style == "unsaid":
+        return codecs.encode(name, "rot13")
+    if style == "phone":
+        return f"+44 7700 9{pick % 100_000:05d}"
+    raise ValueError(f"labels must be one of {', '.join(LABELS)}, not {style!r}")
 
 
 #: Words a message of ``cut_into_messages`` holds at least, when its turn has more.
@@ -645,13 +695,15 @@ async def run(
     budgets: Sequence[int] = BUDGETS,
     media_omitted: bool = False,
     fillers: bool = False,
+    labels: str | None = None,
+    lower_questions: bool = False,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
         folder = workload(
             samples, Path(directory) / "workload", names, together, threads, chat_spellings,
-            messages, media_omitted, fillers,
+            messages, media_omitted, fillers, labels, lower_questions,
         )  # fmt: skip
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
@@ -766,6 +818,18 @@ def parser() -> argparse.ArgumentParser:
         help='after three turns in ten, the other person\'s filler ("ok", "lol", "haha")',
     )
     out.add_argument(
+        "--labels",
+        choices=LABELS,
+        help="each speaker labelled as a chat export may: with a surname, an emoji, in"
+        " lower case, by a name the questions never say, or by a phone number",
+    )
+    out.add_argument(
+        "--lower-questions",
+        action="store_true",
+        help="the questions typed in lower case (their names unseen: proper names are"
+        " told by their capitals)",
+    )
+    out.add_argument(
         "--references",
         type=int,
         default=0,
@@ -847,7 +911,7 @@ def main(argv: list[str] | None = None) -> None:
             run, args.path, args.conversations, repeat, args.fusion, args.embedder,
             args.names, args.together, args.threads, args.chat_spellings, args.messages,
             args.references, tuple(dict.fromkeys(args.budgets)), args.media_omitted,
-            args.fillers,
+            args.fillers, args.labels, args.lower_questions,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
@@ -858,6 +922,8 @@ def main(argv: list[str] | None = None) -> None:
     result["messages"] = args.messages
     result["media_omitted"] = args.media_omitted
     result["fillers"] = args.fillers
+    result["labels"] = args.labels
+    result["lower_questions"] = args.lower_questions
     result["references"] = args.references
     result["budgets"] = list(dict.fromkeys(args.budgets))
     result["seconds"] = time.perf_counter() - started

@@ -13,6 +13,7 @@ import pytest
 
 from bench import locomo, orchestrator
 from satchel._workload import read_queries
+from satchel.vocabulary._speakers import opens_with_speaker
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -342,3 +343,33 @@ def test_a_turn_cut_into_messages_counts_by_its_messages_delivered_too(tmp_path:
     for values in result["settings"].values():
         assert 0 < values["messages_recall"] <= values["recall"]["all"]
     assert "every message" in locomo.report(result)
+
+
+def test_speakers_may_be_labelled_as_a_chat_export_labels_them(tmp_path: Path) -> None:
+    """--labels relabels every turn's speaker (fillers' too) the same way each time; a
+    phone-number label still opens a turn; --lower-questions types the questions in
+    lower case."""
+    assert locomo.labelled("Caroline", "unsaid") == "Pnebyvar"
+    assert locomo.labelled("Caroline", "lower") == "caroline"
+    assert locomo.labelled("Caroline", "full").startswith("Caroline ")
+    assert locomo.labelled("Caroline", "emoji") == locomo.labelled("Caroline", "emoji")
+    phone = locomo.labelled("Caroline", "phone")
+    assert phone != locomo.labelled("Melanie", "phone")
+    assert opens_with_speaker(f"{phone}: hi")
+    with pytest.raises(ValueError, match="labels must be one of"):
+        locomo.labelled("Caroline", "nickname")
+    release = forms(tmp_path)["folder"]
+    folder = locomo.workload(
+        locomo.conversations(release), tmp_path / "out", labels="phone", fillers=True,
+        lower_questions=True,
+    )  # fmt: skip
+    entries = [json.loads(line) for line in (folder / "entries.jsonl").read_text().splitlines()]
+    labels = {entry["text"].split(": ", 1)[0] for entry in entries}
+    assert labels == {phone, locomo.labelled("Melanie", "phone")}
+    assert any(entry["id"].endswith("~filler") for entry in entries)
+    questions = [
+        json.loads(line)["query"] for line in (folder / "queries.jsonl").read_text().splitlines()
+    ]
+    assert questions and all(question == question.lower() for question in questions)
+    args = locomo.parser().parse_args([str(release), "--labels", "phone", "--lower-questions"])
+    assert (args.labels, args.lower_questions) == ("phone", True)
