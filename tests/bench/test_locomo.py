@@ -370,6 +370,7 @@ def test_speakers_may_be_labelled_as_a_chat_export_labels_them(tmp_path: Path) -
     questions = [
         json.loads(line)["query"] for line in (folder / "queries.jsonl").read_text().splitlines()
     ]
-    assert questions and all(question == question.lower() for question in questions)
+    assert questions
+    assert all(question == question.lower() for question in questions)
     args = locomo.parser().parse_args([str(release), "--labels", "phone", "--lower-questions"])
     assert (args.labels, args.lower_questions) == ("phone", True)
