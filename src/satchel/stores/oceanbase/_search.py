@@ -576,7 +576,7 @@ async def _in_threads(
     passed: set[int] = set()
     for thread, at, key, short in rows:
         ordered.setdefault(thread, []).append((float(at), int(key)))
-        if short is not None and passed_over(short):
+        if passed_over(short):  # a longer text, read as None, says something
             passed.add(int(key))
     places: dict[int, tuple[list[int], int]] = {}
     for members in ordered.values():
@@ -655,9 +655,5 @@ def _said(
 ) -> tuple[int, ...]:
     """The nearest ``reach`` keys of one side's rows that say something (by time, then
     key: ``reverse`` for the side before), passing over the turns that say nothing."""
-    said = [
-        near
-        for _, near, short in sorted(side, reverse=reverse)
-        if short is None or not passed_over(short)
-    ]
+    said = [near for _, near, short in sorted(side, reverse=reverse) if not passed_over(short)]
     return tuple(said[:reach])
