@@ -197,11 +197,11 @@ async def test_runtime_prepares_with_the_static_embedder(embedder: satchel.Stati
 async def test_static_embedder_brings_its_calibrated_floors(
     embedder: satchel.StaticEmbedder,
 ) -> None:
-    """With the bundled model, round 0 admits cosines from its baseline (0.25, not 0.3)."""
-    assert embedder.calibration.baseline == 0.25
+    """With the bundled model, round 0 admits cosines from its baseline (0.22, not 0.3)."""
+    assert embedder.calibration.baseline == 0.22
     async with satchel.open_runtime(embedder=embedder) as rt:
         coordinator = rt._preparer.coordinator
-        assert coordinator._rules.round_zero.vector_floor() == 0.25
+        assert coordinator._rules.round_zero.vector_floor() == 0.22
 
 
 async def test_default_is_the_static_model_only_when_it_loads(

@@ -65,7 +65,7 @@ async def test_a_turn_that_says_nothing_scores_a_tenth_once_read() -> None:
     """A chat's fillers answer no question, yet beside a hit they rank as its
     neighbours: once read, a turn that says nothing scores 0.1 of its score, and one
     that also asks ("Thanks! What's up?") is damped once, as a filler."""
-    laugh, asking = "Ben: haha yeah", "Ana: Thanks! What's up with you?"
+    laugh, asking = "Ana: haha yeah", "Ana: Thanks! What's up with you?"
     chat = (*CHAT[:4], laugh, asking, *CHAT[4:])
     damped = await _scores(satchel.FusionWeights(), chat)
     plain = await _scores(satchel.FusionWeights(filler=0.0), chat)

@@ -96,7 +96,7 @@ class StaticEmbedder:
         """The bundled model's thresholds (``python -m bench.calibrate``); the design's
         for any other model until it is calibrated."""
         if self.name == BUNDLED:
-            return Calibration(baseline=0.25, expansion=0.2, min_top_similarity=0.5)
+            return Calibration(baseline=0.22, expansion=0.2, min_top_similarity=0.45)
         return Calibration()
 
     @property
