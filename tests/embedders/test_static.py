@@ -224,3 +224,23 @@ async def test_default_is_the_static_model_only_when_it_loads(
             request = satchel.PrepareContextRequest(scope_id="s", query="backups")
             assert (await rt.prepare_context(request)).status == "ready"
     assert "did not load" in caplog.text
+
+
+def test_the_bundled_model_finds_a_paraphrase_among_turns_that_share_its_speaker(
+    embedder: satchel.StaticEmbedder,
+) -> None:
+    """Trained towards its teacher, the bundled model reads what a turn says, not only who
+    said it: "What does Alice like to eat?" finds "My favourite food is grilled
+    sardines" among the three nearest turns of a chat, above Alice's turns about
+    nothing. Distilled only (each token alone through the teacher), it ranked the
+    sardines seventh of twelve, below "Morning! Did you see the rain?"."""
+    from tests.orchestration.test_budget_order import CHAT
+
+    similarities = (
+        embedder.embed_sync(CHAT) @ embedder.embed_sync(["What does Alice like to eat?"])[0]
+    )
+    ranked = [CHAT[i] for i in np.argsort(-similarities)]
+    sardines = ranked.index("Alice: My favourite food is grilled sardines")
+    assert sardines < 3
+    assert sardines < ranked.index("Alice: Morning! Did you see the rain?")
+    assert sardines < ranked.index("Alice: Miso is a cute name.")
