@@ -28,7 +28,7 @@ and the query's counted terms. Each of these is evidence on its own:
   floor when it does not. A weak absolute cosine in a scope of terse notes can still be
   the one record on the topic, while in a chat of long, similar turns a question's best
   cosine is noise like the rest (``bench offtopic``'s unrelated questions, asked of a
-  LoCoMo chat, best the tenth by a median 0.07 with the bundled model);
+  LoCoMo chat, best the tenth by a median 0.06 with the bundled model);
 - **vocabulary**: the scope holds more than half of the query's counted terms
   (``Pool.held_terms``), so its single-word matches speak the query's language (a
   question sharing only a project's codename with its evidence; the gate's lower
