@@ -557,8 +557,14 @@ def _spelled(cited: satchel.Citation) -> dict[str, Any]:
     return citation(cast("Family", cited.family), cited.scope, cited.id, cited.version)
 
 
+def _cited(owners: Mapping[Any, str], content: str | None) -> set[str | None]:
+    """The entries (a turn, or one of its messages) a pack delivered."""
+    return {owners.get(citation_key(c)) for c in delivered_citations(content)}
+
+
 def _delivered(owners: Mapping[Any, str], content: str | None) -> set[str | None]:
-    return {turn_of(owners.get(citation_key(c))) for c in delivered_citations(content)}
+    """The turns a pack delivered, one of their messages at least."""
+    return {turn_of(entry) for entry in _cited(owners, content)}
 
 
 def _recall(query: WorkloadQuery, owners: Mapping[Any, str], content: str | None) -> float:
@@ -585,7 +591,7 @@ def _messages_recall(
     """The mean over a question's evidence turns of the share of each one's messages
     delivered: a turn whose sentences a chat holds as three messages counts a third for
     each (an evidence turn the workload lacks counts none)."""
-    got = {owners.get(citation_key(c)) for c in delivered_citations(content)}
+    got = _cited(owners, content)
     shares = [
         sum(message in got for message in cut[turn]) / len(cut[turn]) if cut.get(turn) else 0.0
         for turn in query.expected

@@ -9,8 +9,9 @@ has ``tokenizers`` and ``safetensors`` (``pip install -e ".[dev,model2vec]"``)::
 Each reference text keeps its place; its ids are what the ``tokenizers`` library gives
 (the file's own truncation, no special tokens) and its SHA-256 that of the float32
 vector made from them and the weights ``safetensors`` reads: the unknown token left
-out, the mean in float32, divided by its L2 norm. ``tests/embedders/test_wordpiece.py``
-holds satchel's tokenizer and model reader to these bytes.
+out, the mean as satchel takes it (``_mean_into``), divided by its L2 norm.
+``tests/embedders/test_wordpiece.py`` holds satchel's tokenizer and model reader to
+these bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import safetensors
 import tokenizers
 from safetensors.numpy import load_file
 
+from satchel.embedders._static import _mean_into
+
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "src" / "satchel" / "models" / "minilm-static-256"
 REFERENCE = ROOT / "tests" / "embedders" / "static_reference.json"
@@ -33,8 +36,7 @@ def vector(ids: list[int], weights: np.ndarray, unk: int) -> np.ndarray:
     out = np.zeros(weights.shape[1], dtype=np.float32)
     kept = [i for i in ids if i != unk]
     if kept:
-        np.add.reduce(weights[kept], axis=0, dtype=np.float32, out=out)
-        np.true_divide(out, np.intp(len(kept)), out=out, casting="unsafe")
+        _mean_into(out, weights[kept])
     norm = np.sqrt(np.add.reduce(out * out, keepdims=True))
     np.divide(out, norm, out=out, where=norm > 0)
     return out

@@ -66,12 +66,9 @@ def _named(head: str) -> frozenset[str]:
     prefix, after = head[:-2], head[-1:]
     if after not in (" ", "\t"):
         return _NOBODY
-    if phone_label(prefix):
-        return frozenset(analyse(prefix))
     words = prefix.split()
-    if not 1 <= len(words) <= MAX_SPEAKER_WORDS or any(c.isdigit() for c in prefix):
-        return _NOBODY
-    return frozenset(analyse(prefix))
+    named = 1 <= len(words) <= MAX_SPEAKER_WORDS and not any(c.isdigit() for c in prefix)
+    return frozenset(analyse(prefix)) if named or phone_label(prefix) else _NOBODY
 
 
 #: A person a messaging app's export labels by their phone number, as it does everyone
@@ -95,7 +92,7 @@ def without_phone_label(text: str) -> str:
     what a turn's vector embeds. A name is kept (a question says it: "What did Maya
     say?"); a number's digits mean nothing a static embedding can use, and in a chat of
     unsaved contacts they drew every turn of one number towards each other. LoCoMo with
-    its speakers labelled by phone numbers: 0.695 / 0.844 / 0.694 with the numbers
+    its speakers labelled by phone numbers: 0.693 / 0.842 / 0.701 with the numbers
     embedded, 0.724 / 0.853 / 0.726 without (2,000 / 8,000 bytes / classic)."""
     colon = text.find(": ", 0, MAX_SPEAKER_CHARS + 2)
     return text[colon + 2 :] if colon > 0 and phone_label(text[:colon]) else text
