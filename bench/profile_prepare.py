@@ -43,9 +43,12 @@ import satchel
 from bench import _lifelike_conversations as lifelike
 from bench import orchestrator, peer
 from satchel._workload import read_queries
-from satchel.builder import _build, _fitting
+from satchel.builder import _build, _fitting, _selection
+from satchel.embedders import _static
 from satchel.orchestration import _packer, _prepare, _search
-from satchel.stores.sqlite import _connections
+from satchel.stores import _term_counts
+from satchel.stores.sqlite import _connections, _postings
+from satchel.stores.sqlite import _search as _sqlite_search
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -136,12 +139,34 @@ STAGES: Final = (
 )
 
 
+#: (step, module or class, attribute): the synchronous steps a question asked for the
+#: first time pays for what it reads for the first time (``--first-touch``), each timed
+#: exactly (nothing awaited inside them). A step called inside another counts in both.
+FIRST_TOUCH: Final = (
+    ("the query's analysis", _prepare, "analyse_query"),
+    ("embedding the query", _static.StaticEmbedder, "embed_sync"),
+    ("evidence: the statement and its rows", _sqlite_search, "fetch"),
+    ("evidence: rating (rarity)", _term_counts, "rarity"),
+    ("thread neighbours: the statement", _sqlite_search, "thread_neighbours"),
+    ("full text: the query's postings", _sqlite_search, "lexical_hits"),
+    ("ranking what was read", _search, "_ranked_as_read"),
+    ("  of which: a turn's kind", _search, "_tell"),
+    ("  of which: whether it says when", _search, "says_when"),
+    ("fit: encoding a new candidate", _fitting.FitMemo, "candidate"),
+    ("fit: repeated texts' keys", _selection, "_key_of"),
+    ("rendering the pack", _build, "_prepared"),
+    ("once a scope: its postings read to be held", _postings, "read_postings"),
+    ("once a scope: its vectors loaded", _sqlite_search, "load_matrix"),
+)
+
+
 @contextlib.contextmanager
-def stage_timers() -> Iterator[dict[str, float]]:
-    """Seconds spent in each of ``STAGES`` while open (patched in, restored after)."""
+def stage_timers(stages: Sequence[tuple[str, Any, str]] = STAGES) -> Iterator[dict[str, float]]:
+    """Seconds spent in each of ``stages`` while open (patched in, restored after), and
+    under ``"<stage>#"`` the calls."""
     spent: dict[str, float] = defaultdict(float)
     saved = []
-    for stage, owner, name in STAGES:
+    for stage, owner, name in stages:
         original = getattr(owner, name)
         saved.append((owner, name, original))
         setattr(owner, name, _timed(stage, original, spent))
@@ -162,6 +187,7 @@ def _timed(stage: str, function: Any, spent: dict[str, float]) -> Any:
                 return await function(*args, **kwargs)
             finally:
                 spent[stage] += time.perf_counter() - started
+                spent[f"{stage}#"] += 1
 
         return timed_async
 
@@ -172,6 +198,7 @@ def _timed(stage: str, function: Any, spent: dict[str, float]) -> Any:
             return function(*args, **kwargs)
         finally:
             spent[stage] += time.perf_counter() - started
+            spent[f"{stage}#"] += 1
 
     return timed
 
@@ -213,17 +240,25 @@ async def one_pass(
                 profiler.disable()
 
 
-async def run(workload: Path, budget: int, top: int) -> None:
+async def store_and_questions(workload: Path) -> tuple[Path, list[WorkloadQuery]]:
+    """``bench peer``'s store of ``workload`` (written on first use) and its headline
+    questions, the scopes interleaved."""
     queries = peer.interleaved(
         [q for q in read_queries(workload / "queries.jsonl")[0] if q.expected]
     )
     db = orchestrator.CACHE / f"peer-satchel-{workload.name}.db"
     await orchestrator.ingest_workload(db, workload, satchel.StaticEmbedder())
+    return db, queries
+
+
+async def run(workload: Path, budget: int, top: int) -> None:
+    db, queries = await store_and_questions(workload)
     count = len(queries)
     cpu: list[float] = []
     times = await one_pass(db, queries, budget, cpu=cpu)
-    with stage_timers() as spent:
+    with stage_timers() as timers:
         staged = await one_pass(db, queries, budget)
+    spent = {stage: seconds for stage, seconds in timers.items() if not stage.endswith("#")}
     print(f"{count} prepares, each question once, scopes interleaved; p50 / mean ms: "
           f"{_ms(times, count)} plain (CPU {cpu[0] / count * 1e6:.0f} us per prepare),"
           f" {_ms(staged, count)} with the stage timers")  # fmt: skip
@@ -239,6 +274,46 @@ async def run(workload: Path, budget: int, top: int) -> None:
         print(table("pyinstrument, self time by part (SQLite inside its callers)", sampled, count))
     print(f"\nfunctions with the most self time under cProfile (top {top}):")
     stats.sort_stats("tottime").print_stats(top)
+
+
+async def first_touch(workload: Path, budget: int) -> None:
+    """On one fresh runtime, after the warm-up questions: every question asked for the
+    first time, then asked again; the process CPU time per prepare of each pass and the
+    time in each of :data:`FIRST_TOUCH`'s steps, so the difference says what a question
+    asked once pays for reading what no earlier question read."""
+    db, queries = await store_and_questions(workload)
+    passes: dict[str, tuple[float, dict[str, float]]] = {}
+    async with satchel.open_runtime(
+        str(db), embedder=satchel.StaticEmbedder(), recall_policy=satchel.RecallSufficiencyPolicy()
+    ) as rt:
+        await ask_all(rt, peer.warm_up(queries), budget)
+        for name in ("once", "again"):
+            with stage_timers(FIRST_TOUCH) as spent:
+                started = time.process_time()
+                await ask_all(rt, queries, budget)
+                passes[name] = (time.process_time() - started, dict(spent))
+    print(first_touch_table(passes, len(queries)))
+
+
+def first_touch_table(passes: dict[str, tuple[float, dict[str, float]]], count: int) -> str:
+    """The Markdown table of :func:`first_touch`: microseconds per prepare, asked once,
+    asked again and their difference, then the calls per prepare of each pass."""
+    (once_cpu, once), (again_cpu, again) = passes["once"], passes["again"]
+    lines = [
+        f"\n{count} questions on one fresh runtime, asked once then again (us per prepare)\n",
+        "| step | asked once | asked again | difference | calls once / again |",
+        "|---|---:|---:|---:|---:|",
+    ]
+
+    def row(label: str, first: float, second: float, calls: str) -> str:
+        per = [value / count * 1e6 for value in (first, second, first - second)]
+        return f"| {label} | {per[0]:.0f} | {per[1]:.0f} | {per[2]:.0f} | {calls} |"
+
+    lines.append(row("process CPU time", once_cpu, again_cpu, ""))
+    for step, _, _ in FIRST_TOUCH:
+        calls = f"{once.get(step + '#', 0) / count:.1f} / {again.get(step + '#', 0) / count:.1f}"
+        lines.append(row(step, once.get(step, 0.0), again.get(step, 0.0), calls))
+    return "\n".join(lines)
 
 
 def _ms(times: Sequence[float], count: int) -> str:
@@ -301,10 +376,19 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=lifelike.SESSIONS)
     parser.add_argument("--max-bytes", type=int, default=8000)
     parser.add_argument("--top", type=int, default=25, help="functions to list")
+    parser.add_argument(
+        "--first-touch",
+        action="store_true",
+        help="only the split of a question asked once against the same asked again, by"
+        " step (FIRST_TOUCH): what reading records for the first time costs",
+    )
     args = parser.parse_args()
     workload = peer.current_workload(args.conversations, args.sessions)
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        anyio.run(run, workload, args.max_bytes, args.top)
+        if args.first_touch:
+            anyio.run(first_touch, workload, args.max_bytes)
+        else:
+            anyio.run(run, workload, args.max_bytes, args.top)
 
 
 if __name__ == "__main__":
