@@ -1,7 +1,8 @@
 """What the pieces of a prepare's round machinery cost, on asyncio and trio.
 
 A round of a prepare opens a task group per phase and starts a task per search; every
-stretch of work on the loop takes the loop's turn (an ``anyio.Lock``, one checkpoint);
+stretch of work on the loop takes the loop's turn (``satchel._loop.loop_turn``, one
+checkpoint; an ``anyio.Lock`` until session 44);
 deadlines are cancel scopes; until issue 45 each phase also had a memory object stream,
 a clone of it per task and a send per result. An embedded-store read looks for other
 processes' commits first (one ``stat`` of the file and ``PRAGMA data_version``). This
@@ -12,7 +13,8 @@ can be priced before it is made:
   tasks that return at once (a round 0 of one scope and three families);
 - ``memory stream``: create and close a stream pair; ``stream send + receive``: one
   item through it;
-- ``lock acquire + release``: the loop's turn, uncontended;
+- ``loop turn``: the loop's turn a stretch takes, uncontended, within a prepare
+  (``turn_known``); ``lock acquire + release``: an ``anyio.Lock``, as the turn was;
 - ``cancel scope``: enter and exit one with a deadline;
 - ``checkpoint``: ``anyio.lowlevel.checkpoint()``;
 - ``stat + PRAGMA data_version``: what each store read costs before it reads.
@@ -35,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+
+from satchel import _loop
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -77,6 +81,11 @@ def _stream_round_trip(
         await receive.receive()
 
     return once
+
+
+async def loop_turn() -> None:
+    async with _loop.loop_turn():
+        pass
 
 
 def _lock() -> Callable[[], Awaitable[None]]:
@@ -128,12 +137,14 @@ async def measure(repeat: int, database: str) -> dict[str, float]:
             "task group, 3 tasks": task_group_three,
             "memory stream": memory_stream,
             "stream send + receive": _stream_round_trip((send, receive)),
+            "loop turn": loop_turn,
             "lock acquire + release": _lock(),
             "cancel scope": cancel_scope,
             "checkpoint": checkpoint,
             "stat + PRAGMA data_version": _data_version(database, conn),
         }
-        return {name: await _per_call(op, repeat) for name, op in operations.items()}
+        with _loop.turn_known():
+            return {name: await _per_call(op, repeat) for name, op in operations.items()}
     finally:
         send.close()
         receive.close()

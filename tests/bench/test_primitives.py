@@ -25,6 +25,7 @@ def test_every_piece_is_measured_in_microseconds(backend: str, tmp_path: Path) -
         "task group, 3 tasks",
         "memory stream",
         "stream send + receive",
+        "loop turn",
         "lock acquire + release",
         "cancel scope",
         "checkpoint",

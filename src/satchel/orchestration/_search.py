@@ -440,7 +440,7 @@ class Searcher:
         weights = settings.weights
         query = state.queries[spec.query]
         timed = weights.when if weights.when and asks_when(query.text) else 0.0
-        lift, damped = weights.named_speaker, (weights.question, weights.filler)
+        lift, damped = weights.named_speaker, (weights.question, weights.filler, weights.stranger)
         rare = weights.rarity
         lifted: dict[int, float] = {}
         if not (
@@ -458,13 +458,20 @@ class Searcher:
             # which full text ranks already.
             raised = (1 + lift) * (1 + timed) * math.exp(rare * (1 - PLAIN_RARITY)) - 1
             more = _reach(ranked.fresh, scores, wanted, raised) if ranked.pool.common_terms else 0
-            keys, evidence = await self._fresh_evidence(
-                spec, excluded, ranked.fresh, wanted + more, passed
-            )
+            read = await self._fresh_evidence(spec, excluded, ranked.fresh, wanted + more, passed)
             names = frozenset((*query.names, *ranked.pool.spelled_names))
             named = (frozenset(query.terms), names)
+            stranger = damped[2]
+            people = _people(read, named, stranger) if lift or stranger else None
+            strangers = people.by_strangers() if people is not None else 0
+            if strangers:  # another chat's turns give way: as many more are read after them
+                after = ranked.fresh[ranked.fresh.index(read[0][-1]) + 1 :]
+                extra = await self._fresh_evidence(spec, excluded, after, strangers, passed)
+                if extra[0]:
+                    read = (read[0] + extra[0], read[1] + extra[1])
+                    people = _people(read, named, stranger)
             keys, evidence, lifted = _ranked_as_read(
-                ranked, scores, (keys, evidence), (named, lift, damped, (timed, rare)), wanted
+                ranked, scores, read, (people, lift, damped, (timed, rare)), wanted
             )
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         # The keys are distinct (a ranking's), so the overlap counts them.
@@ -623,9 +630,7 @@ def _ranked_as_read(
     ranked: _Ranked,
     scores: Mapping[int, float],
     read: tuple[tuple[int, ...], tuple[Evidence, ...]],
-    reading: tuple[
-        tuple[frozenset[str], frozenset[str]], float, tuple[float, float], tuple[float, float]
-    ],
+    reading: tuple[_People | None, float, tuple[float, float, float], tuple[float, float]],
     wanted: int,
 ) -> tuple[tuple[int, ...], tuple[Evidence, ...], dict[int, float]]:
     """The best ``wanted`` of the ``read`` candidates (in score order, with the
@@ -636,27 +641,23 @@ def _ranked_as_read(
     (``FusionWeights.when``; ``timed`` is 0 otherwise); every turn the store rated
     scores ``exp(rare * (r - PLAIN_RARITY))`` times, ``r`` its rarity
     (``Evidence.rarity``, ``FusionWeights.rarity``: its own and its scope's, never
-    what else was read); and the turns said by a person the query names, with the
-    replies to them, are lifted (``FusionWeights.named_speaker``). The first
-    ``wanted``, as ranked, when no read turn does any of these. Last, the read keys'
-    scores as counted (empty when none moved)."""
+    what else was read); a turn said by a stranger to the people the query names
+    (``_People.strange``) ``1 - stranger`` times (``FusionWeights.stranger``); and the
+    turns said by a person the query names (``_People.said``), with the replies to
+    them, are lifted (``FusionWeights.named_speaker``). The first ``wanted``, as
+    ranked, when no read turn does any of these. Last, the read keys' scores as
+    counted (empty when none moved)."""
     keys, evidence = read
-    (terms, names), lift, (asking, filler), (timed, rare) = reading
-    said: set[int] = set()
+    people, lift, (asking, filler, stranger), (timed, rare) = reading
+    speakers = people.speakers if people is not None else ()
+    said = people.said if people is not None and lift else frozenset()
+    strange = people.strange if people is not None and stranger else frozenset()
     damped = {}
-    # Whether each speaker is one the query names, asked once per speaker (a chat has a
-    # handful), not once per turn read.
-    named_by: dict[frozenset[str], bool] = {}
-    for key, item in zip(keys, evidence, strict=True):
+    for at, (key, item) in enumerate(zip(keys, evidence, strict=True)):
         text = item.text
-        if lift:
-            speaker = speaker_terms(text)
-            named = named_by.get(speaker)
-            if named is None:
-                named = named_by[speaker] = said_by(speaker, terms, names)
-            if named:
-                said.add(key)
         score = scores[key]
+        if strange and speakers[at] in strange:
+            score *= 1.0 - stranger
         kind = _kind(text) if filler or asking else 0
         if filler and kind & _SAYS_NOTHING:
             score *= 1.0 - filler
@@ -678,6 +679,86 @@ def _ranked_as_read(
     )
     chosen = tuple(keys[at] for at in best)
     return chosen, tuple(evidence[at] for at in best), dict(zip(keys, lifted, strict=True))
+
+
+@attrs.frozen
+class _People:
+    """Who said the turns a search read: each turn's speaker (``speaker_terms``, in read
+    order), the keys of those said by a person the query names, and the speakers who
+    are strangers to them (:func:`_strangers`; empty unless ``FusionWeights.stranger``)."""
+
+    speakers: tuple[frozenset[str], ...]
+    said: frozenset[int]
+    strange: frozenset[frozenset[str]]
+
+    def by_strangers(self) -> int:
+        """How many of the turns read a stranger said."""
+        strange = self.strange
+        if not strange:
+            return 0
+        return sum(1 for speaker in self.speakers if speaker in strange)
+
+
+def _people(
+    read: tuple[tuple[int, ...], tuple[Evidence, ...]],
+    named: tuple[frozenset[str], frozenset[str]],
+    stranger: float,
+) -> _People:
+    """:class:`_People` of the ``read`` turns, ``named`` the query's terms and proper
+    names; strangers only when ``stranger`` damps them."""
+    keys, evidence = read
+    terms, names = named
+    speakers = tuple(speaker_terms(item.text) for item in evidence)
+    # Whether each speaker is one the query names, asked once per speaker (a chat has a
+    # handful), not once per turn read.
+    named_by: dict[frozenset[str], bool] = {}
+    said = set()
+    for key, speaker in zip(keys, speakers, strict=True):
+        found = named_by.get(speaker)
+        if found is None:
+            found = named_by[speaker] = said_by(speaker, terms, names)
+        if found:
+            said.add(key)
+    strange = _strangers(keys, evidence, speakers, said) if stranger and said else frozenset()
+    return _People(speakers, frozenset(said), strange)
+
+
+def _strangers(
+    keys: tuple[int, ...],
+    evidence: tuple[Evidence, ...],
+    speakers: tuple[frozenset[str], ...],
+    said: set[int],
+) -> frozenset[frozenset[str]]:
+    """The speakers of the read turns (``speakers``, by :func:`speaker_terms`) who
+    never speak in a thread where a person the query names speaks (their turns
+    ``said``), among the turns read: in a scope that keeps one person's chats with
+    several others, or several chats, each in threads of its own, what is said about
+    someone is said in their conversations, and another chat's turn that shares the
+    question's words is about somebody else. None unless someone the named person
+    talks with was read beside them in one of those threads (in a chat of two whose
+    turns read share no thread, the other person is unseen, not a stranger), nor when
+    no named turn read has a thread (a chat kept without threads), and never a turn
+    without a speaker. In a chat of two, or a group chat kept in one thread, nobody is a
+    stranger; in a group chat kept in a thread a day, someone read only on days the named
+    person was not can be."""
+    if len(set(speakers)) < 3:  # the named, someone they talk with and a stranger
+        return frozenset()
+    threads = set()
+    named = set()
+    for at, (key, item) in enumerate(zip(keys, evidence, strict=True)):
+        if key in said and item.thread is not None:
+            threads.add(item.thread)
+            named.add(speakers[at])
+    partners = {
+        speaker for speaker, item in zip(speakers, evidence, strict=True) if item.thread in threads
+    }
+    if not threads or partners <= named:
+        return frozenset()
+    return frozenset(
+        speaker
+        for speaker, item in zip(speakers, evidence, strict=True)
+        if speaker and item.thread is not None and speaker not in partners
+    )
 
 
 #: What a read turn's text is: it says nothing (:func:`says_nothing`), it asks a
