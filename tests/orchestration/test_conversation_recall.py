@@ -31,7 +31,7 @@ THIN = "Dolomites hiking boots rental"
 ASK = "What advice did Alice give about the Dolomites hiking trip?"
 
 
-def turn(text: str, minutes: int, thread: str = "s1") -> satchel.MemoryEntry:
+def turn(text: str, minutes: int, thread: str | None = "s1") -> satchel.MemoryEntry:
     return satchel.MemoryEntry(
         text=text, created_at=START + timedelta(minutes=minutes), thread=thread
     )

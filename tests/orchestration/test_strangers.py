@@ -10,7 +10,6 @@ was without the rule.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,10 +17,10 @@ import pytest
 import satchel
 from satchel.recall._fusion import FusionWeights
 from tests._envelope import contents
+from tests.orchestration.test_conversation_recall import turn
 
 pytestmark = pytest.mark.anyio
 
-START = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 ASKED = "Where does Maya go hiking?"
 #: Maya's chat with Leo: her turn, and Leo's answer, which says where.
 MAYA = "Maya: hiking clears my head after a long week"
@@ -30,12 +29,6 @@ LEO = "Leo: you go hiking by the lake"
 BO = "Bo: hiking, hiking, hiking: we go hiking in the hills every single Sunday"
 ANA = "Ana: hiking with Bo is how we go hiking with the dogs"
 NO_STRANGERS = FusionWeights(stranger=0.0)
-
-
-def turn(text: str, minutes: int, thread: str | None) -> satchel.MemoryEntry:
-    return satchel.MemoryEntry(
-        text=text, created_at=START + timedelta(minutes=minutes), thread=thread
-    )
 
 
 def two_chats(*, threads: bool = True) -> list[satchel.MemoryEntry]:
