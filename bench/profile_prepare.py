@@ -22,6 +22,14 @@ a sampling profile of the same pass follows, its self time by the same parts (a 
 function's time, SQLite's too, is its caller's there). Prints the parts and the
 functions with the most self time; changes nothing on disk but the caches ``bench
 peer`` shares.
+
+``--first-touch`` runs only this: on one fresh runtime, after the warm-up, every
+question asked once and then again, with the process CPU time of each pass and the
+time in each synchronous step a record's first read runs (``FIRST_TOUCH``: the
+evidence and thread-neighbours statements, the rating, ranking what was read, the
+fit's encoding, a scope's postings read to be held), per prepare and as the
+difference: what a question asked for the first time pays for the records no earlier
+question read.
 """
 
 from __future__ import annotations
