@@ -142,3 +142,28 @@ async def test_a_question_naming_nobody_has_no_strangers() -> None:
 def test_the_weight_is_a_share() -> None:
     with pytest.raises((ValueError, TypeError)):
         FusionWeights(stranger=1.5)
+
+
+async def test_an_explanation_shows_the_pack_and_the_damped_score() -> None:
+    """The explained pack is the prepared one, the reads after strangers included, and
+    a stranger's receipt reports the score the order is by: half of what it scores
+    with the rule off."""
+    request = satchel.PrepareContextRequest(scope_id="chats", query=ASKED)
+    limits = satchel.Limits(memory_candidates=5)
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder(), limits=limits) as rt:
+        await rt.add_memories("chats", many_strangers())
+        explained = await rt.explain_context(request)
+        assert explained.context == await rt.prepare_context(request)
+        assert LEO in contents(explained.context.content)
+    scores = []
+    for fusion in (FusionWeights(), NO_STRANGERS):
+        async with satchel.open_runtime(embedder=satchel.HashingEmbedder(), fusion=fusion) as rt:
+            await rt.add_memories("chats", many_strangers())
+            explained = await rt.explain_context(request)
+            items = satchel.parse_context(explained.context.content)
+            scores.append(
+                {item.text: got.score for item, got in zip(items, explained.receipts, strict=True)}
+            )
+    damped, plain = scores
+    assert damped[THEIRS[0]] == pytest.approx(plain[THEIRS[0]] / 2)
+    assert damped[MAYA] == pytest.approx(plain[MAYA])
