@@ -165,5 +165,7 @@ async def test_an_explanation_shows_the_pack_and_the_damped_score() -> None:
                 {item.text: got.score for item, got in zip(items, explained.receipts, strict=True)}
             )
     damped, plain = scores
-    assert damped[THEIRS[0]] == pytest.approx(plain[THEIRS[0]] / 2)
+    stranger = plain[THEIRS[0]]
+    assert stranger is not None
+    assert damped[THEIRS[0]] == pytest.approx(stranger / 2)
     assert damped[MAYA] == pytest.approx(plain[MAYA])
