@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 import satchel
 from satchel.recall._fusion import FusionWeights
+from satchel.stores.sqlite._store import SqliteStore
 from tests._envelope import contents
 from tests.orchestration.test_conversation_recall import turn
 
@@ -169,3 +171,29 @@ async def test_an_explanation_shows_the_pack_and_the_damped_score() -> None:
     assert stranger is not None
     assert damped[THEIRS[0]] == pytest.approx(stranger / 2)
     assert damped[MAYA] == pytest.approx(plain[MAYA])
+
+
+async def test_the_read_after_strangers_starts_past_every_key_examined(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every candidate is read at once (the room holds them all), the small talk
+    excluded: the last keys the first read examined are excluded ones, and the read
+    after strangers goes on past them rather than asking the store for them again."""
+    asked: list[int] = []
+    evidence = SqliteStore.evidence
+
+    async def counted(self: SqliteStore, family: Any, scope_id: str, keys: Any) -> Any:
+        asked.extend(keys)
+        return await evidence(self, family, scope_id, keys)
+
+    request = satchel.PrepareContextRequest(scope_id="chats", query=ASKED)
+    async with satchel.open_runtime(embedder=satchel.HashingEmbedder()) as rt:
+        await rt.add_memories("chats", many_strangers())
+        cited = satchel.parse_context((await rt.prepare_context(request)).content)
+        talk = tuple(item.citation for item in cited if "lunch number" in (item.text or ""))
+        assert talk
+        monkeypatch.setattr(SqliteStore, "evidence", counted)
+        explained = await rt.explain_context(attrs.evolve(request, exclude=talk))
+    assert asked
+    assert len(asked) == len(set(asked))
+    assert {omission.cause for omission in explained.omitted} == {"excluded"}

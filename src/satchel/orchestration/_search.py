@@ -61,7 +61,7 @@ from ._shares import fair_shares, whole_room
 from ._telemetry import PrepareMetrics, current
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from opentelemetry.trace import Span, Tracer
     from opentelemetry.util.types import AttributeValue
@@ -458,15 +458,15 @@ class Searcher:
             # which full text ranks already.
             raised = (1 + lift) * (1 + timed) * math.exp(rare * (1 - PLAIN_RARITY)) - 1
             more = _reach(ranked.fresh, scores, wanted, raised) if ranked.pool.common_terms else 0
-            read = await self._fresh_evidence(spec, excluded, ranked.fresh, wanted + more, passed)
+            fresh = iter(ranked.fresh)  # a read after strangers goes on where this one ends
+            read = await self._fresh_evidence(spec, excluded, fresh, wanted + more, passed)
             names = frozenset((*query.names, *ranked.pool.spelled_names))
             named = (frozenset(query.terms), names)
             stranger = damped[2]
             people = _people(read, named, stranger) if lift or stranger else None
             strangers = people.by_strangers() if people is not None else 0
             if strangers:  # another chat's turns give way: as many more are read after them
-                after = ranked.fresh[ranked.fresh.index(read[0][-1]) + 1 :]
-                extra = await self._fresh_evidence(spec, excluded, after, strangers, passed)
+                extra = await self._fresh_evidence(spec, excluded, fresh, strangers, passed)
                 if extra[0]:
                     read = (read[0] + extra[0], read[1] + extra[1])
                     people = _people(read, named, stranger)
@@ -489,15 +489,17 @@ class Searcher:
         self,
         spec: SearchSpec,
         excluded: frozenset[str],
-        fresh: tuple[int, ...],
+        fresh: Iterable[int],
         wanted: int,
         passed: list[tuple[int, Evidence]] | None = None,
     ) -> tuple[tuple[int, ...], tuple[Evidence, ...]]:
         """The evidence of the best ``wanted`` of the ``fresh`` keys (not committed yet).
 
-        Only that prefix is read. A key whose record left search meanwhile, or whose
-        evidence the caller excluded, is passed over and the next key read in its place;
-        the excluded ones are added to ``passed`` when it is given (an explanation).
+        Only that prefix is read: an iterator given is consumed that far, so a second
+        read of it goes on past every key the first examined. A key whose record left
+        search meanwhile, or whose evidence the caller excluded, is passed over and the
+        next key read in its place; the excluded ones are added to ``passed`` when it is
+        given (an explanation).
         """
         remaining = iter(fresh)
         kept: list[tuple[int, Evidence]] = []
