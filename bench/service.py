@@ -53,6 +53,7 @@ import httpx
 import threadpoolctl
 
 import satchel
+from satchel._wire import compact_id
 from bench import _corpus, _load, scale
 from bench._load import HttpTarget, InProcessTarget, Target, Workload, ms_text
 from bench._serve_process import (
@@ -194,10 +195,14 @@ async def verify(url: str, written: Sequence[_load.Written], sample: int) -> dic
 
 
 async def cited_ids(target: Target, query: str) -> set[str | None]:
-    """The entry ids the pack for ``query`` cites (a pack prints them shortened, so they
-    are read through ``satchel.parse_context``, which gives them whole)."""
+    """The entry ids the pack for ``query`` cites, spelled as the service's answers spell
+    them (``satchel.parse_context`` gives them whole; a ref the service acknowledged
+    spells its id as a pack prints it)."""
     content = await target.prepare(query)
-    return {item.citation.id for item in satchel.parse_context(content or "")}
+    return {
+        None if item.citation.id is None else compact_id(item.citation.id)
+        for item in satchel.parse_context(content or "")
+    }
 
 
 async def memory_count(db: Path) -> int:
