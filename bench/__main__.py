@@ -74,6 +74,10 @@ Commands:
   primitives              what a round's pieces cost alone, asyncio and trio: a task group,
                           a memory stream, the loop's turn (a lock), a cancel scope, a
                           checkpoint, a store read's commit check (bench/primitives.py)
+  versions                CPU per prepare of two satchel installs (an earlier commit's and
+                          this checkout's), their processes alternated: each question asked
+                          once, then again, on any workload, the lifelike chats or LoCoMo;
+                          the ratio and whether the packs are the same (bench/versions.py)
   postings                a full-text search by FTS5's statement and from held postings,
                           and reading and patching a scope's postings, per scope size
                           (bench/postings.py)
@@ -199,6 +203,7 @@ COMMANDS: dict[str, tuple[str, bool]] = {
     "loop": ("loop", False),
     "postings": ("postings", True),
     "primitives": ("primitives", True),
+    "versions": ("versions", False),
     "prompt-cache": ("prompt_cache", True),
     "plots": ("_plots", False),
 }

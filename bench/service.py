@@ -53,7 +53,6 @@ import httpx
 import threadpoolctl
 
 import satchel
-from satchel._wire import compact_id
 from bench import _corpus, _load, scale
 from bench._load import HttpTarget, InProcessTarget, Target, Workload, ms_text
 from bench._serve_process import (
@@ -64,6 +63,7 @@ from bench._serve_process import (
     running_server,
     tree_cpu_seconds,
 )
+from satchel._wire import compact_id
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
