@@ -199,9 +199,11 @@ async def cited_ids(target: Target, query: str) -> set[str | None]:
     them (``satchel.parse_context`` gives them whole; a ref the service acknowledged
     spells its id as a pack prints it)."""
     content = await target.prepare(query)
+    if not content:  # an empty result cites nothing (and has no markers to parse)
+        return set()
     return {
         None if item.citation.id is None else compact_id(item.citation.id)
-        for item in satchel.parse_context(content or "")
+        for item in satchel.parse_context(content)
     }
 
 

@@ -22,3 +22,10 @@ async def test_an_acknowledged_entry_is_found_by_the_id_the_service_gave() -> No
             assert entry.entry_id in await service.cited_ids(target, entry.text)
         # The read back takes the same spelling.
         assert [await target.read(entry) for entry in written] == texts
+
+
+async def test_a_question_nothing_answers_cites_nothing() -> None:
+    """An empty result has no pack to parse: the check counts it as not found."""
+    async with serving() as (client, _):
+        target = _load.HttpTarget(client)
+        assert await service.cited_ids(target, "anything at all") == set()
