@@ -41,7 +41,8 @@ WARM_UP = ("How have things been lately?", "Any plans coming up?")
 
 def questions(path: Path, seed: int = 7) -> list[dict[str, Any]]:
     """The questions with evidence, each scope's shuffled, one from each scope in turn."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]  # a blank line holds none
     by_scope: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         if row.get("expected"):

@@ -29,7 +29,8 @@ def tiny_workload(folder: Path) -> Path:
         {"id": "q3", "scopes": ["chat"], "query": "Anything about dogs?", "expected": []},
     ]
     (folder / "entries.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
-    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    # A blank line between questions, as the workload format allows.
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps(q) + "\n" for q in queries))
     return folder
 
 
