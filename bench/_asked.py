@@ -7,8 +7,11 @@ reads the workload's ``queries.jsonl`` with the standard library and calls only
 ``open_runtime``, ``prepare_context`` and ``RecallSufficiencyPolicy``, which every
 release keeps. On a copy of ``DB`` it asks two warm-up questions of every scope, then
 every question that has evidence once (each scope's questions shuffled, the scopes
-taken in turn), then all of them again, and prints one JSON line: the process CPU
-time per prepare of each pass (user + system, microseconds), the system time alone
+taken in turn), then all of them again, then all of them again each right after a
+write of one turn to its scope (the question as a user's message, as an agent records a
+turn before preparing for it: the write's own time not counted), and prints one JSON
+line: the process CPU time per prepare of each pass (user + system, microseconds),
+the system time alone
 (to the clock's tick), the evidence recall of the first pass, and a digest of every
 pack in order, each item as the workload entry it cites and the text it delivers
 (each install mints its own ids, so equal digests mean the same items, in the same
@@ -27,6 +30,7 @@ import shutil
 import tempfile
 import time
 from collections import defaultdict
+from datetime import UTC, datetime, timedelta
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
@@ -37,6 +41,10 @@ import satchel
 
 #: Asked of every scope before the measured passes (``bench peer``'s warm-up).
 WARM_UP = ("How have things been lately?", "Any plans coming up?")
+#: The third pass's writes: each question as a user's message, a minute apart from
+#: this time on, in a thread of their own.
+WRITTEN_FROM = datetime(2031, 1, 1, tzinfo=UTC)
+WRITTEN_THREAD = "bench-asked"
 
 
 def questions(path: Path, seed: int = 7) -> list[dict[str, Any]]:
@@ -102,11 +110,24 @@ async def passes(db: Path, queries: Path, budget: int) -> dict[str, Any]:
             for scope in scopes:
                 for query in WARM_UP:
                     await ask([scope], query)
-            for name in ("once", "again"):
-                cpu, system = time.process_time(), os.times().system
-                contents = [await ask(row["scopes"], row["query"]) for row in asked]
-                result[name] = (time.process_time() - cpu) / len(asked) * 1e6
-                result[f"{name}_system"] = (os.times().system - system) / len(asked) * 1e6
+            for name in ("once", "again", "after_write"):
+                spent = system = 0.0
+                contents = []
+                for number, row in enumerate(asked):
+                    if name == "after_write":  # the user's message recorded, then asked
+                        turn = satchel.MemoryEntry(
+                            text=f"User: {row['query']}",
+                            created_at=WRITTEN_FROM + timedelta(minutes=number),
+                            thread=WRITTEN_THREAD,
+                        )
+                        (ref,) = await runtime.add_memories(row["scopes"][0], [turn])
+                        ids[ref.entry_id] = f"{WRITTEN_THREAD}/{number}"  # alike on each side
+                    cpu, sys_before = time.process_time(), os.times().system
+                    contents.append(await ask(row["scopes"], row["query"]))
+                    spent += time.process_time() - cpu
+                    system += os.times().system - sys_before
+                result[name] = spent / len(asked) * 1e6
+                result[f"{name}_system"] = system / len(asked) * 1e6
                 for row, content in zip(asked, contents, strict=True):  # read after timing
                     items = delivered(content, ids)
                     digest.update(json.dumps(items).encode())

@@ -40,8 +40,12 @@ import cProfile
 import functools
 import inspect
 import pstats
+import shutil
+import tempfile
 import time
 from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -54,13 +58,13 @@ from satchel._workload import read_queries
 from satchel.builder import _build, _fitting, _selection
 from satchel.embedders import _static
 from satchel.orchestration import _packer, _prepare, _search
+from satchel.stores import _postings as _held_postings
 from satchel.stores import _term_counts
-from satchel.stores.sqlite import _connections, _postings
+from satchel.stores.sqlite import _connections, _evidence_cache, _postings
 from satchel.stores.sqlite import _search as _sqlite_search
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
-    from pathlib import Path
 
     from satchel._workload import WorkloadQuery
 
@@ -168,11 +172,26 @@ FIRST_TOUCH: Final = (
 )
 
 
+#: The steps of :data:`FIRST_TOUCH` and those a write to its scope makes the next
+#: prepare take again (``--after-writes``): every rating and its terms' counts are made
+#: per write version of a scope, and the rated evidence kept at a version is rebuilt
+#: from the store's evidence of each row.
+AFTER_WRITE: Final = (
+    *FIRST_TOUCH,
+    ("rating: its terms' counts from held postings", _held_postings.ScopePostings, "frequencies"),
+    ("rating: each item rated anew", _term_counts, "with_rarity"),
+    ("evidence rebuilt from the store's rows", _evidence_cache.EvidenceCache, "split"),
+)
+
+
 @contextlib.contextmanager
-def stage_timers(stages: Sequence[tuple[str, Any, str]] = STAGES) -> Iterator[dict[str, float]]:
+def stage_timers(
+    stages: Sequence[tuple[str, Any, str]] = STAGES, spent: dict[str, float] | None = None
+) -> Iterator[dict[str, float]]:
     """Seconds spent in each of ``stages`` while open (patched in, restored after), and
-    under ``"<stage>#"`` the calls."""
-    spent: dict[str, float] = defaultdict(float)
+    under ``"<stage>#"`` the calls; added to ``spent`` when given."""
+    if spent is None:
+        spent = defaultdict(float)
     saved = []
     for stage, owner, name in stages:
         original = getattr(owner, name)
@@ -194,8 +213,8 @@ def _timed(stage: str, function: Any, spent: dict[str, float]) -> Any:
             try:
                 return await function(*args, **kwargs)
             finally:
-                spent[stage] += time.perf_counter() - started
-                spent[f"{stage}#"] += 1
+                spent[stage] = spent.get(stage, 0.0) + time.perf_counter() - started
+                spent[f"{stage}#"] = spent.get(f"{stage}#", 0) + 1
 
         return timed_async
 
@@ -205,8 +224,8 @@ def _timed(stage: str, function: Any, spent: dict[str, float]) -> Any:
         try:
             return function(*args, **kwargs)
         finally:
-            spent[stage] += time.perf_counter() - started
-            spent[f"{stage}#"] += 1
+            spent[stage] = spent.get(stage, 0.0) + time.perf_counter() - started
+            spent[f"{stage}#"] = spent.get(f"{stage}#", 0) + 1
 
     return timed
 
@@ -303,13 +322,68 @@ async def first_touch(workload: Path, budget: int) -> None:
     print(first_touch_table(passes, len(queries)))
 
 
-def first_touch_table(passes: dict[str, tuple[float, dict[str, float]]], count: int) -> str:
+async def after_writes(workload: Path, budget: int) -> None:
+    """On a copy of the store, after the warm-up and every question asked once: every
+    question asked again, each right after a write of one turn to its scope (the
+    question as the user's message, as an agent records a turn before preparing for
+    it), then every question again with no write; process CPU time per prepare (the
+    writes not counted) and the time in each of :data:`AFTER_WRITE`'s steps."""
+    db, queries = await store_and_questions(workload)
+    passes: dict[str, tuple[float, dict[str, float]]] = {}
+    when = datetime(2031, 1, 1, tzinfo=UTC)
+    with tempfile.TemporaryDirectory(prefix="satchel-profile-") as directory:
+        copy = Path(directory) / "store.db"
+        shutil.copyfile(db, copy)
+        policy = satchel.RecallSufficiencyPolicy()
+        embedder = satchel.StaticEmbedder()
+        async with satchel.open_runtime(str(copy), embedder=embedder, recall_policy=policy) as rt:
+            await ask_all(rt, peer.warm_up(queries), budget)
+            await ask_all(rt, queries, budget)
+            for name in ("after a write", "no write"):
+                spent: dict[str, float] = defaultdict(float)
+                cpu = 0.0
+                for number, query in enumerate(queries):
+                    if name == "after a write":
+                        turn = satchel.MemoryEntry(
+                            text=f"User: {query.query}",
+                            created_at=when + timedelta(minutes=number),
+                            thread="profile-after-writes",
+                        )
+                        await rt.add_memories(query.scopes[0], [turn])
+                    with stage_timers(AFTER_WRITE, spent):
+                        started = time.process_time()
+                        await ask_all(rt, [query], budget)
+                        cpu += time.process_time() - started
+                passes[name] = (cpu, dict(spent))
+    title = f"{len(queries)} questions, each asked again after a write to its scope, then not"
+    print(steps_table(passes, len(queries), AFTER_WRITE, title))
+
+
+def first_touch_table(
+    passes: dict[str, tuple[float, dict[str, float]]],
+    count: int,
+    steps: Sequence[tuple[str, Any, str]] = FIRST_TOUCH,
+) -> str:
     """The Markdown table of :func:`first_touch`: microseconds per prepare, asked once,
     asked again and their difference, then the calls per prepare of each pass."""
-    (once_cpu, once), (again_cpu, again) = passes["once"], passes["again"]
+    return steps_table(
+        passes, count, steps, f"{count} questions on one fresh runtime, asked once then again"
+    )
+
+
+def steps_table(
+    passes: dict[str, tuple[float, dict[str, float]]],
+    count: int,
+    steps: Sequence[tuple[str, Any, str]],
+    title: str,
+) -> str:
+    """Microseconds per prepare in each of ``steps`` in the first pass of ``passes``
+    and in the second (named by their keys), their difference, then the calls per
+    prepare of each pass."""
+    (first, (once_cpu, once)), (second, (again_cpu, again)) = passes.items()
     lines = [
-        f"\n{count} questions on one fresh runtime, asked once then again (us per prepare)\n",
-        "| step | asked once | asked again | difference | calls once / again |",
+        f"\n{title} (us per prepare)\n",
+        f"| step | {first} | {second} | difference | calls {first} / {second} |",
         "|---|---:|---:|---:|---:|",
     ]
 
@@ -318,7 +392,7 @@ def first_touch_table(passes: dict[str, tuple[float, dict[str, float]]], count: 
         return f"| {label} | {per[0]:.0f} | {per[1]:.0f} | {per[2]:.0f} | {calls} |"
 
     lines.append(row("process CPU time", once_cpu, again_cpu, ""))
-    for step, _, _ in FIRST_TOUCH:
+    for step, _, _ in steps:
         calls = f"{once.get(step + '#', 0) / count:.1f} / {again.get(step + '#', 0) / count:.1f}"
         lines.append(row(step, once.get(step, 0.0), again.get(step, 0.0), calls))
     return "\n".join(lines)
@@ -390,10 +464,19 @@ def main() -> None:
         help="only the split of a question asked once against the same asked again, by"
         " step (FIRST_TOUCH): what reading records for the first time costs",
     )
+    parser.add_argument(
+        "--after-writes",
+        action="store_true",
+        help="only a question asked again right after a write of one turn to its scope"
+        " against the same with no write, by step (AFTER_WRITE): what the scope's new"
+        " write version makes a prepare do again",
+    )
     args = parser.parse_args()
     workload = peer.current_workload(args.conversations, args.sessions)
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        if args.first_touch:
+        if args.after_writes:
+            anyio.run(after_writes, workload, args.max_bytes)
+        elif args.first_touch:
             anyio.run(first_touch, workload, args.max_bytes)
         else:
             anyio.run(run, workload, args.max_bytes, args.top)

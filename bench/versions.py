@@ -7,17 +7,18 @@ environment holding, say, the commit an issue was filed on, and this checkout's)
 ingests every workload with its own ``python -m satchel ingest`` (each release reads
 the workload format, and writes its own schema), then, pair after pair, each runs
 ``bench/_asked.py`` on a fresh copy of its store: every question with evidence asked
-once after two warm-up questions a scope, then again (8,000 bytes, gate on; the public
-API only, so any release runs it).
+once after two warm-up questions a scope, then again, then again each right after a
+write of one turn to its scope (8,000 bytes, gate on; the public API only, so any
+release runs it).
 
 Workloads: ``--workload DIR`` (any workload folder, repeatable), ``--lifelike``
 (``bench peer``'s ten lifelike conversations) and ``--locomo PATH`` (the LoCoMo release,
-as ``bench locomo`` reads it). Reported per workload: each side's CPU per prepare asked
-once and again (median over the pairs, every pair's figure beside it), the second over
-the first, each side's evidence recall (8,000 bytes, gate on), and whether each side's
-packs were the same in every pair and the same as the other side's (the same workload
-entries cited, in the same order, with the same text). Written to ``--out`` (default
-``bench/results/versions.json``).
+as ``bench locomo`` reads it). Reported per workload: each side's CPU per prepare in
+each pass (median over the pairs, every pair's figure beside it), the second side's
+over the first's, each side's evidence recall (8,000 bytes, gate on), and whether each
+side's packs were the same in every pair and the same as the other side's (the same
+workload entries cited, in the same order, with the same text). Written to ``--out``
+(default ``bench/results/versions.json``).
 
 To make an earlier commit's install::
 
@@ -98,6 +99,8 @@ def summary(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
             "again": statistics.median(run["again"] for run in side),
             "once_each": [round(run["once"]) for run in side],
             "again_each": [round(run["again"]) for run in side],
+            "after_write": statistics.median(run["after_write"] for run in side),
+            "after_write_each": [round(run["after_write"]) for run in side],
             "system_once": statistics.median(run["once_system"] for run in side),
             "recall": side[0]["recall"],
             "prepares": side[0]["prepares"],
@@ -111,6 +114,7 @@ def summary(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
         "sides": sides,
         "ratio_once": last["once"] / first["once"],
         "ratio_again": last["again"] / first["again"],
+        "ratio_after_write": last["after_write"] / first["after_write"],
         "packs_same": len({side["packs"] for side in sides}) == 1,
     }
 
@@ -118,21 +122,24 @@ def summary(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
 def report(result: dict[str, Any]) -> str:
     lines = [
         "| workload | side | prepares | CPU us asked once (each pair) | asked again (each pair)"
-        " | evidence recall | packs steady |",
-        "|---|---|---:|---|---|---:|---|",
+        " | again, each after a write (each pair) | evidence recall | packs steady |",
+        "|---|---|---:|---|---|---|---:|---|",
     ]
     for name, found in result["workloads"].items():
         for number, side in enumerate(found["sides"], start=1):
+            figures = " | ".join(
+                f"**{side[kind]:.0f}** ({' / '.join(map(str, side[f'{kind}_each']))})"
+                for kind in ("once", "again", "after_write")
+            )
             lines.append(
-                f"| {name} | {number} | {side['prepares']} | **{side['once']:.0f}**"
-                f" ({' / '.join(map(str, side['once_each']))}) | **{side['again']:.0f}**"
-                f" ({' / '.join(map(str, side['again_each']))}) | {side['recall']:.3f}"
+                f"| {name} | {number} | {side['prepares']} | {figures} | {side['recall']:.3f}"
                 f" | {side['packs_steady']} |"
             )
-        lines.append(
-            f"| {name} | 2 / 1 | | **{found['ratio_once']:.2f}** | **{found['ratio_again']:.2f}**"
-            f" | | packs {'the same' if found['packs_same'] else 'differ'} |"
+        ratios = " | ".join(
+            f"**{found[f'ratio_{kind}']:.2f}**" for kind in ("once", "again", "after_write")
         )
+        same = "the same" if found["packs_same"] else "differ"
+        lines.append(f"| {name} | 2 / 1 | | {ratios} | | packs {same} |")
     return "\n".join(lines)
 
 

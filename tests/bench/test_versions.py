@@ -47,6 +47,7 @@ def test_one_install_against_itself_gives_the_same_packs(tmp_path: Path) -> None
         assert side["prepares"] == 2
         assert side["packs_steady"]
         assert len(side["once_each"]) == len(side["again_each"]) == 2
+        assert len(side["after_write_each"]) == 2
         assert side["once"] > 0
         assert side["again"] > 0
         assert side["recall"] == 1.0  # two questions, each answered by its one turn
@@ -56,8 +57,8 @@ def test_one_install_against_itself_gives_the_same_packs(tmp_path: Path) -> None
 
 def test_the_summary_takes_medians_and_tells_packs_apart() -> None:
     def run(once: float, again: float, packs: str) -> dict[str, object]:
-        return {"once": once, "again": again, "once_system": 1.0, "prepares": 5, "packs": packs,
-                "recall": 0.5}  # fmt: skip
+        return {"once": once, "again": again, "after_write": again * 2, "once_system": 1.0,
+                "prepares": 5, "packs": packs, "recall": 0.5}  # fmt: skip
 
     base = [run(300, 200, "a"), run(100, 100, "a"), run(200, 150, "a")]
     new = [run(100, 50, "b"), run(120, 60, "c"), run(90, 70, "b")]
@@ -65,6 +66,7 @@ def test_the_summary_takes_medians_and_tells_packs_apart() -> None:
     assert [side["once"] for side in found["sides"]] == [200, 100]
     assert found["ratio_once"] == 0.5
     assert found["ratio_again"] == 60 / 150
+    assert found["ratio_after_write"] == 120 / 300
     assert found["sides"][0]["packs_steady"]
     assert not found["sides"][1]["packs_steady"]
     assert not found["packs_same"]

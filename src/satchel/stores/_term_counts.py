@@ -18,7 +18,13 @@ import contextlib
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from .._loop import loop_turn
-from ..vocabulary._rarity import content_terms, rarity, rarity_terms, with_rarity
+from ..vocabulary._rarity import (
+    content_terms,
+    rarity,
+    rarity_terms,
+    terms_known,
+    with_rarity,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -33,6 +39,11 @@ MOST_SCOPES: Final = 256
 #: Items whose texts are analysed in one turn of the host's loop (a turn's analysis
 #: costs 10-170 us the first time it is read).
 RATE_STRETCH: Final = 8
+#: Items rated in one turn of the host's loop when their texts' terms are known (a
+#: rating takes a few microseconds): after a write to its scope a prepare rates anew
+#: every turn it reads, some 80, whose terms an earlier read remembered, and a turn of
+#: the loop for each eight of them cost more than the ratings.
+KNOWN_STRETCH: Final = 64
 #: Rated ``Evidence`` objects kept over every scope at once (:meth:`TermCounts.keep`;
 #: a LoCoMo conversation's questions read some 400 keys). Each is an object the
 #: garbage collector tracks (the evidence cache keeps untracked dicts for that
@@ -150,12 +161,10 @@ async def rate(
     counts, reading (``read_counts``) only those of terms of unrated items not kept
     yet. Counts read while a write landed may be the write's: they serve this read, and
     the version they are kept under is gone by the next. ``on_host_loop``: the texts
-    are analysed and rated a stretch (``RATE_STRETCH``) per turn of the host's loop
+    are analysed and rated a stretch (``_stretches``) per turn of the host's loop
     (``_loop``); a store running on a loop of its own takes no turns."""
     unrated = [(key, item) for key, item in found.items() if key not in kept.ratings]
-    stretches = [
-        unrated[first : first + RATE_STRETCH] for first in range(0, len(unrated), RATE_STRETCH)
-    ]
+    stretches = _stretches(unrated)
     needed: set[str] = set()
     for stretch in stretches:  # each text analysed the first time it is read
         async with _turn(on_host_loop):
@@ -169,6 +178,23 @@ async def rate(
             for key, item in stretch:
                 kept.ratings[key] = rarity(content_terms(item.text), kept.counts, rows)
     return {key: with_rarity(item, kept.ratings[key]) for key, item in found.items()}
+
+
+def _stretches(unrated: list[tuple[int, Evidence]]) -> list[list[tuple[int, Evidence]]]:
+    """``unrated`` in stretches of at most ``RATE_STRETCH`` texts to analyse and at most
+    ``KNOWN_STRETCH`` items in all, in order."""
+    stretches: list[list[tuple[int, Evidence]]] = []
+    stretch: list[tuple[int, Evidence]] = []
+    unknown = 0
+    for pair in unrated:
+        stretch.append(pair)
+        unknown += not terms_known(pair[1].text)
+        if unknown == RATE_STRETCH or len(stretch) == KNOWN_STRETCH:
+            stretches.append(stretch)
+            stretch, unknown = [], 0
+    if stretch:
+        stretches.append(stretch)
+    return stretches
 
 
 def _turn(on_host_loop: bool) -> AbstractAsyncContextManager[object]:

@@ -48,6 +48,12 @@ def content_terms(text: str | None) -> tuple[str, ...]:
     return remembered(_SEEN, text, _said_terms, TERMS_KEPT) if terms is None else terms
 
 
+def terms_known(text: str | None) -> bool:
+    """Whether :func:`content_terms` of ``text`` is a lookup (remembered, or no text):
+    no analysis to run."""
+    return not text or text in _SEEN
+
+
 def content_terms_indexed(text: str, terms: str) -> tuple[str, ...]:
     """:func:`content_terms` of ``text`` from ``terms``, the analysed terms of the whole
     text in order, joined by spaces (a store's full-text row of it), without analysing
