@@ -43,6 +43,21 @@ def test_texts_to_analyse_take_a_stretch_each_eight_known_ones_each_sixty_four()
     assert KNOWN_STRETCH == 64
 
 
+def test_long_known_turns_make_shorter_stretches() -> None:
+    """A turn of 300 words is rated in a turn of the loop with few others."""
+    forget_texts()
+    words = " ".join(f"word{n}" for n in range(300))
+    long = [
+        (key, Evidence.from_record("memory", "chat", f"{key:032x}", 1, text=f"Ana: {key} {words}"))
+        for key in range(10)
+    ]
+    for _, item in long:
+        content_terms(item.text)
+    sizes = [len(s) for s in _term_counts._stretches(long)]
+    assert sum(sizes) == 10
+    assert max(sizes) <= 4  # about KNOWN_TERMS terms a stretch, not 64 turns
+
+
 async def test_known_turns_are_rated_as_before_in_fewer_turns_of_the_loop(
     anyio_backend: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -44,6 +44,9 @@ RATE_STRETCH: Final = 8
 #: every turn it reads, some 80, whose terms an earlier read remembered, and a turn of
 #: the loop for each eight of them cost more than the ratings.
 KNOWN_STRETCH: Final = 64
+#: Known terms rated in one turn of the host's loop (a term's count looked up and its
+#: logarithm taken, about 0.2 us): long turns make shorter stretches.
+KNOWN_TERMS: Final = 1024
 #: Rated ``Evidence`` objects kept over every scope at once (:meth:`TermCounts.keep`;
 #: a LoCoMo conversation's questions read some 400 keys). Each is an object the
 #: garbage collector tracks (the evidence cache keeps untracked dicts for that
@@ -181,17 +184,21 @@ async def rate(
 
 
 def _stretches(unrated: list[tuple[int, Evidence]]) -> list[list[tuple[int, Evidence]]]:
-    """``unrated`` in stretches of at most ``RATE_STRETCH`` texts to analyse and at most
-    ``KNOWN_STRETCH`` items in all, in order."""
+    """``unrated`` in stretches of at most ``RATE_STRETCH`` texts to analyse, at most
+    ``KNOWN_STRETCH`` items in all and about ``KNOWN_TERMS`` known terms, in order."""
     stretches: list[list[tuple[int, Evidence]]] = []
     stretch: list[tuple[int, Evidence]] = []
-    unknown = 0
+    unknown = terms = 0
     for pair in unrated:
         stretch.append(pair)
-        unknown += not terms_known(pair[1].text)
-        if unknown == RATE_STRETCH or len(stretch) == KNOWN_STRETCH:
+        text = pair[1].text
+        if terms_known(text):
+            terms += len(content_terms(text))
+        else:
+            unknown += 1
+        if unknown == RATE_STRETCH or len(stretch) == KNOWN_STRETCH or terms >= KNOWN_TERMS:
             stretches.append(stretch)
-            stretch, unknown = [], 0
+            stretch, unknown, terms = [], 0, 0
     if stretch:
         stretches.append(stretch)
     return stretches
