@@ -30,6 +30,13 @@ evidence and thread-neighbours statements, the rating, ranking what was read, th
 fit's encoding, a scope's postings read to be held), per prepare and as the
 difference: what a question asked for the first time pays for the records no earlier
 question read.
+
+``--after-writes`` runs only this: on a copy of the store, after the warm-up and every
+question asked once, every question asked again right after a write of one turn to its
+scope (the question as the user's message), then every question again with no write,
+with the process CPU time of the prepares and the time in each step of
+``AFTER_WRITE`` (``FIRST_TOUCH``'s, the rating's counts, each item rated anew, the
+evidence rebuilt): what a write's new version of its scope makes the next prepare do.
 """
 
 from __future__ import annotations
@@ -359,16 +366,11 @@ async def after_writes(workload: Path, budget: int) -> None:
     print(steps_table(passes, len(queries), AFTER_WRITE, title))
 
 
-def first_touch_table(
-    passes: dict[str, tuple[float, dict[str, float]]],
-    count: int,
-    steps: Sequence[tuple[str, Any, str]] = FIRST_TOUCH,
-) -> str:
+def first_touch_table(passes: dict[str, tuple[float, dict[str, float]]], count: int) -> str:
     """The Markdown table of :func:`first_touch`: microseconds per prepare, asked once,
     asked again and their difference, then the calls per prepare of each pass."""
-    return steps_table(
-        passes, count, steps, f"{count} questions on one fresh runtime, asked once then again"
-    )
+    title = f"{count} questions on one fresh runtime, asked once then again"
+    return steps_table(passes, count, FIRST_TOUCH, title)
 
 
 def steps_table(
