@@ -3,19 +3,20 @@ interpreter imports, through the public API alone.
 
 Run as a file (``python bench/_asked.py DB QUERIES``), never imported by the bench
 package: the interpreter may hold an earlier satchel, whose internals differ, so this
-reads the workload's ``queries.jsonl`` with the standard library and calls only
-``open_runtime``, ``prepare_context`` and ``RecallSufficiencyPolicy``, which every
-release keeps. On a copy of ``DB`` it asks two warm-up questions of every scope, then
-every question that has evidence once (each scope's questions shuffled, the scopes
-taken in turn), then all of them again, then all of them again each right after a
-write of one turn to its scope (the question as a user's message, as an agent records a
-turn before preparing for it: the write's own time not counted), and prints one JSON
-line: the process CPU time per prepare of each pass (user + system, microseconds),
-the system time alone
-(to the clock's tick), the evidence recall of the first pass, and a digest of every
-pack in order, each item as the workload entry it cites and the text it delivers
-(each install mints its own ids, so equal digests mean the same items, in the same
-order, served alike).
+reads the workload's ``queries.jsonl`` and the ids file ``satchel ingest`` wrote with
+the standard library (rather than ``bench.peer``'s order of questions and satchel's
+own readers, which it spells again) and calls only what every release keeps:
+``open_runtime``, ``prepare_context``, ``add_memories``, ``parse_context`` and
+``RecallSufficiencyPolicy``. On a copy of ``DB`` it asks two warm-up questions of every
+scope, then every question that has evidence once (each scope's questions shuffled, the
+scopes taken in turn), then all of them again, then all of them again each right after
+a write of one turn to its scope (the question as a user's message, as an agent records
+a turn before preparing for it: the write's own time not counted), and prints one JSON
+line: the process CPU time per prepare of each pass (user + system, microseconds), the
+system time alone (to the clock's tick), the evidence recall of the first pass, and a
+digest of every pack in order, each item as the workload entry it cites and the text it
+delivers (each install mints its own ids, so equal digests mean the same items, in the
+same order, served alike).
 """
 
 from __future__ import annotations

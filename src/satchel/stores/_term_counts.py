@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 from .._loop import loop_turn
 from ..vocabulary._rarity import (
     content_terms,
+    known_terms,
     rarity,
     rarity_terms,
-    terms_known,
     with_rarity,
 )
 
@@ -191,11 +191,11 @@ def _stretches(unrated: list[tuple[int, Evidence]]) -> list[list[tuple[int, Evid
     unknown = terms = 0
     for pair in unrated:
         stretch.append(pair)
-        text = pair[1].text
-        if terms_known(text):
-            terms += len(content_terms(text))
-        else:
+        known = known_terms(pair[1].text)
+        if known is None:
             unknown += 1
+        else:
+            terms += len(known)
         if unknown == RATE_STRETCH or len(stretch) == KNOWN_STRETCH or terms >= KNOWN_TERMS:
             stretches.append(stretch)
             stretch, unknown, terms = [], 0, 0

@@ -48,10 +48,10 @@ def content_terms(text: str | None) -> tuple[str, ...]:
     return remembered(_SEEN, text, _said_terms, TERMS_KEPT) if terms is None else terms
 
 
-def terms_known(text: str | None) -> bool:
-    """Whether :func:`content_terms` of ``text`` is a lookup (remembered, or no text):
-    no analysis to run."""
-    return not text or text in _SEEN
+def known_terms(text: str | None) -> tuple[str, ...] | None:
+    """:func:`content_terms` of ``text`` if that is a lookup (remembered, or no text),
+    else None: an analysis to run."""
+    return () if not text else _SEEN.get(text)
 
 
 def content_terms_indexed(text: str, terms: str) -> tuple[str, ...]:
