@@ -19,8 +19,10 @@ says others: a budget over 8,000 bytes scales the default limits' counts with it
 the default limits and at 8,000 bytes with ``Limits.classic()``, gate off and on, in a
 rotating order on one store.
 
-Reported per setting: evidence recall overall and per category, prepare p50 (ms) and
-the process's CPU time per prepare (us; user + system, steadier than wall time).
+Reported per setting: evidence recall overall, per category and over every category but
+single-hop (*beyond one turn*: more than half of LoCoMo's questions are single-hop, while
+the real chats of issue 41 were reported without any), prepare p50 (ms) and the
+process's CPU time per prepare (us; user + system, steadier than wall time).
 Then, at 8,000 bytes with the gate on, where the missed evidence went, from
 ``explain_context``: *budget* (retrieved and committed, but left out for room), *floor*
 (retrieved below the admission floor), or *unranked* (not among the best candidates left
@@ -115,6 +117,8 @@ if TYPE_CHECKING:
 RESULTS: Final = orchestrator.RESULTS
 #: LoCoMo's question categories (the release numbers them); 5 is adversarial.
 CATEGORIES: Final = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+#: The recall column of every question but the single-hop ones (``buckets``).
+BEYOND_ONE_TURN: Final = "beyond one turn"
 BUDGETS: Final = (2000, 4000, 8000)
 CLASSIC_BYTES: Final = 8000
 #: Questions asked per chunk of one arm in ``--references`` mode, and at most how many
@@ -485,7 +489,7 @@ async def evaluate(
                     cpu[setting.name].append(time.process_time() - started)
                 if rep == 1:
                     value = _recall(query, owners, context.content)
-                    for category in ("all", query.category):
+                    for category in buckets(query.category):
                         recall[setting.name][category].append(value)
                     if cut:
                         whole[setting.name].append(
@@ -599,8 +603,18 @@ def _messages_recall(
     return sum(shares) / len(shares)
 
 
+def buckets(category: str) -> tuple[str, ...]:
+    """The recall columns a question of ``category`` counts in: all, its own and, but
+    for a single-hop question, *beyond one turn*: several turns, a date, an inference
+    (841 of LoCoMo's 1,536 questions are single-hop and recalled best, while the real
+    chats of issue 41 were reported without any)."""
+    if category == CATEGORIES[4]:
+        return ("all", category)
+    return ("all", BEYOND_ONE_TURN, category)
+
+
 def _ordered(values: Mapping[str, list[float]]) -> list[tuple[str, list[float]]]:
-    order = {c: i for i, c in enumerate(("all", *CATEGORIES.values()))}
+    order = {c: i for i, c in enumerate(("all", BEYOND_ONE_TURN, *CATEGORIES.values()))}
     return sorted(values.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 

@@ -88,13 +88,20 @@ def test_the_evaluation_reports_recall_and_where_misses_went(tmp_path: Path) -> 
     result = anyio.run(locomo.run, forms(tmp_path)["zip"], None, 1)
     assert set(result["settings"]) == {setting.name for setting in locomo.settings()}
     for values in result["settings"].values():
-        assert set(values["recall"]) == {"all", "temporal", "multi-hop"}
+        assert list(values["recall"]) == ["all", "beyond one turn", "multi-hop", "temporal"]
         assert values["p50_ms"] > 0
         assert values["cpu_us"] > 0
     misses = result["misses_8000_gate_on"]
     assert misses["evidence"] == 3
     assert sum(v for k, v in misses.items() if k != "evidence") <= 3
     assert "| gate on / 8000 |" in locomo.report(result)
+
+
+def test_beyond_one_turn_counts_every_question_but_single_hop() -> None:
+    """The *beyond one turn* column holds every category's questions but single-hop's."""
+    assert locomo.buckets("single-hop") == ("all", "single-hop")
+    for category in ("multi-hop", "temporal", "open-domain"):
+        assert locomo.buckets(category) == ("all", "beyond one turn", category)
 
 
 def test_the_budgets_asked_at_may_be_chosen(tmp_path: Path) -> None:
