@@ -13,6 +13,8 @@ from satchel.vocabulary import _retrieval, analyse_query, asks_question, says_no
 from satchel.vocabulary._retrieval import PoolRequest
 from satchel.vocabulary._speakers import (
     TURN_SQL,
+    called_by_name,
+    called_names,
     name_variant,
     opens_with_speaker,
     sounds_like,
@@ -289,3 +291,36 @@ def test_a_phone_number_speaker_is_told_alike_in_python_and_in_sqlite(name: str,
 )
 def test_a_turn_opens_with_a_speaker(text: str | None, turn: bool) -> None:
     assert opens_with_speaker(text) is turn
+
+
+@pytest.mark.parametrize(
+    ("text", "called"),
+    [
+        ("Sam: Hey Kate! How was the weekend?", True),
+        ("Sam: Thanks, Kate.", True),
+        ("Sam: hi kate how are u", True),
+        ("Sam: That sounds lovely, Kate!", True),
+        ("Sam: Kate, guess what happened", True),
+        ("Sam: I saw Kate at the market", False),
+        ("Sam: Kate's sister called", False),
+        ("Kate: nothing here", False),
+        ("no speaker, Kate!", False),
+        (None, False),
+    ],
+)
+def test_called_names_are_the_words_a_turn_calls_someone_by(text: str | None, called: bool) -> None:
+    assert ("kate" in called_names(text)) is called
+
+
+def test_the_other_of_a_chat_of_two_is_called_by_the_name() -> None:
+    sam, pat = frozenset({"sam"}), frozenset({"pat"})
+    texts = ["Sam: Hey Kate!", "Pat: hello", "Sam: Thanks, Kate.", "Pat: Kate is my friend"]
+    speakers = [speaker_terms(text) for text in texts]
+    assert speakers == [sam, pat, sam, pat]
+    assert called_by_name(speakers, texts, frozenset({"kate"})) == pat
+    assert called_by_name(speakers[:2], texts[:2], frozenset({"kate"})) is None  # one call
+    assert called_by_name(speakers, texts, frozenset({"jon"})) is None
+    both = [*texts, "Pat: Oh, Kate!"]
+    assert called_by_name([*speakers, pat], both, frozenset({"kate"})) is None
+    three = [*texts, "Lee: hi all"]
+    assert called_by_name([*speakers, frozenset({"lee"})], three, frozenset({"kate"})) is None

@@ -50,6 +50,7 @@ from ..vocabulary import (
     PoolRequest,
     asks_question,
     asks_when,
+    called_by_name,
     rules,
     said_by,
     says_nothing,
@@ -721,6 +722,12 @@ def _people(
             found = named_by[speaker] = said_by(speaker, terms, names)
         if found:
             said.add(key)
+    if not said and names:  # nobody's label says the name: whom the chat calls so
+        called = called_by_name(speakers, [item.text for item in evidence], names)
+        if called is not None:
+            said.update(
+                key for key, speaker in zip(keys, speakers, strict=True) if speaker == called
+            )
     strange = _strangers(keys, evidence, speakers, said) if stranger and said else frozenset()
     return _People(speakers, frozenset(said), strange)
 

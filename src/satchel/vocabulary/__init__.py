@@ -100,6 +100,7 @@ from ._retrieval import TimeWindow as TimeWindow
 from ._retrieval import apart_from_common as apart_from_common
 from ._retrieval import lightly_named as lightly_named
 from ._speakers import asks_question as asks_question
+from ._speakers import called_by_name as called_by_name
 from ._speakers import said_by as said_by
 from ._speakers import says_nothing as says_nothing
 from ._speakers import speaker_terms as speaker_terms
@@ -191,6 +192,7 @@ __all__ = [
     "apart_from_common",
     "asks_question",
     "asks_when",
+    "called_by_name",
     "check_provider",
     "citation",
     "error_type",

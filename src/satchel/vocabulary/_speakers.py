@@ -22,9 +22,10 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from ._analysis import analyse, function_word, standard_word
+from ._memo import remembered, text_memo
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 #: The longest speaker prefix read: a name, not a sentence that happens to hold a colon.
 MAX_SPEAKER_CHARS: Final = 40
@@ -167,6 +168,72 @@ def said_by(speaker: frozenset[str], terms: frozenset[str], names: frozenset[str
     if speaker & terms:
         return True
     return any(_short_for(name, said) for name in names for said in speaker)
+
+
+#: Where a turn calls someone by name: at the start of a sentence with a comma or an
+#: exclamation after it ("Mel, guess what"), after a greeting or a thanks ("Hey Kate",
+#: "Thanks, Caroline!"), or at a sentence's end after a comma ("That's great, Jon!").
+_CALLED: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"(?:^|[.!?]\s+)([^\W\d_]+)\s*[,!]",
+        r"\b(?:hey|hi|hiya|heya|hello|thanks|thank\s+you|thx|congrats|congratulations"
+        r"|morning|night|bye|sorry|dear|yo|aw+|oh|wow|omg)[,!]?\s+([^\W\d_]+)",
+        r",\s*([^\W\d_]+)\s*(?:[.!?]|$)",
+    )
+)
+#: Texts whose names called (:func:`called_names`) are kept: the turns a prepare reads.
+CALLED_KEPT: Final = 8192
+_CALLS: dict[str, frozenset[str]] = text_memo()
+
+
+def called_names(text: str | None) -> frozenset[str]:
+    """The analysed words a conversation turn calls someone by, past its speaker's name
+    (``"Mel: Hey Caroline! Thanks, babe."``: caroline, babe): in a chat of two, the
+    other person's name, nickname or endearment. Kept by text. Any word in those places
+    is taken ("Wow, that's great!" gives wow): a caller asks whether a name it knows is
+    among them."""
+    if not text or not speaker_terms(text):
+        return _NOBODY
+    found = _CALLS.get(text)  # the common case, without a call
+    return remembered(_CALLS, text, _called, CALLED_KEPT) if found is None else found
+
+
+def _called(text: str) -> frozenset[str]:
+    said = text[text.find(":", 0, MAX_SPEAKER_CHARS + 1) + 1 :].strip()
+    return frozenset(
+        term for pattern in _CALLED for word in pattern.findall(said) for term in analyse(word)
+    )
+
+
+def called_by_name(
+    speakers: Sequence[frozenset[str]], texts: Sequence[str | None], names: frozenset[str]
+) -> frozenset[str] | None:
+    """Who, of a chat of two, the query's ``names`` (analysed) call, when neither
+    speaker's label says it (:func:`said_by` found nobody): the other of the two, when
+    the turns read (their ``speakers`` by :func:`speaker_terms`, and ``texts``) show one
+    of them calling someone by one of those names (:func:`called_names`) at least
+    ``MIN_CALLS`` times and the other never. A chat export labels people as the phone
+    knows them ("Katherine Smith", a phone number) while a question says what the asker
+    calls them ("Kate"), and in a chat of two one calls the other by that name. None
+    with more or fewer than two speakers, or when both, or neither often enough, say the
+    name so: a pet or a friend both speak of is nobody's label."""
+    people = {speaker for speaker in speakers if speaker}
+    if len(people) != 2 or not names:
+        return None
+    calls = dict.fromkeys(people, 0)
+    for speaker, text in zip(speakers, texts, strict=True):
+        if speaker and called_names(text) & names:
+            calls[speaker] += 1
+    (one, one_calls), (other, other_calls) = calls.items()
+    if min(one_calls, other_calls) > 0 or max(one_calls, other_calls) < MIN_CALLS:
+        return None
+    return other if one_calls else one
+
+
+#: The fewest turns read in which one of a chat of two calls the other by a name the
+#: query says, for :func:`called_by_name` to take it as the other's name.
+MIN_CALLS: Final = 2
 
 
 def asks_question(text: str | None) -> bool:
