@@ -317,10 +317,22 @@ def test_the_other_of_a_chat_of_two_is_called_by_the_name() -> None:
     texts = ["Sam: Hey Kate!", "Pat: hello", "Sam: Thanks, Kate.", "Pat: Kate is my friend"]
     speakers = [speaker_terms(text) for text in texts]
     assert speakers == [sam, pat, sam, pat]
-    assert called_by_name(speakers, texts, frozenset({"kate"})) == pat
-    assert called_by_name(speakers[:2], texts[:2], frozenset({"kate"})) is None  # one call
-    assert called_by_name(speakers, texts, frozenset({"jon"})) is None
+    kate = frozenset({"kate"})
+    assert called_by_name(speakers, texts, kate) == {pat}
+    assert called_by_name(speakers[:2], texts[:2], kate) == set()  # one call
+    assert called_by_name(speakers, texts, frozenset({"jon"})) == set()
+    assert called_by_name(speakers, texts, frozenset({"kate", "sam"})) == {pat}  # Sam: a label
     both = [*texts, "Pat: Oh, Kate!"]
-    assert called_by_name([*speakers, pat], both, frozenset({"kate"})) is None
+    assert called_by_name([*speakers, pat], both, kate) == set()
     three = [*texts, "Lee: hi all"]
-    assert called_by_name([*speakers, frozenset({"lee"})], three, frozenset({"kate"})) is None
+    assert called_by_name([*speakers, frozenset({"lee"})], three, kate) == set()
+
+
+def test_each_name_no_label_says_is_read_alone() -> None:
+    """A question naming both people of a chat labelled by numbers: each calls the
+    other by a name, and each name finds its person."""
+    one, two = "+44 7700 900001", "+44 7700 900002"
+    texts = [f"{one}: Hey Kate!", f"{two}: Hi Jon!", f"{one}: Thanks, Kate.", f"{two}: Oh, Jon!"]
+    speakers = [speaker_terms(text) for text in texts]
+    assert called_by_name(speakers, texts, frozenset({"kate", "jon"})) == set(speakers)
+    assert called_by_name(speakers, texts, frozenset({"kate"})) == {speakers[1]}

@@ -722,12 +722,10 @@ def _people(
             found = named_by[speaker] = said_by(speaker, terms, names)
         if found:
             said.add(key)
-    if not said and names:  # nobody's label says the name: whom the chat calls so
+    if names:  # a name no label says: whom the chat calls by it
         called = called_by_name(speakers, [item.text for item in evidence], names)
-        if called is not None:
-            said.update(
-                key for key, speaker in zip(keys, speakers, strict=True) if speaker == called
-            )
+        if called:
+            said.update(key for key, who in zip(keys, speakers, strict=True) if who in called)
     strange = _strangers(keys, evidence, speakers, said) if stranger and said else frozenset()
     return _People(speakers, frozenset(said), strange)
 

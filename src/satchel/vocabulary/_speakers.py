@@ -208,27 +208,40 @@ def _called(text: str) -> frozenset[str]:
 
 def called_by_name(
     speakers: Sequence[frozenset[str]], texts: Sequence[str | None], names: frozenset[str]
-) -> frozenset[str] | None:
-    """Who, of a chat of two, the query's ``names`` (analysed) call, when neither
-    speaker's label says it (:func:`said_by` found nobody): the other of the two, when
-    the turns read (their ``speakers`` by :func:`speaker_terms`, and ``texts``) show one
-    of them calling someone by one of those names (:func:`called_names`) at least
+) -> frozenset[frozenset[str]]:
+    """Whom, of a chat of two, the query's ``names`` (analysed) call, of the names no
+    speaker's label says (:func:`said_by`): for each such name, the other of the two
+    when the turns read (their ``speakers`` by :func:`speaker_terms`, and ``texts``)
+    show one of them calling someone by it (:func:`called_names`) at least
     ``MIN_CALLS`` times and the other never. A chat export labels people as the phone
     knows them ("Katherine Smith", a phone number) while a question says what the asker
-    calls them ("Kate"), and in a chat of two one calls the other by that name. None
-    with more or fewer than two speakers, or when both, or neither often enough, say the
-    name so: a pet or a friend both speak of is nobody's label."""
+    calls them ("Kate"), and in a chat of two one calls the other by that name. Nobody
+    with more or fewer than two speakers, nor for a name both, or neither often
+    enough, say so: a pet or a friend both speak of is nobody's label."""
     people = {speaker for speaker in speakers if speaker}
-    if len(people) != 2 or not names:
-        return None
-    calls = dict.fromkeys(people, 0)
+    if len(people) != 2:
+        return _NO_ONE
+    unlabelled = [
+        name
+        for name in names
+        if not any(said_by(person, _NOBODY, frozenset((name,))) for person in people)
+    ]
+    if not unlabelled:
+        return _NO_ONE
+    calls = {name: dict.fromkeys(people, 0) for name in unlabelled}
     for speaker, text in zip(speakers, texts, strict=True):
-        if speaker and called_names(text) & names:
-            calls[speaker] += 1
-    (one, one_calls), (other, other_calls) = calls.items()
-    if min(one_calls, other_calls) > 0 or max(one_calls, other_calls) < MIN_CALLS:
-        return None
-    return other if one_calls else one
+        if speaker and (said := called_names(text)):
+            for name in said.intersection(unlabelled):
+                calls[name][speaker] += 1
+    called = set()
+    for by in calls.values():
+        (one, one_calls), (other, other_calls) = by.items()
+        if min(one_calls, other_calls) == 0 and max(one_calls, other_calls) >= MIN_CALLS:
+            called.add(other if one_calls else one)
+    return frozenset(called)
+
+
+_NO_ONE: Final[frozenset[frozenset[str]]] = frozenset()
 
 
 #: The fewest turns read in which one of a chat of two calls the other by a name the
