@@ -328,6 +328,13 @@ def test_the_other_of_a_chat_of_two_is_called_by_the_name() -> None:
     assert called_by_name([*speakers, frozenset({"lee"})], three, kate) == set()
 
 
+def test_a_name_a_label_says_whole_is_a_label_however_short() -> None:
+    """A two-letter label the question says ("Jo") is no short form, yet it is a label."""
+    texts = ["Al: Hey Jo!", "Jo: hi", "Al: Thanks, Jo.", "Jo: sure"]
+    speakers = [speaker_terms(text) for text in texts]
+    assert called_by_name(speakers, texts, frozenset({"jo"})) == set()
+
+
 def test_each_name_no_label_says_is_read_alone() -> None:
     """A question naming both people of a chat labelled by numbers: each calls the
     other by a name, and each name finds its person."""

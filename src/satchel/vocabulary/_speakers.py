@@ -206,6 +206,12 @@ def _called(text: str) -> frozenset[str]:
     )
 
 
+#: The fewest turns read in which one of a chat of two calls the other by a name the
+#: query says, for :func:`called_by_name` to take it as the other's name.
+MIN_CALLS: Final = 2
+_NO_ONE: Final[frozenset[frozenset[str]]] = frozenset()
+
+
 def called_by_name(
     speakers: Sequence[frozenset[str]], texts: Sequence[str | None], names: frozenset[str]
 ) -> frozenset[frozenset[str]]:
@@ -224,7 +230,7 @@ def called_by_name(
     unlabelled = [
         name
         for name in names
-        if not any(said_by(person, _NOBODY, frozenset((name,))) for person in people)
+        if not any(said_by(person, frozenset((name,)), frozenset((name,))) for person in people)
     ]
     if not unlabelled:
         return _NO_ONE
@@ -239,14 +245,6 @@ def called_by_name(
         if min(one_calls, other_calls) == 0 and max(one_calls, other_calls) >= MIN_CALLS:
             called.add(other if one_calls else one)
     return frozenset(called)
-
-
-_NO_ONE: Final[frozenset[frozenset[str]]] = frozenset()
-
-
-#: The fewest turns read in which one of a chat of two calls the other by a name the
-#: query says, for :func:`called_by_name` to take it as the other's name.
-MIN_CALLS: Final = 2
 
 
 def asks_question(text: str | None) -> bool:
