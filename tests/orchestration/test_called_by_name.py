@@ -56,8 +56,18 @@ async def test_one_call_is_not_enough() -> None:
     assert lift[LASAGNA] == pytest.approx(1.0)
 
 
-async def test_a_chat_of_three_is_left_alone() -> None:
-    """With a third person speaking, who calls whom is not told by the turns alone."""
+async def test_in_a_group_the_one_who_never_calls_the_name_is_named() -> None:
+    """A third person in the thread calls her "Kate" too: she is still the one of the
+    three who never says it, so her turns are lifted."""
+    chat = (*CHAT, "+44 7700 900003: Hey Kate! I cooked nothing at all this week.")
+    lift = await _lift(chat)
+    assert lift[LASAGNA] == pytest.approx(1.5)
+    assert lift[CURRY] == pytest.approx(1.0)
+
+
+async def test_a_group_where_two_never_call_the_name_is_left_alone() -> None:
+    """With a third person who never calls her either, which of the two she is is not
+    told by the turns read."""
     chat = (*CHAT, "+44 7700 900003: I cooked nothing at all this week.")
     lift = await _lift(chat)
     assert lift[LASAGNA] == pytest.approx(1.0)

@@ -318,21 +318,16 @@ def test_the_other_of_a_chat_of_two_is_called_by_the_name() -> None:
     speakers = [speaker_terms(text) for text in texts]
     assert speakers == [sam, pat, sam, pat]
     kate = frozenset({"kate"})
-    assert called_by_name(speakers, texts, kate) == {pat}
-    assert called_by_name(speakers[:2], texts[:2], kate) == set()  # one call
-    assert called_by_name(speakers, texts, frozenset({"jon"})) == set()
-    assert called_by_name(speakers, texts, frozenset({"kate", "sam"})) == {pat}  # Sam: a label
-    both = [*texts, "Pat: Oh, Kate!"]
-    assert called_by_name([*speakers, pat], both, kate) == set()
-    three = [*texts, "Lee: hi all"]
-    assert called_by_name([*speakers, frozenset({"lee"})], three, kate) == set()
 
+    def called(texts: list[str], names: frozenset[str]) -> frozenset[frozenset[str]]:
+        heard = [speaker_terms(text) for text in texts]
+        return called_by_name(heard, texts, [None] * len(texts), names)
 
-def test_a_name_a_label_says_whole_is_a_label_however_short() -> None:
-    """A two-letter label the question says ("Jo") is no short form, yet it is a label."""
-    texts = ["Al: Hey Jo!", "Jo: hi", "Al: Thanks, Jo.", "Jo: sure"]
-    speakers = [speaker_terms(text) for text in texts]
-    assert called_by_name(speakers, texts, frozenset({"jo"})) == set()
+    assert called(texts, kate) == {pat}
+    assert called(texts[:2], kate) == set()  # one call
+    assert called(texts, frozenset({"jon"})) == set()
+    assert called(texts, frozenset({"kate", "sam"})) == {pat}  # Sam: a label
+    assert called([*texts, "Pat: Oh, Kate!"], kate) == set()  # both call her: a friend
 
 
 def test_each_name_no_label_says_is_read_alone() -> None:
@@ -341,5 +336,26 @@ def test_each_name_no_label_says_is_read_alone() -> None:
     one, two = "+44 7700 900001", "+44 7700 900002"
     texts = [f"{one}: Hey Kate!", f"{two}: Hi Jon!", f"{one}: Thanks, Kate.", f"{two}: Oh, Jon!"]
     speakers = [speaker_terms(text) for text in texts]
-    assert called_by_name(speakers, texts, frozenset({"kate", "jon"})) == set(speakers)
-    assert called_by_name(speakers, texts, frozenset({"kate"})) == {speakers[1]}
+    threads = [None] * len(texts)
+    assert called_by_name(speakers, texts, threads, frozenset({"kate", "jon"})) == set(speakers)
+    assert called_by_name(speakers, texts, threads, frozenset({"kate"})) == {speakers[1]}
+
+
+def test_a_name_a_label_says_whole_is_a_label_however_short() -> None:
+    """A two-letter label the question says ("Jo") is no short form, yet it is a label."""
+    texts = ["Al: Hey Jo!", "Jo: hi", "Al: Thanks, Jo.", "Jo: sure"]
+    speakers = [speaker_terms(text) for text in texts]
+    assert called_by_name(speakers, texts, [None] * 4, frozenset({"jo"})) == set()
+
+
+def test_in_a_group_the_one_who_never_calls_the_name_where_it_is_called_is_named() -> None:
+    """Of the people read in the threads where a name is called, the one who never
+    calls it; nobody when two never do, or when the chat is kept without threads."""
+    texts = ["Al: Hey Kate!", "Bo: Thanks, Kate.", "Cy: sure thing", "Di: Morning, Kate!"]
+    speakers = [speaker_terms(text) for text in texts]
+    kate = frozenset({"kate"})
+    assert called_by_name(speakers, texts, ["t1", "t1", "t1", "t2"], kate) == {frozenset({"cy"})}
+    # Di, read in another thread only, is no candidate; in one thread two never call her
+    texts[3] = "Di: sure"
+    assert called_by_name(speakers, texts, ["t1"] * 4, kate) == set()
+    assert called_by_name(speakers, texts, [None] * 4, kate) == set()

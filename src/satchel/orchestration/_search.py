@@ -723,7 +723,8 @@ def _people(
         if found:
             said.add(key)
     if names:  # a name no label says: whom the chat calls by it
-        called = called_by_name(speakers, [item.text for item in evidence], names)
+        texts, threads = [item.text for item in evidence], [item.thread for item in evidence]
+        called = called_by_name(speakers, texts, threads, names)
         if called:
             said.update(key for key, who in zip(keys, speakers, strict=True) if who in called)
     strange = _strangers(keys, evidence, speakers, said) if stranger and said else frozenset()

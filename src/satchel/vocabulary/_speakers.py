@@ -213,19 +213,23 @@ _NO_ONE: Final[frozenset[frozenset[str]]] = frozenset()
 
 
 def called_by_name(
-    speakers: Sequence[frozenset[str]], texts: Sequence[str | None], names: frozenset[str]
+    speakers: Sequence[frozenset[str]],
+    texts: Sequence[str | None],
+    threads: Sequence[str | None],
+    names: frozenset[str],
 ) -> frozenset[frozenset[str]]:
-    """Whom, of a chat of two, the query's ``names`` (analysed) call, of the names no
-    speaker's label says (:func:`said_by`): for each such name, the other of the two
-    when the turns read (their ``speakers`` by :func:`speaker_terms`, and ``texts``)
-    show one of them calling someone by it (:func:`called_names`) at least
-    ``MIN_CALLS`` times and the other never. A chat export labels people as the phone
-    knows them ("Katherine Smith", a phone number) while a question says what the asker
-    calls them ("Kate"), and in a chat of two one calls the other by that name. Nobody
-    with more or fewer than two speakers, nor for a name both, or neither often
-    enough, say so: a pet or a friend both speak of is nobody's label."""
+    """Whom the query's ``names`` (analysed) call, of the names no speaker's label says
+    (:func:`said_by`), among the turns read (their ``speakers`` by :func:`speaker_terms`,
+    ``texts`` and ``threads``). A chat export labels people as the phone knows them
+    ("Katherine Smith", a phone number) while a question says what the asker calls them
+    ("Kate"), and people call each other by that name (:func:`called_names`), never
+    themselves. So for each such name called at least ``MIN_CALLS`` times: in a chat of
+    two, the one of the two who never calls it; with more people, the one person who
+    never calls it among those read in the threads where it is called (a chat kept
+    without threads tells nothing then). Nobody when both of two, or all but none or
+    several, call it: a pet or a friend everyone speaks of is nobody's label."""
     people = {speaker for speaker in speakers if speaker}
-    if len(people) != 2:
+    if len(people) < 2:
         return _NO_ONE
     unlabelled = [
         name
@@ -234,16 +238,24 @@ def called_by_name(
     ]
     if not unlabelled:
         return _NO_ONE
-    calls = {name: dict.fromkeys(people, 0) for name in unlabelled}
-    for speaker, text in zip(speakers, texts, strict=True):
+    calls: dict[str, dict[frozenset[str], int]] = {name: {} for name in unlabelled}
+    where: dict[str, set[str | None]] = {name: set() for name in unlabelled}
+    for speaker, text, thread in zip(speakers, texts, threads, strict=True):
         if speaker and (said := called_names(text)):
             for name in said.intersection(unlabelled):
-                calls[name][speaker] += 1
+                calls[name][speaker] = calls[name].get(speaker, 0) + 1
+                where[name].add(thread)
     called = set()
-    for by in calls.values():
-        (one, one_calls), (other, other_calls) = by.items()
-        if min(one_calls, other_calls) == 0 and max(one_calls, other_calls) >= MIN_CALLS:
-            called.add(other if one_calls else one)
+    for name, by in calls.items():
+        if sum(by.values()) < MIN_CALLS:
+            continue
+        among = people
+        if len(people) > 2:
+            here = where[name] - {None}
+            among = {who for who, at in zip(speakers, threads, strict=True) if who and at in here}
+        left = among - by.keys()
+        if len(left) == 1:
+            called.update(left)
     return frozenset(called)
 
 
