@@ -115,7 +115,8 @@ class FusionWeights:
         neighbour_share: a thread neighbour's share of the fused score of the hit it
             sits next to, for round 0's neighbour channel; 0 turns that channel off.
         named_speaker: how much more a turn said by a person the query names scores,
-            as a share of its fused score; 0 turns it off.
+            as a share of its fused score (a person its speaker's label names, or, for
+            a name no label says, the one the chat calls by it); 0 turns it off.
         thread_context: in round 0, the share of a full-text candidate's BM25 that the
             turns just before and after it in its thread add to theirs (half of it two
             turns away), so conversation turns rank by their passage; 0 ranks them
