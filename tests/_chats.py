@@ -15,12 +15,16 @@ START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 
 
 async def explained_chat(
-    chat: Sequence[str], query: str, weights: satchel.FusionWeights, max_bytes: int = 4000
+    chat: Sequence[str],
+    query: str,
+    weights: satchel.FusionWeights,
+    max_bytes: int = 4000,
+    thread: str | None = "chat",
 ) -> tuple[dict[str | None, float | None], tuple[str | None, ...]]:
     """Each delivered turn's score, and the delivered turns, of ``query`` asked of
-    ``chat`` (one scope, one thread, the bundled embedder) with ``weights``."""
+    ``chat`` (one scope, one ``thread``, or none, the bundled embedder) with ``weights``."""
     entries = [
-        satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread="chat")
+        satchel.MemoryEntry(text=text, created_at=START + timedelta(minutes=n), thread=thread)
         for n, text in enumerate(chat)
     ]
     async with satchel.open_runtime(

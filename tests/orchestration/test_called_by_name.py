@@ -28,10 +28,13 @@ CHAT = (
 QUERY = "What did Kate cook?"
 
 
-async def _lift(chat: tuple[str, ...], query: str = QUERY) -> dict[str | None, float]:
+async def _lift(
+    chat: tuple[str, ...], query: str = QUERY, thread: str | None = "chat"
+) -> dict[str | None, float]:
     """Each delivered turn's score with the named-speaker lift over its score without."""
-    lifted, _ = await explained_chat(chat, query, satchel.FusionWeights())
-    plain, _ = await explained_chat(chat, query, satchel.FusionWeights(named_speaker=0.0))
+    lifted, _ = await explained_chat(chat, query, satchel.FusionWeights(), thread=thread)
+    unlifted = satchel.FusionWeights(named_speaker=0.0)
+    plain, _ = await explained_chat(chat, query, unlifted, thread=thread)
     return {text: lifted[text] / plain[text] for text in lifted}  # type: ignore[operator]
 
 
@@ -61,6 +64,15 @@ async def test_in_a_group_the_one_who_never_calls_the_name_is_named() -> None:
     three who never says it, so her turns are lifted."""
     chat = (*CHAT, "+44 7700 900003: Hey Kate! I cooked nothing at all this week.")
     lift = await _lift(chat)
+    assert lift[LASAGNA] == pytest.approx(1.5)
+    assert lift[CURRY] == pytest.approx(1.0)
+
+
+async def test_a_group_kept_without_threads_is_read_by_day() -> None:
+    """Without threads, the people read on the days the name is called stand in for
+    those of its threads."""
+    chat = (*CHAT, "+44 7700 900003: Hey Kate! I cooked nothing at all this week.")
+    lift = await _lift(chat, thread=None)
     assert lift[LASAGNA] == pytest.approx(1.5)
     assert lift[CURRY] == pytest.approx(1.0)
 

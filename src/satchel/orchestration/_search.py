@@ -723,7 +723,13 @@ def _people(
         if found:
             said.add(key)
     if names:  # a name no label says: whom the chat calls by it
-        texts, threads = [item.text for item in evidence], [item.thread for item in evidence]
+        texts = [item.text for item in evidence]
+        threads = [
+            item.thread
+            if item.thread is not None
+            else (item.created_at.date().isoformat() if item.created_at else None)
+            for item in evidence
+        ]
         called = called_by_name(speakers, texts, threads, names)
         if called:
             said.update(key for key, who in zip(keys, speakers, strict=True) if who in called)

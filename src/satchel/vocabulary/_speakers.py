@@ -220,14 +220,16 @@ def called_by_name(
 ) -> frozenset[frozenset[str]]:
     """Whom the query's ``names`` (analysed) call, of the names no speaker's label says
     (:func:`said_by`), among the turns read (their ``speakers`` by :func:`speaker_terms`,
-    ``texts`` and ``threads``). A chat export labels people as the phone knows them
-    ("Katherine Smith", a phone number) while a question says what the asker calls them
-    ("Kate"), and people call each other by that name (:func:`called_names`), never
-    themselves. So for each such name called at least ``MIN_CALLS`` times: in a chat of
-    two, the one of the two who never calls it; with more people, the one person who
-    never calls it among those read in the threads where it is called (a chat kept
-    without threads tells nothing then). Nobody when both of two, or all but none or
-    several, call it: a pet or a friend everyone speaks of is nobody's label."""
+    ``texts``, and ``threads``: each turn's thread, or for a turn kept without one the
+    day it was said, a chat's conversation at a time). A chat export labels people as
+    the phone knows them ("Katherine Smith", a phone number) while a question says what
+    the asker calls them ("Kate"), and people call each other by that name
+    (:func:`called_names`), never themselves. So for each such name called at least
+    ``MIN_CALLS`` times: in a chat of two, the one of the two who never calls it; with
+    more people, the one person who never calls it among those read in the threads
+    where it is called (none without a thread or a day). Nobody when both of two, or
+    all but none or several, call it: a pet or a friend everyone speaks of is nobody's
+    label."""
     people = {speaker for speaker in speakers if speaker}
     if len(people) < 2:
         return _NO_ONE
