@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import hypothesis
@@ -321,7 +322,7 @@ def test_the_other_of_a_chat_of_two_is_called_by_the_name() -> None:
 
     def called(texts: list[str], names: frozenset[str]) -> frozenset[frozenset[str]]:
         heard = [speaker_terms(text) for text in texts]
-        return called_by_name(heard, texts, [None] * len(texts), names)
+        return called_by_name(heard, texts, [(None, None)] * len(texts), names)
 
     assert called(texts, kate) == {pat}
     assert called(texts[:2], kate) == set()  # one call
@@ -336,7 +337,7 @@ def test_each_name_no_label_says_is_read_alone() -> None:
     one, two = "+44 7700 900001", "+44 7700 900002"
     texts = [f"{one}: Hey Kate!", f"{two}: Hi Jon!", f"{one}: Thanks, Kate.", f"{two}: Oh, Jon!"]
     speakers = [speaker_terms(text) for text in texts]
-    threads = [None] * len(texts)
+    threads = [(None, None)] * len(texts)
     assert called_by_name(speakers, texts, threads, frozenset({"kate", "jon"})) == set(speakers)
     assert called_by_name(speakers, texts, threads, frozenset({"kate"})) == {speakers[1]}
 
@@ -345,7 +346,7 @@ def test_a_name_a_label_says_whole_is_a_label_however_short() -> None:
     """A two-letter label the question says ("Jo") is no short form, yet it is a label."""
     texts = ["Al: Hey Jo!", "Jo: hi", "Al: Thanks, Jo.", "Jo: sure"]
     speakers = [speaker_terms(text) for text in texts]
-    assert called_by_name(speakers, texts, [None] * 4, frozenset({"jo"})) == set()
+    assert called_by_name(speakers, texts, [(None, None)] * 4, frozenset({"jo"})) == set()
 
 
 def test_in_a_group_the_one_who_never_calls_the_name_where_it_is_called_is_named() -> None:
@@ -354,8 +355,13 @@ def test_in_a_group_the_one_who_never_calls_the_name_where_it_is_called_is_named
     texts = ["Al: Hey Kate!", "Bo: Thanks, Kate.", "Cy: sure thing", "Di: Morning, Kate!"]
     speakers = [speaker_terms(text) for text in texts]
     kate = frozenset({"kate"})
-    assert called_by_name(speakers, texts, ["t1", "t1", "t1", "t2"], kate) == {frozenset({"cy"})}
+    day = datetime(2024, 3, 1, 9, tzinfo=UTC)
+    places = [("t1", day), ("t1", day), ("t1", day), ("t2", day)]
+    assert called_by_name(speakers, texts, places, kate) == {frozenset({"cy"})}
+    # without threads, the day stands in for the thread
+    other_day = [(None, day), (None, day), (None, day), (None, day + timedelta(days=1))]
+    assert called_by_name(speakers, texts, other_day, kate) == {frozenset({"cy"})}
     # Di, read in another thread only, is no candidate; in one thread two never call her
     texts[3] = "Di: sure"
-    assert called_by_name(speakers, texts, ["t1"] * 4, kate) == set()
-    assert called_by_name(speakers, texts, [None] * 4, kate) == set()
+    assert called_by_name(speakers, texts, [("t1", day)] * 4, kate) == set()
+    assert called_by_name(speakers, texts, [(None, None)] * 4, kate) == set()

@@ -724,13 +724,8 @@ def _people(
             said.add(key)
     if names:  # a name no label says: whom the chat calls by it
         texts = [item.text for item in evidence]
-        threads = [
-            item.thread
-            if item.thread is not None
-            else (item.created_at.date().isoformat() if item.created_at else None)
-            for item in evidence
-        ]
-        called = called_by_name(speakers, texts, threads, names)
+        places = [(item.thread, item.created_at) for item in evidence]
+        called = called_by_name(speakers, texts, places, names)
         if called:
             said.update(key for key, who in zip(keys, speakers, strict=True) if who in called)
     strange = _strangers(keys, evidence, speakers, said) if stranger and said else frozenset()

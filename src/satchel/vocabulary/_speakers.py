@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from datetime import UTC
 from typing import TYPE_CHECKING, Final
 
 from ._analysis import analyse, function_word, standard_word
@@ -26,6 +27,7 @@ from ._memo import remembered, text_memo
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from datetime import datetime
 
 #: The longest speaker prefix read: a name, not a sentence that happens to hold a colon.
 MAX_SPEAKER_CHARS: Final = 40
@@ -215,21 +217,21 @@ _NO_ONE: Final[frozenset[frozenset[str]]] = frozenset()
 def called_by_name(
     speakers: Sequence[frozenset[str]],
     texts: Sequence[str | None],
-    threads: Sequence[str | None],
+    places: Sequence[tuple[str | None, datetime | None]],
     names: frozenset[str],
 ) -> frozenset[frozenset[str]]:
     """Whom the query's ``names`` (analysed) call, of the names no speaker's label says
     (:func:`said_by`), among the turns read (their ``speakers`` by :func:`speaker_terms`,
-    ``texts``, and ``threads``: each turn's thread, or for a turn kept without one the
-    day it was said, a chat's conversation at a time). A chat export labels people as
-    the phone knows them ("Katherine Smith", a phone number) while a question says what
-    the asker calls them ("Kate"), and people call each other by that name
+    ``texts``, and ``places``: each turn's thread and time; its thread, or the day it
+    was said when it has none, is a chat's conversation at a time). A chat export labels
+    people as the phone knows them ("Katherine Smith", a phone number) while a question
+    says what the asker calls them ("Kate"), and people call each other by that name
     (:func:`called_names`), never themselves. So for each such name called at least
     ``MIN_CALLS`` times: in a chat of two, the one of the two who never calls it; with
-    more people, the one person who never calls it among those read in the threads
-    where it is called (none without a thread or a day). Nobody when both of two, or
-    all but none or several, call it: a pet or a friend everyone speaks of is nobody's
-    label."""
+    more people, the one person who never calls it among those read in the
+    conversations where it is called (none without a thread or a time). Nobody when
+    both of two, or all but none or several, call it: a pet or a friend everyone speaks
+    of is nobody's label."""
     people = {speaker for speaker in speakers if speaker}
     if len(people) < 2:
         return _NO_ONE
@@ -242,23 +244,37 @@ def called_by_name(
         return _NO_ONE
     calls: dict[str, dict[frozenset[str], int]] = {name: {} for name in unlabelled}
     where: dict[str, set[str | None]] = {name: set() for name in unlabelled}
-    for speaker, text, thread in zip(speakers, texts, threads, strict=True):
+    many = len(people) > 2  # where a name is called matters only then
+    for speaker, text, place in zip(speakers, texts, places, strict=True):
         if speaker and (said := called_names(text)):
             for name in said.intersection(unlabelled):
                 calls[name][speaker] = calls[name].get(speaker, 0) + 1
-                where[name].add(thread)
+                if many:
+                    where[name].add(_conversation(*place))
     called = set()
     for name, by in calls.items():
         if sum(by.values()) < MIN_CALLS:
             continue
         among = people
-        if len(people) > 2:
+        if many:
             here = where[name] - {None}
-            among = {who for who, at in zip(speakers, threads, strict=True) if who and at in here}
+            among = {
+                who
+                for who, place in zip(speakers, places, strict=True)
+                if who and _conversation(*place) in here
+            }
         left = among - by.keys()
         if len(left) == 1:
             called.update(left)
     return frozenset(called)
+
+
+def _conversation(thread: str | None, said_at: datetime | None) -> str | None:
+    """The conversation a turn is part of, for :func:`called_by_name`: its thread, or the
+    day it was said (UTC) when it has none."""
+    if thread is not None:
+        return thread
+    return None if said_at is None else said_at.astimezone(UTC).date().isoformat()
 
 
 def asks_question(text: str | None) -> bool:
