@@ -208,8 +208,8 @@ def _called(text: str) -> frozenset[str]:
     )
 
 
-#: The fewest turns read in which one of a chat of two calls the other by a name the
-#: query says, for :func:`called_by_name` to take it as the other's name.
+#: The fewest turns read that call someone by a name the query says, for
+#: :func:`called_by_name` to take the name for one of the people read.
 MIN_CALLS: Final = 2
 _NO_ONE: Final[frozenset[frozenset[str]]] = frozenset()
 
