@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 from ._analysis import analyse
 from ._evidence import Evidence
 from ._memo import remembered, text_memo
-from ._speakers import MAX_SPEAKER_CHARS, speaker_terms
+from ._speakers import MAX_SPEAKER_CHARS, said_past_speaker, speaker_terms
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -86,8 +86,7 @@ NAMES_KEPT: Final = 4096
 def _said_terms(text: str) -> tuple[str, ...]:
     if not speaker_terms(text):
         return ()
-    said = text[text.find(":", 0, MAX_SPEAKER_CHARS + 1) + 1 :]
-    return tuple(dict.fromkeys(analyse(said)))
+    return tuple(dict.fromkeys(analyse(said_past_speaker(text))))
 
 
 def rarity(terms: Iterable[str], frequencies: Mapping[str, int], rows: int) -> float | None:

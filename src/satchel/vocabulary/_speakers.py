@@ -172,6 +172,12 @@ def said_by(speaker: frozenset[str], terms: frozenset[str], names: frozenset[str
     return any(_short_for(name, said) for name in names for said in speaker)
 
 
+def said_past_speaker(text: str) -> str:
+    """What a conversation turn says after its speaker's name and colon (the whole
+    ``text`` of one that opens with no name within ``MAX_SPEAKER_CHARS``)."""
+    return text[text.find(":", 0, MAX_SPEAKER_CHARS + 1) + 1 :]
+
+
 #: Where a turn calls someone by name: at the start of a sentence with a comma or an
 #: exclamation after it ("Mel, guess what"), after a greeting or a thanks ("Hey Kate",
 #: "Thanks, Caroline!"), or at a sentence's end after a comma ("That's great, Jon!").
@@ -202,7 +208,7 @@ def called_names(text: str | None) -> frozenset[str]:
 
 
 def _called(text: str) -> frozenset[str]:
-    said = text[text.find(":", 0, MAX_SPEAKER_CHARS + 1) + 1 :].strip()
+    said = said_past_speaker(text).strip()
     return frozenset(
         term for pattern in _CALLED for word in pattern.findall(said) for term in analyse(word)
     )
