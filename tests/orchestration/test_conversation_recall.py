@@ -475,3 +475,37 @@ async def test_a_question_naming_a_participant_otherwise_is_about_them(asked: st
         assert found[0] == SUNRISE
         away = f"According to {asked}, who painted the Mona Lisa?"
         assert await prepare(rt, away, max_bytes=2000) is None
+
+
+def renamed(chat: list[satchel.MemoryEntry], label: str) -> list[satchel.MemoryEntry]:
+    """The chat with Melanie labelled ``label``."""
+    return [attrs.evolve(e, text=e.text.replace("Melanie:", f"{label}:")) for e in chat]
+
+
+@pytest.mark.parametrize(
+    ("label", "asked"),
+    [
+        ("Andrew", "Drew"),
+        ("Robert", "Bob"),
+        ("Bob", "Robert"),
+        ("James", "Jim"),
+        ("Margaret", "Peggy"),
+        ("William", "Bill"),
+        ("Jo", "Joanna"),
+    ],
+)
+async def test_a_question_saying_a_participants_nickname_is_about_them(
+    label: str, asked: str
+) -> None:
+    """A nickname spelled unlike the name ("Bob" for Robert, "Peggy" for Margaret, the
+    two letters of "Jo") is read as the person it names, by the nickname table, either
+    way round: the painting is delivered first, as it is asked by the label's name. A
+    general-knowledge question in their name still abstains."""
+    async with satchel.open_runtime(embedder=satchel.StaticEmbedder()) as rt:
+        await rt.add_memories("chat", renamed(melanie_and_caroline(), label))
+        painted = SUNRISE.replace("Melanie:", f"{label}:")
+        assert contents(await prepare(rt, f"What did {label} paint?", max_bytes=2000))[0] == painted
+        found = contents(await prepare(rt, f"What did {asked} paint?", max_bytes=2000))
+        assert found[0] == painted
+        away = f"According to {asked}, who painted the Mona Lisa?"
+        assert await prepare(rt, away, max_bytes=2000) is None

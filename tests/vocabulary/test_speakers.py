@@ -17,6 +17,7 @@ from satchel.vocabulary._speakers import (
     called_by_name,
     called_names,
     name_variant,
+    nicknames_of,
     opens_with_speaker,
     sounds_like,
     variant_floor,
@@ -186,6 +187,47 @@ def test_a_name_the_scope_never_holds_is_found_as_it_spells_it(
     assert name_variant(name, HELD, 100) == spelled
 
 
+@pytest.mark.parametrize(
+    ("name", "held", "spelled"),
+    [
+        ("kate", {"katherin": 40, "kathi": 3}, "katherin"),  # a nickname of the label's
+        ("katherin", {"kate": 40}, "kate"),  # the label a nickname of the name said
+        ("jim", {"jame": 45, "jill": 30}, "jame"),  # not "jill": no relation, three letters
+        ("draw", {"andrew": 50}, "andrew"),  # "Drew" (as analysed), another first letter
+        ("jo", {"joanna": 45}, "joanna"),  # two letters, named by the table only
+        ("jo", {"john": 45}, None),  # two letters start too many names
+        ("draw", {"andrew": 9}, None),  # held by too few to be a participant
+        ("kate", {"kathleen": 30, "katherin": 40}, "katherin"),  # the most held of them
+    ],
+)
+def test_a_nickname_is_found_as_the_scope_spells_the_name(
+    name: str, held: dict[str, int], spelled: str | None
+) -> None:
+    """A nickname spelled unlike its name ("Kate" for Katherine, "Drew" for Andrew) is
+    found by the nickname table, before any spelling rule, either way round."""
+    assert name_variant(name, held, 100) == spelled
+
+
+def test_the_nickname_table_relates_names_as_analysed() -> None:
+    """The table's names are analysed as a question's are ("james" is "jame"), both ways
+    round; a name it lacks, or a function word, relates to none."""
+    assert {"jim", "jimmi", "jami"} <= nicknames_of("jame")
+    assert "jame" in nicknames_of("jim")
+    assert "andrew" in nicknames_of(analyse_query("Drew").terms[0])  # lemmatised "draw"
+    assert nicknames_of("zoltan") == frozenset()
+    assert nicknames_of("will") == frozenset()  # "will" analyses to no term
+
+
+def test_a_nicknames_first_letter_is_read_too() -> None:
+    """For a name the scope never holds, a store reads the terms starting as it does and
+    as each of its nicknames and names it is one of: "Bob" may be Robert."""
+    request = PoolRequest(analyse_query("What did Bob and Al cook?"), None, 16)
+    starts = request.name_starts({"cook": 2})
+    assert starts[0] == "b"
+    assert {"r", "a"} <= set(starts)
+    assert request.name_starts({"cook": 2, "bob": 5, "al": 9}) == ()
+
+
 def test_a_variant_must_be_held_by_a_participants_share_of_the_scope() -> None:
     """A word that starts like the name is not taken for it unless a tenth of the turns
     hold it, as a participant's name is: ten of 100 turns, 100 of 1,000; four at least."""
@@ -200,7 +242,7 @@ def test_a_request_is_asked_as_the_scope_spells_its_names() -> None:
     words, the frequencies follow, and the request says which it put in."""
     request = PoolRequest(analyse_query("Did Nate and Geena go to Oslo?"), None, 16)
     frequencies = {"oslo": 3}
-    assert request.name_starts(frequencies) == ("n", "g")
+    assert request.name_starts(frequencies) == ("n", "i", "g")  # Nate: Ignatius too
     asked, counts = request.naming_held(frequencies, HELD, 100)
     assert asked.query.terms == ("nathan", "gina", "go", "oslo")
     assert asked.query.names == ("nathan", "gina", "oslo")

@@ -46,7 +46,6 @@ from ..vocabulary import (
     validate_scope,
     validate_session_owner,
 )
-from ..vocabulary._analysis import warm_up
 from ..vocabulary._families import rules
 from ..vocabulary._listing import (
     DEFAULT_PAGE,
@@ -58,6 +57,7 @@ from ..vocabulary._listing import (
     validate_flag,
     validate_limit,
 )
+from ..vocabulary._speakers import warm_up
 from . import _writes
 
 if TYPE_CHECKING:
@@ -497,7 +497,8 @@ async def open_runtime(
             # process): in a worker thread, not on the host's loop.
             embedder = await anyio.to_thread.run_sync(default_embedder)
         # Every query is analysed on the host's loop: load the lemmatiser's table
-        # (about 0.3 s, once a process) in a worker thread now, whatever the store.
+        # (about 0.3 s, once a process) and the nicknames' in a worker thread now,
+        # whatever the store.
         await anyio.to_thread.run_sync(warm_up)
         await store.bind_embedder(fingerprint_of(embedder), embedder.dimension)
     except BaseException:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ._analysis import AnalysedQuery
 from ._dates import NARROW_SPAN
-from ._speakers import MIN_SHORT_NAME, SPEAKER_SHARE, name_variant
+from ._speakers import MIN_SHORT_NAME, SPEAKER_SHARE, name_variant, nicknames_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -331,18 +331,19 @@ class PoolRequest:
 
     def name_starts(self, frequencies: Mapping[str, int] | None) -> tuple[str, ...]:
         """The first letter of each proper name the query says that no record of the
-        scope holds, given how many hold each query term: a store reads the terms it
-        holds that start so, for :meth:`naming_held`. Empty when the scope holds every
-        name (most questions: no further read)."""
+        scope holds, and of each of its nicknames and the names it is one of
+        (:func:`~._speakers.nicknames_of`: "r" for "Bob"), given how many hold each query
+        term: a store reads the terms it holds that start so, for :meth:`naming_held`.
+        Empty when the scope holds every name (most questions: no further read)."""
         if not frequencies:
             return ()
-        return tuple(
-            dict.fromkeys(
-                name[:1]
-                for name in self.query.names
-                if len(name) >= MIN_SHORT_NAME and not frequencies.get(name, 0)
-            )
-        )
+        starts: dict[str, None] = {}
+        for name in self.query.names:
+            if not frequencies.get(name, 0):
+                if len(name) >= MIN_SHORT_NAME:
+                    starts[name[:1]] = None
+                starts.update(dict.fromkeys(related[:1] for related in nicknames_of(name)))
+        return tuple(starts)
 
     def naming_held(
         self,

@@ -10,19 +10,23 @@ said by a person the query names from the rest. :func:`asks_question` and
 :func:`says_nothing` tell what kind of turn it is once read. :func:`opens_with_speaker`
 tells a turn by its form alone, as a store's query can (a turn without a thread is in
 its scope's conversation), and :func:`name_variant` finds how a scope spells a name a
-question says otherwise ("Mel" for Melanie). Soundex (:func:`sounds_like`) is written
-here: twenty lines, where a library would add a compiled dependency to the core.
+question says otherwise ("Mel" for Melanie; "Bob" for Robert: :func:`nicknames_of`,
+from the ``nicknames`` package's table). Soundex (:func:`sounds_like`) is written here:
+twenty lines, where a library would add a compiled dependency to the core.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import re
+from collections import defaultdict
 from datetime import UTC
 from typing import TYPE_CHECKING, Final
 
 from ._analysis import analyse, function_word, standard_word
+from ._analysis import warm_up as analysis_warm_up
 from ._memo import remembered, text_memo
 
 if TYPE_CHECKING:
@@ -405,22 +409,67 @@ def name_variant(name: str, held: Mapping[str, int], rows: int) -> str | None:
     A question says the name its asker uses; a chat labels people as its app knows
     them. Read as unheld, such a name would make the question look like one about
     someone else (``Pool.unheld_names``)."""
-    if len(name) < MIN_SHORT_NAME:
+    related = nicknames_of(name)
+    spelled = len(name) >= MIN_SHORT_NAME  # two letters start too many words
+    if not spelled and not related:
         return None
     least = variant_floor(rows)
     found: list[tuple[int, int, str]] = []
     for term, count in held.items():
         if count < least or term == name:
             continue
-        if term.startswith(name):
+        if term in related:
             found.append((0, -count, term))
-        elif name.startswith(term) and len(term) >= MIN_SHORT_NAME:
+        elif not spelled:
+            continue
+        elif term.startswith(name):
             found.append((1, -count, term))
+        elif name.startswith(term) and len(term) >= MIN_SHORT_NAME:
+            found.append((2, -count, term))
         elif _spelled_alike(name, term) and (
             term.startswith(name[:MIN_SHORT_NAME]) or sounds_like(term) == sounds_like(name)
         ):
-            found.append((2, -count, term))
+            found.append((3, -count, term))
     return min(found)[2] if found else None
+
+
+def nicknames_of(name: str) -> frozenset[str]:
+    """The names a table of English nicknames relates to ``name``, all analysed: its
+    nicknames and the names it is a nickname of ("jim" for "jame", as James analyses;
+    "robert", "rob" and "bert" for "bob"). A chat labels Robert as his phone knows him,
+    a question says Bob; nothing in their spelling says so. The table is the
+    ``nicknames`` package's (Apache-2.0), read once a process (``warm_up``)."""
+    return _nickname_table().get(name, _NOBODY)
+
+
+@functools.cache
+def _nickname_table() -> dict[str, frozenset[str]]:
+    import nicknames
+
+    related: defaultdict[str, set[str]] = defaultdict(set)
+    for canonical, relation, nickname in nicknames.name_triplets():
+        if relation != "has_nickname":
+            continue
+        one, other = _one_term(canonical), _one_term(nickname)
+        if one and other and one != other:
+            related[one].add(other)
+            related[other].add(one)
+    return {name: frozenset(names) for name, names in related.items()}
+
+
+def _one_term(name: str) -> str | None:
+    """A name's single analysed term; None for one that analyses to none ("will", a
+    function word) or to several ("k.c.")."""
+    terms = analyse(name)
+    return terms[0] if len(terms) == 1 else None
+
+
+def warm_up() -> None:
+    """Read what a prepare's analysis and its names' spellings read once a process (the
+    lemmatiser's table, about 0.3 s; the nicknames', some 20 ms) now. Blocking:
+    ``open_runtime`` calls it in a worker thread."""
+    analysis_warm_up()
+    _nickname_table()
 
 
 def _spelled_alike(one: str, other: str) -> bool:
