@@ -56,6 +56,11 @@ surname ("Caroline Smith"), an emoji, in lower case, by a name the questions nev
 contact, by a phone number ("+44 7700 912345"). ``--lower-questions`` types the
 questions in lower case.
 
+``--no-vocatives`` takes out of each turn the other person's name and its short forms
+(its first two and three letters: "Hey Mel! Thanks, Melanie." becomes "Hey! Thanks."):
+LoCoMo's people call each other by name in a third of their turns, people texting
+rarely do.
+
 ``--fillers`` adds, after three turns in ten, the other person's filler ("ok", "lol",
 "haha": ``FILLERS``), twenty seconds later: people's chats hold many messages that say
 nothing.
@@ -189,6 +194,7 @@ def workload(
     fillers: bool = False,
     labels: str | None = None,
     lower_questions: bool = False,
+    vocatives: bool = True,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
     ``queries.jsonl``), each question's names called as ``names`` says, every
@@ -198,7 +204,8 @@ def workload(
     placeholder added (:func:`with_media_omitted`) when ``media_omitted``, a filler
     after three turns in ten (:func:`with_filler`) when ``fillers``, each speaker
     labelled as :func:`labelled` does in the ``labels`` style, the questions in lower
-    case when ``lower_questions``; return it."""
+    case when ``lower_questions``, and without the other person's name (:func:`uncalled`)
+    unless ``vocatives``; return it."""
     folder.mkdir(parents=True, exist_ok=True)
     called = _renaming(names or {})
     groups = [samples[first : first + together] for first in range(0, len(samples), together)]
@@ -214,6 +221,7 @@ def workload(
         for sample in samples:
             scope, name = scopes[sample["id"]], f"locomo:{sample['id']}"
             typed = texting() if chat_spellings else None
+            others = {} if vocatives else _others(sample["conversation"])
             speakers = sample["conversation"]
             if labels is not None:
                 speakers = {
@@ -223,6 +231,10 @@ def workload(
             for place, entry in enumerate(_entries(scope, name, sample["conversation"])):
                 if not threads:
                     del entry["thread"]
+                if others:
+                    speaker, said = entry["text"].split(": ", 1)
+                    if speaker in others:
+                        entry["text"] = f"{speaker}: {uncalled(said, others[speaker])}"
                 if labels is not None:
                     speaker, said = entry["text"].split(": ", 1)
                     entry["text"] = f"{labelled(speaker, labels)}: {said}"
@@ -274,6 +286,25 @@ def texting() -> Callable[[str], str]:
         return TYPED[said.lower()] if used[said.lower()] % 2 == 0 else said
 
     return lambda text: word.sub(typed, text)
+
+
+def _others(speakers: Mapping[str, Any]) -> dict[str, str]:
+    """Each of a conversation's two speakers, to the other."""
+    one, other = (speakers.get(key) for key in SPEAKERS)
+    return {one: other, other: one} if isinstance(one, str) and isinstance(other, str) else {}
+
+
+def uncalled(said: str, other: str) -> str:
+    """What a turn ``said`` without the name of the ``other`` person of a chat of two,
+    nor its short forms (its first two and three letters, for a name of five letters
+    or more: "Mel", "Jo"), with the comma that set it off: "Hey Mel! Thanks, Melanie."
+    becomes "Hey! Thanks.". LoCoMo's people call each other by name in a third of their
+    turns; people texting rarely do."""
+    forms = {other, other[:3], other[:2]} if len(other) >= 5 else {other}
+    alternatives = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
+    said = re.sub(rf"(?:,\s*)?\b(?:{alternatives})\b(?:\s*,)?", "", said)
+    said = re.sub(r"\s+([!.?])", r"\1", said)
+    return re.sub(r"^[\s,!.]+", "", said).replace("  ", " ").strip()
 
 
 #: How a messaging app's export may label a person, for ``labelled``: as the exporter
@@ -717,13 +748,14 @@ async def run(
     fillers: bool = False,
     labels: str | None = None,
     lower_questions: bool = False,
+    vocatives: bool = True,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
         folder = workload(
             samples, Path(directory) / "workload", names, together, threads, chat_spellings,
-            messages, media_omitted, fillers, labels, lower_questions,
+            messages, media_omitted, fillers, labels, lower_questions, vocatives,
         )  # fmt: skip
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
@@ -850,6 +882,13 @@ def parser() -> argparse.ArgumentParser:
         " told by their capitals)",
     )
     out.add_argument(
+        "--no-vocatives",
+        dest="vocatives",
+        action="store_false",
+        help='each turn without the other person\'s name or its short forms ("Hey Mel!"'
+        ' becomes "Hey!"): people texting rarely call each other by name',
+    )
+    out.add_argument(
         "--references",
         type=int,
         default=0,
@@ -931,7 +970,7 @@ def main(argv: list[str] | None = None) -> None:
             run, args.path, args.conversations, repeat, args.fusion, args.embedder,
             args.names, args.together, args.threads, args.chat_spellings, args.messages,
             args.references, tuple(dict.fromkeys(args.budgets)), args.media_omitted,
-            args.fillers, args.labels, args.lower_questions,
+            args.fillers, args.labels, args.lower_questions, args.vocatives,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
@@ -944,6 +983,7 @@ def main(argv: list[str] | None = None) -> None:
     result["fillers"] = args.fillers
     result["labels"] = args.labels
     result["lower_questions"] = args.lower_questions
+    result["vocatives"] = args.vocatives
     result["references"] = args.references
     result["budgets"] = list(dict.fromkeys(args.budgets))
     result["seconds"] = time.perf_counter() - started

@@ -381,3 +381,35 @@ def test_speakers_may_be_labelled_as_a_chat_export_labels_them(tmp_path: Path) -
     assert all(question == question.lower() for question in questions)
     args = locomo.parser().parse_args([str(release), "--labels", "phone", "--lower-questions"])
     assert (args.labels, args.lower_questions) == ("phone", True)
+
+
+@pytest.mark.parametrize(
+    ("said", "other", "left"),
+    [
+        ("Hey Mel! Thanks, Melanie. Mel, guess what", "Melanie", "Hey! Thanks. guess what"),
+        ("That's great, Caroline!", "Caroline", "That's great!"),
+        ("Jon, how is the studio?", "Jon", "how is the studio?"),
+        ("Melons and melodies", "Melanie", "Melons and melodies"),  # whole words only
+    ],
+)
+def test_a_turn_may_leave_out_the_name_it_calls(said: str, other: str, left: str) -> None:
+    """--no-vocatives takes the other person's name and its short forms, with the comma
+    that set it off, out of a turn; a word that merely starts alike stays."""
+    assert locomo.uncalled(said, other) == left
+
+
+def test_the_chat_may_call_nobody_by_name(tmp_path: Path) -> None:
+    """Each speaker's turns lose the other's name, never their own label."""
+    samples = locomo.conversations(forms(tmp_path)["zip"])
+    turns = [
+        {"speaker": "Caroline", "dia_id": "D1:1", "text": "Hey Mel! I went to the group."},
+        {"speaker": "Melanie", "dia_id": "D1:2", "text": "Caroline, that's great!"},
+    ]
+    samples[0]["conversation"] = {**samples[0]["conversation"], "session_1": turns}
+    folder = locomo.workload(samples[:1], tmp_path / "out", vocatives=False)
+    texts = [
+        json.loads(line)["text"] for line in (folder / "entries.jsonl").read_text().splitlines()
+    ]
+    assert texts[:2] == ["Caroline: Hey! I went to the group.", "Melanie: that's great!"]
+    assert not locomo.parser().parse_args([str(tmp_path), "--no-vocatives"]).vocatives
+    assert locomo.parser().parse_args([str(tmp_path)]).vocatives
