@@ -17,6 +17,7 @@ from satchel.vocabulary._speakers import (
     called_by_name,
     called_names,
     name_variant,
+    nicknamed,
     nicknames_of,
     opens_with_speaker,
     sounds_like,
@@ -216,6 +217,20 @@ def test_the_nickname_table_relates_names_as_analysed() -> None:
     assert "andrew" in nicknames_of(analyse_query("Drew").terms[0])  # lemmatised "draw"
     assert nicknames_of("zoltan") == frozenset()
     assert nicknames_of("will") == frozenset()  # "will" analyses to no term
+
+
+def test_the_one_label_related_to_a_name_is_its_person() -> None:
+    """A name no label says goes to the one person whose label holds a nickname of it or
+    a name it is one of; not when a label says it, nor when two labels are related."""
+    robert, sam, ana = frozenset({"robert", "smith"}), frozenset({"sam"}), frozenset({"ana"})
+    assert nicknamed((robert, sam, ana, robert), frozenset({"bob"})) == {"bob": robert}
+    assert nicknamed((robert, sam), frozenset({"robert"})) == {}  # the label says it
+    assert nicknamed((robert, sam), frozenset({"zoltan"})) == {}
+    rob = frozenset({"rob"})  # a nickname of Robert's too: Bob is either
+    assert nicknamed((robert, rob, sam), frozenset({"bob"})) == {}
+    assert nicknamed((sam, frozenset({"jame"})), frozenset({"jim", "sam"})) == {
+        "jim": frozenset({"jame"})
+    }
 
 
 def test_a_nicknames_first_letter_is_read_too() -> None:

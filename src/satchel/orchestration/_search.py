@@ -51,6 +51,7 @@ from ..vocabulary import (
     asks_question,
     asks_when,
     called_by_name,
+    nicknamed,
     rules,
     said_by,
     says_nothing,
@@ -722,10 +723,11 @@ def _people(
             found = named_by[speaker] = said_by(speaker, terms, names)
         if found:
             said.add(key)
-    if names:  # a name no label says: whom the chat calls by it
+    if names:  # a name no label says: a label's nickname, or whom the chat calls by it
         texts = [item.text for item in evidence]
         places = [(item.thread, item.created_at) for item in evidence]
-        called = called_by_name(speakers, texts, places, names)
+        called = set(called_by_name(speakers, texts, places, names))
+        called.update(nicknamed(speakers, names).values())
         if called:
             said.update(key for key, who in zip(keys, speakers, strict=True) if who in called)
     strange = _strangers(keys, evidence, speakers, said) if stranger and said else frozenset()

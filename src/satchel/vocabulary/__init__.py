@@ -101,6 +101,7 @@ from ._retrieval import apart_from_common as apart_from_common
 from ._retrieval import lightly_named as lightly_named
 from ._speakers import asks_question as asks_question
 from ._speakers import called_by_name as called_by_name
+from ._speakers import nicknamed as nicknamed
 from ._speakers import said_by as said_by
 from ._speakers import says_nothing as says_nothing
 from ._speakers import speaker_terms as speaker_terms
@@ -202,6 +203,7 @@ __all__ = [
     "lightly_named",
     "match_expression",
     "mentioned_days",
+    "nicknamed",
     "rules",
     "said_by",
     "satchel_version",

@@ -30,7 +30,7 @@ from ._analysis import warm_up as analysis_warm_up
 from ._memo import remembered, text_memo
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from datetime import datetime
 
 #: The longest speaker prefix read: a name, not a sentence that happens to hold a colon.
@@ -245,11 +245,7 @@ def called_by_name(
     people = {speaker for speaker in speakers if speaker}
     if len(people) < 2:
         return _NO_ONE
-    unlabelled = [
-        name
-        for name in names
-        if not any(said_by(person, frozenset((name,)), frozenset((name,))) for person in people)
-    ]
+    unlabelled = _unlabelled(people, names)
     if not unlabelled:
         return _NO_ONE
     calls: dict[str, dict[frozenset[str], int]] = {name: {} for name in unlabelled}
@@ -277,6 +273,41 @@ def called_by_name(
         if len(left) == 1:
             called.update(left)
     return frozenset(called)
+
+
+def _unlabelled(people: Iterable[frozenset[str]], names: Iterable[str]) -> list[str]:
+    """The ``names`` no label of ``people`` says (:func:`said_by`)."""
+    people = tuple(people)
+    return [
+        name
+        for name in names
+        if not any(said_by(person, frozenset((name,)), frozenset((name,))) for person in people)
+    ]
+
+
+def nicknamed(
+    speakers: Sequence[frozenset[str]], names: frozenset[str]
+) -> dict[str, frozenset[str]]:
+    """Each of the query's ``names`` (analysed) that no label of the read turns' people
+    says (their ``speakers``, by :func:`speaker_terms`), to the one person whose label
+    holds a nickname of it or a name it is one of (:func:`nicknames_of`: "Jim" asked of
+    a chat where James speaks). A store respells such a name when a participant's share
+    of its scope holds the other (:func:`name_variant`); among many people each holds
+    less, and the read turns' labels still tell. None for a name two people's labels
+    are related to. A caller sets aside a name the read turns say themselves: someone
+    the chat speaks of (a friend Jack, beside John)."""
+    found: dict[str, frozenset[str]] = {}
+    people = None
+    for name in names:
+        related = nicknames_of(name)
+        if not related:
+            continue
+        if people is None:
+            people = {speaker for speaker in speakers if speaker}
+        known = [person for person in people if not person.isdisjoint(related)]
+        if len(known) == 1 and _unlabelled(people, (name,)):
+            found[name] = known[0]
+    return found
 
 
 def _conversation(thread: str | None, said_at: datetime | None) -> str | None:
