@@ -54,3 +54,21 @@ async def test_a_nickname_two_labels_are_related_to_lifts_nobody() -> None:
         (*group, "Cassandra: I cooked pancakes on Saturday."), "What did Sandy cook?"
     )
     assert both[cooked] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("asked", ["Bob", "Rob"])
+async def test_a_question_about_someone_the_turns_read_answer_for_is_about_the_scope(
+    asked: str,
+) -> None:
+    """Among many people no store respells "Bob", so the scope never holds the name;
+    once Robert's turns are read as his, the question is about someone the scope holds
+    and is answered, not abstained on (as it was). A name nobody answers to still
+    abstains."""
+    _, said = await explained_chat(
+        GROUP, f"How did {asked} spend the weekend?", satchel.FusionWeights()
+    )
+    assert said[0] == LASAGNA
+    _, nobody = await explained_chat(
+        GROUP, "How did Zoltan spend the weekend?", satchel.FusionWeights()
+    )
+    assert nobody == ()

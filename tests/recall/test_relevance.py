@@ -86,7 +86,7 @@ def test_a_name_the_scope_never_holds_leaves_only_the_candidates_evidence(
     Caroline, what is the capital of Mongolia?") is about what the scope never
     mentions: the participant's name common in the scope and a vocabulary the scope
     knows are no evidence then; a candidate that is evidence itself still is."""
-    assert judge((attrs.evolve(NOISE, unheld_names=1, **change), 4)) == kind
+    assert judge((attrs.evolve(NOISE, unheld_names=("maya",), **change), 4)) == kind
 
 
 TENTH_AT = [0.47, 0.40, 0.35, 0.30, 0.29, 0.28, 0.27, 0.26, 0.25]

@@ -14,6 +14,7 @@ from satchel.vocabulary import _retrieval, analyse_query, asks_question, says_no
 from satchel.vocabulary._retrieval import PoolRequest
 from satchel.vocabulary._speakers import (
     TURN_SQL,
+    answered,
     called_by_name,
     called_names,
     name_variant,
@@ -233,6 +234,16 @@ def test_the_one_label_related_to_a_name_is_its_person() -> None:
     }
 
 
+def test_the_names_a_person_read_answers_to() -> None:
+    """Of the names a scope never holds, those a read person answers to: a short form of
+    their label or a nickname related to one person's label only."""
+    melanie, robert = frozenset({"melani"}), frozenset({"robert"})
+    alexandra, cassandra = frozenset({"alexandra"}), frozenset({"cassandra"})
+    people: tuple[frozenset[str], ...] = (melanie, robert, alexandra, frozenset())
+    assert answered(people, ("mel", "bob", "zoltan", "sandi")) == ("mel", "bob", "sandi")
+    assert answered((*people, cassandra), ("sandi", "mo")) == ()  # two Sandys; two letters
+
+
 def test_a_nicknames_first_letter_is_read_too() -> None:
     """For a name the scope never holds, a store reads the terms starting as it does and
     as each of its nicknames and names it is one of: "Bob" may be Robert."""
@@ -263,7 +274,7 @@ def test_a_request_is_asked_as_the_scope_spells_its_names() -> None:
     assert asked.query.names == ("nathan", "gina", "oslo")
     assert asked.spelled == ("nathan", "gina")
     assert counts == {"oslo": 3, "nathan": 40, "gina": 30}
-    assert asked.unheld_names(counts) == 0
+    assert asked.unheld_names(counts) == ()
     assert request.name_starts({"oslo": 3, "nate": 1, "geena": 1}) == ()
     same, _ = request.naming_held(frequencies, {}, 100)
     assert same is request

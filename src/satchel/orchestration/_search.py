@@ -48,6 +48,7 @@ from ..stores import EmptyFamilies
 from ..vocabulary import (
     Pool,
     PoolRequest,
+    answered,
     asks_question,
     asks_when,
     called_by_name,
@@ -445,6 +446,7 @@ class Searcher:
         lift, damped = weights.named_speaker, (weights.question, weights.filler, weights.stranger)
         rare = weights.rarity
         lifted: dict[int, float] = {}
+        pool = ranked.pool
         if not (
             (lift or timed or rare or any(damped))
             and ranked.by_score
@@ -475,6 +477,11 @@ class Searcher:
             keys, evidence, lifted = _ranked_as_read(
                 ranked, scores, read, (people, lift, damped, (timed, rare)), wanted
             )
+            if people is not None and pool.unheld_names:  # a name the turns read answer to
+                heard = answered(people.speakers, pool.unheld_names)
+                if heard:
+                    left = tuple(name for name in pool.unheld_names if name not in heard)
+                    pool = attrs.evolve(pool, unheld_names=left)
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         # The keys are distinct (a ranking's), so the overlap counts them.
         joined = len(ranked.joined.intersection(keys)) if ranked.joined else 0
@@ -483,9 +490,7 @@ class Searcher:
             trace = attrs.evolve(trace, scores={**trace.scores, **lifted})
         if trace is not None and passed:
             trace = attrs.evolve(trace, passed_over=tuple(passed))
-        return SearchOutcome(
-            spec, ranked.pool, ranked.search, keys, evidence, ranked.again, joined, trace
-        )
+        return SearchOutcome(spec, pool, ranked.search, keys, evidence, ranked.again, joined, trace)
 
     async def _fresh_evidence(
         self,

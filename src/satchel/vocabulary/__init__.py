@@ -99,6 +99,7 @@ from ._retrieval import TimeHits as TimeHits
 from ._retrieval import TimeWindow as TimeWindow
 from ._retrieval import apart_from_common as apart_from_common
 from ._retrieval import lightly_named as lightly_named
+from ._speakers import answered as answered
 from ._speakers import asks_question as asks_question
 from ._speakers import called_by_name as called_by_name
 from ._speakers import nicknamed as nicknamed
@@ -190,6 +191,7 @@ __all__ = [
     "TopicMemory",
     "analyse",
     "analyse_query",
+    "answered",
     "apart_from_common",
     "asks_question",
     "asks_when",

@@ -177,9 +177,10 @@ class Pool:
     #: How many of those held terms are rare in the language (``TermSelection.distinctive``):
     #: a codename the scope holds is evidence a question is about it.
     distinctive_terms: int = 0
-    #: How many of the proper names the query says no record of the scope holds
-    #: (``PoolRequest.unheld_names``): a question about what the scope never mentions.
-    unheld_names: int = 0
+    #: The proper names the query says that no record of the scope holds
+    #: (``PoolRequest.unheld_names``): a question about what the scope never mentions,
+    #: unless the turns read say who they are (a short form or a nickname of a label).
+    unheld_names: tuple[str, ...] = ()
     #: The query's proper names the scope holds spelled otherwise, as it spells them
     #: (``PoolRequest.naming_held``: "melani" for a question's "Mel"): whose turns a
     #: question naming them is about.

@@ -321,13 +321,13 @@ class PoolRequest:
             return self.unnamed_vector
         return self.vector
 
-    def unheld_names(self, frequencies: Mapping[str, int] | None) -> int:
-        """How many of the proper names the query says no record of the scope holds,
-        given how many hold each query term (None: not read, which a store may skip
-        when the query names nothing)."""
+    def unheld_names(self, frequencies: Mapping[str, int] | None) -> tuple[str, ...]:
+        """The proper names the query says that no record of the scope holds, given how
+        many hold each query term (None: not read, which a store may skip when the
+        query names nothing)."""
         if frequencies is None:
-            return 0
-        return sum(not frequencies.get(name, 0) for name in self.query.names)
+            return ()
+        return tuple(name for name in self.query.names if not frequencies.get(name, 0))
 
     def name_starts(self, frequencies: Mapping[str, int] | None) -> tuple[str, ...]:
         """The first letter of each proper name the query says that no record of the

@@ -310,6 +310,22 @@ def nicknamed(
     return found
 
 
+def answered(speakers: Sequence[frozenset[str]], names: Iterable[str]) -> tuple[str, ...]:
+    """The ``names`` (analysed proper names a scope never holds) that a person of the read
+    turns answers to (their ``speakers``, by :func:`speaker_terms`): a short form of
+    their label's (:func:`said_by`: "Mel" read beside Melanie's turns) or a nickname of
+    it, or it one of the name's, one person's only (:func:`nicknamed`). Among many
+    people a store respells none of them (a participant's share is too small), so only
+    the turns read tell that such a question is about someone the scope holds."""
+    people = {speaker for speaker in speakers if speaker}
+    return tuple(
+        name
+        for name in names
+        if any(said_by(person, _NOBODY, frozenset((name,))) for person in people)
+        or nicknamed(speakers, frozenset((name,)))
+    )
+
+
 def _conversation(thread: str | None, said_at: datetime | None) -> str | None:
     """The conversation a turn is part of, for :func:`called_by_name`: its thread, or the
     day it was said (UTC) when it has none."""
