@@ -294,8 +294,9 @@ def nicknamed(
     a chat where James speaks). A store respells such a name when a participant's share
     of its scope holds the other (:func:`name_variant`); among many people each holds
     less, and the read turns' labels still tell. None for a name two people's labels
-    are related to. A caller sets aside a name the read turns say themselves: someone
-    the chat speaks of (a friend Jack, beside John)."""
+    are related to. A name that is also someone the chat only speaks of (a friend Jack,
+    in John's chat) is taken for the participant all the same: the turns that say it
+    are still the full text's best hits."""
     found: dict[str, frozenset[str]] = {}
     people = None
     for name in names:
@@ -312,11 +313,12 @@ def nicknamed(
 
 def answered(speakers: Sequence[frozenset[str]], names: Iterable[str]) -> tuple[str, ...]:
     """The ``names`` (analysed proper names a scope never holds) that a person of the read
-    turns answers to (their ``speakers``, by :func:`speaker_terms`): a short form of
-    their label's (:func:`said_by`: "Mel" read beside Melanie's turns) or a nickname of
-    it, or it one of the name's, one person's only (:func:`nicknamed`). Among many
-    people a store respells none of them (a participant's share is too small), so only
-    the turns read tell that such a question is about someone the scope holds."""
+    turns answers to (their ``speakers``, by :func:`speaker_terms`): a short form of a
+    name in their label (:func:`said_by`: "Mel" beside Melanie's turns), or a nickname
+    related to one person's label only (:func:`nicknamed`: "Bob" beside Robert's).
+    Among many people a store respells none of them (no name's share is a
+    participant's), so only the turns read tell that such a question is about someone
+    the scope holds."""
     people = {speaker for speaker in speakers if speaker}
     return tuple(
         name
@@ -445,13 +447,15 @@ def variant_floor(rows: int) -> int:
 def name_variant(name: str, held: Mapping[str, int], rows: int) -> str | None:
     """How a scope of ``rows`` records spells ``name``, an analysed proper name of a
     question that none of its records holds, given ``held``: terms the scope holds that
-    start with the name's first letter, and how many of its records hold each. Of those
-    held by at least ``SPEAKER_SHARE`` of the records, the first found of, in this
-    order: a term the name starts ("melani" for "mel"); a term that starts the name
-    ("john" for "johnni"); one spelled alike (``ALIKE``) that starts with the same
-    ``MIN_SHORT_NAME`` letters ("nate" for "nathan") or sounds the same
-    (:func:`sounds_like`: "gina" for "geena"). The most held of its kind; None when
-    there is none: a name the scope never says.
+    start with the name's first letter or a related name's (``PoolRequest.name_starts``),
+    and how many of its records hold each. Of those held by at least ``SPEAKER_SHARE``
+    of the records, the first found of, in this order: a nickname of the name or a name
+    it is one of (:func:`nicknames_of`: "robert" for "bob"; the only kind a name of two
+    letters may find, "joanna" for "jo"); a term the name starts ("melani" for "mel"); a
+    term that starts the name ("john" for "johnni"); one spelled alike (``ALIKE``) that
+    starts with the same ``MIN_SHORT_NAME`` letters ("nate" for "nathan") or sounds the
+    same (:func:`sounds_like`: "gina" for "geena"). The most held of its kind; None
+    when there is none: a name the scope never says.
 
     A question says the name its asker uses; a chat labels people as its app knows
     them. Read as unheld, such a name would make the question look like one about
