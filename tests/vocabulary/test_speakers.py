@@ -232,6 +232,10 @@ def test_the_one_label_related_to_a_name_is_its_person() -> None:
     assert nicknamed((sam, frozenset({"jame"})), frozenset({"jim", "sam"})) == {
         "jim": frozenset({"jame"})
     }
+    joanna, jolene = frozenset({"joanna"}), frozenset({"jolen"})
+    assert nicknamed((sam, jolene), frozenset({"jo"})) == {"jo": jolene}  # two letters start it
+    assert nicknamed((sam, joanna), frozenset({"jo"})) == {"jo": joanna}  # the table's
+    assert nicknamed((sam, joanna, jolene), frozenset({"jo"})) == {}  # either of two
 
 
 def test_the_names_a_person_read_answers_to() -> None:

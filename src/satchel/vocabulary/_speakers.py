@@ -291,10 +291,11 @@ def nicknamed(
     """Each of the query's ``names`` (analysed) that no label of the read turns' people
     says (their ``speakers``, by :func:`speaker_terms`), to the one person whose label
     holds a nickname of it or a name it is one of (:func:`nicknames_of`: "Jim" asked of
-    a chat where James speaks). A store respells such a name when a participant's share
+    a chat where James speaks), or a name it starts (two letters, which :func:`said_by`
+    leaves: "Jo" for Jolene). A store respells such a name when a participant's share
     of its scope holds the other (:func:`name_variant`); among many people each holds
     less, and the read turns' labels still tell. None for a name two people's labels
-    are related to. A name that is also someone the chat only speaks of (a friend Jack,
+    are so related to ("Jo" where Joanna and Jolene speak). A name that is also someone the chat only speaks of (a friend Jack,
     in John's chat) is taken for the participant all the same: the turns that say it
     are still the full text's best hits."""
     found: dict[str, frozenset[str]] = {}
@@ -305,7 +306,11 @@ def nicknamed(
             continue
         if people is None:
             people = {speaker for speaker in speakers if speaker}
-        known = [person for person in people if not person.isdisjoint(related)]
+        known = [
+            person
+            for person in people
+            if not person.isdisjoint(related) or any(said.startswith(name) for said in person)
+        ]
         if len(known) == 1 and _unlabelled(people, (name,)):
             found[name] = known[0]
     return found
