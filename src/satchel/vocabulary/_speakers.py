@@ -295,9 +295,9 @@ def nicknamed(
     leaves: "Jo" for Jolene). A store respells such a name when a participant's share
     of its scope holds the other (:func:`name_variant`); among many people each holds
     less, and the read turns' labels still tell. None for a name two people's labels
-    are so related to ("Jo" where Joanna and Jolene speak). A name that is also someone the chat only speaks of (a friend Jack,
-    in John's chat) is taken for the participant all the same: the turns that say it
-    are still the full text's best hits."""
+    are so related to ("Jo" where Joanna and Jolene speak). A name that is also someone
+    the chat only speaks of (a friend Jack, in John's chat) is taken for the participant
+    all the same: the turns that say it are still the full text's best hits."""
     found: dict[str, frozenset[str]] = {}
     people = None
     for name in names:
