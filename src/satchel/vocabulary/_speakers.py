@@ -222,6 +222,9 @@ def _called(text: str) -> frozenset[str]:
 #: :func:`called_by_name` to take the name for one of the people read.
 MIN_CALLS: Final = 2
 _NO_ONE: Final[frozenset[frozenset[str]]] = frozenset()
+#: The shortest name :func:`nicknamed` takes for the start of a label's ("Jo" for
+#: Jolene): one letter starts too many.
+MIN_TWO_LETTERS: Final = 2
 
 
 def called_by_name(
@@ -302,14 +305,16 @@ def nicknamed(
     people = None
     for name in names:
         related = nicknames_of(name)
-        if not related:
+        started = MIN_TWO_LETTERS <= len(name) < MIN_SHORT_NAME  # which said_by leaves
+        if not related and not started:
             continue
         if people is None:
             people = {speaker for speaker in speakers if speaker}
         known = [
             person
             for person in people
-            if not person.isdisjoint(related) or any(said.startswith(name) for said in person)
+            if not person.isdisjoint(related)
+            or (started and any(said.startswith(name) for said in person))
         ]
         if len(known) == 1 and _unlabelled(people, (name,)):
             found[name] = known[0]
