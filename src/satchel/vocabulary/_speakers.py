@@ -222,9 +222,6 @@ def _called(text: str) -> frozenset[str]:
 #: :func:`called_by_name` to take the name for one of the people read.
 MIN_CALLS: Final = 2
 _NO_ONE: Final[frozenset[frozenset[str]]] = frozenset()
-#: The shortest name :func:`nicknamed` takes for the start of a label's ("Jo" for
-#: Jolene): one letter starts too many.
-MIN_TWO_LETTERS: Final = 2
 
 
 def called_by_name(
@@ -294,20 +291,22 @@ def nicknamed(
     """Each of the query's ``names`` (analysed) that no label of the read turns' people
     says (their ``speakers``, by :func:`speaker_terms`), to the one person whose label
     holds a nickname of it or a name it is one of (:func:`nicknames_of`: "Jim" asked of
-    a chat where James speaks), or a name it starts (two letters, which :func:`said_by`
-    leaves: "Jo" for Jolene). A store respells such a name when a participant's share
-    of its scope holds the other (:func:`name_variant`); among many people each holds
-    less, and the read turns' labels still tell. None for a name two people's labels
-    are so related to ("Jo" where Joanna and Jolene speak). A name that is also someone
-    the chat only speaks of (a friend Jack, in John's chat) is taken for the participant
-    all the same: the turns that say it are still the full text's best hits."""
+    a chat where James speaks), or, for a name of two letters the table knows (which
+    :func:`said_by` leaves: "Jo", "Al", "Ed"), a name it starts ("Jo" for Jolene; not
+    "Ca" for Cal: two letters the table does not know start too many words). A store
+    respells such a name when a participant's share of its scope holds the other
+    (:func:`name_variant`); among many people each holds less, and the read turns'
+    labels still tell. None for a name two people's labels are so related to ("Jo"
+    where Joanna and Jolene speak). A name that is also someone the chat only speaks of
+    (a friend Jack, in John's chat) is taken for the participant all the same: the turns
+    that say it are still the full text's best hits."""
     found: dict[str, frozenset[str]] = {}
     people = None
     for name in names:
         related = nicknames_of(name)
-        started = MIN_TWO_LETTERS <= len(name) < MIN_SHORT_NAME  # which said_by leaves
-        if not related and not started:
+        if not related:  # a two-letter word the table knows is someone's nickname
             continue
+        started = len(name) < MIN_SHORT_NAME  # which said_by leaves
         if people is None:
             people = {speaker for speaker in speakers if speaker}
         known = [
