@@ -58,6 +58,7 @@ from ..vocabulary import (
     says_nothing,
     says_when,
     speaker_terms,
+    unlabelled,
 )
 from ..vocabulary._memo import remembered, text_memo
 from ._shares import fair_shares, whole_room
@@ -728,11 +729,14 @@ def _people(
             found = named_by[speaker] = said_by(speaker, terms, names)
         if found:
             said.add(key)
-    if names:  # a name no label says: a label's nickname, or whom the chat calls by it
+    # A name no label says: a label's nickname, or whom the chat calls by it. Most
+    # questions name only people whose labels say it: nothing more is gathered then.
+    unnamed = frozenset(unlabelled(named_by, names)) if names else frozenset()
+    if unnamed:
         texts = [item.text for item in evidence]
         places = [(item.thread, item.created_at) for item in evidence]
-        called = set(called_by_name(speakers, texts, places, names))
-        called.update(nicknamed(speakers, names).values())
+        called = set(called_by_name(speakers, texts, places, unnamed))
+        called.update(nicknamed(speakers, unnamed).values())
         if called:
             said.update(key for key, who in zip(keys, speakers, strict=True) if who in called)
     strange = _strangers(keys, evidence, speakers, said) if stranger and said else frozenset()

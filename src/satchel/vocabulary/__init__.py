@@ -106,6 +106,7 @@ from ._speakers import nicknamed as nicknamed
 from ._speakers import said_by as said_by
 from ._speakers import says_nothing as says_nothing
 from ._speakers import speaker_terms as speaker_terms
+from ._speakers import unlabelled as unlabelled
 from ._telemetry import check_provider as check_provider
 from ._telemetry import error_type as error_type
 from ._telemetry import satchel_version as satchel_version
@@ -213,6 +214,7 @@ __all__ = [
     "says_when",
     "speaker_terms",
     "tracer",
+    "unlabelled",
     "validate_request",
     "validate_scope",
     "validate_session_owner",

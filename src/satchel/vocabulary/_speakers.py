@@ -245,15 +245,15 @@ def called_by_name(
     people = {speaker for speaker in speakers if speaker}
     if len(people) < 2:
         return _NO_ONE
-    unlabelled = _unlabelled(people, names)
-    if not unlabelled:
+    unnamed = unlabelled(people, names)
+    if not unnamed:
         return _NO_ONE
-    calls: dict[str, dict[frozenset[str], int]] = {name: {} for name in unlabelled}
-    where: dict[str, set[str | None]] = {name: set() for name in unlabelled}
+    calls: dict[str, dict[frozenset[str], int]] = {name: {} for name in unnamed}
+    where: dict[str, set[str | None]] = {name: set() for name in unnamed}
     many = len(people) > 2  # where a name is called matters only then
     for speaker, text, place in zip(speakers, texts, places, strict=True):
         if speaker and (said := called_names(text)):
-            for name in said.intersection(unlabelled):
+            for name in said.intersection(unnamed):
                 calls[name][speaker] = calls[name].get(speaker, 0) + 1
                 if many:
                     where[name].add(_conversation(*place))
@@ -275,9 +275,11 @@ def called_by_name(
     return frozenset(called)
 
 
-def _unlabelled(people: Iterable[frozenset[str]], names: Iterable[str]) -> list[str]:
-    """The ``names`` no label of ``people`` says (:func:`said_by`)."""
-    people = tuple(people)
+def unlabelled(speakers: Iterable[frozenset[str]], names: Iterable[str]) -> list[str]:
+    """The ``names`` (analysed) no label of the ``speakers`` (by :func:`speaker_terms`)
+    says (:func:`said_by`): those :func:`called_by_name` and :func:`nicknamed` look
+    for. A caller that finds none need not gather what those read."""
+    people = tuple(speaker for speaker in speakers if speaker)
     return [
         name
         for name in names
@@ -315,7 +317,7 @@ def nicknamed(
             if not person.isdisjoint(related)
             or (started and any(said.startswith(name) for said in person))
         ]
-        if len(known) == 1 and _unlabelled(people, (name,)):
+        if len(known) == 1 and unlabelled(people, (name,)):
             found[name] = known[0]
     return found
 
