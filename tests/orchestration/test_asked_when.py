@@ -1,5 +1,7 @@
 """A question that asks when lifts the read turns that say when: in a chat, the turn
-that answers "When did Bob adopt Miso?" is the one naming the day ("last Saturday")."""
+that answers "When did Bob adopt Miso?" is the one naming the day ("last Saturday"),
+and the one answering "How long has Bob had Miso?" says for how long ("for three years
+now")."""
 
 from __future__ import annotations
 
@@ -27,15 +29,33 @@ CHAT = (
 
 
 async def _explained(
-    query: str, weights: satchel.FusionWeights, max_bytes: int = 4000
+    query: str, weights: satchel.FusionWeights, max_bytes: int = 4000, chat: tuple[str, ...] = CHAT
 ) -> tuple[dict[str | None, float | None], tuple[str | None, ...]]:
-    return await explained_chat(CHAT, query, weights, max_bytes)
+    return await explained_chat(chat, query, weights, max_bytes)
+
+
+#: Says for how long, not the cat's name.
+SPAN = "Bob: Ha, we have had her for three years now."
+#: Says the cat's name, and nothing of how long.
+UNSPANNED = "Bob: Miso sleeps on my keyboard all day, having her was the best idea."
+SPAN_CHAT = (
+    "Alice: How is your cat doing?",
+    SPAN,
+    "Alice: Aww, Miso is a cute name.",
+    UNSPANNED,
+    "Alice: Did you get her from the shelter on Elm Street?",
+    "Bob: Yes, they had so many cats there.",
+    "Alice: I want a cat too but my landlord says no.",
+    "Bob: Miso would love a friend though.",
+    "Bob: Miso adapted to the flat in no time, Miso is a star.",
+)
+HOW_LONG = "How long has Bob had Miso?"
 
 
 async def test_a_turn_that_says_when_scores_more_for_a_question_that_asks_when() -> None:
     lifted, _ = await _explained("When did Bob adopt Miso?", satchel.FusionWeights())
     plain, _ = await _explained("When did Bob adopt Miso?", satchel.FusionWeights(when=0.0))
-    assert lifted[DATED] == pytest.approx(1.35 * plain[DATED])  # type: ignore[operator]
+    assert lifted[DATED] == pytest.approx(1.5 * plain[DATED])  # type: ignore[operator]
     assert lifted[UNDATED] == plain[UNDATED]
     assert plain[DATED] < plain[UNDATED] < lifted[DATED]  # type: ignore[operator]
 
@@ -52,6 +72,21 @@ async def test_a_small_pack_asked_when_holds_the_turn_that_says_when() -> None:
     _, unlifted = await _explained("When did Bob adopt Miso?", satchel.FusionWeights(when=0.0), 512)
     assert DATED in delivered
     assert DATED not in unlifted
+
+
+async def test_asked_for_how_long_the_turn_that_says_a_span_of_time_scores_more() -> None:
+    lifted, _ = await _explained(HOW_LONG, satchel.FusionWeights(), chat=SPAN_CHAT)
+    plain, _ = await _explained(HOW_LONG, satchel.FusionWeights(when=0.0), chat=SPAN_CHAT)
+    assert lifted[SPAN] == pytest.approx(1.5 * plain[SPAN])  # type: ignore[operator]
+    assert lifted[UNSPANNED] == plain[UNSPANNED]
+    assert plain[SPAN] < plain[UNSPANNED] < lifted[SPAN]  # type: ignore[operator]
+
+
+async def test_a_small_pack_asked_for_how_long_holds_the_turn_that_says_it() -> None:
+    _, delivered = await _explained(HOW_LONG, satchel.FusionWeights(), 600, SPAN_CHAT)
+    _, unlifted = await _explained(HOW_LONG, satchel.FusionWeights(when=0.0), 600, SPAN_CHAT)
+    assert delivered[0] == SPAN
+    assert SPAN not in unlifted
 
 
 @pytest.mark.parametrize("value", [-0.1, True, float("nan")])

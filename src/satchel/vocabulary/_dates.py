@@ -261,10 +261,12 @@ def mentioned_days(text: str, said_on: date) -> list[tuple[float, float]]:
     return found
 
 
-#: How a question asks for a time: it opens with "when", or asks which year, month,
-#: day or date, or how long ago.
+#: How a question asks for a time: it opens with "when", asks which year, month, day
+#: or date, how long ago, or how long something has gone on ("How long has Nate had
+#: his turtles?"; not "How long is the hike?").
 _ASKS_WHEN: Final = re.compile(
-    r"\s*(?:when\b|how\s+long\s+ago\b"
+    r"\s*(?:when\b|how\s+long\s+(?:ago|has|have|had|did|does|do|was|were)\b"
+    r"|how\s+many\s+(?:years|months|weeks|days)\b"
     r"|(?:(?:in|on|during|by)\s+)?(?:what|which)\s+(?:year|month|day|date|week)\b)",
     re.IGNORECASE,
 )
@@ -273,21 +275,41 @@ _ASKS_WHEN: Final = re.compile(
 def asks_when(question: str) -> bool:
     """Whether ``question`` asks when something happened: it opens with "when" ("When
     did Ana move?"), asks which year, month, week, day or date ("In which year...?",
-    "What date...?"), or how long ago."""
+    "What date...?"), how long ago, or for how long ("How long have they dated?")."""
     return _ASKS_WHEN.match(question) is not None
 
 
 def says_when(text: str | None) -> bool:
     """Whether a memory's text says when something happened: it names a date, a month,
     a weekday, or a day relative to when it was said ("yesterday", "last week", "three
-    days ago"), as :func:`extract_dates` finds them. Asked when, a chat's answer is
-    the turn that says so ("I ran a charity race last Saturday"), or is dated by it.
+    days ago"), as :func:`extract_dates` finds them, or how long it has gone on ("I've
+    had them for 3 years now", "together for three years": :data:`_HOW_LONG`). Asked
+    when, a chat's answer is the turn that says so ("I ran a charity race last
+    Saturday"), or is dated by it; asked since when, the turn that says for how long.
     Remembered per text (``_memo``; the scanner reads a turn in about 100 us)."""
-    return bool(text) and remembered(_SAID_WHEN, text, _names_a_date, SAID_WHEN_KEPT)  # type: ignore[arg-type]
+    return bool(text) and remembered(_SAID_WHEN, text, _names_a_time, SAID_WHEN_KEPT)  # type: ignore[arg-type]
 
 
-def _names_a_date(text: str) -> bool:
-    return bool(extract_dates(text))
+def _names_a_time(text: str) -> bool:
+    return _HOW_LONG.search(text) is not None or bool(extract_dates(text))
+
+
+#: A span of time something has gone on for, said so: "for (about) three years", "took
+#: two weeks", "a month now", "5 years already", "a 90-day retention". It names no date,
+#: yet it is how a chat answers since when ("When did Nate get his turtles?": "I've had
+#: them for 3 years") and how notes answer for how long.
+_HOW_LONG: Final = re.compile(
+    r"\b(?:for|took|lasted|spent)\s+"
+    r"(?:(?:about|around|almost|nearly|over|just|only|the\s+(?:past|last))\s+)?"
+    r"{amount}[\s-]+{span}\b|\b{amount}[\s-]+{span}\s+(?:now|already|so\s+far)\b"
+    r"|\b\d{{1,3}}-{span}\b".format(
+        amount=r"(?:a\s+)?(?:\d{1,3}|"
+        + "|".join(sorted(NUMBERS, key=len, reverse=True))
+        + r"|several|many)",
+        span=r"(?:minute|hour|day|week|month|year|decade)s?",
+    ),
+    re.IGNORECASE,
+)
 
 
 #: Texts :func:`says_when` has read, and what it found.
