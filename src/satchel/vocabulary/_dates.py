@@ -291,7 +291,14 @@ def says_when(text: str | None) -> bool:
 
 
 def _names_a_time(text: str) -> bool:
-    return _HOW_LONG.search(text) is not None or bool(extract_dates(text))
+    return _says_how_long(text) or bool(extract_dates(text))
+
+
+def _says_how_long(text: str) -> bool:
+    """Whether ``text`` says a span of time (:data:`_HOW_LONG`); most turns name no unit
+    of time, and a look for one costs a tenth of the pattern's search."""
+    folded = text.lower()
+    return any(unit in folded for unit in _SPAN_UNITS) and _HOW_LONG.search(text) is not None
 
 
 #: A span of time something has gone on for, said so: "for (about) three years", "took
@@ -310,6 +317,8 @@ _HOW_LONG: Final = re.compile(
     ),
     re.IGNORECASE,
 )
+#: The units of time a span is said in, as :data:`_HOW_LONG` spells them.
+_SPAN_UNITS: Final = ("minute", "hour", "day", "week", "month", "year", "decade")
 
 
 #: Texts :func:`says_when` has read, and what it found.
