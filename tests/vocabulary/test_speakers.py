@@ -10,7 +10,15 @@ import hypothesis
 import hypothesis.strategies as st
 import pytest
 
-from satchel.vocabulary import _retrieval, analyse_query, asks_question, says_nothing, speaker_terms
+from satchel.vocabulary import (
+    _retrieval,
+    analyse,
+    analyse_query,
+    asks_question,
+    given_name,
+    says_nothing,
+    speaker_terms,
+)
 from satchel.vocabulary._retrieval import PoolRequest
 from satchel.vocabulary._speakers import (
     TURN_SQL,
@@ -439,3 +447,13 @@ def test_in_a_group_the_one_who_never_calls_the_name_where_it_is_called_is_named
     texts[3] = "Di: sure"
     assert called_by_name(speakers, texts, [("t1", day)] * 4, kate) == set()
     assert called_by_name(speakers, texts, [(None, None)] * 4, kate) == set()
+
+
+@pytest.mark.parametrize(
+    ("name", "given"),
+    [("Caroline", True), ("Bob", True), ("Mel", True), ("Mongolia", False), ("Jupiter", False)],
+)
+def test_a_given_name_is_one_the_nickname_table_knows(name: str, given: bool) -> None:
+    """Asked of the analysed term, as a query's names are."""
+    (term,) = analyse(name)
+    assert given_name(term) is given

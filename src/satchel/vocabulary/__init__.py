@@ -102,6 +102,7 @@ from ._retrieval import lightly_named as lightly_named
 from ._speakers import answered as answered
 from ._speakers import asks_question as asks_question
 from ._speakers import called_by_name as called_by_name
+from ._speakers import given_name as given_name
 from ._speakers import nicknamed as nicknamed
 from ._speakers import said_by as said_by
 from ._speakers import says_nothing as says_nothing
@@ -202,6 +203,7 @@ __all__ = [
     "error_type",
     "extract_dates",
     "forget_texts",
+    "given_name",
     "index_text",
     "lightly_named",
     "match_expression",

@@ -504,6 +504,16 @@ def nicknames_of(name: str) -> frozenset[str]:
     return _nickname_table().get(name, _NOBODY)
 
 
+def given_name(name: str) -> bool:
+    """Whether ``name`` (analysed, as a query's names are) is a person's given name as
+    the nickname table knows them: a name or a nickname of one ("carolin" as Caroline
+    analyses, "bob"; not "mongolia"). A question
+    naming a person a scope never names may still be about one of its people: a chat
+    labels them as its app knows them (a phone number, a handle), and people texting
+    rarely call each other by name."""
+    return name in _nickname_table()
+
+
 @functools.cache
 def _nickname_table() -> dict[str, frozenset[str]]:
     import nicknames

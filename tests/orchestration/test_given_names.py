@@ -1,0 +1,83 @@
+"""A chat labelled by phone numbers, whose turns never call anyone by name: a question
+naming a person by a given name the scope never holds may be about one of its people,
+and is answered as one about the scope; a question naming a place or a stranger besides
+is still judged to be about something the scope never mentions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import satchel
+
+pytestmark = pytest.mark.anyio
+
+ANA, BEA = "+44 7700 900111", "+44 7700 900222"
+LINES = (
+    "Morning! How did you sleep?",
+    "Not bad, a bit tired though.",
+    "The weather looks grim again today.",
+    "I know, rain all week apparently.",
+    "Any plans for the weekend?",
+    "Maybe a film, nothing big.",
+    "I finally repaired the old bicycle in the garage.",
+    "Nice, the chain was broken right?",
+    "Yes, and both tyres were flat.",
+    "Did you ride it yet?",
+    "Only around the block so far.",
+    "My sister visited us yesterday.",
+    "Oh lovely, how is she doing?",
+    "Busy with the new baby.",
+    "Tell her congratulations from me!",
+    "Will do. Lunch tomorrow?",
+    "Sure, the usual place at noon.",
+    "Great, see you there.",
+    "Did you finish that book?",
+    "Almost, two chapters left.",
+)
+#: Three days of the same talk: each line said again, so no word is rare in the scope.
+CHAT = tuple(
+    f"{ANA if n % 2 == 0 else BEA}: {LINES[n % len(LINES)]}"
+    + (f" ({n // len(LINES)})" if n >= len(LINES) else "")
+    for n in range(3 * len(LINES))
+)
+START = datetime(2024, 5, 1, 9, tzinfo=UTC)
+
+
+async def _delivered(query: str) -> tuple[str, tuple[str | None, ...]]:
+    entries = [
+        satchel.MemoryEntry(
+            text=text, kind="dialog", created_at=START + timedelta(minutes=n), thread="day-1"
+        )
+        for n, text in enumerate(CHAT)
+    ]
+    async with satchel.open_runtime(":memory:", embedder=satchel.StaticEmbedder()) as rt:
+        await rt.add_memories("chat", entries)
+        context = await rt.prepare_context(
+            satchel.PrepareContextRequest(scope_id="chat", query=query, max_bytes=1000)
+        )
+    return context.status, tuple(item.text for item in satchel.parse_context(context.content))
+
+
+async def test_a_given_name_no_turn_says_is_asked_as_one_of_the_scope() -> None:
+    """The bicycle's turns, though no turn holds two of the question's words and none
+    says "Caroline": the scope's words are the question's, and she may be either
+    number."""
+    status, delivered = await _delivered("What did Caroline think of the bicycle tyres and chain?")
+    assert status == "ready"
+    for said in ("the old bicycle", "both tyres were flat", "the chain was broken"):
+        assert any(said in str(text) for text in delivered), said
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What does Caroline think the capital of Mongolia is?",
+        "What did Zorblax think of the bicycle tyres and chain?",
+    ],
+    ids=["and-a-place", "no-given-name"],
+)
+async def test_a_place_or_a_stranger_besides_still_abstains(query: str) -> None:
+    status, delivered = await _delivered(query)
+    assert (status, delivered) == ("empty", ())
