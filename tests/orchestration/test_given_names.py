@@ -45,12 +45,19 @@ CHAT = tuple(
 START = datetime(2024, 5, 1, 9, tzinfo=UTC)
 
 
-async def _delivered(query: str) -> tuple[str, tuple[str | None, ...]]:
+async def _delivered(
+    query: str, labels: dict[str, str] | None = None
+) -> tuple[str, tuple[str | None, ...]]:
+    """The status and delivered turns of ``query`` asked of the chat, its numbers
+    replaced by ``labels``."""
+    chat = CHAT
+    for number, label in (labels or {}).items():
+        chat = tuple(text.replace(f"{number}:", f"{label}:") for text in chat)
     entries = [
         satchel.MemoryEntry(
             text=text, kind="dialog", created_at=START + timedelta(minutes=n), thread="day-1"
         )
-        for n, text in enumerate(CHAT)
+        for n, text in enumerate(chat)
     ]
     async with satchel.open_runtime(":memory:", embedder=satchel.StaticEmbedder()) as rt:
         await rt.add_memories("chat", entries)
@@ -75,9 +82,20 @@ async def test_a_given_name_no_turn_says_is_asked_as_one_of_the_scope() -> None:
     [
         "What does Caroline think the capital of Mongolia is?",
         "What did Zorblax think of the bicycle tyres and chain?",
+        "What did Mona Lisa think of the bicycle tyres and chain?",
     ],
-    ids=["and-a-place", "no-given-name"],
+    ids=["and-a-place", "no-given-name", "two-given-names"],
 )
 async def test_a_place_or_a_stranger_besides_still_abstains(query: str) -> None:
     status, delivered = await _delivered(query)
+    assert (status, delivered) == ("empty", ())
+
+
+async def test_beside_labels_that_are_names_a_given_name_is_someone_else() -> None:
+    """Georgia is a given name and a place: asked of a chat whose people are labelled
+    by name, the question is about something the chat never mentions."""
+    named = {ANA: "Ana", BEA: "Bea"}
+    status, delivered = await _delivered(
+        "What did Georgia think of the bicycle tyres and chain?", labels=named
+    )
     assert (status, delivered) == ("empty", ())

@@ -89,27 +89,6 @@ def test_a_name_the_scope_never_holds_leaves_only_the_candidates_evidence(
     assert judge((attrs.evolve(NOISE, unheld_names=("mongolia",), **change), 4)) == kind
 
 
-@pytest.mark.parametrize(
-    ("unheld", "kind"),
-    [
-        (("carolin",), SCOPE_TERM),
-        (("bob",), SCOPE_TERM),
-        (("carolin", "mongolia"), None),
-        (("mongolia",), None),
-        (("mona", "lisa"), None),
-    ],
-    ids=["given-name", "nickname", "and-a-place", "a-place", "two-given-names"],
-)
-def test_a_given_name_the_scope_never_holds_may_be_one_of_its_people(
-    unheld: tuple[str, ...], kind: str | None
-) -> None:
-    """A person's given name no record holds ("What did Caroline research?" of a chat
-    labelled by phone numbers, whose turns never say it) leaves the scope's own evidence
-    standing; a place or a work besides it ("...the capital of Mongolia?") does not, nor
-    two such names ("...who painted the Mona Lisa?"): someone the scope never names."""
-    assert judge((attrs.evolve(NOISE, unheld_names=unheld, common_terms=1), 4)) == kind
-
-
 TENTH_AT = [0.47, 0.40, 0.35, 0.30, 0.29, 0.28, 0.27, 0.26, 0.25]
 
 

@@ -457,3 +457,28 @@ def test_a_given_name_is_one_the_nickname_table_knows(name: str, given: bool) ->
     """Asked of the analysed term, as a query's names are."""
     (term,) = analyse(name)
     assert given_name(term) is given
+
+
+PHONE = frozenset({"44", "7700", "900111"})
+
+
+@pytest.mark.parametrize(
+    ("speakers", "names", "heard"),
+    [
+        ((PHONE, frozenset({"kate"})), ("carolin",), ("carolin",)),
+        ((PHONE,), ("bob",), ("bob",)),
+        ((frozenset({"kate"}), frozenset({"ana"})), ("carolin",), ()),
+        ((PHONE,), ("mona", "lisa"), ()),
+        ((PHONE,), ("carolin", "mongolia"), ()),
+        ((PHONE,), ("mongolia",), ()),
+        ((frozenset({"kate"}), frozenset({"ana"})), ("georgia",), ()),
+    ],
+    ids=["phone", "phone-nickname", "names", "two-names", "and-a-place", "a-place", "georgia"],
+)
+def test_a_given_name_is_answered_by_a_person_labelled_by_a_number(
+    speakers: tuple[frozenset[str], ...], names: tuple[str, ...], heard: tuple[str, ...]
+) -> None:
+    """Where a person read is labelled by a phone number, the one given name a question
+    says may be theirs; beside labels that are names, or with a place or a second name
+    besides, it is someone else."""
+    assert answered(speakers, names) == heard

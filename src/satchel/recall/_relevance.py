@@ -55,14 +55,10 @@ is about the question counts for it, **scope term** (the participant's name) and
 **vocabulary** (everyday words a long chat holds); the others still do. Of the named
 general-knowledge questions of ``bench offtopic``, 14.3% abstained before the rule,
 66.2% with it; LoCoMo's evidence recall lost 0.003 (19 of its 1,536 questions say a
-name their conversation never holds). One person's given name (``vocabulary.given_name``:
-"Caroline", "Bob"), the only name the scope never holds, is no such sign (two, "Mona
-Lisa", are someone else): a chat labels its people as its app knows them, by
-a phone number or a handle, and people texting rarely call each other by name, so the
-question "What did Caroline research?" is likely about one of the scope's own people.
-LoCoMo so labelled, its turns saying no name: 0.687 -> 0.712 recall at 2,000 bytes; the
-named questions of ``bench offtopic`` abstain as before (64.8%), since a general
-question names a place, a work or a surname besides.
+name their conversation never holds). Once a search has read its turns, a name a read
+person answers to is taken off (``vocabulary.answered``): a short form or a nickname of
+their label, or, where someone read is labelled by a number and not by a name, the one
+given name the question says ("What did Caroline research?" of a chat of phone numbers).
 
 Thread neighbours are no signal of their own: they join beside a hit, so they carry
 evidence only through their hit. A round that retrieved nothing is no abstention: it
@@ -78,7 +74,6 @@ import numpy as np
 
 from ..vocabulary._keys import among
 from ..vocabulary._retrieval import COMMON_MIN_ROWS
-from ..vocabulary._speakers import given_name
 from ._admission import required_matches
 
 if TYPE_CHECKING:
@@ -172,10 +167,7 @@ def evidence_of_relevance(
 
 
 def _evidence(pool: Pool, terms: int, floor: RelevanceFloor) -> str | None:
-    # It names nothing the scope never mentions, or one person by a given name: one of
-    # its own, perhaps, whom it labels otherwise (two are someone else: "Mona Lisa").
-    unheld = pool.unheld_names
-    about_the_scope = not unheld or (len(unheld) == 1 and given_name(unheld[0]))
+    about_the_scope = not pool.unheld_names  # it names nothing the scope never mentions
     if about_the_scope and (pool.common_terms or _pervades(pool)):
         return SCOPE_TERM
     if len(pool.time_candidates):

@@ -322,21 +322,34 @@ def nicknamed(
     return found
 
 
-def answered(speakers: Sequence[frozenset[str]], names: Iterable[str]) -> tuple[str, ...]:
+def answered(speakers: Sequence[frozenset[str]], names: Sequence[str]) -> tuple[str, ...]:
     """The ``names`` (analysed proper names a scope never holds) that a person of the read
     turns answers to (their ``speakers``, by :func:`speaker_terms`): a short form of a
     name in their label (:func:`said_by`: "Mel" beside Melanie's turns), or a nickname
     related to one person's label only (:func:`nicknamed`: "Bob" beside Robert's).
     Among many people a store respells none of them (no name's share is a
     participant's), so only the turns read tell that such a question is about someone
-    the scope holds."""
+    the scope holds.
+
+    And where a person read is labelled by a number, not a name (a phone number, as a
+    messaging app labels whoever is not a saved contact), the one given name the
+    question says (:func:`given_name`) may be theirs: their chat need never say it
+    ("What did Caroline research?"). Two such names are someone else ("Mona Lisa"), as
+    is a place ("What is the capital of Georgia?" of a chat labelled by names)."""
     people = {speaker for speaker in speakers if speaker}
+    if len(names) == 1 and given_name(names[0]) and any(map(_numbered, people)):
+        return tuple(names)
     return tuple(
         name
         for name in names
         if any(said_by(person, _NOBODY, frozenset((name,))) for person in people)
         or nicknamed(speakers, frozenset((name,)))
     )
+
+
+def _numbered(person: frozenset[str]) -> bool:
+    """Whether a speaker's label (its terms) is a number and no name: "+44 7700 900111"."""
+    return all(term.isdigit() for term in person)
 
 
 def _conversation(thread: str | None, said_at: datetime | None) -> str | None:
@@ -507,10 +520,10 @@ def nicknames_of(name: str) -> frozenset[str]:
 def given_name(name: str) -> bool:
     """Whether ``name`` (analysed, as a query's names are) is a person's given name as
     the nickname table knows them: a name or a nickname of one ("carolin" as Caroline
-    analyses, "bob"; not "mongolia"). A question
-    naming a person a scope never names may still be about one of its people: a chat
-    labels them as its app knows them (a phone number, a handle), and people texting
-    rarely call each other by name."""
+    analyses, "bob"; not "mongolia"). A question naming a person a chat never names
+    may still be about one of its people (:func:`answered`): the chat labels them as
+    its app knows them, by a phone number, and people texting rarely call each other
+    by name."""
     return name in _nickname_table()
 
 
