@@ -283,7 +283,7 @@ def says_when(text: str | None) -> bool:
     """Whether a memory's text says when something happened: it names a date, a month,
     a weekday, or a day relative to when it was said ("yesterday", "last week", "three
     days ago"), as :func:`extract_dates` finds them, or how long it has gone on ("I've
-    had them for 3 years now", "together for three years": :data:`_HOW_LONG`). Asked
+    had them for 3 years now", "together for three years": :data:`_UNDATED`). Asked
     when, a chat's answer is the turn that says so ("I ran a charity race last
     Saturday"), or is dated by it; asked since when, the turn that says for how long.
     Remembered per text (``_memo``; the scanner reads a turn in about 100 us)."""
@@ -291,34 +291,41 @@ def says_when(text: str | None) -> bool:
 
 
 def _names_a_time(text: str) -> bool:
-    return _says_how_long(text) or bool(extract_dates(text))
+    return _says_undated_time(text) or bool(extract_dates(text))
 
 
-def _says_how_long(text: str) -> bool:
-    """Whether ``text`` says a span of time (:data:`_HOW_LONG`); most turns name no unit
-    of time, and a look for one costs a tenth of the pattern's search."""
+def _says_undated_time(text: str) -> bool:
+    """Whether ``text`` says a time the date scanner does not date (:data:`_UNDATED`);
+    most turns name no unit of time or season, and a look for one costs a tenth of the
+    pattern's search."""
     folded = text.lower()
-    return any(unit in folded for unit in _SPAN_UNITS) and _HOW_LONG.search(text) is not None
+    return any(word in folded for word in _TIME_WORDS) and _UNDATED.search(text) is not None
 
 
-#: A span of time something has gone on for, said so: "for (about) three years", "took
-#: two weeks", "a month now", "5 years already", "a 90-day retention". It names no date,
-#: yet it is how a chat answers since when ("When did Nate get his turtles?": "I've had
-#: them for 3 years") and how notes answer for how long.
-_HOW_LONG: Final = re.compile(
-    r"\b(?:for|took|lasted|spent)\s+"
-    r"(?:(?:about|around|almost|nearly|over|just|only|the\s+(?:past|last))\s+)?"
-    r"{amount}[\s-]+{span}\b|\b{amount}[\s-]+{span}\s+(?:now|already|so\s+far)\b"
-    r"|\b\d{{1,3}}-{span}\b".format(
-        amount=r"(?:a\s+)?(?:\d{1,3}|"
-        + "|".join(sorted(NUMBERS, key=len, reverse=True))
-        + r"|several|many)",
-        span=r"(?:minute|hour|day|week|month|year|decade)s?",
-    ),
+_AMOUNT_SAID = (
+    r"(?:a\s+)?(?:\d{1,3}|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + r"|several|many)"
+)
+_SPAN_SAID = r"(?:minute|hour|day|week|month|year|decade)s?"
+_SEASON = r"(?:spring|summer|autumn|fall|winter)"
+#: Times a chat says that name no date the scanner can place, yet tell when or for how
+#: long: a span something has gone on for ("for (about) three years", "took two weeks",
+#: "a month now", "5 years already", "a 90-day retention": how a chat answers since when,
+#: "When did Nate get his turtles?": "I've had them for 3 years"), a span to come ("in
+#: two weeks", "a few days later"), a coming weekday ("next Saturday"), or a season
+#: ("last summer", "over the winter").
+_UNDATED: Final = re.compile(
+    rf"\b(?:for|took|lasted|spent)\s+"
+    rf"(?:(?:about|around|almost|nearly|over|just|only|the\s+(?:past|last))\s+)?"
+    rf"{_AMOUNT_SAID}[\s-]+{_SPAN_SAID}\b"
+    rf"|\b{_AMOUNT_SAID}[\s-]+{_SPAN_SAID}\s+(?:now|already|so\s+far|later)\b"
+    rf"|\b\d{{1,3}}-{_SPAN_SAID}\b|\bin\s+{_AMOUNT_SAID}\s+{_SPAN_SAID}\b"
+    rf"|\bnext\s+(?:weekend|{'|'.join(WEEKDAYS)})\b"
+    rf"|\b(?:last|this|next|past)\s+{_SEASON}\b|\b(?:in|over|during)\s+the\s+{_SEASON}\b",
     re.IGNORECASE,
 )
-#: The units of time a span is said in, as :data:`_HOW_LONG` spells them.
-_SPAN_UNITS: Final = ("minute", "hour", "day", "week", "month", "year", "decade")
+#: What :data:`_UNDATED` cannot match without: a unit of time or a season.
+_TIME_WORDS: Final = ("minute", "hour", "day", "week", "month", "year", "decade", "spring",
+                      "summer", "autumn", "fall", "winter")  # fmt: skip
 
 
 #: Texts :func:`says_when` has read, and what it found.
