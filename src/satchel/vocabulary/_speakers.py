@@ -335,7 +335,8 @@ def answered(speakers: Sequence[frozenset[str]], names: Sequence[str]) -> tuple[
     messaging app labels whoever is not a saved contact), the one given name the
     question says (:func:`given_name`) may be theirs: their chat need never say it
     ("What did Caroline research?"). Two such names are someone else ("Mona Lisa"), as
-    is a place ("What is the capital of Georgia?" of a chat labelled by names)."""
+    is a place ("What is the capital of Georgia?" of a chat labelled by names; of a chat
+    of numbers, Georgia is taken for one of them)."""
     people = {speaker for speaker in speakers if speaker}
     if len(names) == 1 and given_name(names[0]) and any(map(_numbered, people)):
         return tuple(names)
