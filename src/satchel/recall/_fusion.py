@@ -81,9 +81,10 @@ class FusionWeights:
     turtles?": ``vocabulary.asks_when``), a conversation turn that says when (a date, a
     weekday, "last Saturday", "next Saturday", a season) or for how long ("for 3 years
     now": ``vocabulary.says_when``) scores 1.5 times its score once read (``when``): a
-    chat tells when a thing happened in the turn that tells of it. On LoCoMo 0.35 gave +0.004 recall at 2,000 bytes and
-    with classic limits (temporal questions +0.02) when only dates counted; with spans
-    of time 0.5 gave +0.002 at 2,000 bytes over 0.35, 0.7 the same as 0.5.
+    chat tells when a thing happened in the turn that tells of it. On LoCoMo 0.35 gave
+    +0.004 recall at 2,000 bytes and with classic limits (temporal questions +0.02)
+    when only dates counted; with spans of time 0.5 gave +0.002 at 2,000 bytes over
+    0.35, 0.7 the same as 0.5.
 
     A conversation turn that says something rare in its chat scores more once read:
     ``exp(1.5 * (r - 0.5))`` times, ``r`` its rarity (``vocabulary.rarity``: the mean
