@@ -52,9 +52,9 @@ later (the caption stays with the turn, so the chat only gains the placeholders)
 
 ``--labels STYLE`` labels each speaker as a chat export may (``LABELS``): with a
 surname ("Caroline Smith"), an emoji, in lower case, by a name the questions never say
-(the name rotated thirteen letters), or, as an export labels everyone not saved as a
-contact, by a phone number ("+44 7700 912345"). ``--lower-questions`` types the
-questions in lower case.
+(the name rotated thirteen letters), as an export labels everyone not saved as a
+contact, by a phone number ("+44 7700 912345"), or by a user name ("caroline_42").
+``--lower-questions`` types the questions in lower case.
 
 ``--no-vocatives`` takes out of each turn the other person's name and its short forms
 (its first two and three letters: "Hey Mel! Thanks, Melanie." becomes "Hey! Thanks."):
@@ -311,7 +311,7 @@ def uncalled(said: str, other: str) -> str:
 #: saved them, with a surname (``full``), an emoji (``emoji``), in lower case
 #: (``lower``), under a name the questions never say (``unsaid``), or, not saved at all,
 #: by their phone number (``phone``).
-LABELS: Final = ("full", "emoji", "lower", "unsaid", "phone")
+LABELS: Final = ("full", "emoji", "lower", "unsaid", "phone", "handle")
 #: A conversation's two speakers (``labelled`` renames them everywhere a name is read).
 SPEAKERS: Final = ("speaker_a", "speaker_b")
 SURNAMES: Final = ("Smith", "Garcia", "Nguyen", "Okafor", "Rossi", "Khan", "Silva", "Novak")
@@ -332,6 +332,8 @@ def labelled(name: str, style: str) -> str:
         return codecs.encode(name, "rot13")
     if style == "phone":
         return f"+44 7700 9{pick % 100_000:05d}"
+    if style == "handle":
+        return f"{name.lower()}_{pick % 90 + 10}"
     raise ValueError(f"labels must be one of {', '.join(LABELS)}, not {style!r}")
 
 
@@ -873,7 +875,8 @@ def parser() -> argparse.ArgumentParser:
         "--labels",
         choices=LABELS,
         help="each speaker labelled as a chat export may: with a surname, an emoji, in"
-        " lower case, by a name the questions never say, or by a phone number",
+        " lower case, by a name the questions never say, by a phone number, or by a user"
+        ' name ("caroline_42")',
     )
     out.add_argument(
         "--lower-questions",

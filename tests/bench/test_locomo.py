@@ -363,6 +363,9 @@ def test_speakers_may_be_labelled_as_a_chat_export_labels_them(tmp_path: Path) -
     phone = locomo.labelled("Caroline", "phone")
     assert phone != locomo.labelled("Melanie", "phone")
     assert opens_with_speaker(f"{phone}: hi")
+    handle = locomo.labelled("Caroline", "handle")
+    assert handle.startswith("caroline_")
+    assert opens_with_speaker(f"{handle}: hi")
     with pytest.raises(ValueError, match="labels must be one of"):
         locomo.labelled("Caroline", "nickname")
     release = forms(tmp_path)["folder"]

@@ -351,6 +351,32 @@ def test_a_phone_number_speaker_is_told_alike_in_python_and_in_sqlite(name: str,
     assert bool(told) is opens_with_speaker(text)
 
 
+@hypothesis.settings(max_examples=400, deadline=None)
+@hypothesis.given(
+    name=st.text(alphabet="aZk0 9_.-é", min_size=1, max_size=12),
+    rest=st.sampled_from([": hi", ":hi", ": ", " : x"]),
+)
+def test_a_user_name_speaker_is_told_alike_in_python_and_in_sqlite(name: str, rest: str) -> None:
+    """The same as a user name labels a speaker: letters, digits, "_", "." and "-"."""
+    text = f"{name}{rest}"
+    with sqlite3.connect(":memory:") as conn:
+        (told,) = conn.execute("SELECT " + TURN_SQL["sqlite"].format(text="?1"), (text,)).fetchone()
+    assert bool(told) is opens_with_speaker(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("kate_92: hi", {"kate", "92"}),
+        ("caroline_42: I painted", {"carolin", "42"}),
+        ("Q3: the figures", set()),
+        ("Step 1: open", set()),
+    ],
+)
+def test_a_user_names_letters_are_its_speakers_terms(text: str, terms: set[str]) -> None:
+    assert speaker_terms(text) == terms
+
+
 @pytest.mark.parametrize(
     ("text", "turn"),
     [
@@ -360,6 +386,15 @@ def test_a_phone_number_speaker_is_told_alike_in_python_and_in_sqlite(name: str,
         ("+49 151 1234 5678: hallo", True),
         ("2023-05-07: the first scan", False),
         ("Step 1: open the valve", False),
+        ("kate_92: see you at six", True),
+        ("john.smith85: on my way", True),
+        ("mike2000: hi", True),
+        ("Step1: open the valve", True),
+        ("Q3: the figures", False),
+        ("v2: the release", False),
+        ("H2O: water", False),
+        ("92kate: hi", False),
+        ("kate_92!: hi", False),
         ("+44 7700: too short a number", False),
         ("Dr Ana Lima: the scan", True),
         ("José: olá", True),

@@ -1096,7 +1096,8 @@ async def check_neighbours_stay_in_their_thread(store: Store) -> None:
 
 async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store) -> None:
     """A conversation turn written without a thread ("Name: text", at most three words
-    and no digit before the colon, or a phone number: "+44 7700 900123: text") has the
+    and no digit before the colon, a phone number: "+44 7700 900123: text", or a user
+    name: "kate_92: text") has the
     scope's other turns without a thread said within a day of it as its neighbours, by
     created_at then insertion; threaded records, records that are no turn (a date
     before the colon), turns said days apart, other scopes and forgotten turns never
@@ -1114,6 +1115,8 @@ async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store)
             turn("Ana: fourth", 4, thread=None),
             turn("2023-05-07: a dated note", 4.5, thread=None),
             turn("+44 7700 900123: fifth", 5, thread=None),
+            turn("kate_92: sixth", 5.5, thread=None),
+            turn("Q3: a code, no speaker", 5.7, thread=None),
             turn("Bo: two days later", 60 * 24 * 2, thread=None),
         ],
     )
@@ -1132,9 +1135,13 @@ async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store)
     assert later == {key["Bo: two days later"]: ThreadNeighbours((), ())}
     fourth, phone = key["Ana: fourth"], key["+44 7700 900123: fifth"]
     last = await store.neighbours("memory", "s", [fourth, phone, key["2023-05-07: a dated note"]])
+    handle, code = key["kate_92: sixth"], key["Q3: a code, no speaker"]
     assert last == {
         fourth: ThreadNeighbours((key["Dr Ana Lima: third"],), (phone,)),
-        phone: ThreadNeighbours((fourth,), ()),
+        phone: ThreadNeighbours((fourth,), (handle,)),
+    }
+    assert await store.neighbours("memory", "s", [handle, code]) == {
+        handle: ThreadNeighbours((phone,), ())
     }
     assert (await store.neighbours("memory", "s", [key["Bo: threaded"]])) == {
         key["Bo: threaded"]: ThreadNeighbours((), ())

@@ -48,7 +48,8 @@ def speaker_terms(text: str | None) -> frozenset[str]:
     """The analysed terms of the speaker's name ``text`` opens with (``"Maya: ..."``),
     or none when it opens with no name: no colon within the first
     ``MAX_SPEAKER_CHARS`` characters, more than ``MAX_SPEAKER_WORDS`` words before it,
-    a digit in them (``"At 10:30 we..."``) or no space after it."""
+    a digit in them (``"At 10:30 we..."``) unless they are a phone number or a handle
+    (``"kate_92"``: :func:`handle_label`), or no space after it."""
     if not text:
         return _NOBODY
     colon = text.find(":", 0, MAX_SPEAKER_CHARS + 1)
@@ -75,7 +76,9 @@ def _named(head: str) -> frozenset[str]:
         return _NOBODY
     words = prefix.split()
     named = 1 <= len(words) <= MAX_SPEAKER_WORDS and not any(c.isdigit() for c in prefix)
-    return frozenset(analyse(prefix)) if named or phone_label(prefix) else _NOBODY
+    if named or phone_label(prefix) or handle_label(prefix):
+        return frozenset(analyse(prefix))
+    return _NOBODY
 
 
 #: A person a messaging app's export labels by their phone number, as it does everyone
@@ -92,6 +95,23 @@ def phone_label(name: str) -> bool:
     if PHONE_LABEL.fullmatch(name) is None:
         return False
     return sum("0" <= c <= "9" for c in name) >= PHONE_DIGITS
+
+
+#: A person a chat app labels by their user name ("kate_92", "john.smith85",
+#: "mike2000", as Telegram's or Discord's exports do): one word of ASCII letters,
+#: digits, "_", "." and "-" that opens with a letter, holds a digit (without one it is
+#: a name already) and ``HANDLE_LETTERS`` letters at least, so a short code is no
+#: speaker ("Q3: ...", "v2: ...", "H2O: ..."), nor a step said with a space ("Step 1:
+#: ..."). A handle's letters are often its person's name: "kate_92" analyses to "kate".
+HANDLE_LABEL: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+HANDLE_LETTERS: Final = 3
+
+
+def handle_label(name: str) -> bool:
+    """Whether a speaker prefix is a user name holding a digit (``HANDLE_LABEL``)."""
+    if HANDLE_LABEL.fullmatch(name) is None or not any("0" <= c <= "9" for c in name):
+        return False
+    return sum(c.isalpha() for c in name) >= HANDLE_LETTERS
 
 
 def without_phone_label(text: str) -> str:
@@ -117,7 +137,10 @@ def _label_sql(dialect: str) -> str:
             f"{label} NOT GLOB '*[0-9]*'"
             f" AND length({label}) - length(replace({label}, ' ', '')) <= {MAX_SPEAKER_WORDS - 1})"
             f" OR ({label} GLOB '+[0-9]*[0-9]' AND substr({label}, 2) NOT GLOB '*[^0-9 ()-]*'"
-            f" AND length({label}) - length({digits}) >= {PHONE_DIGITS})))"
+            f" AND length({label}) - length({digits}) >= {PHONE_DIGITS})"
+            f" OR ({label} GLOB '[A-Za-z]*' AND {label} NOT GLOB '*[^A-Za-z0-9_.-]*'"
+            f" AND {label} GLOB '*[0-9]*' AND length(replace(replace(replace({digits},"
+            f" '_', ''), '.', ''), '-', '')) >= {HANDLE_LETTERS})))"
         )
     label = "LEFT({text}, LOCATE(': ', {text}) - 1)"
     return (
@@ -126,14 +149,16 @@ def _label_sql(dialect: str) -> str:
         f" AND CHAR_LENGTH({label}) - CHAR_LENGTH(REPLACE({label}, ' ', ''))"
         f" <= {MAX_SPEAKER_WORDS - 1})"
         f" OR ({label} REGEXP '^[+][0-9][0-9 ()-]*[0-9]$'"
-        f" AND CHAR_LENGTH(REGEXP_REPLACE({label}, '[^0-9]', '')) >= {PHONE_DIGITS})))"
+        f" AND CHAR_LENGTH(REGEXP_REPLACE({label}, '[^0-9]', '')) >= {PHONE_DIGITS})"
+        f" OR ({label} REGEXP '^[A-Za-z][A-Za-z0-9_.-]*$' AND {label} REGEXP '[0-9]'"
+        f" AND CHAR_LENGTH(REGEXP_REPLACE({label}, '[^A-Za-z]', '')) >= {HANDLE_LETTERS})))"
     )
 
 
 #: How a store's query tells a conversation turn without a thread (:func:`opens_with_speaker`).
 #: SQLite and MySQL spell the same rule over a text column ``{text}``: the first ": " at
 #: character 2 to ``MAX_SPEAKER_CHARS + 1`` (1-based), and before it no ASCII digit and
-#: at most two spaces, or a phone number (``PHONE_LABEL``).
+#: at most two spaces, a phone number (``PHONE_LABEL``) or a user name (``HANDLE_LABEL``).
 TURN_SQL: Final = {"sqlite": _label_sql("sqlite"), "mysql": _label_sql("mysql")}
 
 
@@ -146,11 +171,12 @@ TIMELINE_GAP: Final = 86_400.0
 def opens_with_speaker(text: str | None) -> bool:
     """Whether a text is a conversation turn by its form: it opens with a name of at
     most three words and ``MAX_SPEAKER_CHARS`` characters, no digit in it, or with a
-    phone number (``PHONE_LABEL``), then ": " (``"Maya: we got a kitten"``,
-    ``"+44 7700 900123: see you"``). A turn written without a thread is in its scope's
-    conversation, read in time order (a store's neighbours: the turns without a thread
-    said within ``TIMELINE_GAP`` of it, or undated as it is); a store's query applies
-    the same rule (``TURN_SQL``), so the rule is this plain one rather than
+    phone number (``PHONE_LABEL``) or a user name (``HANDLE_LABEL``), then ": "
+    (``"Maya: we got a kitten"``, ``"+44 7700 900123: see you"``, ``"kate_92: hi"``).
+    A turn written without a thread is in its scope's conversation, read in time
+    order (a store's neighbours: the turns without a thread said within
+    ``TIMELINE_GAP`` of it, or undated as it is); a store's query applies the same rule
+    (``TURN_SQL``), so the rule is this plain one rather than
     :func:`speaker_terms`'s analysis."""
     if not text:
         return False
@@ -160,7 +186,7 @@ def opens_with_speaker(text: str | None) -> bool:
     name = text[:colon]
     if name.count(" ") <= MAX_SPEAKER_WORDS - 1 and not any("0" <= c <= "9" for c in name):
         return True
-    return phone_label(name)
+    return phone_label(name) or handle_label(name)
 
 
 def said_by(speaker: frozenset[str], terms: frozenset[str], names: frozenset[str]) -> bool:
