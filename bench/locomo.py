@@ -53,7 +53,8 @@ later (the caption stays with the turn, so the chat only gains the placeholders)
 ``--labels STYLE`` labels each speaker as a chat export may (``LABELS``): with a
 surname ("Caroline Smith"), an emoji, in lower case, by a name the questions never say
 (the name rotated thirteen letters), as an export labels everyone not saved as a
-contact, by a phone number ("+44 7700 912345"), or by a user name ("caroline_42").
+contact, by a phone number ("+44 7700 912345"), by a user name ("caroline_42"), or as
+an anonymised dataset does, by a placeholder and a number ("User 4821").
 ``--lower-questions`` types the questions in lower case.
 
 ``--no-vocatives`` takes out of each turn the other person's name and its short forms
@@ -311,7 +312,7 @@ def uncalled(said: str, other: str) -> str:
 #: saved them, with a surname (``full``), an emoji (``emoji``), in lower case
 #: (``lower``), under a name the questions never say (``unsaid``), or, not saved at all,
 #: by their phone number (``phone``).
-LABELS: Final = ("full", "emoji", "lower", "unsaid", "phone", "handle")
+LABELS: Final = ("full", "emoji", "lower", "unsaid", "phone", "handle", "user")
 #: A conversation's two speakers (``labelled`` renames them everywhere a name is read).
 SPEAKERS: Final = ("speaker_a", "speaker_b")
 SURNAMES: Final = ("Smith", "Garcia", "Nguyen", "Okafor", "Rossi", "Khan", "Silva", "Novak")
@@ -334,6 +335,8 @@ def labelled(name: str, style: str) -> str:
         return f"+44 7700 9{pick % 100_000:05d}"
     if style == "handle":
         return f"{name.lower()}_{pick % 90 + 10}"
+    if style == "user":
+        return f"User {pick % 9000 + 1000}"
     raise ValueError(f"labels must be one of {', '.join(LABELS)}, not {style!r}")
 
 
@@ -875,8 +878,8 @@ def parser() -> argparse.ArgumentParser:
         "--labels",
         choices=LABELS,
         help="each speaker labelled as a chat export may: with a surname, an emoji, in"
-        " lower case, by a name the questions never say, by a phone number, or by a user"
-        ' name ("caroline_42")',
+        " lower case, by a name the questions never say, by a phone number, by a user"
+        ' name ("caroline_42"), or by a placeholder and a number ("User 4821")',
     )
     out.add_argument(
         "--lower-questions",

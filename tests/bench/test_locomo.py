@@ -366,6 +366,9 @@ def test_speakers_may_be_labelled_as_a_chat_export_labels_them(tmp_path: Path) -
     handle = locomo.labelled("Caroline", "handle")
     assert handle.startswith("caroline_")
     assert opens_with_speaker(f"{handle}: hi")
+    user = locomo.labelled("Caroline", "user")
+    assert user.startswith("User ")
+    assert opens_with_speaker(f"{user}: hi")
     with pytest.raises(ValueError, match="labels must be one of"):
         locomo.labelled("Caroline", "nickname")
     release = forms(tmp_path)["folder"]

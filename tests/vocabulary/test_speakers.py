@@ -343,12 +343,19 @@ def test_a_turn_is_told_alike_in_python_and_in_sqlite(name: str, rest: str) -> N
     name=st.one_of(
         st.text(alphabet="+0123456789 ()-aé٣", min_size=1, max_size=24),
         st.text(alphabet="aZk0 9_.-é", min_size=1, max_size=12),
+        st.builds(
+            str.__add__,
+            st.sampled_from(
+                ["User", "user ", "SPEAKER ", "Step ", "Us", "\u017fpeaker ", "User  "]
+            ),
+            st.text(alphabet="0123456789 a", max_size=6),
+        ),
     ),
     rest=st.sampled_from([": hi", ":hi", ": ", " : x"]),
 )
 def test_a_numbered_speaker_is_told_alike_in_python_and_in_sqlite(name: str, rest: str) -> None:
-    """The same as a phone number labels a speaker (digits, spaces, brackets, hyphens) or
-    a user name does (letters, digits, "_", "." and "-")."""
+    """The same as a phone number labels a speaker (digits, spaces, brackets, hyphens), a
+    user name does (letters, digits, "_", "." and "-") or a placeholder and a number."""
     text = f"{name}{rest}"
     with sqlite3.connect(":memory:") as conn:
         (told,) = conn.execute("SELECT " + TURN_SQL["sqlite"].format(text="?1"), (text,)).fetchone()
@@ -386,6 +393,12 @@ def test_a_user_names_letters_are_its_speakers_terms(text: str, terms: set[str])
         ("H2O: water", False),
         ("92kate: hi", False),
         ("kate_92!: hi", False),
+        ("User 2: hi", True),
+        ("SPEAKER 12: hi", True),
+        ("participant3: ok", True),
+        ("Room 101: the meeting", False),
+        ("User  2: two spaces", False),
+        ("User 12345: five digits", False),
         ("+44 7700: too short a number", False),
         ("Dr Ana Lima: the scan", True),
         ("José: olá", True),
@@ -498,8 +511,20 @@ PHONE = frozenset({"44", "7700", "900111"})
         ((PHONE,), ("carolin", "mongolia"), ()),
         ((PHONE,), ("mongolia",), ()),
         ((frozenset({"kate"}), frozenset({"ana"})), ("georgia",), ()),
+        ((frozenset({"user", "2"}),), ("carolin",), ("carolin",)),
+        ((frozenset({"user2"}),), ("carolin",), ("carolin",)),
     ],
-    ids=["phone", "phone-nickname", "names", "two-names", "and-a-place", "a-place", "georgia"],
+    ids=[
+        "phone",
+        "phone-nickname",
+        "names",
+        "two-names",
+        "and-a-place",
+        "a-place",
+        "georgia",
+        "placeholder",
+        "placeholder-handle",
+    ],
 )
 def test_a_given_name_is_answered_by_a_person_labelled_by_a_number(
     speakers: tuple[frozenset[str], ...], names: tuple[str, ...], heard: tuple[str, ...]

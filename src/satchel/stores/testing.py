@@ -1096,8 +1096,8 @@ async def check_neighbours_stay_in_their_thread(store: Store) -> None:
 
 async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store) -> None:
     """A conversation turn written without a thread ("Name: text", at most three words
-    and no digit before the colon, a phone number: "+44 7700 900123: text", or a user
-    name: "kate_92: text") has the
+    and no digit before the colon, a phone number: "+44 7700 900123: text", a user
+    name: "kate_92: text", or a placeholder and a number: "User 2: text") has the
     scope's other turns without a thread said within a day of it as its neighbours, by
     created_at then insertion; threaded records, records that are no turn (a date
     before the colon), turns said days apart, other scopes and forgotten turns never
@@ -1116,7 +1116,9 @@ async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store)
             turn("2023-05-07: a dated note", 4.5, thread=None),
             turn("+44 7700 900123: fifth", 5, thread=None),
             turn("kate_92: sixth", 5.5, thread=None),
+            turn("User 2: seventh", 5.6, thread=None),
             turn("Q3: a code, no speaker", 5.7, thread=None),
+            turn("Step 2: a step, no speaker", 5.8, thread=None),
             turn("Bo: two days later", 60 * 24 * 2, thread=None),
         ],
     )
@@ -1135,13 +1137,15 @@ async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store)
     assert later == {key["Bo: two days later"]: ThreadNeighbours((), ())}
     fourth, phone = key["Ana: fourth"], key["+44 7700 900123: fifth"]
     last = await store.neighbours("memory", "s", [fourth, phone, key["2023-05-07: a dated note"]])
-    handle, code = key["kate_92: sixth"], key["Q3: a code, no speaker"]
+    handle, user = key["kate_92: sixth"], key["User 2: seventh"]
+    code, step = key["Q3: a code, no speaker"], key["Step 2: a step, no speaker"]
     assert last == {
         fourth: ThreadNeighbours((key["Dr Ana Lima: third"],), (phone,)),
         phone: ThreadNeighbours((fourth,), (handle,)),
     }
-    assert await store.neighbours("memory", "s", [handle, code]) == {
-        handle: ThreadNeighbours((phone,), ())
+    assert await store.neighbours("memory", "s", [handle, user, code, step]) == {
+        handle: ThreadNeighbours((phone,), (user,)),
+        user: ThreadNeighbours((handle,), ()),
     }
     assert (await store.neighbours("memory", "s", [key["Bo: threaded"]])) == {
         key["Bo: threaded"]: ThreadNeighbours((), ())

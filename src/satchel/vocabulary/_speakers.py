@@ -76,7 +76,7 @@ def _named(head: str) -> frozenset[str]:
         return _NOBODY
     words = prefix.split()
     named = 1 <= len(words) <= MAX_SPEAKER_WORDS and not any(c.isdigit() for c in prefix)
-    if named or phone_label(prefix) or handle_label(prefix):
+    if named or phone_label(prefix) or handle_label(prefix) or placeholder_label(prefix):
         return frozenset(analyse(prefix))
     return _NOBODY
 
@@ -114,6 +114,32 @@ def handle_label(name: str) -> bool:
     return sum(c.isalpha() for c in name) >= HANDLE_LETTERS
 
 
+#: A person a dataset or a tool labels by a placeholder and a number, not a name ("User
+#: 2", "Speaker 1", "participant3", as anonymised chats and transcripts are written):
+#: one of these words, in any case, an optional space and one to ``PLACEHOLDER_DIGITS``
+#: digits. Only these words: told by form, "Step 2: ..." or "Room 101: ..." is no
+#: speaker.
+PLACEHOLDER_WORDS: Final = (
+    "user", "speaker", "person", "participant", "member", "guest", "customer", "client",
+    "agent", "caller", "player", "patient", "contact",
+)  # fmt: skip
+PLACEHOLDER_DIGITS: Final = 4
+_PLACEHOLDER_HEADS: Final = frozenset(
+    (*PLACEHOLDER_WORDS, *(f"{word} " for word in PLACEHOLDER_WORDS))
+)
+
+
+def placeholder_label(name: str) -> bool:
+    """Whether a speaker prefix is a placeholder and a number (``PLACEHOLDER_WORDS``):
+    ASCII, its digits stripped from the right leaving one of the words, with or without
+    a space after it, as a store's SQL reads it (``rtrim``)."""
+    head = name.rstrip("0123456789")
+    digits = len(name) - len(head)
+    return (
+        0 < digits <= PLACEHOLDER_DIGITS and name.isascii() and head.lower() in _PLACEHOLDER_HEADS
+    )
+
+
 def without_phone_label(text: str) -> str:
     """``text`` past its speaker when the speaker is a phone number (``PHONE_LABEL``):
     what a turn's vector embeds. A name is kept (a question says it: "What did Maya
@@ -127,6 +153,9 @@ def without_phone_label(text: str) -> str:
 
 def _label_sql(dialect: str) -> str:
     """:func:`opens_with_speaker` in a store's SQL over a text column ``{text}``."""
+    heads = ", ".join(f"'{head}'" for head in sorted(_PLACEHOLDER_HEADS))
+    words = "|".join(PLACEHOLDER_WORDS)
+    number = "[0-9]" + "[0-9]?" * (PLACEHOLDER_DIGITS - 1)  # no braces: stores format it
     if dialect == "sqlite":
         label = "substr({text}, 1, instr({text}, ': ') - 1)"
         digits = label
@@ -140,7 +169,10 @@ def _label_sql(dialect: str) -> str:
             f" AND length({label}) - length({digits}) >= {PHONE_DIGITS})"
             f" OR ({label} GLOB '[A-Za-z]*' AND {label} NOT GLOB '*[^A-Za-z0-9_.-]*'"
             f" AND {label} GLOB '*[0-9]*' AND length(replace(replace(replace({digits},"
-            f" '_', ''), '.', ''), '-', '')) >= {HANDLE_LETTERS})))"
+            f" '_', ''), '.', ''), '-', '')) >= {HANDLE_LETTERS})"
+            f" OR (lower(rtrim({label}, '0123456789')) IN ({heads})"
+            f" AND length({label}) - length(rtrim({label}, '0123456789'))"
+            f" BETWEEN 1 AND {PLACEHOLDER_DIGITS})))"
         )
     label = "LEFT({text}, LOCATE(': ', {text}) - 1)"
     return (
@@ -151,14 +183,16 @@ def _label_sql(dialect: str) -> str:
         f" OR ({label} REGEXP '^[+][0-9][0-9 ()-]*[0-9]$'"
         f" AND CHAR_LENGTH(REGEXP_REPLACE({label}, '[^0-9]', '')) >= {PHONE_DIGITS})"
         f" OR ({label} REGEXP '^[A-Za-z][A-Za-z0-9_.-]*$' AND {label} REGEXP '[0-9]'"
-        f" AND CHAR_LENGTH(REGEXP_REPLACE({label}, '[^A-Za-z]', '')) >= {HANDLE_LETTERS})))"
+        f" AND CHAR_LENGTH(REGEXP_REPLACE({label}, '[^A-Za-z]', '')) >= {HANDLE_LETTERS})"
+        f" OR LOWER({label}) REGEXP '^({words}) ?{number}$'))"
     )
 
 
 #: How a store's query tells a conversation turn without a thread (:func:`opens_with_speaker`).
 #: SQLite and MySQL spell the same rule over a text column ``{text}``: the first ": " at
 #: character 2 to ``MAX_SPEAKER_CHARS + 1`` (1-based), and before it no ASCII digit and
-#: at most two spaces, a phone number (``PHONE_LABEL``) or a user name (``HANDLE_LABEL``).
+#: at most two spaces, a phone number (``PHONE_LABEL``), a user name (``HANDLE_LABEL``)
+#: or a placeholder and a number (``PLACEHOLDER_WORDS``).
 TURN_SQL: Final = {"sqlite": _label_sql("sqlite"), "mysql": _label_sql("mysql")}
 
 
@@ -171,7 +205,8 @@ TIMELINE_GAP: Final = 86_400.0
 def opens_with_speaker(text: str | None) -> bool:
     """Whether a text is a conversation turn by its form: it opens with a name of at
     most three words and ``MAX_SPEAKER_CHARS`` characters, no digit in it, or with a
-    phone number (``PHONE_LABEL``) or a user name (``HANDLE_LABEL``), then ": "
+    phone number (``PHONE_LABEL``), a user name (``HANDLE_LABEL``) or a placeholder and
+    a number (``"User 2"``: :func:`placeholder_label`), then ": "
     (``"Maya: we got a kitten"``, ``"+44 7700 900123: see you"``, ``"kate_92: hi"``).
     A turn written without a thread is in its scope's conversation, read in time
     order (a store's neighbours: the turns without a thread said within
@@ -186,7 +221,7 @@ def opens_with_speaker(text: str | None) -> bool:
     name = text[:colon]
     if name.count(" ") <= MAX_SPEAKER_WORDS - 1 and not any("0" <= c <= "9" for c in name):
         return True
-    return phone_label(name) or handle_label(name)
+    return phone_label(name) or handle_label(name) or placeholder_label(name)
 
 
 def said_by(speaker: frozenset[str], terms: frozenset[str], names: frozenset[str]) -> bool:
@@ -358,13 +393,13 @@ def answered(speakers: Sequence[frozenset[str]], names: Sequence[str]) -> tuple[
     the scope holds.
 
     And where a person read is labelled by a number, not a name (a phone number, as a
-    messaging app labels whoever is not a saved contact), the one given name the
+    messaging app labels whoever is not a saved contact, or "User 2"), the one given name the
     question says (:func:`given_name`) may be theirs: their chat need never say it
     ("What did Caroline research?"). Two such names are someone else ("Mona Lisa"), as
     is a place ("What is the capital of Georgia?" of a chat labelled by names; of a chat
     of numbers, Georgia is taken for one of them)."""
     people = {speaker for speaker in speakers if speaker}
-    if len(names) == 1 and given_name(names[0]) and any(map(_numbered, people)):
+    if len(names) == 1 and given_name(names[0]) and any(map(_unnamed, people)):
         return tuple(names)
     return tuple(
         name
@@ -374,9 +409,17 @@ def answered(speakers: Sequence[frozenset[str]], names: Sequence[str]) -> tuple[
     )
 
 
-def _numbered(person: frozenset[str]) -> bool:
-    """Whether a speaker's label (its terms) is a number and no name: "+44 7700 900111"."""
-    return all(term.isdigit() for term in person)
+def _unnamed(person: frozenset[str]) -> bool:
+    """Whether a speaker's label (its terms) is a number and no name ("+44 7700 900111",
+    "User 2", "user2"): digits and placeholder words only."""
+    words = _placeholder_terms()
+    return all(term.isdigit() or term.rstrip("0123456789") in words for term in person)
+
+
+@functools.cache
+def _placeholder_terms() -> frozenset[str]:
+    """``PLACEHOLDER_WORDS`` analysed, as a speaker's label is."""
+    return frozenset(term for word in PLACEHOLDER_WORDS for term in analyse(word))
 
 
 def _conversation(thread: str | None, said_at: datetime | None) -> str | None:
