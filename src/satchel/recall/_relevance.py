@@ -57,7 +57,8 @@ general-knowledge questions of ``bench offtopic``, 14.3% abstained before the ru
 66.2% with it; LoCoMo's evidence recall lost 0.003 (19 of its 1,536 questions say a
 name their conversation never holds). Once a search has read its turns, a name a read
 person answers to is taken off (``vocabulary.answered``): a short form or a nickname of
-their label, or, where someone read is labelled by a number and not by a name, the one
+their label, or, where someone read is labelled by a number and not by a name (a
+phone number, "User 2"), the one
 given name the question says ("What did Caroline research?" of a chat of phone numbers).
 
 Thread neighbours are no signal of their own: they join beside a hit, so they carry
