@@ -58,8 +58,8 @@ general-knowledge questions of ``bench offtopic``, 14.3% abstained before the ru
 name their conversation never holds). Once a search has read its turns, a name a read
 person answers to is taken off (``vocabulary.answered``): a short form or a nickname of
 their label, or, where someone read is labelled by a number and not by a name (a
-phone number, "User 2"), the one
-given name the question says ("What did Caroline research?" of a chat of phone numbers).
+phone number, "User 2"), the one given name the question says ("What did Caroline
+research?" of a chat of phone numbers).
 
 Thread neighbours are no signal of their own: they join beside a hit, so they carry
 evidence only through their hit. A round that retrieved nothing is no abstention: it
