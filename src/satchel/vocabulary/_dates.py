@@ -308,8 +308,10 @@ def _says_undated_time(text: str) -> bool:
 _AMOUNT_SAID: Final = (
     r"(?:a\s+)?(?:\d{1,3}|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + r"|several|many)"
 )
-_SPAN_SAID: Final = r"(?:minute|hour|day|week|month|year|decade)s?"
-_SEASON: Final = r"(?:spring|summer|autumn|fall|winter)"
+_SPAN_UNITS: Final = ("minute", "hour", "day", "week", "month", "year", "decade")
+_SEASONS: Final = ("spring", "summer", "autumn", "fall", "winter")
+_SPAN_SAID: Final = rf"(?:{'|'.join(_SPAN_UNITS)})s?"
+_SEASON: Final = rf"(?:{'|'.join(_SEASONS)})"
 #: Times a chat says that name no date the scanner can place, yet tell when or for how
 #: long: a span something has gone on for ("for (about) three years", "took two weeks",
 #: "a month now", "5 years already", "a 90-day retention": how a chat answers since when,
@@ -327,8 +329,7 @@ _UNDATED: Final = re.compile(
     re.IGNORECASE,
 )
 #: What :data:`_UNDATED` cannot match without: a unit of time or a season.
-_TIME_WORDS: Final = ("minute", "hour", "day", "week", "month", "year", "decade", "spring",
-                      "summer", "autumn", "fall", "winter")  # fmt: skip
+_TIME_WORDS: Final = (*_SPAN_UNITS, *_SEASONS)
 
 
 #: Texts :func:`says_when` has read, and what it found.
