@@ -247,6 +247,67 @@ def test_ingest_refuses_an_in_memory_database(
     assert "--db must be a file" in err
 
 
+CHAT = """\
+12/05/2023, 13:56 - Messages and calls are end-to-end encrypted.
+12/05/2023, 13:56 - Kate: We finally booked the cabin at Lake Tahoe for August
+12/05/2023, 13:57 - Elise: Amazing! Which week?
+The second one, I hope
+13/05/2023, 09:03 - Kate: <Media omitted>
+"""
+
+
+def test_ingest_reads_a_chat_export_into_a_scope(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--chat SCOPE reads a WhatsApp export: one entry a message, the app's own line
+    counted and skipped, a pack cites the message as written; a second import of the
+    same chat writes nothing."""
+    chat = tmp_path / "WhatsApp Chat with Kate.txt"
+    chat.write_text(CHAT, encoding="utf-8")
+    db = str(tmp_path / "me.db")
+    code, out, err = run(capsys, "ingest", str(chat), "--chat", "chat:kate", "--db", db)
+    assert code == 0, err
+    assert "ingested 3 entries into" in out
+    assert "3 new" in out
+    assert "skipped 1 line the app wrote itself (no sender)" in out
+    code, out, _ = run(
+        capsys, "prepare", "--db", db, "--scope", "chat:kate", "--max-bytes", "900",
+        "Where is the cabin Kate booked?",
+    )  # fmt: skip
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("[")]
+    assert [
+        "2023-05-12 13:56", "Kate: We finally booked the cabin at Lake Tahoe for August"
+    ] in [line[:2] for line in lines]  # fmt: skip
+    code, out, _ = run(capsys, "ingest", str(chat), "--chat", "chat:kate", "--db", db)
+    assert (code, "0 new" in out, "3 unchanged" in out) == (0, True, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "extra", "message"),
+    [
+        ("03/04/2023, 10:00 - Kate: hi\n", [], "pass --date-order dmy or --date-order mdy"),
+        ("not a chat\n", [], "holds no chat message"),
+        (CHAT, ["--date-order", "dmy", "--chat", ""], "scope"),
+    ],
+    ids=["ambiguous-dates", "no-message", "empty-scope"],
+)
+def test_ingest_of_a_chat_says_what_is_wrong(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, extra: list[str], message: str
+) -> None:
+    """A chat whose dates read both ways asks for --date-order; a file of no message
+    and an empty scope are refused, each saying why; --date-order alone is refused."""
+    chat = tmp_path / "chat.txt"
+    chat.write_text(text, encoding="utf-8")
+    db = str(tmp_path / "me.db")
+    code, _, err = run(capsys, "ingest", str(chat), "--chat", "chat:kate", *extra, "--db", db)
+    assert code == 1
+    assert message in err
+    code, _, err = run(capsys, "ingest", str(chat), "--date-order", "mdy", "--db", db)
+    assert code == 1
+    assert "pass --chat SCOPE too" in err
+
+
 def break_second_batch(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
     """Make the runtime's second ``add_memories`` call raise ``error``."""
     add_memories = satchel.Runtime.add_memories

@@ -1,4 +1,5 @@
-"""``satchel ingest``: write a workload folder's entries.jsonl into a database.
+"""``satchel ingest``: write a workload folder's entries.jsonl, or a messaging app's chat
+export (``--chat SCOPE``), into a database.
 
 Malformed lines are reported as the reader meets them and skipped; every workload id is
 its record's idempotency key, and beside a --db file an id map (``DB.ids.jsonl``) maps
@@ -18,8 +19,10 @@ import attrs
 
 from .._otlp import telemetry_from_env
 from .._workload import (
+    DATE_ORDERS,
     Change,
     CitationKey,
+    DatesReadBothWays,
     IdMap,
     IngestError,
     IngestReport,
@@ -27,7 +30,9 @@ from .._workload import (
     WorkloadEntry,
     ingest,
     iter_entries,
+    read_chat_export,
 )
+from ..vocabulary._errors import InvalidRequestError
 from . import _options as options
 from ._progress import ProgressBar
 from ._running import (
@@ -79,13 +84,24 @@ malformed or refused by the runtime (what was written stays, mapped; with
 nothing was (missing folder, every line malformed) or when a write failed.
 Ctrl-C (SIGINT) or SIGTERM stops after the batch being written, which commits
 and is mapped, and exits 130; running the same ingest again resumes it, since
-every workload id is its record's idempotency key."""
+every workload id is its record's idempotency key.
+
+With --chat SCOPE, WORKLOAD is a chat exported from WhatsApp ("Export chat",
+without media: a text file of lines such as "12/05/2023, 13:56 - Kate: hi"
+or "[12/05/2023, 13:56:12] Kate: hi"). Each message becomes a memory entry
+"Kate: hi" of kind dialog in SCOPE, said at its time (read as UTC), a
+message of several lines whole; lines the app wrote itself (no sender) are
+counted and skipped. Day or month first is read off the file's dates, or
+--date-order when they read both ways. Each message's id is SCOPE, its time
+and its place among messages of that time, so importing a later export of
+the same chat writes only the new messages."""
 
 _EPILOG = """\
 examples:
   satchel ingest ./locomo --db locomo.db
   satchel ingest ./locomo --db locomo.db --batch-size 2048 2> ingest.log
   satchel ingest ./scraped --db notes.db --allow-skips
+  satchel ingest "WhatsApp Chat with Kate.txt" --chat chat:kate --db me.db
 """
 
 
@@ -93,7 +109,17 @@ def _arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "workload_dir",
         metavar="WORKLOAD",
-        help="folder with entries.jsonl, or the entries file itself",
+        help="folder with entries.jsonl, the entries file itself, or with --chat a chat export",
+    )
+    command.add_argument(
+        "--chat",
+        metavar="SCOPE",
+        help="read WORKLOAD as a WhatsApp chat export, every message into SCOPE",
+    )
+    command.add_argument(
+        "--date-order",
+        choices=DATE_ORDERS,
+        help="with --chat: day (dmy) or month (mdy) first, when the file's dates read both ways",
     )
     options.where_option(command, "database file to write (created if needed)")
     options.embedder_option(command)
@@ -113,11 +139,11 @@ def _arguments(command: argparse.ArgumentParser) -> None:
 
 def ingest_command(args: argparse.Namespace) -> int:
     """``satchel ingest``: write a workload folder's entries into a database."""
-    entries_path = _entries_file(Path(args.workload_dir))
+    entries_path, items, total, app_lines = _source(args)
     refuse_in_memory(args, "ingest")
-    bar = ProgressBar(_count_lines(entries_path), sys.stderr, label="ingesting")
+    bar = ProgressBar(total, sys.stderr, label="ingesting")
     skipped = _SkippedLines(bar)
-    entries = skipped.filter(iter_entries(entries_path))
+    entries = skipped.filter(items)
     # The workload's ids are stored as idempotency keys either way; the side file that
     # maps them to citations sits beside a --db file only.
     id_map = None if args.db is None else _MappedIds.beside(args.db)
@@ -132,6 +158,8 @@ def ingest_command(args: argparse.Namespace) -> int:
         if id_map is not None:
             id_map.ids.compact()  # one line per id, also after a failure or a stop
     _print_report(report, skipped, store_label(args), id_map)
+    if app_lines:
+        print(f"skipped {counted(app_lines, 'line')} the app wrote itself (no sender)")
     if report.stopped:
         print(f"satchel ingest: interrupted after {report.written:,} entries", file=sys.stderr)
         return 130
@@ -156,6 +184,33 @@ COMMAND: Final = options.Command(
     arguments=_arguments,
     run=ingest_command,
 )
+
+
+def _source(
+    args: argparse.Namespace,
+) -> tuple[Path, Iterable[WorkloadEntry | MalformedLine], int, int]:
+    """What to ingest: the file, its entries (or lines in error), how many there are for
+    the progress bar, and how many lines of a chat export the app wrote itself."""
+    if args.chat is None:
+        if args.date_order is not None:
+            raise CommandError("--date-order reads a chat export: pass --chat SCOPE too")
+        path = _entries_file(Path(args.workload_dir))
+        return path, iter_entries(path), _count_lines(path), 0
+    path = Path(args.workload_dir)
+    if not path.is_file():
+        raise CommandError(f"no chat export at {path}")
+    try:
+        chat = read_chat_export(path, args.chat, date_order=args.date_order)
+    except DatesReadBothWays:
+        raise CommandError(
+            f"the dates of {path} read day-first and month-first alike:"
+            " pass --date-order dmy or --date-order mdy"
+        ) from None
+    except InvalidRequestError as exc:
+        raise CommandError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{path} is not UTF-8 text (byte {exc.start + 1})") from None
+    return path, chat.items, len(chat.items), chat.app_lines
 
 
 def _entries_file(workload: Path) -> Path:
