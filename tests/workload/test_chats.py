@@ -102,6 +102,37 @@ def test_an_iphone_export_with_12_hour_times(tmp_path: Path) -> None:
     assert chat.app_lines == 0
 
 
+@pytest.mark.parametrize(
+    "heads",
+    [
+        ("[01/02/19 11:25] ", "[01/30/19 20:49] ", "[06/20/20 00:08] "),
+        ("02/01/19, 11:25 - ", "30/01/19, 20:49 - ", "20/06/20, 00:08 - "),
+        ("01/02/19, 11:25 - ", "01/30/19, 20:49 - ", "06/20/20, 00:08 - "),
+        ("01/02/2019, 11:25 a. m. - ", "01/30/2019, 08:49 p. m. - ", "06/20/2020, 00:08 a. m. - "),
+        ("2019/01/02, 11:25 - ", "2019/01/30, 20:49 - ", "2020/06/20, 00:08 - "),
+        ("2019-01-02, 11:25 - ", "2019-01-30, 20:49 - ", "2020-06-20, 00:08 - "),
+    ],
+    ids=["bracket-no-comma", "dmy", "mdy", "spanish-12-hour", "year-first", "iso"],
+)
+def test_every_head_the_apps_write(tmp_path: Path, heads: tuple[str, str, str]) -> None:
+    """The heads exports are seen with (no comma in the brackets, two-digit years, "p.
+    m." with a space, year first) read to the same messages and times; a colon later in
+    a message and an emoji for a name stay as written; a group's creation is the app's."""
+    first, second, third = heads
+    text = (
+        f"{first}Ana Lima: We landed in Porto\n"
+        f"{second}🐢: Nate says hi : from the tank\n"
+        "and sends a photo\n"
+        f'{third}+12 345 578 created group "Trip"\n'
+    )
+    chat = read_chat_export(export(tmp_path, text), S)
+    assert [(row[1], row[2]) for row in said(chat)] == [
+        ("Ana Lima: We landed in Porto", at(2019, 1, 2, 11, 25)),
+        ("🐢: Nate says hi : from the tank\nand sends a photo", at(2019, 1, 30, 20, 49)),
+    ]
+    assert chat.app_lines == 1
+
+
 def test_dates_that_read_both_ways_need_an_order(tmp_path: Path) -> None:
     """A date of "03/04/2023" alone is April or March: the reader refuses to guess, and the
     caller's order decides; a year-first date needs none."""

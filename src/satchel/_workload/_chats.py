@@ -213,7 +213,7 @@ def _time_of(message: _Message, order: DateOrder) -> datetime:
         year = third + 2000 if third < 100 else third
     hour, minute, *rest = (int(part) for part in re.split(r"[:.]", message.time))
     if message.half is not None:
-        if not 1 <= hour <= 12:
+        if hour > 12:
             raise MalformedLineError(f"no such time: {message.written!r} (hour {hour} of 12)")
         hour = hour % 12 + (12 if message.half[0] in "Pp" else 0)
     try:
