@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -82,7 +83,7 @@ def test_an_android_export_becomes_one_entry_a_message(tmp_path: Path) -> None:
         ),
         (f"{S}/2023-05-13T09:03:00/0", "Kate: <Media omitted>", at(2023, 5, 13, 9, 3)),
     ]
-    assert chat.app_lines == 2
+    assert chat.skipped == 2
 
 
 def test_an_iphone_export_with_12_hour_times(tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_an_iphone_export_with_12_hour_times(tmp_path: Path) -> None:
         (f"{S}/2023-05-12T00:07:00/0", f"Elise: {LRM}image omitted", at(2023, 5, 12, 0, 7)),
         (f"{S}/2023-05-13T12:02:45/0", "Kate: Morning!", at(2023, 5, 13, 12, 2, 45)),
     ]
-    assert chat.app_lines == 0
+    assert chat.skipped == 0
 
 
 @pytest.mark.parametrize(
@@ -130,7 +131,7 @@ def test_every_head_the_apps_write(tmp_path: Path, heads: tuple[str, str, str]) 
         ("Ana Lima: We landed in Porto", at(2019, 1, 2, 11, 25)),
         ("🐢: Nate says hi : from the tank\nand sends a photo", at(2019, 1, 30, 20, 49)),
     ]
-    assert chat.app_lines == 1
+    assert chat.skipped == 1
 
 
 def test_dates_that_read_both_ways_need_an_order(tmp_path: Path) -> None:
@@ -246,3 +247,64 @@ def test_what_an_app_writes_reads_back_exactly(
     ]
     assert got == expected
     assert len(chat.items) == len(messages)
+
+
+TELEGRAM = {
+    "name": "Kate",
+    "type": "personal_chat",
+    "id": 4242,
+    "messages": [
+        {"id": 7, "type": "service", "date": "2023-05-12T13:55:00", "actor": "Kate",
+         "action": "phone_call", "text": ""},
+        {"id": 8, "type": "message", "date": "2023-05-12T13:56:12",
+         "date_unixtime": "1683899772", "from": "Kate", "text": "Lisbon was lovely"},
+        {"id": 9, "type": "message", "date": "2023-05-12T13:57:00", "from": "Elise",
+         "text": ["Did you see ", {"type": "link", "text": "https://example.org/belem"},
+                  {"type": "bold", "text": " the tower"}, "?\nTwice?"]},
+        {"id": 10, "type": "message", "date": "2023-05-12T13:58:00", "from": "Kate",
+         "photo": "photos/photo_1.jpg", "text": ""},
+        {"id": 11, "type": "message", "date_unixtime": "1683900000", "from": None,
+         "text": "an old account"},
+    ],
+}  # fmt: skip
+
+
+def test_a_telegram_export_becomes_one_entry_a_message(tmp_path: Path) -> None:
+    """Telegram's JSON: each message with text an entry "Sender: text" at its local
+    time (else its Unix time), pieces of formatted text joined, its id the message's;
+    a notice and a photo without text counted and skipped; a deleted sender named so."""
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(TELEGRAM), encoding="utf-8")
+    chat = read_chat_export(path, S)
+    assert said(chat) == [
+        (f"{S}/8", "Kate: Lisbon was lovely", at(2023, 5, 12, 13, 56, 12)),
+        (
+            f"{S}/9",
+            "Elise: Did you see https://example.org/belem the tower?\nTwice?",
+            at(2023, 5, 12, 13, 57),
+        ),
+        (f"{S}/11", "Deleted Account: an old account", at(2023, 5, 12, 14, 0)),
+    ]
+    assert chat.skipped == 2
+
+
+def test_a_telegram_export_of_several_chats_is_refused(tmp_path: Path) -> None:
+    """An export of every chat (``{"chats": {"list": [...]}}``) would mix conversations
+    into one scope: refused, saying to export one; so is JSON of anything else, and a
+    chat of no text. Messages without ids (as other tools write) keep theirs apart."""
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps({"chats": {"list": [TELEGRAM]}}), encoding="utf-8")
+    with pytest.raises(InvalidRequestError, match="several Telegram chats"):
+        read_chat_export(path, S)
+    path.write_text('{"name": "x"}', encoding="utf-8")
+    with pytest.raises(InvalidRequestError, match="no Telegram export of one chat"):
+        read_chat_export(path, S)
+    twins = {"type": "message", "date_unixtime": "1683900000", "from": "Kate", "text": "hi"}
+    path.write_text(json.dumps({"messages": [twins, twins]}), encoding="utf-8")
+    assert [row[0] for row in said(read_chat_export(path, S))] == [
+        f"{S}/2023-05-12T14:00:00/0",
+        f"{S}/2023-05-12T14:00:00/1",
+    ]  # without Telegram's ids, the time and the place among messages of that time
+    path.write_text('{"messages": [{"id": 1, "type": "service", "text": ""}]}', "utf-8")
+    with pytest.raises(InvalidRequestError, match="no chat message with text"):
+        read_chat_export(path, S)

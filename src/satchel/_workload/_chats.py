@@ -1,5 +1,11 @@
 """Reading a messaging app's chat export into the memory entries of one scope.
 
+Telegram's "Export chat history" (as JSON) writes each message with its id, its local
+time, its sender and its text (a string, or pieces of text and formatting); its
+notices ("Kate joined the group") are of type ``service``. Each message with text
+becomes a memory entry ``"Kate: ..."`` at its time, its id the scope and the message's
+own id; the notices and media sent without text are counted and skipped.
+
 WhatsApp's "Export chat" writes a text file, each message led by its time and its
 sender, in one of two shapes (12-hour locales add "pm", and may put a narrow space
 before it)::
@@ -14,8 +20,8 @@ time and no sender; it is counted and skipped. Each message becomes a memory ent
 said) of kind ``dialog``, said at its time, which is read as UTC as a workload's times
 without a zone are, and without a thread: an app keeps a chat as one conversation in
 time order, and satchel orders a scope's threadless turns by their time. An entry's id,
-its idempotency key, is the scope, the time as written and the message's place among
-those of that time, so importing a later export of the same chat writes only what is new.
+its idempotency key, is the scope, the message's time and its place among the messages
+of that time, so importing a later export of the same chat writes only what is new.
 
 Whether "03/04/2023" is the 3rd of April or the 4th of March is not in the line: the
 caller's ``date_order`` decides, else most of the file's dates that tell (a first
@@ -25,6 +31,7 @@ line in error. Pure but for reading the file.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final, Literal
@@ -64,11 +71,13 @@ class DatesReadBothWays(InvalidRequestError):
 
 @attrs.frozen
 class ChatExport:
-    """What :func:`read_chat_export` made of a file: one entry or one error per message,
-    in file order, and how many lines the app wrote itself (skipped)."""
+    """What :func:`read_chat_export` made of a file: one entry or one error per message
+    (and one for any text before the first), in file order, and how many lines or
+    messages hold no one's words (the app's own notices, media sent without text):
+    skipped."""
 
     items: tuple[WorkloadEntry | MalformedLine, ...]
-    app_lines: int
+    skipped: int
 
 
 @attrs.frozen
@@ -86,27 +95,32 @@ def read_chat_export(path: Path, scope: str, *, date_order: DateOrder | None = N
     """The messages of the chat export at ``path`` as memory entries of ``scope``.
 
     Args:
-        path: A WhatsApp "Export chat" text file (UTF-8).
+        path: A WhatsApp "Export chat" text file or a Telegram "Export chat history"
+            JSON file of one chat (UTF-8).
         scope: The scope every entry is written to.
         date_order: Day or month first, for a file whose dates read either way; the
             file's own dates decide otherwise.
 
     Raises:
         InvalidRequestError: the scope breaks the scope rule, ``date_order`` is not
-            one of ``DATE_ORDERS``, the file holds no message, or its dates read
-            neither way; :class:`DatesReadBothWays` when they read either way and no
+            one of ``DATE_ORDERS``, the file holds no message, a JSON file is no
+            export of one Telegram chat, or its dates read neither way;
+            :class:`DatesReadBothWays` when they read either way and no
             ``date_order`` was given.
         OSError: the file cannot be read.
     """
     scope = validate_scope(scope, "scope")
     if date_order is not None and date_order not in DATE_ORDERS:
         raise InvalidRequestError(f"date_order must be one of {DATE_ORDERS}, got {date_order!r}")
-    lines = path.read_text(encoding="utf-8-sig").splitlines()
-    messages, errors, dates, app_lines = _messages(path, lines)
+    text = path.read_text(encoding="utf-8-sig")
+    if text.lstrip().startswith("{"):
+        return _telegram(path, scope, text)
+    messages, errors, dates, app_lines = _messages(path, text.splitlines())
     if not messages:
         raise InvalidRequestError(
             f"{path} holds no chat message (expected lines such as "
-            "'12/05/2023, 13:56 - Kate: ...' or '[12/05/2023, 13:56:12] Kate: ...')"
+            "'12/05/2023, 13:56 - Kate: ...' or '[12/05/2023, 13:56:12] Kate: ...', "
+            "or a Telegram chat's JSON)"
         )
     order = _date_order(path, dates, date_order)
     items: list[tuple[int, WorkloadEntry | MalformedLine]] = [
@@ -133,6 +147,74 @@ def read_chat_export(path: Path, scope: str, *, date_order: DateOrder | None = N
         items.append((message.line_number, entry))
     items.sort(key=lambda numbered: numbered[0])
     return ChatExport(tuple(item for _, item in items), app_lines)
+
+
+def _telegram(path: Path, scope: str, text: str) -> ChatExport:
+    """A Telegram export of one chat: ``{"messages": [{"id", "type", "date", "from",
+    "text"}, ...]}``."""
+    try:
+        chat = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidRequestError(f"{path} is not JSON: {exc.msg} (line {exc.lineno})") from None
+    messages = chat.get("messages") if isinstance(chat, dict) else None
+    if not isinstance(messages, list):
+        several = isinstance(chat, dict) and "chats" in chat
+        raise InvalidRequestError(
+            f"{path} exports several Telegram chats: export the one to read"
+            if several
+            else f"{path} is no Telegram export of one chat (it holds no list of messages)"
+        )
+    items: list[WorkloadEntry | MalformedLine] = []
+    skipped = 0
+    places: dict[str, int] = {}
+    for number, message in enumerate(messages, start=1):
+        said = _telegram_text(message.get("text")) if isinstance(message, dict) else None
+        if not said or not said.strip() or message.get("type", "message") != "message":
+            skipped += 1  # a notice, media without text, or no message at all
+            continue
+        try:
+            said_at = _telegram_time(message)
+        except MalformedLineError as exc:
+            items.append(MalformedLine(path, number, f"message {number}: {exc}"))
+            continue
+        sender = message.get("from") or "Deleted Account"
+        record = MemoryEntry(text=f"{sender}: {said}", kind=KIND, created_at=said_at)
+        key = message.get("id")
+        if key is None:  # not in Telegram's own exports: the time and place, as WhatsApp's
+            stamp = f"{said_at:%Y-%m-%dT%H:%M:%S}"
+            places[stamp] = places.get(stamp, -1) + 1
+            key = f"{stamp}/{places[stamp]}"
+        items.append(
+            WorkloadEntry(id=f"{scope}/{key}", scope=scope, family="memory", record=record)
+        )
+    if not items:
+        raise InvalidRequestError(f"{path} holds no chat message with text")
+    return ChatExport(tuple(items), skipped)
+
+
+def _telegram_text(text: object) -> str | None:
+    """A message's text: a string, or pieces that are strings or ``{"text": ...}``."""
+    if isinstance(text, str):
+        return text
+    if not isinstance(text, list):
+        return None
+    pieces = (piece.get("text") if isinstance(piece, dict) else piece for piece in text)
+    return "".join(piece for piece in pieces if isinstance(piece, str))
+
+
+def _telegram_time(message: dict[str, object]) -> datetime:
+    """The message's local time as written (read as UTC, as WhatsApp's are), else its
+    Unix time."""
+    date, unix = message.get("date"), message.get("date_unixtime")
+    try:
+        if isinstance(date, str):
+            local = datetime.fromisoformat(date)
+            return local.replace(tzinfo=UTC) if local.tzinfo is None else local.astimezone(UTC)
+        if isinstance(unix, str | int):
+            return datetime.fromtimestamp(int(unix), UTC)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise MalformedLineError(f"no such time: {date or unix!r} ({exc})") from None
+    raise MalformedLineError("no date")
 
 
 def _messages(
@@ -184,14 +266,14 @@ def _date_order(
     year says nothing), so one mangled line does not turn the whole file."""
     if given is not None:
         return given
-    days_first = months_first = either = 0
+    days_first = months_first = unordered = 0
     for first, second, _ in dates:
         days_first += 12 < first <= 31
         months_first += second > 12
-        either += first <= 31
+        unordered += first <= 31  # a date whose order is not in it
     if days_first != months_first:
         return "dmy" if days_first > months_first else "mdy"
-    if not either:  # every date opens with its year: no order to tell
+    if not unordered:  # every date opens with its year
         return "dmy"
     if not days_first:
         raise DatesReadBothWays(

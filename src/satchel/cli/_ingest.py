@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
+import satchel
+
 from .._otlp import telemetry_from_env
 from .._workload import (
     DATE_ORDERS,
@@ -32,7 +34,6 @@ from .._workload import (
     iter_entries,
     read_chat_export,
 )
-from ..vocabulary._errors import InvalidRequestError
 from . import _options as options
 from ._progress import ProgressBar
 from ._running import (
@@ -50,8 +51,6 @@ from ._running import (
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterable, Iterator, Mapping
-
-    import satchel
 
     from .._otlp import Telemetry
 
@@ -86,15 +85,17 @@ Ctrl-C (SIGINT) or SIGTERM stops after the batch being written, which commits
 and is mapped, and exits 130; running the same ingest again resumes it, since
 every workload id is its record's idempotency key.
 
-With --chat SCOPE, WORKLOAD is a chat exported from WhatsApp ("Export chat",
-without media: a text file of lines such as "12/05/2023, 13:56 - Kate: hi"
-or "[12/05/2023, 13:56:12] Kate: hi"). Each message becomes a memory entry
+With --chat SCOPE, WORKLOAD is one chat exported from WhatsApp ("Export
+chat", without media: a text file of lines such as "12/05/2023, 13:56 -
+Kate: hi" or "[12/05/2023, 13:56:12] Kate: hi") or from Telegram ("Export
+chat history" as JSON: its result.json). Each message becomes a memory entry
 "Kate: hi" of kind dialog in SCOPE, said at its time (read as UTC), a
-message of several lines whole; lines the app wrote itself (no sender) are
-counted and skipped. Day or month first is read off the file's dates, or
---date-order when they read both ways. Each message's id is SCOPE, its time
-and its place among messages of that time, so importing a later export of
-the same chat writes only the new messages."""
+message of several lines whole; what the app wrote itself (no sender) and
+media sent without text are counted and skipped. A WhatsApp file's day or
+month first is read off its dates, or --date-order when they read both ways.
+Each message's id is SCOPE and Telegram's message id, or WhatsApp's time and
+place among messages of that time, so importing a later export of the same
+chat writes only what is new or edited."""
 
 _EPILOG = """\
 examples:
@@ -114,12 +115,12 @@ def _arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--chat",
         metavar="SCOPE",
-        help="read WORKLOAD as a WhatsApp chat export, every message into SCOPE",
+        help="read WORKLOAD as a WhatsApp or Telegram chat export, every message into SCOPE",
     )
     command.add_argument(
         "--date-order",
         choices=DATE_ORDERS,
-        help="with --chat: day (dmy) or month (mdy) first, when the file's dates read both ways",
+        help="with --chat: day (dmy) or month (mdy) first, when WhatsApp dates read both ways",
     )
     options.where_option(command, "database file to write (created if needed)")
     options.embedder_option(command)
@@ -139,7 +140,7 @@ def _arguments(command: argparse.ArgumentParser) -> None:
 
 def ingest_command(args: argparse.Namespace) -> int:
     """``satchel ingest``: write a workload folder's entries into a database."""
-    entries_path, items, total, app_lines = _source(args)
+    entries_path, items, total, not_said = _source(args)
     refuse_in_memory(args, "ingest")
     bar = ProgressBar(total, sys.stderr, label="ingesting")
     skipped = _SkippedLines(bar)
@@ -158,8 +159,8 @@ def ingest_command(args: argparse.Namespace) -> int:
         if id_map is not None:
             id_map.ids.compact()  # one line per id, also after a failure or a stop
     _print_report(report, skipped, store_label(args), id_map)
-    if app_lines:
-        print(f"skipped {counted(app_lines, 'line')} the app wrote itself (no sender)")
+    if not_said:
+        print(f"skipped {not_said:,} the app wrote itself or sent without text")
     if report.stopped:
         print(f"satchel ingest: interrupted after {report.written:,} entries", file=sys.stderr)
         return 130
@@ -190,7 +191,8 @@ def _source(
     args: argparse.Namespace,
 ) -> tuple[Path, Iterable[WorkloadEntry | MalformedLine], int, int]:
     """What to ingest: the file, its entries (or lines in error), how many there are for
-    the progress bar, and how many lines of a chat export the app wrote itself."""
+    the progress bar, and how many lines or messages of a chat export hold no one's
+    words."""
     if args.chat is None:
         if args.date_order is not None:
             raise CommandError("--date-order reads a chat export: pass --chat SCOPE too")
@@ -206,11 +208,11 @@ def _source(
             f"the dates of {path} read day-first and month-first alike:"
             " pass --date-order dmy or --date-order mdy"
         ) from None
-    except InvalidRequestError as exc:
+    except satchel.InvalidRequestError as exc:
         raise CommandError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise CommandError(f"{path} is not UTF-8 text (byte {exc.start + 1})") from None
-    return path, chat.items, len(chat.items), chat.app_lines
+    return path, chat.items, len(chat.items), chat.skipped
 
 
 def _entries_file(workload: Path) -> Path:
