@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -286,6 +287,26 @@ def test_a_telegram_export_becomes_one_entry_a_message(tmp_path: Path) -> None:
         (f"{S}/11", "Deleted Account: an old account", at(2023, 5, 12, 14, 0)),
     ]
     assert chat.skipped == 2
+
+
+def test_the_zip_an_iphone_shares_and_a_telegram_folder(tmp_path: Path) -> None:
+    """An iPhone shares its export as a zip holding ``_chat.txt`` (and media); Telegram
+    exports a folder holding ``result.json``: both read as the chat inside. A zip of
+    several texts says so."""
+    shared = tmp_path / "WhatsApp Chat - Kate.zip"
+    with zipfile.ZipFile(shared, "w") as archive:
+        archive.writestr("_chat.txt", "[13/05/2023, 13:56:12] Kate: Lisbon was lovely\n")
+        archive.writestr("00000012-PHOTO-2023-05-12.jpg", b"\xff\xd8")
+    assert said(read_chat_export(shared, S))[0][1] == "Kate: Lisbon was lovely"
+    folder = tmp_path / "ChatExport_2023-05-20"
+    folder.mkdir()
+    (folder / "result.json").write_text(json.dumps(TELEGRAM), encoding="utf-8")
+    assert said(read_chat_export(folder, S))[0][1] == "Kate: Lisbon was lovely"
+    with zipfile.ZipFile(shared, "w") as archive:
+        archive.writestr("a.txt", "x")
+        archive.writestr("b.txt", "y")
+    with pytest.raises(InvalidRequestError, match="zip of 2 text files"):
+        read_chat_export(shared, S)
 
 
 def test_a_telegram_export_of_several_chats_is_refused(tmp_path: Path) -> None:

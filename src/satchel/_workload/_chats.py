@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -95,8 +96,9 @@ def read_chat_export(path: Path, scope: str, *, date_order: DateOrder | None = N
     """The messages of the chat export at ``path`` as memory entries of ``scope``.
 
     Args:
-        path: A WhatsApp "Export chat" text file or a Telegram "Export chat history"
-            JSON file of one chat (UTF-8).
+        path: A WhatsApp "Export chat" text file (or the zip an iPhone shares it
+            in), or a Telegram "Export chat history" JSON file of one chat (or the
+            folder holding it); UTF-8.
         scope: The scope every entry is written to.
         date_order: Day or month first, for a file whose dates read either way; the
             file's own dates decide otherwise.
@@ -108,11 +110,12 @@ def read_chat_export(path: Path, scope: str, *, date_order: DateOrder | None = N
             :class:`DatesReadBothWays` when they read either way and no
             ``date_order`` was given.
         OSError: the file cannot be read.
+        UnicodeDecodeError: the file is not UTF-8.
     """
     scope = validate_scope(scope, "scope")
     if date_order is not None and date_order not in DATE_ORDERS:
         raise InvalidRequestError(f"date_order must be one of {DATE_ORDERS}, got {date_order!r}")
-    text = path.read_text(encoding="utf-8-sig")
+    text = _export_text(path)
     if text.lstrip().startswith("{"):
         return _telegram(path, scope, text)
     messages, errors, dates, app_lines = _messages(path, text.splitlines())
@@ -147,6 +150,23 @@ def read_chat_export(path: Path, scope: str, *, date_order: DateOrder | None = N
         items.append((message.line_number, entry))
     items.sort(key=lambda numbered: numbered[0])
     return ChatExport(tuple(item for _, item in items), app_lines)
+
+
+def _export_text(path: Path) -> str:
+    """The export's text: the file, the chat inside a zip an iPhone shares (its one
+    ``.txt``, ``_chat.txt``), or a Telegram export folder's ``result.json``."""
+    if path.is_dir():
+        path = path / "result.json"
+    if not zipfile.is_zipfile(path):
+        return path.read_text(encoding="utf-8-sig")
+    with zipfile.ZipFile(path) as archive:
+        chats = [name for name in archive.namelist() if name.lower().endswith(".txt")]
+        if len(chats) != 1:
+            raise InvalidRequestError(
+                f"{path} is a zip of {len(chats)} text files, where an export holds its chat"
+                " as one (_chat.txt)"
+            )
+        return archive.read(chats[0]).decode("utf-8-sig")
 
 
 def _telegram(path: Path, scope: str, text: str) -> ChatExport:

@@ -86,9 +86,9 @@ and is mapped, and exits 130; running the same ingest again resumes it, since
 every workload id is its record's idempotency key.
 
 With --chat SCOPE, WORKLOAD is one chat exported from WhatsApp ("Export
-chat", without media: a text file of lines such as "12/05/2023, 13:56 -
-Kate: hi" or "[12/05/2023, 13:56:12] Kate: hi") or from Telegram ("Export
-chat history" as JSON: its result.json). Each message becomes a memory entry
+chat": a text file of lines such as "12/05/2023, 13:56 - Kate: hi" or
+"[12/05/2023, 13:56:12] Kate: hi", or the zip an iPhone shares it in) or
+from Telegram ("Export chat history" as JSON: its result.json or folder). Each message becomes a memory entry
 "Kate: hi" of kind dialog in SCOPE, said at its time (read as UTC), a
 message of several lines whole; what the app wrote itself (no sender) and
 media sent without text are counted and skipped. A WhatsApp file's day or
@@ -199,7 +199,7 @@ def _source(
         path = _entries_file(Path(args.workload_dir))
         return path, iter_entries(path), _count_lines(path), 0
     path = Path(args.workload_dir)
-    if not path.is_file():
+    if not path.is_file() and not (path / "result.json").is_file():
         raise CommandError(f"no chat export at {path}")
     try:
         chat = read_chat_export(path, args.chat, date_order=args.date_order)
