@@ -89,11 +89,12 @@ def test_an_android_export_becomes_one_entry_a_message(tmp_path: Path) -> None:
 
 def test_an_iphone_export_with_12_hour_times(tmp_path: Path) -> None:
     """The iPhone's "[DATE, TIME] Sender: text", seconds, "PM" after a narrow space, a
-    line opening with a left-to-right mark; the 13th as second number tells month-first."""
+    line opening with a left-to-right mark, the app's note on an edited message left
+    out; the 13th as second number tells month-first."""
     text = (
         f"[5/12/23, 1:56:12{NNBSP}PM] Kate: Lisbon was lovely\n"
         f"{LRM}[5/12/23, 12:07:00{NNBSP}AM] Elise: {LRM}image omitted\n"
-        f"[5/13/23, 12:02:45 pm] Kate: Morning!\n"
+        f"[5/13/23, 12:02:45 pm] Kate: Morning! {LRM}<This message was edited>\n"
     )
     chat = read_chat_export(export(tmp_path, text), S)
     assert said(chat) == [

@@ -13,7 +13,8 @@ before it)::
     12/05/2023, 13:56 - Kate: Lisbon was lovely       (Android)
     [12/05/2023, 13:56:12] Kate: Lisbon was lovely    (iPhone)
 
-A message of several lines goes on in lines with no such head. A line the app wrote
+A message of several lines goes on in lines with no such head; the note the app adds to
+a message its sender edited ("<This message was edited>") is left out. A line the app wrote
 itself ("Messages and calls are end-to-end encrypted.", "Kate created group ...") has a
 time and no sender; it is counted and skipped. Each message becomes a memory entry
 ``"Kate: Lisbon was lovely"`` (how satchel reads a turn: its speaker, a colon, what was
@@ -59,6 +60,9 @@ _DATE: Final = r"(?P<date>\d{1,4}[./-]\d{1,2}[./-]\d{1,4})"
 _TIME: Final = r"(?P<time>\d{1,2}[:.]\d{2}(?:[:.]\d{2})?)(?:\s?(?P<half>[AaPp]\.?\s?[Mm]\.?))?"
 #: A message's head: Android's "DATE, TIME - " or the iPhone's "[DATE, TIME] ", then the
 #: rest of the line. An iPhone line may open with a left-to-right mark.
+#: What WhatsApp appends to a message its sender edited (an English export's spelling):
+#: the app's note, not the sender's words, so the entry leaves it out.
+_EDITED: Final = re.compile(r"\s*\u200e?<This message was edited>$")
 _HEADS: Final = (
     re.compile(rf"\u200e?{_DATE},? {_TIME} - (?P<rest>.*)"),
     re.compile(rf"\u200e?\[{_DATE},? {_TIME}\] (?P<rest>.*)"),
@@ -138,7 +142,7 @@ def read_chat_export(path: Path, scope: str, *, date_order: DateOrder | None = N
             continue
         stamp = said_at.strftime("%Y-%m-%dT%H:%M:%S")
         place = places[stamp] = places.get(stamp, -1) + 1
-        text = "\n".join(message.lines)
+        text = _EDITED.sub("", "\n".join(message.lines))
         if not text.strip():
             error = MalformedLine(path, message.line_number, f"{message.sender} said nothing")
             items.append((message.line_number, error))
