@@ -88,14 +88,15 @@ every workload id is its record's idempotency key.
 With --chat SCOPE, WORKLOAD is one chat exported from WhatsApp ("Export
 chat": a text file of lines such as "12/05/2023, 13:56 - Kate: hi" or
 "[12/05/2023, 13:56:12] Kate: hi", or the zip an iPhone shares it in) or
-from Telegram ("Export chat history" as JSON: its result.json or folder). Each message becomes a memory entry
-"Kate: hi" of kind dialog in SCOPE, said at its time (read as UTC), a
-message of several lines whole; what the app wrote itself (no sender) and
-media sent without text are counted and skipped. A WhatsApp file's day or
-month first is read off its dates, or --date-order when they read both ways.
-Each message's id is SCOPE and Telegram's message id, or WhatsApp's time and
-place among messages of that time, so importing a later export of the same
-chat writes only what is new or edited."""
+from Telegram ("Export chat history" as JSON: its result.json or folder).
+Each message becomes a memory entry "Kate: hi" of kind dialog in SCOPE,
+said at its time (read as UTC), a message of several lines whole; what the
+app wrote itself (no sender) and media sent without text are counted and
+skipped. A WhatsApp file's day or month first is read off its dates, or
+--date-order when they read both ways. Each message's id is SCOPE and
+Telegram's message id, or WhatsApp's time and place among messages of that
+time, so importing a later export of the same chat writes only what is new
+or edited."""
 
 _EPILOG = """\
 examples:
