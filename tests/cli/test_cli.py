@@ -269,7 +269,7 @@ def test_ingest_reads_a_chat_export_into_a_scope(
     assert code == 0, err
     assert "ingested 3 entries into" in out
     assert "3 new" in out
-    assert "skipped 1 the app wrote itself or sent without text" in out
+    assert "skipped 1 lines the app wrote itself or messages without text" in out
     code, out, _ = run(
         capsys, "prepare", "--db", db, "--scope", "chat:kate", "--max-bytes", "900",
         "Where is the cabin Kate booked?",

@@ -140,20 +140,25 @@ def read_chat_export(path: Path, scope: str, *, date_order: DateOrder | None = N
         except MalformedLineError as exc:
             items.append((message.line_number, MalformedLine(path, message.line_number, str(exc))))
             continue
-        stamp = said_at.strftime("%Y-%m-%dT%H:%M:%S")
-        place = places[stamp] = places.get(stamp, -1) + 1
         text = _EDITED.sub("", "\n".join(message.lines))
         if not text.strip():
             error = MalformedLine(path, message.line_number, f"{message.sender} said nothing")
             items.append((message.line_number, error))
             continue
         record = MemoryEntry(text=f"{message.sender}: {text}", kind=KIND, created_at=said_at)
-        entry = WorkloadEntry(
-            id=f"{scope}/{stamp}/{place}", scope=scope, family="memory", record=record
-        )
+        key = _timed_key(places, said_at)
+        entry = WorkloadEntry(id=f"{scope}/{key}", scope=scope, family="memory", record=record)
         items.append((message.line_number, entry))
     items.sort(key=lambda numbered: numbered[0])
     return ChatExport(tuple(item for _, item in items), app_lines)
+
+
+def _timed_key(places: dict[str, int], said_at: datetime) -> str:
+    """A message's time and its place among the messages of that time read so far
+    (``places``): ``2023-05-12T13:56:00/1``."""
+    stamp = f"{said_at:%Y-%m-%dT%H:%M:%S}"
+    places[stamp] = places.get(stamp, -1) + 1
+    return f"{stamp}/{places[stamp]}"
 
 
 def _export_text(path: Path) -> str:
@@ -204,10 +209,8 @@ def _telegram(path: Path, scope: str, text: str) -> ChatExport:
         sender = message.get("from") or "Deleted Account"
         record = MemoryEntry(text=f"{sender}: {said}", kind=KIND, created_at=said_at)
         key = message.get("id")
-        if key is None:  # not in Telegram's own exports: the time and place, as WhatsApp's
-            stamp = f"{said_at:%Y-%m-%dT%H:%M:%S}"
-            places[stamp] = places.get(stamp, -1) + 1
-            key = f"{stamp}/{places[stamp]}"
+        if key is None:  # not in Telegram's own exports
+            key = _timed_key(places, said_at)
         items.append(
             WorkloadEntry(id=f"{scope}/{key}", scope=scope, family="memory", record=record)
         )

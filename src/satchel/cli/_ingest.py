@@ -161,7 +161,7 @@ def ingest_command(args: argparse.Namespace) -> int:
             id_map.ids.compact()  # one line per id, also after a failure or a stop
     _print_report(report, skipped, store_label(args), id_map)
     if not_said:
-        print(f"skipped {not_said:,} the app wrote itself or sent without text")
+        print(f"skipped {not_said:,} lines the app wrote itself or messages without text")
     if report.stopped:
         print(f"satchel ingest: interrupted after {report.written:,} entries", file=sys.stderr)
         return 130
