@@ -11,6 +11,7 @@ import attrs
 import pytest
 
 import satchel
+from satchel.orchestration import _search
 from satchel.recall._fusion import FusionWeights
 from satchel.recall._policy import RecallExpander
 from satchel.stores import MemoryStore
@@ -442,6 +443,36 @@ async def test_the_lift_reads_past_the_room_for_a_named_turn_that_can_enter() ->
     async with satchel.open_runtime(embedder=embedder, limits=limits, fusion=no_lift) as rt:
         await rt.add_memories("chat", two_speakers())
         assert contents(await prepare(rt, about_maya)) == [LEO_HIKES]
+
+
+#: Maya's one turn on hiking, in a chat where Leo tells of twenty hikes in the mountains.
+MAYA_SOMEDAY = "Maya: hiking sounds fun, maybe one day"
+
+
+def twenty_hikes() -> list[satchel.MemoryEntry]:
+    said = []
+    for n in range(20):
+        said.append(f"Leo: hiking in the mountains with the club, trip {n}, great views")
+        said.append(f"Maya: nice, how was the weather on trip {n}?")
+    return [turn(text, n * 60) for n, text in enumerate(said)] + [turn(MAYA_SOMEDAY, 10_000)]
+
+
+async def test_with_the_classic_limits_the_lift_reads_far_enough_to_matter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the classic limits' 16 candidates, Maya's own turn on hiking ranks below
+    Leo's twenty: a search with its family's whole room reads 16 past it
+    (``ALONE_REACH``), so the lift raises her turn into the pack; reading 4 past it, as
+    a share of several scopes does, it stays out."""
+    question = "Would Maya enjoy hiking in the mountains?"
+    for reach, delivered in ((_search.ALONE_REACH, True), (_search.MIN_REACH, False)):
+        monkeypatch.setattr(_search, "ALONE_REACH", reach)
+        limits = satchel.Limits.classic()
+        async with satchel.open_runtime(embedder=satchel.HashingEmbedder(), limits=limits) as rt:
+            await rt.add_memories("chat", twenty_hikes())
+            found = contents(await prepare(rt, question))
+        assert len(found) == 8
+        assert (MAYA_SOMEDAY in found) is delivered
 
 
 #: Melanie paints, in a chat of two whose other turns say nothing of painting.

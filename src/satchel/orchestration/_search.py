@@ -84,6 +84,10 @@ NEIGHBOUR_HITS: Final = 3
 #: Reading all of them (~60 at 64 candidates) cost twice the time for the same recall
 #: on the hard conversations (docs/benchmarks.md, "Per-person evidence").
 MIN_REACH: Final = 4
+#: The least reach of a search with its family's whole room (``_reach``): with the
+#: classic limits' 16 candidates, 4 more let a lift raise few turns past the 16th
+#: (LoCoMo with classic limits 0.761 -> 0.763 at 16, beyond one turn 0.617 -> 0.623).
+ALONE_REACH: Final = 16
 #: Settled outcomes of searches of a family holding nothing a searcher keeps (see
 #: ``Searcher._settled``): a few per scope in use.
 NOTHING_KEPT: Final = 4096
@@ -462,7 +466,12 @@ class Searcher:
             # has its speakers' names): elsewhere a named turn is a rare term's hit,
             # which full text ranks already.
             raised = (1 + lift) * (1 + timed) * math.exp(rare * (1 - PLAIN_RARITY)) - 1
-            more = _reach(ranked.fresh, scores, wanted, raised) if ranked.pool.common_terms else 0
+            alone = wanted >= settings.room.get(spec.family, 0)
+            more = (
+                _reach(ranked.fresh, scores, wanted, raised, alone=alone)
+                if ranked.pool.common_terms
+                else 0
+            )
             fresh = iter(ranked.fresh)  # a read after strangers goes on where this one ends
             read = await self._fresh_evidence(spec, excluded, fresh, wanted + more, passed)
             names = frozenset((*query.names, *ranked.pool.spelled_names))
@@ -623,16 +632,25 @@ def _told_empty(store: Store) -> Callable[[Family, str], bool] | None:
     return store.holds_nothing
 
 
-def _reach(fresh: tuple[int, ...], scores: Mapping[int, float], wanted: int, lift: float) -> int:
+def _reach(
+    fresh: tuple[int, ...],
+    scores: Mapping[int, float],
+    wanted: int,
+    lift: float,
+    *,
+    alone: bool = False,
+) -> int:
     """How many candidates past the best ``wanted`` of ``fresh`` (in score order) a
     search also reads for the named-speaker lift: those it could raise past the last of
     the ``wanted`` (a score above that one's divided by ``1 + lift``), at most a quarter
-    of ``wanted`` (``MIN_REACH`` at least). Who said a turn is in its text, which only a
-    read gives; no candidate further down could enter."""
+    of ``wanted`` (``MIN_REACH`` at least), or half of it (``ALONE_REACH`` at least)
+    when the search has its family's whole room (``alone``: one scope). Who said a turn
+    is in its text, which only a read gives; no candidate further down could enter."""
     if len(fresh) <= wanted or wanted < 1:
         return 0
     floor = scores[fresh[wanted - 1]] / (1 + lift)
-    after = fresh[wanted : wanted + max(MIN_REACH, wanted // 4)]
+    reach = max(ALONE_REACH, wanted // 2) if alone else max(MIN_REACH, wanted // 4)
+    after = fresh[wanted : wanted + reach]
     return sum(1 for _ in itertools.takewhile(lambda key: scores[key] > floor, after))
 
 
