@@ -108,7 +108,7 @@ import satchel
 from bench import orchestrator
 from bench._citations import citation_key, delivered_citations
 from bench.recall import rotations
-from satchel._workload import read_queries
+from satchel._workload import WorkloadEntry, read_chat_export, read_queries
 from satchel.embedders import SPEC_HELP, check_spec, from_spec
 from satchel.stores import SqliteStore
 from satchel.vocabulary._families import citation
@@ -196,6 +196,7 @@ def workload(
     labels: str | None = None,
     lower_questions: bool = False,
     vocatives: bool = True,
+    exported: str | None = None,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
     ``queries.jsonl``), each question's names called as ``names`` says, every
@@ -206,7 +207,9 @@ def workload(
     after three turns in ten (:func:`with_filler`) when ``fillers``, each speaker
     labelled as :func:`labelled` does in the ``labels`` style, the questions in lower
     case when ``lower_questions``, and without the other person's name (:func:`uncalled`)
-    unless ``vocatives``; return it."""
+    unless ``vocatives``; each conversation written out as the ``exported`` app exports
+    a chat and read back as ``satchel ingest --chat`` reads it (:func:`as_exported`),
+    when asked; return it."""
     folder.mkdir(parents=True, exist_ok=True)
     called = _renaming(names or {})
     groups = [samples[first : first + together] for first in range(0, len(samples), together)]
@@ -229,6 +232,7 @@ def workload(
                     **speakers,
                     **{k: labelled(speakers[k], labels) for k in SPEAKERS if k in speakers},
                 }
+            written: list[dict[str, Any]] = []
             for place, entry in enumerate(_entries(scope, name, sample["conversation"])):
                 if not threads:
                     del entry["thread"]
@@ -247,8 +251,11 @@ def workload(
                     said = with_media_omitted(said)
                 if fillers and place % 10 in FILLED:
                     said = with_filler(said, speakers, place)
-                for each in said:
-                    entries.write(json.dumps(each, ensure_ascii=False) + "\n")
+                written.extend(said)
+            if exported is not None:
+                written = as_exported(written, exported, folder / f"{name}.txt".replace(":", "-"))
+            for each in written:
+                entries.write(json.dumps(each, ensure_ascii=False) + "\n")
             for number, qa in enumerate(sample["qa"]):
                 category = CATEGORIES.get(qa.get("category"))
                 evidence = [f"{name}/{d}" for d in _dia_ids(qa.get("evidence", []))]
@@ -429,6 +436,48 @@ def _renaming(names: Mapping[str, str]) -> Callable[[str], str]:
         return lambda question: question
     word = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
     return lambda question: word.sub(lambda found: names[found.group()], question)
+
+
+#: The apps ``--exported`` writes a chat as, each with the date order its lines use.
+EXPORTS: Final = {"android": "dmy", "iphone": "mdy"}
+
+
+def export_line(text: str, said: datetime, app: str) -> str:
+    """A message as ``app`` exports it: Android's "08/05/2023, 13:56 - Caroline: ..."
+    or the iPhone's "[5/8/23, 1:56:00 PM] Caroline: ..." (a narrow space before PM)."""
+    if app == "android":
+        return f"{said:%d/%m/%Y, %H:%M} - {text}"
+    hour = said.hour % 12 or 12
+    half = "\N{NARROW NO-BREAK SPACE}" + ("PM" if said.hour >= 12 else "AM")
+    return f"[{said.month}/{said.day}/{said:%y}, {hour}:{said:%M:%S}{half}] {text}"
+
+
+def as_exported(entries: list[dict[str, Any]], app: str, path: Path) -> list[dict[str, Any]]:
+    """``entries`` (a conversation's, in time order) written to ``path`` as ``app``
+    exports a chat and read back by ``satchel._workload.read_chat_export``: the entries
+    a user importing that export gets (Android's times to the minute), under the
+    workload's own ids. Refuses to go on when the reading lost or changed a message."""
+    said = [datetime.fromisoformat(entry["created_at"]) for entry in entries]
+    lines = [export_line(e["text"], at, app) for e, at in zip(entries, said, strict=True)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    scope = entries[0]["scope"]
+    chat = read_chat_export(path, scope, date_order="dmy" if app == "android" else "mdy")
+    read = [_memory(item) for item in chat.items if isinstance(item, WorkloadEntry)]
+    # Android's lines hold the minute, the iPhone's the second.
+    shown = [at.replace(second=0) if app == "android" else at for at in said]
+    want = [(e["text"], at.replace(microsecond=0)) for e, at in zip(entries, shown, strict=True)]
+    if len(chat.items) != len(entries) or [(r.text, r.created_at) for r in read] != want:
+        raise SystemExit(f"python -m bench locomo: {path.name} did not read back as written")
+    return [
+        {"id": entry["id"], "scope": scope, "text": record.text, "kind": record.kind,
+         "created_at": record.created_at.isoformat()}  # type: ignore[union-attr]
+        for entry, record in zip(entries, read, strict=True)
+    ]  # fmt: skip
+
+
+def _memory(item: WorkloadEntry) -> satchel.MemoryEntry:
+    assert isinstance(item.record, satchel.MemoryEntry)
+    return item.record
 
 
 def _entries(scope: str, name: str, sessions: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -754,13 +803,14 @@ async def run(
     labels: str | None = None,
     lower_questions: bool = False,
     vocatives: bool = True,
+    exported: str | None = None,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
     with tempfile.TemporaryDirectory(prefix="satchel-locomo-") as directory:
         folder = workload(
             samples, Path(directory) / "workload", names, together, threads, chat_spellings,
-            messages, media_omitted, fillers, labels, lower_questions, vocatives,
+            messages, media_omitted, fillers, labels, lower_questions, vocatives, exported,
         )  # fmt: skip
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
@@ -844,6 +894,12 @@ def parser() -> argparse.ArgumentParser:
         dest="threads",
         action="store_false",
         help="the turns without their sessions' threads, as a messaging app keeps a chat",
+    )
+    out.add_argument(
+        "--exported",
+        choices=tuple(EXPORTS),
+        help="each conversation written out as the app exports a chat and read back as"
+        " 'satchel ingest --chat' reads it (no threads, as an export has none)",
     )
     out.add_argument(
         "--names",
@@ -976,7 +1032,7 @@ def main(argv: list[str] | None = None) -> None:
             run, args.path, args.conversations, repeat, args.fusion, args.embedder,
             args.names, args.together, args.threads, args.chat_spellings, args.messages,
             args.references, tuple(dict.fromkeys(args.budgets)), args.media_omitted,
-            args.fillers, args.labels, args.lower_questions, args.vocatives,
+            args.fillers, args.labels, args.lower_questions, args.vocatives, args.exported,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
@@ -990,6 +1046,7 @@ def main(argv: list[str] | None = None) -> None:
     result["labels"] = args.labels
     result["lower_questions"] = args.lower_questions
     result["vocatives"] = args.vocatives
+    result["exported"] = args.exported
     result["references"] = args.references
     result["budgets"] = list(dict.fromkeys(args.budgets))
     result["seconds"] = time.perf_counter() - started

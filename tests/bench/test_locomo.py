@@ -195,6 +195,31 @@ def test_the_turns_may_be_kept_without_threads(tmp_path: Path) -> None:
     assert locomo.parser().parse_args([str(tmp_path), "--no-threads"]).threads is False
 
 
+@pytest.mark.parametrize("app", ["android", "iphone"])
+def test_a_conversation_may_go_through_an_apps_export(tmp_path: Path, app: str) -> None:
+    """--exported writes each conversation as the app exports a chat and reads it back
+    as ``satchel ingest --chat`` does: the same ids, texts and times as --no-threads
+    writes, of kind dialog (the export's file kept beside the workload)."""
+    samples = locomo.conversations(forms(tmp_path)["zip"])
+    plain = locomo.workload(samples, tmp_path / "plain", threads=False)
+    exported = locomo.workload(samples, tmp_path / "exported", exported=app)
+
+    def rows(folder: Path) -> list[tuple[str, str, str, str]]:
+        lines = (folder / "entries.jsonl").read_text().splitlines()
+        return [(e["id"], e["text"], e["created_at"], e["kind"]) for e in map(json.loads, lines)]
+
+    assert rows(exported) == rows(plain)
+    assert len(rows(exported)) == 3
+    written = (exported / "locomo-26.txt").read_text(encoding="utf-8")
+    head = (
+        "08/05/2023, 13:56 - "
+        if app == "android"
+        else "[5/8/23, 1:56:00\N{NARROW NO-BREAK SPACE}PM] "
+    )
+    assert written.startswith(head + "Caroline: I went to a support group yesterday.")
+    assert locomo.parser().parse_args([str(tmp_path), "--exported", app]).exported == app
+
+
 def test_the_turns_may_be_typed_as_people_text(tmp_path: Path) -> None:
     """--chat-spellings types every other use of a word of TYPED as people do, past the
     speaker's name, counted over the conversation; the questions stay as released."""
