@@ -36,6 +36,12 @@ names held by a fraction of the turns and twice the turns to search.
 ``--no-threads`` writes the turns without their sessions' threads, as a messaging app
 keeps a chat: one conversation per scope, in time order.
 
+``--exported android|iphone`` writes each conversation as that app's WhatsApp exports a
+chat ("08/05/2023, 13:56 - Caroline: ...", "[5/8/23, 1:56:00 PM] Caroline: ...") and
+reads it back as ``satchel ingest --chat`` does, stopping if a message comes back
+otherwise: what a user importing their export gets (no threads, Android's times to the
+minute).
+
 ``--chat-spellings`` types the turns as people text each other: every other use of a
 word people often shorten or stretch is typed so ("bday", "pics", "fam", "sooo", "u";
 ``TYPED``), the questions written as released.
