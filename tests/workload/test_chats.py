@@ -30,6 +30,7 @@ LRM = "\N{LEFT-TO-RIGHT MARK}"
 
 ANDROID = """\
 12/05/2023, 13:56 - Messages and calls are end-to-end encrypted.
+Tap to learn more.
 12/05/2023, 13:56 - Kate: Lisbon was lovely
 12/05/2023, 13:56 - Elise: Did you try the pastéis?
 Twice, actually: at Belém
@@ -73,7 +74,8 @@ def memory(item: WorkloadEntry) -> MemoryEntry:
 
 def test_an_android_export_becomes_one_entry_a_message(tmp_path: Path) -> None:
     """Each message an entry "Sender: text" at its time; a message of two lines whole;
-    the app's own lines (no sender) counted and skipped; the 13th tells day-first."""
+    the app's own lines (no sender), with a line going on from one, counted and skipped;
+    the 13th tells day-first."""
     chat = read_chat_export(export(tmp_path, ANDROID), S)
     assert said(chat) == [
         (f"{S}/2023-05-12T13:56:00/0", "Kate: Lisbon was lovely", at(2023, 5, 12, 13, 56)),

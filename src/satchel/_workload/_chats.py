@@ -254,20 +254,22 @@ def _messages(
     dates: list[tuple[int, int, int]] = []
     app_lines = 0
     current: _Message | None = None
+    headed = False  # a line with a head was read: what follows continues it
     for number, line in enumerate(lines, start=1):
         head = _head(line)
         if head is None:
             if current is not None:
                 current.lines.append(line)
-            elif line.strip():
+            elif not headed and line.strip():
                 errors.append(MalformedLine(path, number, "text before the first message"))
             continue
+        headed = True
         first, second, third = (int(part) for part in re.split(r"[./-]", head.group("date")))
         dates.append((first, second, third))
         sender, colon, said = head.group("rest").partition(": ")
         if not colon or not sender.strip() or len(sender) > MAX_SENDER_CHARS:
             app_lines += 1
-            current = None  # what follows it continues no message
+            current = None  # what follows it continues the app's line, skipped with it
             continue
         written = head.group(0)[: head.start("rest")].strip("\u200e[] -")
         current = _Message(
