@@ -145,12 +145,17 @@ def read_chat_export(path: Path, scope: str, *, date_order: DateOrder | None = N
             error = MalformedLine(path, message.line_number, f"{message.sender} said nothing")
             items.append((message.line_number, error))
             continue
-        record = MemoryEntry(text=f"{message.sender}: {text}", kind=KIND, created_at=said_at)
-        key = _timed_key(places, said_at)
-        entry = WorkloadEntry(id=f"{scope}/{key}", scope=scope, family="memory", record=record)
+        entry = _entry(scope, _timed_key(places, said_at), message.sender, text, said_at)
         items.append((message.line_number, entry))
     items.sort(key=lambda numbered: numbered[0])
     return ChatExport(tuple(item for _, item in items), app_lines)
+
+
+def _entry(scope: str, key: object, sender: str, said: str, said_at: datetime) -> WorkloadEntry:
+    """A message as the memory entry a workload line would give: ``"Sender: said"`` of
+    kind ``dialog`` at its time, no thread, its id the scope and ``key``."""
+    record = MemoryEntry(text=f"{sender}: {said}", kind=KIND, created_at=said_at)
+    return WorkloadEntry(id=f"{scope}/{key}", scope=scope, family="memory", record=record)
 
 
 def _timed_key(places: dict[str, int], said_at: datetime) -> str:
@@ -207,13 +212,10 @@ def _telegram(path: Path, scope: str, text: str) -> ChatExport:
             items.append(MalformedLine(path, number, f"message {number}: {exc}"))
             continue
         sender = message.get("from") or "Deleted Account"
-        record = MemoryEntry(text=f"{sender}: {said}", kind=KIND, created_at=said_at)
         key = message.get("id")
         if key is None:  # not in Telegram's own exports
             key = _timed_key(places, said_at)
-        items.append(
-            WorkloadEntry(id=f"{scope}/{key}", scope=scope, family="memory", record=record)
-        )
+        items.append(_entry(scope, key, sender, said, said_at))
     if not items:
         raise InvalidRequestError(f"{path} holds no chat message with text")
     return ChatExport(tuple(items), skipped)

@@ -200,10 +200,10 @@ def _source(
         path = _entries_file(Path(args.workload_dir))
         return path, iter_entries(path), _count_lines(path), 0
     path = Path(args.workload_dir)
-    if not path.is_file() and not (path / "result.json").is_file():
-        raise CommandError(f"no chat export at {path}")
     try:
         chat = read_chat_export(path, args.chat, date_order=args.date_order)
+    except OSError as exc:  # no such file, nor a Telegram folder holding result.json
+        raise CommandError(f"no chat export at {path} ({exc.strerror or exc})") from None
     except DatesReadBothWays:
         raise CommandError(
             f"the dates of {path} read day-first and month-first alike:"

@@ -645,7 +645,9 @@ def _reach(
     the ``wanted`` (a score above that one's divided by ``1 + lift``), at most a quarter
     of ``wanted`` (``MIN_REACH`` at least), or half of it (``ALONE_REACH`` at least)
     when the search has its family's whole room (``alone``: one scope). Who said a turn
-    is in its text, which only a read gives; no candidate further down could enter."""
+    is in its text, which only a read gives. A candidate further down could enter only
+    where turns above it are damped once read (a question, a filler, a stranger's), which
+    reading the whole reach regardless did not change on LoCoMo (docs/benchmarks.md)."""
     if len(fresh) <= wanted or wanted < 1:
         return 0
     floor = scores[fresh[wanted - 1]] / (1 + lift)
