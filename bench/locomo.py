@@ -70,7 +70,8 @@ rarely do.
 
 ``--fillers`` adds, after three turns in ten, the other person's filler ("ok", "lol",
 "haha": ``FILLERS``), twenty seconds later: people's chats hold many messages that say
-nothing.
+nothing. ``--fillers typed`` types them as people do (``TYPED_FILLERS``: laughter of any
+length, a last letter doubled, "gotcha", "brb").
 
 ``--names FILE`` asks every question with the people it names called otherwise: FILE
 is a JSON object from a name to the one the question says instead (``{"Melanie": "Mel",
@@ -198,7 +199,7 @@ def workload(
     chat_spellings: bool = False,
     messages: bool = False,
     media_omitted: bool = False,
-    fillers: bool = False,
+    fillers: str | None = None,
     labels: str | None = None,
     lower_questions: bool = False,
     vocatives: bool = True,
@@ -210,7 +211,8 @@ def workload(
     is false, the turns typed as :func:`texting` does when ``chat_spellings``, cut
     as :func:`cut_into_messages` does when ``messages``, and each shared photo's
     placeholder added (:func:`with_media_omitted`) when ``media_omitted``, a filler
-    after three turns in ten (:func:`with_filler`) when ``fillers``, each speaker
+    of the ``fillers`` style (``FILLER_STYLES``) after three turns in ten
+    (:func:`with_filler`) when one is given, each speaker
     labelled as :func:`labelled` does in the ``labels`` style, the questions in lower
     case when ``lower_questions``, and without the other person's name (:func:`uncalled`)
     unless ``vocatives``; each conversation written out as the ``exported`` app exports
@@ -255,8 +257,8 @@ def workload(
                 said = cut_into_messages(entry) if messages else [entry]
                 if media_omitted:
                     said = with_media_omitted(said)
-                if fillers and place % 10 in FILLED:
-                    said = with_filler(said, speakers, place)
+                if fillers is not None and place % 10 in FILLED:
+                    said = with_filler(said, speakers, place, FILLER_STYLES[fillers])
                 written.extend(said)
             if exported is not None:
                 written = as_exported(written, exported, folder / f"{name}.txt".replace(":", "-"))
@@ -407,15 +409,27 @@ def with_media_omitted(said: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 #: What the other person answers when they say nothing, for ``with_filler``.
 FILLERS: Final = ("ok", "lol", "haha", "yeah", "omg", "nice", "Thanks!", "true", "hahaha", "ikr")
+#: The same kind of answer as people type it: laughter of any length, a last letter
+#: doubled, what chats abbreviate.
+TYPED_FILLERS: Final = (
+    "hahahaha", "okk", "lolol", "yess", "sounds good", "gotcha", "hahah", "alright",
+    "ahaha", "yeahh", "lmaooo", "hbu?", "oof", "okie", "omgg", "brb", "hmmm", "sorry!",
+    "heyy", "yup yup",
+)  # fmt: skip
+#: ``--fillers``' styles: the words themselves, or as people type them.
+FILLER_STYLES: Final = {"plain": FILLERS, "typed": TYPED_FILLERS}
 #: The turns of a conversation (counted from 0, by their place modulo 10) a filler follows.
 FILLED: Final = frozenset({2, 5, 8})
 
 
 def with_filler(
-    said: Sequence[dict[str, Any]], speakers: Mapping[str, Any], number: int
+    said: Sequence[dict[str, Any]],
+    speakers: Mapping[str, Any],
+    number: int,
+    fillers: Sequence[str] = FILLERS,
 ) -> list[dict[str, Any]]:
     """The messages of the conversation's ``number``-th turn, and after them a filler
-    (``FILLERS``, in turn) said by the other of the conversation's two ``speakers``
+    (of ``fillers``, in turn) said by the other of the conversation's two ``speakers``
     (``speaker_a``, ``speaker_b``) twenty seconds after the last: an id of its own
     (``...~filler``), never a turn's evidence."""
     last = said[-1]
@@ -423,7 +437,7 @@ def with_filler(
     other = speakers["speaker_b"] if speaker == speakers.get("speaker_a") else speakers["speaker_a"]
     filler = {
         **last, "id": f"{turn_of(last['id'])}~filler",
-        "text": f"{other}: {FILLERS[number % len(FILLERS)]}",
+        "text": f"{other}: {fillers[number % len(fillers)]}",
     }  # fmt: skip
     if "created_at" in last:
         said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=20)
@@ -805,7 +819,7 @@ async def run(
     references: int = 0,
     budgets: Sequence[int] = BUDGETS,
     media_omitted: bool = False,
-    fillers: bool = False,
+    fillers: str | None = None,
     labels: str | None = None,
     lower_questions: bool = False,
     vocatives: bool = True,
@@ -933,8 +947,11 @@ def parser() -> argparse.ArgumentParser:
     )
     out.add_argument(
         "--fillers",
-        action="store_true",
-        help='after three turns in ten, the other person\'s filler ("ok", "lol", "haha")',
+        nargs="?",
+        const="plain",
+        choices=tuple(FILLER_STYLES),
+        help='after three turns in ten, the other person\'s filler ("ok", "lol", "haha");'
+        ' typed: as people type them ("hahahaha", "okk", "gotcha")',
     )
     out.add_argument(
         "--labels",

@@ -315,12 +315,28 @@ def test_the_chat_may_hold_fillers(tmp_path: Path) -> None:
         for n in range(10)
     ]
     samples[0]["conversation"] = {**samples[0]["conversation"], "session_1": turns}
-    folder = locomo.workload(samples, tmp_path / "out", fillers=True)
+    folder = locomo.workload(samples, tmp_path / "out", fillers="plain")
     ids = [json.loads(line)["id"] for line in (folder / "entries.jsonl").read_text().splitlines()]
     assert [i for i in ids if i.endswith("~filler")] == [
         "locomo:26/D1:3~filler", "locomo:26/D1:6~filler", "locomo:26/D1:9~filler",
     ]  # fmt: skip
-    assert locomo.parser().parse_args([str(tmp_path), "--fillers"]).fillers
+    assert locomo.parser().parse_args([str(tmp_path), "--fillers"]).fillers == "plain"
+
+
+def test_typed_fillers_are_spelled_as_people_type_them(tmp_path: Path) -> None:
+    """--fillers typed says the fillers as people type them: no word of them is one of
+    the plain fillers'."""
+    said = [{"id": "locomo:26/D1:1", "text": "Caroline: I went"}]
+    speakers = {"speaker_a": "Caroline", "speaker_b": "Melanie"}
+    typed = [
+        locomo.with_filler(said, speakers, n, locomo.TYPED_FILLERS)[1]["text"]
+        for n in range(len(locomo.TYPED_FILLERS))
+    ]
+    assert typed[:3] == ["Melanie: hahahaha", "Melanie: okk", "Melanie: lolol"]
+    words = {word for filler in locomo.TYPED_FILLERS for word in filler.strip("?!").split()}
+    assert words.isdisjoint(word.strip("!").casefold() for word in locomo.FILLERS)
+    assert locomo.parser().parse_args([str(tmp_path), "--fillers", "typed"]).fillers == "typed"
+    assert locomo.parser().parse_args([str(tmp_path)]).fillers is None
 
 
 def test_the_cost_of_reference_scopes_is_measured_against_one(tmp_path: Path) -> None:
@@ -398,7 +414,7 @@ def test_speakers_may_be_labelled_as_a_chat_export_labels_them(tmp_path: Path) -
         locomo.labelled("Caroline", "nickname")
     release = forms(tmp_path)["folder"]
     folder = locomo.workload(
-        locomo.conversations(release), tmp_path / "out", labels="phone", fillers=True,
+        locomo.conversations(release), tmp_path / "out", labels="phone", fillers="plain",
         lower_questions=True,
     )  # fmt: skip
     entries = [json.loads(line) for line in (folder / "entries.jsonl").read_text().splitlines()]

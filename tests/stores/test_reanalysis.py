@@ -152,7 +152,7 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
 
     migrated, expected = sqlite_state(old), sqlite_state(fresh)
     assert migrated == expected
-    assert migrated["schema"] == "9"
+    assert migrated["schema"] == "10"
     assert migrated["terms"] != before["terms"]
     assert migrated["stats"] != before["stats"]
     assert migrated["days"] != before["days"]
@@ -160,7 +160,7 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
     with sqlite3.connect(old) as conn:  # no statistic left at 0 by the old history
         assert conn.execute("SELECT count(*) FROM term_stats WHERE df <= 0").fetchone() == (0,)
 
-    store = await SqliteStore.open(str(old))  # schema 9 now: nothing to do
+    store = await SqliteStore.open(str(old))  # schema 10 now: nothing to do
     await store.aclose()
     assert sqlite_state(old) == expected
     with sqlite3.connect(old) as conn:
@@ -220,7 +220,7 @@ async def test_a_sqlite_store_of_schema_7_reads_chat_spellings(
     await store.aclose()
     migrated = sqlite_state(old)
     assert migrated == sqlite_state(fresh)
-    assert migrated["schema"] == "9"
+    assert migrated["schema"] == "10"
     assert migrated["terms"] != before["terms"]
 
 

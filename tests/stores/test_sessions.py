@@ -251,5 +251,5 @@ async def test_a_schema_6_file_is_migrated_and_keeps_sessions(tmp_path: Path) ->
     with sqlite3.connect(path) as conn:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     conn.close()
-    assert meta["schema"] == "9"
+    assert meta["schema"] == "10"
     assert int(meta["record_commits"]) >= 2

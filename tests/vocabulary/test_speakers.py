@@ -145,6 +145,57 @@ def test_what_a_messaging_app_writes_where_a_message_was_says_nothing(
     assert says_nothing(text) is nothing
 
 
+@pytest.mark.parametrize(
+    ("text", "nothing"),
+    [
+        ("Ana: hahahaha", True),  # laughter of any length
+        ("Ben: hahah", True),
+        ("Ana: ahahaha omg", True),
+        ("Ben: bahaha", True),
+        ("Ana: hehehe", True),
+        ("Ben: lolol", True),
+        ("Ana: lmaooo", True),
+        ("Ben: xD", True),
+        ("Ana: hmmm", True),  # sounds typed at any length
+        ("Ben: ahh", True),
+        ("Ana: awww", True),
+        ("Ben: mhm", True),
+        ("Ana: yess", True),  # a filler with a letter doubled
+        ("Ben: okk", True),
+        ("Ana: yeahh", True),
+        ("Ben: helloo", True),
+        ("Ana: okaay", True),
+        ("Ben: heyy", True),
+        ("Ana: sounds good", True),  # what chats abbreviate and acknowledge with
+        ("Ben: gotcha", True),
+        ("Ana: alright", True),
+        ("Ben: brb", True),
+        ("Ana: hbu?", True),
+        ("Ben: oof", True),
+        ("Ana: sorry!", True),
+        ("Ben: okie", True),
+        ("Ana: :D", True),  # a face's letter is no word
+        ("Ben: ok :P", True),
+        ("Ana: <3", True),
+        ("Ben: hahaha I got the job", False),
+        ("Ana: good news, we adopted a cat", False),
+        ("Ben: bee", False),  # letters undoubled make no function word of a word
+        ("Ana: butt", False),
+        ("Ben: hiss", False),
+        ("Ana: Hawaii", False),
+        ("Ben: Hannah", False),
+        ("Ana: haiku", False),
+        ("Ben: at 8)", False),
+        ("Ana: see you at the gym at 6", False),
+    ],
+)
+def test_fillers_as_people_type_them_say_nothing(text: str, nothing: bool) -> None:
+    """Laughter and sounds at any length, a filler with a letter doubled for emphasis,
+    the chat's abbreviations and acknowledgements, and faces say nothing; a word that
+    only spells like one, or a filler beside what someone did, says something."""
+    assert says_nothing(text) is nothing
+
+
 @pytest.mark.parametrize("text", ["Ana: What's up?", "Ben: Oh, I didn't!", "Kim: it\u2019s ok"])
 def test_contractions_say_nothing_by_themselves(text: str) -> None:
     """A clitic is split off at its apostrophe, straight or curly, as the analysis does."""

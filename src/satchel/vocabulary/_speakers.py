@@ -436,15 +436,38 @@ def asks_question(text: str | None) -> bool:
     return bool(text) and text.rstrip().endswith("?")  # type: ignore[union-attr]
 
 
-#: What a chat says when it says nothing: acknowledgements, laughter, greetings and
-#: one-word reactions. With function words, all a turn that says nothing holds.
+#: What a chat says when it says nothing: acknowledgements, laughter, greetings,
+#: one-word reactions and what chats abbreviate them to ("brb", "hbu", "tysm"). With
+#: function words, all a turn that says nothing holds. Typed longer ("yess", "okk",
+#: "hahahah") they are fillers all the same (:func:`chat_filler`).
 CHAT_FILLERS: Final = frozenset(
     """
-    ah aw awesome aww bye cheers cool congrats deal gm gn great ha hah haha hahaha heh
-    hehe hello hey hi hm hmm idk ikr k kk lmao lmfao lol nah nice np oh ok okay omg rofl
-    right same sure thank thanks thx true ty ugh wow yay yea yeah yep yes yup
+    absolutely agreed ah aha aight alright alrite aw awesome aww brb bruh bye cheers
+    congrats congratulations cool cya damn dang deal definitely dude eek exactly gm gn
+    good gosh gotcha great ha hah haha hahaha hbu heh hehe hello hey hi hiya hm hmm huh
+    idk ikr indeed jeez k kk lmao lmfao lmk lol nah nice np nvm ofc oh ok okay okey okie
+    omg oof oops phew right rofl same smh sorry sounds sure tbh thank thanks thanx thx
+    totally true ttyl ty tysm tyvm ugh uh um wbu welcome whoa woah wow xo xoxo xx ya yah
+    yay ye yea yeah yeh yep yes yikes yo yup
     """.split()  # noqa: SIM905
 )
+#: A sound typed as a word, at any length: laughter ("haha", "ahahah", "hehehe",
+#: "bahaha", "lolol", "lmaooo", "rofl", "xD"), hesitation and reaction ("hmmm", "mhm",
+#: "umm", "ahh", "ohh", "oooh", "awww", "yayyy", "woww", "omgg"). Matched against a
+#: whole casefolded word.
+_SOUNDS: Final = re.compile(
+    r"""
+    (?:b|bw|m|mu|mw)?a?(?:h+[aeiou]+){2,}h*
+    | l+o+l+(?:o+l+)*z* | l+m+f?a+o+ | r+o+f+l+ | x+d+
+    | h+m+ | m+h+m+ | u+[hm]+ | a+h+ | e+h+ | o+h+ | o+o+h* | a+w+ | y+a+y+ | w+o+w+ | o+m+g+
+    """,
+    re.VERBOSE,
+)
+#: A letter said more than once in a row ("okk", "yeaah").
+_REPEATED: Final = re.compile(r"(\w)\1+")
+#: Faces typed with punctuation (":)", ";-P", ":D", "xD", "<3", "^_^", "-_-"), taken out of
+#: a turn before its words are read: a face's letter ("D", "P") is no word.
+_FACES: Final = re.compile(r"(?<!\w)(?:[:;=][-'^o]?[()\[\]dDpPoO/\\|*3]+|<3+|\^_*\^|-_+-)(?!\w)")
 #: What is left of a negated auxiliary once its "n't" is split off at the apostrophe
 #: ("didn't" -> "didn", "t"): function words all the same.
 _NEGATED_AUXILIARIES: Final = frozenset(
@@ -484,9 +507,10 @@ _MARKS: Final = "\u200e\u200f\ufeff \t"
 
 def says_nothing(text: str | None) -> bool:
     """Whether a conversation turn says nothing a question could ask about: past its
-    speaker's name, every word is a function word or a chat filler (``CHAT_FILLERS``),
-    as the chat spells them ("sooo", "u": ``standard_word``), or it holds no word at all
-    ("Bob: lol", "Ana: Thanks!", an emoji), or it is what a messaging app writes where
+    speaker's name, every word is a function word or a chat filler (:func:`chat_filler`:
+    "lol", "hahahah", "okk"), as the chat spells them ("sooo", "u": ``standard_word``),
+    or it holds no word at all ("Ana: Thanks!", an emoji, a face typed ":D"), or it is
+    what a messaging app writes where
     a message was (``APP_PLACEHOLDER``: "Ana: <Media omitted>", "Ben: This message was
     deleted"). A chat of short messages holds many; placed beside a hit they would take
     a small pack's room. A turn longer than ``MAX_FILLER_CHARS`` is taken to say
@@ -502,9 +526,27 @@ def says_nothing(text: str | None) -> bool:
     if APP_PLACEHOLDER.fullmatch(body.strip(_MARKS).casefold()):
         return True
     return all(  # stops at the first word that says something
-        function_word(word) or word in CHAT_FILLERS or word in _NEGATED_AUXILIARIES
-        for word in (standard_word(found.group().casefold()) for found in _WORD.finditer(body))
+        function_word(word) or word in _NEGATED_AUXILIARIES or chat_filler(word)
+        for word in (
+            standard_word(found.group().casefold())
+            for found in _WORD.finditer(_FACES.sub(" ", body))
+        )
     )
+
+
+def chat_filler(word: str) -> bool:
+    """Whether a casefolded word (as ``standard_word`` spells it) is a chat's filler: one
+    of ``CHAT_FILLERS``, also typed with a letter said twice or more ("yess", "okk",
+    "helloo", "okaay"), or a sound typed at any length (``_SOUNDS``: "hahahah", "lolol",
+    "hmmm"). A word the list holds only once its letters are doubled is no filler: the
+    letters are undoubled, never doubled."""
+    if word in CHAT_FILLERS:
+        return True
+    if _REPEATED.search(word) is not None:
+        last = word[-1]
+        if word.rstrip(last) + last in CHAT_FILLERS or _REPEATED.sub(r"\1", word) in CHAT_FILLERS:
+            return True
+    return _SOUNDS.fullmatch(word) is not None
 
 
 def passed_over(text: str | None) -> bool:

@@ -124,11 +124,12 @@ def create_schema(
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
         conn.execute("INSERT INTO meta VALUES (?, '1')", (sql.CLEAN_PAGES,))
-    elif found[0] in ("1", "2", "3", "4", "5", "6", "7", "8"):
-        _migrate_to_9(conn)  # the column every later step (a re-analysis) fills
+    elif found[0] in ("1", "2", "3", "4", "5", "6", "7", "8", "9"):
+        if found[0] != "9":
+            _migrate_to_9(conn)  # the column every later step (a re-analysis) fills
         if found[0] in ("6", "7"):  # version 7's tables are ``sql.DDL``'s
             _migrate_from_7(conn)
-        elif found[0] == "8":
+        elif found[0] in ("8", "9"):  # 10: fillers as people type them say nothing too
             mark_quiet(conn)
         else:
             if found[0] == "1":
