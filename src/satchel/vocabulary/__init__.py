@@ -102,6 +102,7 @@ from ._retrieval import lightly_named as lightly_named
 from ._speakers import answered as answered
 from ._speakers import asks_question as asks_question
 from ._speakers import called_by_name as called_by_name
+from ._speakers import chat_filler as chat_filler
 from ._speakers import given_name as given_name
 from ._speakers import nicknamed as nicknamed
 from ._speakers import said_by as said_by
@@ -198,6 +199,7 @@ __all__ = [
     "asks_question",
     "asks_when",
     "called_by_name",
+    "chat_filler",
     "check_provider",
     "citation",
     "error_type",

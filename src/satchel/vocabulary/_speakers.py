@@ -465,8 +465,8 @@ _SOUNDS: Final = re.compile(
 )
 #: A letter said more than once in a row ("okk", "yeaah").
 _REPEATED: Final = re.compile(r"(\w)\1+")
-#: Faces typed with punctuation (":)", ";-P", ":D", "xD", "<3", "^_^", "-_-"), taken out of
-#: a turn before its words are read: a face's letter ("D", "P") is no word.
+#: Faces typed with punctuation (":)", ";-P", ":D", "<3", "^_^", "-_-"), taken out of a
+#: turn before its words are read: a face's letter ("D", "P") is no word ("xD" is a sound).
 _FACES: Final = re.compile(r"(?<!\w)(?:[:;=][-'^o]?[()\[\]dDpPoO/\\|*3]+|<3+|\^_*\^|-_+-)(?!\w)")
 #: What is left of a negated auxiliary once its "n't" is split off at the apostrophe
 #: ("didn't" -> "didn", "t"): function words all the same.
@@ -510,11 +510,10 @@ def says_nothing(text: str | None) -> bool:
     speaker's name, every word is a function word or a chat filler (:func:`chat_filler`:
     "lol", "hahahah", "okk"), as the chat spells them ("sooo", "u": ``standard_word``),
     or it holds no word at all ("Ana: Thanks!", an emoji, a face typed ":D"), or it is
-    what a messaging app writes where
-    a message was (``APP_PLACEHOLDER``: "Ana: <Media omitted>", "Ben: This message was
-    deleted"). A chat of short messages holds many; placed beside a hit they would take
-    a small pack's room. A turn longer than ``MAX_FILLER_CHARS`` is taken to say
-    something, unread."""
+    what a messaging app writes where a message was (``APP_PLACEHOLDER``: "Ana: <Media
+    omitted>", "Ben: This message was deleted"). A chat of short messages holds many;
+    placed beside a hit they would take a small pack's room. A turn longer than
+    ``MAX_FILLER_CHARS`` is taken to say something, unread."""
     if not text:
         return True
     if len(text) > LONGEST_FILLER_TEXT:
