@@ -73,6 +73,11 @@ rarely do.
 nothing. ``--fillers typed`` types them as people do (``TYPED_FILLERS``: laughter of any
 length, a last letter doubled, "gotcha", "brb").
 
+``--links`` adds, after one turn in ten, a link its speaker shares ten seconds later
+(``with_link``: a video, a post, a song, an article, a place; half of them as long as
+an app's share button makes them): people's chats hold links that say nothing by
+themselves.
+
 ``--names FILE`` asks every question with the people it names called otherwise: FILE
 is a JSON object from a name to the one the question says instead (``{"Melanie": "Mel",
 "Nate": "Nathan"}``), each whole word replaced. A chat labels people as its app knows
@@ -96,11 +101,14 @@ import argparse
 import codecs
 import hashlib
 import json
+import random
 import re
 import statistics
+import string
 import tempfile
 import time
 import zipfile
+import zlib
 from collections import Counter, defaultdict
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
@@ -204,6 +212,7 @@ def workload(
     lower_questions: bool = False,
     vocatives: bool = True,
     exported: str | None = None,
+    links: bool = False,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
     ``queries.jsonl``), each question's names called as ``names`` says, every
@@ -212,7 +221,8 @@ def workload(
     as :func:`cut_into_messages` does when ``messages``, and each shared photo's
     placeholder added (:func:`with_media_omitted`) when ``media_omitted``, a filler
     of the ``fillers`` style (``FILLER_STYLES``) after three turns in ten
-    (:func:`with_filler`) when one is given, each speaker
+    (:func:`with_filler`) when one is given, a link after one turn in ten
+    (:func:`with_link`) when ``links``, each speaker
     labelled as :func:`labelled` does in the ``labels`` style, the questions in lower
     case when ``lower_questions``, and without the other person's name (:func:`uncalled`)
     unless ``vocatives``; each conversation written out as the ``exported`` app exports
@@ -257,6 +267,8 @@ def workload(
                 said = cut_into_messages(entry) if messages else [entry]
                 if media_omitted:
                     said = with_media_omitted(said)
+                if links and place % 10 == LINKED:
+                    said = with_link(said, f"{name}/{place}")
                 if fillers is not None and place % 10 in FILLED:
                     said = with_filler(said, speakers, place, FILLER_STYLES[fillers])
                 written.extend(said)
@@ -443,6 +455,38 @@ def with_filler(
         said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=20)
         filler["created_at"] = said_at.isoformat()
     return [*said, filler]
+
+
+#: The turns of a conversation (by their place modulo 10) its speaker follows with a link.
+LINKED: Final = 4
+#: What a shared link looks like: where it points, then its id (``with_link``).
+LINK_SHAPES: Final = (
+    "https://youtu.be/{id}",
+    "https://www.instagram.com/reel/{id}/?igsh={tail}",
+    "https://vm.tiktok.com/{id}/",
+    "https://open.spotify.com/track/{id}?si={tail}",
+    "https://www.nytimes.com/2023/05/08/well/{id}.html?smid=nytcore-ios-share&referringSource={tail}",
+    "https://maps.app.goo.gl/{id}",
+)
+
+
+def with_link(said: Sequence[dict[str, Any]], seed: str) -> list[dict[str, Any]]:
+    """The messages of a turn, and after them a link its speaker shares ten seconds after
+    the last (one of ``LINK_SHAPES``, its id drawn from ``seed``): an id of its own
+    (``...~link``), never a turn's evidence."""
+    last = said[-1]
+    draw = random.Random(zlib.crc32(seed.encode()))
+    letters = string.ascii_letters + string.digits
+    shape = draw.choice(LINK_SHAPES)
+    url = shape.format(
+        id="".join(draw.choices(letters, k=11)), tail="".join(draw.choices(letters, k=22))
+    )
+    speaker = last["text"].split(": ", 1)[0]
+    link = {**last, "id": f"{turn_of(last['id'])}~link", "text": f"{speaker}: {url}"}
+    if "created_at" in last:
+        said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=10)
+        link["created_at"] = said_at.isoformat()
+    return [*said, link]
 
 
 def turn_of(entry_id: str | None) -> str | None:
@@ -824,6 +868,7 @@ async def run(
     lower_questions: bool = False,
     vocatives: bool = True,
     exported: str | None = None,
+    links: bool = False,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
@@ -831,6 +876,7 @@ async def run(
         folder = workload(
             samples, Path(directory) / "workload", names, together, threads, chat_spellings,
             messages, media_omitted, fillers, labels, lower_questions, vocatives, exported,
+            links,
         )  # fmt: skip
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
@@ -954,6 +1000,11 @@ def parser() -> argparse.ArgumentParser:
         ' typed: as people type them ("hahahaha", "okk", "gotcha")',
     )
     out.add_argument(
+        "--links",
+        action="store_true",
+        help="after one turn in ten, a link its speaker shares (a video, a song, an article)",
+    )
+    out.add_argument(
         "--labels",
         choices=LABELS,
         help="each speaker labelled as a chat export may: with a surname, an emoji, in"
@@ -1056,6 +1107,7 @@ def main(argv: list[str] | None = None) -> None:
             args.names, args.together, args.threads, args.chat_spellings, args.messages,
             args.references, tuple(dict.fromkeys(args.budgets)), args.media_omitted,
             args.fillers, args.labels, args.lower_questions, args.vocatives, args.exported,
+            args.links,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
@@ -1066,6 +1118,7 @@ def main(argv: list[str] | None = None) -> None:
     result["messages"] = args.messages
     result["media_omitted"] = args.media_omitted
     result["fillers"] = args.fillers
+    result["links"] = args.links
     result["labels"] = args.labels
     result["lower_questions"] = args.lower_questions
     result["vocatives"] = args.vocatives

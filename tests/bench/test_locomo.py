@@ -13,7 +13,7 @@ import pytest
 
 from bench import locomo, orchestrator
 from satchel._workload import read_queries
-from satchel.vocabulary._speakers import opens_with_speaker
+from satchel.vocabulary._speakers import LONGEST_FILLER_TEXT, opens_with_speaker
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -337,6 +337,41 @@ def test_typed_fillers_are_spelled_as_people_type_them(tmp_path: Path) -> None:
     assert words.isdisjoint(word.strip("!").casefold() for word in locomo.FILLERS)
     assert locomo.parser().parse_args([str(tmp_path), "--fillers", "typed"]).fillers == "typed"
     assert locomo.parser().parse_args([str(tmp_path)]).fillers is None
+
+
+def test_the_chat_may_hold_links(tmp_path: Path) -> None:
+    """--links adds, after one turn in ten, a link its speaker shares ten seconds later,
+    drawn from the turn's place (the same every run), under an id that is no turn's
+    evidence; some are longer than a filler."""
+    said = [
+        {
+            "id": "locomo:26/D1:5",
+            "text": "Caroline: I went",
+            "created_at": "2023-05-08T13:56:00+00:00",
+        }
+    ]
+    shared = locomo.with_link(said, "locomo:26/4")
+    assert shared[0] == said[0]
+    assert shared[1]["id"] == "locomo:26/D1:5~link"
+    assert shared[1]["created_at"] == "2023-05-08T13:56:10+00:00"
+    assert shared[1]["text"].startswith("Caroline: https://")
+    assert shared == locomo.with_link(said, "locomo:26/4")
+    lengths = {len(locomo.with_link(said, f"locomo:26/{n}")[1]["text"]) for n in range(40)}
+    assert min(lengths) < LONGEST_FILLER_TEXT < max(lengths)
+    samples = locomo.conversations(forms(tmp_path)["zip"])
+    turns = [
+        {
+            "speaker": "Caroline" if n % 2 else "Melanie",
+            "dia_id": f"D1:{n + 1}",
+            "text": f"turn {n}",
+        }
+        for n in range(10)
+    ]
+    samples[0]["conversation"] = {**samples[0]["conversation"], "session_1": turns}
+    folder = locomo.workload(samples, tmp_path / "out", links=True)
+    ids = [json.loads(line)["id"] for line in (folder / "entries.jsonl").read_text().splitlines()]
+    assert [i for i in ids if i.endswith("~link")] == ["locomo:26/D1:5~link"]
+    assert locomo.parser().parse_args([str(tmp_path), "--links"]).links
 
 
 def test_the_cost_of_reference_scopes_is_measured_against_one(tmp_path: Path) -> None:

@@ -253,10 +253,12 @@ async def test_a_database_of_schema_9_marks_fillers_as_people_type_them(
     tmp_path: Path, thread: str | None
 ) -> None:
     """Schema 9 marked only the fillers its list spelled ("lol"); opening such a file
-    marks the ones people type otherwise too ("hahahah", "okk"), so the turns around
-    them are each other's neighbours, and leaves the turns that say something."""
+    marks the ones people type otherwise too ("hahahah", "okk") and links shared alone,
+    however long, so the turns around them are each other's neighbours, and leaves the
+    turns that say something."""
     path = tmp_path / "old.db"
-    said = ["Ana: we adopted a cat", "Bo: hahahah", "Bo: okk", "Bo: what is its name?"]
+    link = "Bo: https://open.spotify.com/track/4cOdK2wGLETKBW3PvgPWqT?si=" + "a1b2c3d4" * 8
+    said = ["Ana: we adopted a cat", "Bo: hahahah", link, "Bo: what is its name?"]
     store = await SqliteStore.open(str(path))
     refs = await add(store, "c", [turn(text, n, thread) for n, text in enumerate(said)])
     await store.aclose()
@@ -265,12 +267,12 @@ async def test_a_database_of_schema_9_marks_fillers_as_people_type_them(
         conn.execute("UPDATE meta SET value = '9' WHERE key = 'schema'")
     conn.close()
     store = await SqliteStore.open(str(path))
-    cat, laugh, okay, name = await rows_of(store, "c", refs)
+    cat, laugh, shared, name = await rows_of(store, "c", refs)
     around = await store.neighbours("memory", "c", [cat, name])
     assert around == {cat: ThreadNeighbours((), (name,)), name: ThreadNeighbours((cat,), ())}
     conn = store._conns._writer
     marked = conn.execute("SELECT row FROM records WHERE quiet = 1 ORDER BY row").fetchall()
-    assert [row for (row,) in marked] == [laugh, okay]
+    assert [row for (row,) in marked] == [laugh, shared]
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "10"
     await store.aclose()
 

@@ -131,6 +131,11 @@ def test_a_turn_says_nothing_when_it_holds_only_fillers(text: str | None, nothin
         ("Ben: Missed voice call", True),
         ("Ana: Missed group video call, tap to call back", True),
         ("Ben: null", True),
+        ("Ana: IMG-20230508-WA0001.jpg (file attached)", True),  # exported with the media
+        ("Ben: PTT-20230508-WA0002.opus (file attached)", True),
+        ("Ana: \u200elocation: https://maps.google.com/?q=51.50735,-0.12776", True),
+        ("Ben: Waiting for this message. This may take a while.", True),
+        ("Ana: my new location: the office on Baker Street", False),
         ("Ana: the photo omitted my cat", False),
         ("Ben: I missed the video call with mom", False),
         ("Ana: This message was deleted by the moderator of our hiking club", False),
@@ -187,12 +192,18 @@ def test_what_a_messaging_app_writes_where_a_message_was_says_nothing(
         ("Ana: haiku", False),
         ("Ben: at 8)", False),
         ("Ana: see you at the gym at 6", False),
+        ("Ben: https://youtu.be/dQw4w9WgXcQ", True),  # a link shared alone
+        ("Ana: lol www.example.com", True),
+        ("Ben: https://open.spotify.com/track/4cOdK2wGLETKBW3PvgPWqT?si=" + "a1b2" * 20, True),
+        ("Ana: this recipe https://www.allrecipes.com/recipe/12345/", False),
+        ("Ben: https://x.com/" + "a" * 1100, False),  # too long to read
     ],
 )
 def test_fillers_as_people_type_them_say_nothing(text: str, nothing: bool) -> None:
     """Laughter and sounds at any length, a filler with a letter doubled for emphasis,
-    the chat's abbreviations and acknowledgements, and faces say nothing; a word that
-    only spells like one, or a filler beside what someone did, says something."""
+    the chat's abbreviations and acknowledgements, faces, and a link shared alone (up to
+    ``LONGEST_LINKED_TEXT``) say nothing; a word that only spells like one, or a filler
+    or a link beside what someone did, says something."""
     assert says_nothing(text) is nothing
 
 

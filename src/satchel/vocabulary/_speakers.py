@@ -480,20 +480,35 @@ _NEGATED_AUXILIARIES: Final = frozenset(
 #: says something ("Haha yeah, same here, thanks so much!" is 37 characters).
 MAX_FILLER_CHARS: Final = 64
 #: The longest text :func:`says_nothing` reads (a name, ": " and a filler's length): a
-#: longer one says something, and a store's query passes it by unread.
+#: longer one says something, and a store's query passes it by unread, unless it holds a
+#: link (:data:`LINK_MARKS`), read up to ``LONGEST_LINKED_TEXT``.
 LONGEST_FILLER_TEXT: Final = MAX_SPEAKER_CHARS + 2 + MAX_FILLER_CHARS
+#: The longest text holding a link that :func:`says_nothing` reads: a shared link is
+#: often longer than a filler ("https://open.spotify.com/track/...?si=..." is 74
+#: characters), and says nothing by itself.
+LONGEST_LINKED_TEXT: Final = 1024
+#: What every link holds (a store's query looks for them as these strings).
+LINK_MARKS: Final = ("://", "www.")
+#: A link, to its first space: taken out of a turn before its length and words are read.
+_LINKS: Final = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)\S*", re.IGNORECASE)
 #: A word, split at an apostrophe as the analysis splits clitics ("what's" -> "what", "s").
 _WORD: Final = re.compile(r"[^\W_]+")
 #: What a messaging app writes where a message was (an English export's spellings): a
 #: photo or a file not exported ("<Media omitted>", "image omitted", "<attached:
-#: 00000031-PHOTO-2024-03-01.jpg>"), a message deleted or taken back, a call missed,
-#: a view-once message ("null"). Matched against the whole of a turn past its
-#: speaker's name, casefolded, with the direction marks some exports put before it.
+#: 00000031-PHOTO-2024-03-01.jpg>") or exported beside the chat ("IMG-20240301-WA0001.jpg
+#: (file attached)"), a location's link once taken out ("location: https://..."), a
+#: message not yet decrypted ("Waiting for this message"), a message deleted or taken
+#: back, a call missed, a view-once message ("null"). Matched against the whole of a turn
+#: past its speaker's name, casefolded, with the direction marks some exports put before
+#: it.
 APP_PLACEHOLDER: Final = re.compile(
     r"""
     <?\s*(?:media|image|photo|video|audio|voice\ message|sticker|gif|document
           |contact\ card|video\ note|view\ once\ \w+(?:\ \w+)?)\ omitted\s*>?
     | <attached:[^>]*>
+    | [\w-]+\.\w{2,5}\ \(file\ attached\)
+    | (?:live\ )?location:
+    | waiting\ for\ this\ message(?:\.\ this\ may\ take\ a\ while)?\.?
     | this\ message\ was\ deleted\.? | you\ deleted\ this\ message\.?
     | missed\ (?:group\ )?(?:voice|video)\ call(?:,.*)?
     | (?:you\ )?unsent\ a\ message\.?
@@ -512,14 +527,21 @@ def says_nothing(text: str | None) -> bool:
     or it holds no word at all ("Ana: Thanks!", an emoji, a face typed ":D"), or it is
     what a messaging app writes where a message was (``APP_PLACEHOLDER``: "Ana: <Media
     omitted>", "Ben: This message was deleted"). A chat of short messages holds many;
-    placed beside a hit they would take a small pack's room. A turn longer than
-    ``MAX_FILLER_CHARS`` is taken to say something, unread."""
+    placed beside a hit they would take a small pack's room. So does a link shared with
+    nothing more ("Ana: https://youtu.be/...", "Ben: lol https://..."): its words are an
+    address, and its odd ones would rate it rare. A turn longer than ``MAX_FILLER_CHARS``
+    once its links are taken out is taken to say something, and so, unread, is a text
+    longer than ``LONGEST_FILLER_TEXT`` without a link or ``LONGEST_LINKED_TEXT`` with
+    one."""
     if not text:
         return True
-    if len(text) > LONGEST_FILLER_TEXT:
+    linked = any(mark in text for mark in LINK_MARKS)
+    if len(text) > (LONGEST_LINKED_TEXT if linked else LONGEST_FILLER_TEXT):
         return False  # past any name, still longer than a filler: most turns
     colon = text.find(": ", 0, MAX_SPEAKER_CHARS + 2)
     body = text if colon < 0 else text[colon + 2 :]
+    if linked:
+        body = _LINKS.sub(" ", body)
     if len(body) > MAX_FILLER_CHARS:
         return False
     if APP_PLACEHOLDER.fullmatch(body.strip(_MARKS).casefold()):

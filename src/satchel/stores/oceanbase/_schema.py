@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from ...vocabulary._speakers import LONGEST_FILLER_TEXT, TIMELINE_GAP, TURN_SQL
+from ...vocabulary._speakers import (
+    LINK_MARKS,
+    LONGEST_FILLER_TEXT,
+    LONGEST_LINKED_TEXT,
+    TIMELINE_GAP,
+    TURN_SQL,
+)
 
 #: The version :data:`MIGRATIONS` brings a database to.
 SCHEMA_VERSION: Final = 8
@@ -357,8 +363,14 @@ MENTIONING: Final = (
     " AND m.high - m.low <= %s AND r.live = 1"
 )
 #: A record's text when it is short enough to say nothing (``vocabulary.passed_over``
-#: reads it; a longer text says something), else NULL: what a neighbour read takes of it.
-SHORT_TEXT: Final = f"CASE WHEN CHAR_LENGTH(text) <= {LONGEST_FILLER_TEXT} THEN text END"
+#: reads it; a longer text says something: ``says_nothing``'s bounds, longer with a
+#: link), else NULL: what a neighbour read takes of it.
+SHORT_TEXT: Final = (
+    f"CASE WHEN CHAR_LENGTH(text) <= {LONGEST_FILLER_TEXT} OR (CHAR_LENGTH(text) <="
+    f" {LONGEST_LINKED_TEXT} AND ("
+    + " OR ".join(f"LOCATE('{mark}', text) > 0" for mark in LINK_MARKS)
+    + ")) THEN text END"
+)
 #: The rows up to ``LIMIT`` places before (``side`` 0) and after (1) one row of a thread,
 #: with what orders them and their short texts (``SHORT_TEXT``); a neighbour read is one
 #: ``UNION ALL`` of these, a pair per row.
