@@ -91,12 +91,20 @@ class ScopePostings:
     def frequencies(self, prefix: str, terms: Sequence[str]) -> dict[str, int]:
         """How many of the scope's rows hold each of ``terms`` (unprefixed; absent terms
         left out): their document frequencies."""
-        found = {}
+        get = self.terms.get
+        found: list[str] = []
+        ids: list[int] = []
         for term in terms:
-            held = self.terms.get(prefix + term)
+            held = get(prefix + term)
             if held is not None:
-                found[term] = int(self.starts[held + 1] - self.starts[held])
-        return found
+                found.append(term)
+                ids.append(held)
+        if not ids:
+            return {}
+        # One array step for every count: a rating after a write asks for a thousand.
+        at = np.asarray(ids, dtype=np.int64)
+        counts: list[int] = (self.starts[at + 1] - self.starts[at]).tolist()
+        return dict(zip(found, counts, strict=True))
 
     def ranked(
         self, terms: Sequence[str], limit: int, totals: Totals
