@@ -104,6 +104,11 @@ def _same_frequencies(conn: sqlite3.Connection, scope_key: int, query: str) -> N
     counted = _search.term_frequencies(conn, "memory", scope_key, terms)
     assert postings.frequencies(sql.term_prefix(scope_key), terms) == counted
     assert list(postings.frequencies(sql.term_prefix(scope_key), terms)) == list(counted)
+    prefix = sql.term_prefix(scope_key)  # the whole vocabulary: counted in one array step
+    held = [term.removeprefix(prefix) for term in postings.terms][:200]
+    vocabulary = [*held * (1 + shared.ARRAY_COUNTS // len(held)), "unheld"]
+    every = _search.term_counts(conn, "memory", scope_key, vocabulary)
+    assert postings.frequencies(prefix, vocabulary) == every
 
 
 def _same_ranks_to_the_bit(conn: sqlite3.Connection, scope_key: int, query: str, size: int) -> None:

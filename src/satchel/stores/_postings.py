@@ -46,6 +46,9 @@ B: Final = 0.75
 #: about a millisecond of Python.
 BUILD_CHUNK: Final = 256
 
+#: Terms from which :meth:`ScopePostings.frequencies` counts in one array step: fewer
+#: cost less as a lookup each (equal at about 16 terms, 3.2 us).
+ARRAY_COUNTS: Final = 16
 #: Texts of plain terms: ASCII letters and digits, lowercase, split by single spaces.
 PLAIN_TEXT: Final = re.compile(r"[a-z0-9 ]*")
 
@@ -99,11 +102,14 @@ class ScopePostings:
             if held is not None:
                 found.append(term)
                 ids.append(held)
-        if not ids:
-            return {}
+        starts = self.starts
+        if len(ids) < ARRAY_COUNTS:  # a query's few terms: a lookup each costs less
+            return {
+                term: int(starts[at + 1] - starts[at]) for term, at in zip(found, ids, strict=True)
+            }
         # One array step for every count: a rating after a write asks for a thousand.
         at = np.asarray(ids, dtype=np.int64)
-        counts: list[int] = (self.starts[at + 1] - self.starts[at]).tolist()
+        counts: list[int] = (starts[at + 1] - starts[at]).tolist()
         return dict(zip(found, counts, strict=True))
 
     def ranked(
