@@ -287,6 +287,23 @@ def test_a_shared_photo_may_leave_the_line_an_export_writes(tmp_path: Path) -> N
     assert locomo.parser().parse_args([str(tmp_path), "--media-omitted"]).media_omitted
 
 
+def ten_turns_written(tmp_path: Path, **options: Any) -> list[str]:
+    """The entry ids of a workload written with ``options`` whose first conversation's
+    first session is ten turns taking turns."""
+    samples = locomo.conversations(forms(tmp_path)["zip"])
+    turns = [
+        {
+            "speaker": "Caroline" if n % 2 else "Melanie",
+            "dia_id": f"D1:{n + 1}",
+            "text": f"turn {n}",
+        }
+        for n in range(10)
+    ]
+    samples[0]["conversation"] = {**samples[0]["conversation"], "session_1": turns}
+    folder = locomo.workload(samples, tmp_path / "out", **options)
+    return [json.loads(line)["id"] for line in (folder / "entries.jsonl").read_text().splitlines()]
+
+
 def test_the_chat_may_hold_fillers(tmp_path: Path) -> None:
     """--fillers adds, after three turns in ten, the other person's filler twenty seconds
     later, under an id that is no turn's evidence."""
@@ -305,18 +322,7 @@ def test_the_chat_may_hold_fillers(tmp_path: Path) -> None:
     assert locomo.with_filler([{**said[0], "text": "Melanie: x"}], speakers, 0)[1]["text"] == (
         "Caroline: ok"
     )
-    samples = locomo.conversations(forms(tmp_path)["zip"]) * 1
-    turns = [
-        {
-            "speaker": "Caroline" if n % 2 else "Melanie",
-            "dia_id": f"D1:{n + 1}",
-            "text": f"turn {n}",
-        }
-        for n in range(10)
-    ]
-    samples[0]["conversation"] = {**samples[0]["conversation"], "session_1": turns}
-    folder = locomo.workload(samples, tmp_path / "out", fillers="plain")
-    ids = [json.loads(line)["id"] for line in (folder / "entries.jsonl").read_text().splitlines()]
+    ids = ten_turns_written(tmp_path, fillers="plain")
     assert [i for i in ids if i.endswith("~filler")] == [
         "locomo:26/D1:3~filler", "locomo:26/D1:6~filler", "locomo:26/D1:9~filler",
     ]  # fmt: skip
@@ -358,18 +364,7 @@ def test_the_chat_may_hold_links(tmp_path: Path) -> None:
     assert shared == locomo.with_link(said, "locomo:26/4")
     lengths = {len(locomo.with_link(said, f"locomo:26/{n}")[1]["text"]) for n in range(40)}
     assert min(lengths) < LONGEST_FILLER_TEXT < max(lengths)
-    samples = locomo.conversations(forms(tmp_path)["zip"])
-    turns = [
-        {
-            "speaker": "Caroline" if n % 2 else "Melanie",
-            "dia_id": f"D1:{n + 1}",
-            "text": f"turn {n}",
-        }
-        for n in range(10)
-    ]
-    samples[0]["conversation"] = {**samples[0]["conversation"], "session_1": turns}
-    folder = locomo.workload(samples, tmp_path / "out", links=True)
-    ids = [json.loads(line)["id"] for line in (folder / "entries.jsonl").read_text().splitlines()]
+    ids = ten_turns_written(tmp_path, links=True)
     assert [i for i in ids if i.endswith("~link")] == ["locomo:26/D1:5~link"]
     assert locomo.parser().parse_args([str(tmp_path), "--links"]).links
 

@@ -17,6 +17,7 @@ from satchel.stores.testing import memories
 from satchel.vocabulary._analysis import analyse_query
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 pytestmark = pytest.mark.anyio
@@ -221,58 +222,44 @@ def downgrade(path: Path, version: str) -> None:
             )  # fmt: skip
 
 
+def as_schema_9(conn: sqlite3.Connection) -> None:
+    """Rewrite a current database as schema 9 left it for these tests: no record marked
+    (its rule knew neither fillers typed otherwise nor links)."""
+    conn.execute("UPDATE records SET quiet = 0")
+    conn.execute("UPDATE meta SET value = '9' WHERE key = 'schema'")
+
+
 @pytest.mark.parametrize("thread", ["t1", None])
-async def test_a_database_of_schema_8_marks_the_records_that_say_nothing(
-    tmp_path: Path, thread: str | None
+@pytest.mark.parametrize("downgrade", [without_quiet, as_schema_9])
+async def test_an_older_database_marks_the_records_that_say_nothing(
+    tmp_path: Path, thread: str | None, downgrade: Callable[[sqlite3.Connection], None]
 ) -> None:
-    """Opening a schema 8 file marks the records whose text says nothing and remakes the
-    thread indexes with the mark: the turns around a filler are each other's
-    neighbours, in a thread and without one, as in a file written now."""
+    """Opening a schema 8 file (no mark) or a schema 9 file (marked by a rule that knew
+    neither fillers typed otherwise, "hahahah", nor links shared alone, however long)
+    marks the records whose text says nothing and keeps the thread indexes holding the
+    mark: the turns around them are each other's neighbours, in a thread and without
+    one, as in a file written now."""
     path = tmp_path / "old.db"
-    said = ["Ana: we adopted a cat", "Bo: lol", "Bo: <Media omitted>", "Bo: what is its name?"]
+    link = "Bo: https://open.spotify.com/track/4cOdK2wGLETKBW3PvgPWqT?si=" + "a1b2c3d4" * 8
+    said = [
+        "Ana: we adopted a cat", "Bo: lol", "Bo: <Media omitted>", "Bo: hahahah", link,
+        "Bo: what is its name?",
+    ]  # fmt: skip
     store = await SqliteStore.open(str(path))
     refs = await add(store, "c", [turn(text, n, thread) for n, text in enumerate(said)])
     await store.aclose()
     with sqlite3.connect(path) as conn:
-        without_quiet(conn)
-    store = await SqliteStore.open(str(path))
-    cat, lol, media, name = await rows_of(store, "c", refs)
-    around = await store.neighbours("memory", "c", [cat, name])
-    assert around == {cat: ThreadNeighbours((), (name,)), name: ThreadNeighbours((cat,), ())}
-    conn = store._conns._writer
-    marked = conn.execute("SELECT row FROM records WHERE quiet = 1 ORDER BY row").fetchall()
-    assert [row for (row,) in marked] == [lol, media]
-    index = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'records_thread'")
-    assert "quiet" in index.fetchone()[0]
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "10"
-    await store.aclose()
-
-
-@pytest.mark.parametrize("thread", ["t1", None])
-async def test_a_database_of_schema_9_marks_fillers_as_people_type_them(
-    tmp_path: Path, thread: str | None
-) -> None:
-    """Schema 9 marked only the fillers its list spelled ("lol"); opening such a file
-    marks the ones people type otherwise too ("hahahah", "okk") and links shared alone,
-    however long, so the turns around them are each other's neighbours, and leaves the
-    turns that say something."""
-    path = tmp_path / "old.db"
-    link = "Bo: https://open.spotify.com/track/4cOdK2wGLETKBW3PvgPWqT?si=" + "a1b2c3d4" * 8
-    said = ["Ana: we adopted a cat", "Bo: hahahah", link, "Bo: what is its name?"]
-    store = await SqliteStore.open(str(path))
-    refs = await add(store, "c", [turn(text, n, thread) for n, text in enumerate(said)])
-    await store.aclose()
-    with sqlite3.connect(path) as conn:  # as schema 9 marked them: neither
-        conn.execute("UPDATE records SET quiet = 0")
-        conn.execute("UPDATE meta SET value = '9' WHERE key = 'schema'")
+        downgrade(conn)
     conn.close()
     store = await SqliteStore.open(str(path))
-    cat, laugh, shared, name = await rows_of(store, "c", refs)
+    cat, *quiet, name = await rows_of(store, "c", refs)
     around = await store.neighbours("memory", "c", [cat, name])
     assert around == {cat: ThreadNeighbours((), (name,)), name: ThreadNeighbours((cat,), ())}
     conn = store._conns._writer
     marked = conn.execute("SELECT row FROM records WHERE quiet = 1 ORDER BY row").fetchall()
-    assert [row for (row,) in marked] == [laugh, shared]
+    assert [row for (row,) in marked] == quiet
+    index = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'records_thread'")
+    assert "quiet" in index.fetchone()[0]
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "10"
     await store.aclose()
 
