@@ -78,6 +78,10 @@ length, a last letter doubled, "gotcha", "brb").
 an app's share button makes them): people's chats hold links that say nothing by
 themselves.
 
+``--reactions`` adds, after one turn in ten, the other person's reaction as a phone
+writes it when the other phone lacks its app ("Loved “...”", quoting the turn's last
+message: ``with_reaction``) fifteen seconds later.
+
 ``--names FILE`` asks every question with the people it names called otherwise: FILE
 is a JSON object from a name to the one the question says instead (``{"Melanie": "Mel",
 "Nate": "Nathan"}``), each whole word replaced. A chat labels people as its app knows
@@ -213,6 +217,7 @@ def workload(
     vocatives: bool = True,
     exported: str | None = None,
     links: bool = False,
+    reactions: bool = False,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
     ``queries.jsonl``), each question's names called as ``names`` says, every
@@ -222,7 +227,8 @@ def workload(
     placeholder added (:func:`with_media_omitted`) when ``media_omitted``, a filler
     of the ``fillers`` style (``FILLER_STYLES``) after three turns in ten
     (:func:`with_filler`) when one is given, a link after one turn in ten
-    (:func:`with_link`) when ``links``, each speaker
+    (:func:`with_link`) when ``links``, a reaction after another one in ten
+    (:func:`with_reaction`) when ``reactions``, each speaker
     labelled as :func:`labelled` does in the ``labels`` style, the questions in lower
     case when ``lower_questions``, and without the other person's name (:func:`uncalled`)
     unless ``vocatives``; each conversation written out as the ``exported`` app exports
@@ -267,6 +273,8 @@ def workload(
                 said = cut_into_messages(entry) if messages else [entry]
                 if media_omitted:
                     said = with_media_omitted(said)
+                if reactions and place % 10 == REACTED:
+                    said = with_reaction(said, speakers, place)
                 if links and place % 10 == LINKED:
                     said = with_link(said, f"{name}/{place}")
                 if fillers is not None and place % 10 in FILLED:
@@ -487,6 +495,33 @@ def with_link(said: Sequence[dict[str, Any]], seed: str) -> list[dict[str, Any]]
         said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=10)
         link["created_at"] = said_at.isoformat()
     return [*said, link]
+
+
+#: The turns of a conversation (by their place modulo 10) the other person reacts to.
+REACTED: Final = 7
+#: How a phone writes a reaction to a phone without its app, in turn (``with_reaction``).
+REACTIONS: Final = ("Loved", "Liked", "Laughed at", "Emphasized", "Reacted \U0001f602 to")
+
+
+def with_reaction(
+    said: Sequence[dict[str, Any]], speakers: Mapping[str, Any], number: int
+) -> list[dict[str, Any]]:
+    """The messages of the conversation's ``number``-th turn, and after them the other of
+    its two ``speakers``' reaction to the last of them fifteen seconds later, as a
+    message quoting it (``REACTIONS``, in turn: "Loved “...”"): an id of its own
+    (``...~reaction``), never a turn's evidence."""
+    last = said[-1]
+    speaker, message = last["text"].split(": ", 1)
+    other = speakers["speaker_b"] if speaker == speakers.get("speaker_a") else speakers["speaker_a"]
+    verb = REACTIONS[number % len(REACTIONS)]
+    reaction = {
+        **last, "id": f"{turn_of(last['id'])}~reaction",
+        "text": f"{other}: {verb} \u201c{message}\u201d",
+    }  # fmt: skip
+    if "created_at" in last:
+        said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=15)
+        reaction["created_at"] = said_at.isoformat()
+    return [*said, reaction]
 
 
 def turn_of(entry_id: str | None) -> str | None:
@@ -869,6 +904,7 @@ async def run(
     vocatives: bool = True,
     exported: str | None = None,
     links: bool = False,
+    reactions: bool = False,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
@@ -876,7 +912,7 @@ async def run(
         folder = workload(
             samples, Path(directory) / "workload", names, together, threads, chat_spellings,
             messages, media_omitted, fillers, labels, lower_questions, vocatives, exported,
-            links,
+            links, reactions,
         )  # fmt: skip
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
@@ -1005,6 +1041,11 @@ def parser() -> argparse.ArgumentParser:
         help="after one turn in ten, a link its speaker shares (a video, a song, an article)",
     )
     out.add_argument(
+        "--reactions",
+        action="store_true",
+        help='after one turn in ten, the other person\'s reaction quoting it ("Loved “...”")',
+    )
+    out.add_argument(
         "--labels",
         choices=LABELS,
         help="each speaker labelled as a chat export may: with a surname, an emoji, in"
@@ -1107,7 +1148,7 @@ def main(argv: list[str] | None = None) -> None:
             args.names, args.together, args.threads, args.chat_spellings, args.messages,
             args.references, tuple(dict.fromkeys(args.budgets)), args.media_omitted,
             args.fillers, args.labels, args.lower_questions, args.vocatives, args.exported,
-            args.links,
+            args.links, args.reactions,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
@@ -1119,6 +1160,7 @@ def main(argv: list[str] | None = None) -> None:
     result["media_omitted"] = args.media_omitted
     result["fillers"] = args.fillers
     result["links"] = args.links
+    result["reactions"] = args.reactions
     result["labels"] = args.labels
     result["lower_questions"] = args.lower_questions
     result["vocatives"] = args.vocatives

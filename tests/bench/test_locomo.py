@@ -13,7 +13,7 @@ import pytest
 
 from bench import locomo, orchestrator
 from satchel._workload import read_queries
-from satchel.vocabulary._speakers import LONGEST_FILLER_TEXT, opens_with_speaker
+from satchel.vocabulary._speakers import LONGEST_FILLER_TEXT, opens_with_speaker, says_nothing
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -367,6 +367,35 @@ def test_the_chat_may_hold_links(tmp_path: Path) -> None:
     ids = ten_turns_written(tmp_path, links=True)
     assert [i for i in ids if i.endswith("~link")] == ["locomo:26/D1:5~link"]
     assert locomo.parser().parse_args([str(tmp_path), "--links"]).links
+
+
+def test_the_chat_may_hold_reactions(tmp_path: Path) -> None:
+    """--reactions adds, after one turn in ten, the other person's reaction quoting its
+    last message fifteen seconds later, under an id that is no turn's evidence."""
+    said = [
+        {
+            "id": "locomo:26/D1:8#0",
+            "text": "Caroline: I went",
+            "created_at": "2023-05-08T13:56:00+00:00",
+        },
+        {
+            "id": "locomo:26/D1:8#1",
+            "text": "Caroline: It was fun!",
+            "created_at": "2023-05-08T13:56:01+00:00",
+        },
+    ]
+    speakers = {"speaker_a": "Caroline", "speaker_b": "Melanie"}
+    reacted = locomo.with_reaction(said, speakers, 4)
+    assert reacted[:2] == said
+    assert reacted[2] == {
+        "id": "locomo:26/D1:8~reaction",
+        "text": "Melanie: Reacted \U0001f602 to \u201cIt was fun!\u201d",
+        "created_at": "2023-05-08T13:56:16+00:00",
+    }
+    assert says_nothing(reacted[2]["text"])
+    ids = ten_turns_written(tmp_path, reactions=True)
+    assert [i for i in ids if i.endswith("~reaction")] == ["locomo:26/D1:8~reaction"]
+    assert locomo.parser().parse_args([str(tmp_path), "--reactions"]).reactions
 
 
 def test_the_cost_of_reference_scopes_is_measured_against_one(tmp_path: Path) -> None:

@@ -235,15 +235,17 @@ async def test_an_older_database_marks_the_records_that_say_nothing(
     tmp_path: Path, thread: str | None, downgrade: Callable[[sqlite3.Connection], None]
 ) -> None:
     """Opening a schema 8 file (no mark) or a schema 9 file (marked by a rule that knew
-    neither fillers typed otherwise, "hahahah", nor links shared alone, however long)
+    neither fillers typed otherwise, "hahahah", nor links shared alone or an app's
+    reactions, however long)
     marks the records whose text says nothing and keeps the thread indexes holding the
     mark: the turns around them are each other's neighbours, in a thread and without
     one, as in a file written now."""
     path = tmp_path / "old.db"
     link = "Bo: https://open.spotify.com/track/4cOdK2wGLETKBW3PvgPWqT?si=" + "a1b2c3d4" * 8
+    loved = "Bo: Loved \u201c" + "we adopted a cat and she is lovely " * 3 + "\u201d"
     said = [
         "Ana: we adopted a cat", "Bo: lol", "Bo: <Media omitted>", "Bo: hahahah", link,
-        "Bo: what is its name?",
+        loved, "Bo: what is its name?",
     ]  # fmt: skip
     store = await SqliteStore.open(str(path))
     refs = await add(store, "c", [turn(text, n, thread) for n, text in enumerate(said)])

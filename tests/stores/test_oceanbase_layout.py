@@ -475,13 +475,14 @@ async def test_every_read_of_neighbours_passes_over_turns_that_say_nothing(
     """From the rows held, from the threads read whole, and read around each key (a run
     of turns that say nothing longer than ``PASSED_SLACK`` read again, wider), a key's
     neighbours are the nearest turns that say something, in a thread or in the scope's
-    turns without one; a link shared alone says nothing, however long."""
+    turns without one; a link shared alone or an app's reaction says nothing, however long."""
     store = oceanbase()
     await store.bind_embedder("test", 4)
     start = datetime(2024, 1, 1, tzinfo=UTC)
     link = "Ben: https://open.spotify.com/track/4cOdK2wGLETKBW3PvgPWqT?si=" + "a1b2c3d4" * 8
     said = [
-        "Ana: we adopted a kestrel", *["Ben: lol", "Ben: <Media omitted>"] * 4,
+        "Ana: we adopted a kestrel", *["Ben: lol", "Ben: <Media omitted>"] * 3, "Ben: lol",
+        "Ben: Loved \u201c" + "what a lovely little bird you have there " * 3 + "\u201d",
         "Ben: hahahah", link, "Ben: what is the kestrel called?", "Ana: haha",
         "Ana: Kestrel Miso",
     ]  # fmt: skip

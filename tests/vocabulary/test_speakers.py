@@ -197,13 +197,20 @@ def test_what_a_messaging_app_writes_where_a_message_was_says_nothing(
         ("Ben: https://open.spotify.com/track/4cOdK2wGLETKBW3PvgPWqT?si=" + "a1b2" * 20, True),
         ("Ana: this recipe https://www.allrecipes.com/recipe/12345/", False),
         ("Ben: https://x.com/" + "a" * 1100, False),  # too long to read
+        ("Ana: Loved \u201cI got the job!\u201d", True),  # a reaction quoting a message
+        ("Ben: Laughed at \u201c" + "the dog ate my homework again " * 10 + "\u201d", True),
+        ("Ana: Reacted \U0001f602 to \u201cthat dog\u201d", True),
+        ('Ben: Liked "see you at 7"', True),
+        ('Ana: Loved "Inception" so much', False),
+        ("Ben: I said \u201cno\u201d to the job in Lisbon because of the long commute", False),
     ],
 )
 def test_fillers_as_people_type_them_say_nothing(text: str, nothing: bool) -> None:
     """Laughter and sounds at any length, a filler with a letter doubled for emphasis,
-    the chat's abbreviations and acknowledgements, faces, and a link shared alone (up to
-    ``LONGEST_LINKED_TEXT``) say nothing; a word that only spells like one, or a filler
-    or a link beside what someone did, says something."""
+    the chat's abbreviations and acknowledgements, faces, a link shared alone and an
+    app's reaction quoting a message (up to ``LONGEST_MARKED_TEXT``) say nothing; a word
+    that only spells like one, or a filler, a link or a quotation beside what someone
+    did, says something."""
     assert says_nothing(text) is nothing
 
 

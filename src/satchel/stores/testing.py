@@ -1158,21 +1158,22 @@ async def check_turns_without_a_thread_are_the_scopes_conversation(store: Store)
 async def check_neighbours_pass_over_turns_that_say_nothing(store: Store) -> None:
     """A read of neighbours passes over the records whose text says nothing
     (``vocabulary.passed_over``: "Bo: lol", "Bo: <Media omitted>", "Ana: hahahah", a
-    link shared alone, however long), in a thread and in the scope's turns without one
-    alike: the nearest turns that say something are the neighbours, and a turn that
-    says nothing has them too."""
+    link shared alone or an app's reaction quoting a message, however long), in a thread
+    and in the scope's turns without one alike: the nearest turns that say something are
+    the neighbours, and a turn that says nothing has them too."""
     link = "Bo: https://open.spotify.com/track/4cOdK2wGLETKBW3PvgPWqT?si=" + "a1b2c3d4" * 8
+    loved = "Ana: Loved \u201c" + "what a lovely little cat you have there " * 3 + "\u201d"
     said = [
         "Ana: we adopted a cat", "Bo: lol", "Bo: <Media omitted>", link,
-        "Bo: what is its name?", "Ana: haha", "Ana: hahahah", "Ana: Miso, after the soup",
-        "Bo: ok",
+        "Bo: what is its name?", "Ana: haha", "Ana: hahahah", loved,
+        "Ana: Miso, after the soup", "Bo: ok",
     ]  # fmt: skip
     await remember(store, "s", [turn(text, n) for n, text in enumerate(said)])
     await remember(store, "u", [turn(text, n, thread=None) for n, text in enumerate(said)])
     for scope in ("s", "u"):
         written = await every_key(store, scope)
         key = dict(zip(await texts(store, written, scope=scope), written, strict=True))
-        cat, name, miso = key[said[0]], key[said[4]], key[said[7]]
+        cat, name, miso = key[said[0]], key[said[4]], key[said[8]]
         asked = [cat, key["Bo: lol"], name, miso]
         around = await store.neighbours("memory", scope, asked)
         assert around == {

@@ -480,17 +480,32 @@ _NEGATED_AUXILIARIES: Final = frozenset(
 #: says something ("Haha yeah, same here, thanks so much!" is 37 characters).
 MAX_FILLER_CHARS: Final = 64
 #: The longest text :func:`says_nothing` reads (a name, ": " and a filler's length): a
-#: longer one says something, and a store's query passes it by unread, unless it holds a
-#: link (:data:`LINK_MARKS`), read up to ``LONGEST_LINKED_TEXT``.
+#: longer one says something, and a store's query passes it by unread, unless it holds
+#: one of :data:`MARKED_BY` (a link, a quotation), read up to ``LONGEST_MARKED_TEXT``.
 LONGEST_FILLER_TEXT: Final = MAX_SPEAKER_CHARS + 2 + MAX_FILLER_CHARS
-#: The longest text holding a link that :func:`says_nothing` reads: a shared link is
-#: often longer than a filler ("https://open.spotify.com/track/...?si=..." is 74
-#: characters), and says nothing by itself.
-LONGEST_LINKED_TEXT: Final = 1024
-#: What every link holds (a store's query looks for them as these strings).
-LINK_MARKS: Final = ("://", "www.")
+#: The longest text holding a link or a quotation that :func:`says_nothing` reads: a
+#: shared link is often longer than a filler ("https://open.spotify.com/track/...?si=..."
+#: is 74 characters), a reaction quotes the whole message it reacts to, and neither
+#: says anything by itself.
+LONGEST_MARKED_TEXT: Final = 1024
+#: What every link (``://``, ``www.``) or reaction's quotation (a quotation mark) holds: a
+#: text longer than a filler holding none of these says something (a store's query
+#: looks for them as these strings).
+MARKED_BY: Final = ("://", "www.", "\u201c", '"')
 #: A link, to its first space: taken out of a turn before its length and words are read.
 _LINKS: Final = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)\S*", re.IGNORECASE)
+#: A reaction a messaging app writes as a message of its own, quoting the message it
+#: reacts to (an iPhone's to a phone without iMessage, "Loved “I got the job!”"; Android's
+#: Google Messages, "Reacted 😂 to “...”"); matched against the whole of a turn past its
+#: speaker's name, casefolded.
+_REACTION: Final = re.compile(
+    r"""
+    (?:loved|liked|disliked|laughed\ at|emphasi[sz]ed|questioned
+       |reacted\ \S{1,8}\ to|removed\ an?\ \S{1,12}\ from)
+    \ [“"].*["”]
+    """,
+    re.VERBOSE | re.DOTALL,
+)
 #: A word, split at an apostrophe as the analysis splits clitics ("what's" -> "what", "s").
 _WORD: Final = re.compile(r"[^\W_]+")
 #: What a messaging app writes where a message was (an English export's spellings): a
@@ -529,18 +544,22 @@ def says_nothing(text: str | None) -> bool:
     omitted>", "Ben: This message was deleted"). A chat of short messages holds many;
     placed beside a hit they would take a small pack's room. So does a link shared with
     nothing more ("Ana: https://youtu.be/...", "Ben: lol https://..."): its words are an
-    address, and its odd ones would rate it rare. A turn longer than ``MAX_FILLER_CHARS``
-    once its links are taken out is taken to say something, and so, unread, is a text
-    longer than ``LONGEST_FILLER_TEXT`` without a link or ``LONGEST_LINKED_TEXT`` with
-    one."""
+    address, and its odd ones would rate it rare; and a reaction an app writes as a
+    message (``_REACTION``: "Ben: Loved “I got the job!”"), which repeats the message
+    it reacts to under another speaker. A turn longer than ``MAX_FILLER_CHARS`` once its
+    links are taken out is taken to say something, and so, unread, is a text longer than
+    ``LONGEST_FILLER_TEXT`` holding none of ``MARKED_BY`` or ``LONGEST_MARKED_TEXT``
+    holding one."""
     if not text:
         return True
-    linked = any(mark in text for mark in LINK_MARKS)
-    if len(text) > (LONGEST_LINKED_TEXT if linked else LONGEST_FILLER_TEXT):
+    marked = any(mark in text for mark in MARKED_BY)
+    if len(text) > (LONGEST_MARKED_TEXT if marked else LONGEST_FILLER_TEXT):
         return False  # past any name, still longer than a filler: most turns
     colon = text.find(": ", 0, MAX_SPEAKER_CHARS + 2)
     body = text if colon < 0 else text[colon + 2 :]
-    if linked:
+    if marked:
+        if _REACTION.fullmatch(body.strip(_MARKS).casefold()):
+            return True
         body = _LINKS.sub(" ", body)
     if len(body) > MAX_FILLER_CHARS:
         return False

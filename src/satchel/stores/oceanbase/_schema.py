@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Final
 
 from ...vocabulary._speakers import (
-    LINK_MARKS,
     LONGEST_FILLER_TEXT,
-    LONGEST_LINKED_TEXT,
+    LONGEST_MARKED_TEXT,
+    MARKED_BY,
     TIMELINE_GAP,
     TURN_SQL,
 )
@@ -364,11 +364,11 @@ MENTIONING: Final = (
 )
 #: A record's text when it is short enough to say nothing (``vocabulary.passed_over``
 #: reads it; a longer text says something: ``says_nothing``'s bounds, longer with a
-#: link), else NULL: what a neighbour read takes of it.
+#: link or a quotation), else NULL: what a neighbour read takes of it.
 SHORT_TEXT: Final = (
     f"CASE WHEN CHAR_LENGTH(text) <= {LONGEST_FILLER_TEXT} OR (CHAR_LENGTH(text) <="
-    f" {LONGEST_LINKED_TEXT} AND ("
-    + " OR ".join(f"LOCATE('{mark}', text) > 0" for mark in LINK_MARKS)
+    f" {LONGEST_MARKED_TEXT} AND ("
+    + " OR ".join(f"LOCATE('{mark}', text) > 0" for mark in MARKED_BY)
     + ")) THEN text END"
 )
 #: The rows up to ``LIMIT`` places before (``side`` 0) and after (1) one row of a thread,

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Final
 from ...vocabulary._evidence import Evidence
 from ...vocabulary._families import FAMILY_RULES
 from ...vocabulary._speakers import (
-    LINK_MARKS,
     LONGEST_FILLER_TEXT,
-    LONGEST_LINKED_TEXT,
+    LONGEST_MARKED_TEXT,
+    MARKED_BY,
     TIMELINE_GAP,
     TURN_SQL,
     passed_over,
@@ -201,12 +201,12 @@ _HIT_TURN: Final = TURN_SQL["sqlite"].format(text="hit.text")
 #: Marks again which records say nothing (``records.quiet``), as a migration that
 #: derives again what records' texts say does; ``{passed}`` names the SQL function of
 #: :func:`quiet` (``_rows.mark_quiet``), asked only of texts short enough to say nothing
-#: (``vocabulary.says_nothing``'s bounds: longer with a link).
+#: (``vocabulary.says_nothing``'s bounds: longer with a link or a quotation).
 MARK_QUIET: Final = (
     "UPDATE records SET quiet = {passed}(text)"
     f" WHERE quiet != 0 OR length(text) <= {LONGEST_FILLER_TEXT} OR"
-    f" (length(text) <= {LONGEST_LINKED_TEXT} AND ("
-    + " OR ".join(f"instr(text, '{mark}') > 0" for mark in LINK_MARKS)
+    f" (length(text) <= {LONGEST_MARKED_TEXT} AND ("
+    + " OR ".join(f"instr(text, '{mark}') > 0" for mark in MARKED_BY)
     + "))"
 )
 
