@@ -519,6 +519,8 @@ def test_the_other_of_a_chat_of_two_is_called_by_the_name() -> None:
     assert called(texts, frozenset({"jon"})) == set()
     assert called(texts, frozenset({"kate", "sam"})) == {pat}  # Sam: a label
     assert called([*texts, "Pat: Oh, Kate!"], kate) == set()  # both call her: a friend
+    # Pat's phone reacting to Sam's call quotes it: no call of Pat's
+    assert called([*texts, "Pat: Loved \u201cThanks, Kate.\u201d"], kate) == {pat}
 
 
 def test_each_name_no_label_says_is_read_alone() -> None:

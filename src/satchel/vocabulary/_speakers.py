@@ -265,7 +265,8 @@ def called_names(text: str | None) -> frozenset[str]:
     (``"Mel: Hey Caroline! Thanks, babe."``: caroline, babe): in a chat of two, the
     other person's name, nickname or endearment. Kept by text. Any word in those places
     is taken ("Wow, that's great!" gives wow): a caller asks whether a name it knows is
-    among them."""
+    among them. A turn that says nothing calls nobody: a phone's reaction quoting the
+    other's message ("Loved “Thanks, Kate!”") repeats their call, it is not its own."""
     if not text or not speaker_terms(text):
         return _NOBODY
     found = _CALLS.get(text)  # the common case, without a call
@@ -273,6 +274,8 @@ def called_names(text: str | None) -> frozenset[str]:
 
 
 def _called(text: str) -> frozenset[str]:
+    if says_nothing(text):  # a reaction quoting the other's "Thanks, Kate!" calls nobody
+        return _NOBODY
     said = said_past_speaker(text).strip()
     return frozenset(
         term for pattern in _CALLED for word in pattern.findall(said) for term in analyse(word)
