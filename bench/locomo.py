@@ -416,15 +416,22 @@ def with_media_omitted(said: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     if " [photo: " not in last["text"]:
         return list(said)
     speaker = last["text"].split(": ", 1)[0]
-    placeholder = {
-        **last,
-        "id": f"{turn_of(last['id'])}~media",
-        "text": f"{speaker}: {MEDIA_OMITTED}",
-    }
+    return [*said, said_after(last, "media", f"{speaker}: {MEDIA_OMITTED}", 5)]
+
+
+def said_after(last: dict[str, Any], kind: str, text: str, seconds: int) -> dict[str, Any]:
+    """A message of ``text`` said ``seconds`` after ``last`` (a turn's last message), in
+    its thread, under an id of its own (``...~kind``) that is never a turn's evidence."""
+    message = {**last, "id": f"{turn_of(last['id'])}~{kind}", "text": text}
     if "created_at" in last:
-        said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=5)
-        placeholder["created_at"] = said_at.isoformat()
-    return [*said, placeholder]
+        said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=seconds)
+        message["created_at"] = said_at.isoformat()
+    return message
+
+
+def other_speaker(speakers: Mapping[str, Any], speaker: str) -> Any:
+    """The other of a conversation's two ``speakers`` (``speaker_a``, ``speaker_b``)."""
+    return speakers["speaker_b"] if speaker == speakers.get("speaker_a") else speakers["speaker_a"]
 
 
 #: What the other person answers when they say nothing, for ``with_filler``.
@@ -453,16 +460,8 @@ def with_filler(
     (``speaker_a``, ``speaker_b``) twenty seconds after the last: an id of its own
     (``...~filler``), never a turn's evidence."""
     last = said[-1]
-    speaker = last["text"].split(": ", 1)[0]
-    other = speakers["speaker_b"] if speaker == speakers.get("speaker_a") else speakers["speaker_a"]
-    filler = {
-        **last, "id": f"{turn_of(last['id'])}~filler",
-        "text": f"{other}: {fillers[number % len(fillers)]}",
-    }  # fmt: skip
-    if "created_at" in last:
-        said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=20)
-        filler["created_at"] = said_at.isoformat()
-    return [*said, filler]
+    other = other_speaker(speakers, last["text"].split(": ", 1)[0])
+    return [*said, said_after(last, "filler", f"{other}: {fillers[number % len(fillers)]}", 20)]
 
 
 #: The turns of a conversation (by their place modulo 10) its speaker follows with a link.
@@ -490,11 +489,7 @@ def with_link(said: Sequence[dict[str, Any]], seed: str) -> list[dict[str, Any]]
         id="".join(draw.choices(letters, k=11)), tail="".join(draw.choices(letters, k=22))
     )
     speaker = last["text"].split(": ", 1)[0]
-    link = {**last, "id": f"{turn_of(last['id'])}~link", "text": f"{speaker}: {url}"}
-    if "created_at" in last:
-        said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=10)
-        link["created_at"] = said_at.isoformat()
-    return [*said, link]
+    return [*said, said_after(last, "link", f"{speaker}: {url}", 10)]
 
 
 #: The turns of a conversation (by their place modulo 10) the other person reacts to.
@@ -512,16 +507,9 @@ def with_reaction(
     (``...~reaction``), never a turn's evidence."""
     last = said[-1]
     speaker, message = last["text"].split(": ", 1)
-    other = speakers["speaker_b"] if speaker == speakers.get("speaker_a") else speakers["speaker_a"]
     verb = REACTIONS[number % len(REACTIONS)]
-    reaction = {
-        **last, "id": f"{turn_of(last['id'])}~reaction",
-        "text": f"{other}: {verb} \u201c{message}\u201d",
-    }  # fmt: skip
-    if "created_at" in last:
-        said_at = datetime.fromisoformat(last["created_at"]) + timedelta(seconds=15)
-        reaction["created_at"] = said_at.isoformat()
-    return [*said, reaction]
+    text = f"{other_speaker(speakers, speaker)}: {verb} \u201c{message}\u201d"
+    return [*said, said_after(last, "reaction", text, 15)]
 
 
 def turn_of(entry_id: str | None) -> str | None:
