@@ -59,8 +59,9 @@ later (the caption stays with the turn, so the chat only gains the placeholders)
 ``--labels STYLE`` labels each speaker as a chat export may (``LABELS``): with a
 surname ("Caroline Smith"), an emoji, in lower case, by a name the questions never say
 (the name rotated thirteen letters), as an export labels everyone not saved as a
-contact, by a phone number ("+44 7700 912345"), by a user name ("caroline_42"), or as
-an anonymised dataset does, by a placeholder and a number ("User 4821").
+contact, by a phone number ("+44 7700 912345"), by a user name ("caroline_42"), as
+an anonymised dataset does, by a placeholder and a number ("User 4821"), or, the first
+speaker only, as an export may label its exporter's own messages, "Me" (``me``).
 ``--lower-questions`` types the questions in lower case.
 
 ``--no-vocatives`` takes out of each turn the other person's name and its short forms
@@ -251,10 +252,11 @@ def workload(
             typed = texting() if chat_spellings else None
             others = {} if vocatives else _others(sample["conversation"])
             speakers = sample["conversation"]
-            if labels is not None:
+            relabel = relabelled(speakers, labels) if labels is not None else {}
+            if relabel:
                 speakers = {
                     **speakers,
-                    **{k: labelled(speakers[k], labels) for k in SPEAKERS if k in speakers},
+                    **{k: relabel[speakers[k]] for k in SPEAKERS if speakers.get(k) in relabel},
                 }
             written: list[dict[str, Any]] = []
             for place, entry in enumerate(_entries(scope, name, sample["conversation"])):
@@ -264,9 +266,9 @@ def workload(
                     speaker, said = entry["text"].split(": ", 1)
                     if speaker in others:
                         entry["text"] = f"{speaker}: {uncalled(said, others[speaker])}"
-                if labels is not None:
+                if relabel:
                     speaker, said = entry["text"].split(": ", 1)
-                    entry["text"] = f"{labelled(speaker, labels)}: {said}"
+                    entry["text"] = f"{relabel.get(speaker, speaker)}: {said}"
                 if typed is not None:
                     speaker, said = entry["text"].split(": ", 1)
                     entry["text"] = f"{speaker}: {typed(said)}"
@@ -347,10 +349,20 @@ def uncalled(said: str, other: str) -> str:
 #: saved them, with a surname (``full``), an emoji (``emoji``), in lower case
 #: (``lower``), under a name the questions never say (``unsaid``), or, not saved at all,
 #: by their phone number (``phone``).
-LABELS: Final = ("full", "emoji", "lower", "unsaid", "phone", "handle", "user")
+LABELS: Final = ("full", "emoji", "lower", "unsaid", "phone", "handle", "user", "me")
 #: A conversation's two speakers (``labelled`` renames them everywhere a name is read).
 SPEAKERS: Final = ("speaker_a", "speaker_b")
 SURNAMES: Final = ("Smith", "Garcia", "Nguyen", "Okafor", "Rossi", "Khan", "Silva", "Novak")
+
+
+def relabelled(speakers: Mapping[str, Any], style: str) -> dict[str, str]:
+    """Each of a conversation's two ``speakers``' (``speaker_a``, ``speaker_b``) label
+    in ``style``: :func:`labelled`, or for ``me`` the first one "Me", as an export may
+    label its exporter's own messages, and the other by name."""
+    names = [name for k in SPEAKERS if isinstance(name := speakers.get(k), str)]
+    if style == "me":
+        return {name: "Me" if at == 0 else name for at, name in enumerate(names)}
+    return {name: labelled(name, style) for name in names}
 
 
 def labelled(name: str, style: str) -> str:
@@ -372,7 +384,7 @@ def labelled(name: str, style: str) -> str:
         return f"{name.lower()}_{pick % 90 + 10}"
     if style == "user":
         return f"User {pick % 9000 + 1000}"
-    raise ValueError(f"labels must be one of {', '.join(LABELS)}, not {style!r}")
+    raise ValueError(f"labels must be one of {', '.join(LABELS[:-1])}, not {style!r}")
 
 
 #: Words a message of ``cut_into_messages`` holds at least, when its turn has more.
@@ -1038,7 +1050,8 @@ def parser() -> argparse.ArgumentParser:
         choices=LABELS,
         help="each speaker labelled as a chat export may: with a surname, an emoji, in"
         " lower case, by a name the questions never say, by a phone number, by a user"
-        ' name ("caroline_42"), or by a placeholder and a number ("User 4821")',
+        ' name ("caroline_42"), by a placeholder and a number ("User 4821"), or the'
+        ' first speaker as the exporter, "Me"',
     )
     out.add_argument(
         "--lower-questions",

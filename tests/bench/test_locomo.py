@@ -471,6 +471,9 @@ def test_speakers_may_be_labelled_as_a_chat_export_labels_them(tmp_path: Path) -
     assert opens_with_speaker(f"{user}: hi")
     with pytest.raises(ValueError, match="labels must be one of"):
         locomo.labelled("Caroline", "nickname")
+    exporter = {"speaker_a": "Caroline", "speaker_b": "Melanie"}
+    assert locomo.relabelled(exporter, "me") == {"Caroline": "Me", "Melanie": "Melanie"}
+    assert locomo.relabelled(exporter, "user")["Caroline"] == user
     release = forms(tmp_path)["folder"]
     folder = locomo.workload(
         locomo.conversations(release), tmp_path / "out", labels="phone", fillers="plain",

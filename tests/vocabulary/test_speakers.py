@@ -44,6 +44,8 @@ if TYPE_CHECKING:
         ("Dr Ana Lima: the scan is clear", {"dr", "ana", "lima"}),
         ("José:\tola", {"josé"}),
         ("+44 7700 900123: see you at six", {"44", "7700", "900123"}),  # an unsaved contact
+        ("Me: we got a kitten", {"me"}),  # the exporter's own messages
+        ("You: see you at six", {"you"}),
     ],
 )
 def test_a_turn_opening_with_a_name_names_its_speaker(text: str, speaker: set[str]) -> None:
@@ -519,6 +521,10 @@ def test_the_other_of_a_chat_of_two_is_called_by_the_name() -> None:
     assert called(texts, frozenset({"jon"})) == set()
     assert called(texts, frozenset({"kate", "sam"})) == {pat}  # Sam: a label
     assert called([*texts, "Pat: Oh, Kate!"], kate) == set()  # both call her: a friend
+    # the exporter labelled "Me" is a person: the one Sam calls Kate
+    assert called(["Sam: Hey Kate!", "Me: hello", "Sam: Thanks, Kate."], kate) == {
+        frozenset({"me"})
+    }
     # Pat's phone reacting to Sam's call quotes it: no call of Pat's
     assert called([*texts, "Pat: Loved \u201cThanks, Kate.\u201d"], kate) == {pat}
 
@@ -584,6 +590,7 @@ PHONE = frozenset({"44", "7700", "900111"})
         ((frozenset({"kate"}), frozenset({"ana"})), ("georgia",), ()),
         ((frozenset({"user", "2"}),), ("carolin",), ("carolin",)),
         ((frozenset({"user2"}),), ("carolin",), ("carolin",)),
+        ((frozenset({"me"}), frozenset({"kate"})), ("carolin",), ("carolin",)),
     ],
     ids=[
         "phone",
@@ -595,12 +602,13 @@ PHONE = frozenset({"44", "7700", "900111"})
         "georgia",
         "placeholder",
         "placeholder-handle",
+        "me",
     ],
 )
 def test_a_given_name_is_answered_by_a_person_labelled_by_a_number(
     speakers: tuple[frozenset[str], ...], names: tuple[str, ...], heard: tuple[str, ...]
 ) -> None:
-    """Where a person read is labelled by a phone number, the one given name a question
-    says may be theirs; beside labels that are names, or with a place or a second name
-    besides, it is someone else."""
+    """Where a person read is labelled by a phone number (or as the exporter, "Me"), the
+    one given name a question says may be theirs; beside labels that are names, or with
+    a place or a second name besides, it is someone else."""
     assert answered(speakers, names) == heard

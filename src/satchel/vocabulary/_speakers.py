@@ -77,8 +77,17 @@ def _named(head: str) -> frozenset[str]:
     words = prefix.split()
     named = 1 <= len(words) <= MAX_SPEAKER_WORDS and not any(c.isdigit() for c in prefix)
     if named or phone_label(prefix) or handle_label(prefix) or placeholder_label(prefix):
-        return frozenset(analyse(prefix))
+        terms = frozenset(analyse(prefix))
+        if not terms and (said := prefix.strip().casefold()) in SELF_LABELS:
+            return frozenset((said,))
+        return terms
     return _NOBODY
+
+
+#: How a chat's export may label the exporter's own messages ("Me: ...", "You: ..."):
+#: words the analysis drops, taken as the label's term all the same (a person whose
+#: label is no name, as a phone number's: ``_unnamed``).
+SELF_LABELS: Final = frozenset({"me", "you", "i", "myself"})
 
 
 #: A person a messaging app's export labels by their phone number, as it does everyone
@@ -414,9 +423,12 @@ def answered(speakers: Sequence[frozenset[str]], names: Sequence[str]) -> tuple[
 
 def _unnamed(person: frozenset[str]) -> bool:
     """Whether a speaker's label (its terms) is a number and no name ("+44 7700 900111",
-    "User 2", "user2"): digits and placeholder words only."""
+    "User 2", "user2", or the exporter's own "Me"): digits and placeholder words only."""
     words = _placeholder_terms()
-    return all(term.isdigit() or term.rstrip("0123456789") in words for term in person)
+    return all(
+        term.isdigit() or term.rstrip("0123456789") in words or term in SELF_LABELS
+        for term in person
+    )
 
 
 @functools.cache
