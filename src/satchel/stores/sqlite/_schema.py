@@ -25,7 +25,7 @@ from ...vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from ...vocabulary._families import Family
 
@@ -217,8 +217,9 @@ def quiet(text: object) -> int:
     return int(isinstance(text, str) and passed_over(text))
 
 
-def neighbours_statement(count: int) -> str:
-    """Those of ``count`` rows (``rows_in``, from ``?2``) that are live and in a thread,
+@functools.cache
+def neighbours_statement() -> str:
+    """Those of the rows ``?2`` names (:func:`rows_in`) that are live and in a thread,
     each with the live rows up to ``?1`` places before and after it in that thread,
     nearest first, as one JSON row (:func:`as_one_row`); two range reads of the
     ``records_thread`` index per row, in one statement. A record whose text says nothing
@@ -250,7 +251,7 @@ def neighbours_statement(count: int) -> str:
         "row, json(before), json(after)",
         f"SELECT hit.row AS row, {either('<', 'DESC')} AS before,"
         f" {either('>', 'ASC')} AS after FROM records hit"
-        f" WHERE {rows_in(count)} AND hit.live = 1"
+        f" WHERE {rows_in(2)} AND hit.live = 1"
         f" AND (hit.thread IS NOT NULL OR {_HIT_TURN})",
     )
 
@@ -332,9 +333,9 @@ def unscoped_terms(scope_key: int, indexed: str) -> str:
     return indexed.replace(" " + prefix, " ").removeprefix(prefix)
 
 
-@functools.lru_cache(maxsize=1024)
-def fetch_statement(count: int, family: Family) -> str:
-    """The evidence columns of ``count`` rows, each with its full-text row's terms (NULL
+@functools.cache
+def fetch_statement(family: Family) -> str:
+    """The evidence columns of the rows ``?1`` names (:func:`rows_in`), each with its full-text row's terms (NULL
     for a row out of search), as one JSON array of arrays (see :func:`as_one_row`).
 
     The terms are read from the FTS5 table's content table (``<table>_content``, whose
@@ -344,20 +345,33 @@ def fetch_statement(count: int, family: Family) -> str:
     terms = f"(SELECT c0 FROM {FTS_TABLES[family]}_content WHERE id = records.row)"
     return as_one_row(
         f"{EVIDENCE_COLUMNS}, terms",
-        f"SELECT {EVIDENCE_COLUMNS}, {terms} AS terms FROM records WHERE {rows_in(count)}",
+        f"SELECT {EVIDENCE_COLUMNS}, {terms} AS terms FROM records WHERE {rows_in(1)}",
     )
 
 
-def rows_in(count: int) -> str:
-    """``count`` rows by key (``?1`` .. ``?count``), kept only if they are of the family
-    and scope that follow (``?count+1``, ``?count+2``).
+def rows_in(parameter: int) -> str:
+    """The rows whose keys parameter ``?<parameter>`` lists (:func:`rows_parameter`),
+    kept only if they are of the family and scope of the two parameters after it.
+
+    One statement for any number of rows: a statement that spelled one placeholder per
+    row was one statement per count, and compiling the neighbours statement costs about
+    500 us, ten times running it (a question asked once read through the statements of
+    some thirty counts; ``sqlite3`` keeps 128 per connection). ``json_each`` hands the
+    keys to rowid lookups, as a list of placeholders did.
 
     The unary ``+`` keeps the family and scope from choosing the plan: without it SQLite
     prefers an index led by (family, scope_key) over the rowid lookups, and scans the
     whole scope (64 rows of a 100k-record scope took 34 ms instead of 0.8).
     """
-    placeholders = ",".join("?" * count)
-    return f"row IN ({placeholders}) AND +family = ? AND +scope_key = ?"
+    return (
+        f"row IN (SELECT value FROM json_each(?{parameter}))"
+        f" AND +family = ?{parameter + 1} AND +scope_key = ?{parameter + 2}"
+    )
+
+
+def rows_parameter(rows: Iterable[int]) -> str:
+    """The keys of ``rows`` as :func:`rows_in` reads them: one JSON array."""
+    return f"[{','.join(map(str, rows))}]"
 
 
 def as_one_row(columns: str, query: str) -> str:

@@ -192,10 +192,10 @@ def thread_neighbours(
 ) -> dict[int, ThreadNeighbours]:
     """The live records up to ``reach`` places before and after each of ``rows`` in its
     own thread, nearest first; one statement."""
-    parameters = (reach, *rows, family, scope_key)
+    parameters = (reach, sql.rows_parameter(rows), family, scope_key)
     return {
         row: ThreadNeighbours(tuple(before), tuple(after))
-        for row, before, after in one_row(conn, sql.neighbours_statement(len(rows)), parameters)
+        for row, before, after in one_row(conn, sql.neighbours_statement(), parameters)
     }
 
 
@@ -207,7 +207,9 @@ def fetch(
     (``content_terms``), read off their full-text rows rather than analysed again."""
     if not rows:
         return {}, {}
-    found = one_row(conn, sql.fetch_statement(len(rows), family), [*rows, family, scope_key])
+    found = one_row(
+        conn, sql.fetch_statement(family), (sql.rows_parameter(rows), family, scope_key)
+    )
     evidence: dict[int, Evidence] = {}
     said: dict[str, tuple[str, ...]] = {}
     for *columns, terms in found:
