@@ -335,8 +335,9 @@ def unscoped_terms(scope_key: int, indexed: str) -> str:
 
 @functools.cache
 def fetch_statement(family: Family) -> str:
-    """The evidence columns of the rows ``?1`` names (:func:`rows_in`), each with its full-text row's terms (NULL
-    for a row out of search), as one JSON array of arrays (see :func:`as_one_row`).
+    """The evidence columns of the rows ``?1`` names (:func:`rows_in`), each with its
+    full-text row's terms (NULL for a row out of search), as one JSON array of arrays
+    (see :func:`as_one_row`).
 
     The terms are read from the FTS5 table's content table (``<table>_content``, whose
     ``c0`` holds the one column, ``terms``, by the row's ``id``: the layout FTS5 keeps
