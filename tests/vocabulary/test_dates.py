@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime
 from unittest import mock
 
@@ -105,6 +106,37 @@ def test_queries_naming_no_date_yield_nothing(query: str) -> None:
     """No date, no mention: ordinary words ("may", "march") and impossible dates are
     not dates."""
     assert extract_dates(query) == ()
+
+
+#: Words that texts naming dates, and almost naming them, are made of.
+_DATE_WORDS = (
+    "May 7 7th 2023 2023-05-07 of in last this next week Sunday on ago 3 days two years"
+    " back yesterday the day before sept. mid early x7 may2023 tomorrow morning"
+)
+_DATE_TALK = st.lists(st.sampled_from(_DATE_WORDS.split()), max_size=12).map(" ".join)
+
+
+@given(_DATE_TALK | st.text(max_size=40))
+@example("mid-March 2023, the 4th of December 2023 and 2023-12-04")
+def test_the_scanner_checks_the_word_boundary_every_way_starts_with_once(text: str) -> None:
+    """Every way of naming a date starts at a word boundary, so the scanner checks it
+    once, before its alternatives: it finds what each alternative with its own
+    boundary finds."""
+    assert all(pattern.startswith(_dates._BOUNDARY) for pattern in _dates._PATTERNS.values())
+    each = re.compile(
+        "|".join(
+            f"(?P<_{name}>{pattern.replace('(?P<', f'(?P<{name}_')})"
+            for name, pattern in _dates._PATTERNS.items()
+        ),
+        re.IGNORECASE,
+    )
+
+    def found(
+        scanner: re.Pattern[str],
+    ) -> list[tuple[str | None, tuple[int, int], dict[str, str | None]]]:
+        return [(m.lastgroup, m.span(), m.groupdict()) for m in scanner.finditer(text)]
+
+    assert found(_dates._SCANNER) == found(each)
 
 
 def test_several_mentions_are_kept_in_order() -> None:
