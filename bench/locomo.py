@@ -384,7 +384,8 @@ def labelled(name: str, style: str) -> str:
         return f"{name.lower()}_{pick % 90 + 10}"
     if style == "user":
         return f"User {pick % 9000 + 1000}"
-    raise ValueError(f"labels must be one of {', '.join(LABELS[:-1])}, not {style!r}")
+    styles = ", ".join(label for label in LABELS if label != "me")  # "me": relabelled's
+    raise ValueError(f"labels must be one of {styles}, not {style!r}")
 
 
 #: Words a message of ``cut_into_messages`` holds at least, when its turn has more.

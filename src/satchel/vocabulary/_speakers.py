@@ -507,6 +507,22 @@ LONGEST_MARKED_TEXT: Final = 1024
 #: text longer than a filler holding none of these says something (a store's query
 #: looks for them as these strings).
 MARKED_BY: Final = ("://", "www.", "\u201c", '"')
+#: How a store's query tells a text :func:`says_nothing` may hold true for, without
+#: reading it (a longer one says something): at most ``LONGEST_FILLER_TEXT`` characters,
+#: or ``LONGEST_MARKED_TEXT`` when it holds one of ``MARKED_BY``. SQLite and MySQL spell
+#: it over a text column ``{text}``, as :data:`TURN_SQL` spells a turn.
+MAY_SAY_NOTHING_SQL: Final = {
+    dialect: (
+        f"({length}({{text}}) <= {LONGEST_FILLER_TEXT} OR ({length}({{text}})"
+        f" <= {LONGEST_MARKED_TEXT} AND ("
+        + " OR ".join(find.format(mark=mark) for mark in MARKED_BY)
+        + ")))"
+    )
+    for dialect, length, find in (
+        ("sqlite", "length", "instr({{text}}, '{mark}') > 0"),
+        ("mysql", "CHAR_LENGTH", "LOCATE('{mark}', {{text}}) > 0"),
+    )
+}
 #: A link, to its first space: taken out of a turn before its length and words are read.
 _LINKS: Final = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)\S*", re.IGNORECASE)
 #: A reaction a messaging app writes as a message of its own, quoting the message it

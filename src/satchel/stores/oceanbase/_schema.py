@@ -16,13 +16,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ...vocabulary._speakers import (
-    LONGEST_FILLER_TEXT,
-    LONGEST_MARKED_TEXT,
-    MARKED_BY,
-    TIMELINE_GAP,
-    TURN_SQL,
-)
+from ...vocabulary._speakers import MAY_SAY_NOTHING_SQL, TIMELINE_GAP, TURN_SQL
 
 #: The version :data:`MIGRATIONS` brings a database to.
 SCHEMA_VERSION: Final = 8
@@ -363,14 +357,9 @@ MENTIONING: Final = (
     " AND m.high - m.low <= %s AND r.live = 1"
 )
 #: A record's text when it is short enough to say nothing (``vocabulary.passed_over``
-#: reads it; a longer text says something: ``says_nothing``'s bounds, longer with a
-#: link or a quotation), else NULL: what a neighbour read takes of it.
-SHORT_TEXT: Final = (
-    f"CASE WHEN CHAR_LENGTH(text) <= {LONGEST_FILLER_TEXT} OR (CHAR_LENGTH(text) <="
-    f" {LONGEST_MARKED_TEXT} AND ("
-    + " OR ".join(f"LOCATE('{mark}', text) > 0" for mark in MARKED_BY)
-    + ")) THEN text END"
-)
+#: reads it; a longer text says something: ``_speakers.MAY_SAY_NOTHING_SQL``, longer with a link
+#: or a quotation), else NULL: what a neighbour read takes of it.
+SHORT_TEXT: Final = f"CASE WHEN {MAY_SAY_NOTHING_SQL['mysql'].format(text='text')} THEN text END"
 #: The rows up to ``LIMIT`` places before (``side`` 0) and after (1) one row of a thread,
 #: with what orders them and their short texts (``SHORT_TEXT``); a neighbour read is one
 #: ``UNION ALL`` of these, a pair per row.

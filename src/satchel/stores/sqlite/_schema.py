@@ -13,14 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from ...vocabulary._evidence import Evidence
 from ...vocabulary._families import FAMILY_RULES
-from ...vocabulary._speakers import (
-    LONGEST_FILLER_TEXT,
-    LONGEST_MARKED_TEXT,
-    MARKED_BY,
-    TIMELINE_GAP,
-    TURN_SQL,
-    passed_over,
-)
+from ...vocabulary._speakers import MAY_SAY_NOTHING_SQL, TIMELINE_GAP, TURN_SQL, passed_over
 from ...vocabulary._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
@@ -201,13 +194,10 @@ _HIT_TURN: Final = TURN_SQL["sqlite"].format(text="hit.text")
 #: Marks again which records say nothing (``records.quiet``), as a migration that
 #: derives again what records' texts say does; ``{passed}`` names the SQL function of
 #: :func:`quiet` (``_rows.mark_quiet``), asked only of texts short enough to say nothing
-#: (``vocabulary.says_nothing``'s bounds: longer with a link or a quotation).
+#: (``vocabulary._speakers.MAY_SAY_NOTHING_SQL``: longer with a link or a quotation).
 MARK_QUIET: Final = (
-    "UPDATE records SET quiet = {passed}(text)"
-    f" WHERE quiet != 0 OR length(text) <= {LONGEST_FILLER_TEXT} OR"
-    f" (length(text) <= {LONGEST_MARKED_TEXT} AND ("
-    + " OR ".join(f"instr(text, '{mark}') > 0" for mark in MARKED_BY)
-    + "))"
+    "UPDATE records SET quiet = {passed}(text) WHERE quiet != 0 OR "
+    + MAY_SAY_NOTHING_SQL["sqlite"].format(text="text")
 )
 
 
