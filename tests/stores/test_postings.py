@@ -17,7 +17,7 @@ from satchel.stores import _postings as shared
 from satchel.stores.sqlite import _postings, _postings_cache, _rows, _search
 from satchel.stores.sqlite import _schema as sql
 from satchel.stores.testing import EMBEDDER
-from satchel.vocabulary._analysis import analyse_query
+from satchel.vocabulary._analysis import MAX_QUERY_TERMS, analyse_query
 from satchel.vocabulary._retrieval import PoolRequest
 
 if TYPE_CHECKING:
@@ -304,6 +304,23 @@ async def test_a_store_searches_held_postings_until_a_write_moves_the_scope(
     assert len(after[0]) == len(first[0]) + 1
     assert _lexical(await store.retrieve("memory", "s", request)) == after
     assert store._postings.builds == 1  # followed the write (see the test below)
+
+
+@pytest.mark.anyio
+async def test_a_word_typed_with_a_slip_is_found_alike_held_or_by_statement(
+    runtime: tuple[SqliteStore, satchel.Runtime],
+) -> None:
+    """The respellings a query carries are counted and searched the same way from held
+    postings and by the statement (more terms than a query has: read in chunks)."""
+    store, rt = runtime
+    await rt.add_memories("s", [satchel.MemoryEntry(text="the harbuor at dusk")])
+    request = PoolRequest(analyse_query("harbour stone lights"), None, 16)
+    assert len(request.counted_terms) > MAX_QUERY_TERMS
+    first = await _by_statement(store, request)
+    found = await store.evidence("memory", "s", first[0])
+    assert "the harbuor at dusk" in {item.text for item in found.values()}
+    for _ in range(2):  # read, then held
+        assert _lexical(await store.retrieve("memory", "s", request)) == first
 
 
 @pytest.mark.anyio

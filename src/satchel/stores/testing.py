@@ -830,6 +830,27 @@ async def check_a_name_spelled_otherwise_is_searched_as_the_scope_spells_it(
     assert (away.unheld_names, away.spelled_names) == (("mongolia",), ())
 
 
+async def check_a_word_typed_with_a_slip_is_searched_as_the_scope_holds_it(
+    store: Store,
+) -> None:
+    """A query's word the scope holds only as typed with one slip (``adopt`` as "adpot",
+    a question's "torunament" for "tournament") is searched and counted as the scope
+    holds it (``PoolRequest.respelled``); a dictionary word's slip that is another
+    dictionary word ("plant" for "planet") is not taken."""
+    texts_ = [f"Ana: note {n} about lunch" for n in range(12)]
+    texts_ += ["Bo: we will adpot a puppy", "Bo: we won the tournament", "Bo: a plant"]
+    await remember(store, "s", texts_)
+    for vector in (True, False):
+        adopt = await search(store, "When will Bo adopt a puppy?", vector=vector)
+        found = await texts(store, keys_of(adopt.lexical_keys[:1]))
+        # bo, puppi and, as the scope holds "adopt", adpot
+        assert (found, adopt.lexical_matches.tolist()[:1]) == (["Bo: we will adpot a puppy"], [3])
+        won = await search(store, "Who won the torunament?", vector=vector)
+        assert await texts(store, keys_of(won.lexical_keys[:1])) == ["Bo: we won the tournament"]
+        planet = await search(store, "Which planet?", vector=vector)
+        assert (planet.held_terms, len(planet.lexical_keys)) == (0, 0)
+
+
 async def check_bm25_uses_the_scopes_own_term_statistics(store: Store) -> None:
     """A term common in another, larger scope still counts as rare in this one."""
     await remember(store, "big", [f"lantern festival note {n}" for n in range(100)])

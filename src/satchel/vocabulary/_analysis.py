@@ -40,6 +40,7 @@ import Stemmer
 
 from ._dates import DateMention, extract_dates
 from ._errors import InvalidRequestError
+from ._respelling import typed_otherwise
 from ._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
@@ -178,6 +179,10 @@ class AnalysedQuery:
     #: The query without those names, for the vector channel of a scope that is about
     #: them (``PoolRequest.vector_for``); None when the query names nothing.
     unnamed: str | None = None
+    #: The terms the query's words (its names' aside) become with one slip
+    #: (:func:`~._respelling.typed_otherwise`): a store that holds one searches it
+    #: beside the query's terms (``PoolRequest.respelled``).
+    respellings: tuple[str, ...] = ()
 
 
 def analyse(text: str) -> list[str]:
@@ -250,9 +255,14 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
     found = proper_names(text)
     names = tuple(dict.fromkeys(term for _, _, name in found for term in analyse(name)))
     unnamed = _without(text, found) if names else None
-    return AnalysedQuery(
-        text=text, terms=terms, dates=dates, rare=rare, names=names, unnamed=unnamed
+    forms = [form for term, word in source.items() if term not in names for form in (term, word)]
+    respellings = tuple(
+        slip for slip in typed_otherwise(forms, dictionary_terms()) if slip not in source
     )
+    return AnalysedQuery(
+        text=text, terms=terms, dates=dates, rare=rare, names=names, unnamed=unnamed,
+        respellings=respellings,
+    )  # fmt: skip
 
 
 #: A word and its possessive (``Alice``, ``Alice's``), letters of any script.
@@ -340,6 +350,15 @@ def _common_words() -> frozenset[str]:
     path = resources.files("satchel") / "models" / "minilm-static-256" / "tokenizer.json"
     vocabulary = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
     return frozenset(word for word in vocabulary if word.isascii() and word.isalpha())
+
+
+@functools.cache
+def dictionary_terms() -> frozenset[str]:
+    """The whole words of the bundled vocabulary (:func:`_common_words`) and their
+    terms: what a slip of a dictionary word must not be to be taken for one
+    (``_respelling``). Built once a process (about 0.2 s; ``warm_up``)."""
+    common = _common_words()
+    return common | frozenset(map(_term, common))
 
 
 def match_expression(terms: Sequence[str]) -> str:
@@ -579,7 +598,7 @@ def warm_up() -> None:
     loop. Blocking: ``open_runtime`` calls it in a worker thread.
     """
     _dictionary()
-    _common_words()
+    dictionary_terms()
 
 
 def _most_informative(words: list[str], max_terms: int) -> dict[str, str]:

@@ -321,6 +321,29 @@ class PoolRequest:
             return self.unnamed_vector
         return self.vector
 
+    @property
+    def counted_terms(self) -> tuple[str, ...]:
+        """The terms whose counts a store reads for this request: the query's terms and
+        its respellings (``AnalysedQuery.respellings``), which :meth:`respelled` then
+        takes into the query where the scope holds them."""
+        query = self.query
+        return query.terms + query.respellings if query.respellings else query.terms
+
+    def respelled(self, frequencies: Mapping[str, int]) -> tuple[PoolRequest, dict[str, int]]:
+        """This request with the respellings the scope holds (``frequencies``: how many
+        records hold each of :attr:`counted_terms`, the terms none holds left out or at
+        0) among the query's terms, after its own, and the counts of its terms alone.
+        A scope where a chat typed "adopt" as "adpot" is searched for both."""
+        query = self.query
+        if not query.respellings:
+            return self, dict(frequencies)
+        held = tuple(term for term in query.respellings if frequencies.get(term, 0))
+        counts = {term: count for term in query.terms + held if (count := frequencies.get(term, 0))}
+        if not held:
+            return self, counts
+        respelled = attrs.evolve(query, terms=query.terms + held, respellings=())
+        return attrs.evolve(self, query=respelled), counts
+
     def unheld_names(self, frequencies: Mapping[str, int] | None) -> tuple[str, ...]:
         """The proper names the query says that no record of the scope holds, given how
         many hold each query term (None: not read, which a store may skip when the

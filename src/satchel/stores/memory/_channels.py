@@ -34,13 +34,11 @@ if TYPE_CHECKING:
     Vectors = npt.NDArray[np.float32]
 
 
-def frequencies(records: list[Stored], request: PoolRequest) -> dict[str, int]:
-    """How many of ``records`` hold each query term (terms none holds left out)."""
-    return {
-        term: holders
-        for term in request.query.terms
-        if (holders := sum(term in stored.terms for stored in records))
-    }
+def frequencies(records: list[Stored], terms: Sequence[str]) -> dict[str, int]:
+    """How many of ``records`` hold each of ``terms`` (terms none holds left out)."""
+    wanted = frozenset(terms)
+    holders = Counter(term for stored in records for term in wanted.intersection(stored.terms))
+    return {term: holders[term] for term in terms if holders[term]}
 
 
 def terms_starting(records: list[Stored], starts: Sequence[str], least: int) -> dict[str, int]:

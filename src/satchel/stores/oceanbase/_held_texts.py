@@ -133,8 +133,11 @@ class ScopeTexts:
         return self.places
 
     def counts(self, terms: Sequence[str], spelled: Callable[[str], str]) -> dict[str, int]:
-        """How many of the records hold each of ``terms`` (held as ``spelled(term)``)."""
-        return {term: len(self.postings.holders(spelled(term))[0]) for term in terms}
+        """How many of the records hold each of ``terms`` (held as ``spelled(term)``;
+        the terms none holds left out)."""
+        held = {spelled(term): term for term in terms}
+        found = self.postings.frequencies("", list(held))
+        return {held[form]: count for form, count in found.items()}
 
     def patched(
         self, at: ScopeState, found: Sequence[Row], removed: Sequence[int]

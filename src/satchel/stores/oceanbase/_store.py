@@ -584,7 +584,7 @@ class OceanBaseStore:
                     return None
             frequencies = None
             if query.terms:
-                counts = texts.counts(query.terms, sql.indexed_term)
+                counts = texts.counts(request.counted_terms, sql.indexed_term)
                 frequencies = {term: count for term, count in counts.items() if count}
             if (
                 query.names
@@ -602,7 +602,7 @@ class OceanBaseStore:
             # frequencies: which vector to rank by depends on the names the scope is
             # about (PoolRequest.vector_for), and which names it never holds is
             # evidence (Pool.unheld_names).
-            terms = request.query.terms
+            terms = request.counted_terms
             state, frequencies = await search.snapshot_state(cur, family, scope_id, terms)
             if state is None or state.rows == 0:  # erased or emptied since
                 return emptied(state)
@@ -614,16 +614,18 @@ class OceanBaseStore:
         ) -> Pool:
             vector = request.vector
             asked = request
+            if frequencies is not None:  # the query's respellings the scope holds
+                asked, frequencies = request.respelled(frequencies)
             if request.query.names:
                 frequencies = frequencies or {}
-                if starts := request.name_starts(frequencies):  # a name spelled otherwise?
+                if starts := asked.name_starts(frequencies):  # a name spelled otherwise?
                     least = variant_floor(state.rows)
                     spellings = self._spellings(family, scope_id, state)
                     spelled = spellings.get((starts, least))
                     if spelled is None:
                         found = await search.terms_starting(cur, family, scope_id, starts, least)
                         spelled = spellings[(starts, least)] = Spellings(found, {})
-                    asked, frequencies = request.naming_held(
+                    asked, frequencies = asked.naming_held(
                         frequencies, spelled.held, state.rows, spelled.variants
                     )
                 vector = asked.vector_for(frequencies, state.rows)

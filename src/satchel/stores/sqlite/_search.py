@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import numpy as np
 
-from ...vocabulary._analysis import match_expression
+from ...vocabulary._analysis import MAX_QUERY_TERMS, match_expression
 from ...vocabulary._evidence import ThreadNeighbours
 from ...vocabulary._families import FAMILY_RULES
 from ...vocabulary._rarity import content_terms_indexed
@@ -116,9 +116,12 @@ def term_frequencies(
     conn: sqlite3.Connection, family: Family, scope_key: int, terms: Sequence[str]
 ) -> dict[str, int]:
     """How many of the scope's searchable records hold each query term (absent terms
-    left out): one indexed read of ``term_stats``."""
+    left out): one indexed read of ``term_stats`` (of :func:`term_counts`' for more
+    terms than a query has, its respellings among them)."""
     if not terms:
         return {}
+    if len(terms) > MAX_QUERY_TERMS:
+        return term_counts(conn, family, scope_key, terms)
     found = dict(
         conn.execute(sql.term_frequencies(len(terms)), (family, scope_key, *terms)).fetchall()
     )

@@ -557,19 +557,19 @@ class SqliteStore:
             held = (
                 self._held(conn, family, scope_key, at, may_read=not inline) if held_rows else None
             )
-            terms = request.query.terms
+            terms = request.counted_terms
             if held is None:
-                frequencies = search.term_frequencies(conn, family, scope_key, terms)
+                counts = search.term_frequencies(conn, family, scope_key, terms)
             else:  # the same counts: the held postings are the FTS5 table's
-                frequencies = held[0].frequencies(sql.term_prefix(scope_key), terms)
-            asked = request
-            if named is not None and (starts := request.name_starts(frequencies)):
+                counts = held[0].frequencies(sql.term_prefix(scope_key), terms)
+            asked, frequencies = request.respelled(counts)
+            if named is not None and (starts := asked.name_starts(frequencies)):
                 least = variant_floor(scope_rows)  # a name spelled otherwise?
                 spelled = named.spellings.get((starts, least))
                 if spelled is None:
                     names_held = search.terms_starting(conn, family, scope_key, starts, least)
                     spelled = named.spellings[(starts, least)] = Spellings(names_held, {})
-                asked, frequencies = request.naming_held(
+                asked, frequencies = asked.naming_held(
                     frequencies, spelled.held, scope_rows, spelled.variants
                 )
             ranking = asked.vector_for(frequencies, scope_rows)

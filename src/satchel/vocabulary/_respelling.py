@@ -1,0 +1,88 @@
+"""A query's words as a chat may have typed them: the terms a misspelling leaves.
+
+People misspell as they text ("adpot", "shcool", "recieved", "persue"), and people
+who write questions about a chat do too ("torunament", "educaton"). A misspelt word
+analyses to a term of its own, which the correctly spelled word never meets in a
+full-text search. So a query carries, beside its terms, the terms its words would
+have been typed as with one slip (:func:`typed_otherwise`), and a store that holds one
+of them searches it beside the query's own (``PoolRequest.respelled``).
+
+The slips are those spelling and typing make most, each past a word's first letter
+(which people rarely get wrong): a letter dropped, a letter doubled, two neighbours
+swapped, a vowel for another. Keyboard neighbours typed for one another made as many
+candidates again and found no more evidence on LoCoMo (docs/benchmarks.md).
+
+A slip can make another real word ("planet" with a letter dropped is "plant"): a
+respelling is taken only where the word or its respelling is not a dictionary word
+(``_analysis.dictionary_terms``: the whole words of the bundled embedder's vocabulary,
+about 21,000 frequent English words, and their terms). A dictionary word's respellings
+are then only words no dictionary holds ("adopt" typed "adpot"), and a word the
+dictionary lacks, as a misspelt question's is, may be respelled as any ("torunament"
+as "tournament").
+
+Pure: no I/O but the vocabulary, read once by the analysis (``_analysis``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+#: Fewest letters of a word whose slips are looked for: a shorter word's slips are
+#: other words, abbreviations or chat spellings as often as they are mistakes.
+RESPELL_MIN_LETTERS: Final = 5
+#: Fewest letters of a respelling (a five-letter word with a letter dropped).
+_SHORTEST: Final = RESPELL_MIN_LETTERS - 1
+#: The letters a vowel is mistyped as ("seperate", "definately", "independant").
+_VOWELS: Final = "aeiouy"
+
+
+def typed_otherwise(forms: Iterable[str], dictionary: frozenset[str]) -> tuple[str, ...]:
+    """The terms each of ``forms`` (a query's terms and the lowercase words they were
+    analysed from) becomes with one slip, in order, without repeats or the forms
+    themselves. A form shorter than ``RESPELL_MIN_LETTERS`` or not all ASCII letters
+    gives none; a form in ``dictionary`` gives only respellings that are not."""
+    forms = tuple(forms)
+    found: dict[str, None] = {}
+    for form in forms:
+        found.update(dict.fromkeys(_respellings_of(form, dictionary)))
+    for form in forms:
+        found.pop(form, None)
+    return tuple(found)
+
+
+#: Words whose respellings are kept (``_respellings_of``): a session's questions say
+#: the same words again, and working out a word's took a microsecond a respelling.
+RESPELLINGS_KEPT: Final = 8192
+
+
+@functools.lru_cache(maxsize=RESPELLINGS_KEPT)
+def _respellings_of(form: str, dictionary: frozenset[str]) -> tuple[str, ...]:
+    if len(form) < RESPELL_MIN_LETTERS or not (form.isascii() and form.isalpha()):
+        return ()
+    known = form in dictionary
+    return tuple(
+        dict.fromkeys(
+            slip
+            for slip in _slips(form)
+            if len(slip) >= _SHORTEST and not (known and slip in dictionary)
+        )
+    )
+
+
+def _slips(word: str) -> Iterable[str]:
+    """``word`` with one slip past its first letter: a letter dropped, doubled or
+    swapped with the next, or a vowel typed as another."""
+    for at in range(1, len(word)):
+        head, letter, tail = word[:at], word[at], word[at + 1 :]
+        yield head + tail
+        yield head + letter + letter + tail
+        if tail:
+            yield head + tail[0] + letter + tail[1:]
+        if letter in _VOWELS:
+            for vowel in _VOWELS:
+                if vowel != letter:
+                    yield head + vowel + tail
