@@ -46,6 +46,11 @@ minute).
 word people often shorten or stretch is typed so ("bday", "pics", "fam", "sooo", "u";
 ``TYPED``), the questions written as released.
 
+``--misspellings FILE`` types every tenth use of each word FILE says people misspell
+as they do (``wrong->right`` lines, codespell's ``dictionary.txt`` format: a list of
+misspellings found in real text, which this repository does not carry), the next of
+its misspellings each time; the questions written as released.
+
 ``--messages`` cuts each turn into messages of about 14 words (its sentences grouped,
 five seconds apart, a shared photo's caption with the last), as people write in a
 messaging app; a turn counts as delivered when one of its messages is, and the column
@@ -219,6 +224,7 @@ def workload(
     exported: str | None = None,
     links: bool = False,
     reactions: bool = False,
+    misspellings: Mapping[str, Sequence[str]] | None = None,
 ) -> Path:
     """Write the conversations as a workload folder (``entries.jsonl``,
     ``queries.jsonl``), each question's names called as ``names`` says, every
@@ -232,9 +238,10 @@ def workload(
     (:func:`with_reaction`) when ``reactions``, each speaker
     labelled as :func:`labelled` does in the ``labels`` style, the questions in lower
     case when ``lower_questions``, and without the other person's name (:func:`uncalled`)
-    unless ``vocatives``; each conversation written out as the ``exported`` app exports
-    a chat and read back as ``satchel ingest --chat`` reads it (:func:`as_exported`),
-    when asked; return it."""
+    unless ``vocatives``, every tenth use of a word ``misspellings`` lists typed as
+    :func:`misspelling` does; each conversation written out as the ``exported`` app
+    exports a chat and read back as ``satchel ingest --chat`` reads it
+    (:func:`as_exported`), when asked; return it."""
     folder.mkdir(parents=True, exist_ok=True)
     called = _renaming(names or {})
     groups = [samples[first : first + together] for first in range(0, len(samples), together)]
@@ -250,6 +257,7 @@ def workload(
         for sample in samples:
             scope, name = scopes[sample["id"]], f"locomo:{sample['id']}"
             typed = texting() if chat_spellings else None
+            misspelt = misspelling(misspellings) if misspellings else None
             others = {} if vocatives else _others(sample["conversation"])
             speakers = sample["conversation"]
             relabel = relabelled(speakers, labels) if labels is not None else {}
@@ -272,6 +280,9 @@ def workload(
                 if typed is not None:
                     speaker, said = entry["text"].split(": ", 1)
                     entry["text"] = f"{speaker}: {typed(said)}"
+                if misspelt is not None:
+                    speaker, said = entry["text"].split(": ", 1)
+                    entry["text"] = f"{speaker}: {misspelt(said)}"
                 said = cut_into_messages(entry) if messages else [entry]
                 if media_omitted:
                     said = with_media_omitted(said)
@@ -324,6 +335,59 @@ def texting() -> Callable[[str], str]:
         return TYPED[said.lower()] if used[said.lower()] % 2 == 0 else said
 
     return lambda text: word.sub(typed, text)
+
+
+#: One use in this many of a word a list of misspellings holds is typed misspelt.
+MISSPELT_EVERY: Final = 10
+
+
+def misspelling(table: Mapping[str, Sequence[str]]) -> Callable[[str], str]:
+    """A conversation's turns typed with the misspellings of ``table`` (a lowercase
+    word to the ways people misspell it, :func:`read_misspellings`): every
+    ``MISSPELT_EVERY``-th use of such a word (whole words, any case, counted over the
+    conversation) typed as the next of its misspellings, a capital kept."""
+    used: Counter[str] = Counter()
+    word = re.compile(r"[A-Za-z]+")
+
+    def typed(found: re.Match[str]) -> str:
+        said = found.group()
+        wrong = table.get(said.lower())
+        if not wrong:
+            return said
+        used[said.lower()] += 1
+        count = used[said.lower()]
+        if count % MISSPELT_EVERY:
+            return said
+        typo = wrong[(count // MISSPELT_EVERY - 1) % len(wrong)]
+        return typo.capitalize() if said[0].isupper() else typo
+
+    return lambda text: word.sub(typed, text)
+
+
+def read_misspellings(path: Path) -> dict[str, list[str]]:
+    """A list of misspellings as ``wrong->right`` lines (codespell's dictionary
+    format: a line naming several corrections, or a word other than lowercase letters,
+    is left out): each right word, lowercase, to its misspellings in the file's order."""
+    table: dict[str, list[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        wrong, arrow, right = line.partition("->")
+        rights = [each.strip() for each in right.split(",") if each.strip()]
+        if not arrow or len(rights) != 1:
+            continue
+        wrong, right = wrong.strip(), rights[0].lower()
+        if wrong.isascii() and wrong.isalpha() and wrong.islower() and right.isalpha():
+            table.setdefault(right, []).append(wrong)
+    return table
+
+
+def _misspellings(text: str) -> dict[str, list[str]]:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text} is not a file")
+    table = read_misspellings(path)
+    if not table:
+        raise argparse.ArgumentTypeError(f"{text} holds no 'wrong->right' line")
+    return table
 
 
 def _others(speakers: Mapping[str, Any]) -> dict[str, str]:
@@ -906,6 +970,7 @@ async def run(
     exported: str | None = None,
     links: bool = False,
     reactions: bool = False,
+    misspellings: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     samples = conversations(path)[:count]
     model = from_spec(embedder)
@@ -913,7 +978,7 @@ async def run(
         folder = workload(
             samples, Path(directory) / "workload", names, together, threads, chat_spellings,
             messages, media_omitted, fillers, labels, lower_questions, vocatives, exported,
-            links, reactions,
+            links, reactions, misspellings,
         )  # fmt: skip
         db = Path(directory) / "locomo.db"
         owners = await orchestrator.ingest_workload(db, folder, model)
@@ -1016,6 +1081,14 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help='the turns typed as people text: every other "birthday" a "bday", "so" a'
         ' "sooo", "you" a "u" (bench.locomo.TYPED)',
+    )
+    out.add_argument(
+        "--misspellings",
+        type=_misspellings,
+        default=None,
+        metavar="FILE",
+        help="every tenth use of a word FILE's 'wrong->right' lines misspell typed so (say,"
+        " codespell's dictionary.txt: real people's misspellings)",
     )
     out.add_argument(
         "--messages",
@@ -1150,7 +1223,7 @@ def main(argv: list[str] | None = None) -> None:
             args.names, args.together, args.threads, args.chat_spellings, args.messages,
             args.references, tuple(dict.fromkeys(args.budgets)), args.media_omitted,
             args.fillers, args.labels, args.lower_questions, args.vocatives, args.exported,
-            args.links, args.reactions,
+            args.links, args.reactions, args.misspellings,
         )  # fmt: skip
     result["fusion"] = attrs.asdict(args.fusion)
     result["embedder"] = args.embedder
@@ -1158,6 +1231,7 @@ def main(argv: list[str] | None = None) -> None:
     result["together"] = args.together
     result["threads"] = args.threads
     result["chat_spellings"] = args.chat_spellings
+    result["misspellings"] = sum(map(len, (args.misspellings or {}).values()))
     result["messages"] = args.messages
     result["media_omitted"] = args.media_omitted
     result["fillers"] = args.fillers

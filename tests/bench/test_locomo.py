@@ -522,3 +522,29 @@ def test_the_chat_may_call_nobody_by_name(tmp_path: Path) -> None:
     assert texts[:2] == ["Caroline: Hey! I went to the group.", "Melanie: that's great!"]
     assert not locomo.parser().parse_args([str(tmp_path), "--no-vocatives"]).vocatives
     assert locomo.parser().parse_args([str(tmp_path)]).vocatives
+
+
+def test_the_turns_may_be_typed_with_real_misspellings(tmp_path: Path) -> None:
+    """--misspellings FILE reads 'wrong->right' lines (one correction, lowercase words
+    only) and types every tenth use of a listed word as the next of its misspellings,
+    counted over the conversation, a capital kept; the questions stay as released."""
+    listed = tmp_path / "dictionary.txt"
+    listed.write_text(
+        "adpot->adopt\nadobt->adopt\nsupprot->support\nteh->the, ten,\nAbc->abc\n",
+        encoding="utf-8",
+    )
+    table = locomo.read_misspellings(listed)
+    assert table == {"adopt": ["adpot", "adobt"], "support": ["supprot"]}
+    typed = locomo.misspelling(table)
+    said = [typed("Adopt a dog, adopt it") for _ in range(10)]
+    assert said[:4] == ["Adopt a dog, adopt it"] * 4
+    assert said[4] == "Adopt a dog, adpot it"  # the tenth use
+    assert said[9] == "Adopt a dog, adobt it"  # the twentieth, the next misspelling
+    samples = locomo.conversations(forms(tmp_path)["zip"])
+    folder = locomo.workload(samples, tmp_path / "out", misspellings={"support": ["supprot"]})
+    queries = (folder / "queries.jsonl").read_text()
+    assert "support group" in queries and "supprot" not in queries
+    parsed = locomo.parser().parse_args([str(tmp_path), "--misspellings", str(listed)])
+    assert parsed.misspellings == table
+    with pytest.raises(SystemExit):
+        locomo.parser().parse_args([str(tmp_path), "--misspellings", str(tmp_path / "no")])
