@@ -541,10 +541,11 @@ def test_the_turns_may_be_typed_with_real_misspellings(tmp_path: Path) -> None:
     assert said[4] == "Adopt a dog, adpot it"  # the tenth use
     assert said[9] == "Adopt a dog, adobt it"  # the twentieth, the next misspelling
     samples = locomo.conversations(forms(tmp_path)["zip"])
-    folder = locomo.workload(samples, tmp_path / "out", misspellings={"support": ["supprot"]})
-    queries = (folder / "queries.jsonl").read_text()
-    assert "support group" in queries and "supprot" not in queries
+    table = {"support": ["supprot"]}  # said once here: under every tenth use, kept
+    folder = locomo.workload(samples, tmp_path / "out", misspellings=table)
+    assert "supprot" not in (folder / "entries.jsonl").read_text()
+    assert "support group" in (folder / "queries.jsonl").read_text()
     parsed = locomo.parser().parse_args([str(tmp_path), "--misspellings", str(listed)])
-    assert parsed.misspellings == table
+    assert parsed.misspellings == locomo.read_misspellings(listed)
     with pytest.raises(SystemExit):
         locomo.parser().parse_args([str(tmp_path), "--misspellings", str(tmp_path / "no")])
