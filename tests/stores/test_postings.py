@@ -315,7 +315,7 @@ async def test_a_word_typed_with_a_slip_is_found_alike_held_or_by_statement(
     store, rt = runtime
     await rt.add_memories("s", [satchel.MemoryEntry(text="the harbuor at dusk")])
     request = PoolRequest(analyse_query("harbour stone lights"), None, 16)
-    assert len(request.counted_terms) > MAX_QUERY_TERMS
+    assert len(request.frequency_terms) > MAX_QUERY_TERMS
     first = await _by_statement(store, request)
     found = await store.evidence("memory", "s", first[0])
     assert "the harbuor at dusk" in {item.text for item in found.values()}

@@ -76,11 +76,11 @@ def test_a_query_carries_the_respellings_of_its_words_not_of_its_names() -> None
 
 def test_a_request_searches_the_respellings_its_scope_holds() -> None:
     request = PoolRequest(analyse_query("When will Bo adopt a puppy?"), None, 16)
-    assert request.counted_terms == request.query.terms + request.query.respellings
+    assert request.frequency_terms == request.query.terms + request.query.respellings
     counts = {"adopt": 0, "puppi": 3, "adpot": 1, "adoppt": 0}
     asked, frequencies = request.respelled(counts)
     assert asked.query.terms == (*request.query.terms, "adpot")
-    assert (asked.query.respellings, asked.counted_terms) == ((), asked.query.terms)
+    assert (asked.query.respellings, asked.frequency_terms) == ((), asked.query.terms)
     assert frequencies == {"puppi": 3, "adpot": 1}
     same, held = request.respelled({"puppi": 3})
     assert (same, held) == (request, {"puppi": 3})

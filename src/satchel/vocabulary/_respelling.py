@@ -20,7 +20,7 @@ are then only words no dictionary holds ("adopt" typed "adpot"), and a word the
 dictionary lacks, as a misspelt question's is, may be respelled as any ("torunament"
 as "tournament").
 
-Pure: no I/O but the vocabulary, read once by the analysis (``_analysis``).
+Pure: the dictionary is given (``_analysis`` reads it once a process).
 """
 
 from __future__ import annotations

@@ -322,7 +322,7 @@ class PoolRequest:
         return self.vector
 
     @property
-    def counted_terms(self) -> tuple[str, ...]:
+    def frequency_terms(self) -> tuple[str, ...]:
         """The terms whose counts a store reads for this request: the query's terms and
         its respellings (``AnalysedQuery.respellings``), which :meth:`respelled` then
         takes into the query where the scope holds them."""
@@ -331,7 +331,7 @@ class PoolRequest:
 
     def respelled(self, frequencies: Mapping[str, int]) -> tuple[PoolRequest, dict[str, int]]:
         """This request with the respellings the scope holds (``frequencies``: how many
-        records hold each of :attr:`counted_terms`, the terms none holds left out or at
+        records hold each of :attr:`frequency_terms`, the terms none holds left out or at
         0) among the query's terms, after its own, and the counts of its terms alone.
         A scope where a chat typed "adopt" as "adpot" is searched for both."""
         query = self.query

@@ -392,7 +392,7 @@ class MemoryStore:
         if scope is None or not scope.searchable(family):
             return Pool(family, scope_id, 0 if scope is None else scope.write_version)
         records = list(scope.searchable(family).values())
-        request, held_by = request.respelled(frequencies(records, request.counted_terms))
+        request, held_by = request.respelled(frequencies(records, request.frequency_terms))
         if starts := request.name_starts(held_by):  # a name spelled otherwise?
             spelled = terms_starting(records, starts, variant_floor(len(records)))
             request, held_by = request.naming_held(held_by, spelled, len(records))

@@ -584,7 +584,7 @@ class OceanBaseStore:
                     return None
             frequencies = None
             if query.terms:
-                counts = texts.counts(request.counted_terms, sql.indexed_term)
+                counts = texts.counts(request.frequency_terms, sql.indexed_term)
                 frequencies = {term: count for term, count in counts.items() if count}
             if (
                 query.names
@@ -602,7 +602,7 @@ class OceanBaseStore:
             # frequencies: which vector to rank by depends on the names the scope is
             # about (PoolRequest.vector_for), and which names it never holds is
             # evidence (Pool.unheld_names).
-            terms = request.counted_terms
+            terms = request.frequency_terms
             state, frequencies = await search.snapshot_state(cur, family, scope_id, terms)
             if state is None or state.rows == 0:  # erased or emptied since
                 return emptied(state)

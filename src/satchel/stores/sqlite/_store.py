@@ -557,7 +557,7 @@ class SqliteStore:
             held = (
                 self._held(conn, family, scope_key, at, may_read=not inline) if held_rows else None
             )
-            terms = request.counted_terms
+            terms = request.frequency_terms
             if held is None:
                 counts = search.term_frequencies(conn, family, scope_key, terms)
             else:  # the same counts: the held postings are the FTS5 table's
