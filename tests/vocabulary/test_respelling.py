@@ -9,7 +9,11 @@ import string
 import pytest
 
 from satchel.vocabulary._analysis import analyse_query, dictionary_terms
-from satchel.vocabulary._respelling import RESPELL_MIN_LETTERS, typed_otherwise
+from satchel.vocabulary._respelling import (
+    RESPELL_MIN_LETTERS,
+    spelled_otherwise,
+    typed_otherwise,
+)
 from satchel.vocabulary._retrieval import PoolRequest
 
 DICTIONARY = frozenset({"planet", "plant", "adopt", "tournament", "festival"})
@@ -84,3 +88,37 @@ def test_a_request_searches_the_respellings_its_scope_holds() -> None:
     assert frequencies == {"puppi": 3, "adpot": 1}
     same, held = request.respelled({"puppi": 3})
     assert (same, held) == (request, {"puppi": 3})
+
+
+@pytest.mark.parametrize(
+    ("british", "american"),
+    [
+        ("colour", "color"), ("favourite", "favorite"), ("neighbours", "neighbors"),
+        ("organised", "organized"), ("analyse", "analyze"), ("centre", "center"),
+        ("travelling", "traveling"), ("catalogue", "catalog"), ("defence", "defense"),
+        ("fulfilment", "fulfillment"),
+    ],
+)  # fmt: skip
+def test_british_and_american_english_spell_each_other(british: str, american: str) -> None:
+    assert american in spelled_otherwise(british)
+    assert british in spelled_otherwise(american)
+
+
+def test_some_words_are_spelled_the_other_way_one_way_only() -> None:
+    """ "programme" is "program" in American English, but not every "program" is a
+    British "programme" (a computer's is not)."""
+    assert spelled_otherwise("programme") == ("program",)
+    assert spelled_otherwise("program") == ()
+
+
+@pytest.mark.parametrize("word", ["hour", "four", "your", "journey", "morning", "story"])
+def test_a_word_no_english_spells_otherwise_has_no_other_spelling(word: str) -> None:
+    assert spelled_otherwise(word) == ()
+
+
+def test_a_query_carries_the_terms_of_its_words_spelled_the_other_english_way() -> None:
+    british = analyse_query("What is Kate's favourite colour?")
+    assert {"favorit", "color"} <= set(british.respellings)
+    american = analyse_query("What is Kate's favorite color?")
+    assert {"favourit", "colour"} <= set(american.respellings)
+    assert not {"favorit", "color"} & set(american.respellings)  # its own terms

@@ -851,6 +851,27 @@ async def check_a_word_typed_with_a_slip_is_searched_as_the_scope_holds_it(
         assert (planet.held_terms, len(planet.lexical_keys)) == (0, 0)
 
 
+async def check_a_word_spelled_the_other_english_way_is_searched_as_the_scope_spells_it(
+    store: Store,
+) -> None:
+    """A question written in British English finds the turns a chat wrote in American
+    English, and back ("favourite colour" and "favorite color")."""
+    texts_ = [f"Ana: note {n} about lunch" for n in range(12)]
+    texts_ += ["Bo: my favorite color is teal", "Cy: the theatre was full"]
+    await remember(store, "s", texts_)
+    for vector in (True, False):
+        british = await search(store, "What is Bo's favourite colour?", vector=vector)
+        found = await texts(store, keys_of(british.lexical_keys[:1]))
+        assert (found, british.lexical_matches.tolist()[:1]) == (
+            ["Bo: my favorite color is teal"],
+            [3],  # bo, favorit, color
+        )
+        american = await search(store, "Was the theater full?", vector=vector)
+        assert await texts(store, keys_of(american.lexical_keys[:1])) == [
+            "Cy: the theatre was full"
+        ]
+
+
 async def check_bm25_uses_the_scopes_own_term_statistics(store: Store) -> None:
     """A term common in another, larger scope still counts as rare in this one."""
     await remember(store, "big", [f"lantern festival note {n}" for n in range(100)])

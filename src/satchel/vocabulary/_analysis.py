@@ -40,7 +40,7 @@ import Stemmer
 
 from ._dates import DateMention, extract_dates
 from ._errors import InvalidRequestError
-from ._respelling import typed_otherwise
+from ._respelling import RESPELLINGS_KEPT, spelled_otherwise, typed_otherwise
 from ._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
@@ -255,10 +255,10 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
     found = proper_names(text)
     names = tuple(dict.fromkeys(term for _, _, name in found for term in analyse(name)))
     unnamed = _without(text, found) if names else None
-    forms = [form for term, word in source.items() if term not in names for form in (term, word)]
-    respellings = tuple(
-        slip for slip in typed_otherwise(forms, dictionary_terms()) if slip not in source
-    )
+    said = [(term, word) for term, word in source.items() if term not in names]
+    slips = typed_otherwise([form for pair in said for form in pair], dictionary_terms())
+    others = [other for term, word in said for other in _spelled_otherwise(word, term)]
+    respellings = tuple(term for term in dict.fromkeys((*others, *slips)) if term not in source)
     return AnalysedQuery(
         text=text, terms=terms, dates=dates, rare=rare, names=names, unnamed=unnamed,
         respellings=respellings,
@@ -350,6 +350,15 @@ def _common_words() -> frozenset[str]:
     path = resources.files("satchel") / "models" / "minilm-static-256" / "tokenizer.json"
     vocabulary = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
     return frozenset(word for word in vocabulary if word.isascii() and word.isalpha())
+
+
+@functools.lru_cache(maxsize=RESPELLINGS_KEPT)
+def _spelled_otherwise(word: str, term: str) -> tuple[str, ...]:
+    """The terms of a query's ``word`` (analysed to ``term``) as British or American
+    English spells it otherwise (:func:`~._respelling.spelled_otherwise`): "favorit"
+    for "favourite"; none that analyses as the word does."""
+    others = (_term(other) for other in spelled_otherwise(word))
+    return tuple(dict.fromkeys(other for other in others if other and other != term))
 
 
 @functools.cache
