@@ -256,9 +256,12 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
     names = tuple(dict.fromkeys(term for _, _, name in found for term in analyse(name)))
     unnamed = _without(text, found) if names else None
     said = [(term, word) for term, word in source.items() if term not in names]
-    slips = typed_otherwise([form for pair in said for form in pair], dictionary_terms())
-    others = [other for term, word in said for other in _spelled_otherwise(word, term)]
-    respellings = tuple(term for term in dict.fromkeys((*others, *slips)) if term not in source)
+    respellings = typed_otherwise(
+        [form for pair in said for form in pair],
+        dictionary_terms(),
+        first=[other for term, word in said for other in _spelled_otherwise(word, term)],
+        leave_out=source,
+    )
     return AnalysedQuery(
         text=text, terms=terms, dates=dates, rare=rare, names=names, unnamed=unnamed,
         respellings=respellings,

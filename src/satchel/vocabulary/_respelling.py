@@ -41,17 +41,24 @@ _SHORTEST: Final = RESPELL_MIN_LETTERS - 1
 _VOWELS: Final = "aeiouy"
 
 
-def typed_otherwise(forms: Iterable[str], dictionary: frozenset[str]) -> tuple[str, ...]:
+def typed_otherwise(
+    forms: Iterable[str],
+    dictionary: frozenset[str],
+    *,
+    first: Iterable[str] = (),
+    leave_out: Iterable[str] = (),
+) -> tuple[str, ...]:
     """The terms each of ``forms`` (a query's terms and the lowercase words they were
-    analysed from) becomes with one slip, in order, without repeats or the forms
-    themselves. A form shorter than ``RESPELL_MIN_LETTERS`` or not all ASCII letters
-    gives none; a form in ``dictionary`` gives only respellings that are not."""
+    analysed from) becomes with one slip, after ``first`` (the query's other
+    respellings), in order, without repeats, the forms or ``leave_out``. A form shorter
+    than ``RESPELL_MIN_LETTERS`` or not all ASCII letters gives none; a form in
+    ``dictionary`` gives only respellings that are not."""
     forms = tuple(forms)
-    found: dict[str, None] = {}
+    found = dict.fromkeys(first)
     for form in forms:
         found.update(dict.fromkeys(_respellings_of(form, dictionary)))
-    for form in forms:
-        found.pop(form, None)
+    for term in (*forms, *leave_out):
+        found.pop(term, None)
     return tuple(found)
 
 
