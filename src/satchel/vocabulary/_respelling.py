@@ -1,11 +1,13 @@
-"""A query's words as a chat may have typed them: the terms a misspelling leaves.
+"""A query's words as a chat may have typed them: with a slip, or in the other English.
 
 People misspell as they text ("adpot", "shcool", "recieved", "persue"), and people
-who write questions about a chat do too ("torunament", "educaton"). A misspelt word
-analyses to a term of its own, which the correctly spelled word never meets in a
-full-text search. So a query carries, beside its terms, the terms its words would
-have been typed as with one slip (:func:`typed_otherwise`), and a store that holds one
-of them searches it beside the query's own (``PoolRequest.respelled``).
+who write questions about a chat do too ("torunament", "educaton"); and they write
+British or American English ("favourite colour", "favorite color"). A word spelled
+otherwise analyses to a term of its own, which the word as the query spells it never
+meets in a full-text search. So a query carries, beside its terms, the terms its words
+would have been typed as with one slip (:func:`typed_otherwise`) or spelled the other
+English way (:func:`spelled_otherwise`), and a store that holds one of them searches it
+beside the query's own (``PoolRequest.respelled``).
 
 The slips are those spelling and typing make most, each past a word's first letter
 (which people rarely get wrong): a letter dropped, a letter doubled, two neighbours
