@@ -83,6 +83,10 @@ def _respellings_of(form: str, dictionary: frozenset[str]) -> tuple[str, ...]:
     )
 
 
+#: The endings after which a word's -our / -or is spelled either way.
+_ENDINGS: Final = (
+    r"(?=$|s$|ed$|ing$|ite$|ites$|hood$|hoods$|able$|ably$|ful$|fully$|less$|ist$|ists$|ism$)"
+)
 #: How British and American English spell a word apart, each way: a pattern of the
 #: one spelling and what the other writes for it ("colour" / "color", "favourite" /
 #: "favorite", "organise" / "organize", "analyse" / "analyze", "centre" / "center",
@@ -94,9 +98,6 @@ def _respellings_of(form: str, dictionary: frozenset[str]) -> tuple[str, ...]:
 #: 179 analyse alike already, and these rules join 1,202 of the rest both ways and 74
 #: one way; of the bundled vocabulary's words 8 become another of its words, all names
 #: or rare ("Alexander", "Anders", "amour", "daemon").
-_ENDINGS: Final = (
-    r"(?=$|s$|ed$|ing$|ite$|ites$|hood$|hoods$|able$|ably$|ful$|fully$|less$|ist$|ists$|ism$)"
-)
 _OTHER_SPELLINGS: Final = tuple(
     (re.compile(pattern), other)
     for pattern, other in (
