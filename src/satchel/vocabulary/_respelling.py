@@ -28,7 +28,6 @@ Pure: the dictionary is given (``_analysis`` reads it once a process).
 from __future__ import annotations
 
 import functools
-import re
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -83,51 +82,73 @@ def _respellings_of(form: str, dictionary: frozenset[str]) -> tuple[str, ...]:
     )
 
 
-#: The endings after which a word's -our / -or is spelled either way.
-_ENDINGS: Final = (
-    r"(?=$|s$|ed$|ing$|ite$|ites$|hood$|hoods$|able$|ably$|ful$|fully$|less$|ist$|ists$|ism$)"
-)
-#: How British and American English spell a word apart, each way: a pattern of the
-#: one spelling and what the other writes for it ("colour" / "color", "favourite" /
-#: "favorite", "organise" / "organize", "analyse" / "analyze", "centre" / "center",
-#: "travelled" / "traveled", "catalogue" / "catalog", "defence" / "defense",
-#: "programme" / "program", "encyclopaedia" / "encyclopedia", "fulfilment" /
-#: "fulfillment"). A pattern holds only where such a spelling does ("hour", "journey"
-#: and "morning" keep theirs; "water" gives "watre", which no scope holds). Of the
-#: 1,706 pairs of breame's table (Apache-2.0, read for docs/benchmarks.md, not carried)
-#: 179 analyse alike already, and these rules join 1,202 of the rest both ways and 74
-#: one way; of the bundled vocabulary's words 8 become another of its words, all names
-#: or rare ("Alexander", "Anders", "amour", "daemon").
-_OTHER_SPELLINGS: Final = tuple(
-    (re.compile(pattern), other)
-    for pattern, other in (
-        (r"(?<=[a-z]{2})our" + _ENDINGS, "or"),
-        (r"(?<=[a-z]{2})or" + _ENDINGS, "our"),
-        (r"(?<=[a-z]{2})is(?=e$|es$|ed$|er$|ers$|ing$|ation$|ations$|able$)", "iz"),
-        (r"(?<=[a-z]{2})iz(?=e$|es$|ed$|er$|ers$|ing$|ation$|ations$|able$)", "is"),
-        (r"(?<=[a-z]{2})ys(?=e$|es$|ed$|ing$)", "yz"),
-        (r"(?<=[a-z]{2})yz(?=e$|es$|ed$|ing$)", "ys"),
-        (r"(?<=[a-z]{3})re(?=$|s$|d$)", "er"),
-        (r"(?<=[a-z]{3})er(?=$|s$|ed$)", "re"),
-        (r"(?<=[a-z]{2})ell(?=ed$|ing$|er$|ers$)", "el"),
-        (r"(?<=[a-z]{2})el(?=ed$|ing$|er$|ers$)", "ell"),
-        (r"(?<=[a-z]{2})ogue(?=$|s$)", "og"),
-        (r"(?<=[a-z]{2})og(?=$|s$)", "ogue"),
-        (r"(?<=[a-z]{2})ence(?=$|s$)", "ense"),
-        (r"(?<=[a-z]{2})ense(?=$|s$)", "ence"),
-        (r"(?<=[a-z]{3})mme(?=$|s$)", "m"),
-        (r"(?<=[a-z])ae(?=[a-z]{2})", "e"),
-        (r"(?<=[a-z]{2})ll(?=ment$|ments$)", "l"),
-        (r"(?<=[a-z]{2})l(?=ment$|ments$)", "ll"),
-    )
-)
+#: How British and American English spell a word apart, each way: where a word ends
+#: in the one spelling, with one of the endings that take it, what the other writes
+#: ("colour" / "color", "favourite" / "favorite", "organise" / "organize", "analyse" /
+#: "analyze", "centre" / "center", "travelled" / "traveled", "catalogue" / "catalog",
+#: "defence" / "defense", "programme" / "program", "fulfilment" / "fulfillment"), and
+#: the fewest letters before it. A pattern holds only where such a spelling does
+#: ("hour", "journey" and "morning" keep theirs; "water" gives "watre", which no scope
+#: holds). Of the 1,706 pairs of breame's table (Apache-2.0, read for
+#: docs/benchmarks.md, not carried) 179 analyse alike already, and these join 1,205 of
+#: the rest both ways and 74 one way (with "encyclopaedia" / "encyclopedia" below); of
+#: the bundled vocabulary's words 8 become another of its words, all names or rare
+#: ("Alexander", "Anders", "amour", "daemon").
+_ENGLISHES: Final = (
+    ("our", "or", 2, ("", "s", "ed", "ing", "ite", "ites", "hood", "hoods", "able", "ably",
+                      "ful", "fully", "less", "ist", "ists", "ism")),
+    ("is", "iz", 2, ("e", "es", "ed", "er", "ers", "ing", "ation", "ations", "able")),
+    ("ys", "yz", 2, ("e", "es", "ed", "ing")),
+    ("ell", "el", 2, ("ed", "ing", "er", "ers")),
+    ("ogue", "og", 2, ("", "s")),
+    ("ence", "ense", 2, ("", "s")),
+    ("ll", "l", 2, ("ment", "ments")),
+)  # fmt: skip
+#: The -re / -er and -mme / -m endings, whose endings differ by way, each with the
+#: other's ending and the fewest letters before it.
+_ONE_WAY_ENDINGS: Final = (
+    ("re", "er"), ("res", "ers"), ("red", "ered"), ("er", "re"), ("ers", "res"),
+    ("ered", "red"), ("mme", "m"), ("mmes", "ms"),
+)  # fmt: skip
+
+
+def _other_endings() -> dict[str, tuple[tuple[str, int], ...]]:
+    """Each word ending a spelling of :data:`_ENGLISHES` or :data:`_ONE_WAY_ENDINGS`
+    takes, to the endings the other English writes for it, with the fewest letters
+    before it."""
+    table: dict[str, tuple[tuple[str, int], ...]] = {}
+    for one, other, before, endings in _ENGLISHES:
+        for ending in endings:
+            table[one + ending] = (*table.get(one + ending, ()), (other + ending, before))
+            table[other + ending] = (*table.get(other + ending, ()), (one + ending, before))
+    for one, other in _ONE_WAY_ENDINGS:
+        table[one] = (*table.get(one, ()), (other, 3))
+    return table
+
+
+_OTHER_ENDINGS: Final = _other_endings()
+#: The longest ending :data:`_OTHER_ENDINGS` holds.
+_LONGEST_ENDING: Final = max(map(len, _OTHER_ENDINGS))
 
 
 def spelled_otherwise(word: str) -> tuple[str, ...]:
     """The ways British or American English spells a (lowercase) word the other writes
-    (:data:`_OTHER_SPELLINGS`): "colour" gives "color", "favorite" "favourite"."""
-    found = (pattern.sub(other, word, count=1) for pattern, other in _OTHER_SPELLINGS)
-    return tuple(dict.fromkeys(other for other in found if other != word))
+    (:data:`_ENGLISHES`): "colour" gives "color", "favorite" "favourite"; and a word
+    with "ae" inside, the American "e" ("encyclopaedia": "encyclopedia")."""
+    found: dict[str, None] = {}
+    endings = _OTHER_ENDINGS
+    for length in range(1, min(len(word), _LONGEST_ENDING) + 1):
+        others = endings.get(word[-length:])
+        if others is not None:
+            stem = word[:-length]
+            for other, before in others:
+                if len(stem) >= before:
+                    found[stem + other] = None
+    at = word.find("ae", 1)
+    if at != -1 and len(word) - at >= 4:
+        found[word[:at] + "e" + word[at + 2 :]] = None
+    found.pop(word, None)
+    return tuple(found)
 
 
 def _slips(word: str) -> Iterable[str]:

@@ -335,13 +335,13 @@ class PoolRequest:
         0) among the query's terms, after its own, and the counts of its terms alone.
         A scope where a chat typed "adopt" as "adpot" is searched for both."""
         query = self.query
-        if not query.respellings:
-            return self, dict(frequencies)
+        terms = query.terms
+        counts = {term: count for term in terms if (count := frequencies.get(term, 0))}
+        if len(counts) == sum(1 for count in frequencies.values() if count):
+            return self, counts  # no respelling held (most queries): none looked for
         held = tuple(term for term in query.respellings if frequencies.get(term, 0))
-        counts = {term: count for term in query.terms + held if (count := frequencies.get(term, 0))}
-        if not held:
-            return self, counts
-        respelled = attrs.evolve(query, terms=query.terms + held, respellings=())
+        counts.update((term, frequencies[term]) for term in held)
+        respelled = attrs.evolve(query, terms=terms + held, respellings=())
         return attrs.evolve(self, query=respelled), counts
 
     def unheld_names(self, frequencies: Mapping[str, int] | None) -> tuple[str, ...]:
