@@ -10,6 +10,7 @@ import pytest
 
 from satchel.vocabulary._analysis import analyse_query, dictionary_terms
 from satchel.vocabulary._respelling import (
+    MOST_RESPELLINGS,
     RESPELL_MIN_LETTERS,
     spelled_otherwise,
     typed_otherwise,
@@ -122,3 +123,12 @@ def test_a_query_carries_the_terms_of_its_words_spelled_the_other_english_way() 
     american = analyse_query("What is Kate's favorite color?")
     assert {"favourit", "colour"} <= set(american.respellings)
     assert not {"favorit", "color"} & set(american.respellings)  # its own terms
+
+
+def test_a_long_query_carries_a_bounded_number_of_respellings() -> None:
+    """A pasted paragraph's 24 terms would make a thousand respellings, each counted by
+    every search: the first words' are kept, at most MOST_RESPELLINGS."""
+    words = "infrastructure deployments orchestration pipelines observability dashboards"
+    query = analyse_query(" ".join([words, "incident retrospectives quarterly roadmap"] * 3))
+    assert len(query.respellings) == MOST_RESPELLINGS
+    assert set(typed_otherwise(["infrastructure"], dictionary_terms())) <= set(query.respellings)

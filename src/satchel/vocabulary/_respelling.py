@@ -51,16 +51,24 @@ def typed_otherwise(
 ) -> tuple[str, ...]:
     """The terms each of ``forms`` (a query's terms and the lowercase words they were
     analysed from) becomes with one slip, after ``first`` (the query's other
-    respellings), in order, without repeats, the forms or ``leave_out``. A form shorter
+    respellings), in order, without repeats, the forms or ``leave_out``, at most
+    ``MOST_RESPELLINGS`` of them. A form shorter
     than ``RESPELL_MIN_LETTERS`` or not all ASCII letters gives none; a form in
     ``dictionary`` gives only respellings that are not."""
     forms = tuple(forms)
     found = dict.fromkeys(first)
     for form in forms:
+        if len(found) >= MOST_RESPELLINGS:
+            break  # a long query's first words are respelled, not each of its 24 terms
         found.update(dict.fromkeys(_respellings_of(form, dictionary)))
     for term in (*forms, *leave_out):
         found.pop(term, None)
-    return tuple(found)
+    return tuple(found)[:MOST_RESPELLINGS]
+
+
+#: The most respellings a query carries: a question's hundred or two, while a query
+#: of 24 long terms would carry a thousand, each counted by every search of it.
+MOST_RESPELLINGS: Final = 384
 
 
 #: Words whose respellings are kept (``_respellings_of``): a session's questions say
