@@ -125,6 +125,23 @@ def test_a_query_carries_the_terms_of_its_words_spelled_the_other_english_way() 
     assert not {"favorit", "color"} & set(american.respellings)  # its own terms
 
 
+@pytest.mark.parametrize(
+    ("question", "typed"),
+    [
+        ("How was the road trip?", "roadtrip"),
+        ("Who is Kate's best friend?", "bestfriend"),
+        ("Which ice-cream did Nate make?", "icecream"),
+    ],
+)
+def test_a_query_carries_two_side_by_side_words_run_together(question: str, typed: str) -> None:
+    assert typed in analyse_query(question).respellings
+
+
+def test_words_apart_or_beside_a_name_or_a_function_word_are_not_run_together() -> None:
+    found = analyse_query("Did Dana trip over the road at his shop?").respellings
+    assert not {"danatrip", "tripov", "roadshop", "shopov", "theroad"} & set(found)
+
+
 def test_a_long_query_carries_a_bounded_number_of_respellings() -> None:
     """A pasted paragraph's 24 terms would make a thousand respellings, each counted by
     every search: the first words' are kept, at most MOST_RESPELLINGS."""

@@ -872,6 +872,25 @@ async def check_a_word_spelled_the_other_english_way_is_searched_as_the_scope_sp
         ]
 
 
+async def check_two_words_a_chat_typed_as_one_are_searched_as_the_scope_holds_them(
+    store: Store,
+) -> None:
+    """Two words a question says side by side that a chat typed as one ("road trip" as
+    "roadtrip") are searched as the scope holds them; a name beside a word is never
+    run together with it."""
+    texts_ = [f"Ana: note {n} about lunch" for n in range(12)]
+    texts_ += ["Bo: the roadtrip was long", "Bo: a trip by the road", "Cy: danatrip"]
+    await remember(store, "s", texts_)
+    for vector in (True, False):
+        asked = await search(store, "How was the road trip?", vector=vector)
+        found = await texts(store, keys_of(asked.lexical_keys))
+        # A turn holding both words ranks first; the one that ran them together is
+        # found beside it, where it holds neither word.
+        assert found == ["Bo: a trip by the road", "Bo: the roadtrip was long"]
+        named = await search(store, "Did Dana trip?", vector=vector)
+        assert "Cy: danatrip" not in await texts(store, keys_of(named.lexical_keys))
+
+
 async def check_bm25_uses_the_scopes_own_term_statistics(store: Store) -> None:
     """A term common in another, larger scope still counts as rare in this one."""
     await remember(store, "big", [f"lantern festival note {n}" for n in range(100)])

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import calendar
 import functools
+import itertools
 import json
 import re
 import threading
@@ -259,13 +260,37 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
     respellings = typed_otherwise(
         [form for pair in said for form in pair],
         dictionary_terms(),
-        first=[other for term, word in said for other in _spelled_otherwise(word, term)],
+        first=[
+            *_run_together(text, names),
+            *(other for term, word in said for other in _spelled_otherwise(word, term)),
+        ],
         leave_out=source,
     )
     return AnalysedQuery(
         text=text, terms=terms, dates=dates, rare=rare, names=names, unnamed=unnamed,
         respellings=respellings,
     )  # fmt: skip
+
+
+def _run_together(text: str, names: Sequence[str]) -> tuple[str, ...]:
+    """The terms of each two words the question says side by side as one word, as a
+    chat types a compound ("road trip": "roadtrip", "ice cream": "icecream", "best
+    friend": "bestfriend"): both words of letters, neither a function word nor one of
+    the question's ``names`` (terms), and the pair's term neither word's own."""
+    tokens = _WORDS.findall(_fold(text))
+    found: dict[str, None] = {}
+    for one, two in itertools.pairwise(tokens):
+        if one in _STOPWORDS or two in _STOPWORDS:
+            continue
+        if not (one.isascii() and one.isalpha() and two.isascii() and two.isalpha()):
+            continue
+        first, second = _term(one), _term(two)
+        if not first or not second or first in names or second in names:
+            continue
+        term = _term(one + two)
+        if term and term != first and term != second:
+            found[term] = None
+    return tuple(found)
 
 
 #: A word and its possessive (``Alice``, ``Alice's``), letters of any script.
