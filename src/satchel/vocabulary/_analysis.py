@@ -180,8 +180,9 @@ class AnalysedQuery:
     #: The query without those names, for the vector channel of a scope that is about
     #: them (``PoolRequest.vector_for``); None when the query names nothing.
     unnamed: str | None = None
-    #: The terms the query's words (its names' aside) become spelled the other English
-    #: way or with one slip (``_respelling``): a store that holds one searches it
+    #: The terms the query's words (its names' aside) become run together two by two
+    #: (:func:`_run_together`: "road trip" as "roadtrip"), spelled the other English
+    #: way or typed with one slip (``_respelling``): a store that holds one searches it
     #: beside the query's terms (``PoolRequest.respelled``).
     respellings: tuple[str, ...] = ()
 
