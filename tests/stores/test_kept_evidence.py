@@ -99,6 +99,66 @@ async def test_a_write_to_the_scope_serves_evidence_rated_anew(
     assert dict(after) == await rated_afresh(rt, keys)
 
 
+async def test_a_write_that_adds_turns_carries_the_counts_to_the_next_version(
+    chat: tuple[SqliteStore, satchel.Runtime, list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent writes a turn before each question: the counts kept at the scope's
+    version, read from its held postings, carry to the next grown by the turns added,
+    so the next read rates anew without reading a count; its ratings are those of a
+    store keeping nothing."""
+    from satchel.stores._postings import ScopePostings
+
+    store, rt, keys = chat
+    asked = satchel.PrepareContextRequest(scope_id="chat", query="which mill?", max_bytes=2000)
+    for _ in range(3):  # the scope's postings are held once searched enough
+        await rt.prepare_context(asked)
+    store._term_counts.forget()
+    before = await store.evidence("memory", "chat", keys)
+    assert store._term_counts.at("memory", "chat", store.scope_version("chat")).exact
+    await rt.add_memories("chat", [satchel.MemoryEntry(text="Ben: thanks! the mill", thread="t")])
+    read: list[str] = []
+    held, statement = ScopePostings.frequencies, sqlite_search.term_counts
+
+    def from_postings(self: ScopePostings, prefix: str, terms: list[str]) -> dict[str, int]:
+        read.extend(terms)
+        return held(self, prefix, terms)
+
+    def by_statement(*args: Any) -> dict[str, int]:
+        read.extend(args[-1])
+        return statement(*args)
+
+    monkeypatch.setattr(ScopePostings, "frequencies", from_postings)
+    monkeypatch.setattr(sqlite_search, "term_counts", by_statement)
+    after = await store.evidence("memory", "chat", keys)
+    assert read == []
+    kept = store._term_counts.at("memory", "chat", store.scope_version("chat"))
+    assert (kept.counts["mill"], kept.counts["thank"]) == (4, 2)
+    assert dict(after) != dict(before)  # "thanks" and "mill" are commoner now
+    monkeypatch.undo()
+    assert dict(after) == await rated_afresh(rt, keys)
+
+
+def test_counts_are_carried_only_from_a_read_at_their_version_past_added_records() -> None:
+    counts = TermCounts()
+    counts.at("memory", "s", 1).counts.update({"mill": 2, "ana": 3, "owl": 0})
+    counts.follow("memory", "s", (1, 2), ["ana mill mill", "ben owl"])
+    carried = counts.at("memory", "s", 2)
+    assert carried.counts == {"mill": 3, "ana": 4, "owl": 1}  # a record counts once
+    counts.follow("memory", "s", (1, 3), ["ana"])  # not the version kept: none followed
+    assert counts.at("memory", "s", 2) is carried
+    carried.exact = False  # a count read by statement, off the live file
+    counts.follow("memory", "s", (2, 3), ["ana"])
+    assert counts.at("memory", "s", 3).counts == {}
+    counts.at("memory", "s", 3).counts["ana"] = 4
+    counts.follow("memory", "s", (3, 4), None)  # a write that took records out
+    assert counts.at("memory", "s", 4).counts == {}
+    first = counts.at("memory", "s", 4)
+    first.counts["ana"] = 4
+    counts.follow("memory", "s", (4, 5), ["ana"])
+    first.counts["late"] = 7  # a rating still in flight at the first version
+    assert counts.at("memory", "s", 5).counts == {"ana": 5}
+
+
 async def test_at_most_most_evidence_are_kept_over_every_scope(
     chat: tuple[SqliteStore, satchel.Runtime, list[int]], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -100,6 +100,42 @@ class TermCounts:
                 held[key] = item
         self._evidence += len(held) - before
 
+    def follow(
+        self,
+        family: Family,
+        scope_id: str,
+        versions: tuple[int, int],
+        added: Sequence[str] | None,
+    ) -> None:
+        """Follow a committed write of the scope's ``family`` that moved its write
+        version from ``versions[0]`` to ``versions[1]``: when the write only added
+        records (``added``: each one's analysed terms joined by spaces, as indexed) and
+        every count kept at the first was read there (:attr:`Kept.exact`), those counts
+        are kept at the second, each grown by the added records holding its term. An
+        agent writes a turn before each question; the next prepare then reads none of
+        the counts of the turns it rates again. The ratings and rated evidence are not
+        carried (a rating is on the scale of the scope's size, which the write moved),
+        nor the names' spellings. ``added`` None (the write took records out, or their
+        terms are not at hand): nothing is carried."""
+        key = (family, scope_id)
+        kept = self._kept.get(key)
+        if kept is None or kept.version != versions[0]:
+            return
+        del self._kept[key]
+        self._evidence -= len(kept.evidence)
+        if added is None or not kept.exact:
+            return
+        # A copy: a rating still in flight at the first version writes its counts into
+        # the first's, never into these.
+        counts = dict(kept.counts)
+        for terms in added:
+            for term in set(terms.split()):
+                if term in counts:
+                    counts[term] += 1
+        carried = Kept(versions[1])
+        carried.counts = counts
+        self._kept[key] = carried
+
     def drop(self, scope_id: str) -> None:
         """Drop the scope's counts and ratings of every family (after an erase: no word
         of an erased text outlives it here)."""
@@ -135,11 +171,15 @@ class Kept:
     prepare searches beside the one its question is about (``references``), where
     every name the question says is unheld."""
 
-    __slots__ = ("counts", "evidence", "ratings", "spellings", "version")
+    __slots__ = ("counts", "evidence", "exact", "ratings", "spellings", "version")
 
     def __init__(self, version: int) -> None:
         self.version = version
         self.counts: dict[str, int] = {}
+        #: Whether every count was read at :attr:`version` (from postings held there),
+        #: so a write's added records can carry them to the next (``TermCounts.follow``);
+        #: a statement reads the live file, which a write may have moved meanwhile.
+        self.exact = True
         self.ratings: dict[int, float | None] = {}
         self.evidence: dict[int, Evidence] = {}
         self.spellings: dict[tuple[tuple[str, ...], int], Spellings] = {}

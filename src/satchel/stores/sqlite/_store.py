@@ -31,6 +31,7 @@ from .. import _rules
 from .._copy_protocol import searchable_vectors
 from .._neighbour_cache import NeighbourCache
 from .._placing import place
+from .._postings import PLAIN_TEXT
 from .._rounds import current_round
 from .._sessions import erased_identities, session_key
 from .._term_counts import Kept, Spellings, TermCounts, rate
@@ -706,6 +707,7 @@ class SqliteStore:
             def work(conn: sqlite3.Connection) -> dict[str, int]:
                 return search.term_counts(conn, family, scope_key, terms)
 
+            kept.exact = False
             return await self._read("term counts", work, inline=inline)
 
         rows = self._counts.get((family, scope_key), 0)
@@ -882,6 +884,9 @@ class SqliteStore:
                 return
             versions = (before, before + 1)
             self._postings.follow(written.record_family, written.scope_key, versions, written)
+            self._term_counts.follow(
+                written.record_family, written.scope_id, versions, _added_terms(written)
+            )
             if written.removed_rows:
                 self._evidence.retire(written.removed_rows)
             count = (written.record_family, written.scope_key)
@@ -981,3 +986,16 @@ def _unopenable(database: str, exc: sqlite3.Error) -> str:
         " that it and its -wal and -shm files are readable and writable, and, if it is"
         " damaged, restore it from a backup"
     )
+
+
+def _added_terms(written: rows.Write) -> list[str] | None:
+    """The analysed terms of each record a write added, as indexed, when it took none
+    out and every one's are at hand and plain (a term of other characters is split as
+    the full-text index's tokenizer alone knows); else None."""
+    if written.removed_rows:
+        return None
+    indexed = written.indexed
+    added = [indexed.get(row) for row in written.added_rows]
+    if any(terms is None or PLAIN_TEXT.fullmatch(terms) is None for terms in added):
+        return None
+    return added  # type: ignore[return-value]
