@@ -99,3 +99,24 @@ async def test_beside_labels_that_are_names_a_given_name_is_someone_else() -> No
         "What did Georgia think of the bicycle tyres and chain?", labels=named
     )
     assert (status, delivered) == ("empty", ())
+
+
+async def test_a_given_name_and_one_word_the_scope_holds_is_asked_of_the_scope() -> None:
+    """Of "What did Caroline think of the weather?" the chat holds one everyday word:
+    her name, once a read turn may be hers, counts as a participant's does where labels
+    say it (a word the scope's turns are about), not as a word the scope lacks."""
+    status, delivered = await _delivered("What did Caroline think of the weather?")
+    assert status == "ready"
+    assert any("The weather looks grim" in str(text) for text in delivered)
+
+
+async def test_two_given_names_said_apart_may_be_the_chats_two_people() -> None:
+    """A question about both people of a chat of two numbers names two people the chat
+    never names; said side by side, two given names are one person ("Mona Lisa", above)."""
+    status, delivered = await _delivered(
+        "What did Caroline and Beatrice think of the bicycle tyres and chain?"
+    )
+    assert status == "ready"
+    assert any("both tyres were flat" in str(text) for text in delivered)
+    status, _ = await _delivered("What did Caroline and Beatrice think of Mongolia?")
+    assert status == "empty"  # a place besides

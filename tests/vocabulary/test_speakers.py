@@ -19,6 +19,7 @@ from satchel.vocabulary import (
     says_nothing,
     speaker_terms,
 )
+from satchel.vocabulary._analysis import names_apart
 from satchel.vocabulary._retrieval import PoolRequest
 from satchel.vocabulary._speakers import (
     TURN_SQL,
@@ -327,6 +328,21 @@ def test_the_names_a_person_read_answers_to() -> None:
     people: tuple[frozenset[str], ...] = (melanie, robert, alexandra, frozenset())
     assert answered(people, ("mel", "bob", "zoltan", "sandi")) == ("mel", "bob", "sandi")
     assert answered((*people, cassandra), ("sandi", "mo")) == ()  # two Sandys; two letters
+
+
+def test_given_names_said_apart_may_be_people_labelled_by_numbers() -> None:
+    """Where read people are labelled by numbers, as many given names as there are such
+    people may be theirs, when said apart; one name of two words is someone else."""
+    one, two = frozenset({"44", "7700", "900111"}), frozenset({"user", "2"})
+    named = frozenset({"melani"})
+    assert answered((one, two), ("carolin", "gina"), apart=True) == ("carolin", "gina")
+    assert answered((one, two), ("carolin", "gina")) == ()  # "Mona Lisa"
+    assert answered((one, named), ("carolin", "gina"), apart=True) == ()  # one number
+    assert answered((one, two), ("carolin", "mongolia"), apart=True) == ()  # a place
+    assert answered((one, named), ("carolin",)) == ("carolin",)
+    assert names_apart("What do Jon and Gina both like?")
+    assert names_apart("What did Jon say about Gina's store?")
+    assert not names_apart("Who painted the Mona Lisa?")
 
 
 def test_a_nicknames_first_letter_is_read_too() -> None:

@@ -52,6 +52,7 @@ from ..vocabulary import (
     asks_question,
     asks_when,
     called_by_name,
+    names_apart,
     nicknamed,
     rules,
     said_by,
@@ -488,10 +489,14 @@ class Searcher:
                 ranked, scores, read, (people, lift, damped, (timed, rare)), wanted
             )
             if people is not None and pool.unheld_names:  # a name the turns read answer to
-                heard = answered(people.speakers, pool.unheld_names)
+                apart = len(pool.unheld_names) > 1 and names_apart(query.text)
+                heard = answered(people.speakers, pool.unheld_names, apart=apart)
                 if heard:
+                    # A participant's name, as it would be had their label said it: common
+                    # in the scope (a question about them), and matched by no candidate.
                     left = tuple(name for name in pool.unheld_names if name not in heard)
-                    pool = attrs.evolve(pool, unheld_names=left)
+                    common = pool.common_terms + len(heard)
+                    pool = attrs.evolve(pool, unheld_names=left, common_terms=common)
         evidence = await self._with_bodies(spec, state.request.detail, evidence)
         # The keys are distinct (a ranking's), so the overlap counts them.
         joined = len(ranked.joined.intersection(keys)) if ranked.joined else 0

@@ -11,6 +11,7 @@ from ._analysis import analyse as analyse
 from ._analysis import analyse_query as analyse_query
 from ._analysis import index_text as index_text
 from ._analysis import match_expression as match_expression
+from ._analysis import names_apart as names_apart
 from ._budget import BudgetView as BudgetView
 from ._calibration import Calibration as Calibration
 from ._citations import Citation as Citation
@@ -210,6 +211,7 @@ __all__ = [
     "lightly_named",
     "match_expression",
     "mentioned_days",
+    "names_apart",
     "nicknamed",
     "rules",
     "said_by",

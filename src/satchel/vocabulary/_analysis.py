@@ -325,6 +325,14 @@ def proper_names(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
+def names_apart(text: str) -> bool:
+    """Whether the proper names a question says (:func:`proper_names`) are each said
+    apart ("Jon and Gina", "Gina's store ... Jon"), none right after another ("Mona
+    Lisa", "Sarah Jones": one name of two words)."""
+    found = proper_names(text)
+    return all(text[end:start].strip() for (_, end, _), (start, _, _) in itertools.pairwise(found))
+
+
 def _without(text: str, names: Sequence[tuple[int, int, str]]) -> str:
     """``text`` with the spans of ``names`` cut out, spaces closed up."""
     kept, at = [], 0

@@ -395,7 +395,9 @@ def nicknamed(
     return found
 
 
-def answered(speakers: Sequence[frozenset[str]], names: Sequence[str]) -> tuple[str, ...]:
+def answered(
+    speakers: Sequence[frozenset[str]], names: Sequence[str], *, apart: bool = False
+) -> tuple[str, ...]:
     """The ``names`` (analysed proper names a scope never holds) that a person of the read
     turns answers to (their ``speakers``, by :func:`speaker_terms`): a short form of a
     name in their label (:func:`said_by`: "Mel" beside Melanie's turns), or a nickname
@@ -407,12 +409,16 @@ def answered(speakers: Sequence[frozenset[str]], names: Sequence[str]) -> tuple[
     And where a person read is labelled by a number, not a name (a phone number, as a
     messaging app labels whoever is not a saved contact, or "User 2"), the one given name the
     question says (:func:`given_name`) may be theirs: their chat need never say it
-    ("What did Caroline research?"). Two such names are someone else ("Mona Lisa"), as
-    is a place ("What is the capital of Georgia?" of a chat labelled by names; of a chat
-    of numbers, Georgia is taken for one of them)."""
+    ("What did Caroline research?"); and where several are, as many given names as
+    there are such people, when the question says them ``apart`` ("What do Jon and
+    Gina both like?" of a chat of two numbers). Two names side by side are someone else
+    ("Mona Lisa"), as is a place ("What is the capital of Georgia?" of a chat labelled by
+    names; of a chat of numbers, Georgia is taken for one of them)."""
     people = {speaker for speaker in speakers if speaker}
-    if len(names) == 1 and given_name(names[0]) and any(map(_unnamed, people)):
-        return tuple(names)
+    if names and all(map(given_name, names)):
+        unnamed = sum(map(_unnamed, people))
+        if unnamed and (len(names) == 1 or (apart and len(names) <= unnamed)):
+            return tuple(names)
     return tuple(
         name
         for name in names
