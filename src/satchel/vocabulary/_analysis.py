@@ -45,7 +45,7 @@ from ._respelling import RESPELLINGS_KEPT, spelled_otherwise, typed_otherwise
 from ._turns import PIECE_CHARS, let_loop_in, pieces
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
 MAX_QUERY_TERMS: Final[int] = 24
 """Cap on the distinct terms of one query: bounds the MATCH and the admission floor."""
@@ -262,7 +262,7 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
         [form for pair in said for form in pair],
         dictionary_terms(),
         first=[
-            *_run_together(text, names),
+            *_run_together(text, source, names),
             *(other for term, word in said for other in _spelled_otherwise(word, term)),
         ],
         leave_out=source,
@@ -273,15 +273,17 @@ def analyse_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> AnalysedQue
     )  # fmt: skip
 
 
-def _run_together(text: str, names: Sequence[str]) -> tuple[str, ...]:
+def _run_together(text: str, source: Mapping[str, str], names: Sequence[str]) -> tuple[str, ...]:
     """The terms of each two words the question says side by side as one word, as a
     chat types a compound ("road trip": "roadtrip", "ice cream": "icecream", "best
-    friend": "bestfriend"): both words of letters, neither a function word nor one of
-    the question's ``names`` (terms), and the pair's term neither word's own."""
+    friend": "bestfriend"): both words among those its kept terms came from (``source``:
+    a pasted page's thousands of words are not stemmed in pairs), of letters, neither
+    one of the question's ``names`` (terms), and the pair's term neither word's own."""
+    kept = set(source.values())
     tokens = _WORDS.findall(_fold(text))
     found: dict[str, None] = {}
     for one, two in itertools.pairwise(tokens):
-        if one in _STOPWORDS or two in _STOPWORDS:
+        if one not in kept or two not in kept:
             continue
         if not (one.isascii() and one.isalpha() and two.isascii() and two.isalpha()):
             continue
