@@ -85,8 +85,7 @@ def _named(head: str) -> frozenset[str]:
 
 
 #: How a chat's export may label the exporter's own messages ("Me: ...", "You: ..."):
-#: words the analysis drops, taken as the label's term all the same (a person whose
-#: label is no name, as a phone number's: ``_unnamed``).
+#: words the analysis drops, taken as the label's term all the same.
 SELF_LABELS: Final = frozenset({"me", "you", "i", "myself"})
 
 
@@ -406,41 +405,31 @@ def answered(
     participant's), so only the turns read tell that such a question is about someone
     the scope holds.
 
-    And where a person read is labelled by a number, not a name (a phone number, as a
-    messaging app labels whoever is not a saved contact, or "User 2"), the one given name the
-    question says (:func:`given_name`) may be theirs: their chat need never say it
-    ("What did Caroline research?"); and where several are, as many given names as
-    there are such people, when the question says them ``apart`` ("What do Jon and
-    Gina both like?" of a chat of two numbers). Two names side by side are someone else
-    ("Mona Lisa"), as is a place ("What is the capital of Georgia?" of a chat labelled by
-    names; of a chat of numbers, Georgia is taken for one of them)."""
+    And the one given name the question says (:func:`given_name`), or as many as people
+    were read when it says them ``apart`` ("What do Jon and Gina both like?"), may be
+    someone read: a chat labels people as its app knows them, by a phone number ("+44
+    7700 900111", as a messaging app labels whoever is not a saved contact), a
+    placeholder ("User 2"), "Me", or a name the asker never uses (a contact saved as
+    "Mom"), and people texting rarely call each other by name; or someone the chat
+    talks of without naming. A question about a person is no sign that it asks about
+    something the scope never mentions: its other words judge that. Two names side by
+    side are someone else ("Mona Lisa"), and so is a place beside ("What does Caroline
+    think the capital of Mongolia is?"); a given name that is a place too is taken for
+    a person ("Georgia")."""
     people = {speaker for speaker in speakers if speaker}
-    if names and all(map(given_name, names)):
-        unnamed = sum(map(_unnamed, people))
-        if unnamed and (len(names) == 1 or (apart and len(names) <= unnamed)):
-            return tuple(names)
+    if (
+        people
+        and names
+        and all(map(given_name, names))
+        and (len(names) == 1 or (apart and len(names) <= len(people)))
+    ):
+        return tuple(names)
     return tuple(
         name
         for name in names
         if any(said_by(person, _NOBODY, frozenset((name,))) for person in people)
         or nicknamed(speakers, frozenset((name,)))
     )
-
-
-def _unnamed(person: frozenset[str]) -> bool:
-    """Whether a speaker's label (its terms) is a number and no name ("+44 7700 900111",
-    "User 2", "user2", or the exporter's own "Me"): digits and placeholder words only."""
-    words = _placeholder_terms()
-    return all(
-        term.isdigit() or term.rstrip("0123456789") in words or term in SELF_LABELS
-        for term in person
-    )
-
-
-@functools.cache
-def _placeholder_terms() -> frozenset[str]:
-    """``PLACEHOLDER_WORDS`` analysed, as a speaker's label is."""
-    return frozenset(term for word in PLACEHOLDER_WORDS for term in analyse(word))
 
 
 def _conversation(thread: str | None, said_at: datetime | None) -> str | None:
