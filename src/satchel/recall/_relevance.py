@@ -56,10 +56,11 @@ is about the question counts for it, **scope term** (the participant's name) and
 general-knowledge questions of ``bench offtopic``, 14.3% abstained before the rule,
 66.2% with it; LoCoMo's evidence recall lost 0.003 (19 of its 1,536 questions say a
 name their conversation never holds). Once a search has read its turns, a name a read
-person answers to is taken off (``vocabulary.answered``): a short form or a nickname of
-their label, or, where someone read is labelled by a number and not by a name (a
-phone number, "User 2"), the one given name the question says ("What did Caroline
-research?" of a chat of phone numbers).
+person answers to is taken off (``vocabulary.answered``) and counted as a participant's
+name held by the scope is (``Pool.common_terms``): a short form or a nickname of their
+label, or the one given name the question says (as many as people were read, said
+apart), whatever the labels: a chat labels people by phone numbers, "User 2", or names
+the asker never uses ("What did Caroline research?" of a chat of phone numbers).
 
 Thread neighbours are no signal of their own: they join beside a hit, so they carry
 evidence only through their hit. A round that retrieved nothing is no abstention: it
