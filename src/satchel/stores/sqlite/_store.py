@@ -994,8 +994,10 @@ def _added_terms(written: rows.Write) -> list[str] | None:
     the full-text index's tokenizer alone knows); else None."""
     if written.removed_rows:
         return None
-    indexed = written.indexed
-    added = [indexed.get(row) for row in written.added_rows]
-    if any(terms is None or PLAIN_TEXT.fullmatch(terms) is None for terms in added):
-        return None
-    return added  # type: ignore[return-value]
+    added = []
+    for row in written.added_rows:
+        terms = written.indexed.get(row)
+        if terms is None or PLAIN_TEXT.fullmatch(terms) is None:
+            return None
+        added.append(terms)
+    return added
