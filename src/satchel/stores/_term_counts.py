@@ -15,6 +15,7 @@ immutable ``Evidence`` rather than a rebuilt one.
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from .._loop import loop_turn
@@ -57,17 +58,28 @@ MOST_EVIDENCE: Final = 4096
 
 class TermCounts:
     """Per (family, scope): its write version, and the counts read and ratings made
-    at it (by key: a key names one record version, whose text never changes)."""
+    at it (by key: a key names one record version, whose text never changes).
+
+    Read and rated on the host's loop, followed and reloaded by a store's writes on the
+    thread that committed them: a lock keeps the scopes and their tally whole."""
 
     def __init__(self) -> None:
         self._kept: dict[tuple[Family, str], Kept] = {}
         #: The rated evidence kept over every scope (at most ``MOST_EVIDENCE``).
         self._evidence = 0
+        self._lock = threading.Lock()
 
     def at(self, family: Family, scope_id: str, version: int) -> Kept:
         """What is kept of the scope at ``version``: the counts and ratings kept, or
         none if they were kept at another version (kept from now on in their place)."""
         key = (family, scope_id)
+        kept = self._kept.get(key)
+        if kept is not None and kept.version == version:
+            return kept  # the common case, without the lock
+        with self._lock:
+            return self._at(key, version)
+
+    def _at(self, key: tuple[Family, str], version: int) -> Kept:
         kept = self._kept.get(key)
         if kept is None or kept.version != version:
             if kept is None and len(self._kept) >= MOST_SCOPES:
@@ -84,6 +96,12 @@ class TermCounts:
         """Keep the ``rated`` evidence a read of the scope served at ``kept``'s version,
         while it is still the scope's kept version (a write that landed during the read
         started the scope afresh: nothing is kept) and ``MOST_EVIDENCE`` allows."""
+        with self._lock:
+            self._keep(family, scope_id, kept, rated)
+
+    def _keep(
+        self, family: Family, scope_id: str, kept: Kept, rated: Mapping[int, Evidence]
+    ) -> None:
         if self._kept.get((family, scope_id)) is not kept:
             return
         room = MOST_EVIDENCE - self._evidence
@@ -117,7 +135,12 @@ class TermCounts:
         carried (a rating is on the scale of the scope's size, which the write moved),
         nor the names' spellings. ``added`` None (the write took records out, or their
         terms are not at hand): nothing is carried."""
-        key = (family, scope_id)
+        with self._lock:
+            self._follow((family, scope_id), versions, added)
+
+    def _follow(
+        self, key: tuple[Family, str], versions: tuple[int, int], added: Sequence[str] | None
+    ) -> None:
         kept = self._kept.get(key)
         if kept is None or kept.version != versions[0]:
             return
@@ -139,13 +162,15 @@ class TermCounts:
     def drop(self, scope_id: str) -> None:
         """Drop the scope's counts and ratings of every family (after an erase: no word
         of an erased text outlives it here)."""
-        for key in [key for key in self._kept if key[1] == scope_id]:
-            self._evidence -= len(self._kept.pop(key).evidence)
+        with self._lock:
+            for key in [key for key in self._kept if key[1] == scope_id]:
+                self._evidence -= len(self._kept.pop(key).evidence)
 
     def forget(self) -> None:
         """Drop every scope's counts (the store closed, or reloaded everything)."""
-        self._kept.clear()
-        self._evidence = 0
+        with self._lock:
+            self._kept.clear()
+            self._evidence = 0
 
 
 class Spellings(NamedTuple):
