@@ -262,7 +262,9 @@ async def test_an_older_database_marks_the_records_that_say_nothing(
     assert [row for (row,) in marked] == quiet
     index = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'records_thread'")
     assert "quiet" in index.fetchone()[0]
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "10"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == (
+        sql.SCHEMA_VERSION
+    )
     await store.aclose()
 
 

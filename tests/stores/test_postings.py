@@ -426,7 +426,7 @@ async def test_a_write_of_a_held_scope_patches_its_postings(
             store, request
         )
     assert store._postings.builds == 1
-    await rt.add_memories("s", [satchel.MemoryEntry(text="the café by the river")])
+    await rt.add_memories("s", [satchel.MemoryEntry(text="the 東京 tower by the river")])
     for _ in range(2):  # not plain: dropped, and read again (the index confirms it)
         assert _lexical(await store.retrieve("memory", "s", request)) == await _by_statement(
             store, request

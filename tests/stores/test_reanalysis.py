@@ -1,7 +1,7 @@
 """Stores written with an older text analysis are re-analysed when opened: SQLite
-schema 5 -> 6 and 7 -> 8, OceanBase schema 1 -> 2 and 7 -> 8 re-derive every term, term
-statistic and named day from the records' text, as a store written now would hold
-them."""
+schema 5 -> 6, 7 -> 8 and 10 -> 11, OceanBase schema 1 -> 2, 7 -> 8 and 8 -> 9 re-derive
+every term, term statistic and named day from the records' text, as a store written now
+would hold them."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import satchel
 from satchel.stores import OceanBaseStore, PoolRequest, SqliteStore
 from satchel.stores.oceanbase import _rows as oceanbase_rows
 from satchel.stores.oceanbase._schema import SCHEMA_VERSION
+from satchel.stores.sqlite._schema import SCHEMA_VERSION as SQLITE_SCHEMA
 from satchel.stores.testing import memories, records
 from satchel.vocabulary import _analysis
 from satchel.vocabulary._analysis import analyse_query
@@ -152,7 +153,7 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
 
     migrated, expected = sqlite_state(old), sqlite_state(fresh)
     assert migrated == expected
-    assert migrated["schema"] == "10"
+    assert migrated["schema"] == SQLITE_SCHEMA
     assert migrated["terms"] != before["terms"]
     assert migrated["stats"] != before["stats"]
     assert migrated["days"] != before["days"]
@@ -160,7 +161,7 @@ async def test_a_sqlite_store_of_the_older_analysis_is_reanalysed(
     with sqlite3.connect(old) as conn:  # no statistic left at 0 by the old history
         assert conn.execute("SELECT count(*) FROM term_stats WHERE df <= 0").fetchone() == (0,)
 
-    store = await SqliteStore.open(str(old))  # schema 10 now: nothing to do
+    store = await SqliteStore.open(str(old))  # the newest schema now: nothing to do
     await store.aclose()
     assert sqlite_state(old) == expected
     with sqlite3.connect(old) as conn:
@@ -220,7 +221,53 @@ async def test_a_sqlite_store_of_schema_7_reads_chat_spellings(
     await store.aclose()
     migrated = sqlite_state(old)
     assert migrated == sqlite_state(fresh)
-    assert migrated["schema"] == "10"
+    assert migrated["schema"] == SQLITE_SCHEMA
+    assert migrated["terms"] != before["terms"]
+
+
+def with_diacritics(patch: pytest.MonkeyPatch) -> None:
+    """The analysis as it was before schema 11 (SQLite) and 9 (OceanBase): a Latin
+    letter keeps its diacritic ("café" a word of its own)."""
+    forget_old_terms()
+    patch.setattr(_analysis, "_latin_bases", dict)
+
+
+CAFE = "Where is the cafe?"  # one term: "cafe"
+SAID_WITH_ACCENTS = "Zoë: the café by José's place"
+
+
+async def write_accented(store: Any) -> None:
+    await store.bind_embedder("test", 4)
+    await memories(store, "c", [dated(SAID_WITH_ACCENTS, 0, thread="t")], vectors(1))
+
+
+async def test_a_sqlite_store_of_schema_10_folds_diacritics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema 10 file, whose turns were analysed with "café" a word of its own, is
+    re-analysed when opened: the question's "cafe" finds the turn, and what the file
+    derives from text equals a store written now."""
+    old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
+    with monkeypatch.context() as patch:
+        with_diacritics(patch)
+        store = await SqliteStore.open(str(old))
+        await write_accented(store)
+        assert await found_by_question(store, CAFE) == []
+        await store.aclose()
+    forget_old_terms()
+    with sqlite3.connect(old) as conn:
+        conn.execute("UPDATE meta SET value = '10' WHERE key = 'schema'")
+    before = sqlite_state(old)
+
+    store = await SqliteStore.open(str(old))
+    assert await found_by_question(store, CAFE) == [SAID_WITH_ACCENTS]
+    await store.aclose()
+    store = await SqliteStore.open(str(fresh))
+    await write_accented(store)
+    await store.aclose()
+    migrated = sqlite_state(old)
+    assert migrated == sqlite_state(fresh)
+    assert migrated["schema"] == SQLITE_SCHEMA == "11"
     assert migrated["terms"] != before["terms"]
 
 
@@ -323,5 +370,36 @@ async def test_an_oceanbase_store_of_schema_7_reads_chat_spellings(
     migrated = await oceanbase_state(seekdb, database)
     assert migrated == await oceanbase_state(seekdb, other)
     assert migrated["schema"] == [(str(SCHEMA_VERSION),)]
+    assert migrated["terms"] != before["terms"]
+    await admin(seekdb, f"DROP DATABASE {other}")
+
+
+@pytest.mark.slow
+async def test_an_oceanbase_store_of_schema_8_folds_diacritics(
+    oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on OceanBase (schema 8 -> 9): the question's "cafe" finds the turn
+    that says "café", and the derived columns equal a database written now."""
+    with monkeypatch.context() as patch:
+        with_diacritics(patch)
+        store = oceanbase()
+        await write_accented(store)
+        assert await found_by_question(store, CAFE) == []
+        await store.aclose()
+    forget_old_terms()
+    database = store._database
+    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '8' WHERE name = 'schema'")
+    before = await oceanbase_state(seekdb, database)
+
+    store = oceanbase()
+    assert await found_by_question(store, CAFE) == [SAID_WITH_ACCENTS]
+    await store.aclose()
+    other = f"t_{uuid.uuid4().hex[:12]}"
+    fresh = OceanBaseStore(unix_socket=seekdb, database=other)
+    await write_accented(fresh)
+    await fresh.aclose()
+    migrated = await oceanbase_state(seekdb, database)
+    assert migrated == await oceanbase_state(seekdb, other)
+    assert migrated["schema"] == [(str(SCHEMA_VERSION),)] == [("9",)]
     assert migrated["terms"] != before["terms"]
     await admin(seekdb, f"DROP DATABASE {other}")

@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from satchel.stores import MemoryEntry, SessionStore, SqliteStore, Store
+from satchel.stores.sqlite._schema import SCHEMA_VERSION as SQLITE_SCHEMA
 from satchel.stores.testing import remember
 from satchel.vocabulary._evidence import Evidence
 
@@ -251,5 +252,5 @@ async def test_a_schema_6_file_is_migrated_and_keeps_sessions(tmp_path: Path) ->
     with sqlite3.connect(path) as conn:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     conn.close()
-    assert meta["schema"] == "10"
+    assert meta["schema"] == SQLITE_SCHEMA
     assert int(meta["record_commits"]) >= 2

@@ -449,6 +449,38 @@ def test_marks_and_invisible_joiners_do_not_split_words(one: str, other: str) ->
     assert len(analyse(one)) == 1
 
 
+@pytest.mark.parametrize(
+    ("accented", "plain"),
+    [
+        ("José", "Jose"),
+        ("café", "cafe"),
+        ("Pokémon", "pokemon"),
+        ("naïve fiancée", "naive fiancee"),
+        ("Łukasz Ørsted", "Lukasz Orsted"),  # letters drawn with a stroke
+        ("Nguyễn Đức", "Nguyen Duc"),  # two marks on one letter
+        ("São Paulo", "Sao Paulo"),
+        ("Cæsar", "Caesar"),
+    ],
+)
+def test_latin_letters_are_folded_without_their_diacritics(accented: str, plain: str) -> None:
+    """A word typed with or without its accents is one term: people type names and
+    borrowed words both ways."""
+    assert analyse(accented) == analyse(plain)
+    assert analyse_query(f"Where is {accented}?").terms == analyse_query(f"Where is {plain}?").terms
+
+
+@pytest.mark.parametrize(
+    ("word", "unlike"),
+    [
+        ("йогурт", "иогурт"),  # a Cyrillic short i is a letter of its own
+        ("άλφα", "αλφα"),  # Greek keeps its accents
+        ("がっこう", "かっこう"),  # kana with a voicing mark are other kana
+    ],
+)
+def test_other_scripts_keep_their_marked_letters(word: str, unlike: str) -> None:
+    assert analyse(word) != analyse(unlike)
+
+
 def test_zero_width_space_separates_words() -> None:
     """A zero-width space is a word break, not an in-word joiner."""
     assert analyse("backup\u200brotation") == ["backup", "rotat"]

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     [
         ("Maya: we got a kitten", {"maya"}),
         ("Dr Ana Lima: the scan is clear", {"dr", "ana", "lima"}),
-        ("José:\tola", {"josé"}),
+        ("José:\tola", {"jose"}),
         ("+44 7700 900123: see you at six", {"44", "7700", "900123"}),  # an unsaved contact
         ("Me: we got a kitten", {"me"}),  # the exporter's own messages
         ("You: see you at six", {"you"}),

@@ -891,6 +891,22 @@ async def check_two_words_a_chat_typed_as_one_are_searched_as_the_scope_holds_th
         assert "Cy: danatrip" not in await texts(store, keys_of(named.lexical_keys))
 
 
+async def check_a_word_is_found_with_or_without_its_accents(store: Store) -> None:
+    """A Latin letter's diacritic does not part two spellings of a word or a name: a
+    question typed without accents finds the turn written with them, and the other way
+    round ("José" and "Jose", "Pokémon" and "pokemon")."""
+    texts_ = [f"Ana: note {n} about lunch" for n in range(12)]
+    texts_ += ["José: we met at the café", "Zoe: my pokemon cards", "Ana: a cafeteria"]
+    await remember(store, "s", texts_)
+    for vector in (True, False):
+        plain = await search(store, "Which cafe did Jose go to?", vector=vector)
+        found = await texts(store, keys_of(plain.lexical_keys))
+        assert found[:1] == ["José: we met at the café"]
+        accented = await search(store, "Which Pokémon cards does Zoë have?", vector=vector)
+        found = await texts(store, keys_of(accented.lexical_keys))
+        assert found[:1] == ["Zoe: my pokemon cards"]
+
+
 async def check_bm25_uses_the_scopes_own_term_statistics(store: Store) -> None:
     """A term common in another, larger scope still counts as rare in this one."""
     await remember(store, "big", [f"lantern festival note {n}" for n in range(100)])

@@ -470,11 +470,41 @@ def _piece_words(text: str, words: list[str]) -> list[str]:
 
 
 def _fold(text: str) -> str:
-    """NFKC and casefold, one apostrophe, no marks: equal text gives equal terms."""
+    """NFKC and casefold, one apostrophe, Latin letters without their diacritics, no
+    marks: equal text gives equal terms, and "José", "café" and "Pokémon" meet "Jose",
+    "cafe" and "pokemon" as people type them (:func:`_latin_bases`)."""
     if text.isascii():
         return text.lower()
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_latin_bases())
     return _invisible().sub("", text.replace("\u2019", "'").replace("\u02bc", "'"))
+
+
+@functools.cache
+def _latin_bases() -> dict[int, str]:
+    """Each Latin letter with a diacritic (Latin-1, Latin Extended-A and -B, Latin
+    Extended Additional) as its plain letter: "é" as "e", "ñ" as "n", "ế" as "e", and
+    the letters drawn with a stroke or joined, which decompose to nothing (``_STROKED``:
+    "ł" as "l", "ø" as "o", "æ" as "ae"). People type names and borrowed words with and
+    without their accents, and a search engine folds them alike (FTS5's tokenizer
+    does by default). Other scripts keep theirs: a Cyrillic "й" or a Greek "ά" is a
+    letter of its own there. Built once a process from this Python's Unicode tables."""
+    table = {ord(letter): plain for letter, plain in _STROKED.items()}
+    for code in itertools.chain(range(0xC0, 0x250), range(0x1E00, 0x1F00)):
+        decomposed = unicodedata.normalize("NFD", chr(code))
+        base, marks = decomposed[0], decomposed[1:]
+        plain = marks and base.isascii() and base.isalpha()
+        if plain and all(unicodedata.category(mark) == "Mn" for mark in marks):
+            table[code] = base
+    return table
+
+
+#: Latin letters with a stroke, or two letters joined, that Unicode does not decompose,
+#: as people type them on a keyboard without them.
+_STROKED: Final = {
+    "ł": "l", "Ł": "l", "ø": "o", "Ø": "o", "đ": "d", "Đ": "d", "ħ": "h", "Ħ": "h",
+    "\u0131": "i", "ŧ": "t", "Ŧ": "t", "ƀ": "b", "ƶ": "z", "æ": "ae", "Æ": "ae", "œ": "oe",
+    "Œ": "oe", "ð": "d", "Ð": "d", "þ": "th", "Þ": "th",
+}  # fmt: skip
 
 
 def _add_mixed(token: str, words: list[str]) -> None:

@@ -19,7 +19,7 @@ from typing import Final
 from ...vocabulary._speakers import MAY_SAY_NOTHING_SQL, TIMELINE_GAP, TURN_SQL
 
 #: The version :data:`MIGRATIONS` brings a database to.
-SCHEMA_VERSION: Final = 8
+SCHEMA_VERSION: Final = 9
 #: Longest resource URI the ``rid`` column holds (bytes of an index key are bounded).
 MAX_RID_CHARS: Final = 2048
 
@@ -154,6 +154,9 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     # Text analysed with chat spellings read as the words they spell ("bday" meets
     # "birthday", "sooo" is "so"): the derived data is re-derived (``_rows.STEPS``).
     8: (),
+    # Text analysed with Latin letters folded without their diacritics ("José" meets
+    # "Jose"): the derived data is re-derived again.
+    9: (),
 }
 
 #: The version whose step repartitions a database made before it.

@@ -124,13 +124,13 @@ def create_schema(
     if found is None:
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (sql.SCHEMA_VERSION,))
         conn.execute("INSERT INTO meta VALUES (?, '1')", (sql.CLEAN_PAGES,))
-    elif found[0] in ("1", "2", "3", "4", "5", "6", "7", "8", "9"):
-        if found[0] != "9":
+    elif found[0] in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"):
+        if found[0] not in ("9", "10"):
             _migrate_to_9(conn)  # the column every later step (a re-analysis) fills
         if found[0] in ("6", "7"):  # version 7's tables are ``sql.DDL``'s
             _migrate_from_7(conn)
-        elif found[0] in ("8", "9"):  # 10: fillers as people type them say nothing too
-            mark_quiet(conn)
+        elif found[0] in ("8", "9", "10"):
+            _migrate_from_10(conn)
         else:
             if found[0] == "1":
                 _migrate_from_1(conn)
@@ -244,6 +244,13 @@ def _migrate_from_5(conn: sqlite3.Connection) -> None:
 def _migrate_from_7(conn: sqlite3.Connection) -> None:
     """Version 8 reads chat spellings as the words they spell ("bday" meets
     "birthday"): everything derived from record text is derived again."""
+    reanalyse(conn)
+
+
+def _migrate_from_10(conn: sqlite3.Connection) -> None:
+    """Version 11 folds Latin letters without their diacritics ("José" meets "Jose"):
+    everything derived from record text is derived again (which marks again what says
+    nothing, version 10's change)."""
     reanalyse(conn)
 
 

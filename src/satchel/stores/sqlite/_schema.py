@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 #: 8 holds text analysed with chat spellings read as the words they spell; version 9
 #: marks the records whose text says nothing (``records.quiet``), which a neighbours read
 #: passes over; version 10 marks them with fillers as people type them ("hahahah", "okk",
-#: "gotcha": ``vocabulary.chat_filler``).
-SCHEMA_VERSION: Final = "10"
+#: "gotcha": ``vocabulary.chat_filler``); version 11 holds text analysed with Latin letters
+#: folded without their diacritics ("café" meets "cafe").
+SCHEMA_VERSION: Final = "11"
 
 #: ``records.created_ts`` of a record saved without ``created_at``: before every real
 #: time, so a thread orders such records first and no time window ever selects them.
