@@ -344,6 +344,10 @@ def test_query_and_index_agree_on_lemmas() -> None:
         ("my fave convo", "my favorite conversation"),
         ("see u tmrw", "see you tomorrow"),
         ("Caroline's bday's on Sat", "Caroline's birthday is on Sat"),
+        ("my mom and dad", "my mother and father"),
+        ("took the kids to see grandma", "took the children to see grandmother"),
+        ("my mum fixed her bike", "my mother fixed her bicycle"),
+        ("as a kid I watched tv", "as a child I watched television"),
     ],
 )
 def test_chat_spellings_are_analysed_as_the_words_they_spell(chat: str, written: str) -> None:
@@ -385,6 +389,9 @@ def test_a_question_finds_the_chat_that_spells_its_words_otherwise() -> None:
     with indexed("Ana: my bday was sooo fun", "Ben: sent u the pics") as conn:
         assert search(conn, "When was Ana's birthday?") == {1}
         assert search(conn, "Which pictures did Ben send?") == {2}
+    with indexed("Deb: my mom loved cooking", "Dave: my dad and I fixed cars as kids") as conn:
+        assert search(conn, "What were Deb's mother's hobbies?") == {1}
+        assert search(conn, "What did Dave and his father do as children?") == {2}
 
 
 def test_warm_up_is_idempotent() -> None:

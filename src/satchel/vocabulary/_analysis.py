@@ -90,8 +90,11 @@ def function_word(word: str) -> bool:
 # How people spell everyday words to each other in messages, and the word each stands
 # for: analysed as that word on both sides (``_term``), a question's "birthday" meets a
 # chat's "bday". Only spellings no dictionary reads otherwise ("bro", "sis", "min" and
-# "bc" name other things too); those of function words are stopwords. Kept as text for
-# the same reason as the stopwords.
+# "bc" name other things too); those of function words are stopwords. With them, the
+# words people say of their family and their things where a question about them
+# writes another ("my mom" for "Deborah's mother", "the kids" for "her children", "as a
+# kid" for "as a child", "my bike" for "a bicycle"). Kept as text for the same reason as
+# the stopwords.
 _CHAT_SPELLINGS: Final[dict[str, str]] = dict(
     pair.split(":")
     for pair in """
@@ -104,6 +107,12 @@ _CHAT_SPELLINGS: Final[dict[str, str]] = dict(
     nite:night wknd:weekend wk:week wks:weeks yr:year yrs:years hrs:hours
     mins:minutes xmas:christmas uni:university hw:homework appt:appointment
     vacay:vacation biz:business luv:love gud:good gr8:great l8r:later
+    mom:mother moms:mothers mum:mother mums:mothers mommy:mother mummy:mother
+    dad:father dads:fathers daddy:father grandma:grandmother grandmas:grandmothers
+    granny:grandmother grandpa:grandfather grandpas:grandfathers granddad:grandfather
+    grandad:grandfather kid:child kids:children kiddo:child kiddos:children
+    bike:bicycle bikes:bicycles tv:television
+    fridge:refrigerator
     """.split()  # noqa: SIM905
 )
 

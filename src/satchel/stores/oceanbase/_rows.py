@@ -299,7 +299,7 @@ STEPS: Final[dict[int, Callable[[Any], Awaitable[None]]]] = {
     2: _reanalyse,
     4: _rehash,
     8: _reanalyse,
-    9: _reanalyse,  # Latin letters folded without their diacritics ("café" meets "cafe")
+    9: _reanalyse,  # Latin letters without diacritics ("café": cafe), "mom" as "mother"
 }
 
 

@@ -155,7 +155,8 @@ MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     # "birthday", "sooo" is "so"): the derived data is re-derived (``_rows.STEPS``).
     8: (),
     # Text analysed with Latin letters folded without their diacritics ("José" meets
-    # "Jose"): the derived data is re-derived again.
+    # "Jose") and a family's everyday words read as questions write them ("mom" meets
+    # "mother"): the derived data is re-derived again.
     9: (),
 }
 

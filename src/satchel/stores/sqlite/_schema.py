@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 #: marks the records whose text says nothing (``records.quiet``), which a neighbours read
 #: passes over; version 10 marks them with fillers as people type them ("hahahah", "okk",
 #: "gotcha": ``vocabulary.chat_filler``); version 11 holds text analysed with Latin letters
-#: folded without their diacritics ("café" meets "cafe").
+#: folded without their diacritics ("café" meets "cafe") and a family's everyday words
+#: read as questions write them ("mom" meets "mother").
 SCHEMA_VERSION: Final = "11"
 
 #: ``records.created_ts`` of a record saved without ``created_at``: before every real
