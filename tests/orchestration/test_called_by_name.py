@@ -8,6 +8,9 @@ import pytest
 import satchel
 from tests._chats import explained_chat
 
+#: How much a turn said by the person a query names scores (the shipped weight).
+LIFTED = 1 + satchel.FusionWeights().named_speaker
+
 pytestmark = pytest.mark.anyio
 
 KATE, SAM = "+44 7700 900001", "+44 7700 900002"
@@ -41,7 +44,7 @@ async def _lift(
 async def test_the_person_the_other_calls_by_the_name_is_the_one_named() -> None:
     """Sam calls the other number "Kate" twice: her turns are lifted, Sam's are not."""
     lift = await _lift(CHAT)
-    assert lift[LASAGNA] == pytest.approx(1.5)
+    assert lift[LASAGNA] == pytest.approx(LIFTED)
     assert lift[CURRY] == pytest.approx(1.0)
 
 
@@ -64,7 +67,7 @@ async def test_in_a_group_the_one_who_never_calls_the_name_is_named() -> None:
     three who never says it, so her turns are lifted."""
     chat = (*CHAT, "+44 7700 900003: Hey Kate! I cooked nothing at all this week.")
     lift = await _lift(chat)
-    assert lift[LASAGNA] == pytest.approx(1.5)
+    assert lift[LASAGNA] == pytest.approx(LIFTED)
     assert lift[CURRY] == pytest.approx(1.0)
 
 
@@ -73,7 +76,7 @@ async def test_a_group_kept_without_threads_is_read_by_day() -> None:
     those of its threads."""
     chat = (*CHAT, "+44 7700 900003: Hey Kate! I cooked nothing at all this week.")
     lift = await _lift(chat, thread=None)
-    assert lift[LASAGNA] == pytest.approx(1.5)
+    assert lift[LASAGNA] == pytest.approx(LIFTED)
     assert lift[CURRY] == pytest.approx(1.0)
 
 
@@ -89,5 +92,5 @@ async def test_a_label_that_says_the_name_is_read_as_before() -> None:
     """A chat labelled by names: the lift goes by the label, and the calls change nothing."""
     chat = tuple(text.replace(KATE, "Kate").replace(SAM, "Sam") for text in CHAT)
     lift = await _lift(chat)
-    assert lift[LASAGNA.replace(KATE, "Kate")] == pytest.approx(1.5)
+    assert lift[LASAGNA.replace(KATE, "Kate")] == pytest.approx(LIFTED)
     assert lift[CURRY.replace(SAM, "Sam")] == pytest.approx(1.0)

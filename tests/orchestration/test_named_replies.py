@@ -39,8 +39,9 @@ async def _scores(
 async def test_the_reply_to_a_named_turn_is_lifted_and_the_turn_before_it_is_not() -> None:
     lifted = await _scores(satchel.FusionWeights())
     plain = await _scores(satchel.FusionWeights(named_speaker=0.0))
-    assert lifted[ASK] == pytest.approx(1.5 * plain[ASK])  # type: ignore[operator]
-    assert lifted[REPLY] == pytest.approx(1.5 * plain[REPLY])  # type: ignore[operator]
+    lift = 1 + satchel.FusionWeights().named_speaker
+    assert lifted[ASK] == pytest.approx(lift * plain[ASK])  # type: ignore[operator]
+    assert lifted[REPLY] == pytest.approx(lift * plain[REPLY])  # type: ignore[operator]
     assert lifted[BEFORE] == plain[BEFORE]
 
 

@@ -8,6 +8,9 @@ import pytest
 import satchel
 from tests._chats import explained_chat
 
+#: How much a turn said by the person a query names scores (the shipped weight).
+LIFTED = 1 + satchel.FusionWeights().named_speaker
+
 pytestmark = pytest.mark.anyio
 
 LASAGNA = "Robert: Busy, I cooked lasagna for the whole family on Sunday."
@@ -39,7 +42,7 @@ async def _lift(chat: tuple[str, ...], query: str) -> dict[str | None, float]:
 async def test_a_nickname_of_a_label_among_many_names_its_person(asked: str) -> None:
     """ "Bob" lifts Robert's turns as "Robert" does, and nobody else's."""
     lift = await _lift(GROUP, f"What did {asked} cook?")
-    assert lift[LASAGNA] == pytest.approx(1.5)
+    assert lift[LASAGNA] == pytest.approx(LIFTED)
     assert lift[CURRY] == pytest.approx(1.0)
 
 
@@ -49,7 +52,7 @@ async def test_a_nickname_two_labels_are_related_to_lifts_nobody() -> None:
     group = tuple(text.replace("Robert:", "Alexandra:") for text in GROUP)
     cooked = LASAGNA.replace("Robert:", "Alexandra:")
     alone = await _lift(group, "What did Sandy cook?")
-    assert alone[cooked] == pytest.approx(1.5)
+    assert alone[cooked] == pytest.approx(LIFTED)
     both = await _lift(
         (*group, "Cassandra: I cooked pancakes on Saturday."), "What did Sandy cook?"
     )
