@@ -92,11 +92,6 @@ ALONE_REACH: Final = 16
 #: Settled outcomes of searches of a family holding nothing a searcher keeps (see
 #: ``Searcher._settled``): a few per scope in use.
 NOTHING_KEPT: Final = 4096
-#: The most named-speaker lift a search reads past its room for (``_reach``): a lift
-#: of 0.8 read some 3% more CPU a prepare for the turns one of 0.5 reaches, and found
-#: the same evidence on LoCoMo, the chat-export stand-in and the hard synthetic
-#: conversations (docs/benchmarks.md, "A question's person lifted further").
-READ_FOR_LIFT: Final = 0.5
 #: The rarity (``Evidence.rarity``, 0 to 1) at which a read turn keeps its score: a
 #: rarer one scores more, a commoner one less (``FusionWeights.rarity``).
 PLAIN_RARITY: Final = 0.5
@@ -471,8 +466,7 @@ class Searcher:
             # Past the room only in a scope with common query terms (as a chat of two
             # has its speakers' names): elsewhere a named turn is a rare term's hit,
             # which full text ranks already.
-            reading = min(lift, READ_FOR_LIFT)
-            raised = (1 + reading) * (1 + timed) * math.exp(rare * (1 - PLAIN_RARITY)) - 1
+            raised = (1 + lift) * (1 + timed) * math.exp(rare * (1 - PLAIN_RARITY)) - 1
             alone = wanted >= settings.room.get(spec.family, 0)
             more = (
                 _reach(ranked.fresh, scores, wanted, raised, alone=alone)
