@@ -186,84 +186,58 @@ def forget_old_terms() -> None:
     forget_texts()
 
 
-BIRTHDAY = "Whose birthday was it?"  # one term: "birthday"
-SAID_IN_CHAT = "Ana: my bday party was sooo fun"
-
-
-async def write_chat(store: Any) -> None:
-    await store.bind_embedder("test", 4)
-    await memories(store, "c", [dated(SAID_IN_CHAT, 0, thread="t")], vectors(1))
-
-
-async def test_a_sqlite_store_of_schema_7_reads_chat_spellings(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A schema 7 file, whose turns were analysed with "bday" a word of its own, is
-    re-analysed when opened: the question's "birthday" finds the turn, and what the
-    file derives from text equals a store written now."""
-    old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
-    with monkeypatch.context() as patch:
-        without_chat_spellings(patch)
-        store = await SqliteStore.open(str(old))
-        await write_chat(store)
-        assert await found_by_question(store, BIRTHDAY) == []
-        await store.aclose()
-    forget_old_terms()
-    with sqlite3.connect(old) as conn:
-        conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema'")
-    before = sqlite_state(old)
-
-    store = await SqliteStore.open(str(old))
-    assert await found_by_question(store, BIRTHDAY) == [SAID_IN_CHAT]
-    await store.aclose()
-    store = await SqliteStore.open(str(fresh))
-    await write_chat(store)
-    await store.aclose()
-    migrated = sqlite_state(old)
-    assert migrated == sqlite_state(fresh)
-    assert migrated["schema"] == SQLITE_SCHEMA
-    assert migrated["terms"] != before["terms"]
-
-
 def with_diacritics(patch: pytest.MonkeyPatch) -> None:
-    """The analysis as it was before schema 11 (SQLite) and 9 (OceanBase): a Latin
+    """The analysis as it was before SQLite schema 11 and OceanBase schema 9: a Latin
     letter keeps its diacritic ("café" a word of its own)."""
     forget_old_terms()
     patch.setattr(_analysis, "_latin_bases", dict)
 
 
-CAFE = "Where is the cafe?"  # one term: "cafe"
-SAID_WITH_ACCENTS = "Zoë: the café by José's place"
+#: Each older analysis a store is re-analysed from: how it analysed (a patch), the
+#: SQLite and OceanBase schemas of it, a question and a turn it kept apart.
+OLDER = {
+    "chat spellings": (
+        without_chat_spellings,
+        "7",
+        7,
+        "Whose birthday was it?",
+        "Ana: my bday party was sooo fun",
+    ),
+    "diacritics": (with_diacritics, "10", 8, "Where is the cafe?", "Zoë: the café by José's place"),
+}
 
 
-async def write_accented(store: Any) -> None:
+async def write_turn(store: Any, said: str) -> None:
     await store.bind_embedder("test", 4)
-    await memories(store, "c", [dated(SAID_WITH_ACCENTS, 0, thread="t")], vectors(1))
+    await memories(store, "c", [dated(said, 0, thread="t")], vectors(1))
 
 
-async def test_a_sqlite_store_of_schema_10_folds_diacritics(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("older", list(OLDER))
+async def test_a_sqlite_store_of_an_older_analysis_reads_as_one_written_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, older: str
 ) -> None:
-    """A schema 10 file, whose turns were analysed with "café" a word of its own, is
-    re-analysed when opened: the question's "cafe" finds the turn, and what the file
-    derives from text equals a store written now."""
+    """A schema 7 file, whose turns were analysed with "bday" a word of its own, or a
+    schema 10 one, with "café" one, is re-analysed when opened: the question's
+    "birthday" or "cafe" finds the turn, and what the file derives from text equals a
+    store written now."""
+    analysed, version, _, question, said = OLDER[older]
     old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
     with monkeypatch.context() as patch:
-        with_diacritics(patch)
+        analysed(patch)
         store = await SqliteStore.open(str(old))
-        await write_accented(store)
-        assert await found_by_question(store, CAFE) == []
+        await write_turn(store, said)
+        assert await found_by_question(store, question) == []
         await store.aclose()
     forget_old_terms()
     with sqlite3.connect(old) as conn:
-        conn.execute("UPDATE meta SET value = '10' WHERE key = 'schema'")
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (version,))
     before = sqlite_state(old)
 
     store = await SqliteStore.open(str(old))
-    assert await found_by_question(store, CAFE) == [SAID_WITH_ACCENTS]
+    assert await found_by_question(store, question) == [said]
     await store.aclose()
     store = await SqliteStore.open(str(fresh))
-    await write_accented(store)
+    await write_turn(store, said)
     await store.aclose()
     migrated = sqlite_state(old)
     assert migrated == sqlite_state(fresh)
@@ -344,59 +318,36 @@ async def test_an_oceanbase_store_of_the_older_analysis_is_reanalysed(
 
 
 @pytest.mark.slow
-async def test_an_oceanbase_store_of_schema_7_reads_chat_spellings(
-    oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("older", list(OLDER))
+async def test_an_oceanbase_store_of_an_older_analysis_reads_as_one_written_now(
+    oceanbase: Callable[..., OceanBaseStore],
+    seekdb: str,
+    monkeypatch: pytest.MonkeyPatch,
+    older: str,
 ) -> None:
-    """The same on OceanBase (schema 7 -> 8): the question's "birthday" finds the
-    turn that says "bday", and the derived columns equal a database written now."""
+    """The same on OceanBase (schema 7 -> 8, 8 -> 9): the question's "birthday" or
+    "cafe" finds the turn that says "bday" or "café", and the derived columns equal a
+    database written now."""
+    analysed, _, version, question, said = OLDER[older]
     with monkeypatch.context() as patch:
-        without_chat_spellings(patch)
+        analysed(patch)
         store = oceanbase()
-        await write_chat(store)
-        assert await found_by_question(store, BIRTHDAY) == []
+        await write_turn(store, said)
+        assert await found_by_question(store, question) == []
         await store.aclose()
     forget_old_terms()
     database = store._database
-    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '7' WHERE name = 'schema'")
+    await admin(
+        seekdb, f"UPDATE {database}.satchel_meta SET value = '{version}' WHERE name = 'schema'"
+    )
     before = await oceanbase_state(seekdb, database)
 
     store = oceanbase()
-    assert await found_by_question(store, BIRTHDAY) == [SAID_IN_CHAT]
+    assert await found_by_question(store, question) == [said]
     await store.aclose()
     other = f"t_{uuid.uuid4().hex[:12]}"
     fresh = OceanBaseStore(unix_socket=seekdb, database=other)
-    await write_chat(fresh)
-    await fresh.aclose()
-    migrated = await oceanbase_state(seekdb, database)
-    assert migrated == await oceanbase_state(seekdb, other)
-    assert migrated["schema"] == [(str(SCHEMA_VERSION),)]
-    assert migrated["terms"] != before["terms"]
-    await admin(seekdb, f"DROP DATABASE {other}")
-
-
-@pytest.mark.slow
-async def test_an_oceanbase_store_of_schema_8_folds_diacritics(
-    oceanbase: Callable[..., OceanBaseStore], seekdb: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The same on OceanBase (schema 8 -> 9): the question's "cafe" finds the turn
-    that says "café", and the derived columns equal a database written now."""
-    with monkeypatch.context() as patch:
-        with_diacritics(patch)
-        store = oceanbase()
-        await write_accented(store)
-        assert await found_by_question(store, CAFE) == []
-        await store.aclose()
-    forget_old_terms()
-    database = store._database
-    await admin(seekdb, f"UPDATE {database}.satchel_meta SET value = '8' WHERE name = 'schema'")
-    before = await oceanbase_state(seekdb, database)
-
-    store = oceanbase()
-    assert await found_by_question(store, CAFE) == [SAID_WITH_ACCENTS]
-    await store.aclose()
-    other = f"t_{uuid.uuid4().hex[:12]}"
-    fresh = OceanBaseStore(unix_socket=seekdb, database=other)
-    await write_accented(fresh)
+    await write_turn(fresh, said)
     await fresh.aclose()
     migrated = await oceanbase_state(seekdb, database)
     assert migrated == await oceanbase_state(seekdb, other)

@@ -837,9 +837,9 @@ async def check_a_word_typed_with_a_slip_is_searched_as_the_scope_holds_it(
     a question's "torunament" for "tournament") is searched and counted as the scope
     holds it (``PoolRequest.respelled``); a dictionary word's slip that is another
     dictionary word ("plant" for "planet") is not taken."""
-    texts_ = [f"Ana: note {n} about lunch" for n in range(12)]
-    texts_ += ["Bo: we will adpot a puppy", "Bo: we won the tournament", "Bo: a plant"]
-    await remember(store, "s", texts_)
+    await _amid_lunch_notes(
+        store, "Bo: we will adpot a puppy", "Bo: we won the tournament", "Bo: a plant"
+    )
     for vector in (True, False):
         adopt = await search(store, "When will Bo adopt a puppy?", vector=vector)
         found = await texts(store, keys_of(adopt.lexical_keys[:1]))
@@ -856,9 +856,7 @@ async def check_a_word_spelled_the_other_english_way_is_searched_as_the_scope_sp
 ) -> None:
     """A question written in British English finds the turns a chat wrote in American
     English, and back ("favourite colour" and "favorite color")."""
-    texts_ = [f"Ana: note {n} about lunch" for n in range(12)]
-    texts_ += ["Bo: my favorite color is teal", "Cy: the theatre was full"]
-    await remember(store, "s", texts_)
+    await _amid_lunch_notes(store, "Bo: my favorite color is teal", "Cy: the theatre was full")
     for vector in (True, False):
         british = await search(store, "What is Bo's favourite colour?", vector=vector)
         found = await texts(store, keys_of(british.lexical_keys[:1]))
@@ -878,33 +876,42 @@ async def check_two_words_a_chat_typed_as_one_are_searched_as_the_scope_holds_th
     """Two words a question says side by side that a chat typed as one ("road trip" as
     "roadtrip") are searched as the scope holds them; a name beside a word is never
     run together with it."""
-    texts_ = [f"Ana: note {n} about lunch" for n in range(12)]
-    texts_ += ["Bo: the roadtrip was long", "Bo: a trip by the road", "Cy: danatrip"]
-    await remember(store, "s", texts_)
+    await _amid_lunch_notes(
+        store, "Bo: the roadtrip was long", "Bo: a trip by the road", "Cy: danatrip"
+    )
     for vector in (True, False):
-        asked = await search(store, "How was the road trip?", vector=vector)
-        found = await texts(store, keys_of(asked.lexical_keys))
         # A turn holding both words ranks first; the one that ran them together is
         # found beside it, where it holds neither word.
-        assert found == ["Bo: a trip by the road", "Bo: the roadtrip was long"]
-        named = await search(store, "Did Dana trip?", vector=vector)
-        assert "Cy: danatrip" not in await texts(store, keys_of(named.lexical_keys))
+        assert await _found(store, "How was the road trip?", vector=vector) == [
+            "Bo: a trip by the road",
+            "Bo: the roadtrip was long",
+        ]
+        assert "Cy: danatrip" not in await _found(store, "Did Dana trip?", vector=vector)
 
 
 async def check_a_word_is_found_with_or_without_its_accents(store: Store) -> None:
     """A Latin letter's diacritic does not part two spellings of a word or a name: a
     question typed without accents finds the turn written with them, and the other way
     round ("José" and "Jose", "Pokémon" and "pokemon")."""
-    texts_ = [f"Ana: note {n} about lunch" for n in range(12)]
-    texts_ += ["José: we met at the café", "Zoe: my pokemon cards", "Ana: a cafeteria"]
-    await remember(store, "s", texts_)
+    await _amid_lunch_notes(
+        store, "José: we met at the café", "Zoe: my pokemon cards", "Ana: a cafeteria"
+    )
     for vector in (True, False):
-        plain = await search(store, "Which cafe did Jose go to?", vector=vector)
-        found = await texts(store, keys_of(plain.lexical_keys))
-        assert found[:1] == ["José: we met at the café"]
-        accented = await search(store, "Which Pokémon cards does Zoë have?", vector=vector)
-        found = await texts(store, keys_of(accented.lexical_keys))
-        assert found[:1] == ["Zoe: my pokemon cards"]
+        plain = await _found(store, "Which cafe did Jose go to?", vector=vector)
+        assert plain[:1] == ["José: we met at the café"]
+        accented = await _found(store, "Which Pokémon cards does Zoë have?", vector=vector)
+        assert accented[:1] == ["Zoe: my pokemon cards"]
+
+
+async def _amid_lunch_notes(store: Store, *said: str) -> None:
+    """Scope "s" holding twelve turns about lunch, then ``said``."""
+    await remember(store, "s", [*(f"Ana: note {n} about lunch" for n in range(12)), *said])
+
+
+async def _found(store: Store, question: str, *, vector: bool) -> list[str | None]:
+    """The texts of the full-text candidates of ``question`` in scope "s", in order."""
+    pool = await search(store, question, vector=vector)
+    return await texts(store, keys_of(pool.lexical_keys))
 
 
 async def check_bm25_uses_the_scopes_own_term_statistics(store: Store) -> None:
