@@ -213,8 +213,9 @@ def test_possessives_and_contractions_drop_the_clitic(text: str, expected: list[
 
 
 def test_negated_modals_become_their_verb() -> None:
-    """ "won't" and "can't" become "will" and "can", never the content words "won", "ca"."""
-    assert analyse("won") == ["won"]
+    """ "won't" and "can't" become "will" and "can", never the content words "won" (the
+    past of "win"), "ca"."""
+    assert analyse("won") == ["win"]
     assert analyse("won't") == analyse("will") == []
     assert analyse("can't") == analyse("can") == []
     assert analyse("ca") == ["ca"]
@@ -348,6 +349,7 @@ def test_query_and_index_agree_on_lemmas() -> None:
         ("took the kids to see grandma", "took the children to see grandmother"),
         ("my mum fixed her bike", "my mother fixed her bicycle"),
         ("as a kid I watched tv", "as a child I watched television"),
+        ("I won the tourney and felt great", "I win the tournament and feel great"),
     ],
 )
 def test_chat_spellings_are_analysed_as_the_words_they_spell(chat: str, written: str) -> None:

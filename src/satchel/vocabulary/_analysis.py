@@ -93,7 +93,9 @@ def function_word(word: str) -> bool:
 # "bc" name other things too); those of function words are stopwords. With them, the
 # words people say of their family and their things where a question about them
 # writes another ("my mom" for "Deborah's mother", "the kids" for "her children", "as a
-# kid" for "as a child", "my bike" for "a bicycle"). Kept as text for the same reason as
+# kid" for "as a child", "my bike" for "a bicycle"), and two past forms the lemmatiser
+# reads as other words ("won" as a currency, "felt" as a cloth) where a question asks
+# "Which tournament did Nate win?" of "I won it!". Kept as text for the same reason as
 # the stopwords.
 _CHAT_SPELLINGS: Final[dict[str, str]] = dict(
     pair.split(":")
@@ -111,8 +113,8 @@ _CHAT_SPELLINGS: Final[dict[str, str]] = dict(
     dad:father dads:fathers daddy:father grandma:grandmother grandmas:grandmothers
     granny:grandmother grandpa:grandfather grandpas:grandfathers granddad:grandfather
     grandad:grandfather kid:child kids:children kiddo:child kiddos:children
-    bike:bicycle bikes:bicycles tv:television
-    fridge:refrigerator
+    bike:bicycle bikes:bicycles tv:television fridge:refrigerator
+    tourney:tournament tourneys:tournaments won:win felt:feel
     """.split()  # noqa: SIM905
 )
 
