@@ -250,8 +250,8 @@ def _migrate_from_7(conn: sqlite3.Connection) -> None:
 def _migrate_from_10(conn: sqlite3.Connection) -> None:
     """Version 11 folds Latin letters without their diacritics ("José" meets "Jose")
     and reads a family's everyday words as the words questions write ("mom" meets
-    "mother", "kids" "children"): everything derived from record text is derived again
-    (which marks again what says nothing, version 10's change)."""
+    "mother", "kids" "children", "won" "win"): everything derived from record text is
+    derived again (which marks again what says nothing, version 10's change)."""
     reanalyse(conn)
 
 
