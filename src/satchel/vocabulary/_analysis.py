@@ -93,10 +93,8 @@ def function_word(word: str) -> bool:
 # "bc" name other things too); those of function words are stopwords. With them, the
 # words people say of their family and their things where a question about them
 # writes another ("my mom" for "Deborah's mother", "the kids" for "her children", "as a
-# kid" for "as a child", "my bike" for "a bicycle"), and two past forms the lemmatiser
-# reads as other words ("won" as a currency, "felt" as a cloth) where a question asks
-# "Which tournament did Nate win?" of "I won it!". Kept as text for the same reason as
-# the stopwords.
+# kid" for "as a child", "my bike" for "a bicycle"). Kept as text for the same reason
+# as the stopwords.
 _CHAT_SPELLINGS: Final[dict[str, str]] = dict(
     pair.split(":")
     for pair in """
@@ -114,7 +112,7 @@ _CHAT_SPELLINGS: Final[dict[str, str]] = dict(
     granny:grandmother grandpa:grandfather grandpas:grandfathers granddad:grandfather
     grandad:grandfather kid:child kids:children kiddo:child kiddos:children
     bike:bicycle bikes:bicycles tv:television fridge:refrigerator
-    tourney:tournament tourneys:tournaments won:win felt:feel
+    tourney:tournament tourneys:tournaments
     """.split()  # noqa: SIM905
 )
 
@@ -159,6 +157,11 @@ _NOT_LEMMATISED: Final = frozenset(
     tanner wan weed worse
     """.split()  # noqa: SIM905
 )
+
+# Past forms whose dictionary lemma is a homograph far rarer in a chat than the verb
+# ("won" the currency, "felt" the cloth), so "Which tournament did Nate win?" met no "I
+# won it!". Their verb's lemma instead. See ``_base``.
+_MISSED_LEMMAS: Final = {"won": "win", "felt": "feel"}
 
 _STEMMER: Final = Stemmer.Stemmer("english")
 # The stemmer keeps its state on the object and the store analyses in worker threads,
@@ -643,10 +646,13 @@ def _base(word: str) -> str:
 
     These rules are generic; the list is the residue of a review of every change the
     lemmatiser made to the 21,000 most frequent English words (the bundled embedder's
-    vocabulary), kept short on purpose.
+    vocabulary), kept short on purpose; ``_MISSED_LEMMAS`` holds the few past forms it
+    reads as another word.
     """
     if word in _NOT_LEMMATISED:
         return word
+    if word in _MISSED_LEMMAS:
+        return _MISSED_LEMMAS[word]
     lemma = _lemma(word)
     if (
         lemma is None
